@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// The one test command: type-check, the TypeScript suites, then the cross-language
+// conformance harness. Each stage prints its own summary; any failure fails the run.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const only = process.argv[2];
+
+function findTests(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return findTests(path);
+    return name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+function stage(name, command, args, options = {}) {
+  if (only && only !== name) return;
+  console.log(`\n=== ${name}: ${command} ${args.join(' ')}`);
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
+  if (result.status !== 0) {
+    console.error(`\n=== ${name} failed (exit ${result.status ?? result.signal})`);
+    process.exit(result.status || 1);
+  }
+}
+
+stage('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
+stage('build', 'npm', ['run', 'build', '--silent']);
+stage('protocol', 'npx', ['tsx', 'scripts/generate-protocol.ts', '--check']);
+const tests = findTests(join(root, 'test')).sort();
+stage('unit', process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', ...tests]);
+if (existsSync(join(root, 'conformance', 'run.ts'))) stage('conformance', 'npx', ['tsx', 'conformance/run.ts']);

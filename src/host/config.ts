@@ -1,0 +1,199 @@
+/**
+ * Host configuration: versioned JSON, validated strictly, secrets by reference only.
+ * `protocol/host-config.schema.json` is generated from `hostConfigSchema()`.
+ */
+import { open } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { DriverError } from '../protocol/errors.js';
+import { describe } from '../protocol/validate.js';
+import { ProviderId, ToolName } from '../protocol/schemas.js';
+import { PROVIDER_KINDS } from '../providers/kinds.js';
+import { isLoopbackHost, normalizeOrigin } from './addresses.js';
+import { SecretRef } from './secrets.js';
+
+export const DEFAULT_PORT = 7433;
+export const DEFAULT_BODY_BYTES = 1_000_000;
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const MAX_CONFIG_BYTES = 1_000_000;
+
+const strict = { additionalProperties: false } as const;
+
+const Listen = Type.Object(
+  {
+    host: Type.String({ minLength: 1, maxLength: 255 }),
+    port: Type.Integer({ minimum: 0, maximum: 65_535 }),
+    tls: Type.Optional(Type.Object({ certFile: Type.String({ minLength: 1, maxLength: 4096 }), keyRef: SecretRef }, strict)),
+  },
+  strict,
+);
+
+const Token = Type.Object(
+  {
+    id: ProviderId,
+    subject: Type.String({ minLength: 1, maxLength: 128 }),
+    tokenRef: SecretRef,
+    providers: Type.Array(ProviderId, { maxItems: 32, uniqueItems: true }),
+    tools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
+  },
+  strict,
+);
+
+const Limits = Type.Object(
+  {
+    maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+    maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_536 })),
+    idleTimeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 })),
+    maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+    maxBodyBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: MAX_BODY_BYTES })),
+    maxConcurrentRuns: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    maxConcurrentRunsPerSubject: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  },
+  strict,
+);
+
+export function hostConfigSchema() {
+  const providerEntries: TSchema[] = PROVIDER_KINDS.map((kind) => kind.configSchema);
+  return Type.Object(
+    {
+      $schema: Type.Optional(Type.String()),
+      version: Type.Literal(1),
+      listen: Type.Optional(Listen),
+      providers: Type.Array(Type.Union(providerEntries), { minItems: 1, maxItems: 32 }),
+      tokens: Type.Array(Token, { minItems: 1, maxItems: 100 }),
+      allowedOrigins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: 100 })),
+      limits: Type.Optional(Limits),
+      state: Type.Optional(Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096 }) }, strict)),
+    },
+    { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
+  );
+}
+
+export interface ProviderEntry {
+  kind: string;
+  id: string;
+  models: string[];
+  [field: string]: unknown;
+}
+
+export type TokenEntry = Static<typeof Token>;
+export type HostLimits = Static<typeof Limits>;
+
+export interface HostConfig {
+  version: 1;
+  listen: Static<typeof Listen>;
+  providers: ProviderEntry[];
+  tokens: TokenEntry[];
+  allowedOrigins: string[];
+  limits: HostLimits;
+  /** Absolute state directory. */
+  stateDirectory: string;
+  /** Absolute directory of the config file; relative paths resolve against it. */
+  configDir: string;
+  configPath: string;
+}
+
+const ajv = new Ajv2020({ strict: false, allErrors: false });
+const validateConfig = ajv.compile(hostConfigSchema());
+
+function configError(message: string, code = 'INVALID_CONFIG'): DriverError {
+  return new DriverError(code, message);
+}
+
+/** The config path: `--config`, then `AGENTICDRIVER_CONFIG`, then the per-user default. */
+export function resolveConfigPath(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (explicit) return resolve(explicit);
+  if (env.AGENTICDRIVER_CONFIG) return resolve(env.AGENTICDRIVER_CONFIG);
+  if (process.platform === 'win32') return join(env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'), 'agenticdriver', 'config.json');
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'agenticdriver', 'config.json');
+  return join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'agenticdriver', 'config.json');
+}
+
+export async function readHostConfig(path: string): Promise<HostConfig> {
+  let text: string;
+  try {
+    const handle = await open(path, 'r');
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) throw configError(`The config at ${path} is not a regular file.`);
+      if (info.size > MAX_CONFIG_BYTES) throw configError(`The config at ${path} is larger than ${MAX_CONFIG_BYTES} bytes.`);
+      text = new TextDecoder('utf-8', { fatal: true }).decode(await handle.readFile());
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (error instanceof DriverError) throw error;
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw configError(missing ? `No config file at ${path}.` : `The config at ${path} could not be read as UTF-8 text.`, missing ? 'CONFIG_NOT_FOUND' : 'INVALID_CONFIG');
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw configError(`The config at ${path} is not valid JSON.`);
+  }
+  return parseHostConfig(raw, path);
+}
+
+/** Validates a parsed config object; `path` anchors relative paths. */
+export function parseHostConfig(raw: unknown, path: string): HostConfig {
+  if (hasProtoKey(raw)) throw configError('The config contains a "__proto__" key.');
+  if (!validateConfig(raw)) throw configError(`The config is invalid: ${describe(validateConfig.errors)}.`);
+  const input = raw as {
+    listen?: HostConfig['listen'];
+    providers: ProviderEntry[];
+    tokens: TokenEntry[];
+    allowedOrigins?: string[];
+    limits?: HostLimits;
+    state?: { directory: string };
+  };
+  const configPath = resolve(path);
+  const configDir = dirname(configPath);
+
+  const providerIds = new Set<string>();
+  for (const provider of input.providers) {
+    if (providerIds.has(provider.id)) throw configError(`Provider id ${provider.id} is used twice.`);
+    providerIds.add(provider.id);
+  }
+  const tokenIds = new Set<string>();
+  for (const token of input.tokens) {
+    if (tokenIds.has(token.id)) throw configError(`Token id ${token.id} is used twice.`);
+    tokenIds.add(token.id);
+    for (const provider of token.providers) {
+      if (!providerIds.has(provider)) throw configError(`Token ${token.id} grants provider ${provider}, which is not configured.`);
+    }
+  }
+  const allowedOrigins = (input.allowedOrigins ?? []).map((entry, index) => {
+    const origin = normalizeOrigin(entry);
+    if (!origin) throw configError(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`);
+    return origin;
+  });
+  const listen = input.listen ?? { host: '127.0.0.1', port: DEFAULT_PORT };
+  assertListenerSecure(listen);
+  return {
+    version: 1,
+    listen,
+    providers: input.providers,
+    tokens: input.tokens,
+    allowedOrigins: [...new Set(allowedOrigins)],
+    limits: input.limits ?? {},
+    stateDirectory: resolve(configDir, input.state?.directory ?? 'state'),
+    configDir,
+    configPath,
+  };
+}
+
+/** A listener off loopback must serve TLS (spec decision 8). */
+export function assertListenerSecure(listen: { host: string; tls?: unknown }): void {
+  if (!listen.tls && !isLoopbackHost(listen.host)) {
+    throw configError(`Listening on ${listen.host} requires TLS; configure listen.tls or bind a loopback address.`, 'TLS_REQUIRED');
+  }
+}
+
+function hasProtoKey(value: unknown, depth = 0): boolean {
+  if (depth > 32 || value === null || typeof value !== 'object') return false;
+  if (Object.prototype.hasOwnProperty.call(value, '__proto__')) return true;
+  return Object.values(value).some((child) => hasProtoKey(child, depth + 1));
+}

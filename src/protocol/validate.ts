@@ -1,0 +1,51 @@
+/**
+ * Runtime validators compiled from the wire schemas. One Ajv instance (JSON Schema
+ * 2020-12) holds every named schema so `$ref`s resolve by id.
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { TSchema } from '@sinclair/typebox';
+import { NAMED_SCHEMAS, EVENT_SCHEMAS, type EventType } from './schemas.js';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
+type AddFormats = (ajv: Ajv2020) => unknown;
+const addFormats: AddFormats =
+  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
+
+const ajv = new Ajv2020({ allErrors: false, strict: false, validateFormats: true });
+addFormats(ajv);
+for (const schema of NAMED_SCHEMAS) ajv.addSchema(schema as object);
+
+export interface Validator<T> {
+  (value: unknown): value is T;
+  /** A short human description of the first problem, or undefined when valid. */
+  explain(value: unknown): string | undefined;
+}
+
+export function validatorFor<T>(schema: TSchema): Validator<T> {
+  const id = schema.$id;
+  const compiled: ValidateFunction = id ? ajv.getSchema(id)! : ajv.compile(schema as object);
+  const check = ((value: unknown) => compiled(value)) as Validator<T>;
+  check.explain = (value: unknown) => (compiled(value) ? undefined : describe(compiled.errors));
+  return check;
+}
+
+export function describe(errors: ErrorObject[] | null | undefined): string {
+  const first = errors?.[0];
+  if (!first) return 'is invalid';
+  const where = first.instancePath ? first.instancePath : 'value';
+  if (first.keyword === 'additionalProperties') {
+    return `${where} has an unknown field "${String((first.params as { additionalProperty?: string }).additionalProperty)}"`;
+  }
+  return `${where} ${first.message ?? 'is invalid'}`;
+}
+
+const eventValidators = new Map<string, Validator<unknown>>();
+for (const type of Object.keys(EVENT_SCHEMAS) as EventType[]) {
+  eventValidators.set(type, validatorFor(EVENT_SCHEMAS[type]));
+}
+
+/** The payload validator of a known event type, or undefined for an unfamiliar type. */
+export function eventValidator(type: string): Validator<unknown> | undefined {
+  return eventValidators.get(type);
+}

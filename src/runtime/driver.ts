@@ -1,0 +1,224 @@
+/**
+ * AgenticDriver: the in-process runtime. validate -> (host admits) -> loop -> result.
+ * Usable directly without HTTP; the host wraps exactly this object.
+ */
+import { DriverError } from '../protocol/errors.js';
+import { RunRequest as RunRequestSchema } from '../protocol/schemas.js';
+import { validatorFor } from '../protocol/validate.js';
+import { systemClock, type Clock } from './clock.js';
+import { compileSchema, type CompiledSchema } from './json-schema.js';
+import type { ProviderAdapter, ProviderInfo } from './provider.js';
+import { executeRun } from './run-loop.js';
+import { registerTools, type ApproveCallback, type HostTool, type RegisteredTool } from './tools.js';
+import type { Provider, RunEvent, RunRequest, RunResult } from './types.js';
+import type { UsageRecord } from './usage-record.js';
+import { prepareContext, type PreparedContext } from './context.js';
+
+export interface DriverLimits {
+  maxSteps?: number;
+  maxOutputTokens?: number;
+  idleTimeoutMs?: number;
+  maxAttempts?: number;
+}
+
+export interface DriverOptions {
+  providers: ProviderAdapter[];
+  tools?: HostTool[];
+  /** Decides tools that require approval; absent means every such call fails closed. */
+  approve?: ApproveCallback;
+  /** Host caps; each always wins over a larger request value. */
+  limits?: DriverLimits;
+  /** Metering sink, awaited at most 2 s; its failures never change a run's outcome. */
+  onUsage?: (record: UsageRecord) => void | Promise<void>;
+  clock?: Clock;
+  /** Minimum interval between `run.progress` events of one wait (default 1000 ms). */
+  progressIntervalMs?: number;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** Who the run is for; the host passes the token's subject. Default `local`. */
+  subject?: string;
+  /**
+   * Called after the schema check and before any other validation, so a caller that may
+   * not use a provider or tool learns nothing about it (spec decision 2).
+   */
+  authorize?: (request: RunRequest) => void;
+  /** Whether advisory (`optional: true`) events may be delivered. Default false. */
+  acceptOptionalEvents?: boolean;
+}
+
+/** A validated request, bound to its provider instance, ready to execute. */
+export interface PreparedRun {
+  request: RunRequest;
+  adapter: ProviderAdapter;
+  subject: string;
+  tools: RegisteredTool[];
+  outputSchema: CompiledSchema | undefined;
+  context: PreparedContext;
+  maxSteps: number;
+  maxOutputTokens: number;
+  idleTimeoutMs: number | undefined;
+  acceptOptionalEvents: boolean;
+}
+
+const validateRequest = validatorFor<RunRequest>(RunRequestSchema);
+const PROTOCOL_MAX = { maxSteps: 64, maxOutputTokens: 65_536, maxAttempts: 5 };
+const DEFAULTS = { maxSteps: 8, maxOutputTokens: 4096 };
+
+export class AgenticDriver {
+  readonly clock: Clock;
+  readonly progressIntervalMs: number;
+  private readonly providers = new Map<string, ProviderAdapter>();
+  private readonly tools: Map<string, RegisteredTool>;
+
+  constructor(readonly options: DriverOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.progressIntervalMs = options.progressIntervalMs ?? 1000;
+    for (const adapter of options.providers) {
+      if (this.providers.has(adapter.info.id)) throw new DriverError('INVALID_CONFIG', `Provider ${adapter.info.id} is configured twice.`);
+      this.providers.set(adapter.info.id, adapter);
+    }
+    this.tools = registerTools(options.tools ?? []);
+    validateLimits(options.limits ?? {});
+  }
+
+  /** Static descriptions of every provider instance (no probes). */
+  listProviders(): Provider[] {
+    return [...this.providers.values()].map((adapter) => describeProvider(adapter.info));
+  }
+
+  provider(id: string): ProviderAdapter | undefined {
+    return this.providers.get(id);
+  }
+
+  /** Full pre-execution validation. Throws a DriverError; emits nothing. */
+  prepare(input: unknown, options: RunOptions = {}): PreparedRun {
+    if (!validateRequest(input)) {
+      throw new DriverError('INVALID_REQUEST', `The run request is invalid: ${validateRequest.explain(input)}.`);
+    }
+    const request = structuredClone(input);
+    options.authorize?.(request);
+
+    if (request.session) throw new DriverError('SESSIONS_UNAVAILABLE', 'This host does not offer conversation sessions.');
+    if (request.retrieval) throw new DriverError('RETRIEVAL_UNAVAILABLE', 'This host does not offer retrieval.');
+    if (request.idempotencyKey !== undefined) {
+      throw new DriverError('IDEMPOTENCY_UNAVAILABLE', 'This host has no operation store, so idempotency keys are not accepted.');
+    }
+    const adapter = this.providers.get(request.provider);
+    if (!adapter) throw new DriverError('UNKNOWN_PROVIDER', `Provider ${request.provider} is not configured.`);
+    const info = adapter.info;
+    const context = prepareContext(request, info);
+
+    if ((request.retry?.maxAttempts ?? 1) > 1 && info.capabilities.safeRetries !== true) {
+      throw new DriverError('UNSUPPORTED_CAPABILITY', `Provider ${info.id} does not support safe retries.`);
+    }
+    if (!info.models.includes(request.model)) {
+      throw new DriverError('UNSUPPORTED_MODEL', `Model ${request.model} is not allowed on provider ${info.id}.`);
+    }
+    for (const capability of request.requiredCapabilities ?? []) {
+      if (info.capabilities[capability] !== true) {
+        throw new DriverError('UNSUPPORTED_CAPABILITY', `Provider ${info.id} does not advertise capability ${capability}.`);
+      }
+    }
+    const toolNames = request.tools ?? [];
+    if (toolNames.length > 0 && info.capabilities.tools !== true) {
+      throw new DriverError('UNSUPPORTED_TOOLS', `Provider ${info.id} does not support tools.`);
+    }
+    if (new Set(toolNames).size !== toolNames.length) throw new DriverError('INVALID_REQUEST', 'The tools list names a tool twice.');
+    if (request.applicationTools) {
+      throw new DriverError('APPLICATION_TOOLS_UNAVAILABLE', 'This host does not offer application tools.');
+    }
+    const tools = toolNames.map((name) => {
+      const registered = this.tools.get(name);
+      if (!registered) throw new DriverError('UNKNOWN_TOOL', `Tool ${name} is not registered on this host.`);
+      return registered;
+    });
+    if (request.approvals) throw new DriverError('APPROVAL_UNAVAILABLE', 'This host does not offer interactive approvals.');
+    const outputSchema = request.outputSchema ? compileSchema(request.outputSchema) : undefined;
+    if (request.outputArtifact?.mediaType === 'application/json' && !outputSchema) {
+      throw new DriverError('INVALID_ARTIFACT', 'A JSON artifact needs an outputSchema.');
+    }
+
+    const limits = this.options.limits ?? {};
+    return {
+      request,
+      adapter,
+      subject: options.subject ?? 'local',
+      tools,
+      outputSchema,
+      context,
+      maxSteps: Math.min(request.maxSteps ?? DEFAULTS.maxSteps, limits.maxSteps ?? PROTOCOL_MAX.maxSteps),
+      maxOutputTokens: Math.min(request.maxOutputTokens ?? DEFAULTS.maxOutputTokens, limits.maxOutputTokens ?? PROTOCOL_MAX.maxOutputTokens),
+      idleTimeoutMs: effectiveIdleTimeout(request.idleTimeoutMs, limits.idleTimeoutMs),
+      acceptOptionalEvents: options.acceptOptionalEvents ?? false,
+    };
+  }
+
+  /**
+   * Runs a prepared request. Closing the iterator early (break/return) cancels the run,
+   * exactly like aborting `signal`.
+   */
+  execute(prepared: PreparedRun, signal?: AbortSignal): AsyncGenerator<RunEvent> {
+    return executeRun(this, prepared, signal);
+  }
+
+  /** Validation errors are thrown from the first `next()`, before any event. */
+  async *stream(request: unknown, options: RunOptions = {}): AsyncGenerator<RunEvent> {
+    const prepared = this.prepare(request, options);
+    yield* this.execute(prepared, options.signal);
+  }
+
+  /** Runs to the end and returns the result, or throws the terminal error. */
+  async run(request: unknown, options: RunOptions = {}): Promise<RunResult> {
+    const candidate = request as Partial<RunRequest> | null;
+    if (candidate && typeof candidate === 'object' && candidate.approvals) {
+      throw new DriverError('APPROVAL_STREAM_REQUIRED', 'Interactive approvals need a streaming run.');
+    }
+    if (candidate && typeof candidate === 'object' && candidate.applicationTools) {
+      throw new DriverError('TOOL_STREAM_REQUIRED', 'Application tools need a streaming run.');
+    }
+    for await (const event of this.stream(request, options)) {
+      if (event.type === 'run.completed') return event.result;
+      if (event.type === 'run.failed' || event.type === 'run.cancelled') throw DriverError.from(event.error);
+    }
+    throw new DriverError('INCOMPLETE_STREAM', 'The run ended without a terminal event.');
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.providers.values()].map((adapter) => adapter.close?.()));
+  }
+}
+
+export function describeProvider(info: ProviderInfo): Provider {
+  const provider: Provider = {
+    id: info.id,
+    name: info.name,
+    vendor: info.vendor,
+    authMode: info.authMode,
+    capabilities: { ...info.capabilities },
+    models: [...info.models],
+  };
+  if (info.inputMediaTypes) provider.inputMediaTypes = structuredClone(info.inputMediaTypes);
+  if (info.usageStatId) provider.usageStatId = info.usageStatId;
+  return provider;
+}
+
+/** Minimum of the positive values; none positive means no inactivity timer at all. */
+export function effectiveIdleTimeout(requested: number | undefined, host: number | undefined): number | undefined {
+  const positive = [requested, host].filter((value): value is number => value !== undefined && value > 0);
+  return positive.length === 0 ? undefined : Math.min(...positive);
+}
+
+function validateLimits(limits: DriverLimits): void {
+  const bounded = (value: number | undefined, min: number, max: number) =>
+    value === undefined || (Number.isSafeInteger(value) && value >= min && value <= max);
+  if (
+    !bounded(limits.maxSteps, 1, PROTOCOL_MAX.maxSteps) ||
+    !bounded(limits.maxOutputTokens, 1, PROTOCOL_MAX.maxOutputTokens) ||
+    !bounded(limits.maxAttempts, 1, PROTOCOL_MAX.maxAttempts) ||
+    !bounded(limits.idleTimeoutMs, 0, 2_147_483_647)
+  ) {
+    throw new DriverError('INVALID_CONFIG', 'Driver limits are out of range.');
+  }
+}

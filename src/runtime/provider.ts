@@ -1,0 +1,70 @@
+/**
+ * The provider interface: one small contract every vendor adapter implements.
+ * An adapter turns one model step into a stream of typed parts; the runtime owns the
+ * loop, tools, validation, events and limits.
+ */
+import type { ContextItem } from './context.js';
+import type { Capabilities, FinishReason, MediaType, ModelCatalog, ProviderHealth, RetryPolicyValue, ToolCall, Usage } from './types.js';
+
+export interface ProviderInfo {
+  id: string;
+  name: string;
+  vendor: string;
+  authMode: 'api-key' | 'cli-session' | 'none';
+  capabilities: Capabilities;
+  /** Explicit model allowlist; `[]` denies every model. */
+  models: string[];
+  inputMediaTypes?: Record<string, MediaType[]>;
+  usageStatId?: string;
+}
+
+export interface ProviderToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export type ProviderMessage =
+  | { role: 'user'; content: string; context?: ContextItem[] }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; native?: unknown }
+  | { role: 'tool'; callId: string; name: string; content: string };
+
+export interface ProviderRequest {
+  model: string;
+  instructions?: string;
+  messages: ProviderMessage[];
+  tools: ProviderToolDefinition[];
+  maxOutputTokens: number;
+  /** The run's structured-output schema, for vendors that can constrain decoding. */
+  outputSchema?: Record<string, unknown>;
+  retry?: RetryPolicyValue;
+}
+
+/** What an adapter yields while one model step runs. */
+export type ProviderPart =
+  /** Visible text, in order. The step's text is the concatenation of its deltas. */
+  | { type: 'text-delta'; text: string }
+  /** Real progress without visible text (reasoning, tool-argument streaming, CLI activity). */
+  | { type: 'progress' }
+  | { type: 'tool-call'; call: ToolCall }
+  /** Usage for the step; a later part replaces an earlier one. */
+  | { type: 'usage'; usage: Usage }
+  /** Advisory information, delivered as an `optional: true` event only to consumers that opted in. */
+  | { type: 'advisory'; event: { type: string; [field: string]: unknown } }
+  /** End of the step. `native` is opaque vendor state replayed on the next step. */
+  | { type: 'finish'; finishReason: FinishReason; native?: unknown };
+
+export interface ProviderInspection {
+  health: ProviderHealth;
+  modelCatalog?: ModelCatalog;
+}
+
+export interface ProviderAdapter {
+  readonly info: ProviderInfo;
+  /** Run one model step. Must stop promptly and throw when `signal` aborts. */
+  stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderPart>;
+  /** Optional read-only probe for discovery (health, model catalog). */
+  inspect?(signal: AbortSignal): Promise<ProviderInspection>;
+  /** Optional release of resources (warm processes, sockets) when the driver closes. */
+  close?(): Promise<void>;
+}

@@ -1,0 +1,381 @@
+/**
+ * The bounded model/tool loop of one run. It pushes event payloads into a bounded
+ * channel; the generator stamps them (runId, sequence, timestamp) as they are delivered.
+ */
+import { randomUUID } from 'node:crypto';
+import { DriverError, toDriverError } from '../protocol/errors.js';
+import { isoTimestamp } from './clock.js';
+import { CONTEXT_INSTRUCTIONS, draftArtifact } from './context.js';
+import type { AgenticDriver, PreparedRun } from './driver.js';
+import { EventChannel } from './event-channel.js';
+import { IdleTimer } from './idle-timer.js';
+import type { ProviderMessage, ProviderPart, ProviderRequest } from './provider.js';
+import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RegisteredTool } from './tools.js';
+import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
+import { normalizeUsage, UsageAccumulator } from './usage.js';
+import type { UsageRecord } from './usage-record.js';
+
+const USAGE_SINK_BOUND_MS = 2000;
+
+export async function* executeRun(driver: AgenticDriver, prepared: PreparedRun, callerSignal?: AbortSignal): AsyncGenerator<RunEvent> {
+  const runId = randomUUID();
+  const abort = new AbortController();
+  const onCallerAbort = () => abort.abort(callerSignal?.reason);
+  if (callerSignal?.aborted) onCallerAbort();
+  else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+
+  const channel = new EventChannel((error) => abort.abort(error));
+  const body = new RunBody(driver, prepared, runId, abort, channel);
+  const task = body.run();
+  let sequence = 0;
+  let ended = false;
+  try {
+    for await (const payload of channel.drain()) {
+      sequence += 1;
+      const { type, ...fields } = payload;
+      const event = { type, runId, sequence, timestamp: isoTimestamp(driver.clock), ...fields } as RunEvent;
+      if (type === 'run.completed' || type === 'run.failed' || type === 'run.cancelled') ended = true;
+      yield event;
+    }
+  } finally {
+    if (!ended) abort.abort(new DriverError('CANCELLED', 'The run was cancelled by its consumer.'));
+    callerSignal?.removeEventListener('abort', onCallerAbort);
+    await task;
+  }
+}
+
+interface StepOutcome {
+  text: string;
+  toolCalls: ToolCall[];
+  usage: Usage | undefined;
+  finishReason: FinishReason;
+  native: unknown;
+}
+
+class RunBody {
+  private readonly meter = new UsageAccumulator();
+  private readonly idle: IdleTimer;
+  private readonly startedAt: number;
+  private readonly usedCallIds = new Set<string>();
+  private steps = 0;
+  private toolPending = false;
+
+  constructor(
+    private readonly driver: AgenticDriver,
+    private readonly prepared: PreparedRun,
+    private readonly runId: string,
+    private readonly abort: AbortController,
+    private readonly channel: EventChannel,
+  ) {
+    const ms = prepared.idleTimeoutMs;
+    this.idle = new IdleTimer(driver.clock, ms, () =>
+      abort.abort(new DriverError('IDLE_TIMEOUT', `The run made no progress for ${ms} ms.`, { retryable: true })),
+    );
+    this.startedAt = driver.clock.now();
+  }
+
+  private get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  async run(): Promise<void> {
+    const { request } = this.prepared;
+    let status: UsageRecord['status'] = 'completed';
+    let errorCode: string | undefined;
+    try {
+      this.channel.push({ type: 'run.started', provider: request.provider, model: request.model });
+      this.signal.throwIfAborted();
+      this.idle.start();
+      const messages = this.initialMessages();
+      for (let step = 1; ; step += 1) {
+        this.signal.throwIfAborted();
+        this.channel.push({ type: 'step.started', step });
+        this.steps = step;
+        const outcome = await this.modelStep(messages);
+        if (outcome.toolCalls.length === 0) {
+          this.channel.pushTerminal({ type: 'run.completed', result: this.result(outcome) });
+          return;
+        }
+        if (step >= this.prepared.maxSteps) {
+          throw new DriverError('STEP_LIMIT', `The model still requested tools at the last allowed step (${this.prepared.maxSteps}).`);
+        }
+        const batch = this.validateBatch(outcome.toolCalls);
+        messages.push({ role: 'assistant', content: outcome.text, toolCalls: structuredClone(outcome.toolCalls), native: outcome.native });
+        for (const { call, tool } of batch) {
+          messages.push(await this.runTool(call, tool));
+        }
+      }
+    } catch (error) {
+      const { type, info } = this.terminal(error);
+      status = type === 'run.cancelled' ? 'cancelled' : 'failed';
+      errorCode = info.code;
+      this.channel.pushTerminal({ type, error: info });
+    } finally {
+      this.idle.stop();
+      if (!this.signal.aborted) this.abort.abort(new DriverError('CANCELLED', 'The run has ended.'));
+      await this.recordUsage(status, errorCode);
+    }
+  }
+
+  private initialMessages(): ProviderMessage[] {
+    const { request, context } = this.prepared;
+    const messages: ProviderMessage[] = (request.history ?? []).map((m) => ({ role: m.role, content: m.content }));
+    messages.push(context.items.length > 0 ? { role: 'user', content: request.input, context: context.items } : { role: 'user', content: request.input });
+    return messages;
+  }
+
+  private instructions(): string | undefined {
+    const { request, outputSchema, context } = this.prepared;
+    const parts = [request.instructions ?? ''];
+    if (outputSchema) {
+      parts.push(`Respond with only a JSON value that matches this JSON Schema:\n${JSON.stringify(request.outputSchema)}`);
+    }
+    if (context.items.length > 0) parts.push(CONTEXT_INSTRUCTIONS);
+    const text = parts.filter((part) => part.trim() !== '').join('\n\n');
+    return text === '' ? undefined : text;
+  }
+
+  private async modelStep(messages: ProviderMessage[]): Promise<StepOutcome> {
+    const { request, adapter, tools, maxOutputTokens } = this.prepared;
+    const providerRequest: ProviderRequest = {
+      model: request.model,
+      messages: structuredClone(messages),
+      tools: tools.map(({ tool }) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
+      maxOutputTokens,
+    };
+    const instructions = this.instructions();
+    if (instructions !== undefined) providerRequest.instructions = instructions;
+    if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;
+    if (request.retry) providerRequest.retry = request.retry;
+
+    this.meter.stepStarted();
+    const progress = this.progressReporter('model');
+    const outcome: StepOutcome = { text: '', toolCalls: [], usage: undefined, finishReason: 'stop', native: undefined };
+    let finished = false;
+    const iterator = adapter.stream(providerRequest, this.signal)[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        const next = await abortable(iterator.next(), this.signal);
+        if (next.done) break;
+        const part: ProviderPart = next.value;
+        if (finished) throw new DriverError('INVALID_PROVIDER_RESPONSE', 'The provider sent output after finishing the step.');
+        switch (part.type) {
+          case 'text-delta':
+            if (part.text === '') break;
+            outcome.text += part.text;
+            this.idle.touch();
+            this.channel.push({ type: 'text.delta', text: part.text });
+            break;
+          case 'progress':
+            progress();
+            break;
+          case 'tool-call':
+            this.idle.touch();
+            outcome.toolCalls.push(part.call);
+            break;
+          case 'usage':
+            outcome.usage = normalizeUsage(part.usage);
+            break;
+          case 'advisory':
+            if (this.prepared.acceptOptionalEvents) this.channel.push({ ...part.event, optional: true } as unknown as EventPayload);
+            break;
+          case 'finish':
+            finished = true;
+            outcome.finishReason = part.finishReason;
+            outcome.native = part.native;
+            break;
+        }
+      }
+    } finally {
+      if (!finished) void iterator.return?.(undefined)?.catch(() => undefined);
+    }
+    if (!finished) throw new DriverError('INVALID_PROVIDER_RESPONSE', 'The provider ended the step without finishing it.');
+    this.idle.touch();
+    this.meter.stepCompleted(outcome.usage);
+    if (outcome.usage) this.channel.push({ type: 'usage.reported', step: this.steps, usage: outcome.usage });
+    return outcome;
+  }
+
+  /** Every call of a step is checked before any of them runs. */
+  private validateBatch(calls: ToolCall[]): { call: ToolCall; tool: RegisteredTool }[] {
+    if (calls.length > MAX_TOOL_CALLS_PER_STEP) {
+      throw new DriverError('TOOL_LIMIT', `The model requested ${calls.length} tool calls in one step; the limit is ${MAX_TOOL_CALLS_PER_STEP}.`);
+    }
+    const selected = new Map(this.prepared.tools.map((registered) => [registered.tool.name, registered]));
+    return calls.map((call) => {
+      const tool = selected.get(call.name);
+      if (!tool) throw new DriverError('TOOL_NOT_ALLOWED', `The model called ${JSON.stringify(call.name)}, which this run did not select.`);
+      if (typeof call.id !== 'string' || call.id === '' || call.id.length > 256 || this.usedCallIds.has(call.id)) {
+        throw new DriverError('INVALID_TOOL_CALL', 'The model produced a tool call with a missing or repeated id.');
+      }
+      this.usedCallIds.add(call.id);
+      if (call.arguments === null || typeof call.arguments !== 'object' || Array.isArray(call.arguments)) {
+        throw new DriverError('INVALID_TOOL_ARGUMENTS', `The arguments for ${call.name} are not a JSON object.`);
+      }
+      const problem = tool.input.check(call.arguments);
+      if (problem) throw new DriverError('INVALID_TOOL_ARGUMENTS', `The arguments for ${call.name} do not match its schema: ${problem}.`);
+      return { call, tool };
+    });
+  }
+
+  private async runTool(call: ToolCall, registered: RegisteredTool): Promise<ProviderMessage> {
+    this.signal.throwIfAborted();
+    this.channel.push({ type: 'tool.called', call: structuredClone(call) });
+    if (registered.tool.requiresApproval) await this.requireApproval(call);
+    this.toolPending = true;
+    let output: unknown;
+    try {
+      output = await abortable(
+        Promise.resolve().then(() =>
+          registered.tool.execute(structuredClone(call.arguments), {
+            runId: this.runId,
+            subject: this.prepared.subject,
+            signal: this.signal,
+            reportProgress: this.progressReporter('tool'),
+          }),
+        ),
+        this.signal,
+      );
+    } catch (error) {
+      if (this.signal.aborted) throw error;
+      throw new DriverError('TOOL_FAILED', `Tool ${call.name} failed.`, { outcome: 'uncertain', cause: error });
+    }
+    const encoded = encodeToolOutput(output);
+    this.toolPending = false;
+    this.idle.touch();
+    this.channel.push({ type: 'tool.completed', callId: call.id, output: encoded.value });
+    return { role: 'tool', callId: call.id, name: call.name, content: encoded.json };
+  }
+
+  private async requireApproval(call: ToolCall): Promise<void> {
+    const approve = this.driver.options.approve;
+    const approved = approve
+      ? await abortable(
+          Promise.resolve().then(() => approve(structuredClone(call), { runId: this.runId, subject: this.prepared.subject, signal: this.signal })),
+          this.signal,
+        )
+      : false;
+    if (approved !== true) throw new DriverError('APPROVAL_REQUIRED', `Tool ${call.name} requires approval, which was not given.`);
+  }
+
+  /** Real progress: resets the idle timer; `run.progress` at most once per interval per wait. */
+  private progressReporter(phase: RunProgressPhase): () => void {
+    let last: number | undefined;
+    return () => {
+      if (this.signal.aborted) return;
+      this.idle.touch();
+      const now = this.driver.clock.now();
+      if (last !== undefined && now - last < this.driver.progressIntervalMs) return;
+      last = now;
+      this.channel.push({ type: 'run.progress', phase });
+    };
+  }
+
+  private result(outcome: StepOutcome): RunResult {
+    const { request, outputSchema, context } = this.prepared;
+    const result: RunResult = {
+      runId: this.runId,
+      provider: request.provider,
+      model: request.model,
+      text: outcome.text,
+      usage: this.meter.totals(),
+      steps: this.steps,
+      finishReason: outcome.finishReason,
+    };
+    if (outputSchema) {
+      let output: unknown;
+      try {
+        output = JSON.parse(outcome.text);
+      } catch {
+        throw new DriverError('INVALID_OUTPUT', 'The model output is not JSON.');
+      }
+      const problem = outputSchema.check(output);
+      if (problem) throw new DriverError('INVALID_OUTPUT', `The model output does not match the output schema: ${problem}.`);
+      result.output = output;
+    }
+    if (context.manifests.length > 0) result.sources = structuredClone(context.manifests);
+    if (request.outputArtifact) {
+      const content = request.outputArtifact.mediaType === 'application/json' ? JSON.stringify(result.output) : outcome.text;
+      result.artifacts = [draftArtifact(request, content, context.manifests)];
+    }
+    this.signal.throwIfAborted();
+    return result;
+  }
+
+  private terminal(error: unknown): { type: 'run.failed' | 'run.cancelled'; info: ErrorInfo } {
+    const cancelled = this.signal.aborted;
+    let failure: DriverError;
+    if (cancelled) {
+      const reason: unknown = this.signal.reason;
+      failure = reason instanceof DriverError ? reason : new DriverError('CANCELLED', 'The run was cancelled.');
+    } else {
+      failure = toDriverError(error);
+    }
+    if (this.toolPending && failure.outcome !== 'uncertain') {
+      const keep = failure.code === 'IDLE_TIMEOUT' || failure.code === 'CANCELLED';
+      failure = keep
+        ? new DriverError(failure.code, failure.message, { retryable: false, outcome: 'uncertain' })
+        : new DriverError('TOOL_OUTCOME_UNCERTAIN', 'A tool was running when the run ended; its effects are unknown.', {
+            retryable: false,
+            outcome: 'uncertain',
+          });
+    }
+    return { type: cancelled ? 'run.cancelled' : 'run.failed', info: failure.toJSON() };
+  }
+
+  private async recordUsage(status: UsageRecord['status'], errorCode: string | undefined): Promise<void> {
+    const sink = this.driver.options.onUsage;
+    if (!sink) return;
+    const { adapter, request, subject } = this.prepared;
+    const finishedAt = this.driver.clock.now();
+    const record: UsageRecord = {
+      schema: 'agenticdriver.usage.v1',
+      runId: this.runId,
+      subject,
+      provider: adapter.info.id,
+      vendor: adapter.info.vendor,
+      model: request.model,
+      authMode: adapter.info.authMode,
+      status,
+      startedAt: new Date(this.startedAt).toISOString(),
+      finishedAt: new Date(finishedAt).toISOString(),
+      durationMs: Math.max(0, finishedAt - this.startedAt),
+      steps: this.steps,
+      usage: this.meter.totals(),
+    };
+    if (errorCode) record.errorCode = errorCode;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        Promise.resolve().then(() => sink(record)),
+        new Promise((resolve) => (timer = setTimeout(resolve, USAGE_SINK_BOUND_MS))),
+      ]);
+    } catch {
+      // A metering failure never changes the run's outcome.
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Stops waiting when `signal` aborts, even if the awaited work ignores the signal. */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

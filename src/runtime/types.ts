@@ -1,0 +1,22 @@
+/** Wire types the runtime uses, re-exported from the protocol source of truth. */
+import type { Static } from '@sinclair/typebox';
+import type { RetryPolicy } from '../protocol/schemas.js';
+export type {
+  ApplicationToolDefinition,
+  Capabilities,
+  ErrorInfo,
+  EventPayload,
+  FinishReason,
+  MediaType,
+  ModelCatalog,
+  Provider,
+  ProviderHealth,
+  RunEvent,
+  RunEventOf,
+  RunProgressPhase,
+  RunRequest,
+  RunResult,
+  ToolCall,
+  Usage,
+} from '../protocol/schemas.js';
+export type RetryPolicyValue = Static<typeof RetryPolicy>;

@@ -1,0 +1,67 @@
+/** Usage normalization and per-run accumulation (totals only when every step reported). */
+import type { Usage } from './types.js';
+
+const COUNT_FIELDS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'reasoningTokens'] as const;
+const COST_FIELDS = ['costUsd', 'apiEquivalentCostUsd'] as const;
+type UsageField = (typeof COUNT_FIELDS)[number] | (typeof COST_FIELDS)[number];
+const FIELDS: readonly UsageField[] = [...COUNT_FIELDS, ...COST_FIELDS];
+
+/** Drops unknown, negative, non-finite and inconsistent measurements. */
+export function normalizeUsage(raw: Partial<Record<string, unknown>> | undefined): Usage {
+  const usage: Usage = {};
+  if (!raw) return usage;
+  for (const field of COUNT_FIELDS) {
+    const value = raw[field];
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) usage[field] = value;
+  }
+  for (const field of COST_FIELDS) {
+    const value = raw[field];
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 0) usage[field] = value;
+  }
+  if (usage.cachedInputTokens !== undefined && (usage.inputTokens === undefined || usage.cachedInputTokens > usage.inputTokens)) {
+    delete usage.cachedInputTokens;
+  }
+  if (usage.reasoningTokens !== undefined && (usage.outputTokens === undefined || usage.reasoningTokens > usage.outputTokens)) {
+    delete usage.reasoningTokens;
+  }
+  return usage;
+}
+
+export class UsageAccumulator {
+  private startedSteps = 0;
+  private completedSteps = 0;
+  private readonly sums = new Map<UsageField, number>();
+  private readonly reported = new Map<UsageField, number>();
+
+  stepStarted(): void {
+    this.startedSteps += 1;
+  }
+
+  stepCompleted(usage: Usage | undefined): void {
+    this.completedSteps += 1;
+    if (!usage) return;
+    for (const field of FIELDS) {
+      const value = usage[field];
+      if (value === undefined) continue;
+      this.sums.set(field, (this.sums.get(field) ?? 0) + value);
+      this.reported.set(field, (this.reported.get(field) ?? 0) + 1);
+    }
+  }
+
+  /** Totals of the fields every started step reported; unknown fields are omitted. */
+  totals(): Usage {
+    const usage: Usage = {};
+    if (this.startedSteps === 0 || this.completedSteps !== this.startedSteps) return usage;
+    for (const field of FIELDS) {
+      const sum = this.sums.get(field);
+      if (sum === undefined || this.reported.get(field) !== this.startedSteps) continue;
+      if (COUNT_FIELDS.includes(field as (typeof COUNT_FIELDS)[number]) && !Number.isSafeInteger(sum)) continue;
+      usage[field] = sum;
+    }
+    return usage;
+  }
+
+  coverage(): { startedSteps: number; completedSteps: number } {
+    return { startedSteps: this.startedSteps, completedSteps: this.completedSteps };
+  }
+}

@@ -1,0 +1,66 @@
+/** The embedded default store: one SQLite file in the host's state directory. */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { UsageRecord } from '../../runtime/usage-record.js';
+import type { StateStore, UsageSummary } from '../store.js';
+
+const MIGRATIONS: string[] = [
+  `CREATE TABLE usage_records (
+     run_id TEXT PRIMARY KEY,
+     subject TEXT NOT NULL,
+     provider TEXT NOT NULL,
+     model TEXT NOT NULL,
+     status TEXT NOT NULL,
+     finished_at TEXT NOT NULL,
+     record TEXT NOT NULL
+   )`,
+];
+
+export class SqliteStateStore implements StateStore {
+  readonly kind = 'sqlite';
+  private readonly db: Database.Database;
+
+  constructor(readonly path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.migrate();
+  }
+
+  static open(directory: string): SqliteStateStore {
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    return new SqliteStateStore(join(directory, 'agenticdriver.sqlite'));
+  }
+
+  private migrate(): void {
+    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
+    const row = this.db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null };
+    const applied = row.version ?? 0;
+    const apply = this.db.transaction((index: number) => {
+      this.db.exec(MIGRATIONS[index]!);
+      this.db.prepare('INSERT INTO schema_migrations (version) VALUES (?)').run(index + 1);
+    });
+    for (let index = applied; index < MIGRATIONS.length; index += 1) apply(index);
+  }
+
+  async recordUsage(record: UsageRecord): Promise<void> {
+    this.db
+      .prepare('INSERT OR IGNORE INTO usage_records (run_id, subject, provider, model, status, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(record.runId, record.subject, record.provider, record.model, record.status, record.finishedAt, JSON.stringify(record));
+  }
+
+  async usageSummary(): Promise<UsageSummary> {
+    const rows = this.db.prepare('SELECT status, COUNT(*) AS count FROM usage_records GROUP BY status').all() as { status: string; count: number }[];
+    const summary: UsageSummary = { runs: 0, completed: 0, failed: 0, cancelled: 0 };
+    for (const { status, count } of rows) {
+      summary.runs += count;
+      if (status === 'completed' || status === 'failed' || status === 'cancelled') summary[status] = count;
+    }
+    return summary;
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
