@@ -12,7 +12,6 @@ export const SecretRef = Type.Union(
     Type.Object({ env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }) }, { additionalProperties: false }),
     Type.Object({ file: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false }),
   ],
-  { $id: 'SecretRef' },
 );
 export type SecretRef = Static<typeof SecretRef>;
 

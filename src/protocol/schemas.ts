@@ -17,9 +17,9 @@ const open = {} as const;
 // ---------------------------------------------------------------------------
 // Identifiers and scalars
 
-export const ProviderId = Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$', $id: 'ProviderId' });
-export const ModelId = Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$', $id: 'ModelId' });
-export const ToolName = Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]{0,63}$', $id: 'ToolName' });
+export const ProviderId = Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$' });
+export const ModelId = Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$' });
+export const ToolName = Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]{0,63}$' });
 export const CapabilityName = Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9._-]{0,79}$' });
 export const OpaqueKey = Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$' });
 export const Uuid = Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' });
@@ -64,7 +64,7 @@ export const Usage = Type.Object(
 export const ToolCall = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 256 }),
-    name: Type.Ref(ToolName),
+    name: ToolName,
     arguments: JsonObject,
   },
   { ...open, $id: 'ToolCall' },
@@ -275,7 +275,7 @@ export const ApprovalOptions = Type.Object(
 
 export const ApplicationToolDefinition = Type.Object(
   {
-    name: Type.Ref(ToolName),
+    name: ToolName,
     description: Type.String({ minLength: 1, maxLength: 10_000 }),
     inputSchema: JsonObject,
     outputSchema: Type.Optional(JsonObject),
@@ -330,8 +330,8 @@ export const RetryPolicy = Type.Object(
 
 export const RunRequest = Type.Object(
   {
-    provider: Type.Ref(ProviderId),
-    model: Type.Ref(ModelId),
+    provider: ProviderId,
+    model: ModelId,
     input: Type.String({ minLength: 1, maxLength: 100_000 }),
     attachments: Type.Optional(Type.Array(Type.Ref(ContextInput), { maxItems: 16 })),
     retrieval: Type.Optional(RetrievalOptions),
@@ -343,7 +343,7 @@ export const RunRequest = Type.Object(
     session: Type.Optional(SessionBinding),
     approvals: Type.Optional(ApprovalOptions),
     applicationTools: Type.Optional(Type.Array(Type.Ref(ApplicationToolDefinition), { minItems: 1, maxItems: 32 })),
-    tools: Type.Optional(Type.Array(Type.Ref(ToolName), { maxItems: 32 })),
+    tools: Type.Optional(Type.Array(ToolName, { maxItems: 32 })),
     requiredCapabilities: Type.Optional(Type.Array(CapabilityName, { maxItems: 32, uniqueItems: true })),
     maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
     maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_536 })),
@@ -487,9 +487,6 @@ export const Health = Type.Object(
 
 /** Every named schema, in the order the published documents list them. */
 export const NAMED_SCHEMAS: TSchema[] = [
-  ProviderId,
-  ModelId,
-  ToolName,
   ErrorInfo,
   ErrorEnvelope,
   Usage,
@@ -535,7 +532,7 @@ export type Provider = Static<typeof Provider>;
 export type ProviderList = Static<typeof ProviderList>;
 export type ProviderHealth = Static<typeof ProviderHealth>;
 export type ModelCatalog = Static<typeof ModelCatalog>;
-export type Capabilities = Static<typeof Capabilities>;
+export type Capabilities = Static<typeof Capabilities> & Record<string, boolean>;
 export type MediaType = Static<typeof MediaType>;
 export type ApprovalRequest = Static<typeof ApprovalRequest>;
 export type ApprovalResolution = Static<typeof ApprovalResolution>;

@@ -6,8 +6,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
 import { validatorFor } from '../protocol/validate.js';
-import { sleep, systemClock, type Clock } from '../runtime/clock.js';
-import type { ProviderAdapter, ProviderInfo, ProviderMessage, ProviderPart, ProviderRequest } from '../runtime/provider.js';
+import { isoTimestamp, sleep, systemClock, type Clock } from '../runtime/clock.js';
+import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderMessage, ProviderPart, ProviderRequest } from '../runtime/provider.js';
 import { defineProviderKind } from './registry.js';
 import { ModelId, ProviderId } from '../protocol/schemas.js';
 
@@ -67,7 +67,7 @@ export const MockProviderConfig = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     models: Type.Array(ModelId, { maxItems: 1000, uniqueItems: true }),
   },
-  { additionalProperties: false, $id: 'MockProviderConfig' },
+  strict,
 );
 
 export interface MockProviderOptions {
@@ -110,6 +110,13 @@ export class MockProvider implements ProviderAdapter {
       models: options.models ?? ['demo'],
     };
     this.clock = options.clock ?? systemClock;
+  }
+
+  async inspect(): Promise<ProviderInspection> {
+    return {
+      health: { status: 'ready', code: 'READY', message: 'The mock provider is always ready.', checkedAt: isoTimestamp(this.clock) },
+      modelCatalog: { source: 'configured', models: [...this.info.models], complete: true },
+    };
   }
 
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {

@@ -1,0 +1,71 @@
+/**
+ * Static bearer tokens. Only SHA-256 digests are kept; lookups compare digests in
+ * constant time (spec decision 6). The subject always comes from the token, never the body.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { DriverError } from '../protocol/errors.js';
+import type { TokenEntry } from './config.js';
+import { readSecret } from './secrets.js';
+
+export interface Principal {
+  tokenId: string;
+  subject: string;
+  providers: ReadonlySet<string>;
+  tools: ReadonlySet<string>;
+}
+
+interface StoredToken {
+  digest: Buffer;
+  principal: Principal;
+}
+
+export const MIN_TOKEN_LENGTH = 32;
+export const MAX_TOKEN_LENGTH = 4096;
+
+const digestOf = (token: string) => createHash('sha256').update(token).digest();
+
+export class TokenAuthenticator {
+  private constructor(private readonly tokens: StoredToken[]) {}
+
+  /** Resolves every token reference once, at start-up. */
+  static async load(entries: readonly TokenEntry[], configDir: string, env: NodeJS.ProcessEnv = process.env): Promise<TokenAuthenticator> {
+    const stored: StoredToken[] = [];
+    for (const entry of entries) {
+      const value = await readSecret(entry.tokenRef, configDir, env);
+      if (value.length < MIN_TOKEN_LENGTH || value.length > MAX_TOKEN_LENGTH || /[\s\0]/.test(value)) {
+        throw new DriverError('AUTH_REQUIRED', `Token ${entry.id} must resolve to one line of ${MIN_TOKEN_LENGTH}-${MAX_TOKEN_LENGTH} characters without whitespace.`);
+      }
+      const digest = digestOf(value);
+      if (stored.some((other) => timingSafeEqual(other.digest, digest))) {
+        throw new DriverError('INVALID_CONFIG', `Token ${entry.id} has the same value as another token.`);
+      }
+      stored.push({
+        digest,
+        principal: { tokenId: entry.id, subject: entry.subject, providers: new Set(entry.providers), tools: new Set(entry.tools ?? []) },
+      });
+    }
+    return new TokenAuthenticator(stored);
+  }
+
+  /** The principal for an `Authorization` header value, or undefined. */
+  authenticate(header: string | undefined): Principal | undefined {
+    const token = bearerToken(header);
+    if (token === undefined) return undefined;
+    const digest = digestOf(token);
+    let found: Principal | undefined;
+    // Compare against every token so timing does not reveal which one matched.
+    for (const candidate of this.tokens) {
+      if (timingSafeEqual(candidate.digest, digest)) found = candidate.principal;
+    }
+    return found;
+  }
+}
+
+/** `Bearer <token>` with a case-insensitive scheme (RFC 7235). */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^bearer +(\S+)$/i.exec(header);
+  const token = match?.[1];
+  if (!token || token.length > MAX_TOKEN_LENGTH || token.includes('\0')) return undefined;
+  return token;
+}

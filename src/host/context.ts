@@ -1,0 +1,33 @@
+/** What the endpoint families share: the runtime, admission, discovery and live counters. */
+import type { AgenticDriver } from '../runtime/driver.js';
+import type { ProviderDiscovery } from '../runtime/discovery.js';
+import type { Admission } from './admission.js';
+
+export interface HostMetrics {
+  runs: { completed: number; failed: number; cancelled: number };
+}
+
+export interface HostContext {
+  driver: AgenticDriver;
+  discovery: ProviderDiscovery;
+  admission: Admission;
+  metrics: HostMetrics;
+  /** Features this host really offers, in the order `/v1/protocol` lists them. */
+  features: readonly string[];
+  heartbeatMs: number;
+  /** Aborts every active run (host shutdown). */
+  readonly active: Set<AbortController>;
+  closing: boolean;
+}
+
+export const CORE_FEATURES = [
+  'json-results',
+  'event-stream',
+  'cancel-on-disconnect',
+  'optional-idle-timeout',
+  'required-capabilities',
+  'optional-events',
+  'provider-discovery',
+  'context-inputs',
+  'draft-artifacts',
+] as const;

@@ -1,0 +1,134 @@
+/** The standalone host: config -> runtime + store + auth -> HTTP(S) listener. */
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { DriverError } from '../protocol/errors.js';
+import type { Clock } from '../runtime/clock.js';
+import { ProviderDiscovery } from '../runtime/discovery.js';
+import { AgenticDriver } from '../runtime/driver.js';
+import type { ApproveCallback, HostTool } from '../runtime/tools.js';
+import type { UsageRecord } from '../runtime/usage-record.js';
+import { SqliteStateStore } from '../store/sqlite/sqlite-store.js';
+import type { StateStore } from '../store/store.js';
+import { Admission } from './admission.js';
+import { TokenAuthenticator } from './auth.js';
+import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
+import { CORE_FEATURES, type HostContext, type HostMetrics } from './context.js';
+import { createProviders } from './providers.js';
+import { readSecret } from './secrets.js';
+import { buildServer } from './server.js';
+
+export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
+
+export interface HostOptions {
+  config: HostConfig;
+  /** Host tools, registered in code (config never loads code). */
+  tools?: HostTool[];
+  approve?: ApproveCallback;
+  /** State store; default: SQLite in the config's state directory. */
+  store?: StateStore;
+  /** Extra metering sink, after the store records the run. */
+  onUsage?: (record: UsageRecord) => void | Promise<void>;
+  heartbeatMs?: number;
+  env?: NodeJS.ProcessEnv;
+  logger?: boolean;
+  clock?: Clock;
+}
+
+export interface RunningHost {
+  url: string;
+  driver: AgenticDriver;
+  store: StateStore;
+  metrics: HostMetrics;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_CONCURRENCY = { total: 32, perSubject: 4 };
+
+export async function startHost(options: HostOptions): Promise<RunningHost> {
+  const { config } = options;
+  const env = options.env ?? process.env;
+  assertListenerSecure(config.listen);
+  const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
+  const tls = config.listen.tls ? await loadTls(config, env) : undefined;
+  const store = options.store ?? SqliteStateStore.open(config.stateDirectory);
+  const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
+  const driver = new AgenticDriver({
+    providers: createProviders(config, env),
+    ...(options.tools ? { tools: options.tools } : {}),
+    ...(options.approve ? { approve: options.approve } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    limits: { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts },
+    onUsage: async (record) => {
+      await store.recordUsage(record);
+      await options.onUsage?.(record);
+    },
+  });
+  const metrics: HostMetrics = { runs: { completed: 0, failed: 0, cancelled: 0 } };
+  const context: HostContext = {
+    driver,
+    discovery: new ProviderDiscovery(driver.clock),
+    admission: new Admission({
+      total: config.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total,
+      perSubject: config.limits.maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject,
+    }),
+    metrics,
+    features: CORE_FEATURES,
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+    active: new Set(),
+    closing: false,
+  };
+  const app = buildServer({
+    context,
+    authenticator,
+    allowedOrigins: config.allowedOrigins,
+    bodyLimit: config.limits.maxBodyBytes ?? DEFAULT_BODY_BYTES,
+    ...(tls ? { tls } : {}),
+    ...(options.logger !== undefined ? { logger: options.logger } : {}),
+  });
+  try {
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (error) {
+    await store.close();
+    throw new DriverError('LISTEN_FAILED', `Could not listen on ${config.listen.host}:${config.listen.port}: ${(error as Error).message}`);
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.listen.port;
+  let closed: Promise<void> | undefined;
+  return {
+    url: hostUrl(config.listen.host, port, tls !== undefined),
+    driver,
+    store,
+    metrics,
+    close: () =>
+      (closed ??= (async () => {
+        context.closing = true;
+        for (const controller of context.active) {
+          controller.abort(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
+        }
+        await app.close();
+        await driver.close();
+        await store.close();
+      })()),
+  };
+}
+
+/** The URL clients use: wildcard binds are reached on loopback; IPv6 literals are bracketed. */
+export function hostUrl(host: string, port: number, tls: boolean): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  const bracketed = reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable;
+  return `${tls ? 'https' : 'http'}://${bracketed}:${port}`;
+}
+
+async function loadTls(config: HostConfig, env: NodeJS.ProcessEnv): Promise<{ cert: string; key: string }> {
+  const tls = config.listen.tls!;
+  const certPath = isAbsolute(tls.certFile) ? tls.certFile : resolve(config.configDir, tls.certFile);
+  let cert: string;
+  try {
+    cert = await readFile(certPath, 'utf8');
+  } catch {
+    throw new DriverError('INVALID_TLS', `The TLS certificate ${tls.certFile} could not be read.`);
+  }
+  const key = await readSecret(tls.keyRef, config.configDir, env);
+  if (!key) throw new DriverError('INVALID_TLS', 'The TLS private key is missing or empty.');
+  return { cert, key };
+}

@@ -1,0 +1,17 @@
+/** Builds the configured provider instances from their config entries. */
+import { DriverError } from '../protocol/errors.js';
+import { providerKind } from '../providers/kinds.js';
+import type { ProviderAdapter } from '../runtime/provider.js';
+import type { HostConfig } from './config.js';
+import { readSecret } from './secrets.js';
+
+export function createProviders(config: HostConfig, env: NodeJS.ProcessEnv): ProviderAdapter[] {
+  return config.providers.map((entry) => {
+    const kind = providerKind(entry.kind);
+    if (!kind) throw new DriverError('INVALID_CONFIG', `Provider kind ${entry.kind} is not supported.`);
+    return kind.create(entry as never, {
+      configDir: config.configDir,
+      readSecret: (ref) => readSecret(ref, config.configDir, env),
+    });
+  });
+}

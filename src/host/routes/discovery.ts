@@ -1,0 +1,31 @@
+/** `GET /v1/protocol` and `GET /v1/providers[?refresh=true]`. */
+import type { FastifyPluginAsync } from 'fastify';
+import { PROTOCOL_NAME, SUPPORTED_VERSIONS, WIRE_VERSION } from '../../protocol/version.js';
+import type { Provider, ProtocolInfo } from '../../protocol/schemas.js';
+import { describeProvider } from '../../runtime/driver.js';
+import type { HostContext } from '../context.js';
+
+export const discoveryRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
+  app.get('/v1/protocol', async (): Promise<ProtocolInfo> => ({
+    protocol: PROTOCOL_NAME,
+    version: WIRE_VERSION,
+    supportedVersions: [...SUPPORTED_VERSIONS],
+    features: [...context.features],
+  }));
+
+  app.get('/v1/providers', async (request): Promise<{ providers: Provider[] }> => {
+    const refresh = request.url.endsWith('?refresh=true');
+    const granted = request.principal.providers;
+    const adapters = [...granted].map((id) => context.driver.provider(id)).filter((adapter) => adapter !== undefined);
+    const providers = await Promise.all(
+      adapters.map(async (adapter) => {
+        const inspection = await context.discovery.inspect(adapter, refresh);
+        const provider = describeProvider(adapter.info);
+        provider.health = inspection.health;
+        if (inspection.modelCatalog) provider.modelCatalog = inspection.modelCatalog;
+        return provider;
+      }),
+    );
+    return { providers };
+  });
+};

@@ -1,0 +1,62 @@
+/** `POST /v1/runs`: a JSON result, or SSE when `Accept` includes `text/event-stream`. */
+import type { FastifyPluginAsync } from 'fastify';
+import { DriverError } from '../../protocol/errors.js';
+import type { RunEvent, RunRequest } from '../../protocol/schemas.js';
+import type { Principal } from '../auth.js';
+import type { HostContext } from '../context.js';
+import { sendError } from '../server.js';
+import { writeEventStream } from '../sse.js';
+
+export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
+  app.post('/v1/runs', async (request, reply) => {
+    const principal = request.principal;
+    const streaming = (request.headers.accept ?? '').toLowerCase().includes('text/event-stream');
+    const prepared = context.driver.prepare(request.body, {
+      subject: principal.subject,
+      acceptOptionalEvents: streaming && request.acceptOptionalEvents,
+      authorize: (run) => authorizeRun(run, principal, streaming),
+    });
+    const release = context.admission.acquire(principal.subject);
+    const controller = new AbortController();
+    context.active.add(controller);
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
+    });
+    const events = counted(context, context.driver.execute(prepared, controller.signal));
+    try {
+      if (streaming) return await writeEventStream(reply, events, context.heartbeatMs);
+      for await (const event of events) {
+        if (event.type === 'run.completed') return reply.type('application/json; charset=utf-8').send(event.result);
+        if (event.type === 'run.failed' || event.type === 'run.cancelled') return sendError(reply, DriverError.from(event.error));
+      }
+      throw new DriverError('INTERNAL_ERROR', 'The run ended without a terminal event.');
+    } finally {
+      release();
+      context.active.delete(controller);
+    }
+  });
+};
+
+/**
+ * Grants are checked right after the schema and before anything that could reveal
+ * whether a provider or tool exists (spec decision 2).
+ */
+function authorizeRun(run: RunRequest, principal: Principal, streaming: boolean): void {
+  if (!principal.providers.has(run.provider)) {
+    throw new DriverError('FORBIDDEN', `This token may not use provider ${run.provider}.`);
+  }
+  for (const tool of run.tools ?? []) {
+    if (!principal.tools.has(tool)) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
+  }
+  if (!streaming && run.approvals) throw new DriverError('APPROVAL_STREAM_REQUIRED', 'Interactive approvals need a streaming run.');
+  if (!streaming && run.applicationTools) throw new DriverError('TOOL_STREAM_REQUIRED', 'Application tools need a streaming run.');
+}
+
+async function* counted(context: HostContext, events: AsyncGenerator<RunEvent>): AsyncGenerator<RunEvent> {
+  for await (const event of events) {
+    if (event.type === 'run.completed') context.metrics.runs.completed += 1;
+    if (event.type === 'run.failed') context.metrics.runs.failed += 1;
+    if (event.type === 'run.cancelled') context.metrics.runs.cancelled += 1;
+    yield event;
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * The HTTP(S) server. One pipeline for every request, in this order:
+ * common headers -> shutting down -> origin / preflight -> /health -> authentication ->
+ * version negotiation -> exact routing -> body rules -> the endpoint family's handler.
+ * Endpoint families are encapsulated Fastify plugins under ./routes.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { DriverError, statusForCode, toDriverError } from '../protocol/errors.js';
+import { OPTIONAL_EVENTS_HEADER, selectRequestVersion, VERSION_HEADER, WIRE_VERSION } from '../protocol/version.js';
+import type { Principal, TokenAuthenticator } from './auth.js';
+import { discoveryRoutes } from './routes/discovery.js';
+import { runRoutes } from './routes/runs.js';
+import type { HostContext } from './context.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+    acceptOptionalEvents: boolean;
+  }
+}
+
+export interface ServerOptions {
+  context: HostContext;
+  authenticator: TokenAuthenticator;
+  allowedOrigins: readonly string[];
+  bodyLimit: number;
+  tls?: { cert: string; key: string };
+  logger?: boolean;
+}
+
+const ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', VERSION_HEADER, OPTIONAL_EVENTS_HEADER].join(', ');
+const PUBLIC_QUERY_ROUTES = new Set(['/v1/providers?refresh=true']);
+
+export function buildServer(options: ServerOptions): FastifyInstance {
+  const { context, authenticator } = options;
+  const allowedOrigins = new Set(options.allowedOrigins);
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit,
+    requestTimeout: 30_000,
+    keepAliveTimeout: 5_000,
+    forceCloseConnections: true,
+    return503OnClosing: false,
+    ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' as const } } : {}),
+  });
+  app.server.headersTimeout = 10_000;
+  app.decorateRequest('principal', null as unknown as Principal);
+  app.decorateRequest('acceptOptionalEvents', false);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header(VERSION_HEADER, WIRE_VERSION);
+    reply.header('Cache-Control', 'no-store');
+    reply.header('X-Content-Type-Options', 'nosniff');
+    if (options.tls) reply.header('Strict-Transport-Security', 'max-age=31536000');
+
+    if (context.closing) throw new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true });
+
+    const origin = request.headers.origin;
+    if (origin !== undefined) {
+      if (!allowedOrigins.has(origin)) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
+      reply.header('Access-Control-Allow-Origin', origin);
+      reply.header('Vary', 'Origin');
+      reply.header('Access-Control-Expose-Headers', VERSION_HEADER);
+      if (request.method === 'OPTIONS') {
+        reply.header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+        reply.header('Access-Control-Allow-Headers', ALLOW_HEADERS);
+        return reply.code(204).send();
+      }
+    }
+    if (request.method === 'GET' && request.url === '/health') return;
+
+    const principal = authenticator.authenticate(request.headers.authorization);
+    if (!principal) throw new DriverError('UNAUTHORIZED', 'A valid bearer token is required.');
+    request.principal = principal;
+
+    if (selectRequestVersion(headerValues(request, VERSION_HEADER)) === undefined) {
+      throw new DriverError('UNSUPPORTED_PROTOCOL_VERSION', `This host speaks AgenticDriver-Version ${WIRE_VERSION} only.`);
+    }
+    request.acceptOptionalEvents = headerValues(request, OPTIONAL_EVENTS_HEADER).join(',').trim().toLowerCase() === 'true';
+
+    // Routes match the raw target exactly: a query string is part of the route.
+    if (request.url.includes('?') && !PUBLIC_QUERY_ROUTES.has(request.url)) {
+      throw new DriverError('NOT_FOUND', 'No such endpoint.');
+    }
+  });
+
+  app.addHook('preParsing', async (request) => {
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      throw new DriverError('INVALID_REQUEST', 'Request bodies must not be content-encoded.');
+    }
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(body as Buffer);
+    } catch {
+      return done(new DriverError('INVALID_REQUEST', 'The request body is not valid UTF-8.'), undefined);
+    }
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new DriverError('INVALID_REQUEST', 'The request body is not valid JSON.'), undefined);
+    }
+  });
+  // Any other media type (or none) reaches the catch-all parser and is refused.
+  app.addContentTypeParser('*', (_request, _payload, done) => {
+    done(new DriverError('INVALID_REQUEST', 'Request bodies must be application/json.'), undefined);
+  });
+
+  app.setNotFoundHandler(async () => {
+    throw new DriverError('NOT_FOUND', 'No such endpoint.');
+  });
+
+  app.setErrorHandler(async (error, request, reply) => {
+    const failure = publicError(error);
+    if (failure.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'internal error');
+    return sendError(reply, failure);
+  });
+
+  app.get('/health', async () => ({ status: 'ok', protocol: 'agenticdriver.v1' }));
+  app.register(discoveryRoutes, { context });
+  app.register(runRoutes, { context });
+  return app;
+}
+
+export function sendError(reply: FastifyReply, error: DriverError): FastifyReply {
+  return reply
+    .code(statusForCode(error.code))
+    .type('application/json; charset=utf-8')
+    .send({ error: error.toJSON() });
+}
+
+/** Fastify's own errors become typed wire errors; anything unexpected is masked. */
+function publicError(error: unknown): DriverError {
+  if (error instanceof DriverError) return error;
+  const fastifyError = error as { code?: string; statusCode?: number };
+  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new DriverError('BODY_TOO_LARGE', 'The request body is too large.');
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    if (fastifyError.statusCode === 413) return new DriverError('BODY_TOO_LARGE', 'The request body is too large.');
+    return new DriverError('INVALID_REQUEST', 'The request is malformed.');
+  }
+  return toDriverError(error);
+}
+
+/** Every value of a header as sent (duplicates are kept apart, unlike `request.headers`). */
+function headerValues(request: FastifyRequest, name: string): string[] {
+  const lower = name.toLowerCase();
+  const values: string[] = [];
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === lower) values.push(raw[i + 1]!);
+  return values;
+}
