@@ -1,0 +1,132 @@
+/**
+ * One adapter for every CLI kind: readiness once, a private workspace and a restricted
+ * environment per run, the prompt on stdin, and the CLI's line stream turned into parts by
+ * the kind's dialect. Each dialect only knows its CLI's flags, files and event vocabulary.
+ */
+import { writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { DriverError } from '../../protocol/errors.js';
+import type { ProviderAdapter, ProviderInfo, ProviderPart, ProviderRequest } from '../../runtime/provider.js';
+import type { CliProviderOptions } from './config.js';
+import { childEnvironment } from './environment.js';
+import { runCli } from './process.js';
+import { renderPrompt } from './prompt.js';
+import { checkReadiness } from './readiness.js';
+import { createRunWorkspace, type RunWorkspace } from './workspace.js';
+
+export interface CliRunPlan {
+  args: string[];
+  /** Written to stdin, then stdin is closed. */
+  stdin: string | null;
+  /** Telemetry, update and retry switches; they override anything configured. */
+  env: Record<string, string>;
+  /** Private files (0600) to write into the run workspace first, keyed by relative path. */
+  files?: Record<string, string>;
+}
+
+export interface CliRunContext {
+  model: string;
+  prompt: string;
+  request: ProviderRequest;
+  workspace: RunWorkspace;
+}
+
+/** Turns one run's stdout lines into parts; throws a DriverError for failures. */
+export interface CliStreamParser {
+  line(text: string): ProviderPart[];
+  /** The process ended: yield the closing parts (usage, finish) or throw the classified failure. */
+  exit(code: number | null, signal: NodeJS.Signals | null, stderrTail: string): ProviderPart[];
+}
+
+export interface CliDialect {
+  kind: string;
+  vendor: string;
+  product: string;
+  defaultName: string;
+  defaultBinary: string;
+  /** Variable naming the CLI's account directory (e.g. CODEX_HOME). */
+  accountVariable: string;
+  minimumVersion: string;
+  textStreaming: boolean;
+  parseVersion(output: string): string | undefined;
+  plan(context: CliRunContext): CliRunPlan;
+  parser(): CliStreamParser;
+}
+
+export class CliProviderAdapter implements ProviderAdapter {
+  readonly info: ProviderInfo;
+  private readiness: Promise<string> | undefined;
+
+  constructor(
+    private readonly dialect: CliDialect,
+    private readonly options: CliProviderOptions = {},
+  ) {
+    this.info = {
+      id: options.id ?? dialect.kind,
+      name: options.name ?? dialect.defaultName,
+      vendor: dialect.vendor,
+      authMode: 'cli-session',
+      capabilities: { tools: false, textStreaming: dialect.textStreaming },
+      models: options.models ?? [],
+    };
+  }
+
+  async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {
+    signal.throwIfAborted();
+    if (request.tools.length > 0) throw new DriverError('UNSUPPORTED_TOOLS', `${this.dialect.product} runs do not support tools.`);
+    const workspace = await createRunWorkspace();
+    try {
+      const env = await this.environment(workspace, {});
+      await this.ensureReady(env, workspace.workDir, signal);
+      const plan = this.dialect.plan({ model: request.model, prompt: renderPrompt(request), request, workspace });
+      for (const [path, content] of Object.entries(plan.files ?? {})) await writeFile(join(workspace.root, path), content, { mode: 0o600 });
+      const parser = this.dialect.parser();
+      const process = runCli(
+        {
+          binary: this.binary,
+          args: plan.args,
+          env: await this.environment(workspace, plan.env),
+          cwd: workspace.workDir,
+          stdin: plan.stdin,
+          ...(this.options.outputLimitBytes === undefined ? {} : { outputLimitBytes: this.options.outputLimitBytes }),
+          ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
+        },
+        signal,
+      );
+      for await (const output of process) {
+        const parts = output.type === 'line' ? parser.line(output.line) : parser.exit(output.code, output.signal, output.stderrTail);
+        for (const part of parts) yield part;
+      }
+    } finally {
+      await workspace.remove();
+    }
+  }
+
+  private get binary(): string {
+    return this.options.binary ?? this.dialect.defaultBinary;
+  }
+
+  private ensureReady(env: Record<string, string>, cwd: string, signal: AbortSignal): Promise<string> {
+    this.readiness ??= checkReadiness(
+      { binary: this.binary, env, cwd, product: this.dialect.product, minimumVersion: this.dialect.minimumVersion, parseVersion: (output) => this.dialect.parseVersion(output) },
+      signal,
+    ).catch((error: unknown) => {
+      this.readiness = undefined;
+      throw error;
+    });
+    return this.readiness;
+  }
+
+  private async environment(workspace: RunWorkspace, adapterEnv: Record<string, string>): Promise<Record<string, string>> {
+    const account = this.options.accountDirectory;
+    return childEnvironment({
+      ...(this.options.hostEnvironment === undefined ? {} : { host: this.options.hostEnvironment }),
+      // With a dedicated account directory nothing of the user's home is visible to the CLI.
+      home: account === undefined ? (this.options.hostEnvironment?.HOME ?? homedir()) : workspace.root,
+      tmpDir: workspace.tmpDir,
+      configured: (await this.options.environment?.()) ?? {},
+      adapter: { ...(account === undefined ? {} : { [this.dialect.accountVariable]: account }), ...adapterEnv },
+    });
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * `codex`: Codex CLI driven by `codex exec --json` (JSONL, prompt on stdin via `-`).
+ * exec mode reports each agent message whole, so text does not stream token by token.
+ */
+import { DriverError } from '../../protocol/errors.js';
+import type { ProviderPart } from '../../runtime/provider.js';
+import { defineProviderKind } from '../registry.js';
+import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
+import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
+import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode } from './events.js';
+import { firstSemver } from './readiness.js';
+
+const PRODUCT = 'Codex CLI';
+
+/**
+ * Overrides that keep Codex to text generation: no shell, web, browser, MCP, hooks, plugins,
+ * telemetry or endless reconnects. Codex 0.171 still offers `apply_patch`; the read-only
+ * sandbox refuses it and the parser reports any file change as a policy violation.
+ */
+const SAFETY_OVERRIDES = [
+  'approval_policy="never"',
+  'sandbox_mode="read-only"',
+  'web_search="disabled"',
+  'mcp_servers={}',
+  'project_doc_max_bytes=0',
+  'check_for_update_on_startup=false',
+  'analytics.enabled=false',
+  'features.plugins=false',
+  'features.unbounded_connection_retries=false',
+  'features.shell_tool=false',
+  'features.unified_exec=false',
+  'features.apps=false',
+  'features.hooks=false',
+  'features.multi_agent=false',
+  'features.goals=false',
+  'features.view_image=false',
+  'features.browser_use=false',
+  'features.computer_use=false',
+  'features.image_generation=false',
+  'features.sleep_tool=false',
+  'features.remote_plugin=false',
+  'features.tool_suggest=false',
+  'tools.experimental_request_user_input.enabled=false',
+];
+
+/** Classifies Codex's native failure text by its anchored prefixes. */
+export function classifyCodexFailure(message: string): FailureCode {
+  if (/^unexpected status 401\b/.test(message) || /^Missing environment variable/.test(message) || /access token could not be refreshed/.test(message)) return 'CLI_AUTH_REQUIRED';
+  if (/^(unexpected status 429\b|exceeded retry limit, last status: 429)/.test(message)) return 'RATE_LIMITED';
+  if (/^unexpected status 404\b.*model .*does not exist/s.test(message)) return 'UNSUPPORTED_MODEL';
+  if (/^(Connection failed|error sending request|stream disconnected before completion)/.test(message)) return 'PROVIDER_UNREACHABLE';
+  return 'CLI_FAILED';
+}
+
+const FORBIDDEN_ITEMS = new Set(['command_execution', 'file_change', 'mcp_tool_call', 'web_search', 'collab_tool_call']);
+
+class CodexExecParser implements CliStreamParser {
+  private completed = false;
+  private failure: string | undefined;
+  private readonly sent = new Map<string, string>();
+
+  line(line: string): ProviderPart[] {
+    const event = parseEventLine(line, PRODUCT);
+    switch (event.type) {
+      case 'item.started':
+      case 'item.updated':
+      case 'item.completed':
+        return this.item(record(event.item));
+      case 'turn.completed': {
+        this.completed = true;
+        const reported = record(event.usage) ?? {};
+        const input = count(reported.input_tokens);
+        return [{ type: 'usage', usage: usage({ inputTokens: input, outputTokens: count(reported.output_tokens), cachedInputTokens: count(reported.cached_input_tokens), reasoningTokens: count(reported.reasoning_output_tokens) }) }];
+      }
+      case 'turn.failed':
+        this.failure = text(record(event.error)?.message) ?? '';
+        return [];
+      case 'error': {
+        const message = text(event.message) ?? '';
+        if (!message.startsWith('Reconnecting')) this.failure ??= message;
+        return [{ type: 'progress' }];
+      }
+      default:
+        return [{ type: 'progress' }];
+    }
+  }
+
+  exit(code: number | null, _signal: NodeJS.Signals | null, stderrTail: string): ProviderPart[] {
+    if (this.failure !== undefined) throw cliFailure(PRODUCT, classifyCodexFailure(this.failure));
+    if (code !== 0) throw cliFailure(PRODUCT, classifyCodexFailure(lastLine(stderrTail).replace(/^Error: /, '')));
+    if (!this.completed) throw new DriverError('INCOMPLETE_STREAM', `${PRODUCT} ended without completing the turn.`);
+    return [{ type: 'finish', finishReason: 'stop' }];
+  }
+
+  private item(item: Record<string, unknown> | undefined): ProviderPart[] {
+    const type = text(item?.type);
+    if (type !== undefined && FORBIDDEN_ITEMS.has(type)) throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted a ${type} action, which this provider does not allow.`);
+    if (type !== 'agent_message') return [{ type: 'progress' }];
+    const id = text(item?.id) ?? '';
+    const snapshot = text(item?.text) ?? '';
+    const previous = this.sent.get(id) ?? '';
+    if (!snapshot.startsWith(previous)) throw new DriverError('INVALID_CLI_OUTPUT', `${PRODUCT} rewrote an agent message it had already reported.`);
+    this.sent.set(id, snapshot);
+    return snapshot.length > previous.length ? [{ type: 'text-delta', text: snapshot.slice(previous.length) }] : [{ type: 'progress' }];
+  }
+}
+
+const lastLine = (stderr: string) => stderr.trim().split('\n').at(-1)?.trim() ?? '';
+
+export const codexDialect: CliDialect = {
+  kind: 'codex',
+  vendor: 'codex',
+  product: PRODUCT,
+  defaultName: 'Codex CLI',
+  defaultBinary: 'codex',
+  accountVariable: 'CODEX_HOME',
+  minimumVersion: '0.171.0',
+  textStreaming: false,
+  parseVersion: (output) => (/^codex-cli \d/m.test(output) ? firstSemver(output) : undefined),
+  plan: ({ model, prompt }) => ({
+    args: ['exec', '--json', '--skip-git-repo-check', '--ephemeral', '--sandbox', 'read-only', '--model', model, ...SAFETY_OVERRIDES.flatMap((override) => ['--config', override]), '-'],
+    stdin: prompt,
+    env: { NO_COLOR: '1' },
+  }),
+  parser: () => new CodexExecParser(),
+};
+
+export const codex = (options: CliProviderOptions = {}) => new CliProviderAdapter(codexDialect, options);
+
+export const CodexProviderConfig = cliConfigSchema('codex');
+export const codexKind = defineProviderKind({ kind: 'codex', configSchema: CodexProviderConfig, create: (entry, env) => codex(optionsFromConfig(entry, env)) });

@@ -1,0 +1,65 @@
+/** The config entry every CLI kind accepts, and how it resolves into adapter options. */
+import { isAbsolute, resolve } from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import { ModelId, ProviderId } from '../../protocol/schemas.js';
+import { SecretRef } from '../../host/secrets.js';
+import type { ProviderEnvironment } from '../registry.js';
+
+export const EnvironmentName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' });
+
+export function cliConfigSchema<K extends string>(kind: K) {
+  return Type.Object(
+    {
+      kind: Type.Literal(kind),
+      id: ProviderId,
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+      models: Type.Array(ModelId, { maxItems: 1000, uniqueItems: true }),
+      /** Binary name (looked up on PATH) or path; relative paths resolve against the config file. */
+      binary: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+      /** The CLI's own account/config directory for this instance (e.g. a separate sign-in). */
+      accountDirectory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+      /** Variables set explicitly for this CLI (e.g. a gateway URL); the host's own are never forwarded. */
+      environment: Type.Optional(Type.Record(EnvironmentName, Type.Union([Type.String({ maxLength: 65_536 }), SecretRef]))),
+    },
+    { additionalProperties: false, $id: `${kind}ProviderConfig` },
+  );
+}
+
+export type CliConfigEntry = Static<ReturnType<typeof cliConfigSchema>>;
+
+/** Options of a CLI adapter, as the factory functions take them. */
+export interface CliProviderOptions {
+  id?: string;
+  name?: string;
+  models?: string[];
+  binary?: string;
+  accountDirectory?: string;
+  /** Resolved before every run, so secrets are re-read. */
+  environment?: () => Promise<Record<string, string>>;
+  outputLimitBytes?: number;
+  killGraceMs?: number;
+  /** Host environment the allowlist is taken from (defaults to process.env). */
+  hostEnvironment?: NodeJS.ProcessEnv;
+}
+
+export function optionsFromConfig(entry: CliConfigEntry, env: ProviderEnvironment): CliProviderOptions {
+  const inConfigDir = (path: string) => (isAbsolute(path) ? path : resolve(env.configDir, path));
+  const binary = entry.binary === undefined ? undefined : entry.binary.includes('/') ? inConfigDir(entry.binary) : entry.binary;
+  const configured = entry.environment;
+  return {
+    id: entry.id,
+    ...(entry.name === undefined ? {} : { name: entry.name }),
+    models: entry.models,
+    ...(binary === undefined ? {} : { binary }),
+    ...(entry.accountDirectory === undefined ? {} : { accountDirectory: inConfigDir(entry.accountDirectory) }),
+    ...(configured === undefined
+      ? {}
+      : {
+          environment: async () => {
+            const resolved: Record<string, string> = {};
+            for (const [name, value] of Object.entries(configured)) resolved[name] = typeof value === 'string' ? value : await env.readSecret(value);
+            return resolved;
+          },
+        }),
+  };
+}
