@@ -1,0 +1,198 @@
+package agenticdriver
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+const (
+	maxJSONBytes     = 2_000_000
+	maxErrorBodySize = 64_000
+	maxTokenLength   = 4096
+)
+
+// Client talks to one AgenticDriver host. It is safe for concurrent use. It never
+// follows redirects and never retries; cancel a call through its context.
+type Client struct {
+	base  *url.URL
+	token string
+	http  *http.Client
+}
+
+// Option configures a Client.
+type Option func(*options)
+
+type options struct {
+	transport http.RoundTripper
+	tlsConfig *tls.Config
+}
+
+// WithTransport sends every request through rt (custom networking, proxies, mTLS).
+// The caller owns rt. It takes precedence over WithTLSConfig.
+func WithTransport(rt http.RoundTripper) Option { return func(o *options) { o.transport = rt } }
+
+// WithTLSConfig verifies the host with cfg, e.g. a private CA in cfg.RootCAs. Hostname
+// verification stays on. The setting applies to this client only.
+func WithTLSConfig(cfg *tls.Config) Option { return func(o *options) { o.tlsConfig = cfg } }
+
+// New returns a client for the host at baseURL, authenticating with the bearer token.
+// baseURL must be https, or http on a loopback host; a path prefix is kept.
+func New(baseURL, token string, opts ...Option) (*Client, error) {
+	base, err := parseBaseURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if token == "" || len(token) > maxTokenLength || strings.ContainsAny(token, " \t\r\n\x00") {
+		return nil, newError(CodeAuthRequired, "a bearer token of 1 to %d characters without whitespace is required", maxTokenLength)
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	transport := o.transport
+	if transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		if o.tlsConfig != nil {
+			t.TLSClientConfig = o.tlsConfig.Clone()
+		}
+		transport = t
+	}
+	client := &http.Client{
+		Transport: transport,
+		// Credentials must never move to another location.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Client{base: base, token: token, http: client}, nil
+}
+
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return nil, newError(CodeInsecureTransport, "the host URL must be an absolute http(s) URL")
+	}
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#") {
+		return nil, newError(CodeInsecureTransport, "the host URL must not carry credentials, a query or a fragment")
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	default:
+		return nil, newError(CodeInsecureTransport, "the host URL must use https (http is allowed on loopback only)")
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+		u.RawPath = ""
+	}
+	return u, nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// call sends one request and returns the response once its status and protocol version
+// were accepted. Non-2xx statuses become *DriverError. The caller closes the body.
+func (c *Client) call(ctx context.Context, endpoint string, query url.Values, body any, accept string) (*http.Response, error) {
+	target := c.base.ResolveReference(&url.URL{Path: endpoint, RawQuery: query.Encode()})
+	method := http.MethodGet
+	var reader io.Reader
+	if body != nil {
+		encoded, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		method, reader = http.MethodPost, bytes.NewReader(encoded)
+	}
+	httpReq, err := http.NewRequestWithContext(ctx, method, target.String(), reader)
+	if err != nil {
+		return nil, err
+	}
+	httpReq.Header.Set("Authorization", "Bearer "+c.token)
+	httpReq.Header.Set("AgenticDriver-Version", ProtocolVersion)
+	httpReq.Header.Set("AgenticDriver-Accept-Optional-Events", "true")
+	httpReq.Header.Set("Accept", accept)
+	if body != nil {
+		httpReq.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(httpReq)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, statusError(resp)
+	}
+	if v := resp.Header.Values("AgenticDriver-Version"); len(v) > 0 && (len(v) != 1 || v[0] != ProtocolVersion) {
+		resp.Body.Close()
+		return nil, newError(CodeUnsupportedProtocolVersion, "the host answered with protocol version %q", strings.Join(v, ", "))
+	}
+	return resp, nil
+}
+
+// statusError turns a non-2xx response into the host's error, or HTTP_ERROR when the
+// body is not a valid error envelope.
+func statusError(resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodySize))
+	if value, err := parseJSON(body); err == nil {
+		if object(false, req("error", errorInfoRule))(value, "body") == nil {
+			var envelope struct {
+				Error DriverError `json:"error"`
+			}
+			if decodeExact(body, &envelope) == nil {
+				return &envelope.Error
+			}
+		}
+	}
+	return &DriverError{
+		Code:      CodeHTTPError,
+		Message:   "the host answered HTTP " + resp.Status,
+		Retryable: resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500,
+	}
+}
+
+// getJSON calls a JSON endpoint, validates the body with check and decodes it into out.
+func (c *Client) getJSON(ctx context.Context, endpoint string, query url.Values, body any, check rule, out any) error {
+	resp, err := c.call(ctx, endpoint, query, body, "application/json")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBytes+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > maxJSONBytes {
+		return newError(CodeResponseTooLarge, "the response is larger than %d bytes", maxJSONBytes)
+	}
+	value, err := parseJSON(data)
+	if err != nil {
+		return newError(CodeInvalidResponse, "%v", err)
+	}
+	if err := check(value, "response"); err != nil {
+		return newError(CodeInvalidResponse, "%v", err)
+	}
+	if err := decodeExact(data, out); err != nil {
+		return newError(CodeInvalidResponse, "%v", err)
+	}
+	return nil
+}
+
+// contextError prefers the caller's cancellation over the transport error it caused.
+func contextError(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return errors.Join(ctxErr, err)
+	}
+	return err
+}

@@ -1,0 +1,3 @@
+module github.com/agenticdriver/agenticdriver/clients/go
+
+go 1.24
