@@ -31,5 +31,5 @@ stage('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
 stage('build', 'npm', ['run', 'build', '--silent']);
 stage('protocol', 'npx', ['tsx', 'scripts/generate-protocol.ts', '--check']);
 const tests = findTests(join(root, 'test')).sort();
-stage('unit', process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', ...tests]);
+stage('unit', process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', '--test-timeout=120000', ...tests]);
 if (existsSync(join(root, 'conformance', 'run.ts'))) stage('conformance', 'npx', ['tsx', 'conformance/run.ts']);

@@ -119,7 +119,7 @@ export function hostUrl(host: string, port: number, tls: boolean): string {
   return `${tls ? 'https' : 'http'}://${bracketed}:${port}`;
 }
 
-async function loadTls(config: HostConfig, env: NodeJS.ProcessEnv): Promise<{ cert: string; key: string }> {
+export async function loadTls(config: HostConfig, env: NodeJS.ProcessEnv): Promise<{ cert: string; key: string }> {
   const tls = config.listen.tls!;
   const certPath = isAbsolute(tls.certFile) ? tls.certFile : resolve(config.configDir, tls.certFile);
   let cert: string;

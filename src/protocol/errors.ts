@@ -52,6 +52,14 @@ export const ERROR_STATUS = {
   CONTEXT_UNAVAILABLE: 400,
   CONTEXT_REPLAY_UNAVAILABLE: 400,
   INVALID_CONFIG: 400,
+  // Operator-side configuration problems (reported by the CLI at start-up, not over HTTP).
+  CONFIG_NOT_FOUND: 400,
+  CONFIG_EXISTS: 400,
+  INVALID_TLS: 400,
+  INVALID_ARGUMENT: 400,
+  SECRET_PERMISSIONS: 400,
+  SECRET_TOO_LARGE: 400,
+  SECRET_UNAVAILABLE: 400,
   UNSUPPORTED_CONFIGURATION: 400,
   // Unsafe transport configuration (a config or client-side setup mistake).
   TLS_REQUIRED: 400,
@@ -155,6 +163,9 @@ export const ERROR_STATUS = {
 
   // The host (or one of its stores) cannot serve right now.
   HOST_STARTING: 503,
+  HOST_UNREACHABLE: 503,
+  LISTEN_FAILED: 503,
+  CONFIG_WRITE_FAILED: 503,
   HOST_SHUTTING_DOWN: 503,
   AUTH_UNAVAILABLE: 503,
   INVALID_AUTH_POLICY: 503,

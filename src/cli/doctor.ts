@@ -1,0 +1,46 @@
+/**
+ * `agenticdriver doctor`: validates the config, resolves every secret and the TLS
+ * identity, then probes each provider (never a generation call). Prints no secrets.
+ */
+import { TokenAuthenticator } from '../host/auth.js';
+import { readHostConfig, resolveConfigPath } from '../host/config.js';
+import { loadTls } from '../host/index.js';
+import { createProviders } from '../host/providers.js';
+import { systemClock } from '../runtime/clock.js';
+import { ProviderDiscovery } from '../runtime/discovery.js';
+import type { ProviderHealth } from '../protocol/schemas.js';
+
+export interface DoctorReport {
+  ok: boolean;
+  configPath: string;
+  configuration: 'valid';
+  listener: { host: string; port: number; tls: boolean };
+  tokens: number;
+  providers: { id: string; kind: string; models: string[]; health: ProviderHealth }[];
+}
+
+export async function doctor(explicitPath?: string): Promise<DoctorReport> {
+  const configPath = resolveConfigPath(explicitPath);
+  const config = await readHostConfig(configPath);
+  await TokenAuthenticator.load(config.tokens, config.configDir);
+  if (config.listen.tls) await loadTls(config, process.env);
+  const adapters = createProviders(config, process.env);
+  const discovery = new ProviderDiscovery(systemClock);
+  const providers = await Promise.all(
+    adapters.map(async (adapter, index) => ({
+      id: adapter.info.id,
+      kind: config.providers[index]!.kind,
+      models: adapter.info.models,
+      health: (await discovery.inspect(adapter, true)).health,
+    })),
+  );
+  await Promise.allSettled(adapters.map((adapter) => adapter.close?.()));
+  return {
+    ok: providers.every((provider) => provider.health.status === 'ready' || provider.health.status === 'unknown'),
+    configPath,
+    configuration: 'valid',
+    listener: { host: config.listen.host, port: config.listen.port, tls: config.listen.tls !== undefined },
+    tokens: config.tokens.length,
+    providers,
+  };
+}

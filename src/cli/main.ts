@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+/**
+ * The operator CLI: `agenticdriver init | serve | status | doctor | run`.
+ * Success output goes to stdout; a failure is one JSON error line on stderr and exit 1.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { DriverError, toDriverError } from '../protocol/errors.js';
+import { doctor } from './doctor.js';
+import { initConfig } from './init.js';
+import { runCommand, statusCommand } from './remote.js';
+import { serve } from './serve.js';
+
+const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+function printJson(value: unknown, compact: boolean): void {
+  process.stdout.write(`${compact ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
+}
+
+export function fail(error: unknown): never {
+  const failure = error instanceof DriverError ? error : toDriverError(error);
+  process.stderr.write(`${JSON.stringify({ error: failure.toJSON() })}\n`);
+  process.exit(1);
+}
+
+const port = (value: string) => {
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) throw new DriverError('INVALID_ARGUMENT', `--port must be 0-65535, not ${JSON.stringify(value)}.`);
+  return Number(value);
+};
+const positiveInteger = (name: string) => (value: string) => {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new DriverError('INVALID_ARGUMENT', `${name} must be a whole number.`);
+  return Number(value);
+};
+
+const program = new Command('agenticdriver')
+  .description('Run LLM agents through one contract (AgenticDriver wire protocol 1.0).')
+  .version(packageVersion)
+  .showHelpAfterError(false)
+  .exitOverride()
+  .configureOutput({ writeErr: () => undefined });
+const configOption = () => new Option('--config <path>', 'config file (overrides AGENTICDRIVER_CONFIG)');
+
+program
+  .command('init')
+  .description('Create a config for the embedded defaults and a private token file; never overwrites.')
+  .addOption(configOption())
+  .option('--json', 'one-line JSON output')
+  .action(async (options: { config?: string; json?: boolean }) => {
+    const { resolveConfigPath } = await import('../host/config.js');
+    const result = await initConfig(resolveConfigPath(options.config));
+    printJson({ ...result, next: 'agenticdriver serve' }, options.json ?? false);
+  });
+
+program
+  .command('serve')
+  .description('Start the host.')
+  .addOption(configOption())
+  .option('--host <host>', 'listen address (overrides the config)')
+  .option('--port <port>', 'listen port (overrides the config; 0 picks one)', port)
+  .option('--init', 'create a default config first when none exists')
+  .option('--json', 'print one JSON line when listening')
+  .action(serve);
+
+program
+  .command('status')
+  .description("Ask a running host for its protocol and this token's providers.")
+  .addOption(configOption())
+  .option('--url <url>', 'host URL (default: from the config)')
+  .option('--token-id <id>', 'token entry to use (default: the first)')
+  .option('--refresh', 'force fresh provider discovery')
+  .option('--json', 'one-line JSON output')
+  .action(statusCommand);
+
+program
+  .command('doctor')
+  .description('Check the config, secrets, TLS identity and each provider; exit 1 unless all are usable.')
+  .addOption(configOption())
+  .option('--json', 'one-line JSON output')
+  .action(async (options: { config?: string; json?: boolean }) => {
+    const report = await doctor(options.config);
+    printJson(report, options.json ?? false);
+    if (!report.ok) process.exitCode = 1;
+  });
+
+program
+  .command('run')
+  .description('Stream one run through a running host: text by default, JSONL events with --json.')
+  .addOption(configOption())
+  .requiredOption('--provider <id>', 'provider instance')
+  .requiredOption('--model <id>', 'model')
+  .option('--input <text>', 'the prompt (default: stdin)')
+  .option('--url <url>', 'host URL (default: from the config)')
+  .option('--token-id <id>', 'token entry to use (default: the first)')
+  .option('--idle-timeout-ms <ms>', 'cancel after this much inactivity', positiveInteger('--idle-timeout-ms'))
+  .option('--json', 'print every event as one JSON line')
+  .action(runCommand);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    if (error.exitCode === 0) process.exit(0);
+    fail(new DriverError('INVALID_ARGUMENT', error.message.replace(/^error: /, '')));
+  }
+  fail(error);
+}

@@ -1,0 +1,92 @@
+/** `status` and `run`: the CLI as a client of a running host, using the TypeScript client. */
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { AgenticClient } from '../client/index.js';
+import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
+import { hostUrl } from '../host/index.js';
+import { readSecret } from '../host/secrets.js';
+import { DriverError } from '../protocol/errors.js';
+import type { RunRequest } from '../protocol/schemas.js';
+
+interface ClientOptions {
+  config?: string;
+  url?: string;
+  tokenId?: string;
+}
+
+const MAX_STDIN_BYTES = 400_000;
+
+async function connect(options: ClientOptions): Promise<AgenticClient> {
+  const config = await readHostConfig(resolveConfigPath(options.config));
+  const entry = options.tokenId ? config.tokens.find((token) => token.id === options.tokenId) : config.tokens[0];
+  if (!entry) throw new DriverError('INVALID_ARGUMENT', `No token entry named ${options.tokenId}.`);
+  const token = await readSecret(entry.tokenRef, config.configDir);
+  const url = options.url ?? hostUrl(config.listen.host, config.listen.port, config.listen.tls !== undefined);
+  const ca = await trustedCertificate(config);
+  return new AgenticClient({ url, token, ...(ca ? { ca } : {}) });
+}
+
+/** A host with its own TLS identity is trusted by that certificate (self-signed or a private CA chain). */
+async function trustedCertificate(config: HostConfig): Promise<string | undefined> {
+  const certFile = config.listen.tls?.certFile;
+  if (!certFile) return undefined;
+  return readFile(isAbsolute(certFile) ? certFile : resolve(config.configDir, certFile), 'utf8');
+}
+
+function unreachable(error: unknown): never {
+  if (error instanceof DriverError) throw error;
+  throw new DriverError('HOST_UNREACHABLE', 'The host could not be reached.', { retryable: true });
+}
+
+export async function statusCommand(options: ClientOptions & { refresh?: boolean; json?: boolean }): Promise<void> {
+  const client = await connect(options);
+  const [protocol, providers] = await Promise.all([client.protocol(), client.providers({ refresh: options.refresh ?? false })]).catch(unreachable);
+  const report = { protocol, providers };
+  process.stdout.write(`${options.json ? JSON.stringify(report) : JSON.stringify(report, null, 2)}\n`);
+}
+
+export async function runCommand(
+  options: ClientOptions & { provider: string; model: string; input?: string; idleTimeoutMs?: number; json?: boolean },
+): Promise<void> {
+  const input = options.input ?? (await readStdin());
+  const request: RunRequest = { provider: options.provider, model: options.model, input };
+  if (options.idleTimeoutMs !== undefined) request.idleTimeoutMs = options.idleTimeoutMs;
+  const client = await connect(options);
+  const controller = new AbortController();
+  const interrupt = () => controller.abort();
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  let streamed = false;
+  try {
+    for await (const event of client.stream(request, { signal: controller.signal })) {
+      if (options.json) process.stdout.write(`${JSON.stringify(event)}\n`);
+      else if (event.type === 'text.delta') {
+        process.stdout.write(event.text);
+        streamed = true;
+      } else if (event.type === 'run.completed' && !streamed) process.stdout.write(event.result.text);
+      if (event.type === 'run.failed' || event.type === 'run.cancelled') throw DriverError.from(event.error);
+    }
+    if (!options.json) process.stdout.write('\n');
+  } catch (error) {
+    if (controller.signal.aborted) throw new DriverError('CANCELLED', 'The run was interrupted.', { outcome: 'uncertain' });
+    unreachable(error);
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_STDIN_BYTES) throw new DriverError('INVALID_ARGUMENT', `The input on stdin exceeds ${MAX_STDIN_BYTES} bytes.`);
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new DriverError('INVALID_ARGUMENT', 'The input on stdin is not valid UTF-8.');
+  }
+}

@@ -1,0 +1,59 @@
+/** `agenticdriver serve`: load (or first create) the config, start the host, stop on signals. */
+import { access } from 'node:fs/promises';
+import { assertListenerSecure, readHostConfig, resolveConfigPath } from '../host/config.js';
+import { startHost } from '../host/index.js';
+import { initConfig } from './init.js';
+
+export interface ServeOptions {
+  config?: string;
+  host?: string;
+  port?: number;
+  init?: boolean;
+  json?: boolean;
+}
+
+export async function serve(options: ServeOptions): Promise<void> {
+  const configPath = resolveConfigPath(options.config);
+  let created = false;
+  if (options.init && !(await exists(configPath))) {
+    await initConfig(configPath);
+    created = true;
+  }
+  const config = await readHostConfig(configPath);
+  if (options.host !== undefined) config.listen = { ...config.listen, host: options.host };
+  if (options.port !== undefined) config.listen = { ...config.listen, port: options.port };
+  assertListenerSecure(config.listen);
+
+  const host = await startHost({ config });
+  const tokenFiles = config.tokens.flatMap((token) => ('file' in token.tokenRef ? [token.tokenRef.file] : []));
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify({ event: 'listening', url: host.url, configPath, pid: process.pid })}\n`);
+  } else {
+    process.stdout.write(
+      [
+        `agenticdriver is listening on ${host.url}`,
+        `config: ${configPath}${created ? ' (created)' : ''}`,
+        ...tokenFiles.map((file) => `bearer token file: ${file} (relative to the config)`),
+        `try: curl -H "Authorization: Bearer $(cat ${tokenFiles[0] ? `${config.configDir}/${tokenFiles[0]}` : 'TOKEN_FILE'})" ${host.url}/v1/providers`,
+        '',
+      ].join('\n'),
+    );
+  }
+  const stop = () => {
+    host.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

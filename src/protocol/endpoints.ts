@@ -1,0 +1,46 @@
+/**
+ * The HTTP surface of wire protocol 1.0. The OpenAPI document is generated from this
+ * list; extension issues add their endpoints here next to their schemas.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { Health, ProtocolInfo, ProviderList, RunEvent, RunRequest, RunResult } from './schemas.js';
+
+export interface Endpoint {
+  method: 'GET' | 'POST';
+  path: string;
+  operationId: string;
+  summary: string;
+  /** Feature string in `/v1/protocol` that advertises the endpoint, if any. */
+  feature?: string;
+  /** Unauthenticated endpoints (only `/health`). */
+  public?: boolean;
+  query?: { name: string; description: string; schema: Record<string, unknown> }[];
+  request?: TSchema;
+  response: TSchema;
+  /** Also answers `text/event-stream` of this event schema when the client accepts it. */
+  events?: TSchema;
+}
+
+export const ENDPOINTS: Endpoint[] = [
+  { method: 'GET', path: '/health', operationId: 'health', summary: 'Liveness; no authentication.', public: true, response: Health },
+  { method: 'GET', path: '/v1/protocol', operationId: 'getProtocol', summary: 'Selected version, supported versions and host features.', response: ProtocolInfo },
+  {
+    method: 'GET',
+    path: '/v1/providers',
+    operationId: 'listProviders',
+    summary: 'Provider instances this token may use, with capabilities and advisory discovery data.',
+    feature: 'provider-discovery',
+    query: [{ name: 'refresh', description: 'Exactly `true` forces a new discovery probe (rate-limited). No other query is accepted.', schema: { const: 'true' } }],
+    response: ProviderList,
+  },
+  {
+    method: 'POST',
+    path: '/v1/runs',
+    operationId: 'run',
+    summary: 'Execute one agent run: a JSON result, or server-sent events when Accept includes text/event-stream.',
+    feature: 'json-results',
+    request: RunRequest,
+    response: RunResult,
+    events: RunEvent,
+  },
+];
