@@ -1,0 +1,19 @@
+"""Python client for AgenticDriver wire protocol 1.0.
+
+``AgenticClient`` is synchronous and uses only the standard library;
+``AsyncAgenticClient`` runs on asyncio and needs the ``agenticdriver[async]`` extra.
+"""
+from ._async import AsyncAgenticClient, AsyncRunStream
+from ._endpoint import PROTOCOL_VERSION
+from ._sync import AgenticClient, RunStream
+from .errors import DriverError
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "AgenticClient",
+    "AsyncAgenticClient",
+    "AsyncRunStream",
+    "DriverError",
+    "RunStream",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,228 @@
+"""The asyncio client on httpx (the optional ``agenticdriver[async]`` extra).
+
+Every request is a streamed httpx response, so cancelling the awaiting task or closing
+a stream closes the response, which cancels the run on the host. Redirects are never
+followed, nothing is retried and no environment proxy settings are read.
+"""
+from __future__ import annotations
+
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, AsyncIterator, List, Mapping, Optional, Type, cast
+
+from ._endpoint import (
+    DEFAULT_DISCOVERY_TIMEOUT,
+    Endpoint,
+    check_stream_only,
+    check_timeout,
+    encode_body,
+    tls_context,
+)
+from ._json import MAX_JSON_BYTES
+from ._responses import (
+    MAX_ERROR_BODY_BYTES,
+    RunStreamParser,
+    check_version,
+    decode_protocol,
+    decode_providers,
+    decode_run_result,
+    error_for_status,
+    is_success,
+    require_event_stream,
+)
+from .errors import DriverError
+from .types import Provider, ProtocolInfo, RunEvent, RunRequest, RunResult
+
+if TYPE_CHECKING:
+    import httpx
+
+
+def _import_httpx() -> Any:
+    try:
+        import httpx
+    except ImportError:
+        raise ImportError("AsyncAgenticClient needs httpx: pip install 'agenticdriver[async]'") from None
+    return httpx
+
+
+class AsyncAgenticClient:
+    """asyncio client for an AgenticDriver host; the same surface as ``AgenticClient``.
+
+    ``transport`` (an ``httpx.AsyncBaseTransport``) is caller-owned and meant for
+    custom networking; ``ca_file`` trusts a private CA for this client only.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        ca_file: Optional[str] = None,
+        io_timeout: Optional[float] = None,
+        discovery_timeout: Optional[float] = DEFAULT_DISCOVERY_TIMEOUT,
+        transport: Optional["httpx.AsyncBaseTransport"] = None,
+    ) -> None:
+        httpx_module = _import_httpx()
+        self._endpoint = Endpoint.parse(url, token)
+        self._io_timeout = check_timeout("io_timeout", io_timeout)
+        self._discovery_timeout = check_timeout("discovery_timeout", discovery_timeout)
+        self._httpx = httpx_module
+        self._http: "httpx.AsyncClient" = httpx_module.AsyncClient(
+            verify=tls_context(ca_file),
+            follow_redirects=False,
+            trust_env=False,
+            timeout=None,
+            transport=transport,
+        )
+        self._streams: "set[AsyncRunStream]" = set()
+        self._closed = False
+
+    async def __aenter__(self) -> "AsyncAgenticClient":
+        return self
+
+    async def __aexit__(self, kind: Optional[Type[BaseException]], error: Optional[BaseException], trace: Optional[TracebackType]) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close every open stream and the connection pool; later calls raise ``CLIENT_CLOSED``."""
+        self._closed = True
+        for stream in list(self._streams):
+            await stream.aclose()
+        await self._http.aclose()
+
+    async def protocol(self) -> ProtocolInfo:
+        body = await self._fetch_json("GET", "v1/protocol", None, self._discovery_timeout)
+        return cast(ProtocolInfo, decode_protocol(body))
+
+    async def providers(self, refresh: bool = False) -> List[Provider]:
+        endpoint = "v1/providers?refresh=true" if refresh else "v1/providers"
+        body = await self._fetch_json("GET", endpoint, None, self._discovery_timeout)
+        return cast(List[Provider], decode_providers(body))
+
+    async def run(self, request: RunRequest) -> RunResult:
+        """Run to completion and return the validated result, or raise ``DriverError``."""
+        check_stream_only(request)
+        body = await self._fetch_json("POST", "v1/runs", encode_body(request), self._io_timeout)
+        return cast(RunResult, decode_run_result(body, request))
+
+    def stream(self, request: RunRequest) -> "AsyncRunStream":
+        """A stream of validated events; use it in ``async with`` or ``aclose()`` it."""
+        self._check_open()
+        stream = AsyncRunStream(self, request, encode_body(request))
+        self._streams.add(stream)
+        return stream
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DriverError("CLIENT_CLOSED", "The client is closed.")
+
+    async def _exchange(
+        self, method: str, endpoint: str, body: Optional[bytes], accept: str, timeout: Optional[float]
+    ) -> "httpx.Response":
+        """Send one request and return the open response after the status/version checks."""
+        self._check_open()
+        request = self._http.build_request(
+            method,
+            self._endpoint.url(endpoint),
+            content=body,
+            headers=self._endpoint.headers(accept, body is not None),
+            timeout=self._httpx.Timeout(timeout),
+        )
+        response: "httpx.Response" = await self._http.send(request, stream=True)
+        try:
+            check_version(response.headers.get_list("AgenticDriver-Version"))
+            if not is_success(response.status_code):
+                raise error_for_status(response.status_code, await _read_body(response, MAX_ERROR_BODY_BYTES))
+            return response
+        except BaseException:
+            await response.aclose()
+            raise
+
+    async def _fetch_json(self, method: str, endpoint: str, body: Optional[bytes], timeout: Optional[float]) -> bytes:
+        response = await self._exchange(method, endpoint, body, "application/json", timeout)
+        try:
+            return await _read_body(response, MAX_JSON_BYTES + 1)
+        finally:
+            await response.aclose()
+
+
+class AsyncRunStream:
+    """Async iterator of validated run events that owns one HTTP response.
+
+    The request is sent on ``async with`` entry or the first iteration. The stream
+    closes on its first terminal event, on any error (task cancellation included), on
+    ``aclose()`` and on leaving ``async with``.
+    """
+
+    def __init__(self, client: AsyncAgenticClient, request: Mapping[str, Any], body: bytes) -> None:
+        self._client = client
+        self._body = body
+        self._response: Optional["httpx.Response"] = None
+        self._chunks: Optional[AsyncIterator[bytes]] = None
+        self._parser = RunStreamParser(request)
+        self._state = "new"
+
+    async def __aenter__(self) -> "AsyncRunStream":
+        await self._open()
+        return self
+
+    async def __aexit__(self, kind: Optional[Type[BaseException]], error: Optional[BaseException], trace: Optional[TracebackType]) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> AsyncIterator[RunEvent]:
+        return self._events()
+
+    async def aclose(self) -> None:
+        """Close the response (the host cancels a run that is still going)."""
+        self._state = "closed"
+        self._client._streams.discard(self)
+        response, self._response = self._response, None
+        if response is not None:
+            await response.aclose()
+
+    async def _open(self) -> None:
+        if self._state == "closed":
+            raise DriverError("STREAM_CLOSED", "The stream is closed.")
+        if self._response is None:
+            response = await self._client._exchange("POST", "v1/runs", self._body, "text/event-stream", self._client._io_timeout)
+            self._response = response
+            self._chunks = response.aiter_raw()
+            self._state = "open"
+            require_event_stream(response.headers.get("Content-Type"))
+
+    async def _events(self) -> AsyncIterator[RunEvent]:
+        if self._state == "iterating":
+            raise DriverError("STREAM_BUSY", "The stream is already being iterated.")
+        try:
+            await self._open()
+            self._state = "iterating"
+            while self._response is not None and self._chunks is not None:
+                chunk = await self._next_chunk(self._chunks)
+                if not chunk:
+                    self._parser.end()
+                events = self._parser.feed(chunk)
+                if self._parser.finished:
+                    await self.aclose()  # before delivering the terminal: the first terminal wins
+                for event in events:
+                    yield cast(RunEvent, event)
+        finally:
+            await self.aclose()
+
+    async def _next_chunk(self, chunks: AsyncIterator[bytes]) -> bytes:
+        httpx = self._client._httpx
+        try:
+            return await chunks.__anext__()
+        except StopAsyncIteration:
+            return b""
+        except httpx.RemoteProtocolError:
+            raise DriverError("INCOMPLETE_STREAM", "The event stream was cut off before a terminal event.") from None
+
+
+async def _read_body(response: "httpx.Response", limit: int) -> bytes:
+    chunks: List[bytes] = []
+    size = 0
+    async for chunk in response.aiter_raw():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    return b"".join(chunks)[:limit]

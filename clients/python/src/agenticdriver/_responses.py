@@ -1,0 +1,93 @@
+"""Interpreting host responses, independent of the HTTP library that fetched them."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar
+
+from ._json import MAX_JSON_BYTES, parse_json_body
+from ._rules import check_protocol_info, check_provider_list, check_run_result, error_from_envelope
+from ._run_events import RunEventChecker
+from ._schema import Invalid
+from ._sse import SseDecoder
+from ._endpoint import PROTOCOL_VERSION
+from .errors import DriverError
+
+MAX_ERROR_BODY_BYTES = 64_000
+READ_SIZE = 65_536
+T = TypeVar("T")
+
+
+def check_version(values: Sequence[str]) -> None:
+    """An absent header is a legacy 1.0 host; a present one must say exactly 1.0, once."""
+    if values and (len(values) != 1 or values[0].strip() != PROTOCOL_VERSION):
+        raise DriverError(
+            "UNSUPPORTED_PROTOCOL_VERSION",
+            f"The host answered with protocol version {', '.join(values)!r}; this client speaks {PROTOCOL_VERSION}.",
+        )
+
+
+def is_success(status: int) -> bool:
+    return 200 <= status < 300
+
+
+def error_for_status(status: int, body: bytes) -> DriverError:
+    """The host's typed error when the body is an error envelope, else ``HTTP_ERROR``."""
+    try:
+        info = error_from_envelope(parse_json_body(body[:MAX_ERROR_BODY_BYTES]))
+    except DriverError:
+        info = None
+    if info is not None:
+        return DriverError(info["code"], info["message"], info["retryable"], info.get("outcome"))
+    return DriverError("HTTP_ERROR", f"The host answered HTTP {status}.", status == 429 or status >= 500)
+
+
+def require_event_stream(content_type: Optional[str]) -> None:
+    if content_type is None or "text/event-stream" not in content_type.lower():
+        raise DriverError("INVALID_RESPONSE", "The host did not answer with an event stream.")
+
+
+def _decoded(body: bytes, check: Callable[[object], T]) -> T:
+    value = parse_json_body(body)
+    try:
+        return check(value)
+    except Invalid as problem:
+        raise DriverError("INVALID_RESPONSE", f"Invalid response: {problem}.") from None
+
+
+def decode_protocol(body: bytes) -> Dict[str, Any]:
+    return _decoded(body, check_protocol_info)
+
+
+def decode_providers(body: bytes) -> List[Dict[str, Any]]:
+    return _decoded(body, check_provider_list)
+
+
+def decode_run_result(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]:
+    return _decoded(body, lambda value: check_run_result(value, request, None))
+
+
+class RunStreamParser:
+    """Bytes of a /v1/runs event stream in, validated events out, up to the first terminal."""
+
+    def __init__(self, request: Mapping[str, Any]) -> None:
+        self._decoder = SseDecoder()
+        self._checker = RunEventChecker(request)
+
+    @property
+    def finished(self) -> bool:
+        return self._checker.finished
+
+    def feed(self, chunk: bytes) -> List[Dict[str, Any]]:
+        events: List[Dict[str, Any]] = []
+        for data in self._decoder.feed(chunk):
+            event = self._checker.accept(data)
+            if event is not None:
+                events.append(event)
+            if self._checker.finished:
+                break
+        return events
+
+    def end(self) -> None:
+        """The body ended; without a terminal event that is never success."""
+        if not self._checker.finished:
+            raise DriverError("INCOMPLETE_STREAM", "The event stream ended before a terminal event.")
+

@@ -1,0 +1,202 @@
+"""Cross-field wire rules and the checks of a result against the request that made it.
+
+Each function assumes its value already passed the matching shape check in ``_wire``
+and raises ``Invalid`` on the first broken rule.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+from urllib.parse import urlsplit
+
+from ._schema import Invalid, fail
+from ._wire import error_info, protocol_info, provider_list, run_result
+
+Json = Dict[str, Any]
+
+DEFAULT_RETRIEVAL_LIMIT = 8
+DEFAULT_MAX_CONTEXT_BYTES = 65_536
+
+
+def _check_range(location: Mapping[str, Any], start: str, end: str, path: str) -> None:
+    if end in location and (start not in location or location[end] < location[start]):
+        fail(path, f"has {end} without a {start} at or before it")
+
+
+def check_location(location: Optional[Mapping[str, Any]], path: str) -> None:
+    if location is None:
+        return
+    _check_range(location, "page", "pageEnd", path)
+    _check_range(location, "startLine", "endLine", path)
+
+
+def check_source(source: Mapping[str, Any], path: str) -> None:
+    check_location(source.get("location"), f"{path}/location")
+    uri = source.get("uri")
+    if uri is not None:
+        try:
+            parts = urlsplit(uri)
+            credentials = parts.username is not None or parts.password is not None
+            parts.port  # noqa: B018 - raises on an invalid port
+        except ValueError:
+            fail(f"{path}/uri", "is not a valid URI")
+        if credentials:
+            fail(f"{path}/uri", "must not carry credentials")
+
+
+def check_sources(sources: Sequence[Json]) -> None:
+    ids = [source["id"] for source in sources]
+    if len(set(ids)) != len(ids):
+        fail("result/sources", "lists a source twice")
+    for index, source in enumerate(sources):
+        check_source(source, f"result/sources/{index}")
+
+
+def check_artifacts(artifacts: Sequence[Json], sources: Sequence[Json]) -> None:
+    known = {source["id"] for source in sources}
+    for index, artifact in enumerate(artifacts):
+        path = f"result/artifacts/{index}"
+        if artifact["name"] in (".", ".."):
+            fail(f"{path}/name", "must name a file")
+        if any(source_id not in known for source_id in artifact["sourceIds"]):
+            fail(f"{path}/sourceIds", "names a source the result does not list")
+
+
+def check_ingestion(manifest: Mapping[str, Any], path: str) -> None:
+    if not 1 <= manifest["indexedTextBytes"] <= manifest["extractedTextBytes"]:
+        fail(path, "indexes more text than it extracted, or none")
+    fmt = manifest["format"]
+    pages = manifest.get("pages")
+    messages = manifest.get("messages")
+    if fmt == "pdf":
+        if pages is None or messages is not None:
+            fail(path, "must describe pages (and only pages) for a PDF")
+        _check_pdf_pages(manifest, pages, path)
+    elif pages is not None or "ocrExtractor" in manifest:
+        fail(path, "describes pages for a document that is not a PDF")
+    if fmt == "email":
+        if messages is None:
+            fail(path, "must describe messages for an email")
+        if messages["empty"] >= messages["total"] or manifest["chunks"] < messages["total"] - messages["empty"]:
+            fail(f"{path}/messages", "is inconsistent with the chunks")
+    elif messages is not None:
+        fail(path, "describes messages for a document that is not an email")
+
+
+def _check_pdf_pages(manifest: Mapping[str, Any], pages: Mapping[str, Any], path: str) -> None:
+    total, ocr, empty = pages["total"], pages["ocr"], pages["empty"]
+    for name, numbers in (("ocr", ocr), ("empty", empty)):
+        if len(set(numbers)) != len(numbers) or any(number > total for number in numbers):
+            fail(f"{path}/pages/{name}", "has duplicate or out-of-range pages")
+    if len(empty) >= total or manifest["chunks"] < total - len(empty):
+        fail(f"{path}/pages", "is inconsistent with the chunks")
+    if bool(ocr) != ("ocrExtractor" in manifest):
+        fail(path, "must name an OCR extractor exactly when pages were recognised")
+
+
+def check_retrieval(retrieval: Json, options: Mapping[str, Any], sources: Sequence[Json]) -> None:
+    path = "result/retrieval"
+    if retrieval["corpus"] != options["corpus"]:
+        fail(f"{path}/corpus", "differs from the requested corpus")
+    hits: List[Json] = retrieval["hits"]
+    if len(hits) > options.get("limit", DEFAULT_RETRIEVAL_LIMIT):
+        fail(f"{path}/hits", "exceeds the requested limit")
+    chunk_ids = [hit["chunkId"] for hit in hits]
+    if len(set(chunk_ids)) != len(chunk_ids):
+        fail(f"{path}/hits", "lists a chunk twice")
+    selected = options.get("sourceIds")
+    min_score = options.get("minScore", -1)
+    total_bytes = 0
+    for index, hit in enumerate(hits):
+        hit_path = f"{path}/hits/{index}"
+        check_source(hit["source"], f"{hit_path}/source")
+        if selected is not None and hit["source"]["id"] not in selected:
+            fail(f"{hit_path}/source/id", "was not among the requested sources")
+        if hit["score"] < min_score:
+            fail(f"{hit_path}/score", "is below the requested minimum")
+        if "ingestion" in hit:
+            check_ingestion(hit["ingestion"], f"{hit_path}/ingestion")
+        total_bytes += len(hit["text"].encode("utf-8", "surrogatepass"))
+    if total_bytes > options.get("maxContextBytes", DEFAULT_MAX_CONTEXT_BYTES):
+        fail(f"{path}/hits", "carry more text than the requested maximum")
+    _check_retrieval_sources(hits, sources)
+
+
+def _check_retrieval_sources(hits: Sequence[Json], sources: Sequence[Json]) -> None:
+    """Every hit is cited by exactly one retrieval manifest that describes it."""
+    retrieved = {source["id"]: source for source in sources if source["origin"] == "retrieval"}
+    if len(retrieved) != len(hits):
+        fail("result/sources", "must list exactly one retrieval manifest per hit")
+    for index, hit in enumerate(hits):
+        source = retrieved.get(hit["chunkId"])
+        if (
+            source is None
+            or source["revision"] != hit["source"]["revision"]
+            or source.get("location", {}).get("documentId") != hit["source"]["id"]
+            or source["bytes"] != len(hit["text"].encode("utf-8", "surrogatepass"))
+        ):
+            fail(f"result/retrieval/hits/{index}", "has no matching retrieval manifest in result/sources")
+
+
+def check_session(session: Json, binding: Mapping[str, Any], result: Json) -> None:
+    path = "result/session"
+    if session["id"] != str(binding["id"]).lower():
+        fail(f"{path}/id", "differs from the requested session")
+    if session["revision"] != binding["revision"] + 1:
+        fail(f"{path}/revision", "must be the requested revision plus one")
+    if session["provider"] != result["provider"] or session["model"] != result["model"]:
+        fail(path, "names another provider or model than the result")
+    if session["state"] != "ready":
+        fail(f"{path}/state", "must be ready after a completed run")
+
+
+def check_run_result(result: object, request: Mapping[str, Any], run_id: Optional[str]) -> Json:
+    """Shape and request checks of a final result; ``run_id`` is the stream's run."""
+    run_result(result, "result")
+    assert isinstance(result, dict)
+    if run_id is not None and result["runId"] != run_id:
+        fail("result/runId", "differs from the run")
+    if result["provider"] != request.get("provider") or result["model"] != request.get("model"):
+        fail("result", "names another provider or model than the request")
+    sources: List[Json] = result.get("sources", [])
+    check_sources(sources)
+    check_artifacts(result.get("artifacts", []), sources)
+    options = request.get("retrieval")
+    if (options is None) != ("retrieval" not in result):
+        fail("result/retrieval", "must be present exactly when the request asked for retrieval")
+    if options is not None:
+        check_retrieval(result["retrieval"], options, sources)
+    elif any(source["origin"] == "retrieval" for source in sources):
+        fail("result/sources", "cites retrieval the request did not ask for")
+    binding = request.get("session")
+    if (binding is None) != ("session" not in result):
+        fail("result/session", "must be present exactly when the request named a session")
+    if binding is not None:
+        check_session(result["session"], binding, result)
+    return result
+
+
+def check_protocol_info(value: object) -> Json:
+    protocol_info(value, "")
+    assert isinstance(value, dict)
+    if "1.0" not in value["supportedVersions"]:
+        fail("/supportedVersions", "must contain 1.0")
+    return value
+
+
+def check_provider_list(value: object) -> List[Json]:
+    provider_list(value, "")
+    assert isinstance(value, dict)
+    providers: List[Json] = value["providers"]
+    return providers
+
+
+def error_from_envelope(value: object) -> Optional[Json]:
+    """The ``error`` object of a valid error envelope, else None."""
+    if not isinstance(value, dict) or "error" not in value:
+        return None
+    try:
+        error_info(value["error"], "error")
+    except Invalid:
+        return None
+    info: Json = value["error"]
+    return info

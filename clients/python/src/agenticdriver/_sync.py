@@ -1,0 +1,221 @@
+"""The synchronous client on the standard library (``http.client`` + ``ssl``).
+
+One connection per call, never pooled: closing a stream closes its socket, which is
+what cancels the run on the host. Redirects are never followed and nothing is retried.
+"""
+from __future__ import annotations
+
+import http.client
+import socket
+import weakref
+from types import TracebackType
+from typing import Any, Iterator, List, Mapping, Optional, Tuple, Type, cast
+
+from ._endpoint import (
+    DEFAULT_DISCOVERY_TIMEOUT,
+    Endpoint,
+    check_stream_only,
+    check_timeout,
+    encode_body,
+    tls_context,
+)
+from ._json import MAX_JSON_BYTES
+from ._responses import (
+    MAX_ERROR_BODY_BYTES,
+    READ_SIZE,
+    RunStreamParser,
+    check_version,
+    decode_protocol,
+    decode_providers,
+    decode_run_result,
+    error_for_status,
+    is_success,
+    require_event_stream,
+)
+from .errors import DriverError
+from .types import Provider, ProtocolInfo, RunEvent, RunRequest, RunResult
+
+_Exchange = Tuple[http.client.HTTPConnection, http.client.HTTPResponse]
+
+
+class AgenticClient:
+    """Blocking client for an AgenticDriver host.
+
+    ``ca_file`` trusts a private CA for this client only. ``io_timeout`` (seconds, off by
+    default) bounds each socket wait of runs and streams; discovery calls are bounded by
+    ``discovery_timeout``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        ca_file: Optional[str] = None,
+        io_timeout: Optional[float] = None,
+        discovery_timeout: Optional[float] = DEFAULT_DISCOVERY_TIMEOUT,
+    ) -> None:
+        self._endpoint = Endpoint.parse(url, token)
+        self._io_timeout = check_timeout("io_timeout", io_timeout)
+        self._discovery_timeout = check_timeout("discovery_timeout", discovery_timeout)
+        self._tls = tls_context(ca_file) if self._endpoint.scheme == "https" else None
+        self._streams: "weakref.WeakSet[RunStream]" = weakref.WeakSet()
+        self._closed = False
+
+    def __enter__(self) -> "AgenticClient":
+        return self
+
+    def __exit__(self, kind: Optional[Type[BaseException]], error: Optional[BaseException], trace: Optional[TracebackType]) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every open stream; later calls raise ``CLIENT_CLOSED``."""
+        self._closed = True
+        for stream in list(self._streams):
+            stream.close()
+
+    def protocol(self) -> ProtocolInfo:
+        body = self._fetch_json("GET", "v1/protocol", None, self._discovery_timeout)
+        return cast(ProtocolInfo, decode_protocol(body))
+
+    def providers(self, refresh: bool = False) -> List[Provider]:
+        endpoint = "v1/providers?refresh=true" if refresh else "v1/providers"
+        body = self._fetch_json("GET", endpoint, None, self._discovery_timeout)
+        return cast(List[Provider], decode_providers(body))
+
+    def run(self, request: RunRequest) -> RunResult:
+        """Run to completion and return the validated result, or raise ``DriverError``."""
+        check_stream_only(request)
+        body = self._fetch_json("POST", "v1/runs", encode_body(request), self._io_timeout)
+        return cast(RunResult, decode_run_result(body, request))
+
+    def stream(self, request: RunRequest) -> "RunStream":
+        """A stream of validated events; use it in ``with`` or close it when done."""
+        self._check_open()
+        stream = RunStream(self, request, encode_body(request))
+        self._streams.add(stream)
+        return stream
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DriverError("CLIENT_CLOSED", "The client is closed.")
+
+    def _exchange(self, method: str, endpoint: str, body: Optional[bytes], accept: str, timeout: Optional[float]) -> _Exchange:
+        """Send one request and return the open response after the status/version checks."""
+        self._check_open()
+        target = self._endpoint
+        connection: http.client.HTTPConnection
+        if self._tls is not None:
+            connection = http.client.HTTPSConnection(target.host, target.port, timeout=timeout, context=self._tls)
+        else:
+            connection = http.client.HTTPConnection(target.host, target.port, timeout=timeout)
+        try:
+            connection.request(method, target.path(endpoint), body=body, headers=target.headers(accept, body is not None))
+            response = connection.getresponse()
+            check_version(response.headers.get_all("AgenticDriver-Version") or [])
+            if not is_success(response.status):
+                raise error_for_status(response.status, response.read(MAX_ERROR_BODY_BYTES))
+            return connection, response
+        except BaseException:
+            _close_connection(connection)
+            raise
+
+    def _fetch_json(self, method: str, endpoint: str, body: Optional[bytes], timeout: Optional[float]) -> bytes:
+        connection, response = self._exchange(method, endpoint, body, "application/json", timeout)
+        try:
+            return _read_body(response, MAX_JSON_BYTES + 1)
+        finally:
+            _close_connection(connection, response)
+
+
+class RunStream:
+    """Iterator of validated run events that owns one HTTP response.
+
+    The request is sent on ``with`` entry or the first iteration. The stream closes on
+    its first terminal event, on any error, on ``close()``, on leaving ``with`` and when
+    a ``for`` loop over it is left by ``break``. Failure and cancellation terminals are
+    delivered as events; ``run()`` is the call that raises them.
+    """
+
+    def __init__(self, client: AgenticClient, request: Mapping[str, Any], body: bytes) -> None:
+        self._client = client
+        self._request = request
+        self._body = body
+        self._exchange: Optional[_Exchange] = None
+        self._parser = RunStreamParser(request)
+        self._state = "new"
+
+    def __enter__(self) -> "RunStream":
+        self._open()
+        return self
+
+    def __exit__(self, kind: Optional[Type[BaseException]], error: Optional[BaseException], trace: Optional[TracebackType]) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[RunEvent]:
+        self._open()
+        if self._state == "iterating":
+            raise DriverError("STREAM_BUSY", "The stream is already being iterated.")
+        self._state = "iterating"
+        try:
+            yield from self._events()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the response (the host cancels a run that is still going)."""
+        self._state = "closed"
+        exchange, self._exchange = self._exchange, None
+        if exchange is not None:
+            _close_connection(exchange[0], exchange[1])
+
+    def _open(self) -> None:
+        if self._state == "closed":
+            raise DriverError("STREAM_CLOSED", "The stream is closed.")
+        if self._exchange is None:
+            self._exchange = self._client._exchange("POST", "v1/runs", self._body, "text/event-stream", self._client._io_timeout)
+            self._state = "open"
+            require_event_stream(self._exchange[1].getheader("Content-Type"))
+
+    def _events(self) -> Iterator[RunEvent]:
+        while self._exchange is not None:
+            chunk = _read_some(self._exchange[1])
+            if not chunk:
+                self._parser.end()
+            events = self._parser.feed(chunk)
+            if self._parser.finished:
+                self.close()  # before delivering the terminal: the first terminal wins
+            for event in events:
+                yield cast(RunEvent, event)
+
+
+def _read_some(response: http.client.HTTPResponse) -> bytes:
+    try:
+        return response.read1(READ_SIZE)
+    except http.client.IncompleteRead:
+        raise DriverError("INCOMPLETE_STREAM", "The event stream was cut off before a terminal event.") from None
+
+
+def _read_body(response: http.client.HTTPResponse, limit: int) -> bytes:
+    chunks: List[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = response.read1(min(READ_SIZE, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _close_connection(connection: http.client.HTTPConnection, response: Optional[http.client.HTTPResponse] = None) -> None:
+    sock = connection.sock
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    if response is not None:
+        response.close()
+    connection.close()
+

@@ -1,0 +1,388 @@
+"""Conformance driver for the Python client (see conformance/CONTRACT.md).
+
+Runs every shared vector, the versioning cases and the live-host scenarios once with
+``AgenticClient`` (mode ``sync``) and once with ``AsyncAgenticClient`` (mode ``async``),
+and prints one JSON summary line per mode.
+"""
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import os
+import ssl
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Dict, List, Optional
+from urllib.parse import urlsplit
+
+from agenticdriver import AgenticClient, AsyncAgenticClient, DriverError
+
+# A generous bound so that a misbehaving case fails instead of hanging the harness.
+CASE_IO_TIMEOUT = 20.0
+STREAM_FIELDS = ("approvals", "session", "applicationTools", "tools", "retrieval")
+HELLO = {"provider": "mock", "model": "demo", "input": "Hello"}
+EXPECTED_TEXT = "Hello \U0001f30d"
+
+
+@dataclass
+class Env:
+    transport: str
+    reference: str
+    url: str
+    token: str
+    restricted_token: str
+    ca_file: Optional[str]
+    untrusted_url: Optional[str]
+    mismatch_url: Optional[str]
+    fixtures: Dict[str, Any]
+    versioning: Dict[str, Any]
+    skip: Dict[str, Any]
+
+    @classmethod
+    def load(cls) -> "Env":
+        def read(name: str) -> Any:
+            with open(os.environ[name], encoding="utf-8") as handle:
+                return json.load(handle)
+
+        return cls(
+            transport=os.environ["AGENTICDRIVER_TEST_TRANSPORT"],
+            reference=os.environ["AGENTICDRIVER_TEST_REFERENCE_URL"],
+            url=os.environ["AGENTICDRIVER_TEST_URL"],
+            token=os.environ["AGENTICDRIVER_TEST_TOKEN"],
+            restricted_token=os.environ["AGENTICDRIVER_TEST_RESTRICTED_TOKEN"],
+            ca_file=os.environ.get("AGENTICDRIVER_TEST_CA_FILE") or None,
+            untrusted_url=os.environ.get("AGENTICDRIVER_TEST_UNTRUSTED_URL") or None,
+            mismatch_url=os.environ.get("AGENTICDRIVER_TEST_MISMATCH_URL") or None,
+            fixtures=read("AGENTICDRIVER_TEST_FIXTURES"),
+            versioning=read("AGENTICDRIVER_TEST_VERSIONING"),
+            skip=read("AGENTICDRIVER_TEST_SKIP"),
+        )
+
+
+@dataclass
+class Tally:
+    mode: str
+    passed: int = 0
+    skipped: int = 0
+    failures: List[Dict[str, str]] = field(default_factory=list)
+
+    def record(self, case_id: str, problem: Optional[str]) -> None:
+        if problem is None:
+            self.passed += 1
+        else:
+            self.failures.append({"id": case_id, "detail": problem})
+
+
+class Outcome(Exception):
+    """A scenario's own assertion failed."""
+
+
+def expect(condition: bool, detail: str) -> None:
+    if not condition:
+        raise Outcome(detail)
+
+
+class SyncMode:
+    """Client operations in the shape every scenario uses: ``await mode.call(...)``."""
+
+    name = "sync"
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def client(self, url: str, token: str) -> AgenticClient:
+        return AgenticClient(url, token, ca_file=self.env.ca_file, io_timeout=CASE_IO_TIMEOUT)
+
+    async def protocol(self, url: str, token: str) -> Any:
+        return self.client(url, token).protocol()
+
+    async def providers(self, url: str, token: str) -> Any:
+        return self.client(url, token).providers()
+
+    async def run(self, url: str, token: str, request: Dict[str, Any]) -> Any:
+        return self.client(url, token).run(request)  # type: ignore[arg-type]
+
+    async def stream(self, url: str, token: str, request: Dict[str, Any], stop: Callable[[Dict[str, Any]], bool]) -> List[Dict[str, Any]]:
+        events: List[Dict[str, Any]] = []
+        with self.client(url, token).stream(request) as stream:  # type: ignore[arg-type]
+            for event in stream:
+                events.append(dict(event))
+                if stop(events[-1]):
+                    break
+        return events
+
+
+class AsyncMode(SyncMode):
+    name = "async"
+
+    def aclient(self, url: str, token: str) -> AsyncAgenticClient:
+        return AsyncAgenticClient(url, token, ca_file=self.env.ca_file, io_timeout=CASE_IO_TIMEOUT)
+
+    async def protocol(self, url: str, token: str) -> Any:
+        async with self.aclient(url, token) as client:
+            return await client.protocol()
+
+    async def providers(self, url: str, token: str) -> Any:
+        async with self.aclient(url, token) as client:
+            return await client.providers()
+
+    async def run(self, url: str, token: str, request: Dict[str, Any]) -> Any:
+        async with self.aclient(url, token) as client:
+            return await client.run(request)  # type: ignore[arg-type]
+
+    async def stream(self, url: str, token: str, request: Dict[str, Any], stop: Callable[[Dict[str, Any]], bool]) -> List[Dict[str, Any]]:
+        events: List[Dict[str, Any]] = []
+        async with self.aclient(url, token) as client:
+            async with client.stream(request) as stream:  # type: ignore[arg-type]
+                async for event in stream:
+                    events.append(dict(event))
+                    if stop(events[-1]):
+                        break
+        return events
+
+
+def never(_: Dict[str, Any]) -> bool:
+    return False
+
+
+def raise_terminal_failure(events: List[Dict[str, Any]]) -> None:
+    """A stream's failure or cancellation terminal, as the error the case compares."""
+    if events and events[-1]["type"] in ("run.failed", "run.cancelled"):
+        error = events[-1]["error"]
+        raise DriverError(error["code"], error["message"], error["retryable"], error.get("outcome"))
+
+
+def judge(case: Dict[str, Any], error: Optional[BaseException]) -> Optional[str]:
+    """None when the outcome is what the case expects, else why not."""
+    expected = case.get("expectedError")
+    if case.get("expectTransportError"):
+        return None if error is not None else "expected a transport failure, the call succeeded"
+    if expected is not None:
+        if not isinstance(error, DriverError):
+            return f"expected {expected}, got {error!r}" if error else f"expected {expected}, the call succeeded"
+        if error.code != expected:
+            return f"expected {expected}, got {error.code}: {error.message}"
+        if "retryable" in case and error.retryable != case["retryable"]:
+            return f"expected retryable={case['retryable']}, got {error.retryable}"
+        return None
+    return None if error is None else f"unexpected failure {error!r}"
+
+
+async def run_vector(mode: SyncMode, case: Dict[str, Any]) -> Optional[str]:
+    base = f"{mode.env.reference}/fixtures/{case['id']}/"
+    operation = case.get("operation")
+    try:
+        if operation == "providers":
+            await mode.providers(base, mode.env.token)
+        elif operation == "protocol":
+            await mode.protocol(base, mode.env.token)
+        else:
+            request = dict(HELLO, **{key: case[key] for key in STREAM_FIELDS if key in case})
+            cancel = bool(case.get("cancel"))
+            events = await mode.stream(base, mode.env.token, request, lambda e: cancel and e["type"] == "text.delta")
+            if cancel:
+                expect(events[-1:] and events[-1]["type"] == "text.delta", "the cancel case delivered no text.delta")
+            else:
+                raise_terminal_failure(events)
+                expect(events[-1]["type"] == "run.completed", "the stream ended without run.completed")
+                expect(events[-1]["result"]["text"] == EXPECTED_TEXT, "result.text differs")
+    except Outcome as problem:
+        return str(problem)
+    except Exception as error:  # judged below: any failure may be the expected one
+        return judge(case, error)
+    return judge(case, None)
+
+
+async def run_versioning(mode: SyncMode, case: Dict[str, Any]) -> Optional[str]:
+    base = f"{mode.env.reference}/versioning/{case['id']}/"
+    try:
+        events = await mode.stream(base, mode.env.token, dict(HELLO), never)
+        raise_terminal_failure(events)
+        types = [event["type"] for event in events]
+        expect(types == case.get("expectedTypes", types), f"delivered {types}")
+    except Outcome as problem:
+        return str(problem)
+    except Exception as error:
+        return judge(case, error)
+    return judge(case, None)
+
+
+def skip_reason(env: Env, case: Dict[str, Any]) -> Optional[str]:
+    operations = env.skip.get("operations", {})
+    cases = env.skip.get("cases", {})
+    reason: Optional[str] = cases.get(case["id"]) or operations.get(case.get("operation", ""))
+    return reason
+
+
+# ---------------------------------------------------------------------------
+# Live host
+
+
+def metrics(env: Env, path: str) -> Dict[str, int]:
+    parts = urlsplit(f"{env.reference}{path}")
+    assert parts.hostname is not None
+    if parts.scheme == "https":
+        connection: http.client.HTTPConnection = http.client.HTTPSConnection(
+            parts.hostname, parts.port, timeout=10, context=ssl.create_default_context(cafile=env.ca_file)
+        )
+    else:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        connection.request("GET", parts.path, headers={"Authorization": f"Bearer {env.token}"})
+        response = connection.getresponse()
+        value: Dict[str, int] = json.loads(response.read())
+        return value
+    finally:
+        connection.close()
+
+
+async def expect_error(call: Awaitable[Any], code: str) -> None:
+    try:
+        await call
+    except DriverError as error:
+        expect(error.code == code, f"expected {code}, got {error.code}: {error.message}")
+        return
+    raise Outcome(f"expected {code}, the call succeeded")
+
+
+async def expect_failure(call: Awaitable[Any]) -> None:
+    try:
+        await call
+    except Exception:
+        return
+    raise Outcome("expected a failure, the call succeeded")
+
+
+def script(*actions: Dict[str, Any]) -> str:
+    return json.dumps({"mockScript": {"steps": [{"actions": list(actions)}]}})
+
+
+async def live_protocol(mode: SyncMode) -> None:
+    info = await mode.protocol(mode.env.url, mode.env.token)
+    expect(info["version"] == "1.0" and "1.0" in info["supportedVersions"], f"protocol {info}")
+    expect({"json-results", "event-stream"} <= set(info["features"]), f"features {info['features']}")
+
+
+async def live_providers(mode: SyncMode) -> None:
+    providers = await mode.providers(mode.env.url, mode.env.token)
+    mock = [p for p in providers if p["id"] == "mock"]
+    expect(len(mock) == 1 and mock[0]["capabilities"]["tools"] is True, f"providers {providers}")
+    restricted = await mode.providers(mode.env.url, mode.env.restricted_token)
+    expect(restricted == [], f"restricted token sees {restricted}")
+
+
+async def live_run(mode: SyncMode) -> None:
+    result = await mode.run(mode.env.url, mode.env.token, dict(HELLO))
+    expect(result["text"] == "Hello", f"text {result['text']!r}")
+
+
+async def live_stream(mode: SyncMode) -> None:
+    events = await mode.stream(mode.env.url, mode.env.token, dict(HELLO), never)
+    expect(events[0]["type"] == "run.started" and events[-1]["type"] == "run.completed", "first/last event")
+    expect([e["sequence"] for e in events] == list(range(1, len(events) + 1)), "sequence")
+
+
+async def live_unauthorized(mode: SyncMode) -> None:
+    await expect_error(mode.run(mode.env.url, "wrong-token-" + "x" * 32, dict(HELLO)), "UNAUTHORIZED")
+
+
+async def live_forbidden(mode: SyncMode) -> None:
+    await expect_error(mode.run(mode.env.url, mode.env.restricted_token, dict(HELLO)), "FORBIDDEN")
+    await expect_error(mode.run(mode.env.url, mode.env.token, dict(HELLO, tools=["nope"])), "FORBIDDEN")
+
+
+async def live_quiet(mode: SyncMode) -> None:
+    result = await mode.run(mode.env.url, mode.env.token, dict(HELLO, input=script({"stallMs": 80}, {"text": "quiet"})))
+    expect(result["text"] == "quiet", f"text {result['text']!r}")
+
+
+async def live_idle_timeout(mode: SyncMode) -> None:
+    request = dict(HELLO, input=script({"hang": True}), idleTimeoutMs=30)
+    await expect_error(mode.run(mode.env.url, mode.env.token, request), "IDLE_TIMEOUT")
+
+
+async def live_progress(mode: SyncMode) -> None:
+    request = dict(HELLO, input=script({"progress": 16, "everyMs": 20}, {"text": "done"}), idleTimeoutMs=150)
+    result = await mode.run(mode.env.url, mode.env.token, request)
+    expect(result["text"] == "done", f"text {result['text']!r}")
+
+
+async def live_cancel(mode: SyncMode) -> None:
+    before = metrics(mode.env, "/live-metrics")["cancelled"]
+    request = dict(HELLO, input=script({"hang": True}))
+    await mode.stream(mode.env.url, mode.env.token, request, lambda e: e["type"] == "run.started")
+    deadline = time.monotonic() + 5
+    while metrics(mode.env, "/live-metrics")["cancelled"] <= before:
+        expect(time.monotonic() < deadline, "the host did not see the run cancelled within 5 s")
+        await asyncio.sleep(0.05)
+
+
+async def live_tls_untrusted(mode: SyncMode) -> None:
+    assert mode.env.untrusted_url is not None
+    await expect_failure(mode.protocol(mode.env.untrusted_url, mode.env.token))
+
+
+async def live_tls_mismatch(mode: SyncMode) -> None:
+    assert mode.env.mismatch_url is not None
+    await expect_failure(mode.protocol(mode.env.mismatch_url, mode.env.token))
+
+
+LIVE: Dict[str, Callable[[SyncMode], Awaitable[None]]] = {
+    "protocol": live_protocol,
+    "providers": live_providers,
+    "run": live_run,
+    "stream": live_stream,
+    "unauthorized": live_unauthorized,
+    "forbidden": live_forbidden,
+    "quiet": live_quiet,
+    "idle-timeout": live_idle_timeout,
+    "progress": live_progress,
+    "cancel": live_cancel,
+}
+HTTPS_LIVE = {"tls-untrusted": live_tls_untrusted, "tls-mismatch": live_tls_mismatch}
+
+
+async def run_mode(mode: SyncMode) -> Tally:
+    env = mode.env
+    tally = Tally(mode.name)
+    for case in env.fixtures["cases"]:
+        if skip_reason(env, case) is not None:
+            tally.skipped += 1
+            continue
+        tally.record(case["id"], await run_vector(mode, case))
+    for case in env.versioning["cases"]:
+        tally.record(f"versioning:{case['id']}", await run_versioning(mode, case))
+    scenarios = dict(LIVE, **(HTTPS_LIVE if env.transport == "https" else {}))
+    for name, scenario in scenarios.items():
+        try:
+            await scenario(mode)
+            problem = None
+        except Outcome as failure:
+            problem = str(failure)
+        except Exception as error:
+            problem = f"unexpected failure {error!r}"
+        tally.record(f"live:{name}", problem)
+    return tally
+
+
+def main() -> int:
+    env = Env.load()
+    tallies = [asyncio.run(run_mode(SyncMode(env))), asyncio.run(run_mode(AsyncMode(env)))]
+    for tally in tallies:
+        summary = {
+            "language": "python",
+            "mode": tally.mode,
+            "transport": env.transport,
+            "passed": tally.passed,
+            "failed": len(tally.failures),
+            "skipped": tally.skipped,
+            "failures": tally.failures,
+        }
+        print(json.dumps({"conformance": summary}), flush=True)
+    return 1 if any(tally.failures for tally in tallies) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
