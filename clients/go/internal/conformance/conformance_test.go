@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -92,6 +93,7 @@ func TestConformance(t *testing.T) {
 		t.Skip("run by the conformance harness (npx tsx conformance/run.ts --language go)")
 	}
 	h := loadHarness(t)
+	logf = t.Logf
 	r := &report{Language: "go", Mode: "default", Transport: h.transport, Failures: []failure{}}
 	h.runVectors(t, r)
 	h.runVersioning(t, r)
@@ -131,7 +133,10 @@ func (h *harness) runCase(c vectorCase) error {
 	}
 	switch c.Operation {
 	case "":
-		err = streamCase(ctx, client, c)
+		before, metricsErr := h.peerCancelled(ctx)
+		if err = streamCase(ctx, client, c); err == nil && c.Cancel {
+			err = errors.Join(metricsErr, h.waitForPeerCancel(ctx, before))
+		}
 	case "providers":
 		_, err = client.Providers(ctx, false)
 	case "protocol":
@@ -139,8 +144,13 @@ func (h *harness) runCase(c vectorCase) error {
 	default:
 		return fmt.Errorf("operation %q is not supported by the Go driver", c.Operation)
 	}
+	if err != nil {
+		logf("%s: %v", c.ID, err)
+	}
 	return expectOutcome(err, c.ExpectedError, c.ExpectTransportError)
 }
+
+var logf = func(string, ...any) {}
 
 func streamCase(ctx context.Context, client *agenticdriver.Client, c vectorCase) error {
 	req := agenticdriver.RunRequest{Provider: "mock", Model: "demo", Input: "Hello",
@@ -159,7 +169,7 @@ func streamCase(ctx context.Context, client *agenticdriver.Client, c vectorCase)
 	})
 	switch {
 	case c.Cancel && errors.Is(err, errStop):
-		return nil
+		return nil // runCase then waits for the peer to count the close
 	case c.Cancel && err == nil:
 		return errors.New("the held-open stream ended by itself")
 	case err != nil:
@@ -227,4 +237,42 @@ func (h *harness) rawTransport() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = h.tlsConfig
 	return t
+}
+
+// peerCancelled reads how many held-open cancel streams the peer saw closed.
+func (h *harness) peerCancelled(ctx context.Context) (int, error) {
+	return h.readCount(ctx, h.referenceURL+"/metrics", "cancelled")
+}
+
+func (h *harness) waitForPeerCancel(ctx context.Context, before int) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if after, err := h.peerCancelled(ctx); err != nil || after > before {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("the peer did not see the stream closed within 5 s")
+}
+
+// readCount reads one numeric field of a harness metrics document.
+func (h *harness) readCount(ctx context.Context, metricsURL, key string) (int, error) {
+	client := &http.Client{Transport: h.rawTransport()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var metrics map[string]json.RawMessage
+	var count int
+	if json.Unmarshal(body, &metrics) != nil || json.Unmarshal(metrics[key], &count) != nil {
+		return 0, fmt.Errorf("%s answered %d %s", metricsURL, resp.StatusCode, body)
+	}
+	return count, nil
 }

@@ -2,11 +2,8 @@ package conformance_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -229,25 +226,7 @@ func liveCancel(ctx context.Context, h *harness) error {
 
 // liveCancelled reads the live host's count of cancelled runs from the peer.
 func (h *harness) liveCancelled(ctx context.Context) (int, error) {
-	client := &http.Client{Transport: h.rawTransport()}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.referenceURL+"/live-metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+h.token)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var metrics struct {
-		Cancelled *int `json:"cancelled"`
-	}
-	if err := json.Unmarshal(body, &metrics); err != nil || metrics.Cancelled == nil {
-		return 0, fmt.Errorf("live-metrics answered %d %s", resp.StatusCode, body)
-	}
-	return *metrics.Cancelled, nil
+	return h.readCount(ctx, h.referenceURL+"/live-metrics", "cancelled")
 }
 
 func expectTLSFailure(ctx context.Context, h *harness, baseURL string) error {
