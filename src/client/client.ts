@@ -1,0 +1,148 @@
+/**
+ * AgenticClient: the TypeScript consumer of wire protocol 1.0. Works in Node (20+) and
+ * browsers; every answer is validated before it reaches the caller.
+ */
+import { DriverError } from '../protocol/errors.js';
+import { ProtocolInfo, ProviderList, RunRequest, type RunEvent, type RunResult } from '../protocol/schemas.js';
+import { validatorFor, type Validator } from '../protocol/validate.js';
+import { parseBaseUrl } from './base-url.js';
+import { exchange, readJson, toClientError } from './http.js';
+import { RunEventChecker } from './run-events.js';
+import { SseFrameReader } from './sse.js';
+
+export type { RunEvent, RunResult } from '../protocol/schemas.js';
+export type RunRequestBody = import('../protocol/schemas.js').RunRequest;
+export type ProtocolDescription = import('../protocol/schemas.js').ProtocolInfo;
+export type ProviderDescription = import('../protocol/schemas.js').Provider;
+
+export interface ClientOptions {
+  /** Host base URL; https, or http on loopback. A path prefix is kept. */
+  url: string;
+  /** Bearer token issued by the host operator. */
+  token: string;
+  /** A fetch implementation; default: the global fetch. */
+  fetch?: typeof fetch;
+  /** Node only: PEM certificate(s) of a private CA this client trusts in addition to the system roots. */
+  ca?: string | readonly string[];
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+/** Discovery calls (protocol, providers) are bounded; runs never are. */
+export const DISCOVERY_TIMEOUT_MS = 10_000;
+
+const validProtocol = validatorFor<ProtocolDescription>(ProtocolInfo);
+const validProviders = validatorFor<{ providers: ProviderDescription[] }>(ProviderList);
+const validRunRequest = validatorFor<RunRequestBody>(RunRequest);
+// A variable specifier keeps bundlers from pulling the Node-only module into browser builds.
+const NODE_CA_MODULE = './node-ca.js';
+
+export class AgenticClient {
+  private readonly baseUrl: URL;
+  private readonly token: string;
+  private readonly fetchReady: Promise<typeof fetch>;
+
+  constructor(options: ClientOptions) {
+    this.baseUrl = parseBaseUrl(options.url);
+    if (typeof options.token !== 'string' || options.token.length === 0 || options.token.length > 4096 || /[\s\0]/.test(options.token)) {
+      throw new DriverError('AUTH_REQUIRED', 'A bearer token (1-4096 characters, no whitespace) is required.');
+    }
+    this.token = options.token;
+    this.fetchReady = resolveFetch(options);
+    this.fetchReady.catch(() => undefined);
+  }
+
+  /** GET v1/protocol: the host's protocol description. */
+  async protocol(options: RequestOptions = {}): Promise<ProtocolDescription> {
+    return this.discover('v1/protocol', validProtocol, options);
+  }
+
+  /** GET v1/providers: the providers this token may use. */
+  async providers(options: RequestOptions & { refresh?: boolean } = {}): Promise<ProviderDescription[]> {
+    const list = await this.discover(options.refresh ? 'v1/providers?refresh=true' : 'v1/providers', validProviders, options);
+    return list.providers;
+  }
+
+  /** Runs to completion; resolves the validated result or throws the run's DriverError. */
+  async run(request: RunRequestBody, options: RequestOptions = {}): Promise<RunResult> {
+    if (request.applicationTools?.length) throw new DriverError('TOOL_STREAM_REQUIRED', 'Application tools need stream(), which can deliver execution requests.');
+    if (request.approvals) throw new DriverError('APPROVAL_STREAM_REQUIRED', 'Interactive approvals need stream(), which can deliver approval requests.');
+    for await (const event of this.stream(request, options)) {
+      if (event.type === 'run.completed') return event.result;
+      if (event.type === 'run.failed' || event.type === 'run.cancelled') {
+        const { code, message, retryable, outcome } = event.error;
+        throw new DriverError(code, message, { retryable, ...(outcome ? { outcome } : {}) });
+      }
+    }
+    throw new DriverError('INCOMPLETE_STREAM', 'The event stream ended without a terminal event.');
+  }
+
+  /**
+   * Streams the run's validated events, ending with its terminal event. Leaving the loop
+   * early or aborting the signal closes the connection, which cancels the run on the host.
+   */
+  async *stream(request: RunRequestBody, options: RequestOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+    if (!validRunRequest(request)) throw new DriverError('INVALID_REQUEST', `The run request is invalid: ${validRunRequest.explain(request)}.`);
+    const closer = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, closer.signal]) : closer.signal;
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    try {
+      const response = await exchange({ fetch: await this.fetchReady, url: this.endpoint('v1/runs'), token: this.token, body: request, accept: 'text/event-stream', signal });
+      if (!response.headers.get('content-type')?.toLowerCase().includes('text/event-stream') || !response.body) {
+        throw new DriverError('INVALID_RESPONSE', 'The host did not answer the run with an event stream.');
+      }
+      reader = response.body.getReader();
+      const frames = new SseFrameReader();
+      const checker = new RunEventChecker(request);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        for (const data of frames.push(value)) {
+          const event = checker.accept(data);
+          if (event) yield event;
+          if (checker.finished) return;
+        }
+      }
+      frames.end();
+      throw new DriverError('INCOMPLETE_STREAM', 'The event stream ended without a terminal event.');
+    } catch (error) {
+      throw toClientError(error, options.signal);
+    } finally {
+      closer.abort();
+      reader?.cancel().catch(() => undefined);
+    }
+  }
+
+  private async discover<T>(path: string, validate: Validator<T>, options: RequestOptions): Promise<T> {
+    const timeout = AbortSignal.timeout(DISCOVERY_TIMEOUT_MS);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    try {
+      const response = await exchange({ fetch: await this.fetchReady, url: this.endpoint(path), token: this.token, accept: 'application/json', signal });
+      const body = await readJson(response);
+      if (!validate(body)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${validate.explain(body)}.`);
+      return body;
+    } catch (error) {
+      throw toClientError(error, options.signal, timeout);
+    }
+  }
+
+  private endpoint(path: string): URL {
+    return new URL(path, this.baseUrl);
+  }
+}
+
+async function resolveFetch(options: ClientOptions): Promise<typeof fetch> {
+  if (options.ca !== undefined) {
+    if (options.fetch) throw new DriverError('INVALID_ARGUMENT', 'Pass either fetch or ca, not both.');
+    if (typeof process === 'undefined' || !process.versions?.node) {
+      throw new DriverError('UNSUPPORTED_ENVIRONMENT', 'The ca option needs Node; browsers trust the platform certificate store.');
+    }
+    const { fetchTrustingCa } = (await import(NODE_CA_MODULE)) as typeof import('./node-ca.js');
+    return fetchTrustingCa(options.ca);
+  }
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  if (typeof fetchImpl !== 'function') throw new DriverError('UNSUPPORTED_ENVIRONMENT', 'No fetch implementation is available; pass one as options.fetch.');
+  return options.fetch ? fetchImpl : fetchImpl.bind(globalThis);
+}
