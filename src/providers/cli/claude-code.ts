@@ -1,0 +1,161 @@
+/**
+ * `claude-code`: Claude Code driven by `claude -p --output-format stream-json` with partial
+ * messages, so text streams token by token. Success is judged by `is_error` and
+ * `api_error_status`, never by the result's `subtype` (which says "success" for API errors).
+ */
+import { DriverError } from '../../protocol/errors.js';
+import type { ProviderPart } from '../../runtime/provider.js';
+import { defineProviderKind } from '../registry.js';
+import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
+import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
+import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
+import { firstSemver } from './readiness.js';
+
+const PRODUCT = 'Claude Code';
+
+/** No built-in tools, MCP servers, hooks, customizations or session files. */
+const SAFETY_ARGS = [
+  '--restricted',
+  '--safe-mode',
+  '--tools', '',
+  '--strict-mcp-config',
+  '--mcp-config', '{"mcpServers":{}}',
+  '--no-session-persistence',
+  '--permission-mode', 'dontAsk',
+  '--settings', '{"disableAllHooks":true}',
+];
+
+/** Telemetry, update checks, side traffic and the CLI's own retries off. */
+const SAFETY_ENV = {
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  CLAUDE_CODE_MAX_RETRIES: '0',
+  DISABLE_AUTOUPDATER: '1',
+  DISABLE_TELEMETRY: '1',
+  DISABLE_ERROR_REPORTING: '1',
+};
+
+export function classifyClaudeResult(result: JsonRecord): FailureCode {
+  const status = count(result.api_error_status);
+  const message = text(result.result) ?? '';
+  if (status === 401 || status === 403 || /^(Not logged in|Invalid API key)/.test(message)) return 'CLI_AUTH_REQUIRED';
+  if (status === 429 || /limit reached/i.test(message)) return 'RATE_LIMITED';
+  if (status === 404) return 'UNSUPPORTED_MODEL';
+  if (result.api_error === 'connection_failed' || /^API Error: Connection/.test(message)) return 'PROVIDER_UNREACHABLE';
+  return 'CLI_FAILED';
+}
+
+class ClaudeStreamParser implements CliStreamParser {
+  private result: JsonRecord | undefined;
+  private failure: FailureCode | undefined;
+  private streamedThisMessage = false;
+  private emitted = false;
+
+  line(line: string): ProviderPart[] {
+    const event = parseEventLine(line, PRODUCT);
+    switch (event.type) {
+      case 'stream_event':
+        return this.streamEvent(record(event.event) ?? {});
+      case 'assistant':
+        return this.assistant(record(event.message) ?? {}, text(event.error));
+      case 'rate_limit_event':
+        if (record(event.rate_limit_info)?.status === 'rejected') this.failure = 'RATE_LIMITED';
+        return [{ type: 'progress' }];
+      case 'result':
+        return this.finalResult(event);
+      default:
+        return [{ type: 'progress' }];
+    }
+  }
+
+  exit(code: number | null): ProviderPart[] {
+    const result = this.result;
+    if (result === undefined) {
+      if (code === 0) throw new DriverError('INCOMPLETE_STREAM', `${PRODUCT} ended without a result.`);
+      throw cliFailure(PRODUCT, this.failure ?? 'CLI_FAILED');
+    }
+    if (result.is_error === true || typeof result.result !== 'string') throw cliFailure(PRODUCT, this.failure ?? classifyClaudeResult(result));
+    if (Array.isArray(result.permission_denials) && result.permission_denials.length > 0) {
+      throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} asked for a permission this provider does not grant.`);
+    }
+    if (code !== 0) throw cliFailure(PRODUCT, 'CLI_FAILED');
+    const parts: ProviderPart[] = [];
+    if (!this.emitted && result.result !== '') parts.push({ type: 'text-delta', text: result.result });
+    const reported = record(result.usage) ?? {};
+    const input = count(reported.input_tokens);
+    const cacheRead = count(reported.cache_read_input_tokens);
+    const cacheCreation = count(reported.cache_creation_input_tokens);
+    const cost = typeof result.total_cost_usd === 'number' && result.total_cost_usd >= 0 ? result.total_cost_usd : undefined;
+    parts.push({
+      type: 'usage',
+      usage: usage({
+        inputTokens: input === undefined ? undefined : input + (cacheRead ?? 0) + (cacheCreation ?? 0),
+        outputTokens: count(reported.output_tokens),
+        cachedInputTokens: cacheRead,
+        apiEquivalentCostUsd: cost,
+      }),
+    });
+    parts.push({ type: 'finish', finishReason: result.stop_reason === 'max_tokens' ? 'length' : 'stop' });
+    return parts;
+  }
+
+  private streamEvent(event: JsonRecord): ProviderPart[] {
+    if (event.type === 'message_start') this.streamedThisMessage = false;
+    if (event.type === 'content_block_start') this.refuseToolUse(record(event.content_block));
+    const delta = record(event.delta);
+    if (event.type === 'content_block_delta' && delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') {
+      this.streamedThisMessage = true;
+      this.emitted = true;
+      return [{ type: 'text-delta', text: delta.text }];
+    }
+    return [{ type: 'progress' }];
+  }
+
+  private assistant(message: JsonRecord, error: string | undefined): ProviderPart[] {
+    if (error === 'rate_limit') this.failure = 'RATE_LIMITED';
+    if (error === 'authentication_failed') this.failure = 'CLI_AUTH_REQUIRED';
+    if (error !== undefined || message.model === '<synthetic>') return [{ type: 'progress' }];
+    const blocks = Array.isArray(message.content) ? message.content.map(record) : [];
+    for (const block of blocks) this.refuseToolUse(block);
+    if (this.streamedThisMessage) return [{ type: 'progress' }];
+    const parts: ProviderPart[] = [];
+    for (const block of blocks) {
+      if (block?.type === 'text' && typeof block.text === 'string' && block.text !== '') parts.push({ type: 'text-delta', text: block.text });
+    }
+    if (parts.length > 0) this.emitted = true;
+    return parts.length > 0 ? parts : [{ type: 'progress' }];
+  }
+
+  private finalResult(event: JsonRecord): ProviderPart[] {
+    this.result = event;
+    return [{ type: 'progress' }];
+  }
+
+  private refuseToolUse(block: JsonRecord | undefined): void {
+    if (block?.type === 'tool_use' || block?.type === 'server_tool_use') {
+      throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted to use a tool, which this provider does not allow.`);
+    }
+  }
+}
+
+export const claudeCodeDialect: CliDialect = {
+  kind: 'claude-code',
+  vendor: 'claude-code',
+  product: PRODUCT,
+  defaultName: 'Claude Code',
+  defaultBinary: 'claude',
+  accountVariable: 'CLAUDE_CONFIG_DIR',
+  minimumVersion: '2.1.332',
+  textStreaming: true,
+  parseVersion: (output) => (/\(Claude Code\)/.test(output) ? firstSemver(output) : undefined),
+  plan: ({ model, prompt }) => ({
+    args: ['--print', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', ...SAFETY_ARGS, '--model', model],
+    stdin: prompt,
+    env: SAFETY_ENV,
+  }),
+  parser: () => new ClaudeStreamParser(),
+};
+
+export const claudeCode = (options: CliProviderOptions = {}) => new CliProviderAdapter(claudeCodeDialect, options);
+
+export const ClaudeCodeProviderConfig = cliConfigSchema('claude-code');
+export const claudeCodeKind = defineProviderKind({ kind: 'claude-code', configSchema: ClaudeCodeProviderConfig, create: (entry, env) => claudeCode(optionsFromConfig(entry, env)) });

@@ -1,0 +1,111 @@
+/**
+ * `gemini-cli`: Gemini CLI driven by `gemini --output-format stream-json`, the user content
+ * on stdin. Its settings and policy for the run come from two private files: every tool,
+ * MCP server, extension, hook and memory file off, no telemetry, updates or retries.
+ * Gemini exits with the HTTP status mod 256 on API errors, which the classifier reads too.
+ */
+import { DriverError } from '../../protocol/errors.js';
+import type { ProviderPart } from '../../runtime/provider.js';
+import { defineProviderKind } from '../registry.js';
+import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
+import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
+import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
+import { join } from 'node:path';
+import { firstSemver } from './readiness.js';
+
+const PRODUCT = 'Gemini CLI';
+const SETTINGS_FILE = 'gemini-system-settings.json';
+const POLICY_FILE = 'gemini-policy.toml';
+/** Gemini appends `--prompt` to the stdin content; this keeps the request itself on stdin. */
+const PROMPT_SUFFIX = 'Answer the request above with text only.';
+
+const SYSTEM_SETTINGS = {
+  privacy: { usageStatisticsEnabled: false },
+  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: 1 },
+  tools: { core: ['__agenticdriver_no_tools__'], discoveryCommand: '', callCommand: '' },
+  hooksConfig: { enabled: false },
+  mcp: { allowed: [], serverCommand: '' },
+  admin: { extensions: { enabled: false }, mcp: { enabled: false }, skills: { enabled: false } },
+  context: { fileName: '.agenticdriver-no-context', includeDirectories: [], loadMemoryFromIncludeDirectories: false },
+  skills: { enabled: false },
+};
+
+const DENY_ALL_POLICY = ['[[rule]]', 'toolName = "*"', 'decision = "deny"', 'priority = 999', ''].join('\n');
+
+/** HTTP statuses as Gemini's exit codes (status mod 256). */
+const EXIT_FAILURES: Record<number, FailureCode> = {
+  41: 'CLI_AUTH_REQUIRED',
+  [401 % 256]: 'CLI_AUTH_REQUIRED',
+  [403 % 256]: 'CLI_AUTH_REQUIRED',
+  [404 % 256]: 'UNSUPPORTED_MODEL',
+  [429 % 256]: 'RATE_LIMITED',
+};
+
+export function classifyGeminiError(error: JsonRecord): FailureCode {
+  const type = text(error.type) ?? '';
+  const code = count(error.code);
+  const message = text(error.message) ?? '';
+  if (type.endsWith('QuotaError') || code === 429 || /\b429\b|RESOURCE_EXHAUSTED|rateLimitExceeded/.test(message)) return 'RATE_LIMITED';
+  if (type === 'FatalAuthenticationError' || code === 401 || code === 403 || /\b401\b|UNAUTHENTICATED|PERMISSION_DENIED|invalid_grant|GEMINI_API_KEY/.test(message)) return 'CLI_AUTH_REQUIRED';
+  if (type === 'ModelNotFoundError' || code === 404 || /\b404\b|NOT_FOUND|MODEL_NOT_FOUND/.test(message)) return 'UNSUPPORTED_MODEL';
+  if (/fetch failed|ECONNREFUSED|ENOTFOUND|ETIMEDOUT/.test(message)) return 'PROVIDER_UNREACHABLE';
+  return 'CLI_FAILED';
+}
+
+class GeminiStreamParser implements CliStreamParser {
+  private result: JsonRecord | undefined;
+
+  line(line: string): ProviderPart[] {
+    const event = parseEventLine(line, PRODUCT);
+    switch (event.type) {
+      case 'message':
+        if (event.role === 'assistant' && typeof event.content === 'string' && event.content !== '') return [{ type: 'text-delta', text: event.content }];
+        return [{ type: 'progress' }];
+      case 'tool_use':
+      case 'tool_result':
+        throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted to use a tool, which this provider does not allow.`);
+      case 'result':
+        this.result = event;
+        return [{ type: 'progress' }];
+      default:
+        return [{ type: 'progress' }];
+    }
+  }
+
+  exit(code: number | null): ProviderPart[] {
+    const result = this.result;
+    if (result !== undefined && result.status !== 'success') throw cliFailure(PRODUCT, classifyGeminiError(record(result.error) ?? {}));
+    if (code !== 0) throw cliFailure(PRODUCT, (code !== null && EXIT_FAILURES[code]) || 'CLI_FAILED');
+    if (result === undefined) throw new DriverError('INCOMPLETE_STREAM', `${PRODUCT} ended without a result.`);
+    const stats = record(result.stats) ?? {};
+    if ((count(stats.tool_calls) ?? 0) > 0) throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} reported tool calls, which this provider does not allow.`);
+    return [
+      { type: 'usage', usage: usage({ inputTokens: count(stats.input_tokens), outputTokens: count(stats.output_tokens), cachedInputTokens: count(stats.cached) }) },
+      { type: 'finish', finishReason: 'stop' },
+    ];
+  }
+}
+
+export const geminiCliDialect: CliDialect = {
+  kind: 'gemini-cli',
+  vendor: 'gemini-cli',
+  product: PRODUCT,
+  defaultName: 'Gemini CLI',
+  defaultBinary: 'gemini',
+  accountVariable: 'GEMINI_CLI_HOME',
+  minimumVersion: '0.61.0',
+  textStreaming: true,
+  parseVersion: (output) => (/^\d+\.\d+\.\d+\s*$/m.test(output) ? firstSemver(output) : undefined),
+  plan: ({ model, prompt, workspace }) => ({
+    args: ['--prompt', PROMPT_SUFFIX, '--output-format', 'stream-json', '--extensions', 'none', '--admin-policy', join(workspace.root, POLICY_FILE), '--approval-mode', 'default', '--skip-trust', '--model', model],
+    stdin: prompt,
+    env: { GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(workspace.root, SETTINGS_FILE), NO_COLOR: '1' },
+    files: { [SETTINGS_FILE]: JSON.stringify(SYSTEM_SETTINGS), [POLICY_FILE]: DENY_ALL_POLICY },
+  }),
+  parser: () => new GeminiStreamParser(),
+};
+
+export const geminiCli = (options: CliProviderOptions = {}) => new CliProviderAdapter(geminiCliDialect, options);
+
+export const GeminiCliProviderConfig = cliConfigSchema('gemini-cli');
+export const geminiCliKind = defineProviderKind({ kind: 'gemini-cli', configSchema: GeminiCliProviderConfig, create: (entry, env) => geminiCli(optionsFromConfig(entry, env)) });
