@@ -4,7 +4,7 @@
  * never prints the token.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, unlink, writeFile } from 'node:fs/promises';
+import { access, mkdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DriverError } from '../protocol/errors.js';
 import { DEFAULT_PORT, parseHostConfig } from '../host/config.js';
@@ -19,6 +19,7 @@ export interface InitResult {
 export const LOCAL_TOKEN_ID = 'local';
 
 export async function initConfig(configPath: string): Promise<InitResult> {
+  if (await exists(configPath)) throw new DriverError('CONFIG_EXISTS', `${configPath} already exists; init never overwrites.`);
   const directory = dirname(configPath);
   const credentials = join(directory, 'credentials');
   await mkdir(credentials, { recursive: true, mode: 0o700 });
@@ -51,5 +52,14 @@ async function writeExclusive(path: string, text: string): Promise<void> {
       throw new DriverError('CONFIG_EXISTS', `${path} already exists; init never overwrites.`);
     }
     throw new DriverError('CONFIG_WRITE_FAILED', `Could not write ${path}.`);
+  }
+}
+
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -1,8 +1,7 @@
 /** `agenticdriver serve`: load (or first create) the config, start the host, stop on signals. */
-import { access } from 'node:fs/promises';
 import { assertListenerSecure, readHostConfig, resolveConfigPath } from '../host/config.js';
 import { startHost } from '../host/index.js';
-import { initConfig } from './init.js';
+import { exists, initConfig } from './init.js';
 
 export interface ServeOptions {
   config?: string;
@@ -47,13 +46,4 @@ export async function serve(options: ServeOptions): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+
+const main = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
+
+function cli(args: string[], input?: string) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { encoding: 'utf8', input: input ?? '', env: { ...process.env, AGENTICDRIVER_CONFIG: '' } });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function errorOf(stderr: string): { code: string; message: string; retryable: boolean } {
+  const lines = stderr.trim().split('\n');
+  return (JSON.parse(lines.at(-1)!) as { error: { code: string; message: string; retryable: boolean } }).error;
+}
+
+describe('agenticdriver CLI', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ad-cli-'));
+  const config = join(dir, 'nested', 'config.json');
+  let server: ChildProcess;
+  let url: string;
+
+  before(async () => {
+    const init = cli(['init', '--config', config, '--json']);
+    assert.equal(init.status, 0, init.stderr);
+    server = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', config, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const line = await new Promise<string>((resolve) => createInterface({ input: server.stdout! }).once('line', resolve));
+    const listening = JSON.parse(line) as { event: string; url: string; configPath: string };
+    assert.equal(listening.event, 'listening');
+    assert.equal(listening.configPath, config);
+    url = listening.url;
+  });
+  after(() => {
+    server.kill('SIGTERM');
+  });
+
+  it('init writes a valid config and a private token file, never printing the token', () => {
+    const token = readFileSync(join(dir, 'nested', 'credentials', 'local.token'), 'utf8').trim();
+    assert.ok(token.length >= 32);
+    assert.equal(statSync(join(dir, 'nested', 'credentials', 'local.token')).mode & 0o777, 0o600);
+    assert.equal(statSync(config).mode & 0o777, 0o600);
+    assert.equal(statSync(join(dir, 'nested', 'credentials')).mode & 0o777, 0o700);
+    const parsed = JSON.parse(readFileSync(config, 'utf8')) as { providers: { kind: string }[] };
+    assert.equal(parsed.providers[0]!.kind, 'mock');
+    const again = cli(['init', '--config', config]);
+    assert.equal(again.status, 1);
+    assert.equal(errorOf(again.stderr).code, 'CONFIG_EXISTS');
+    assert.ok(!again.stdout.includes(token) && !again.stderr.includes(token));
+    assert.equal(readFileSync(join(dir, 'nested', 'credentials', 'local.token'), 'utf8').trim(), token, 'the token was not replaced');
+  });
+
+  it('run streams text, and --json prints JSONL events', () => {
+    const text = cli(['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--input', 'Hello CLI']);
+    assert.equal(text.status, 0, text.stderr);
+    assert.equal(text.stdout, 'Hello CLI\n');
+    const events = cli(['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--json'], 'from stdin');
+    assert.equal(events.status, 0, events.stderr);
+    const types = events.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type);
+    assert.equal(types[0], 'run.started');
+    assert.equal(types.at(-1), 'run.completed');
+  });
+
+  it('run exits 1 with the run error JSON on stderr', () => {
+    const input = JSON.stringify({ mockScript: { steps: [{ actions: [{ error: { code: 'RATE_LIMITED', retryable: true } }] }] } });
+    const result = cli(['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--input', input]);
+    assert.equal(result.status, 1);
+    assert.equal(errorOf(result.stderr).code, 'RATE_LIMITED');
+    assert.equal(errorOf(result.stderr).retryable, true);
+  });
+
+  it('status and doctor report the host and its providers', () => {
+    const status = cli(['status', '--config', config, '--url', url, '--json']);
+    assert.equal(status.status, 0, status.stderr);
+    const report = JSON.parse(status.stdout) as { protocol: { version: string }; providers: { id: string }[] };
+    assert.equal(report.protocol.version, '1.0');
+    assert.deepEqual(report.providers.map((p) => p.id), ['mock']);
+    const doctor = cli(['doctor', '--config', config, '--json']);
+    assert.equal(doctor.status, 0, doctor.stderr);
+    assert.equal((JSON.parse(doctor.stdout) as { ok: boolean }).ok, true);
+  });
+
+  it('reports config and argument errors as one JSON line with exit 1', () => {
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ version: 1, providers: [], tokens: [] }));
+    assert.equal(errorOf(cli(['serve', '--config', bad]).stderr).code, 'INVALID_CONFIG');
+    assert.equal(errorOf(cli(['serve', '--config', config, '--host', '0.0.0.0']).stderr).code, 'TLS_REQUIRED');
+    assert.equal(errorOf(cli(['serve', '--config', join(dir, 'missing.json')]).stderr).code, 'CONFIG_NOT_FOUND');
+    assert.equal(errorOf(cli(['serve', '--config', config, '--port', 'eighty']).stderr).code, 'INVALID_ARGUMENT');
+    assert.equal(errorOf(cli(['nonsense']).stderr).code, 'INVALID_ARGUMENT');
+    const unreachable = cli(['status', '--config', config, '--url', 'http://127.0.0.1:1']);
+    assert.equal(unreachable.status, 1);
+    assert.equal(errorOf(unreachable.stderr).code, 'HOST_UNREACHABLE');
+  });
+});
