@@ -1,0 +1,390 @@
+//! The Rust driver of the cross-language conformance harness (conformance/CONTRACT.md):
+//! every vector and live-host scenario, once with the async client and once with the
+//! blocking one. Run through `conformance/drivers/rust/run`.
+use agenticdriver::blocking::AgenticClient;
+use agenticdriver::{AsyncAgenticClient, Error, Event, EventPayload, ProtocolInfo, Provider, RunRequest, RunResult};
+use futures_util::StreamExt;
+use serde_json::{json, Map, Value};
+use std::time::{Duration, Instant};
+
+const GREETING: &str = "Hello 🌍";
+
+struct Env {
+    transport: String,
+    reference: String,
+    live: String,
+    token: String,
+    restricted: String,
+    ca: Option<Vec<u8>>,
+    untrusted: Option<String>,
+    mismatch: Option<String>,
+    fixtures: Value,
+    versioning: Value,
+    skip: Value,
+}
+
+fn var(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"))
+}
+
+fn read_json(path: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"))).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+impl Env {
+    fn load() -> Self {
+        Env {
+            transport: var("AGENTICDRIVER_TEST_TRANSPORT"),
+            reference: var("AGENTICDRIVER_TEST_REFERENCE_URL"),
+            live: var("AGENTICDRIVER_TEST_URL"),
+            token: var("AGENTICDRIVER_TEST_TOKEN"),
+            restricted: var("AGENTICDRIVER_TEST_RESTRICTED_TOKEN"),
+            ca: std::env::var("AGENTICDRIVER_TEST_CA_FILE").ok().map(|p| std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))),
+            untrusted: std::env::var("AGENTICDRIVER_TEST_UNTRUSTED_URL").ok(),
+            mismatch: std::env::var("AGENTICDRIVER_TEST_MISMATCH_URL").ok(),
+            fixtures: read_json(&var("AGENTICDRIVER_TEST_FIXTURES")),
+            versioning: read_json(&var("AGENTICDRIVER_TEST_VERSIONING")),
+            skip: read_json(&var("AGENTICDRIVER_TEST_SKIP")),
+        }
+    }
+}
+
+/// How a stream is consumed: stop (closing the connection) once `stop` says so.
+type StopWhen<'a> = &'a dyn Fn(&Event) -> bool;
+
+/// One client style. Each call builds a fresh client, trusting the test CA when given.
+trait Mode {
+    fn name(&self) -> &'static str;
+    fn protocol(&self, url: &str, token: &str) -> Result<ProtocolInfo, Error>;
+    fn providers(&self, url: &str, token: &str) -> Result<Vec<Provider>, Error>;
+    fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error>;
+    /// The events read until a terminal event or until `stop`.
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, stop: StopWhen) -> Result<Vec<Event>, Error>;
+}
+
+struct Async {
+    runtime: tokio::runtime::Runtime,
+    ca: Option<Vec<u8>>,
+}
+
+impl Async {
+    fn client(&self, url: &str, token: &str) -> Result<AsyncAgenticClient, Error> {
+        let builder = AsyncAgenticClient::builder(url, token);
+        match &self.ca {
+            Some(pem) => builder.with_ca_pem(pem).build(),
+            None => builder.build(),
+        }
+    }
+}
+
+impl Mode for Async {
+    fn name(&self) -> &'static str {
+        "async"
+    }
+    fn protocol(&self, url: &str, token: &str) -> Result<ProtocolInfo, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.protocol().await })
+    }
+    fn providers(&self, url: &str, token: &str) -> Result<Vec<Provider>, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.providers(false).await })
+    }
+    fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.run(request).await })
+    }
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, stop: StopWhen) -> Result<Vec<Event>, Error> {
+        self.runtime.block_on(async {
+            let mut stream = self.client(url, token)?.stream(request).await?;
+            let mut events = Vec::new();
+            while let Some(event) = stream.next().await {
+                let event = event?;
+                let done = stop(&event);
+                events.push(event);
+                if done {
+                    break;
+                }
+            }
+            Ok(events)
+        })
+    }
+}
+
+struct Blocking {
+    ca: Option<Vec<u8>>,
+}
+
+impl Blocking {
+    fn client(&self, url: &str, token: &str) -> Result<AgenticClient, Error> {
+        let builder = AgenticClient::builder(url, token);
+        match &self.ca {
+            Some(pem) => builder.with_ca_pem(pem).build(),
+            None => builder.build(),
+        }
+    }
+}
+
+impl Mode for Blocking {
+    fn name(&self) -> &'static str {
+        "blocking"
+    }
+    fn protocol(&self, url: &str, token: &str) -> Result<ProtocolInfo, Error> {
+        self.client(url, token)?.protocol()
+    }
+    fn providers(&self, url: &str, token: &str) -> Result<Vec<Provider>, Error> {
+        self.client(url, token)?.providers(false)
+    }
+    fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error> {
+        self.client(url, token)?.run(request)
+    }
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, stop: StopWhen) -> Result<Vec<Event>, Error> {
+        let mut events = Vec::new();
+        for event in self.client(url, token)?.stream(request)? {
+            let event = event?;
+            let done = stop(&event);
+            events.push(event);
+            if done {
+                break;
+            }
+        }
+        Ok(events)
+    }
+}
+
+#[derive(Default)]
+struct Report {
+    passed: u32,
+    failed: u32,
+    skipped: u32,
+    failures: Vec<Value>,
+}
+
+impl Report {
+    fn record(&mut self, id: &str, outcome: Result<(), String>) {
+        match outcome {
+            Ok(()) => self.passed += 1,
+            Err(detail) => {
+                self.failed += 1;
+                self.failures.push(json!({ "id": id, "detail": detail }));
+            }
+        }
+    }
+}
+
+fn describe(error: &Error) -> String {
+    format!("{error}")
+}
+
+/// A stream's outcome: the failure of a failed/cancelled terminal is an error too.
+fn stream_outcome(events: Result<Vec<Event>, Error>) -> Result<Vec<Event>, Error> {
+    let events = events?;
+    match events.last().map(|e| &e.payload) {
+        Some(EventPayload::RunFailed { error } | EventPayload::RunCancelled { error }) => Err(Error::Driver(error.clone().into())),
+        _ => Ok(events),
+    }
+}
+
+fn expect(outcome: Result<(), Error>, case: &Value) -> Result<(), String> {
+    let expected = case.get("expectedError").and_then(Value::as_str);
+    let transport = case.get("expectTransportError").and_then(Value::as_bool) == Some(true);
+    match (outcome, expected) {
+        (Err(error), Some(code)) if error.code() == Some(code) => {
+            match case.get("retryable").and_then(Value::as_bool) {
+                Some(retryable) if retryable != error.retryable() => Err(format!("retryable should be {retryable}: {}", describe(&error))),
+                _ => Ok(()),
+            }
+        }
+        (Err(error), Some(code)) => Err(format!("expected {code}, got {}", describe(&error))),
+        (Ok(()), Some(code)) => Err(format!("expected {code}, got success")),
+        (Err(_), None) if transport => Ok(()),
+        (Ok(()), None) if transport => Err("expected a transport failure, got success".into()),
+        (Err(error), None) => Err(format!("expected success, got {}", describe(&error))),
+        (Ok(()), None) => Ok(()),
+    }
+}
+
+fn case_request(case: &Value) -> Result<RunRequest, String> {
+    let mut request = Map::new();
+    request.insert("provider".into(), json!("mock"));
+    request.insert("model".into(), json!("demo"));
+    request.insert("input".into(), json!("Hello"));
+    for key in ["approvals", "session", "applicationTools", "tools", "retrieval"] {
+        if let Some(value) = case.get(key) {
+            request.insert(key.into(), value.clone());
+        }
+    }
+    serde_json::from_value(Value::Object(request)).map_err(|e| format!("case request does not fit RunRequest: {e}"))
+}
+
+fn completed_text(events: &[Event]) -> Result<(), Error> {
+    match events.last().map(|e| &e.payload) {
+        Some(EventPayload::RunCompleted { result }) if result.text == GREETING => Ok(()),
+        other => Err(Error::Transport(format!("expected run.completed with {GREETING:?}, got {other:?}").into())),
+    }
+}
+
+fn vector_case(mode: &dyn Mode, env: &Env, case: &Value) -> Result<(), String> {
+    let id = case["id"].as_str().unwrap_or_default();
+    let url = format!("{}/fixtures/{id}/", env.reference);
+    let outcome = match case.get("operation").and_then(Value::as_str) {
+        Some("providers") => mode.providers(&url, &env.token).map(drop),
+        Some("protocol") => mode.protocol(&url, &env.token).map(drop),
+        Some(other) => return Err(format!("operation {other} is not implemented by the rust driver")),
+        None => {
+            let request = case_request(case)?;
+            if case.get("cancel").and_then(Value::as_bool) == Some(true) {
+                let events = mode.stream(&url, &env.token, &request, &|e| e.kind() == "text.delta");
+                return match events {
+                    Ok(events) if events.last().is_some_and(|e| e.kind() == "text.delta") => Ok(()),
+                    Ok(events) => Err(format!("no text.delta to cancel after: {:?}", events.iter().map(Event::kind).collect::<Vec<_>>())),
+                    Err(error) => Err(describe(&error)),
+                };
+            }
+            stream_outcome(mode.stream(&url, &env.token, &request, &|_| false)).and_then(|events| completed_text(&events))
+        }
+    };
+    expect(outcome, case)
+}
+
+fn versioning_case(mode: &dyn Mode, env: &Env, case: &Value) -> Result<(), String> {
+    let id = case["id"].as_str().unwrap_or_default();
+    let url = format!("{}/versioning/{id}/", env.reference);
+    let request = RunRequest::new("mock", "demo", "Hello");
+    let outcome = stream_outcome(mode.stream(&url, &env.token, &request, &|_| false));
+    if let (Ok(events), Some(expected)) = (&outcome, case.get("expectedTypes")) {
+        let delivered: Vec<&str> = events.iter().map(Event::kind).collect();
+        if json!(delivered) != *expected {
+            return Err(format!("delivered {delivered:?}, expected {expected}"));
+        }
+    }
+    expect(outcome.map(drop), case)
+}
+
+fn skipped(env: &Env, case: &Value) -> bool {
+    let listed = |group: &str, key: Option<&str>| key.is_some_and(|k| env.skip[group].get(k).is_some());
+    listed("operations", case.get("operation").and_then(Value::as_str)) || listed("cases", case["id"].as_str())
+}
+
+fn mock_script(actions: Value) -> String {
+    json!({ "mockScript": { "steps": [{ "actions": actions }] } }).to_string()
+}
+
+fn want(condition: bool, detail: impl FnOnce() -> String) -> Result<(), String> {
+    if condition {
+        Ok(())
+    } else {
+        Err(detail())
+    }
+}
+
+fn code_is(outcome: Result<impl std::fmt::Debug, Error>, code: &str) -> Result<(), String> {
+    match outcome {
+        Err(error) if error.code() == Some(code) => Ok(()),
+        Err(error) => Err(format!("expected {code}, got {}", describe(&error))),
+        Ok(value) => Err(format!("expected {code}, got {value:?}")),
+    }
+}
+
+/// `cancelled` runs of the live host, read through the peer.
+fn live_cancelled(env: &Env) -> Result<u64, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let mut builder = reqwest::Client::builder().no_proxy();
+        if let Some(pem) = &env.ca {
+            builder = builder.add_root_certificate(reqwest::Certificate::from_pem(pem).map_err(|e| e.to_string())?);
+        }
+        let response = builder.build().map_err(|e| e.to_string())?
+            .get(format!("{}/live-metrics", env.reference))
+            .bearer_auth(&env.token)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let bytes = response.bytes().await.map_err(|e| e.to_string())?;
+        let body: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        body["cancelled"].as_u64().ok_or_else(|| format!("live-metrics without cancelled: {body}"))
+    })
+}
+
+fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
+    let live = env.live.as_str();
+    let token = env.token.as_str();
+    let hello = RunRequest::new("mock", "demo", "Hello");
+    let scripted = |actions: Value, idle: Option<u64>| RunRequest { idle_timeout_ms: idle, ..RunRequest::new("mock", "demo", mock_script(actions)) };
+
+    report.record("live:protocol", mode.protocol(live, token).map_err(|e| describe(&e)).and_then(|info| {
+        let has = |f: &str| info.features.iter().any(|x| x == f);
+        want(info.version == "1.0" && info.supported_versions.iter().any(|v| v == "1.0") && has("json-results") && has("event-stream"), || format!("{info:?}"))
+    }));
+    report.record("live:providers", (|| {
+        let main = mode.providers(live, token).map_err(|e| describe(&e))?;
+        want(main.iter().any(|p| p.id == "mock" && p.capabilities.tools), || format!("main token sees {main:?}"))?;
+        let restricted = mode.providers(live, &env.restricted).map_err(|e| describe(&e))?;
+        want(restricted.is_empty(), || format!("restricted token sees {restricted:?}"))
+    })());
+    report.record("live:run", mode.run(live, token, &hello).map_err(|e| describe(&e)).and_then(|r| want(r.text == "Hello", || format!("text {:?}", r.text))));
+    report.record("live:stream", stream_outcome(mode.stream(live, token, &hello, &|_| false)).map_err(|e| describe(&e)).and_then(|events| {
+        let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
+        let ordered = events.iter().enumerate().all(|(i, e)| e.sequence == i as u64 + 1);
+        want(kinds.first() == Some(&"run.started") && kinds.last() == Some(&"run.completed") && ordered, || format!("events {kinds:?}"))
+    }));
+    report.record("live:unauthorized", code_is(mode.run(live, "wrong-token-for-the-conformance-run", &hello), "UNAUTHORIZED"));
+    report.record("live:forbidden", code_is(mode.run(live, &env.restricted, &hello), "FORBIDDEN").and_then(|_| {
+        code_is(mode.run(live, token, &RunRequest { tools: Some(vec!["nope".into()]), ..hello.clone() }), "FORBIDDEN")
+    }));
+    report.record("live:quiet", mode.run(live, token, &scripted(json!([{ "stallMs": 80 }, { "text": "quiet" }]), None))
+        .map_err(|e| describe(&e))
+        .and_then(|r| want(r.text == "quiet", || format!("text {:?}", r.text))));
+    report.record("live:idle-timeout", code_is(mode.run(live, token, &scripted(json!([{ "hang": true }]), Some(30))), "IDLE_TIMEOUT"));
+    report.record("live:progress", mode.run(live, token, &scripted(json!([{ "progress": 16, "everyMs": 20 }, { "text": "done" }]), Some(150))).map(drop).map_err(|e| describe(&e)));
+    report.record("live:cancel", (|| {
+        let before = live_cancelled(env)?;
+        let events = mode.stream(live, token, &scripted(json!([{ "hang": true }]), None), &|e| e.kind() == "run.started").map_err(|e| describe(&e))?;
+        want(events.len() == 1, || format!("events {:?}", events.iter().map(Event::kind).collect::<Vec<_>>()))?;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while live_cancelled(env)? <= before {
+            if Instant::now() > deadline {
+                return Err("the live host did not cancel the run within 5 s of the close".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    })());
+    for (name, url) in [("live:tls-untrusted", &env.untrusted), ("live:tls-mismatch", &env.mismatch)] {
+        if let Some(url) = url {
+            report.record(name, match mode.protocol(url, token) {
+                Err(Error::Transport(_)) => Ok(()),
+                other => Err(format!("expected a TLS handshake failure, got {other:?}")),
+            });
+        }
+    }
+}
+
+fn run_mode(mode: &dyn Mode, env: &Env) -> Report {
+    let mut report = Report::default();
+    for case in env.fixtures["cases"].as_array().into_iter().flatten() {
+        if skipped(env, case) {
+            report.skipped += 1;
+        } else {
+            report.record(case["id"].as_str().unwrap_or("?"), vector_case(mode, env, case));
+        }
+    }
+    for case in env.versioning["cases"].as_array().into_iter().flatten() {
+        report.record(&format!("versioning:{}", case["id"].as_str().unwrap_or("?")), versioning_case(mode, env, case));
+    }
+    live_scenarios(mode, env, &mut report);
+    report
+}
+
+fn main() {
+    let env = Env::load();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("a tokio runtime");
+    let modes: [&dyn Mode; 2] = [&Async { runtime, ca: env.ca.clone() }, &Blocking { ca: env.ca.clone() }];
+    let mut failed = false;
+    for mode in modes {
+        let report = run_mode(mode, &env);
+        failed |= report.failed > 0;
+        let line = json!({ "conformance": {
+            "language": "rust", "mode": mode.name(), "transport": env.transport,
+            "passed": report.passed, "failed": report.failed, "skipped": report.skipped, "failures": report.failures,
+        }});
+        println!("{line}");
+    }
+    std::process::exit(i32::from(failed));
+}

@@ -1,0 +1,140 @@
+//! The async client (tokio).
+use crate::builder::{sealed, Build, ClientBuilder};
+use crate::error::{codes, Error};
+use crate::sse::SseDecoder;
+use crate::transport::{transport_error, ClientConfig, Transport};
+use crate::types::{Event, ProtocolInfo, Provider, RunRequest, RunResult};
+use crate::validate::{self, EventValidator};
+use futures_core::Stream;
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// A client of one AgenticDriver host. Cheap to clone; clones share connections.
+///
+/// It never follows redirects, never retries, and has no deadline on runs (set
+/// `idleTimeoutMs` on the request, or drop the future / stream to cancel).
+#[derive(Clone)]
+pub struct AsyncAgenticClient {
+    transport: Arc<Transport>,
+}
+
+impl sealed::Sealed for AsyncAgenticClient {}
+impl Build for AsyncAgenticClient {
+    fn build(config: ClientConfig) -> Result<Self, Error> {
+        Ok(AsyncAgenticClient { transport: Arc::new(Transport::new(&config)?) })
+    }
+}
+
+fn request_body(request: &RunRequest) -> Result<Vec<u8>, Error> {
+    serde_json::to_vec(request).map_err(transport_error)
+}
+
+impl AsyncAgenticClient {
+    /// A client for `url` (a base URL; endpoints resolve below its path) and `token`.
+    pub fn new(url: &str, token: &str) -> Result<Self, Error> {
+        Self::builder(url, token).build()
+    }
+
+    pub fn builder(url: &str, token: &str) -> ClientBuilder<Self> {
+        ClientBuilder::new(url, token)
+    }
+
+    /// `GET v1/protocol`: the negotiated version and the host's features (10 s bound).
+    pub async fn protocol(&self) -> Result<ProtocolInfo, Error> {
+        let body = self.transport.get_json("v1/protocol").await?;
+        Ok(validate::protocol_info(body)?)
+    }
+
+    /// `GET v1/providers`: the providers this token may use (10 s bound). `refresh`
+    /// asks the host to probe again instead of answering from its discovery cache.
+    pub async fn providers(&self, refresh: bool) -> Result<Vec<Provider>, Error> {
+        let path = if refresh { "v1/providers?refresh=true" } else { "v1/providers" };
+        let body = self.transport.get_json(path).await?;
+        Ok(validate::providers(body)?)
+    }
+
+    /// Runs to completion and returns the result (a buffered JSON response). A failed or
+    /// cancelled run is an [`Error::Driver`] with the host's code. Approvals and
+    /// application tools need [`stream`](Self::stream).
+    pub async fn run(&self, request: &RunRequest) -> Result<RunResult, Error> {
+        if request.application_tools.as_ref().is_some_and(|t| !t.is_empty()) {
+            return Err(Error::driver(codes::TOOL_STREAM_REQUIRED, "application tools need a streaming run"));
+        }
+        if request.approvals.is_some() {
+            return Err(Error::driver(codes::APPROVAL_STREAM_REQUIRED, "interactive approvals need a streaming run"));
+        }
+        let body = self.transport.post_json("v1/runs", request_body(request)?).await?;
+        Ok(validate::json_run_result(body, request)?)
+    }
+
+    /// Starts a run and returns its validated events. The stream ends after the first
+    /// terminal event (`run.failed` / `run.cancelled` are yielded, not errors) or after
+    /// the first error. Dropping it closes the connection, which cancels the run.
+    pub async fn stream(&self, request: &RunRequest) -> Result<EventStream, Error> {
+        let response = self.transport.post_stream("v1/runs", request_body(request)?).await?;
+        let reader = Reader { response, decoder: SseDecoder::new(), validator: EventValidator::new(request.clone()), frames: VecDeque::new() };
+        let events = futures_util::stream::unfold(Some(reader), |reader| async move {
+            let mut reader = reader?;
+            match reader.next_event().await {
+                Ok(event) => {
+                    let rest = if reader.validator.finished() { None } else { Some(reader) };
+                    Some((Ok(event), rest))
+                }
+                Err(error) => Some((Err(error), None)),
+            }
+        });
+        Ok(EventStream { events: Box::pin(events) })
+    }
+}
+
+struct Reader {
+    response: reqwest::Response,
+    decoder: SseDecoder,
+    validator: EventValidator,
+    frames: VecDeque<String>,
+}
+
+impl Reader {
+    async fn next_event(&mut self) -> Result<Event, Error> {
+        loop {
+            if let Some(frame) = self.frames.pop_front() {
+                match self.validator.accept(&frame)? {
+                    Some(event) => return Ok(event),
+                    None => continue,
+                }
+            }
+            match self.response.chunk().await.map_err(transport_error)? {
+                Some(bytes) => {
+                    let mut frames = Vec::new();
+                    self.decoder.feed(&bytes, &mut frames)?;
+                    self.frames.extend(frames);
+                }
+                None => {
+                    self.decoder.finish()?;
+                    return Err(Error::driver(codes::INCOMPLETE_STREAM, "the stream ended before a terminal event"));
+                }
+            }
+        }
+    }
+}
+
+/// The validated events of one run (a [`futures_core::Stream`]). After a terminal event
+/// or an error it yields nothing more and the connection is already closed.
+pub struct EventStream {
+    events: Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>>,
+}
+
+impl EventStream {
+    /// Closes the connection (the host cancels the run if it was still going).
+    pub fn close(self) {}
+}
+
+impl Stream for EventStream {
+    type Item = Result<Event, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.events.as_mut().poll_next(cx)
+    }
+}

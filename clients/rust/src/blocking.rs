@@ -1,0 +1,76 @@
+//! The blocking client: the async client driven on a private runtime thread. Use it
+//! outside async code (or inside `spawn_blocking`).
+use crate::async_client::{AsyncAgenticClient, EventStream};
+use crate::builder::{sealed, Build, ClientBuilder};
+use crate::error::Error;
+use crate::transport::{transport_error, ClientConfig};
+use crate::types::{Event, ProtocolInfo, Provider, RunRequest, RunResult};
+use futures_util::StreamExt;
+use std::sync::Arc;
+use tokio::runtime::Runtime;
+
+/// The blocking twin of [`AsyncAgenticClient`]: same methods, same rules.
+#[derive(Clone)]
+pub struct AgenticClient {
+    inner: AsyncAgenticClient,
+    runtime: Arc<Runtime>,
+}
+
+impl sealed::Sealed for AgenticClient {}
+impl Build for AgenticClient {
+    fn build(config: ClientConfig) -> Result<Self, Error> {
+        // One worker thread owns the connections, so closing a stream reaches the
+        // socket at once even while the caller is not inside a call.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("agenticdriver-io")
+            .enable_all()
+            .build()
+            .map_err(transport_error)?;
+        let _guard = runtime.enter();
+        Ok(AgenticClient { inner: AsyncAgenticClient::build(config)?, runtime: Arc::new(runtime) })
+    }
+}
+
+impl AgenticClient {
+    pub fn new(url: &str, token: &str) -> Result<Self, Error> {
+        Self::builder(url, token).build()
+    }
+
+    pub fn builder(url: &str, token: &str) -> ClientBuilder<Self> {
+        ClientBuilder::new(url, token)
+    }
+
+    pub fn protocol(&self) -> Result<ProtocolInfo, Error> {
+        self.runtime.block_on(self.inner.protocol())
+    }
+
+    pub fn providers(&self, refresh: bool) -> Result<Vec<Provider>, Error> {
+        self.runtime.block_on(self.inner.providers(refresh))
+    }
+
+    pub fn run(&self, request: &RunRequest) -> Result<RunResult, Error> {
+        self.runtime.block_on(self.inner.run(request))
+    }
+
+    /// Starts a run; iterate its validated events. Dropping the iterator (for example
+    /// `break` out of a `for` loop) closes the connection, which cancels the run.
+    pub fn stream(&self, request: &RunRequest) -> Result<EventIter, Error> {
+        let stream = self.runtime.block_on(self.inner.stream(request))?;
+        Ok(EventIter { stream, runtime: Arc::clone(&self.runtime) })
+    }
+}
+
+/// The validated events of one run, read as they arrive.
+pub struct EventIter {
+    stream: EventStream,
+    runtime: Arc<Runtime>,
+}
+
+impl Iterator for EventIter {
+    type Item = Result<Event, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.runtime.block_on(self.stream.next())
+    }
+}

@@ -1,0 +1,36 @@
+//! Client for hosts speaking AgenticDriver wire protocol 1.0.
+//!
+//! - [`AsyncAgenticClient`] (feature `async`, default): tokio + reqwest with rustls.
+//! - [`blocking::AgenticClient`] (feature `blocking`).
+//! - Without features: the wire types only.
+//!
+//! Every response is validated before it is returned: an event stream yields only
+//! events that passed the protocol's consumer rules, and anything else fails with an
+//! [`Error`] whose [`code`](Error::code) says what was wrong (`INVALID_STREAM`,
+//! `INVALID_RESPONSE`, `INCOMPLETE_STREAM`, `UNSUPPORTED_EVENT`, ... or the host's code).
+pub mod error;
+pub mod types;
+
+#[cfg(feature = "async")]
+mod async_client;
+#[cfg(feature = "blocking")]
+pub mod blocking;
+#[cfg(feature = "async")]
+mod builder;
+#[cfg(feature = "async")]
+mod sse;
+#[cfg(feature = "async")]
+mod transport;
+#[cfg(feature = "async")]
+mod validate;
+
+pub use error::{codes, DriverError, Error, ErrorOutcome};
+pub use types::*;
+
+#[cfg(feature = "async")]
+pub use async_client::{AsyncAgenticClient, EventStream};
+#[cfg(feature = "async")]
+pub use builder::{Build, ClientBuilder};
+
+/// The wire protocol version this crate speaks.
+pub const WIRE_VERSION: &str = "1.0";

@@ -1,0 +1,49 @@
+//! Validation of everything the host sends: schemas, cross-field rules, stream rules.
+mod check;
+mod decode;
+mod formats;
+mod rules;
+mod schema;
+mod stream;
+
+pub use stream::{json_run_result, EventValidator};
+
+use crate::error::{codes, DriverError};
+use crate::types::{ProtocolInfo, Provider};
+use serde::Deserialize;
+use serde_json::Value;
+
+fn invalid_response(what: &str, e: String) -> DriverError {
+    DriverError::new(codes::INVALID_RESPONSE, format!("{what}: {e}"))
+}
+
+pub fn parse_json(bytes: &[u8]) -> Result<Value, DriverError> {
+    decode::parse(bytes).map_err(|e| invalid_response("response body", e))
+}
+
+pub fn protocol_info(value: Value) -> Result<ProtocolInfo, DriverError> {
+    schema::protocol_info(&value).and_then(|_| decode::typed(value)).map_err(|e| invalid_response("protocol info", e))
+}
+
+pub fn providers(value: Value) -> Result<Vec<Provider>, DriverError> {
+    #[derive(Deserialize)]
+    struct List {
+        providers: Vec<Provider>,
+    }
+    schema::provider_list(&value)
+        .and_then(|_| decode::typed::<List>(value))
+        .map(|list| list.providers)
+        .map_err(|e| invalid_response("provider list", e))
+}
+
+/// The wire error of an HTTP error body, when it is a valid `{"error": ErrorInfo}`.
+pub fn error_envelope(bytes: &[u8], status: u16) -> Option<DriverError> {
+    #[derive(Deserialize)]
+    struct Envelope {
+        error: crate::types::ErrorInfo,
+    }
+    let value = decode::parse(bytes).ok()?;
+    schema::error_envelope(&value).ok()?;
+    let Envelope { error } = decode::typed(value).ok()?;
+    Some(DriverError { code: error.code, message: error.message, retryable: error.retryable, outcome: error.outcome, status: Some(status) })
+}
