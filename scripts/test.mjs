@@ -32,4 +32,5 @@ stage('build', 'npm', ['run', 'build', '--silent']);
 stage('protocol', 'npx', ['tsx', 'scripts/generate-protocol.ts', '--check']);
 const tests = findTests(join(root, 'test')).sort();
 stage('unit', process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', '--test-timeout=120000', ...tests]);
+if (existsSync(join(root, 'clients', 'python', 'scripts', 'test.sh'))) stage('python', 'bash', ['clients/python/scripts/test.sh']);
 if (existsSync(join(root, 'conformance', 'run.ts'))) stage('conformance', 'npx', ['tsx', 'conformance/run.ts']);
