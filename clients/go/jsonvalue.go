@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strings"
 	"unicode/utf8"
@@ -56,8 +57,10 @@ func decodeInto(data []byte, target reflect.Value) error {
 		}
 		target.Set(elem)
 		return nil
-	case !needsExactKeys(t):
+	case !needsOwnDecoding(t):
 		return json.Unmarshal(data, target.Addr().Interface())
+	case target.CanInt():
+		return decodeInteger(data, target)
 	case t.Kind() == reflect.Struct:
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(data, &fields); err != nil {
@@ -115,15 +118,34 @@ func decodeInto(data []byte, target reflect.Value) error {
 	return fmt.Errorf("agenticdriver: cannot decode into %s", t)
 }
 
-// needsExactKeys reports whether t contains a struct, whose keys must be matched exactly.
-func needsExactKeys(t reflect.Type) bool {
+// needsOwnDecoding reports whether t contains a struct, whose keys must be matched
+// exactly, or an integer, which JSON may write as 2.0 or 2e0.
+func needsOwnDecoding(t reflect.Type) bool {
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return true
 	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Array:
-		return t != rawMessageType && needsExactKeys(t.Elem())
+		return t != rawMessageType && needsOwnDecoding(t.Elem())
 	}
 	return false
+}
+
+// decodeInteger accepts any JSON number with an integral value, as the wire schemas do.
+func decodeInteger(data []byte, target reflect.Value) error {
+	var n json.Number
+	if err := json.Unmarshal(data, &n); err != nil {
+		return err
+	}
+	if i, err := n.Int64(); err == nil {
+		target.SetInt(i)
+		return nil
+	}
+	f, ok := numberValue(n)
+	if !ok || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
+		return fmt.Errorf("%s is not an integer", n)
+	}
+	target.SetInt(int64(f))
+	return nil
 }
 
 func jsonName(f reflect.StructField) string {
