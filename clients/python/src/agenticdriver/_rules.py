@@ -87,6 +87,8 @@ def _check_pdf_pages(manifest: Mapping[str, Any], pages: Mapping[str, Any], path
     for name, numbers in (("ocr", ocr), ("empty", empty)):
         if len(set(numbers)) != len(numbers) or any(number > total for number in numbers):
             fail(f"{path}/pages/{name}", "has duplicate or out-of-range pages")
+    if set(ocr) & set(empty):
+        fail(f"{path}/pages", "lists a page as both recognised and empty")
     if len(empty) >= total or manifest["chunks"] < total - len(empty):
         fail(f"{path}/pages", "is inconsistent with the chunks")
     if bool(ocr) != ("ocrExtractor" in manifest):
@@ -147,6 +149,19 @@ def check_session(session: Json, binding: Mapping[str, Any], result: Json) -> No
         fail(path, "names another provider or model than the result")
     if session["state"] != "ready":
         fail(f"{path}/state", "must be ready after a completed run")
+    check_session_times(session, path)
+
+
+def check_session_times(session: Mapping[str, Any], path: str) -> None:
+    """Host timestamps (fixed-width UTC, so text order is time order) and expiry by state."""
+    if session["updatedAt"] < session["createdAt"]:
+        fail(f"{path}/updatedAt", "is before createdAt")
+    expires = session.get("expiresAt")
+    if session["state"] == "running":
+        if expires is not None:
+            fail(f"{path}/expiresAt", "must be absent while the session is running")
+    elif expires is None or expires <= session["updatedAt"]:
+        fail(f"{path}/expiresAt", "must be later than updatedAt")
 
 
 def check_run_result(result: object, request: Mapping[str, Any], run_id: Optional[str]) -> Json:

@@ -30,6 +30,7 @@ class RunEventChecker:
         self._sequence = 0
         self._execution_ids: Set[str] = set()
         self._execution_call_ids: Set[str] = set()
+        self._approval_calls: Dict[str, str] = {}
         self.finished = False
 
     def accept(self, data: str) -> Optional[Dict[str, Any]]:
@@ -88,9 +89,13 @@ class RunEventChecker:
                 raise Invalid("approval/runId differs from the run")
             if approval["idlePolicy"] != self._request["approvals"].get("idlePolicy"):
                 raise Invalid("approval/idlePolicy differs from the requested policy")
+            self._approval_calls[approval["approvalId"]] = approval["call"]["id"]
         elif kind == "approval.resolved":
-            if event["resolution"]["runId"] != self._run_id:
+            resolution = event["resolution"]
+            if resolution["runId"] != self._run_id:
                 raise Invalid("resolution/runId differs from the run")
+            if self._approval_calls.get(resolution["approvalId"]) != resolution["callId"]:
+                raise Invalid("resolution answers no requested approval of that call")
         elif kind == "tool.execution.requested":
             self._check_execution(event["execution"])
         elif kind == "run.completed":
