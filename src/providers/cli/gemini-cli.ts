@@ -74,8 +74,13 @@ class GeminiStreamParser implements CliStreamParser {
 
   exit(code: number | null): ProviderPart[] {
     const result = this.result;
-    if (result !== undefined && result.status !== 'success') throw cliFailure(PRODUCT, classifyGeminiError(record(result.error) ?? {}));
-    if (code !== 0) throw cliFailure(PRODUCT, (code !== null && EXIT_FAILURES[code]) || 'CLI_FAILED');
+    // The exit code carries the HTTP status even when the error record does not.
+    const byExit = code === null ? undefined : EXIT_FAILURES[code];
+    if (result !== undefined && result.status !== 'success') {
+      const byRecord = classifyGeminiError(record(result.error) ?? {});
+      throw cliFailure(PRODUCT, byRecord === 'CLI_FAILED' ? (byExit ?? byRecord) : byRecord);
+    }
+    if (code !== 0) throw cliFailure(PRODUCT, byExit ?? 'CLI_FAILED');
     if (result === undefined) throw new DriverError('INCOMPLETE_STREAM', `${PRODUCT} ended without a result.`);
     const stats = record(result.stats) ?? {};
     if ((count(stats.tool_calls) ?? 0) > 0) throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} reported tool calls, which this provider does not allow.`);

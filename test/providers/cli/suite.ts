@@ -25,6 +25,8 @@ export interface CliSpec {
 }
 
 const TIMEOUT = { timeout: 90_000 };
+/** About 50 KB of varied text (Gemini CLI treats one long repeated run as a broken stream). */
+const LONG_TEXT = Array.from({ length: 80 }, (_, i) => `Paragraph ${i} tells a different story about item ${(i * 7919) % 1000}. `.repeat(8));
 
 export function describeRealCli(spec: CliSpec): void {
   describe(`${spec.name} (real CLI, loopback model server)`, () => {
@@ -88,7 +90,7 @@ export function describeRealCli(spec: CliSpec): void {
     });
 
     test('output over the limit → CLI_OUTPUT_LIMIT', TIMEOUT, async () => {
-      server.push({ turn: { text: 'x'.repeat(64_000), usage: { input: 1, output: 1 } } });
+      server.push({ turn: { text: LONG_TEXT, usage: { input: 1, output: 1 } } });
       const { error } = await drain(await adapter({ outputLimitBytes: 16_384 }), request('hi', spec.model));
       assert.equal(error?.code, 'CLI_OUTPUT_LIMIT');
     });
