@@ -10,7 +10,7 @@ import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { newTokens, startLiveHost, type LiveHost } from './live-host.js';
-import { readJson, type ConformanceVectors, type VersioningVectors } from './peer/fixtures.js';
+import { readJson, skipReason, type ConformanceVectors, type SkipList, type VersioningVectors } from './peer/fixtures.js';
 import { startPeer } from './peer/server.js';
 import { startMismatchTrap, startUntrustedTrap, type TlsTrap } from './tls-traps.js';
 import { makeThrowawayPki, type ThrowawayPki } from './tls.js';
@@ -158,6 +158,19 @@ function printTable(reports: Report[]): void {
   }
 }
 
+/** Why cases are skipped, with how many each reason covers (per driver run). */
+function printSkipList(): void {
+  const skip = readJson<SkipList>(SKIP);
+  const reasons = new Map<string, number>();
+  for (const testCase of [...readJson<ConformanceVectors>(FIXTURES).cases, ...readJson<VersioningVectors>(VERSIONING).cases]) {
+    const reason = skipReason(skip, testCase);
+    if (reason) reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  }
+  const total = [...reasons.values()].reduce((sum, count) => sum + count, 0);
+  console.log(`\nskip.json skips ${total} cases in every driver run:`);
+  for (const [reason, count] of reasons) console.log(`  ${String(count).padStart(3)}  ${reason}`);
+}
+
 const drivers = findDrivers();
 if (drivers.length === 0) console.error(`!! no executable driver found under ${DRIVERS}${args.language ? ` for ${args.language}` : ''}`);
 const pki = transports.includes('https') ? makeThrowawayPki() : undefined;
@@ -168,6 +181,7 @@ try {
   pki?.remove();
 }
 printTable(reports);
+printSkipList();
 const total = (key: 'passed' | 'failed' | 'skipped') => reports.reduce((sum, report) => sum + report[key], 0);
 const failed = total('failed') + (drivers.length === 0 ? 1 : 0);
 console.log(`${total('passed')} passed, ${failed} failed, ${total('skipped')} skipped`);
