@@ -19,7 +19,7 @@ export function cliConfigSchema<K extends string>(kind: K) {
       /** The CLI's own account/config directory for this instance (e.g. a separate sign-in). */
       accountDirectory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
       /** Variables set explicitly for this CLI (e.g. a gateway URL); the host's own are never forwarded. */
-      environment: Type.Optional(Type.Record(EnvironmentName, Type.Union([Type.String({ maxLength: 65_536 }), SecretRef]))),
+      environment: Type.Optional(Type.Record(EnvironmentName, Type.Union([Type.String({ maxLength: 65_536 }), SecretRef]), { additionalProperties: false, maxProperties: 64 })),
     },
     { additionalProperties: false, $id: `${kind}ProviderConfig` },
   );

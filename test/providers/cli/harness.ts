@@ -127,14 +127,14 @@ export async function drain(adapter: ProviderAdapter, req: ProviderRequest, sign
 
 const joinText = (parts: ProviderPart[]) => parts.map((part) => (part.type === 'text-delta' ? part.text : '')).join('');
 
-/** Process ids whose process group is `pgid` (Linux /proc). */
+/** Live processes (zombies awaiting their reaper excluded) whose process group is `pgid`. */
 export function groupMembers(pgid: number): number[] {
-  const out = execFileSync('ps', ['-e', '-o', 'pid=,pgid='], { encoding: 'utf8' });
+  const out = execFileSync('ps', ['-e', '-o', 'pid=,pgid=,stat='], { encoding: 'utf8' });
   return out
     .split('\n')
-    .map((row) => row.trim().split(/\s+/).map(Number))
-    .filter(([, group]) => group === pgid)
-    .map(([pid]) => pid!);
+    .map((row) => row.trim().split(/\s+/))
+    .filter(([, group, stat]) => Number(group) === pgid && !stat?.startsWith('Z'))
+    .map(([pid]) => Number(pid));
 }
 
 /** Process groups led by direct children of this test process (the CLI runs in flight). */
