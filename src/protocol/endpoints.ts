@@ -3,7 +3,19 @@
  * list; extension issues add their endpoints here next to their schemas.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { Health, ProtocolInfo, ProviderList, RunEvent, RunRequest, RunResult } from './schemas.js';
+import {
+  ApprovalDecision,
+  ApprovalResolution,
+  Health,
+  ProtocolInfo,
+  ProviderList,
+  RunEvent,
+  RunRequest,
+  RunResult,
+  ToolExecutionIdentity,
+  ToolExecutionReceipt,
+  ToolExecutionResult,
+} from './schemas.js';
 
 export interface Endpoint {
   method: 'GET' | 'POST';
@@ -42,5 +54,32 @@ export const ENDPOINTS: Endpoint[] = [
     request: RunRequest,
     response: RunResult,
     events: RunEvent,
+  },
+  {
+    method: 'POST',
+    path: '/v1/approvals/decisions',
+    operationId: 'decideApproval',
+    summary: 'Decide one pending interactive approval of the caller\'s subject (approve, deny or cancel).',
+    feature: 'interactive-approvals',
+    request: ApprovalDecision,
+    response: ApprovalResolution,
+  },
+  {
+    method: 'POST',
+    path: '/v1/tool-executions/progress',
+    operationId: 'reportToolProgress',
+    summary: 'Report real progress on a dispatched application tool; resets the run\'s idle timer.',
+    feature: 'application-tools',
+    request: ToolExecutionIdentity,
+    response: ToolExecutionReceipt,
+  },
+  {
+    method: 'POST',
+    path: '/v1/tool-executions/results',
+    operationId: 'completeTool',
+    summary: 'Deliver the one result (or failure) of a dispatched application tool; consumes the ticket.',
+    feature: 'application-tools',
+    request: ToolExecutionResult,
+    response: ToolExecutionReceipt,
   },
 ];

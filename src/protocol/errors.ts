@@ -160,6 +160,8 @@ export const ERROR_STATUS = {
   UNSUPPORTED_EVENT: 502,
   RESPONSE_TOO_LARGE: 502,
   HTTP_ERROR: 502,
+  // Client-side: the runtime lacks what the client needs (e.g. no fetch or streams).
+  UNSUPPORTED_ENVIRONMENT: 500,
 
   // The host (or one of its stores) cannot serve right now.
   HOST_STARTING: 503,

@@ -316,6 +316,40 @@ export const ToolExecution = Type.Object(
   { ...open, $id: 'ToolExecution' },
 );
 
+/** `POST /v1/approvals/decisions`: echoes the exact run and call being decided. */
+export const ApprovalDecision = Type.Object(
+  {
+    approvalId: Type.String({ minLength: 1, maxLength: 256 }),
+    runId: Type.String({ minLength: 1, maxLength: 256 }),
+    call: Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }), name: ToolName, arguments: JsonObject }, strict),
+    decision: Type.Union([Type.Literal('approve'), Type.Literal('deny'), Type.Literal('cancel')]),
+  },
+  { ...strict, $id: 'ApprovalDecision' },
+);
+
+const toolExecutionIdentity = {
+  executionId: Type.String({ minLength: 1, maxLength: 256 }),
+  runId: Type.String({ minLength: 1, maxLength: 256 }),
+  callId: Type.String({ minLength: 1, maxLength: 256 }),
+};
+
+/** `POST /v1/tool-executions/progress`. */
+export const ToolExecutionIdentity = Type.Object(toolExecutionIdentity, { ...strict, $id: 'ToolExecutionIdentity' });
+
+/** `POST /v1/tool-executions/results`: exactly one of `output` or `error`. */
+export const ToolExecutionResult = Type.Union(
+  [
+    Type.Object({ ...toolExecutionIdentity, output: Type.Unknown() }, { ...strict, required: ['executionId', 'runId', 'callId', 'output'] }),
+    Type.Object({ ...toolExecutionIdentity, error: Type.Literal('APPLICATION_TOOL_FAILED') }, strict),
+  ],
+  { $id: 'ToolExecutionResult' },
+);
+
+export const ToolExecutionReceipt = Type.Object(
+  { ...toolExecutionIdentity, status: Type.Union([Type.Literal('progress'), Type.Literal('accepted')]) },
+  { ...open, $id: 'ToolExecutionReceipt' },
+);
+
 // ---------------------------------------------------------------------------
 // Run request and result
 
@@ -503,6 +537,10 @@ export const NAMED_SCHEMAS: TSchema[] = [
   ApprovalRequest,
   ApprovalResolution,
   ToolExecution,
+  ApprovalDecision,
+  ToolExecutionIdentity,
+  ToolExecutionResult,
+  ToolExecutionReceipt,
   RunRequest,
   RunResult,
   EventEnvelope,
@@ -539,6 +577,10 @@ export type ApprovalResolution = Static<typeof ApprovalResolution>;
 export type ToolExecution = Static<typeof ToolExecution>;
 export type ApplicationToolDefinition = Static<typeof ApplicationToolDefinition>;
 export type HistoryMessage = Static<typeof HistoryMessage>;
+export type ApprovalDecision = Static<typeof ApprovalDecision>;
+export type ToolExecutionIdentity = Static<typeof ToolExecutionIdentity>;
+export type ToolExecutionResult = Static<typeof ToolExecutionResult>;
+export type ToolExecutionReceipt = Static<typeof ToolExecutionReceipt>;
 
 type EnvelopeFields = { runId: string; sequence: number; timestamp: string; optional?: boolean };
 type PayloadOf<T extends EventType> = Omit<Static<(typeof EVENT_SCHEMAS)[T]>, 'type' | keyof EnvelopeFields>;
