@@ -5,9 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -78,7 +76,7 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	if err != nil || u.Host == "" || u.Opaque != "" {
 		return nil, newError(CodeInsecureTransport, "the host URL must be an absolute http(s) URL")
 	}
-	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#") {
+	if u.User != nil || strings.ContainsAny(raw, "?#") {
 		return nil, newError(CodeInsecureTransport, "the host URL must not carry credentials, a query or a fragment")
 	}
 	switch {
@@ -95,11 +93,11 @@ func parseBaseURL(raw string) (*url.URL, error) {
 }
 
 func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
+	switch strings.ToLower(host) {
+	case "localhost", "127.0.0.1", "::1":
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return false
 }
 
 // call sends one request and returns the response once its status and protocol version
@@ -130,13 +128,17 @@ func (c *Client) call(ctx context.Context, endpoint string, query url.Values, bo
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		return nil, statusError(resp)
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		resp.Body.Close()
+		return nil, newError(CodeHTTPError, "the host answered with a redirect (%d); redirects are never followed", resp.StatusCode)
 	}
 	if v := resp.Header.Values("AgenticDriver-Version"); len(v) > 0 && (len(v) != 1 || v[0] != ProtocolVersion) {
 		resp.Body.Close()
 		return nil, newError(CodeUnsupportedProtocolVersion, "the host answered with protocol version %q", strings.Join(v, ", "))
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, statusError(resp)
 	}
 	return resp, nil
 }
@@ -187,12 +189,4 @@ func (c *Client) getJSON(ctx context.Context, endpoint string, query url.Values,
 		return newError(CodeInvalidResponse, "%v", err)
 	}
 	return nil
-}
-
-// contextError prefers the caller's cancellation over the transport error it caused.
-func contextError(ctx context.Context, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		return errors.Join(ctxErr, err)
-	}
-	return err
 }

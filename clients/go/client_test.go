@@ -13,13 +13,14 @@ import (
 func TestNewRejectsUnsafeURLsAndTokens(t *testing.T) {
 	for _, raw := range []string{
 		"http://example.com", "ftp://127.0.0.1", "https://user:pw@example.com",
-		"https://example.com/?q=1", "https://example.com/#frag", "not a url", "/relative",
+		"https://example.com/?q=1", "https://example.com/?", "https://example.com/#frag", "not a url", "/relative",
+		"http://127.8.9.10",
 	} {
 		if _, err := New(raw, testToken); !isCode(err, CodeInsecureTransport) {
 			t.Errorf("New(%q): %v, want INSECURE_TRANSPORT", raw, err)
 		}
 	}
-	for _, raw := range []string{"https://example.com/prefix", "http://127.0.0.1:1", "http://localhost:1", "http://[::1]:1", "http://127.8.9.10"} {
+	for _, raw := range []string{"https://example.com/prefix", "http://127.0.0.1:1", "http://localhost:1", "http://[::1]:1", "http://LOCALHOST"} {
 		if _, err := New(raw, testToken); err != nil {
 			t.Errorf("New(%q): %v", raw, err)
 		}
@@ -207,5 +208,16 @@ func TestRequestEncodingKeepsAnEmptyToolSelection(t *testing.T) {
 	}
 	if got := <-bodies; got != `{"provider":"mock","model":"demo","input":"Hello","tools":[]}` {
 		t.Fatalf("body %s", got)
+	}
+}
+
+func TestTransportFailuresAreTyped(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	url := srv.URL
+	srv.Close() // nothing listens there any more
+	_, err := newTestClient(t, url).Protocol(testContext(t))
+	expectCode(t, err, CodeHostUnreachable)
+	if errors.Unwrap(err) == nil {
+		t.Fatal("the transport error is not kept as the cause")
 	}
 }

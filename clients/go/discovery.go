@@ -11,11 +11,11 @@ const discoveryTimeout = 10 * time.Second
 
 // Protocol returns the host's protocol descriptor (GET /v1/protocol).
 func (c *Client) Protocol(ctx context.Context) (*ProtocolInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	bounded, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
 	var info ProtocolInfo
-	if err := c.getJSON(ctx, "v1/protocol", nil, nil, protocolInfoRule, &info); err != nil {
-		return nil, contextError(ctx, err)
+	if err := c.getJSON(bounded, "v1/protocol", nil, nil, protocolInfoRule, &info); err != nil {
+		return nil, exchangeError(ctx, err)
 	}
 	return &info, nil
 }
@@ -23,7 +23,7 @@ func (c *Client) Protocol(ctx context.Context) (*ProtocolInfo, error) {
 // Providers lists the provider instances the token may use (GET /v1/providers).
 // refresh asks the host to bypass its discovery cache.
 func (c *Client) Providers(ctx context.Context, refresh bool) ([]Provider, error) {
-	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	bounded, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
 	var query url.Values
 	if refresh {
@@ -32,8 +32,8 @@ func (c *Client) Providers(ctx context.Context, refresh bool) ([]Provider, error
 	var list struct {
 		Providers []Provider `json:"providers"`
 	}
-	if err := c.getJSON(ctx, "v1/providers", query, nil, providerListRule, &list); err != nil {
-		return nil, contextError(ctx, err)
+	if err := c.getJSON(bounded, "v1/providers", query, nil, providerListRule, &list); err != nil {
+		return nil, exchangeError(ctx, err)
 	}
 	return list.Providers, nil
 }

@@ -1,6 +1,10 @@
 package agenticdriver
 
-import "fmt"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
 
 // Client-side error codes. Codes sent by a host are passed through unchanged,
 // including codes this package does not know.
@@ -17,6 +21,9 @@ const (
 	CodeToolStreamRequired         = "TOOL_STREAM_REQUIRED"
 	CodeApprovalStreamRequired     = "APPROVAL_STREAM_REQUIRED"
 	CodeInvalidCallback            = "INVALID_CALLBACK"
+	CodeCancelled                  = "CANCELLED"
+	CodeTimeout                    = "TIMEOUT"
+	CodeHostUnreachable            = "HOST_UNREACHABLE"
 )
 
 // OutcomeUncertain marks an error whose side effects need reconciliation.
@@ -30,10 +37,30 @@ type DriverError struct {
 	Message   string `json:"message"`
 	Retryable bool   `json:"retryable"`
 	Outcome   string `json:"outcome,omitempty"`
+	cause     error
 }
 
 func (e *DriverError) Error() string { return e.Code + ": " + e.Message }
 
+// Unwrap returns the transport or context error behind CANCELLED, TIMEOUT and
+// HOST_UNREACHABLE, so errors.Is(err, context.Canceled) works.
+func (e *DriverError) Unwrap() error { return e.cause }
+
 func newError(code, format string, args ...any) *DriverError {
 	return &DriverError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// exchangeError maps a failed HTTP exchange to a *DriverError. The caller's own
+// cancellation wins over the transport error it caused; protocol errors pass through.
+func exchangeError(caller context.Context, err error) error {
+	var de *DriverError
+	switch {
+	case errors.As(err, &de):
+		return err
+	case caller.Err() != nil:
+		return &DriverError{Code: CodeCancelled, Message: "the caller cancelled the request", cause: errors.Join(caller.Err(), err)}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &DriverError{Code: CodeTimeout, Message: "the host did not answer in time", Retryable: true, cause: err}
+	}
+	return &DriverError{Code: CodeHostUnreachable, Message: "could not reach the host: " + err.Error(), cause: err}
 }

@@ -11,11 +11,12 @@ type eventValidator struct {
 	selected     map[string]bool
 	executionIDs map[string]bool
 	executedCall map[string]bool
+	approvals    map[string]string // approvalId → call id of each requested approval
 }
 
 func newEventValidator(req *RunRequest) *eventValidator {
 	v := &eventValidator{req: req, appTools: map[string]bool{}, selected: map[string]bool{},
-		executionIDs: map[string]bool{}, executedCall: map[string]bool{}}
+		executionIDs: map[string]bool{}, executedCall: map[string]bool{}, approvals: map[string]string{}}
 	for _, t := range req.ApplicationTools {
 		v.appTools[t.Name] = true
 	}
@@ -111,9 +112,13 @@ func (v *eventValidator) crossCheck(ev *Event) error {
 		if ev.Approval.IdlePolicy != v.req.Approvals.IdlePolicy {
 			return streamError("approval.requested idlePolicy %q differs from the requested %q", ev.Approval.IdlePolicy, v.req.Approvals.IdlePolicy)
 		}
+		v.approvals[ev.Approval.ApprovalID] = ev.Approval.Call.ID
 	case EventApprovalResolved:
 		if ev.Resolution.RunID != v.runID {
 			return streamError("approval.resolved belongs to run %q", ev.Resolution.RunID)
+		}
+		if callID, ok := v.approvals[ev.Resolution.ApprovalID]; !ok || callID != ev.Resolution.CallID {
+			return streamError("approval.resolved answers no requested approval of call %q", ev.Resolution.CallID)
 		}
 	case EventToolExecutionRequested:
 		return v.checkExecution(ev.Execution)

@@ -35,9 +35,6 @@ func checkResult(r *RunResult, req *RunRequest, streamRunID string) error {
 		return err
 	}
 	for _, a := range r.Artifacts {
-		if a.Name == "." || a.Name == ".." {
-			return fmt.Errorf("artifact name %q is not allowed", a.Name)
-		}
 		for _, id := range a.SourceIDs {
 			if !sourceIDs[id] {
 				return fmt.Errorf("artifact cites source %q that is not in result.sources", id)
@@ -81,8 +78,8 @@ func checkResultSession(r *RunResult, binding *SessionBinding) error {
 	return nil
 }
 
-// checkSessionInfo checks the timestamps of a session: updatedAt ≥ createdAt, a ready
-// session expires after its last update, a running one has no expiry yet.
+// checkSessionInfo checks the timestamps of a session: updatedAt ≥ createdAt, a running
+// session has no expiry yet, any other expires after its last update.
 func checkSessionInfo(s *SessionInfo) error {
 	created, err1 := time.Parse(time.RFC3339Nano, s.CreatedAt)
 	updated, err2 := time.Parse(time.RFC3339Nano, s.UpdatedAt)
@@ -93,11 +90,13 @@ func checkSessionInfo(s *SessionInfo) error {
 		return errors.New("session.updatedAt is before createdAt")
 	}
 	switch {
-	case s.State == "ready" && s.ExpiresAt == "":
-		return errors.New("a ready session must have expiresAt")
 	case s.State == "running" && s.ExpiresAt != "":
 		return errors.New("a running session must not have expiresAt")
-	case s.ExpiresAt != "":
+	case s.State == "running":
+		return nil
+	case s.ExpiresAt == "":
+		return fmt.Errorf("a %s session must have expiresAt", s.State)
+	default:
 		expires, err := time.Parse(time.RFC3339Nano, s.ExpiresAt)
 		if err != nil || !expires.After(updated) {
 			return errors.New("session.expiresAt must be after updatedAt")
@@ -129,11 +128,11 @@ func checkContextSource(s *ContextSource) error {
 		}
 	}
 	if l := s.Location; l != nil {
-		if l.PageEnd != 0 && (l.Page == 0 || l.PageEnd < l.Page) {
-			return errors.New("location.pageEnd needs a page and must not precede it")
+		if l.Page != 0 && l.PageEnd != 0 && l.PageEnd < l.Page {
+			return errors.New("location.pageEnd precedes page")
 		}
-		if l.EndLine != 0 && (l.StartLine == 0 || l.EndLine < l.StartLine) {
-			return errors.New("location.endLine needs a startLine and must not precede it")
+		if l.StartLine != 0 && l.EndLine != 0 && l.EndLine < l.StartLine {
+			return errors.New("location.endLine precedes startLine")
 		}
 	}
 	return nil
@@ -143,45 +142,38 @@ func checkRetrieval(r *RetrievalResult, opts *RetrievalOptions, sources []Contex
 	if r.Corpus != opts.Corpus {
 		return fmt.Errorf("retrieval corpus %q is not the requested %q", r.Corpus, opts.Corpus)
 	}
-	limit, maxBytes, minScore := defaultRetrievalLimit, defaultMaxContextBytes, -1.0
-	if opts.Limit > 0 {
-		limit = opts.Limit
+	chunks := map[string]bool{}
+	for _, h := range r.Hits {
+		if chunks[h.ChunkID] {
+			return fmt.Errorf("retrieval lists chunk %q twice", h.ChunkID)
+		}
+		chunks[h.ChunkID] = true
 	}
-	if opts.MaxContextBytes > 0 {
-		maxBytes = opts.MaxContextBytes
-	}
-	if opts.MinScore != nil {
-		minScore = *opts.MinScore
-	}
-	if len(r.Hits) > limit {
-		return fmt.Errorf("retrieval returned %d hits, more than the limit %d", len(r.Hits), limit)
+	if opts.Limit > 0 && len(r.Hits) > opts.Limit {
+		return fmt.Errorf("retrieval returned %d hits, more than the limit %d", len(r.Hits), opts.Limit)
 	}
 	selected := map[string]bool{}
 	for _, id := range opts.SourceIDs {
 		selected[id] = true
 	}
-	retrievalSources := map[string]ContextManifest{}
+	manifests := map[string]ContextManifest{}
 	for _, s := range sources {
-		if s.Origin == "retrieval" {
-			retrievalSources[s.ID] = s
-		}
+		manifests[s.ID] = s
 	}
-	if len(retrievalSources) != len(r.Hits) {
-		return errors.New("result.sources must hold exactly one retrieval manifest per hit")
-	}
-	chunks := map[string]bool{}
-	total := 0
 	for i, h := range r.Hits {
 		path := fmt.Sprintf("retrieval.hits[%d]", i)
-		if chunks[h.ChunkID] {
-			return fmt.Errorf("%s: duplicate chunkId %q", path, h.ChunkID)
-		}
-		chunks[h.ChunkID] = true
-		if len(selected) > 0 && !selected[h.Source.ID] {
+		if opts.SourceIDs != nil && !selected[h.Source.ID] {
 			return fmt.Errorf("%s: source %q was not selected", path, h.Source.ID)
 		}
-		if h.Score < minScore {
-			return fmt.Errorf("%s: score %g is below minScore %g", path, h.Score, minScore)
+		if opts.MinScore != nil && h.Score < *opts.MinScore {
+			return fmt.Errorf("%s: score %g is below minScore %g", path, h.Score, *opts.MinScore)
+		}
+		m, ok := manifests[h.ChunkID]
+		if !ok || m.Origin != "retrieval" {
+			return fmt.Errorf("%s: no retrieval manifest in result.sources", path)
+		}
+		if m.Revision != h.Source.Revision {
+			return fmt.Errorf("%s: the manifest has revision %q, the hit %q", path, m.Revision, h.Source.Revision)
 		}
 		if err := checkContextSource(&h.Source); err != nil {
 			return fmt.Errorf("%s.source: %v", path, err)
@@ -191,67 +183,65 @@ func checkRetrieval(r *RetrievalResult, opts *RetrievalOptions, sources []Contex
 				return fmt.Errorf("%s.ingestion: %v", path, err)
 			}
 		}
-		total += len(h.Text)
-		m, ok := retrievalSources[h.ChunkID]
-		if !ok || m.Revision != h.Source.Revision || m.Location == nil ||
-			m.Location.DocumentID != h.Source.ID || m.Bytes != int64(len(h.Text)) {
-			return fmt.Errorf("%s: no matching retrieval manifest in result.sources", path)
-		}
-	}
-	if total > maxBytes {
-		return fmt.Errorf("retrieval text is %d bytes, more than maxContextBytes %d", total, maxBytes)
 	}
 	return nil
 }
 
 // checkIngestion checks that a manifest's coverage is consistent with its format.
 func checkIngestion(m *IngestionManifest) error {
-	if m.IndexedTextBytes < 1 || m.IndexedTextBytes > m.ExtractedTextBytes {
-		return errors.New("indexedTextBytes must be between 1 and extractedTextBytes")
+	if m.IndexedTextBytes > m.ExtractedTextBytes {
+		return errors.New("indexedTextBytes exceeds extractedTextBytes")
 	}
-	if m.Format != "pdf" && (m.Pages != nil || m.OCRExtractor != nil) {
-		return errors.New("only pdf manifests carry pages or ocrExtractor")
+	if m.Pages != nil && m.Format != "pdf" {
+		return fmt.Errorf("page coverage for a %s document", m.Format)
 	}
-	if m.Format != "email" && m.Messages != nil {
-		return errors.New("only email manifests carry messages")
+	if m.Messages != nil && m.Format != "email" {
+		return fmt.Errorf("message coverage for a %s document", m.Format)
 	}
-	switch m.Format {
-	case "pdf":
-		p := m.Pages
-		if p == nil {
-			return errors.New("a pdf manifest needs pages")
+	if p := m.Pages; p != nil {
+		ocr, empty := pageSet(p.OCR), pageSet(p.Empty)
+		switch {
+		case len(ocr) != len(p.OCR) || len(empty) != len(p.Empty):
+			return errors.New("pages lists a page twice")
+		case maxPage(p.OCR) > p.Total || maxPage(p.Empty) > p.Total:
+			return errors.New("pages names a page beyond the total")
+		case overlaps(ocr, empty):
+			return errors.New("pages lists a page as both OCR and empty")
+		case len(p.OCR) > 0 && m.OCRExtractor == nil:
+			return errors.New("OCR was used without naming the OCR extractor")
+		case len(p.Empty) >= p.Total:
+			return errors.New("no page has text")
+		case m.Chunks < p.Total-len(p.Empty):
+			return errors.New("fewer chunks than pages with text")
 		}
-		if err := checkPageList(p.OCR, p.Total); err != nil {
-			return fmt.Errorf("pages.ocr: %v", err)
-		}
-		if err := checkPageList(p.Empty, p.Total); err != nil {
-			return fmt.Errorf("pages.empty: %v", err)
-		}
-		if len(p.Empty) >= p.Total || m.Chunks < p.Total-len(p.Empty) {
-			return errors.New("pages coverage is inconsistent with chunks")
-		}
-		if (len(p.OCR) > 0) != (m.OCRExtractor != nil) {
-			return errors.New("ocrExtractor must be present exactly when pages were OCRed")
-		}
-	case "email":
-		msgs := m.Messages
-		if msgs == nil {
-			return errors.New("an email manifest needs messages")
-		}
-		if msgs.Empty >= msgs.Total || m.Chunks < msgs.Total-msgs.Empty {
-			return errors.New("messages coverage is inconsistent with chunks")
-		}
+	}
+	if msgs := m.Messages; msgs != nil && msgs.Empty >= msgs.Total {
+		return errors.New("no message has text")
 	}
 	return nil
 }
 
-func checkPageList(pages []int, total int) error {
-	seen := map[int]bool{}
+func pageSet(pages []int) map[int]bool {
+	set := map[int]bool{}
 	for _, p := range pages {
-		if p > total || seen[p] {
-			return fmt.Errorf("page %d is out of range or repeated", p)
-		}
-		seen[p] = true
+		set[p] = true
 	}
-	return nil
+	return set
+}
+
+func maxPage(pages []int) int {
+	highest := 0
+	for _, p := range pages {
+		highest = max(highest, p)
+	}
+	return highest
+}
+
+func overlaps(a, b map[int]bool) bool {
+	for p := range a {
+		if b[p] {
+			return true
+		}
+	}
+	return false
 }

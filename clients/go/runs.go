@@ -17,7 +17,7 @@ func (c *Client) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}
 	var result RunResult
 	if err := c.getJSON(ctx, "v1/runs", nil, &req, runResultRule, &result); err != nil {
-		return nil, contextError(ctx, err)
+		return nil, exchangeError(ctx, err)
 	}
 	if err := checkResult(&result, &req, ""); err != nil {
 		return nil, newError(CodeInvalidResponse, "%v", err)
@@ -38,7 +38,7 @@ func (c *Client) Stream(ctx context.Context, req RunRequest, fn func(Event) erro
 	defer cancel()
 	resp, err := c.call(streamCtx, "v1/runs", nil, &req, "text/event-stream")
 	if err != nil {
-		return contextError(ctx, err)
+		return exchangeError(ctx, err)
 	}
 	defer resp.Body.Close()
 	if !strings.Contains(resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -52,7 +52,7 @@ func (c *Client) Stream(ctx context.Context, req RunRequest, fn func(Event) erro
 			return newError(CodeIncompleteStream, "the event stream ended before a terminal event")
 		}
 		if err != nil {
-			return contextError(ctx, err)
+			return exchangeError(ctx, err)
 		}
 		ev, deliver, err := events.accept(frame)
 		if err != nil {

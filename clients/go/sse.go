@@ -87,11 +87,7 @@ func (s *sseReader) consumeLine() (frame []byte, done bool, err error) {
 	s.line = append(s.line, s.pending[:i]...)
 	s.skipLF = s.pending[i] == '\r'
 	s.pending = s.pending[i+1:]
-	line := s.takeLine()
-	if !utf8.Valid(line) {
-		return nil, false, newError(CodeInvalidStream, "the event stream is not valid UTF-8")
-	}
-	return s.processLine(line)
+	return s.processLine(s.takeLine())
 }
 
 // takeLine returns the completed line without a leading BOM and starts a new one.
@@ -120,6 +116,9 @@ func (s *sseReader) processLine(line []byte) ([]byte, bool, error) {
 	if err := s.checkSize(0); err != nil {
 		return nil, false, err
 	}
+	if !utf8.Valid(line) {
+		return nil, false, newError(CodeInvalidStream, "the event stream is not valid UTF-8")
+	}
 	name, value, _ := bytes.Cut(line, []byte(":"))
 	if string(name) != "data" {
 		return nil, false, nil // comments (empty name) and other fields are ignored
@@ -145,9 +144,6 @@ func (s *sseReader) checkSize(partial int) error {
 
 // finish ends the stream: a partial line or pending data means it was cut short.
 func (s *sseReader) finish() error {
-	if len(s.line) > 0 && !utf8.Valid(s.line) {
-		return newError(CodeInvalidStream, "the event stream is not valid UTF-8")
-	}
 	if len(s.line) > 0 || s.hasData {
 		return newError(CodeIncompleteStream, "the event stream ended inside an event")
 	}

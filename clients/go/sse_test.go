@@ -64,7 +64,7 @@ func TestSSEFramingAtEveryChunkSize(t *testing.T) {
 		{"partial line at eof", "data: a", nil, CodeIncompleteStream},
 		{"pending data at eof", "data: a\n", nil, CodeIncompleteStream},
 		{"invalid utf8", "data: \xff\n\n", nil, CodeInvalidStream},
-		{"invalid utf8 at eof", "data: \xff", nil, CodeInvalidStream},
+		{"invalid utf8 at eof", "data: \xff", nil, CodeIncompleteStream},
 	}
 	for _, c := range cases {
 		for chunk := 1; chunk <= 64; chunk++ {

@@ -61,8 +61,8 @@ func TestCancellingTheContextInterruptsAPendingRead(t *testing.T) {
 		time.AfterFunc(50*time.Millisecond, cancel) // while the client waits for the next frame
 		return nil
 	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v, want context.Canceled", err)
+	if !errors.Is(err, context.Canceled) || !isCode(err, CodeCancelled) {
+		t.Fatalf("got %v, want CANCELLED wrapping context.Canceled", err)
 	}
 	waitClosed(t, closed)
 }
@@ -114,13 +114,16 @@ func TestStreamRules(t *testing.T) {
 		{"tool completed needs output", []string{startedEvent, at(2, EventToolCompleted, `,"callId":"c"`)}, CodeInvalidStream},
 		{"tool completed null output", []string{startedEvent, at(2, EventToolCompleted, `,"callId":"c","output":null`), done(3)}, ""},
 		{"cancelled terminal", []string{startedEvent, at(2, EventRunCancelled, `,"error":{"code":"CANCELLED","message":"","retryable":false}`)}, "CANCELLED"},
+		{"resolution of an unrequested approval", []string{startedEvent, at(2, EventApprovalResolved, `,"resolution":{"approvalId":"a","runId":"r1","callId":"c","outcome":"approved","decidedAt":"2026-09-20T12:00:00Z"}`)}, CodeInvalidStream},
 		{"case variant key", []string{startedEvent, strings.Replace(deltaEvent, `"text"`, `"Text"`, 1)}, CodeInvalidStream},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeSSE(w, c.events...) }))
 			defer srv.Close()
-			err := newTestClient(t, srv.URL).Stream(testContext(t), demo(), func(Event) error { return nil })
+			req := demo()
+			req.Approvals = &ApprovalOptions{Mode: "interactive", IdlePolicy: "pause"}
+			err := newTestClient(t, srv.URL).Stream(testContext(t), req, func(Event) error { return nil })
 			if c.code == "" && err != nil {
 				t.Fatal(err)
 			}
