@@ -185,12 +185,10 @@ fn expect(outcome: Result<(), Error>, case: &Value) -> Result<(), String> {
     let expected = case.get("expectedError").and_then(Value::as_str);
     let transport = case.get("expectTransportError").and_then(Value::as_bool) == Some(true);
     match (outcome, expected) {
-        (Err(error), Some(code)) if error.code() == Some(code) => {
-            match case.get("retryable").and_then(Value::as_bool) {
-                Some(retryable) if retryable != error.retryable() => Err(format!("retryable should be {retryable}: {}", describe(&error))),
-                _ => Ok(()),
-            }
-        }
+        (Err(error), Some(code)) if error.code() == Some(code) => match case.get("retryable").and_then(Value::as_bool) {
+            Some(retryable) if retryable != error.retryable() => Err(format!("retryable should be {retryable}: {}", describe(&error))),
+            _ => Ok(()),
+        },
         (Err(error), Some(code)) => Err(format!("expected {code}, got {}", describe(&error))),
         (Ok(()), Some(code)) => Err(format!("expected {code}, got success")),
         (Err(_), None) if transport => Ok(()),
@@ -290,7 +288,9 @@ fn live_cancelled(env: &Env) -> Result<u64, String> {
         if let Some(pem) = &env.ca {
             builder = builder.add_root_certificate(reqwest::Certificate::from_pem(pem).map_err(|e| e.to_string())?);
         }
-        let response = builder.build().map_err(|e| e.to_string())?
+        let response = builder
+            .build()
+            .map_err(|e| e.to_string())?
             .get(format!("{}/live-metrics", env.reference))
             .bearer_auth(&env.token)
             .send()
@@ -306,52 +306,86 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
     let live = env.live.as_str();
     let token = env.token.as_str();
     let hello = RunRequest::new("mock", "demo", "Hello");
-    let scripted = |actions: Value, idle: Option<u64>| RunRequest { idle_timeout_ms: idle, ..RunRequest::new("mock", "demo", mock_script(actions)) };
+    let scripted =
+        |actions: Value, idle: Option<u64>| RunRequest { idle_timeout_ms: idle, ..RunRequest::new("mock", "demo", mock_script(actions)) };
 
-    report.record("live:protocol", mode.protocol(live, token).map_err(|e| describe(&e)).and_then(|info| {
-        let has = |f: &str| info.features.iter().any(|x| x == f);
-        want(info.version == "1.0" && info.supported_versions.iter().any(|v| v == "1.0") && has("json-results") && has("event-stream"), || format!("{info:?}"))
-    }));
-    report.record("live:providers", (|| {
-        let main = mode.providers(live, token).map_err(|e| describe(&e))?;
-        want(main.iter().any(|p| p.id == "mock" && p.capabilities.tools), || format!("main token sees {main:?}"))?;
-        let restricted = mode.providers(live, &env.restricted).map_err(|e| describe(&e))?;
-        want(restricted.is_empty(), || format!("restricted token sees {restricted:?}"))
-    })());
-    report.record("live:run", mode.run(live, token, &hello).map_err(|e| describe(&e)).and_then(|r| want(r.text == "Hello", || format!("text {:?}", r.text))));
-    report.record("live:stream", stream_outcome(mode.stream(live, token, &hello, &|_| false)).map_err(|e| describe(&e)).and_then(|events| {
-        let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
-        let ordered = events.iter().enumerate().all(|(i, e)| e.sequence == i as u64 + 1);
-        want(kinds.first() == Some(&"run.started") && kinds.last() == Some(&"run.completed") && ordered, || format!("events {kinds:?}"))
-    }));
+    report.record(
+        "live:protocol",
+        mode.protocol(live, token).map_err(|e| describe(&e)).and_then(|info| {
+            let has = |f: &str| info.features.iter().any(|x| x == f);
+            want(
+                info.version == "1.0" && info.supported_versions.iter().any(|v| v == "1.0") && has("json-results") && has("event-stream"),
+                || format!("{info:?}"),
+            )
+        }),
+    );
+    report.record(
+        "live:providers",
+        (|| {
+            let main = mode.providers(live, token).map_err(|e| describe(&e))?;
+            want(main.iter().any(|p| p.id == "mock" && p.capabilities.tools), || format!("main token sees {main:?}"))?;
+            let restricted = mode.providers(live, &env.restricted).map_err(|e| describe(&e))?;
+            want(restricted.is_empty(), || format!("restricted token sees {restricted:?}"))
+        })(),
+    );
+    report.record(
+        "live:run",
+        mode.run(live, token, &hello).map_err(|e| describe(&e)).and_then(|r| want(r.text == "Hello", || format!("text {:?}", r.text))),
+    );
+    report.record(
+        "live:stream",
+        stream_outcome(mode.stream(live, token, &hello, &|_| false)).map_err(|e| describe(&e)).and_then(|events| {
+            let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
+            let ordered = events.iter().enumerate().all(|(i, e)| e.sequence == i as u64 + 1);
+            want(kinds.first() == Some(&"run.started") && kinds.last() == Some(&"run.completed") && ordered, || format!("events {kinds:?}"))
+        }),
+    );
     report.record("live:unauthorized", code_is(mode.run(live, "wrong-token-for-the-conformance-run", &hello), "UNAUTHORIZED"));
-    report.record("live:forbidden", code_is(mode.run(live, &env.restricted, &hello), "FORBIDDEN").and_then(|_| {
-        code_is(mode.run(live, token, &RunRequest { tools: Some(vec!["nope".into()]), ..hello.clone() }), "FORBIDDEN")
-    }));
-    report.record("live:quiet", mode.run(live, token, &scripted(json!([{ "stallMs": 80 }, { "text": "quiet" }]), None))
-        .map_err(|e| describe(&e))
-        .and_then(|r| want(r.text == "quiet", || format!("text {:?}", r.text))));
+    report.record(
+        "live:forbidden",
+        code_is(mode.run(live, &env.restricted, &hello), "FORBIDDEN")
+            .and_then(|_| code_is(mode.run(live, token, &RunRequest { tools: Some(vec!["nope".into()]), ..hello.clone() }), "FORBIDDEN")),
+    );
+    report.record(
+        "live:quiet",
+        mode.run(live, token, &scripted(json!([{ "stallMs": 80 }, { "text": "quiet" }]), None))
+            .map_err(|e| describe(&e))
+            .and_then(|r| want(r.text == "quiet", || format!("text {:?}", r.text))),
+    );
     report.record("live:idle-timeout", code_is(mode.run(live, token, &scripted(json!([{ "hang": true }]), Some(30))), "IDLE_TIMEOUT"));
-    report.record("live:progress", mode.run(live, token, &scripted(json!([{ "progress": 16, "everyMs": 20 }, { "text": "done" }]), Some(150))).map(drop).map_err(|e| describe(&e)));
-    report.record("live:cancel", (|| {
-        let before = live_cancelled(env)?;
-        let events = mode.stream(live, token, &scripted(json!([{ "hang": true }]), None), &|e| e.kind() == "run.started").map_err(|e| describe(&e))?;
-        want(events.len() == 1, || format!("events {:?}", events.iter().map(Event::kind).collect::<Vec<_>>()))?;
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while live_cancelled(env)? <= before {
-            if Instant::now() > deadline {
-                return Err("the live host did not cancel the run within 5 s of the close".into());
+    report.record(
+        "live:progress",
+        mode.run(live, token, &scripted(json!([{ "progress": 16, "everyMs": 20 }, { "text": "done" }]), Some(150)))
+            .map(drop)
+            .map_err(|e| describe(&e)),
+    );
+    report.record(
+        "live:cancel",
+        (|| {
+            let before = live_cancelled(env)?;
+            let events = mode
+                .stream(live, token, &scripted(json!([{ "hang": true }]), None), &|e| e.kind() == "run.started")
+                .map_err(|e| describe(&e))?;
+            want(events.len() == 1, || format!("events {:?}", events.iter().map(Event::kind).collect::<Vec<_>>()))?;
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while live_cancelled(env)? <= before {
+                if Instant::now() > deadline {
+                    return Err("the live host did not cancel the run within 5 s of the close".into());
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Ok(())
-    })());
+            Ok(())
+        })(),
+    );
     for (name, url) in [("live:tls-untrusted", &env.untrusted), ("live:tls-mismatch", &env.mismatch)] {
         if let Some(url) = url {
-            report.record(name, match mode.protocol(url, token) {
-                Err(Error::Transport(_)) => Ok(()),
-                other => Err(format!("expected a TLS handshake failure, got {other:?}")),
-            });
+            report.record(
+                name,
+                match mode.protocol(url, token) {
+                    Err(Error::Transport(_)) => Ok(()),
+                    other => Err(format!("expected a TLS handshake failure, got {other:?}")),
+                },
+            );
         }
     }
 }

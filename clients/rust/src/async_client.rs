@@ -74,7 +74,8 @@ impl AsyncAgenticClient {
     /// the first error. Dropping it closes the connection, which cancels the run.
     pub async fn stream(&self, request: &RunRequest) -> Result<EventStream, Error> {
         let response = self.transport.post_stream("v1/runs", request_body(request)?).await?;
-        let reader = Reader { response, decoder: SseDecoder::new(), validator: EventValidator::new(request.clone()), frames: VecDeque::new() };
+        let reader =
+            Reader { response, decoder: SseDecoder::new(), validator: EventValidator::new(request.clone()), frames: VecDeque::new() };
         let events = futures_util::stream::unfold(Some(reader), |reader| async move {
             let mut reader = reader?;
             match reader.next_event().await {

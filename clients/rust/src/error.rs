@@ -24,6 +24,7 @@ pub struct DriverError {
 }
 
 impl DriverError {
+    #[cfg_attr(not(feature = "async"), allow(dead_code))] // the types-only build raises nothing
     pub(crate) fn new(code: &str, message: impl Into<String>) -> Self {
         DriverError { code: code.to_owned(), message: message.into(), retryable: false, outcome: None, status: None }
     }
@@ -48,6 +49,7 @@ pub enum Error {
 }
 
 impl Error {
+    #[cfg_attr(not(feature = "async"), allow(dead_code))]
     pub(crate) fn driver(code: &str, message: impl Into<String>) -> Self {
         Error::Driver(DriverError::new(code, message))
     }

@@ -124,7 +124,14 @@ impl Transport {
         Ok(response)
     }
 
-    async fn send(&self, method: Method, path: &str, body: Option<Vec<u8>>, accept: &'static str, timeout: Option<Duration>) -> Result<Response, Error> {
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+        accept: &'static str,
+        timeout: Option<Duration>,
+    ) -> Result<Response, Error> {
         let url = self.base.join(path).map_err(transport_error)?;
         let mut request = self.http.request(method, url).header(AUTHORIZATION, self.auth.clone()).header(ACCEPT, accept);
         if let Some(body) = body {
@@ -140,7 +147,10 @@ impl Transport {
         }
         let versions: Vec<&HeaderValue> = response.headers().get_all(VERSION_HEADER).iter().collect();
         if !versions.is_empty() && (versions.len() > 1 || versions[0] != WIRE_VERSION) {
-            return Err(Error::driver(codes::UNSUPPORTED_PROTOCOL_VERSION, format!("the host answered with protocol version {versions:?}")));
+            return Err(Error::driver(
+                codes::UNSUPPORTED_PROTOCOL_VERSION,
+                format!("the host answered with protocol version {versions:?}"),
+            ));
         }
         Ok(response)
     }
@@ -197,10 +207,24 @@ mod tests {
 
     #[test]
     fn base_urls_need_tls_off_loopback_and_keep_their_path() {
-        for ok in ["https://example.test", "http://127.0.0.1:9/", "http://localhost:1/x", "http://[::1]:2", "http://127.8.0.1", "http://[::ffff:127.0.0.1]"] {
+        for ok in [
+            "https://example.test",
+            "http://127.0.0.1:9/",
+            "http://localhost:1/x",
+            "http://[::1]:2",
+            "http://127.8.0.1",
+            "http://[::ffff:127.0.0.1]",
+        ] {
             assert!(base_url(ok).is_ok(), "{ok}");
         }
-        for bad in ["http://example.test", "https://u:p@example.test", "https://example.test/?q=1", "https://example.test/#f", "ftp://example.test", "nope"] {
+        for bad in [
+            "http://example.test",
+            "https://u:p@example.test",
+            "https://example.test/?q=1",
+            "https://example.test/#f",
+            "ftp://example.test",
+            "nope",
+        ] {
             assert_eq!(base_url(bad).unwrap_err().code(), Some(codes::INSECURE_TRANSPORT), "{bad}");
         }
         let url = base_url("https://example.test/fixtures/case").unwrap();

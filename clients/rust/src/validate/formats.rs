@@ -85,12 +85,7 @@ fn is_time(s: &str) -> bool {
 /// Host-stamped timestamps: `YYYY-MM-DDTHH:MM:SS.mmmZ` and a valid date-time.
 pub fn is_host_timestamp(s: &str) -> bool {
     let b = s.as_bytes();
-    b.len() == 24
-        && b[19] == b'.'
-        && b[23] == b'Z'
-        && b[20..23].iter().all(u8::is_ascii_digit)
-        && b[10] == b'T'
-        && is_date_time(s)
+    b.len() == 24 && b[19] == b'.' && b[23] == b'Z' && b[20..23].iter().all(u8::is_ascii_digit) && b[10] == b'T' && is_date_time(s)
 }
 
 fn is_hex(s: &str, len: usize, upper_too: bool) -> bool {
@@ -173,10 +168,27 @@ mod tests {
 
     #[test]
     fn date_times_follow_rfc3339_with_real_dates() {
-        for ok in ["2026-09-20T12:00:00.000Z", "2026-09-20t12:00:00z", "2024-02-29T00:00:00+05:30", "2026-09-20 12:00:00-0800", "2026-12-31T23:59:60Z", "2026-09-20T12:00:00.123456789+01"] {
+        for ok in [
+            "2026-09-20T12:00:00.000Z",
+            "2026-09-20t12:00:00z",
+            "2024-02-29T00:00:00+05:30",
+            "2026-09-20 12:00:00-0800",
+            "2026-12-31T23:59:60Z",
+            "2026-09-20T12:00:00.123456789+01",
+        ] {
             assert!(is_date_time(ok), "{ok}");
         }
-        for bad in ["yesterday", "2026-02-30T00:00:00Z", "2026-09-31T12:00:00.000Z", "2026-09-20T12:00:00", "2026-09-20T24:00:00Z", "2026-09-20T12:00:60Z", "2026-09-20T12:00:00.Z", "2026-09-20T12:00:00+24:00", "2026-09-20TT12:00:00Z"] {
+        for bad in [
+            "yesterday",
+            "2026-02-30T00:00:00Z",
+            "2026-09-31T12:00:00.000Z",
+            "2026-09-20T12:00:00",
+            "2026-09-20T24:00:00Z",
+            "2026-09-20T12:00:60Z",
+            "2026-09-20T12:00:00.Z",
+            "2026-09-20T12:00:00+24:00",
+            "2026-09-20TT12:00:00Z",
+        ] {
             assert!(!is_date_time(bad), "{bad}");
         }
         assert!(is_host_timestamp("2026-09-20T12:00:00.000Z"));

@@ -151,7 +151,7 @@ fn ingestion_manifest(m: &IngestionManifest) -> Checked<()> {
             if empty >= pages.total || m.chunks < pages.total - empty {
                 return Err("page coverage leaves no text or more pages than chunks".into());
             }
-            if m.ocr_extractor.is_some() != !pages.ocr.is_empty() {
+            if m.ocr_extractor.is_some() == pages.ocr.is_empty() {
                 return Err("ocrExtractor must be present exactly when pages were OCRed".into());
             }
         }

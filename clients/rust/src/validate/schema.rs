@@ -118,7 +118,19 @@ pub fn ingestion_manifest(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::strict(
         v,
         p,
-        &["format", "inputSha256", "inputBytes", "extractor", "ocrExtractor", "chunker", "extractedTextBytes", "indexedTextBytes", "chunks", "pages", "messages"],
+        &[
+            "format",
+            "inputSha256",
+            "inputBytes",
+            "extractor",
+            "ocrExtractor",
+            "chunker",
+            "extractedTextBytes",
+            "indexedTextBytes",
+            "chunks",
+            "pages",
+            "messages",
+        ],
     )?;
     o.literal("format", &["text", "markdown", "pdf", "email"])?;
     o.matching("inputSha256", is_sha256, "a lowercase SHA-256 hex digest")?;

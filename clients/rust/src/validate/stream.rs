@@ -29,7 +29,14 @@ fn unsupported(message: impl Into<String>) -> DriverError {
 
 impl EventValidator {
     pub fn new(request: RunRequest) -> Self {
-        EventValidator { request, last_sequence: 0.0, run_id: None, execution_ids: HashSet::new(), call_ids: HashSet::new(), finished: false }
+        EventValidator {
+            request,
+            last_sequence: 0.0,
+            run_id: None,
+            execution_ids: HashSet::new(),
+            call_ids: HashSet::new(),
+            finished: false,
+        }
     }
 
     /// Whether a terminal event was accepted (nothing may follow it).
