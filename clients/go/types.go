@@ -341,3 +341,49 @@ type ModelCatalog struct {
 	Models   []string `json:"models"`
 	Complete bool     `json:"complete"`
 }
+
+// Approval decisions.
+const (
+	DecisionApprove = "approve"
+	DecisionDeny    = "deny"
+	DecisionCancel  = "cancel"
+)
+
+// ApprovalDecision answers one approval.requested event (POST /v1/approvals/decisions).
+type ApprovalDecision struct {
+	ApprovalID string   `json:"approvalId"`
+	RunID      string   `json:"runId"`
+	Call       ToolCall `json:"call"`
+	Decision   string   `json:"decision"`
+}
+
+// Decide builds the decision for this approval request.
+func (a ApprovalRequest) Decide(decision string) ApprovalDecision {
+	return ApprovalDecision{ApprovalID: a.ApprovalID, RunID: a.RunID, Call: a.Call, Decision: decision}
+}
+
+// ToolExecutionIdentity names one dispatched application-tool execution.
+type ToolExecutionIdentity struct {
+	ExecutionID string `json:"executionId"`
+	RunID       string `json:"runId"`
+	CallID      string `json:"callId"`
+}
+
+// Identity returns the identity to report progress or a result for this execution.
+func (x ToolExecution) Identity() ToolExecutionIdentity {
+	return ToolExecutionIdentity{ExecutionID: x.ExecutionID, RunID: x.RunID, CallID: x.Call.ID}
+}
+
+// ToolExecutionResult delivers an execution's output, or Error
+// "APPLICATION_TOOL_FAILED" instead. A JSON null output is json.RawMessage("null").
+type ToolExecutionResult struct {
+	ToolExecutionIdentity
+	Output json.RawMessage `json:"output,omitzero"`
+	Error  string          `json:"error,omitzero"`
+}
+
+// ToolExecutionReceipt acknowledges progress ("progress") or a result ("accepted").
+type ToolExecutionReceipt struct {
+	ToolExecutionIdentity
+	Status string `json:"status"`
+}

@@ -248,3 +248,10 @@ var providerRule = object(false,
 )
 
 var providerListRule = object(false, req("providers", arrayOf(providerRule, arrayOpts{})))
+
+var toolExecutionReceiptRule = object(false,
+	req("executionId", idRule256),
+	req("runId", idRule256),
+	req("callId", idRule256),
+	req("status", oneOf("progress", "accepted")),
+)

@@ -141,6 +141,12 @@ func (h *harness) runCase(c vectorCase) error {
 		_, err = client.Providers(ctx, false)
 	case "protocol":
 		_, err = client.Protocol(ctx)
+	case "approval":
+		_, err = client.DecideApproval(ctx, c.Decision)
+	case "tool-progress":
+		_, err = client.ReportToolProgress(ctx, c.ToolIdentity)
+	case "tool-result":
+		_, err = client.CompleteTool(ctx, c.ToolResult)
 	default:
 		return fmt.Errorf("operation %q is not supported by the Go driver", c.Operation)
 	}

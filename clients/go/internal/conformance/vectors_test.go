@@ -10,16 +10,19 @@ import (
 
 // vectorCase holds the fields of a conformance.json case this driver uses.
 type vectorCase struct {
-	ID                   string                          `json:"id"`
-	Operation            string                          `json:"operation"`
-	ExpectedError        string                          `json:"expectedError"`
-	ExpectTransportError bool                            `json:"expectTransportError"`
-	Cancel               bool                            `json:"cancel"`
-	Approvals            *agenticdriver.ApprovalOptions  `json:"approvals"`
-	Session              *agenticdriver.SessionBinding   `json:"session"`
-	ApplicationTools     []agenticdriver.ApplicationTool `json:"applicationTools"`
-	Tools                []string                        `json:"tools"`
-	Retrieval            *agenticdriver.RetrievalOptions `json:"retrieval"`
+	ID                   string                              `json:"id"`
+	Operation            string                              `json:"operation"`
+	ExpectedError        string                              `json:"expectedError"`
+	ExpectTransportError bool                                `json:"expectTransportError"`
+	Cancel               bool                                `json:"cancel"`
+	Approvals            *agenticdriver.ApprovalOptions      `json:"approvals"`
+	Session              *agenticdriver.SessionBinding       `json:"session"`
+	ApplicationTools     []agenticdriver.ApplicationTool     `json:"applicationTools"`
+	Tools                []string                            `json:"tools"`
+	Retrieval            *agenticdriver.RetrievalOptions     `json:"retrieval"`
+	Decision             agenticdriver.ApprovalDecision      `json:"decision"`
+	ToolResult           agenticdriver.ToolExecutionResult   `json:"toolResult"`
+	ToolIdentity         agenticdriver.ToolExecutionIdentity `json:"toolIdentity"`
 }
 
 type versioningCase struct {
