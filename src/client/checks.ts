@@ -4,13 +4,28 @@
  * approvals, application-tool executions). Each check returns a problem description, or
  * undefined when the value is consistent; callers turn problems into typed errors.
  */
-import type { ApprovalRequest, ApprovalResolution, RunRequest, RunResult, ToolExecution } from '../protocol/schemas.js';
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  ApprovalResolution,
+  RunRequest,
+  RunResult,
+  ToolExecution,
+  ToolExecutionIdentity,
+  ToolExecutionReceipt,
+} from '../protocol/schemas.js';
 
 type Problem = string | undefined;
 type Json = Record<string, unknown>;
 
 /** Most application-tool executions one run may request. */
 export const MAX_EXECUTIONS_PER_RUN = 2048;
+/** Retrieval defaults a host applies when the request leaves them out. */
+export const DEFAULT_RETRIEVAL_LIMIT = 8;
+export const DEFAULT_RETRIEVAL_MAX_CONTEXT_BYTES = 65_536;
+
+const utf8 = new TextEncoder();
+const utf8Bytes = (text: string): number => utf8.encode(text).length;
 
 function first(...problems: Problem[]): Problem {
   return problems.find((problem) => problem !== undefined);
@@ -27,7 +42,8 @@ function firstOf<T>(items: readonly T[] | undefined, check: (item: T, index: num
 function orderedRange(location: Json | undefined, low: string, high: string, where: string): Problem {
   const start = location?.[low];
   const end = location?.[high];
-  return typeof start === 'number' && typeof end === 'number' && end < start ? `${where} has ${high} before ${low}` : undefined;
+  if (end === undefined) return undefined;
+  return typeof start !== 'number' || (end as number) < start ? `${where} has ${high} without a ${low} at or before it` : undefined;
 }
 
 function locationProblem(location: Json | undefined, where: string): Problem {
@@ -101,25 +117,34 @@ function checkContextManifests(result: RunResult): Problem {
   );
 }
 
-/** Retrieval evidence: present exactly when asked for, in scope, and linked to retrieval manifests. */
+/** Retrieval evidence: present exactly when asked for, in scope and budget, each hit cited by exactly one retrieval manifest. */
 function checkRetrievalResult(result: RunResult, request: RunRequest): Problem {
   const retrieval = result.retrieval;
-  if (!request.retrieval) return retrieval === undefined ? undefined : 'result.retrieval is present but the request asked for no retrieval';
+  const manifests = ((result.sources ?? []) as unknown as Json[]).filter((source) => source.origin === 'retrieval');
+  if (!request.retrieval) {
+    if (retrieval !== undefined) return 'result.retrieval is present but the request asked for no retrieval';
+    return manifests.length > 0 ? 'result.sources cites retrieval the request did not ask for' : undefined;
+  }
   if (!retrieval) return 'result.retrieval is missing although the request asked for retrieval';
-  if (retrieval.corpus !== request.retrieval.corpus) return `result.retrieval.corpus ${retrieval.corpus} is not the requested corpus`;
-  const allowed = request.retrieval.sourceIds ? new Set(request.retrieval.sourceIds) : undefined;
+  const options = request.retrieval;
+  if (retrieval.corpus !== options.corpus) return `result.retrieval.corpus ${retrieval.corpus} is not the requested corpus`;
   if (duplicates(retrieval.hits.map((hit) => hit.chunkId))) return 'result.retrieval lists a chunk twice';
-  const limit = request.retrieval.limit;
-  if (limit !== undefined && retrieval.hits.length > limit) return `result.retrieval has more than ${limit} hits`;
-  const manifests = new Map(((result.sources ?? []) as unknown as Json[]).map((source) => [source.id, source]));
+  const limit = options.limit ?? DEFAULT_RETRIEVAL_LIMIT;
+  if (retrieval.hits.length > limit) return `result.retrieval has more than ${limit} hits`;
+  const maxBytes = options.maxContextBytes ?? DEFAULT_RETRIEVAL_MAX_CONTEXT_BYTES;
+  if (retrieval.hits.reduce((sum, hit) => sum + utf8Bytes(hit.text), 0) > maxBytes) return `result.retrieval hits carry more than ${maxBytes} bytes of text`;
+  if (manifests.length !== retrieval.hits.length) return 'result.sources must hold exactly one retrieval manifest per hit';
+  const byId = new Map(manifests.map((manifest) => [manifest.id, manifest]));
+  const allowed = options.sourceIds ? new Set(options.sourceIds) : undefined;
   return firstOf(retrieval.hits, (hit, index) => {
     const where = `result.retrieval.hits[${index}]`;
     if (allowed && !allowed.has(hit.source.id)) return `${where} comes from source ${hit.source.id}, which the request did not select`;
-    const minScore = request.retrieval?.minScore;
-    if (minScore !== undefined && hit.score < minScore) return `${where}.score is below the requested minScore`;
-    const manifest = manifests.get(hit.chunkId);
-    if (!manifest || manifest.origin !== 'retrieval') return `${where} has no retrieval manifest in result.sources`;
+    if (options.minScore !== undefined && hit.score < options.minScore) return `${where}.score is below the requested minScore`;
+    const manifest = byId.get(hit.chunkId);
+    if (!manifest) return `${where} has no retrieval manifest in result.sources`;
     if (manifest.revision !== hit.source.revision) return `${where} and its manifest disagree on the revision`;
+    if ((manifest.location as Json | undefined)?.documentId !== hit.source.id) return `${where} and its manifest disagree on location.documentId`;
+    if (manifest.bytes !== utf8Bytes(hit.text)) return `${where} and its manifest disagree on the byte count`;
     return first(
       locationProblem(hit.source.location as Json, `${where}.source.location`),
       uriProblem(hit.source.uri, `${where}.source`),
@@ -128,25 +153,32 @@ function checkRetrievalResult(result: RunResult, request: RunRequest): Problem {
   });
 }
 
-/** Ingestion coverage: pages only for PDF, messages only for email, counts that add up. */
+/** Ingestion coverage: pages exactly for PDF, messages exactly for email, counts that add up, OCR named exactly when used. */
 export function checkIngestionManifest(manifest: Json, where = 'ingestion'): Problem {
-  if ((manifest.indexedTextBytes as number) > (manifest.extractedTextBytes as number)) return `${where} indexed more text than it extracted`;
-  const chunks = manifest.chunks as number;
+  const indexed = manifest.indexedTextBytes as number;
+  if (indexed < 1) return `${where} indexed no text`;
+  if (indexed > (manifest.extractedTextBytes as number)) return `${where} indexed more text than it extracted`;
   const pages = manifest.pages as { total: number; ocr: number[]; empty: number[] } | undefined;
   const messages = manifest.messages as { total: number; empty: number } | undefined;
-  if (pages && manifest.format !== 'pdf') return `${where} reports page coverage for a ${String(manifest.format)} document`;
-  if (messages && manifest.format !== 'email') return `${where} reports message coverage for a ${String(manifest.format)} document`;
+  const pdf = manifest.format === 'pdf';
+  const email = manifest.format === 'email';
+  if (pdf !== (pages !== undefined)) return pdf ? `${where} must report page coverage for a PDF` : `${where} reports page coverage for a ${String(manifest.format)} document`;
+  if (email !== (messages !== undefined)) {
+    return email ? `${where} must report message coverage for an email` : `${where} reports message coverage for a ${String(manifest.format)} document`;
+  }
+  const ocrUsed = (pages?.ocr.length ?? 0) > 0;
+  if (ocrUsed !== (manifest.ocrExtractor !== undefined)) return `${where} must name an OCR extractor exactly when some pages were OCRed`;
+  const chunks = manifest.chunks as number;
   if (pages) {
     if (duplicates(pages.ocr) || duplicates(pages.empty)) return `${where}.pages lists a page twice`;
     if ([...pages.ocr, ...pages.empty].some((page) => page > pages.total)) return `${where}.pages names a page beyond the total`;
     if (pages.ocr.some((page) => pages.empty.includes(page))) return `${where}.pages lists a page as both OCR and empty`;
-    if (pages.ocr.length > 0 && manifest.ocrExtractor === undefined) return `${where} used OCR without naming the OCR extractor`;
     if (pages.empty.length >= pages.total) return `${where} has no page with text`;
     if (chunks < pages.total - pages.empty.length) return `${where} has fewer chunks than pages with text`;
   }
   if (messages) {
-    if (messages.empty > messages.total) return `${where}.messages has more empty messages than messages`;
     if (messages.empty >= messages.total) return `${where} has no message with text`;
+    if (chunks < messages.total - messages.empty) return `${where} has fewer chunks than messages with text`;
   }
   return undefined;
 }
@@ -184,4 +216,30 @@ export function checkToolExecution(execution: ToolExecution, request: RunRequest
   ledger.executionIds.add(execution.executionId);
   ledger.callIds.add(execution.call.id);
   return undefined;
+}
+
+// ---------------------------------------------------------------------------
+// Receipts of decisions and tool executions
+
+const OUTCOME_OF_DECISION: Record<ApprovalDecision['decision'], ApprovalResolution['outcome']> = {
+  approve: 'approved',
+  deny: 'denied',
+  cancel: 'cancelled',
+};
+
+/** A decision receipt names the decided approval, run and call, with the outcome the decision asked for. */
+export function checkApprovalReceipt(receipt: ApprovalResolution, decision: ApprovalDecision): Problem {
+  if (receipt.approvalId !== decision.approvalId) return 'the receipt answers another approval';
+  if (receipt.runId !== decision.runId) return 'the receipt names another run';
+  if (receipt.callId !== decision.call.id) return 'the receipt names another call';
+  const expected = OUTCOME_OF_DECISION[decision.decision];
+  return receipt.outcome === expected ? undefined : `the receipt says ${receipt.outcome}, not ${expected}`;
+}
+
+/** A tool-execution receipt echoes the ticket identity with the status of the call made. */
+export function checkToolReceipt(receipt: ToolExecutionReceipt, identity: ToolExecutionIdentity, status: ToolExecutionReceipt['status']): Problem {
+  if (receipt.executionId !== identity.executionId) return 'the receipt names another execution';
+  if (receipt.runId !== identity.runId) return 'the receipt names another run';
+  if (receipt.callId !== identity.callId) return 'the receipt names another call';
+  return receipt.status === status ? undefined : `the receipt status is ${receipt.status}, not ${status}`;
 }

@@ -3,10 +3,26 @@
  * browsers; every answer is validated before it reaches the caller.
  */
 import { DriverError } from '../protocol/errors.js';
-import { ProtocolInfo, ProviderList, RunRequest, type RunEvent, type RunResult } from '../protocol/schemas.js';
+import {
+  ApprovalDecision,
+  ApprovalResolution,
+  ProtocolInfo,
+  ProviderList,
+  RunRequest,
+  ToolExecutionIdentity,
+  ToolExecutionReceipt,
+  ToolExecutionResult,
+  type RunEvent,
+  type RunEventOf,
+  type RunResult,
+  type ToolExecution,
+  type ApprovalRequest,
+} from '../protocol/schemas.js';
 import { validatorFor, type Validator } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
+import { checkApprovalReceipt, checkToolReceipt } from './checks.js';
 import { exchange, readJson, toClientError } from './http.js';
+import { PendingApproval, PendingExecution, runApplicationTools, type ApplicationToolFunctions, type InteractiveCalls } from './interactive.js';
 import { RunEventChecker } from './run-events.js';
 import { SseFrameReader } from './sse.js';
 
@@ -14,6 +30,15 @@ export type { RunEvent, RunResult } from '../protocol/schemas.js';
 export type RunRequestBody = import('../protocol/schemas.js').RunRequest;
 export type ProtocolDescription = import('../protocol/schemas.js').ProtocolInfo;
 export type ProviderDescription = import('../protocol/schemas.js').Provider;
+export type {
+  ApprovalDecision,
+  ApprovalRequest,
+  ApprovalResolution,
+  ToolExecution,
+  ToolExecutionIdentity,
+  ToolExecutionReceipt,
+  ToolExecutionResult,
+} from '../protocol/schemas.js';
 
 export interface ClientOptions {
   /** Host base URL; https, or http on loopback. A path prefix is kept. */
@@ -36,10 +61,15 @@ export const DISCOVERY_TIMEOUT_MS = 10_000;
 const validProtocol = validatorFor<ProtocolDescription>(ProtocolInfo);
 const validProviders = validatorFor<{ providers: ProviderDescription[] }>(ProviderList);
 const validRunRequest = validatorFor<RunRequestBody>(RunRequest);
+const validDecision = validatorFor<ApprovalDecision>(ApprovalDecision);
+const validResolution = validatorFor<ApprovalResolution>(ApprovalResolution);
+const validToolIdentity = validatorFor<ToolExecutionIdentity>(ToolExecutionIdentity);
+const validToolResult = validatorFor<ToolExecutionResult>(ToolExecutionResult);
+const validToolReceipt = validatorFor<ToolExecutionReceipt>(ToolExecutionReceipt);
 // A variable specifier keeps bundlers from pulling the Node-only module into browser builds.
 const NODE_CA_MODULE = './node-ca.js';
 
-export class AgenticClient {
+export class AgenticClient implements InteractiveCalls {
   private readonly baseUrl: URL;
   private readonly token: string;
   private readonly fetchReady: Promise<typeof fetch>;
@@ -115,6 +145,60 @@ export class AgenticClient {
     }
   }
 
+  /**
+   * Streams like stream() and, after yielding each `tool.execution.requested` whose tool
+   * has a function in `functions`, runs it and delivers its output (a throw delivers a
+   * failure). Executions of tools without a function are left to the caller.
+   */
+  streamWithTools(request: RunRequestBody, functions: ApplicationToolFunctions, options: RequestOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+    return runApplicationTools(this, request, functions, (signal) => this.stream(request, { signal }), options);
+  }
+
+  /** The one-call answers to an `approval.requested` event: approve(), deny(), cancel(). */
+  approval(source: RunEventOf<'approval.requested'> | ApprovalRequest): PendingApproval {
+    return new PendingApproval(this, source);
+  }
+
+  /** The one-call answers to a `tool.execution.requested` event: progress(), complete(output), fail(). */
+  execution(source: RunEventOf<'tool.execution.requested'> | ToolExecution): PendingExecution {
+    return new PendingExecution(this, source);
+  }
+
+  /** POST v1/approvals/decisions: the receipt must name the decided approval, run and call, with the decided outcome. */
+  async decideApproval(decision: ApprovalDecision, options: RequestOptions = {}): Promise<ApprovalResolution> {
+    if (!validDecision(decision)) throw new DriverError('INVALID_REQUEST', `The approval decision is invalid: ${validDecision.explain(decision)}.`);
+    const receipt = await this.post('v1/approvals/decisions', decision, validResolution, options);
+    return checked(receipt, checkApprovalReceipt(receipt, decision));
+  }
+
+  /** POST v1/tool-executions/progress: real progress on a dispatched application tool. */
+  async reportToolProgress(identity: ToolExecutionIdentity, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
+    if (!validToolIdentity(identity)) throw new DriverError('INVALID_REQUEST', `The tool execution identity is invalid: ${validToolIdentity.explain(identity)}.`);
+    const { executionId, runId, callId } = identity;
+    const receipt = await this.post('v1/tool-executions/progress', { executionId, runId, callId }, validToolReceipt, options);
+    return checked(receipt, checkToolReceipt(receipt, identity, 'progress'));
+  }
+
+  /** POST v1/tool-executions/results: the one result (`output`) or failure (`error`) of a dispatched application tool. */
+  async completeTool(result: ToolExecutionResult, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
+    if (!validToolResult(result)) throw new DriverError('INVALID_REQUEST', `The tool result is invalid: ${validToolResult.explain(result)}.`);
+    const receipt = await this.post('v1/tool-executions/results', result, validToolReceipt, options);
+    return checked(receipt, checkToolReceipt(receipt, result, 'accepted'));
+  }
+
+  /** One JSON POST without a client deadline (decisions and results wait on nobody but the host). */
+  private async post<T>(path: string, body: unknown, validate: Validator<T>, options: RequestOptions): Promise<T> {
+    try {
+      const fetchImpl = await this.fetchReady;
+      const response = await exchange({ fetch: fetchImpl, url: this.endpoint(path), token: this.token, body, accept: 'application/json', signal: options.signal });
+      const answer = await readJson(response);
+      if (!validate(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${validate.explain(answer)}.`);
+      return answer;
+    } catch (error) {
+      throw toClientError(error, options.signal);
+    }
+  }
+
   private async discover<T>(path: string, validate: Validator<T>, options: RequestOptions): Promise<T> {
     const timeout = AbortSignal.timeout(DISCOVERY_TIMEOUT_MS);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
@@ -131,6 +215,11 @@ export class AgenticClient {
   private endpoint(path: string): URL {
     return new URL(path, this.baseUrl);
   }
+}
+
+function checked<T>(receipt: T, problem: string | undefined): T {
+  if (problem) throw new DriverError('INVALID_RESPONSE', `The host's receipt does not match the request: ${problem}.`);
+  return receipt;
 }
 
 async function resolveFetch(options: ClientOptions): Promise<typeof fetch> {

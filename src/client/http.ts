@@ -19,7 +19,7 @@ export interface Exchange {
   token: string;
   body?: unknown;
   accept: 'application/json' | 'text/event-stream';
-  signal: AbortSignal;
+  signal?: AbortSignal;
 }
 
 /** Sends the request; resolves only a 2xx response of an acceptable version. */

@@ -4,7 +4,15 @@
  * (conformance/CONTRACT.md).
  */
 import { readFileSync } from 'node:fs';
-import { AgenticClient, DriverError, type RunEvent, type RunRequest } from '../../../src/client/index.js';
+import {
+  AgenticClient,
+  DriverError,
+  type ApprovalDecision,
+  type RunEvent,
+  type RunRequest,
+  type ToolExecutionIdentity,
+  type ToolExecutionResult,
+} from '../../../src/client/index.js';
 import { fetchTrustingCa } from '../../../src/client/node-ca.js';
 import { readJson, skipReason, type ConformanceCase, type ConformanceVectors, type SkipList, type VersioningVectors } from '../../peer/fixtures.js';
 
@@ -94,6 +102,13 @@ function expectError(expected: string | undefined, actual: string | undefined): 
   return actual === undefined ? undefined : `expected success, got ${actual}`;
 }
 
+/** Client calls of the `operation` cases that post a body and check the receipt. */
+const OPERATIONS: Record<string, (peer: AgenticClient, testCase: ConformanceCase) => Promise<unknown>> = {
+  approval: (peer, testCase) => peer.decideApproval(testCase.decision as ApprovalDecision),
+  'tool-result': (peer, testCase) => peer.completeTool(testCase.toolResult as ToolExecutionResult),
+  'tool-progress': (peer, testCase) => peer.reportToolProgress(testCase.toolIdentity as ToolExecutionIdentity),
+};
+
 async function runCase(testCase: ConformanceCase): Promise<string | undefined> {
   const url = `${reference}/fixtures/${encodeURIComponent(testCase.id)}/`;
   if (testCase.operation === 'providers' || testCase.operation === 'protocol') {
@@ -101,6 +116,8 @@ async function runCase(testCase: ConformanceCase): Promise<string | undefined> {
     const code = await errorCode(() => (op === 'providers' ? client(url).providers({ signal: AbortSignal.timeout(CASE_TIMEOUT_MS) }) : client(url).protocol()));
     return expectError(testCase.expectedError, code);
   }
+  const operation = testCase.operation && OPERATIONS[testCase.operation];
+  if (operation) return expectError(testCase.expectedError, await errorCode(() => operation(client(url), testCase)));
   if (testCase.operation) return `operation ${testCase.operation} is not implemented by the TypeScript client`;
   const request: RunRequest = { ...BASE_REQUEST };
   for (const field of REQUEST_FIELDS) if (testCase[field] !== undefined) Object.assign(request, { [field]: testCase[field] });
