@@ -2,7 +2,7 @@
 //! every vector and live-host scenario, once with the async client and once with the
 //! blocking one. Run through `conformance/drivers/rust/run`.
 use agenticdriver::blocking::AgenticClient;
-use agenticdriver::{AsyncAgenticClient, Error, Event, EventPayload, ProtocolInfo, Provider, RunRequest, RunResult};
+use agenticdriver::*;
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
@@ -49,8 +49,8 @@ impl Env {
     }
 }
 
-/// How a stream is consumed: stop (closing the connection) once `stop` says so.
-type StopWhen<'a> = &'a dyn Fn(&Event) -> bool;
+/// Sees each event as it arrives; returning true stops reading (closing the connection).
+type Visit<'a> = &'a mut dyn FnMut(&Event) -> bool;
 
 /// One client style. Each call builds a fresh client, trusting the test CA when given.
 trait Mode {
@@ -58,8 +58,25 @@ trait Mode {
     fn protocol(&self, url: &str, token: &str) -> Result<ProtocolInfo, Error>;
     fn providers(&self, url: &str, token: &str) -> Result<Vec<Provider>, Error>;
     fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error>;
-    /// The events read until a terminal event or until `stop`.
-    fn stream(&self, url: &str, token: &str, request: &RunRequest, stop: StopWhen) -> Result<Vec<Event>, Error>;
+    /// The events read until a terminal event or until `visit` stops the stream.
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, visit: Visit) -> Result<Vec<Event>, Error>;
+    fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error>;
+    fn progress(&self, url: &str, token: &str, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error>;
+    fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error>;
+}
+
+/// Reads events until a terminal one or until `visit` says stop.
+fn collect(mut next: impl FnMut() -> Option<Result<Event, Error>>, visit: Visit) -> Result<Vec<Event>, Error> {
+    let mut events = Vec::new();
+    while let Some(event) = next() {
+        let event = event?;
+        let stop = visit(&event);
+        events.push(event);
+        if stop {
+            break;
+        }
+    }
+    Ok(events)
 }
 
 struct Async {
@@ -90,20 +107,19 @@ impl Mode for Async {
     fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error> {
         self.runtime.block_on(async { self.client(url, token)?.run(request).await })
     }
-    fn stream(&self, url: &str, token: &str, request: &RunRequest, stop: StopWhen) -> Result<Vec<Event>, Error> {
-        self.runtime.block_on(async {
-            let mut stream = self.client(url, token)?.stream(request).await?;
-            let mut events = Vec::new();
-            while let Some(event) = stream.next().await {
-                let event = event?;
-                let done = stop(&event);
-                events.push(event);
-                if done {
-                    break;
-                }
-            }
-            Ok(events)
-        })
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, visit: Visit) -> Result<Vec<Event>, Error> {
+        // One block_on per event, so `visit` may make its own calls between reads.
+        let mut stream = self.runtime.block_on(async { self.client(url, token)?.stream(request).await })?;
+        collect(|| self.runtime.block_on(stream.next()), visit)
+    }
+    fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.decide_approval(decision).await })
+    }
+    fn progress(&self, url: &str, token: &str, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.report_tool_progress(identity).await })
+    }
+    fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.complete_tool(result).await })
     }
 }
 
@@ -134,17 +150,18 @@ impl Mode for Blocking {
     fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error> {
         self.client(url, token)?.run(request)
     }
-    fn stream(&self, url: &str, token: &str, request: &RunRequest, stop: StopWhen) -> Result<Vec<Event>, Error> {
-        let mut events = Vec::new();
-        for event in self.client(url, token)?.stream(request)? {
-            let event = event?;
-            let done = stop(&event);
-            events.push(event);
-            if done {
-                break;
-            }
-        }
-        Ok(events)
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, visit: Visit) -> Result<Vec<Event>, Error> {
+        let mut events = self.client(url, token)?.stream(request)?;
+        collect(|| events.next(), visit)
+    }
+    fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
+        self.client(url, token)?.decide_approval(decision)
+    }
+    fn progress(&self, url: &str, token: &str, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error> {
+        self.client(url, token)?.report_tool_progress(identity)
+    }
+    fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
+        self.client(url, token)?.complete_tool(result)
     }
 }
 
@@ -211,6 +228,10 @@ fn case_request(case: &Value) -> Result<RunRequest, String> {
     serde_json::from_value(Value::Object(request)).map_err(|e| format!("case request does not fit RunRequest: {e}"))
 }
 
+fn fixture<T: serde::de::DeserializeOwned>(case: &Value, key: &str) -> Result<T, String> {
+    serde_json::from_value(case[key].clone()).map_err(|e| format!("case {key} does not fit its type: {e}"))
+}
+
 fn completed_text(events: &[Event]) -> Result<(), Error> {
     match events.last().map(|e| &e.payload) {
         Some(EventPayload::RunCompleted { result }) if result.text == GREETING => Ok(()),
@@ -224,18 +245,24 @@ fn vector_case(mode: &dyn Mode, env: &Env, case: &Value) -> Result<(), String> {
     let outcome = match case.get("operation").and_then(Value::as_str) {
         Some("providers") => mode.providers(&url, &env.token).map(drop),
         Some("protocol") => mode.protocol(&url, &env.token).map(drop),
+        Some("approval") => {
+            let decision: ApprovalDecision = fixture(case, "decision")?;
+            mode.decide(&url, &env.token, &decision).map(drop)
+        }
+        Some("tool-progress") => mode.progress(&url, &env.token, &fixture(case, "toolIdentity")?).map(drop),
+        Some("tool-result") => mode.complete(&url, &env.token, &fixture(case, "toolResult")?).map(drop),
         Some(other) => return Err(format!("operation {other} is not implemented by the rust driver")),
         None => {
             let request = case_request(case)?;
             if case.get("cancel").and_then(Value::as_bool) == Some(true) {
-                let events = mode.stream(&url, &env.token, &request, &|e| e.kind() == "text.delta");
+                let events = mode.stream(&url, &env.token, &request, &mut |e| e.kind() == "text.delta");
                 return match events {
                     Ok(events) if events.last().is_some_and(|e| e.kind() == "text.delta") => Ok(()),
                     Ok(events) => Err(format!("no text.delta to cancel after: {:?}", events.iter().map(Event::kind).collect::<Vec<_>>())),
                     Err(error) => Err(describe(&error)),
                 };
             }
-            stream_outcome(mode.stream(&url, &env.token, &request, &|_| false)).and_then(|events| completed_text(&events))
+            stream_outcome(mode.stream(&url, &env.token, &request, &mut |_| false)).and_then(|events| completed_text(&events))
         }
     };
     expect(outcome, case)
@@ -245,7 +272,7 @@ fn versioning_case(mode: &dyn Mode, env: &Env, case: &Value) -> Result<(), Strin
     let id = case["id"].as_str().unwrap_or_default();
     let url = format!("{}/versioning/{id}/", env.reference);
     let request = RunRequest::new("mock", "demo", "Hello");
-    let outcome = stream_outcome(mode.stream(&url, &env.token, &request, &|_| false));
+    let outcome = stream_outcome(mode.stream(&url, &env.token, &request, &mut |_| false));
     if let (Ok(events), Some(expected)) = (&outcome, case.get("expectedTypes")) {
         let delivered: Vec<&str> = events.iter().map(Event::kind).collect();
         if json!(delivered) != *expected {
@@ -334,7 +361,7 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
     );
     report.record(
         "live:stream",
-        stream_outcome(mode.stream(live, token, &hello, &|_| false)).map_err(|e| describe(&e)).and_then(|events| {
+        stream_outcome(mode.stream(live, token, &hello, &mut |_| false)).map_err(|e| describe(&e)).and_then(|events| {
             let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
             let ordered = events.iter().enumerate().all(|(i, e)| e.sequence == i as u64 + 1);
             want(kinds.first() == Some(&"run.started") && kinds.last() == Some(&"run.completed") && ordered, || format!("events {kinds:?}"))
@@ -364,7 +391,7 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
         (|| {
             let before = live_cancelled(env)?;
             let events = mode
-                .stream(live, token, &scripted(json!([{ "hang": true }]), None), &|e| e.kind() == "run.started")
+                .stream(live, token, &scripted(json!([{ "hang": true }]), None), &mut |e| e.kind() == "run.started")
                 .map_err(|e| describe(&e))?;
             want(events.len() == 1, || format!("events {:?}", events.iter().map(Event::kind).collect::<Vec<_>>()))?;
             let deadline = Instant::now() + Duration::from_secs(5);
@@ -377,6 +404,16 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
             Ok(())
         })(),
     );
+    for (name, action, expires) in [
+        ("live:approval-approve", Some(ApprovalAction::Approve), None),
+        ("live:approval-deny", Some(ApprovalAction::Deny), None),
+        ("live:approval-cancel", Some(ApprovalAction::Cancel), None),
+        ("live:approval-expire", None, Some(20)),
+    ] {
+        report.record(name, approval_scenario(mode, env, action, expires));
+    }
+    report.record("live:application-tool", application_tool_scenario(mode, env, false));
+    report.record("live:application-tool-approved", application_tool_scenario(mode, env, true));
     for (name, url) in [("live:tls-untrusted", &env.untrusted), ("live:tls-mismatch", &env.mismatch)] {
         if let Some(url) = url {
             report.record(
@@ -388,6 +425,126 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
             );
         }
     }
+}
+
+fn tool_then_echo(tool: &str, arguments: Value) -> String {
+    json!({ "mockScript": { "steps": [
+        { "actions": [{ "toolCall": { "name": tool, "arguments": arguments } }] },
+        { "actions": [{ "echoToolResults": true }] },
+    ]}})
+    .to_string()
+}
+
+fn interactive(expires_after_ms: Option<u32>) -> Option<ApprovalOptions> {
+    Some(ApprovalOptions { mode: ApprovalMode::Interactive, idle_policy: IdlePolicy::Pause, expires_after_ms })
+}
+
+fn terminal(events: &[Event]) -> Option<&EventPayload> {
+    events.last().map(|e| &e.payload)
+}
+
+fn completed_with(events: &[Event], expected: Value) -> Result<(), String> {
+    match terminal(events) {
+        Some(EventPayload::RunCompleted { result }) if serde_json::from_str::<Value>(&result.text).ok() == Some(expected.clone()) => Ok(()),
+        other => Err(format!("expected run.completed with text {expected}, got {other:?}")),
+    }
+}
+
+fn failed_with(events: &[Event], kind: &str, code: &str) -> Result<(), String> {
+    match terminal(events) {
+        Some(EventPayload::RunFailed { error }) if kind == "run.failed" && error.code == code => Ok(()),
+        Some(EventPayload::RunCancelled { error }) if kind == "run.cancelled" && error.code == code => Ok(()),
+        other => Err(format!("expected {kind} {code}, got {other:?}")),
+    }
+}
+
+fn approval_scenario(mode: &dyn Mode, env: &Env, action: Option<ApprovalAction>, expires: Option<u32>) -> Result<(), String> {
+    let request = RunRequest {
+        tools: Some(vec!["guarded".into()]),
+        approvals: interactive(expires),
+        ..RunRequest::new("mock", "demo", tool_then_echo("guarded", json!({ "text": "hi" })))
+    };
+    let mut problems = Vec::new();
+    let mut decided = None;
+    let events = mode
+        .stream(&env.live, &env.token, &request, &mut |event| {
+            if let (EventPayload::ApprovalRequested { approval }, Some(action)) = (&event.payload, action) {
+                let decision = approval.decision(action);
+                match mode.decide(&env.live, &env.token, &decision) {
+                    Ok(receipt) if receipt.call_id == approval.call.id => decided = Some(decision),
+                    other => problems.push(format!("decision receipt: {other:?}")),
+                }
+            }
+            false
+        })
+        .map_err(|e| describe(&e))?;
+    problems.first().map_or(Ok(()), |p| Err(p.clone()))?;
+    let outcome = events.iter().find_map(|e| match &e.payload {
+        EventPayload::ApprovalResolved { resolution } => Some(resolution.outcome),
+        _ => None,
+    });
+    let expected = action.map_or(ApprovalOutcome::Expired, ApprovalAction::outcome);
+    want(outcome == Some(expected), || format!("approval.resolved outcome {outcome:?}, expected {expected:?}"))?;
+    let tool_completed = events.iter().any(|e| e.kind() == "tool.completed");
+    want(tool_completed == (action == Some(ApprovalAction::Approve)), || format!("tool.completed seen: {tool_completed}"))?;
+    match action {
+        Some(ApprovalAction::Approve) => {
+            completed_with(&events, json!([{ "approved": true, "arguments": { "text": "hi" } }]))?;
+            let again = decided.ok_or("no decision was made")?;
+            code_is(mode.decide(&env.live, &env.token, &again), "APPROVAL_NOT_FOUND")
+        }
+        Some(ApprovalAction::Deny) => failed_with(&events, "run.failed", "APPROVAL_DENIED"),
+        Some(ApprovalAction::Cancel) => failed_with(&events, "run.cancelled", "CANCELLED"),
+        None => failed_with(&events, "run.failed", "APPROVAL_EXPIRED"),
+    }
+}
+
+fn application_tool_scenario(mode: &dyn Mode, env: &Env, requires_approval: bool) -> Result<(), String> {
+    let tool = ApplicationToolDefinition {
+        name: "application_lookup".into(),
+        description: "Look something up".into(),
+        input_schema: json!({ "type": "object", "properties": { "query": { "type": "string" } }, "required": ["query"] })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        output_schema: json!({ "type": "object" }).as_object().cloned(),
+        requires_approval: requires_approval.then_some(true),
+    };
+    let request = RunRequest {
+        application_tools: Some(vec![tool]),
+        tools: Some(vec!["application_lookup".into()]),
+        approvals: if requires_approval { interactive(None) } else { None },
+        ..RunRequest::new("mock", "demo", tool_then_echo("application_lookup", json!({ "query": "x" })))
+    };
+    let mut problems = Vec::new();
+    let mut executed = 0;
+    let events = mode
+        .stream(&env.live, &env.token, &request, &mut |event| {
+            match &event.payload {
+                EventPayload::ApprovalRequested { approval } => {
+                    if let Err(e) = mode.decide(&env.live, &env.token, &approval.decision(ApprovalAction::Approve)) {
+                        problems.push(format!("approve: {e}"));
+                    }
+                }
+                EventPayload::ToolExecutionRequested { execution } => {
+                    executed += 1;
+                    let identity = execution.identity();
+                    let result = ToolExecutionResult::success(identity.clone(), json!({ "answer": 42 }));
+                    let steps = mode
+                        .progress(&env.live, &env.token, &identity)
+                        .and_then(|_| mode.complete(&env.live, &env.token, &result))
+                        .map_err(|e| describe(&e))
+                        .and_then(|_| code_is(mode.complete(&env.live, &env.token, &result), "TOOL_EXECUTION_NOT_FOUND"));
+                    problems.extend(steps.err());
+                }
+                _ => {}
+            }
+            false
+        })
+        .map_err(|e| describe(&e))?;
+    problems.first().map_or(Ok(()), |p| Err(p.clone()))?;
+    want(executed == 1, || format!("{executed} executions requested"))?;
+    completed_with(&events, json!([{ "answer": 42 }]))
 }
 
 fn run_mode(mode: &dyn Mode, env: &Env) -> Report {

@@ -3,7 +3,7 @@ use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::{codes, Error};
 use crate::sse::SseDecoder;
 use crate::transport::{transport_error, ClientConfig, Transport};
-use crate::types::{Event, ProtocolInfo, Provider, RunRequest, RunResult};
+use crate::types::*;
 use crate::validate::{self, EventValidator};
 use futures_core::Stream;
 use std::collections::VecDeque;
@@ -27,7 +27,7 @@ impl Build for AsyncAgenticClient {
     }
 }
 
-fn request_body(request: &RunRequest) -> Result<Vec<u8>, Error> {
+fn request_body(request: &impl serde::Serialize) -> Result<Vec<u8>, Error> {
     serde_json::to_vec(request).map_err(transport_error)
 }
 
@@ -67,6 +67,30 @@ impl AsyncAgenticClient {
         }
         let body = self.transport.post_json("v1/runs", request_body(request)?).await?;
         Ok(validate::json_run_result(body, request)?)
+    }
+
+    /// Decides a pending approval (`approval.requested`); the receipt is checked
+    /// against the decision.
+    pub async fn decide_approval(&self, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
+        let body = self.transport.post_json("v1/approvals/decisions", request_body(decision)?).await?;
+        Ok(validate::approval_resolution(body, decision)?)
+    }
+
+    /// Reports real progress on a dispatched application tool (resets the run's idle timer).
+    pub async fn report_tool_progress(&self, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error> {
+        let body = self.transport.post_json("v1/tool-executions/progress", request_body(identity)?).await?;
+        Ok(validate::tool_receipt(body, identity, ReceiptStatus::Progress)?)
+    }
+
+    /// Delivers the one result of a dispatched application tool.
+    pub async fn complete_tool(&self, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
+        let body = self.transport.post_json("v1/tool-executions/results", request_body(result)?).await?;
+        let identity = ToolExecutionIdentity {
+            execution_id: result.execution_id.clone(),
+            run_id: result.run_id.clone(),
+            call_id: result.call_id.clone(),
+        };
+        Ok(validate::tool_receipt(body, &identity, ReceiptStatus::Accepted)?)
     }
 
     /// Starts a run and returns its validated events. The stream ends after the first

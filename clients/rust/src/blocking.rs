@@ -4,7 +4,7 @@ use crate::async_client::{AsyncAgenticClient, EventStream};
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::Error;
 use crate::transport::{transport_error, ClientConfig};
-use crate::types::{Event, ProtocolInfo, Provider, RunRequest, RunResult};
+use crate::types::*;
 use futures_util::StreamExt;
 use std::sync::Arc;
 use tokio::runtime::Runtime;
@@ -51,6 +51,18 @@ impl AgenticClient {
 
     pub fn run(&self, request: &RunRequest) -> Result<RunResult, Error> {
         self.runtime.block_on(self.inner.run(request))
+    }
+
+    pub fn decide_approval(&self, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
+        self.runtime.block_on(self.inner.decide_approval(decision))
+    }
+
+    pub fn report_tool_progress(&self, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error> {
+        self.runtime.block_on(self.inner.report_tool_progress(identity))
+    }
+
+    pub fn complete_tool(&self, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
+        self.runtime.block_on(self.inner.complete_tool(result))
     }
 
     /// Starts a run; iterate its validated events. Dropping the iterator (for example

@@ -664,3 +664,127 @@ pub enum CatalogSource {
     Configured,
     Unavailable,
 }
+
+// ---------------------------------------------------------------------------
+// Approval decisions and application tool executions
+
+/// `POST /v1/approvals/decisions`: decides one pending approval, echoing its run and call.
+/// Build it from the event with [`ApprovalRequest::decision`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApprovalDecision {
+    pub approval_id: String,
+    pub run_id: String,
+    pub call: DecidedCall,
+    pub decision: ApprovalAction,
+}
+
+/// The call an approval decision is about (strict copy of the requested call).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecidedCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: JsonObject,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalAction {
+    Approve,
+    Deny,
+    Cancel,
+}
+
+impl ApprovalAction {
+    /// The resolution outcome a decision must produce.
+    pub fn outcome(self) -> ApprovalOutcome {
+        match self {
+            ApprovalAction::Approve => ApprovalOutcome::Approved,
+            ApprovalAction::Deny => ApprovalOutcome::Denied,
+            ApprovalAction::Cancel => ApprovalOutcome::Cancelled,
+        }
+    }
+}
+
+impl ApprovalRequest {
+    /// The decision `action` on exactly this approval.
+    pub fn decision(&self, action: ApprovalAction) -> ApprovalDecision {
+        ApprovalDecision {
+            approval_id: self.approval_id.clone(),
+            run_id: self.run_id.clone(),
+            call: DecidedCall { id: self.call.id.clone(), name: self.call.name.clone(), arguments: self.call.arguments.clone() },
+            decision: action,
+        }
+    }
+}
+
+/// Names one dispatched application tool execution (`POST /v1/tool-executions/progress`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolExecutionIdentity {
+    pub execution_id: String,
+    pub run_id: String,
+    pub call_id: String,
+}
+
+impl ToolExecution {
+    pub fn identity(&self) -> ToolExecutionIdentity {
+        ToolExecutionIdentity { execution_id: self.execution_id.clone(), run_id: self.run_id.clone(), call_id: self.call.id.clone() }
+    }
+}
+
+/// The one result of an execution (`POST /v1/tool-executions/results`): exactly one of
+/// `output` (any JSON, `null` included) or `error`. Use [`success`](Self::success) or
+/// [`failure`](Self::failure).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolExecutionResult {
+    pub execution_id: String,
+    pub run_id: String,
+    pub call_id: String,
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolFailure>,
+}
+
+/// A present field, even when its value is `null`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ToolFailure {
+    #[serde(rename = "APPLICATION_TOOL_FAILED")]
+    ApplicationToolFailed,
+}
+
+impl ToolExecutionResult {
+    pub fn success(identity: ToolExecutionIdentity, output: Value) -> Self {
+        let ToolExecutionIdentity { execution_id, run_id, call_id } = identity;
+        ToolExecutionResult { execution_id, run_id, call_id, output: Some(output), error: None }
+    }
+
+    pub fn failure(identity: ToolExecutionIdentity) -> Self {
+        let ToolExecutionIdentity { execution_id, run_id, call_id } = identity;
+        ToolExecutionResult { execution_id, run_id, call_id, output: None, error: Some(ToolFailure::ApplicationToolFailed) }
+    }
+}
+
+/// The host's receipt for tool progress or a tool result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecutionReceipt {
+    pub execution_id: String,
+    pub run_id: String,
+    pub call_id: String,
+    pub status: ReceiptStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReceiptStatus {
+    Progress,
+    Accepted,
+}

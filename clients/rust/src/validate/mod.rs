@@ -2,10 +2,12 @@
 mod check;
 mod decode;
 mod formats;
+mod receipts;
 mod rules;
 mod schema;
 mod stream;
 
+pub use receipts::{approval_resolution, tool_receipt};
 pub use stream::{json_run_result, EventValidator};
 
 use crate::error::{codes, DriverError};

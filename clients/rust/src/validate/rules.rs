@@ -4,10 +4,6 @@ use super::check::Checked;
 use crate::types::*;
 use std::collections::HashSet;
 
-const DEFAULT_RETRIEVAL_LIMIT: u32 = 8;
-const DEFAULT_MAX_CONTEXT_BYTES: u64 = 65_536;
-const DEFAULT_MIN_SCORE: f64 = -1.0;
-
 /// A run result (JSON `run` or `run.completed`) against its request.
 pub fn run_result(result: &RunResult, request: &RunRequest) -> Checked<()> {
     if result.provider != request.provider || result.model != request.model {
@@ -32,13 +28,9 @@ fn source_location(location: Option<&SourceLocation>, uri: Option<&str>, at: &st
         return Err(format!("{at} uri carries credentials"));
     }
     let Some(l) = location else { return Ok(()) };
-    let ordered = |start: Option<u32>, end: Option<u32>| match (start, end) {
-        (_, None) => true,
-        (Some(start), Some(end)) => end >= start,
-        (None, Some(_)) => false,
-    };
-    if !ordered(l.page, l.page_end) || !ordered(l.start_line, l.end_line) {
-        return Err(format!("{at} location range is reversed or open"));
+    let reversed = |start: Option<u32>, end: Option<u32>| matches!((start, end), (Some(start), Some(end)) if end < start);
+    if reversed(l.page, l.page_end) || reversed(l.start_line, l.end_line) {
+        return Err(format!("{at} location range is reversed"));
     }
     Ok(())
 }
@@ -55,9 +47,6 @@ fn context_manifests(sources: &[ContextManifest]) -> Checked<()> {
 }
 
 fn draft_artifact(artifact: &DraftArtifact, sources: &[ContextManifest]) -> Checked<()> {
-    if artifact.name == "." || artifact.name == ".." {
-        return Err("artifact name is a path segment".into());
-    }
     match artifact.source_ids.iter().find(|id| !sources.iter().any(|s| &s.id == *id)) {
         Some(id) => Err(format!("artifact cites source {id} that the result does not list")),
         None => Ok(()),
@@ -79,7 +68,7 @@ fn session(result: &RunResult, binding: Option<&SessionBinding>) -> Checked<()> 
             } else if info.state != SessionState::Ready {
                 Err("result session is not ready".into())
             } else {
-                Ok(())
+                session_info(info)
             }
         }
     }
@@ -89,84 +78,87 @@ fn retrieval_result(retrieval: &RetrievalResult, options: &RetrievalOptions, sou
     if retrieval.corpus != options.corpus {
         return Err("retrieval corpus differs from the request".into());
     }
-    if retrieval.hits.len() > options.limit.unwrap_or(DEFAULT_RETRIEVAL_LIMIT) as usize {
+    let mut chunk_ids = HashSet::new();
+    if !retrieval.hits.iter().all(|hit| chunk_ids.insert(hit.chunk_id.as_str())) {
+        return Err("retrieval lists a chunk twice".into());
+    }
+    if options.limit.is_some_and(|limit| retrieval.hits.len() > limit as usize) {
         return Err("retrieval returned more hits than the limit".into());
     }
-    let min_score = options.min_score.unwrap_or(DEFAULT_MIN_SCORE);
-    let mut chunk_ids = HashSet::new();
-    let mut context_bytes = 0u64;
     for hit in &retrieval.hits {
         let at = format!("retrieval hit {}", hit.chunk_id);
-        if !chunk_ids.insert(hit.chunk_id.as_str()) {
-            return Err(format!("{at} is listed twice"));
-        }
         if options.source_ids.as_ref().is_some_and(|ids| !ids.contains(&hit.source.id)) {
             return Err(format!("{at} comes from a source the request did not select"));
         }
-        if hit.score < min_score {
+        if options.min_score.is_some_and(|min| hit.score < min) {
             return Err(format!("{at} scores below minScore"));
+        }
+        match sources.iter().find(|s| s.id == hit.chunk_id) {
+            Some(manifest) if manifest.origin == ContextOrigin::Retrieval => {
+                if manifest.revision != hit.source.revision {
+                    return Err(format!("{at} and its manifest disagree on the revision"));
+                }
+            }
+            _ => return Err(format!("{at} has no retrieval manifest in the result sources")),
         }
         source_location(hit.source.location.as_ref(), hit.source.uri.as_deref(), &at)?;
         if let Some(manifest) = &hit.ingestion {
             ingestion_manifest(manifest).map_err(|e| format!("{at} ingestion: {e}"))?;
         }
-        retrieval_link(hit, sources).map_err(|e| format!("{at}: {e}"))?;
-        context_bytes += hit.text.len() as u64;
-    }
-    if context_bytes > options.max_context_bytes.unwrap_or(DEFAULT_MAX_CONTEXT_BYTES) {
-        return Err("retrieval hits exceed maxContextBytes".into());
-    }
-    let orphan = sources.iter().find(|s| s.origin == ContextOrigin::Retrieval && !chunk_ids.contains(s.id.as_str()));
-    match orphan {
-        Some(source) => Err(format!("retrieval source {} matches no hit", source.id)),
-        None => Ok(()),
-    }
-}
-
-/// Each hit is cited by exactly one retrieval-origin source manifest describing it.
-fn retrieval_link(hit: &RetrievalHit, sources: &[ContextManifest]) -> Checked<()> {
-    let mut linked = sources.iter().filter(|s| s.origin == ContextOrigin::Retrieval && s.id == hit.chunk_id);
-    let (Some(source), None) = (linked.next(), linked.next()) else {
-        return Err("needs exactly one retrieval source manifest".into());
-    };
-    let document_id = source.location.as_ref().and_then(|l| l.document_id.as_deref());
-    if source.revision != hit.source.revision || document_id != Some(hit.source.id.as_str()) || source.bytes != hit.text.len() as u64 {
-        return Err("source manifest does not describe the hit".into());
     }
     Ok(())
 }
 
+fn has_duplicates(values: &[u32]) -> bool {
+    values.iter().collect::<HashSet<_>>().len() != values.len()
+}
+
 fn ingestion_manifest(m: &IngestionManifest) -> Checked<()> {
-    if m.indexed_text_bytes < 1 || m.indexed_text_bytes > m.extracted_text_bytes {
-        return Err("indexedTextBytes must be between 1 and extractedTextBytes".into());
+    if m.indexed_text_bytes > m.extracted_text_bytes {
+        return Err("indexed more text than it extracted".into());
     }
-    match (&m.pages, m.format.as_str()) {
-        (Some(pages), "pdf") => {
-            let in_range = |list: &[u32]| list.iter().all(|&p| p <= pages.total);
-            let distinct = |list: &[u32]| list.iter().collect::<HashSet<_>>().len() == list.len();
-            if !in_range(&pages.ocr) || !in_range(&pages.empty) || !distinct(&pages.ocr) || !distinct(&pages.empty) {
-                return Err("page coverage lists pages twice or beyond the total".into());
-            }
-            let empty = pages.empty.len() as u32;
-            if empty >= pages.total || m.chunks < pages.total - empty {
-                return Err("page coverage leaves no text or more pages than chunks".into());
-            }
-            if m.ocr_extractor.is_some() == pages.ocr.is_empty() {
-                return Err("ocrExtractor must be present exactly when pages were OCRed".into());
-            }
-        }
-        (None, "pdf") => return Err("a pdf manifest needs page coverage".into()),
-        (Some(_), _) => return Err("only pdf manifests have page coverage".into()),
-        (None, _) if m.ocr_extractor.is_some() => return Err("only pdf manifests have an ocrExtractor".into()),
-        (None, _) => {}
+    if m.pages.is_some() && m.format != "pdf" {
+        return Err(format!("page coverage for a {} document", m.format));
     }
-    match (&m.messages, m.format.as_str()) {
-        (Some(messages), "email") if messages.empty >= messages.total || m.chunks < messages.total - messages.empty => {
-            Err("message coverage leaves no text or more messages than chunks".into())
+    if m.messages.is_some() && m.format != "email" {
+        return Err(format!("message coverage for a {} document", m.format));
+    }
+    if let Some(pages) = &m.pages {
+        if has_duplicates(&pages.ocr) || has_duplicates(&pages.empty) {
+            return Err("a page is listed twice".into());
         }
-        (Some(_), "email") => Ok(()),
-        (None, "email") => Err("an email manifest needs message coverage".into()),
-        (Some(_), _) => Err("only email manifests have message coverage".into()),
-        (None, _) => Ok(()),
+        if pages.ocr.iter().chain(&pages.empty).any(|&page| page > pages.total) {
+            return Err("a page beyond the total".into());
+        }
+        if pages.ocr.iter().any(|page| pages.empty.contains(page)) {
+            return Err("a page is both OCR and empty".into());
+        }
+        if !pages.ocr.is_empty() && m.ocr_extractor.is_none() {
+            return Err("OCR without naming the OCR extractor".into());
+        }
+        if pages.empty.len() as u32 >= pages.total {
+            return Err("no page with text".into());
+        }
+        if m.chunks < pages.total - pages.empty.len() as u32 {
+            return Err("fewer chunks than pages with text".into());
+        }
+    }
+    if m.messages.as_ref().is_some_and(|messages| messages.empty >= messages.total) {
+        return Err("no message with text".into());
+    }
+    Ok(())
+}
+
+/// Session timestamps: host-stamped (fixed width), so they order as strings.
+fn session_info(session: &SessionInfo) -> Checked<()> {
+    if session.updated_at < session.created_at {
+        return Err("session updatedAt is before createdAt".into());
+    }
+    match (session.state, &session.expires_at) {
+        (SessionState::Running, None) => Ok(()),
+        (SessionState::Running, Some(_)) => Err("a running session has no expiresAt".into()),
+        (_, None) => Err("a settled session must carry expiresAt".into()),
+        (_, Some(expires)) if *expires <= session.updated_at => Err("session expiresAt must be later than updatedAt".into()),
+        _ => Ok(()),
     }
 }

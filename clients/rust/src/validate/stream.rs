@@ -4,7 +4,7 @@ use super::{check::Checked, decode, rules, schema};
 use crate::error::{codes, DriverError};
 use crate::types::*;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// At most this many application tool invocations per run.
 const MAX_TOOL_EXECUTIONS: usize = 2048;
@@ -14,6 +14,8 @@ pub struct EventValidator {
     request: RunRequest,
     last_sequence: f64,
     run_id: Option<String>,
+    /// The call id of each requested approval, by approval id.
+    approvals: HashMap<String, String>,
     execution_ids: HashSet<String>,
     call_ids: HashSet<String>,
     finished: bool,
@@ -33,6 +35,7 @@ impl EventValidator {
             request,
             last_sequence: 0.0,
             run_id: None,
+            approvals: HashMap::new(),
             execution_ids: HashSet::new(),
             call_ids: HashSet::new(),
             finished: false,
@@ -105,10 +108,16 @@ impl EventValidator {
                 } else if Some(approval.idle_policy) != self.request.approvals.as_ref().map(|a| a.idle_policy) {
                     Err("approval idlePolicy differs from the requested policy".into())
                 } else {
+                    self.approvals.insert(approval.approval_id.clone(), approval.call.id.clone());
                     Ok(())
                 }
             }
-            EventPayload::ApprovalResolved { resolution } if resolution.run_id != run_id => Err("resolution belongs to another run".into()),
+            EventPayload::ApprovalResolved { resolution } => match self.approvals.get(&resolution.approval_id) {
+                _ if resolution.run_id != run_id => Err("resolution belongs to another run".into()),
+                None => Err(format!("resolution {} answers no requested approval", resolution.approval_id)),
+                Some(call_id) if *call_id != resolution.call_id => Err("resolution callId is not the call of its approval".into()),
+                Some(_) => Ok(()),
+            },
             EventPayload::ToolExecutionRequested { execution } => self.tool_execution(execution, run_id),
             EventPayload::RunCompleted { result } if result.run_id != run_id => Err("result belongs to another run".into()),
             EventPayload::RunCompleted { result } => rules::run_result(result, &self.request),
@@ -124,13 +133,15 @@ impl EventValidator {
             Err("execution belongs to another run".into())
         } else if !declared || !selected {
             Err(format!("execution names {name}, which is not a declared and selected application tool"))
-        } else if !self.execution_ids.insert(execution.execution_id.clone()) {
+        } else if self.execution_ids.contains(&execution.execution_id) {
             Err("executionId repeated".into())
-        } else if !self.call_ids.insert(execution.call.id.clone()) {
+        } else if self.call_ids.contains(&execution.call.id) {
             Err("call id repeated".into())
-        } else if self.execution_ids.len() > MAX_TOOL_EXECUTIONS {
+        } else if self.execution_ids.len() >= MAX_TOOL_EXECUTIONS {
             Err("more than 2048 tool executions in one run".into())
         } else {
+            self.execution_ids.insert(execution.execution_id.clone());
+            self.call_ids.insert(execution.call.id.clone());
             Ok(())
         }
     }
