@@ -8,7 +8,10 @@ import {
   AgenticClient,
   DriverError,
   type ApprovalDecision,
+  type ApprovalResolution,
+  type PendingApproval,
   type RunEvent,
+  type ToolContext,
   type RunRequest,
   type ToolExecutionIdentity,
   type ToolExecutionResult,
@@ -149,6 +152,66 @@ async function runVersioning(testCase: VersioningVectors['cases'][number]): Prom
 }
 
 const script = (actions: unknown[]) => JSON.stringify({ mockScript: { steps: [{ actions }] } });
+const steps = (...actionLists: unknown[][]) => JSON.stringify({ mockScript: { steps: actionLists.map((actions) => ({ actions })) } });
+
+const PAUSE: RunRequest['approvals'] = { mode: 'interactive', idlePolicy: 'pause' };
+const GUARDED_REQUEST: RunRequest = {
+  ...BASE_REQUEST,
+  input: steps([{ toolCall: { name: 'guarded', arguments: { text: 'hi' } } }], [{ echoToolResults: true }]),
+  tools: ['guarded'],
+  approvals: PAUSE,
+};
+const LOOKUP_REQUEST: RunRequest = {
+  ...BASE_REQUEST,
+  input: steps([{ toolCall: { name: 'application_lookup', arguments: { query: 'x' } } }], [{ echoToolResults: true }]),
+  tools: ['application_lookup'],
+  applicationTools: [
+    {
+      name: 'application_lookup',
+      description: 'Look something up',
+      inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+      outputSchema: { type: 'object' },
+    },
+  ],
+};
+
+/** The first failed expectation of a scenario, or undefined when all hold. */
+function expectAll(...expectations: [boolean, string][]): string | undefined {
+  return expectations.find(([holds]) => !holds)?.[1];
+}
+
+const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
+const terminal = (events: RunEvent[]) => {
+  const last = events.at(-1);
+  if (last?.type === 'run.completed') return `completed ${last.result.text}`;
+  if (last?.type === 'run.failed' || last?.type === 'run.cancelled') return `${last.type} ${last.error.code}`;
+  return `no terminal event after ${events.map((event) => event.type).join(',')}`;
+};
+
+/** Streams a live run, awaiting `onEvent` for each event before reading the next. */
+async function liveEvents(events: AsyncIterable<RunEvent>, onEvent: (event: RunEvent) => Promise<void> = async () => undefined): Promise<RunEvent[]> {
+  const seen: RunEvent[] = [];
+  for await (const event of events) {
+    seen.push(event);
+    await onEvent(event);
+  }
+  return seen;
+}
+
+/** approval-deny / approval-cancel: decide once, then the run ends with `end`, and the tool never ran. */
+async function decideAndEnd(decision: 'deny' | 'cancel', outcome: string, end: string): Promise<string | undefined> {
+  const live = client(liveUrl);
+  let receipt: ApprovalResolution | undefined;
+  const events = await liveEvents(live.stream(GUARDED_REQUEST, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) }), async (event) => {
+    if (event.type === 'approval.requested') receipt = await live.approval(event).decide(decision);
+  });
+  return expectAll(
+    [receipt?.outcome === outcome, `receipt ${JSON.stringify(receipt)}`],
+    [ofType(events, 'approval.resolved')[0]?.resolution.outcome === outcome, 'approval.resolved does not carry the decision'],
+    [ofType(events, 'tool.completed').length === 0, 'the tool ran'],
+    [terminal(events) === end, terminal(events)],
+  );
+}
 
 const LIVE: Record<string, () => Promise<string | undefined>> = {
   protocol: async () => {
@@ -195,6 +258,77 @@ const LIVE: Record<string, () => Promise<string | undefined>> = {
   },
 };
 
+const INTERACTIVE_LIVE: Record<string, () => Promise<string | undefined>> = {
+  'approval-approve': async () => {
+    const live = client(liveUrl);
+    let pending: PendingApproval | undefined;
+    let receipt: ApprovalResolution | undefined;
+    const events = await liveEvents(live.stream(GUARDED_REQUEST, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) }), async (event) => {
+      if (event.type !== 'approval.requested') return;
+      pending = live.approval(event);
+      receipt = await pending.approve();
+    });
+    return expectAll(
+      [pending !== undefined, 'no approval.requested'],
+      [receipt?.outcome === 'approved' && receipt.callId === pending?.call.id, `receipt ${JSON.stringify(receipt)}`],
+      [ofType(events, 'approval.resolved')[0]?.resolution.outcome === 'approved', 'approval.resolved is not approved'],
+      [ofType(events, 'tool.completed').length === 1, 'no tool.completed'],
+      [terminal(events) === 'completed [{"approved":true,"arguments":{"text":"hi"}}]', terminal(events)],
+    ) ?? expectError('APPROVAL_NOT_FOUND', await errorCode(() => pending!.approve()));
+  },
+  'approval-deny': () => decideAndEnd('deny', 'denied', 'run.failed APPROVAL_DENIED'),
+  'approval-cancel': () => decideAndEnd('cancel', 'cancelled', 'run.cancelled CANCELLED'),
+  'approval-expire': async () => {
+    const request = { ...GUARDED_REQUEST, approvals: { ...PAUSE!, expiresAfterMs: 20 } };
+    const events = await liveEvents(client(liveUrl).stream(request, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) }));
+    return expectAll(
+      [ofType(events, 'approval.resolved')[0]?.resolution.outcome === 'expired', 'approval.resolved is not expired'],
+      [terminal(events) === 'run.failed APPROVAL_EXPIRED', terminal(events)],
+    );
+  },
+  'application-tool': async () => {
+    const live = client(liveUrl);
+    const receipts: string[] = [];
+    let second: string | undefined;
+    const events = await liveEvents(live.stream(LOOKUP_REQUEST, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) }), async (event) => {
+      if (event.type !== 'tool.execution.requested') return;
+      const execution = live.execution(event);
+      receipts.push((await execution.progress()).status, (await execution.complete({ answer: 42 })).status);
+      second = await errorCode(() => execution.complete({ answer: 43 }));
+    });
+    return expectAll(
+      [receipts.join() === 'progress,accepted', `receipts ${receipts.join()}`],
+      [second === 'TOOL_EXECUTION_NOT_FOUND', `a second result got ${second ?? 'accepted'}`],
+      [terminal(events) === 'completed [{"answer":42}]', terminal(events)],
+    );
+  },
+  'application-tool-approved': async () => {
+    const live = client(liveUrl);
+    const definition = { ...LOOKUP_REQUEST.applicationTools![0]!, requiresApproval: true };
+    const request: RunRequest = { ...LOOKUP_REQUEST, applicationTools: [definition], approvals: PAUSE };
+    let receipt: ApprovalResolution | undefined;
+    let progress: string | undefined;
+    const functions = {
+      application_lookup: async (args: Record<string, unknown>, context: ToolContext) => {
+        progress = (await context.progress()).status;
+        return { answer: 42, query: args.query };
+      },
+    };
+    const events = await liveEvents(live.streamWithTools(request, functions, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) }), async (event) => {
+      if (event.type === 'approval.requested') receipt = await live.approval(event).approve();
+    });
+    const execution = ofType(events, 'tool.execution.requested')[0]?.execution;
+    const stale = execution && (await errorCode(() => live.execution(execution).complete({ answer: 0 })));
+    return expectAll(
+      [receipt?.outcome === 'approved', `approval receipt ${JSON.stringify(receipt)}`],
+      [events.findIndex((event) => event.type === 'approval.resolved') < events.findIndex((event) => event.type === 'tool.execution.requested'), 'executed before the approval'],
+      [progress === 'progress', `progress receipt ${progress}`],
+      [stale === 'TOOL_EXECUTION_NOT_FOUND', `a stale result got ${stale ?? 'accepted'}`],
+      [terminal(events) === 'completed [{"answer":42,"query":"x"}]', terminal(events)],
+    );
+  },
+};
+
 const TLS_LIVE: Record<string, () => Promise<string | undefined>> = {
   'tls-untrusted': async () => ((await errorCode(() => client(env('AGENTICDRIVER_TEST_UNTRUSTED_URL')).protocol())) ? undefined : 'the untrusted host was accepted'),
   'tls-mismatch': async () => ((await errorCode(() => client(env('AGENTICDRIVER_TEST_MISMATCH_URL')).protocol())) ? undefined : 'the mismatched host name was accepted'),
@@ -222,7 +356,7 @@ for (const testCase of versioning.cases) {
   if (skipReason(skip, testCase)) report.skipped += 1;
   else await record(`versioning:${testCase.id}`, () => runVersioning(testCase));
 }
-for (const [name, check] of Object.entries({ ...LIVE, ...(transport === 'https' ? TLS_LIVE : {}) })) await record(`live:${name}`, check);
+for (const [name, check] of Object.entries({ ...LIVE, ...INTERACTIVE_LIVE, ...(transport === 'https' ? TLS_LIVE : {}) })) await record(`live:${name}`, check);
 
 console.log(JSON.stringify({ conformance: report }));
 process.exit(report.failed > 0 ? 1 : 0);
