@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import inspect
 import json
 import os
 import ssl
@@ -24,6 +25,13 @@ CASE_IO_TIMEOUT = 20.0
 STREAM_FIELDS = ("approvals", "session", "applicationTools", "tools", "retrieval")
 HELLO = {"provider": "mock", "model": "demo", "input": "Hello"}
 EXPECTED_TEXT = "Hello \U0001f30d"
+# Vector operations that call one client method with one field of the case.
+CALLS = {
+    "approval": ("decide_approval", "decision"),
+    "tool-result": ("complete_tool", "toolResult"),
+    "tool-progress": ("report_tool_progress", "toolIdentity"),
+}
+Handler = Callable[[Any, Dict[str, Any]], Awaitable[None]]
 
 
 @dataclass
@@ -113,6 +121,26 @@ class SyncMode:
                     break
         return events
 
+    async def call(self, url: str, token: str, method: str, argument: Any) -> Any:
+        return getattr(self.client(url, token), method)(argument)
+
+    async def interactive(self, request: Dict[str, Any], handle: Handler, functions: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+        """Stream on the live host, awaiting ``handle(stream, event)`` for each event."""
+        events: List[Dict[str, Any]] = []
+        with self.client(self.env.url, self.env.token).stream(request) as stream:  # type: ignore[arg-type]
+            for event in stream.with_tools(functions) if functions else stream:
+                events.append(dict(event))
+                await handle(stream, events[-1])
+        return events
+
+    def lookup(self, receipts: List[Any]) -> Callable[..., Any]:
+        """The application function of the application-tool scenarios: progress, then answer."""
+        def lookup(arguments: Dict[str, Any], ticket: Any) -> Any:
+            receipts.append(ticket.progress())
+            return ANSWER
+
+        return lookup
+
 
 class AsyncMode(SyncMode):
     name = "async"
@@ -141,6 +169,26 @@ class AsyncMode(SyncMode):
                     if stop(events[-1]):
                         break
         return events
+
+    async def call(self, url: str, token: str, method: str, argument: Any) -> Any:
+        async with self.aclient(url, token) as client:
+            return await getattr(client, method)(argument)
+
+    async def interactive(self, request: Dict[str, Any], handle: Handler, functions: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+        events: List[Dict[str, Any]] = []
+        async with self.aclient(self.env.url, self.env.token) as client:
+            async with client.stream(request) as stream:  # type: ignore[arg-type]
+                async for event in stream.with_tools(functions) if functions else stream:
+                    events.append(dict(event))
+                    await handle(stream, events[-1])
+        return events
+
+    def lookup(self, receipts: List[Any]) -> Callable[..., Any]:
+        async def lookup(arguments: Dict[str, Any], ticket: Any) -> Any:
+            receipts.append(await ticket.progress())
+            return ANSWER
+
+        return lookup
 
 
 def never(_: Dict[str, Any]) -> bool:
@@ -178,6 +226,9 @@ async def run_vector(mode: SyncMode, case: Dict[str, Any]) -> Optional[str]:
             await mode.providers(base, mode.env.token)
         elif operation == "protocol":
             await mode.protocol(base, mode.env.token)
+        elif operation in CALLS:
+            method, field_name = CALLS[operation]
+            await mode.call(base, mode.env.token, method, case[field_name])
         else:
             request = dict(HELLO, **{key: case[key] for key in STREAM_FIELDS if key in case})
             cancel = bool(case.get("cancel"))
@@ -319,6 +370,145 @@ async def live_cancel(mode: SyncMode) -> None:
         await asyncio.sleep(0.05)
 
 
+ANSWER = {"answer": 42}
+INTERACTIVE = {"mode": "interactive", "idlePolicy": "pause"}
+LOOKUP_TOOL = {
+    "name": "application_lookup",
+    "description": "Look something up",
+    "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    "outputSchema": {"type": "object"},
+}
+
+
+def tool_script(name: str, arguments: Dict[str, Any]) -> str:
+    """One step calling ``name``, then one step answering with the tool results."""
+    steps = [{"actions": [{"toolCall": {"name": name, "arguments": arguments}}]}, {"actions": [{"echoToolResults": True}]}]
+    return json.dumps({"mockScript": {"steps": steps}})
+
+
+async def settle(value: Any) -> Any:
+    """A client call's result in either mode (the async client returns coroutines)."""
+    return await value if inspect.isawaitable(value) else value
+
+
+async def expect_code(call: Callable[[], Any], code: str) -> None:
+    """``expect_error`` for a client call of either mode (a sync call raises at once)."""
+    async def attempt() -> Any:
+        return await settle(call())
+
+    await expect_error(attempt(), code)
+
+
+def only(events: List[Dict[str, Any]], kind: str) -> List[Dict[str, Any]]:
+    return [event for event in events if event["type"] == kind]
+
+
+def expect_terminal(events: List[Dict[str, Any]], kind: str, code: Optional[str] = None, text: Optional[str] = None) -> None:
+    last = events[-1]
+    expect(last["type"] == kind, f"ended with {last['type']} {last.get('error', '')}, expected {kind}")
+    if code is not None:
+        expect(last["error"]["code"] == code, f"{kind} code {last['error']['code']}, expected {code}")
+    if text is not None:
+        expect(last["result"]["text"] == text, f"result text {last['result']['text']!r}, expected {text!r}")
+
+
+def expect_resolved(events: List[Dict[str, Any]], outcome: str) -> None:
+    outcomes = [event["resolution"]["outcome"] for event in only(events, "approval.resolved")]
+    expect(outcomes == [outcome], f"approval.resolved outcomes {outcomes}, expected [{outcome!r}]")
+
+
+async def approval_run(mode: SyncMode, decision: Optional[str], **approvals: Any) -> List[Dict[str, Any]]:
+    """The guarded-tool run, answering its approval with ``decision`` (None: never)."""
+    async def handle(stream: Any, event: Dict[str, Any]) -> None:
+        if event["type"] != "approval.requested" or decision is None:
+            return
+        pending = stream.approval(event)
+        receipt = await settle(pending.decide(decision))
+        expected = {"approve": "approved", "deny": "denied", "cancel": "cancelled"}[decision]
+        expect(receipt["outcome"] == expected and receipt["callId"] == event["approval"]["call"]["id"], f"receipt {receipt}")
+        if decision == "approve":
+            await expect_code(pending.approve, "APPROVAL_NOT_FOUND")
+
+    request = dict(HELLO, input=tool_script("guarded", {"text": "hi"}), tools=["guarded"], approvals=dict(INTERACTIVE, **approvals))
+    events = await mode.interactive(request, handle)
+    expect(len(only(events, "approval.requested")) == 1, "expected one approval.requested")
+    return events
+
+
+async def live_approval_approve(mode: SyncMode) -> None:
+    events = await approval_run(mode, "approve")
+    expect_resolved(events, "approved")
+    expect(len(only(events, "tool.completed")) == 1, "expected one tool.completed")
+    expect_terminal(events, "run.completed", text='[{"approved":true,"arguments":{"text":"hi"}}]')
+
+
+async def live_approval_deny(mode: SyncMode) -> None:
+    events = await approval_run(mode, "deny")
+    expect_resolved(events, "denied")
+    expect(not only(events, "tool.completed"), "a denied tool completed")
+    expect_terminal(events, "run.failed", code="APPROVAL_DENIED")
+
+
+async def live_approval_cancel(mode: SyncMode) -> None:
+    events = await approval_run(mode, "cancel")
+    expect_resolved(events, "cancelled")
+    expect_terminal(events, "run.cancelled", code="CANCELLED")
+
+
+async def live_approval_expire(mode: SyncMode) -> None:
+    events = await approval_run(mode, None, expiresAfterMs=20)
+    expect_resolved(events, "expired")
+    expect_terminal(events, "run.failed", code="APPROVAL_EXPIRED")
+
+
+def lookup_request(**extra: Any) -> Dict[str, Any]:
+    return dict(HELLO, input=tool_script("application_lookup", {"query": "x"}), tools=["application_lookup"], **extra)
+
+
+def expect_lookup_completed(events: List[Dict[str, Any]], receipts: List[Any], statuses: List[str]) -> None:
+    expect([receipt["status"] for receipt in receipts] == statuses, f"receipts {receipts}")
+    expect(len(only(events, "tool.execution.requested")) == 1, "expected one tool.execution.requested")
+    outputs = [event["output"] for event in only(events, "tool.completed")]
+    expect(outputs == [ANSWER], f"tool.completed outputs {outputs}")
+    expect_terminal(events, "run.completed", text='[{"answer":42}]')
+
+
+async def live_application_tool(mode: SyncMode) -> None:
+    """Answered by hand through the stream's execution ticket."""
+    receipts: List[Any] = []
+
+    async def handle(stream: Any, event: Dict[str, Any]) -> None:
+        if event["type"] == "tool.execution.requested":
+            ticket = stream.execution(event)
+            receipts.append(await settle(ticket.progress()))
+            receipts.append(await settle(ticket.complete(ANSWER)))
+            await expect_code(lambda: ticket.complete(ANSWER), "TOOL_EXECUTION_NOT_FOUND")
+
+    events = await mode.interactive(lookup_request(applicationTools=[LOOKUP_TOOL]), handle)
+    expect_lookup_completed(events, receipts, ["progress", "accepted"])
+
+
+async def live_application_tool_approved(mode: SyncMode) -> None:
+    """Approved by hand, executed by the stream's function-map runner."""
+    receipts: List[Any] = []
+    resolutions: List[Any] = []
+    requested: List[Dict[str, Any]] = []
+
+    async def handle(stream: Any, event: Dict[str, Any]) -> None:
+        if event["type"] == "approval.requested":
+            resolutions.append(await settle(stream.approval(event).approve()))
+        elif event["type"] == "tool.execution.requested":
+            requested.append(event)
+        elif event["type"] == "tool.completed":
+            await expect_code(lambda: stream.execution(requested[0]).complete(ANSWER), "TOOL_EXECUTION_NOT_FOUND")
+
+    request = lookup_request(applicationTools=[dict(LOOKUP_TOOL, requiresApproval=True)], approvals=INTERACTIVE)
+    events = await mode.interactive(request, handle, {"application_lookup": mode.lookup(receipts)})
+    expect([resolution["outcome"] for resolution in resolutions] == ["approved"], f"resolutions {resolutions}")
+    # The runner checked the result's "accepted" receipt itself (a mismatch would have raised).
+    expect_lookup_completed(events, receipts, ["progress"])
+
+
 async def live_tls_untrusted(mode: SyncMode) -> None:
     assert mode.env.untrusted_url is not None
     await expect_failure(mode.protocol(mode.env.untrusted_url, mode.env.token))
@@ -340,6 +530,12 @@ LIVE: Dict[str, Callable[[SyncMode], Awaitable[None]]] = {
     "idle-timeout": live_idle_timeout,
     "progress": live_progress,
     "cancel": live_cancel,
+    "approval-approve": live_approval_approve,
+    "approval-deny": live_approval_deny,
+    "approval-cancel": live_approval_cancel,
+    "approval-expire": live_approval_expire,
+    "application-tool": live_application_tool,
+    "application-tool-approved": live_application_tool_approved,
 }
 HTTPS_LIVE = {"tls-untrusted": live_tls_untrusted, "tls-mismatch": live_tls_mismatch}
 

@@ -6,14 +6,28 @@
 from ._async import AsyncAgenticClient, AsyncRunStream
 from ._endpoint import PROTOCOL_VERSION
 from ._sync import AgenticClient, RunStream
+from ._tickets import (
+    AsyncPendingApproval,
+    AsyncToolFunction,
+    AsyncToolTicket,
+    PendingApproval,
+    ToolFunction,
+    ToolTicket,
+)
 from .errors import DriverError
 
 __all__ = [
     "PROTOCOL_VERSION",
     "AgenticClient",
     "AsyncAgenticClient",
+    "AsyncPendingApproval",
     "AsyncRunStream",
+    "AsyncToolFunction",
+    "AsyncToolTicket",
     "DriverError",
+    "PendingApproval",
     "RunStream",
+    "ToolFunction",
+    "ToolTicket",
 ]
 __version__ = "0.1.0"

@@ -22,15 +22,38 @@ from ._responses import (
     MAX_ERROR_BODY_BYTES,
     RunStreamParser,
     check_version,
+    decode_approval_receipt,
     decode_protocol,
     decode_providers,
     decode_run_result,
+    decode_tool_receipt,
     error_for_status,
     is_success,
     require_event_stream,
 )
+from ._submissions import (
+    DECISION_ENDPOINT,
+    PROGRESS_ENDPOINT,
+    RESULT_ENDPOINT,
+    decision_body,
+    identity_of,
+    progress_body,
+    result_body,
+)
+from ._tickets import AsyncPendingApproval, AsyncToolFunction, AsyncToolTicket, check_tool_functions, run_tool_async
 from .errors import DriverError
-from .types import Provider, ProtocolInfo, RunEvent, RunRequest, RunResult
+from .types import (
+    ApprovalDecision,
+    ApprovalResolution,
+    Provider,
+    ProtocolInfo,
+    RunEvent,
+    RunRequest,
+    RunResult,
+    ToolExecutionIdentity,
+    ToolExecutionReceipt,
+    ToolExecutionResult,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -111,6 +134,25 @@ class AsyncAgenticClient:
         self._streams.add(stream)
         return stream
 
+    async def decide_approval(self, decision: ApprovalDecision) -> ApprovalResolution:
+        """Approve, deny or cancel one pending approval, echoing its exact run and call.
+
+        Returns the receipt after checking it answers this decision (else
+        ``INVALID_RESPONSE``: reconcile from the stream, do not retry).
+        """
+        body = await self._fetch_json("POST", DECISION_ENDPOINT, decision_body(decision), self._io_timeout)
+        return cast(ApprovalResolution, decode_approval_receipt(body, decision))
+
+    async def report_tool_progress(self, identity: ToolExecutionIdentity) -> ToolExecutionReceipt:
+        """Report real progress on a dispatched application tool (resets the run's idle timer)."""
+        body = await self._fetch_json("POST", PROGRESS_ENDPOINT, progress_body(identity), self._io_timeout)
+        return cast(ToolExecutionReceipt, decode_tool_receipt(body, identity, "progress"))
+
+    async def complete_tool(self, result: ToolExecutionResult) -> ToolExecutionReceipt:
+        """Deliver the one result (``output``) or failure (``error``) of a dispatched application tool."""
+        body = await self._fetch_json("POST", RESULT_ENDPOINT, result_body(result), self._io_timeout)
+        return cast(ToolExecutionReceipt, decode_tool_receipt(body, identity_of(result), "accepted"))
+
     def _check_open(self) -> None:
         if self._closed:
             raise DriverError("CLIENT_CLOSED", "The client is closed.")
@@ -155,6 +197,7 @@ class AsyncRunStream:
 
     def __init__(self, client: AsyncAgenticClient, request: Mapping[str, Any], body: bytes) -> None:
         self._client = client
+        self._request = request
         self._body = body
         self._response: Optional["httpx.Response"] = None
         self._chunks: Optional[AsyncIterator[bytes]] = None
@@ -170,6 +213,35 @@ class AsyncRunStream:
 
     def __aiter__(self) -> AsyncIterator[RunEvent]:
         return self._events()
+
+    def approval(self, event: RunEvent) -> AsyncPendingApproval:
+        """The ``approval.requested`` event as a handle: ``await .approve()``, ``.deny()``, ``.cancel()``."""
+        return AsyncPendingApproval(self._client, self._parser.tickets.approval(event))
+
+    def execution(self, event: RunEvent) -> AsyncToolTicket:
+        """The ``tool.execution.requested`` event as a ticket: ``.progress()``, ``.complete(output)``, ``.fail()``."""
+        return AsyncToolTicket(self._client, self._parser.tickets.execution(event))
+
+    def with_tools(self, functions: Mapping[str, AsyncToolFunction]) -> AsyncIterator[RunEvent]:
+        """Iterate the stream; after yielding an execution request of a registered application
+        tool, run ``functions[name](arguments, ticket)`` (plain or ``async``) and deliver its
+        return value as the output (an exception as the tool's failure).
+
+        Requests for unregistered tools are left to the caller; nothing else is ever executed.
+        """
+        check_tool_functions(functions, self._request)
+        return self._with_tools(dict(functions))
+
+    async def _with_tools(self, functions: Mapping[str, AsyncToolFunction]) -> AsyncIterator[RunEvent]:
+        try:
+            async for event in self:
+                yield event
+                if event["type"] == "tool.execution.requested":
+                    function = functions.get(event["execution"]["call"]["name"])
+                    if function is not None:
+                        await run_tool_async(self.execution(event), function)
+        finally:
+            await self.aclose()
 
     async def aclose(self) -> None:
         """Close the response (the host cancels a run that is still going)."""

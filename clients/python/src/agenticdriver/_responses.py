@@ -4,10 +4,18 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar
 
 from ._json import MAX_JSON_BYTES, parse_json_body
-from ._rules import check_protocol_info, check_provider_list, check_run_result, error_from_envelope
+from ._rules import (
+    check_approval_receipt,
+    check_protocol_info,
+    check_provider_list,
+    check_run_result,
+    check_tool_receipt,
+    error_from_envelope,
+)
 from ._run_events import RunEventChecker
 from ._schema import Invalid
 from ._sse import SseDecoder
+from ._tickets import TicketLedger
 from ._endpoint import PROTOCOL_VERSION
 from .errors import DriverError
 
@@ -65,12 +73,21 @@ def decode_run_result(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]
     return _decoded(body, lambda value: check_run_result(value, request, None))
 
 
+def decode_approval_receipt(body: bytes, decision: Mapping[str, Any]) -> Dict[str, Any]:
+    return _decoded(body, lambda value: check_approval_receipt(value, decision))
+
+
+def decode_tool_receipt(body: bytes, identity: Mapping[str, Any], status: str) -> Dict[str, Any]:
+    return _decoded(body, lambda value: check_tool_receipt(value, identity, status))
+
+
 class RunStreamParser:
     """Bytes of a /v1/runs event stream in, validated events out, up to the first terminal."""
 
     def __init__(self, request: Mapping[str, Any]) -> None:
         self._decoder = SseDecoder()
         self._checker = RunEventChecker(request)
+        self.tickets = TicketLedger()
 
     @property
     def finished(self) -> bool:
@@ -81,6 +98,7 @@ class RunStreamParser:
         for data in self._decoder.feed(chunk):
             event = self._checker.accept(data)
             if event is not None:
+                self.tickets.note(event)
                 events.append(event)
             if self._checker.finished:
                 break

@@ -9,11 +9,13 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from urllib.parse import urlsplit
 
 from ._schema import Invalid, fail
-from ._wire import error_info, protocol_info, provider_list, run_result
+from ._wire import approval_resolution, error_info, protocol_info, provider_list, run_result, tool_execution_receipt
 
 Json = Dict[str, Any]
 
 DEFAULT_RETRIEVAL_LIMIT = 8
+OUTCOME_OF_DECISION = {"approve": "approved", "deny": "denied", "cancel": "cancelled"}
+_RECONCILE = "; reconcile from the event stream instead of retrying"
 DEFAULT_MAX_CONTEXT_BYTES = 65_536
 
 
@@ -215,3 +217,25 @@ def error_from_envelope(value: object) -> Optional[Json]:
         return None
     info: Json = value["error"]
     return info
+
+
+def check_approval_receipt(value: object, decision: Mapping[str, Any]) -> Json:
+    """The resolution must answer exactly this decision; its effect shows in the stream."""
+    approval_resolution(value, "resolution")
+    assert isinstance(value, dict)
+    if (value["approvalId"], value["runId"], value["callId"]) != (decision["approvalId"], decision["runId"], decision["call"]["id"]):
+        fail("resolution", "answers another approval, run or call" + _RECONCILE)
+    if value["outcome"] != OUTCOME_OF_DECISION[decision["decision"]]:
+        fail("resolution/outcome", f"{value['outcome']!r} does not match the decision {decision['decision']!r}" + _RECONCILE)
+    return value
+
+
+def check_tool_receipt(value: object, identity: Mapping[str, Any], status: str) -> Json:
+    """A progress or result receipt must echo the execution identity and the expected status."""
+    tool_execution_receipt(value, "receipt")
+    assert isinstance(value, dict)
+    if any(value[key] != identity[key] for key in ("executionId", "runId", "callId")):
+        fail("receipt", "names another execution, run or call" + _RECONCILE)
+    if value["status"] != status:
+        fail("receipt/status", f"must be {status!r}" + _RECONCILE)
+    return value

@@ -25,15 +25,38 @@ from ._responses import (
     READ_SIZE,
     RunStreamParser,
     check_version,
+    decode_approval_receipt,
     decode_protocol,
     decode_providers,
     decode_run_result,
+    decode_tool_receipt,
     error_for_status,
     is_success,
     require_event_stream,
 )
+from ._submissions import (
+    DECISION_ENDPOINT,
+    PROGRESS_ENDPOINT,
+    RESULT_ENDPOINT,
+    decision_body,
+    identity_of,
+    progress_body,
+    result_body,
+)
+from ._tickets import PendingApproval, ToolFunction, ToolTicket, check_tool_functions, run_tool
 from .errors import DriverError
-from .types import Provider, ProtocolInfo, RunEvent, RunRequest, RunResult
+from .types import (
+    ApprovalDecision,
+    ApprovalResolution,
+    Provider,
+    ProtocolInfo,
+    RunEvent,
+    RunRequest,
+    RunResult,
+    ToolExecutionIdentity,
+    ToolExecutionReceipt,
+    ToolExecutionResult,
+)
 
 _Exchange = Tuple[http.client.HTTPConnection, http.client.HTTPResponse]
 
@@ -95,6 +118,25 @@ class AgenticClient:
         stream = RunStream(self, request, encode_body(request))
         self._streams.add(stream)
         return stream
+
+    def decide_approval(self, decision: ApprovalDecision) -> ApprovalResolution:
+        """Approve, deny or cancel one pending approval, echoing its exact run and call.
+
+        Returns the receipt after checking it answers this decision (else
+        ``INVALID_RESPONSE``: reconcile from the stream, do not retry).
+        """
+        body = self._fetch_json("POST", DECISION_ENDPOINT, decision_body(decision), self._io_timeout)
+        return cast(ApprovalResolution, decode_approval_receipt(body, decision))
+
+    def report_tool_progress(self, identity: ToolExecutionIdentity) -> ToolExecutionReceipt:
+        """Report real progress on a dispatched application tool (resets the run's idle timer)."""
+        body = self._fetch_json("POST", PROGRESS_ENDPOINT, progress_body(identity), self._io_timeout)
+        return cast(ToolExecutionReceipt, decode_tool_receipt(body, identity, "progress"))
+
+    def complete_tool(self, result: ToolExecutionResult) -> ToolExecutionReceipt:
+        """Deliver the one result (``output``) or failure (``error``) of a dispatched application tool."""
+        body = self._fetch_json("POST", RESULT_ENDPOINT, result_body(result), self._io_timeout)
+        return cast(ToolExecutionReceipt, decode_tool_receipt(body, identity_of(result), "accepted"))
 
     def _check_open(self) -> None:
         if self._closed:
@@ -159,6 +201,35 @@ class RunStream:
         self._state = "iterating"
         try:
             yield from self._events()
+        finally:
+            self.close()
+
+    def approval(self, event: RunEvent) -> PendingApproval:
+        """The ``approval.requested`` event as a handle: ``.approve()``, ``.deny()``, ``.cancel()``."""
+        return PendingApproval(self._client, self._parser.tickets.approval(event))
+
+    def execution(self, event: RunEvent) -> ToolTicket:
+        """The ``tool.execution.requested`` event as a ticket: ``.progress()``, ``.complete(output)``, ``.fail()``."""
+        return ToolTicket(self._client, self._parser.tickets.execution(event))
+
+    def with_tools(self, functions: Mapping[str, ToolFunction]) -> Iterator[RunEvent]:
+        """Iterate the stream; after yielding an execution request of a registered application
+        tool, run ``functions[name](arguments, ticket)`` and deliver its return value as the
+        output (an exception as the tool's failure).
+
+        Requests for unregistered tools are left to the caller; nothing else is ever executed.
+        """
+        check_tool_functions(functions, self._request)
+        return self._with_tools(dict(functions))
+
+    def _with_tools(self, functions: Mapping[str, ToolFunction]) -> Iterator[RunEvent]:
+        try:
+            for event in self:
+                yield event
+                if event["type"] == "tool.execution.requested":
+                    function = functions.get(event["execution"]["call"]["name"])
+                    if function is not None:
+                        run_tool(self.execution(event), function)
         finally:
             self.close()
 

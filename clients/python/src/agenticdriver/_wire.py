@@ -267,6 +267,23 @@ approval_resolution = obj(
 
 tool_execution = obj({"executionId": _ticket_id, "runId": _ticket_id, "call": tool_call})
 
+# Bodies this client sends (strict, as the host parses them) and the receipts it gets back.
+approval_decision = obj(
+    {
+        "approvalId": _ticket_id,
+        "runId": _ticket_id,
+        "call": obj({"id": _ticket_id, "name": string(pattern=TOOL_NAME), "arguments": json_object}, strict=True),
+        "decision": one_of("approve", "deny", "cancel"),
+    },
+    strict=True,
+)
+
+_execution_identity: Dict[str, Check] = {"executionId": _ticket_id, "runId": _ticket_id, "callId": _ticket_id}
+tool_execution_identity = obj(_execution_identity, strict=True)
+tool_execution_output = obj({**_execution_identity, "output": any_json()}, strict=True)
+tool_execution_failure = obj({**_execution_identity, "error": one_of("APPLICATION_TOOL_FAILED")}, strict=True)
+tool_execution_receipt = obj({**_execution_identity, "status": one_of("progress", "accepted")})
+
 run_result = obj(
     {
         "runId": non_empty,

@@ -376,6 +376,44 @@ RunEvent = Union[
     RunCancelledEvent,
 ]
 
+# --- Approval decisions and application-tool executions -------------------------
+
+Decision = Literal["approve", "deny", "cancel"]
+
+
+class ApprovalDecision(TypedDict):
+    """``POST v1/approvals/decisions``: echoes the exact run and call being decided."""
+
+    approvalId: str
+    runId: str
+    call: ToolCall
+    decision: Decision
+
+
+class ToolExecutionIdentity(TypedDict):
+    """``POST v1/tool-executions/progress``; also the identity every result carries."""
+
+    executionId: str
+    runId: str
+    callId: str
+
+
+class ToolExecutionOutput(ToolExecutionIdentity):
+    output: Any
+
+
+class ToolExecutionFailure(ToolExecutionIdentity):
+    error: Literal["APPLICATION_TOOL_FAILED"]
+
+
+ToolExecutionResult = Union[ToolExecutionOutput, ToolExecutionFailure]
+"""``POST v1/tool-executions/results``: exactly one of ``output`` or ``error``."""
+
+
+class ToolExecutionReceipt(ToolExecutionIdentity):
+    status: Literal["progress", "accepted"]
+
+
 # --- Discovery ------------------------------------------------------------------
 
 
