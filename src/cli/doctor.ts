@@ -16,7 +16,7 @@ export interface DoctorReport {
   configuration: 'valid';
   listener: { host: string; port: number; tls: boolean };
   tokens: number;
-  providers: { id: string; kind: string; models: string[]; health: ProviderHealth }[];
+  providers: { id: string; kind: string; models: string[]; health: ProviderHealth; version?: string }[];
 }
 
 export async function doctor(explicitPath?: string): Promise<DoctorReport> {
@@ -27,12 +27,10 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
   const adapters = createProviders(config, process.env);
   const discovery = new ProviderDiscovery(systemClock);
   const providers = await Promise.all(
-    adapters.map(async (adapter, index) => ({
-      id: adapter.info.id,
-      kind: config.providers[index]!.kind,
-      models: adapter.info.models,
-      health: (await discovery.inspect(adapter, true)).health,
-    })),
+    adapters.map(async (adapter, index) => {
+      const { health, version } = await discovery.inspect(adapter, true);
+      return { id: adapter.info.id, kind: config.providers[index]!.kind, models: adapter.info.models, health, ...(version === undefined ? {} : { version }) };
+    }),
   );
   await Promise.allSettled(adapters.map((adapter) => adapter.close?.()));
   return {

@@ -57,6 +57,8 @@ export type ProviderPart =
 export interface ProviderInspection {
   health: ProviderHealth;
   modelCatalog?: ModelCatalog;
+  /** The installed version of what the adapter drives (CLI providers), for operators' diagnostics. */
+  version?: string;
 }
 
 export interface ProviderAdapter {

@@ -7,9 +7,11 @@ import { writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderAdapter, ProviderInfo, ProviderPart, ProviderRequest } from '../../runtime/provider.js';
+import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../../runtime/provider.js';
 import type { CliProviderOptions } from './config.js';
 import { childEnvironment } from './environment.js';
+import { inspectionFromFailure, inspectionFromStatus } from './health.js';
+import type { CliProbe, CliStatus } from './probe.js';
 import { runCli } from './process.js';
 import { renderPrompt } from './prompt.js';
 import { checkReadiness } from './readiness.js';
@@ -50,8 +52,12 @@ export interface CliDialect {
   minimumVersion: string;
   textStreaming: boolean;
   parseVersion(output: string): string | undefined;
+  /** Switches for probes too (no telemetry or update checks while asking for status). */
+  safetyEnv: Record<string, string>;
   plan(context: CliRunContext): CliRunPlan;
   parser(): CliStreamParser;
+  /** Sign-in state and model catalog from the CLI's own non-generating commands. */
+  status(probe: CliProbe, signal: AbortSignal): Promise<CliStatus>;
 }
 
 export class CliProviderAdapter implements ProviderAdapter {
@@ -98,6 +104,24 @@ export class CliProviderAdapter implements ProviderAdapter {
         const parts = output.type === 'line' ? parser.line(output.line) : parser.exit(output.code, output.signal, output.stderrTail);
         for (const part of parts) yield part;
       }
+    } finally {
+      await workspace.remove();
+    }
+  }
+
+  /** Version and sign-in state, never a generation call; bounded by the caller's signal. */
+  async inspect(signal: AbortSignal): Promise<ProviderInspection> {
+    const workspace = await createRunWorkspace();
+    try {
+      const env = await this.environment(workspace, this.dialect.safetyEnv);
+      let version: string;
+      try {
+        version = await this.ensureReady(env, workspace.workDir, signal);
+      } catch (error) {
+        return inspectionFromFailure(error);
+      }
+      const probe: CliProbe = { binary: this.binary, env, cwd: workspace.workDir, accountDirectory: env[this.dialect.accountVariable] ?? env.HOME, product: this.dialect.product };
+      return inspectionFromStatus(this.dialect.product, version, await this.dialect.status(probe, signal), this.info.models);
     } finally {
       await workspace.remove();
     }

@@ -3,12 +3,14 @@
  * messages, so text streams token by token. Success is judged by `is_error` and
  * `api_error_status`, never by the result's `subtype` (which says "success" for API errors).
  */
+import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
 import type { ProviderPart } from '../../runtime/provider.js';
 import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
 import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
+import { converse, runCommand, type CliProbe, type CliStatus } from './probe.js';
 import { firstSemver } from './readiness.js';
 
 const PRODUCT = 'Claude Code';
@@ -137,6 +139,39 @@ class ClaudeStreamParser implements CliStreamParser {
   }
 }
 
+/**
+ * `claude auth status` (JSON with `loggedIn`), then the model picker's list from the
+ * `initialize` control request of the stream-json input mode (answered before any prompt).
+ */
+async function claudeStatus(probe: CliProbe, signal: AbortSignal): Promise<CliStatus> {
+  const auth = await runCommand(probe, ['auth', 'status'], signal);
+  let signedIn: boolean | undefined;
+  try {
+    const loggedIn = record(JSON.parse(auth.stdout))?.loggedIn;
+    signedIn = typeof loggedIn === 'boolean' ? loggedIn : undefined;
+  } catch {
+    signedIn = undefined;
+  }
+  const models: string[] = [];
+  const requestId = randomUUID();
+  const answered = await converse(
+    probe,
+    ['--print', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', ...SAFETY_ARGS],
+    [{ type: 'control_request', request_id: requestId, request: { subtype: 'initialize', hooks: {}, sdkMcpServers: [] } }],
+    (message) => {
+      const response = record(message.response);
+      if (message.type !== 'control_response' || response?.request_id !== requestId) return [];
+      const rows = record(response.response)?.models;
+      for (const row of Array.isArray(rows) ? rows : []) {
+        for (const name of [text(record(row)?.value), text(record(row)?.resolvedModel)]) if (name) models.push(name);
+      }
+      return 'done';
+    },
+    signal,
+  ).catch(() => false);
+  return answered && models.length > 0 ? { signedIn, models, complete: true } : { signedIn };
+}
+
 export const claudeCodeDialect: CliDialect = {
   kind: 'claude-code',
   vendor: 'claude-code',
@@ -146,6 +181,7 @@ export const claudeCodeDialect: CliDialect = {
   accountVariable: 'CLAUDE_CONFIG_DIR',
   minimumVersion: '2.1.332',
   textStreaming: true,
+  safetyEnv: SAFETY_ENV,
   parseVersion: (output) => (/\(Claude Code\)/.test(output) ? firstSemver(output) : undefined),
   plan: ({ model, prompt }) => ({
     args: ['--print', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', ...SAFETY_ARGS, '--model', model],
@@ -153,6 +189,7 @@ export const claudeCodeDialect: CliDialect = {
     env: SAFETY_ENV,
   }),
   parser: () => new ClaudeStreamParser(),
+  status: claudeStatus,
 };
 
 export const claudeCode = (options: CliProviderOptions = {}) => new CliProviderAdapter(claudeCodeDialect, options);

@@ -8,6 +8,7 @@ import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
 import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode } from './events.js';
+import { converse, runCommand, type CliProbe, type CliStatus } from './probe.js';
 import { firstSemver } from './readiness.js';
 
 const PRODUCT = 'Codex CLI';
@@ -105,6 +106,39 @@ class CodexExecParser implements CliStreamParser {
   }
 }
 
+const CATALOG_PAGES = 20;
+const CATALOG_MODELS = 1000;
+
+/** `codex login status` (exit 0 signed in, 1 not), then the bundled catalog from `app-server`'s `model/list`. */
+async function codexStatus(probe: CliProbe, signal: AbortSignal): Promise<CliStatus> {
+  const login = await runCommand(probe, ['login', 'status', ...SAFETY_OVERRIDES.flatMap((override) => ['--config', override])], signal);
+  const signedIn = login.code === 0 ? true : login.code === 1 ? false : undefined;
+  const models: string[] = [];
+  let pages = 0;
+  let complete = false;
+  const listPage = (cursor?: string) => ({ id: ++pages + 1, method: 'model/list', params: { limit: 100, includeHidden: true, ...(cursor ? { cursor } : {}) } });
+  const finished = await converse(
+    probe,
+    ['app-server', ...SAFETY_OVERRIDES.flatMap((override) => ['--config', override])],
+    [{ id: 1, method: 'initialize', params: { clientInfo: { name: 'agenticdriver_catalog', version: '1.0.0' } } }],
+    (message) => {
+      if (message.id === 1) return [{ method: 'initialized' }, listPage()];
+      if (typeof message.id !== 'number' || message.id < 2) return [];
+      const result = record(message.result);
+      if (!result || !Array.isArray(result.data)) return 'done';
+      for (const row of result.data) {
+        const model = text(record(row)?.model);
+        if (model) models.push(model);
+      }
+      const cursor = text(result.nextCursor);
+      if (!cursor) complete = true;
+      return cursor && pages < CATALOG_PAGES && models.length < CATALOG_MODELS ? [listPage(cursor)] : 'done';
+    },
+    signal,
+  ).catch(() => false);
+  return finished && models.length > 0 ? { signedIn, models, complete } : { signedIn };
+}
+
 const lastLine = (stderr: string) => stderr.trim().split('\n').at(-1)?.trim() ?? '';
 
 export const codexDialect: CliDialect = {
@@ -116,6 +150,7 @@ export const codexDialect: CliDialect = {
   accountVariable: 'CODEX_HOME',
   minimumVersion: '0.171.0',
   textStreaming: false,
+  safetyEnv: { NO_COLOR: '1' },
   parseVersion: (output) => (/^codex-cli \d/m.test(output) ? firstSemver(output) : undefined),
   plan: ({ model, prompt }) => ({
     args: ['exec', '--json', '--skip-git-repo-check', '--ephemeral', '--sandbox', 'read-only', '--model', model, ...SAFETY_OVERRIDES.flatMap((override) => ['--config', override]), '-'],
@@ -123,6 +158,7 @@ export const codexDialect: CliDialect = {
     env: { NO_COLOR: '1' },
   }),
   parser: () => new CodexExecParser(),
+  status: codexStatus,
 };
 
 export const codex = (options: CliProviderOptions = {}) => new CliProviderAdapter(codexDialect, options);

@@ -10,7 +10,9 @@ import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
 import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { CliProbe, CliStatus } from './probe.js';
 import { firstSemver } from './readiness.js';
 
 const PRODUCT = 'Gemini CLI';
@@ -91,6 +93,26 @@ class GeminiStreamParser implements CliStreamParser {
   }
 }
 
+/**
+ * Gemini CLI has no status command (`/auth` is interactive), so sign-in is read from the
+ * files it would use itself: the auth type selected in its settings and, for that type,
+ * the key in its environment or its cached Google sign-in. Other auth types are unknown.
+ */
+async function geminiStatus(probe: CliProbe): Promise<CliStatus> {
+  const home = join(probe.accountDirectory ?? probe.env.HOME ?? '', '.gemini');
+  let selected: string | undefined;
+  try {
+    selected = text(record(record(record(JSON.parse(await readFile(join(home, 'settings.json'), 'utf8')))?.security)?.auth)?.selectedType);
+  } catch {
+    selected = undefined;
+  }
+  const hasKey = Boolean(probe.env.GEMINI_API_KEY);
+  if (selected === undefined) return { signedIn: hasKey || undefined };
+  if (selected === 'gemini-api-key') return { signedIn: hasKey };
+  if (selected === 'oauth-personal') return { signedIn: await access(join(home, 'oauth_creds.json')).then(() => true, () => false) };
+  return { signedIn: undefined };
+}
+
 export const geminiCliDialect: CliDialect = {
   kind: 'gemini-cli',
   vendor: 'gemini-cli',
@@ -100,6 +122,7 @@ export const geminiCliDialect: CliDialect = {
   accountVariable: 'GEMINI_CLI_HOME',
   minimumVersion: '0.61.0',
   textStreaming: true,
+  safetyEnv: { NO_COLOR: '1' },
   parseVersion: (output) => (/^\d+\.\d+\.\d+\s*$/m.test(output) ? firstSemver(output) : undefined),
   plan: ({ model, prompt, workspace }) => ({
     args: ['--prompt', PROMPT_SUFFIX, '--output-format', 'stream-json', '--extensions', 'none', '--admin-policy', join(workspace.root, POLICY_FILE), '--approval-mode', 'default', '--skip-trust', '--model', model],
@@ -108,6 +131,7 @@ export const geminiCliDialect: CliDialect = {
     files: { [SETTINGS_FILE]: JSON.stringify(SYSTEM_SETTINGS), [POLICY_FILE]: DENY_ALL_POLICY },
   }),
   parser: () => new GeminiStreamParser(),
+  status: geminiStatus,
 };
 
 export const geminiCli = (options: CliProviderOptions = {}) => new CliProviderAdapter(geminiCliDialect, options);

@@ -6,6 +6,7 @@
  * outlives the run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { DriverError } from '../../protocol/errors.js';
 
@@ -18,8 +19,8 @@ export interface CliSpawnOptions {
   args: string[];
   env: Record<string, string>;
   cwd: string;
-  /** Written to stdin, which is then closed; `null` closes stdin at once. */
-  stdin: string | null;
+  /** Written to stdin, which is then closed; `null` closes stdin at once; an `OpenStdin` stays open for the caller. */
+  stdin: string | null | OpenStdin;
   outputLimitBytes?: number;
   killGraceMs?: number;
 }
@@ -102,7 +103,8 @@ export async function* runCli(options: CliSpawnOptions, signal: AbortSignal): As
   };
   signal.addEventListener('abort', onAbort, { once: true });
 
-  if (options.stdin === null) child.stdin!.end();
+  if (options.stdin instanceof OpenStdin) options.stdin.attach(child.stdin!);
+  else if (options.stdin === null) child.stdin!.end();
   else child.stdin!.end(options.stdin);
 
   try {
@@ -117,6 +119,35 @@ export async function* runCli(options: CliSpawnOptions, signal: AbortSignal): As
   } finally {
     signal.removeEventListener('abort', onAbort);
     await group.stopAndWait();
+  }
+}
+
+/**
+ * Stdin kept open for a conversation with the CLI (JSON-RPC modes, or a warm process that
+ * receives its prompt later). Writes made before the child exists are queued.
+ */
+export class OpenStdin {
+  private target: Writable | undefined;
+  private queued: string[] = [];
+  private ended = false;
+
+  write(text: string): void {
+    if (this.ended) return;
+    if (this.target) this.target.write(text);
+    else this.queued.push(text);
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.target?.end();
+  }
+
+  attach(target: Writable): void {
+    this.target = target;
+    for (const text of this.queued) target.write(text);
+    this.queued = [];
+    if (this.ended) target.end();
   }
 }
 

@@ -3,7 +3,7 @@
  * at least the version whose flags and event format the adapter was written against.
  */
 import { DriverError } from '../../protocol/errors.js';
-import { runCli } from './process.js';
+import { runCommand } from './probe.js';
 
 const READINESS_TIMEOUT_MS = 10_000;
 
@@ -22,19 +22,15 @@ export interface ReadinessCheck {
 export async function checkReadiness(check: ReadinessCheck, signal: AbortSignal): Promise<string> {
   const bound = AbortSignal.timeout(READINESS_TIMEOUT_MS);
   const combined = AbortSignal.any([signal, bound]);
-  let output = '';
-  let exitCode: number | null = null;
+  let output: { code: number | null; stdout: string };
   try {
-    for await (const item of runCli({ binary: check.binary, args: ['--version'], env: check.env, cwd: check.cwd, stdin: null, outputLimitBytes: 65_536 }, combined)) {
-      if (item.type === 'line') output += `${item.line}\n`;
-      else exitCode = item.code;
-    }
+    output = await runCommand({ ...check, accountDirectory: undefined }, ['--version'], combined);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     if (bound.aborted) throw new DriverError('TIMEOUT', `${check.product} did not report its version in time.`);
     throw error;
   }
-  const version = exitCode === 0 ? check.parseVersion(output) : undefined;
+  const version = output.code === 0 ? check.parseVersion(output.stdout) : undefined;
   if (version === undefined) {
     throw new DriverError('CLI_UNAVAILABLE', `${check.product} did not report a usable version.`);
   }
