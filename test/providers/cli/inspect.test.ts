@@ -103,7 +103,7 @@ describe('gemini-cli', () => {
       binary: binary('gemini'),
       models: ['gemini-2.5-flash'],
       accountDirectory: await geminiAccount(await directory('gemini')),
-      environment: async () => (key ? { GEMINI_API_KEY: key } : {}),
+      environment: async (): Promise<Record<string, string>> => (key ? { GEMINI_API_KEY: key } : {}),
       hostEnvironment: hostEnvironment(proxy),
     });
 
