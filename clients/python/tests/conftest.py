@@ -6,6 +6,7 @@ from typing import Iterator
 import pytest
 
 from hosts import Pki, ScriptedHost, make_pki
+from live import LiveHost, start_live_host
 
 
 @pytest.fixture(scope="session")
@@ -35,3 +36,11 @@ def tls_host(pki: Pki) -> Iterator[ScriptedHost]:
 @pytest.fixture
 def project_dir() -> Path:
     return Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", params=["http", "https"])
+def live_host(request: pytest.FixtureRequest, pki: Pki) -> Iterator[LiveHost]:
+    """The real host over loopback HTTP, then over HTTPS verified against the throwaway CA."""
+    started = start_live_host(pki if request.param == "https" else None)
+    yield started
+    started.stop()
