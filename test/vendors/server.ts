@@ -129,10 +129,7 @@ export async function startVendorServer(dialect: Dialect, options: VendorServerO
       res.end(step.http.body ?? '');
       return;
     }
-    if ('hang' in step) {
-      res.flushHeaders?.();
-      return;
-    }
+    if ('hang' in step) return; // no response head at all, until the client gives up
     if ('reset' in step) {
       serverReset.add(res);
       res.socket?.destroy();
@@ -182,7 +179,7 @@ async function stream(res: ServerResponse, frames: Frame[], shape: StreamShape, 
     for (let i = 0; i < bytes.length; i += shape.chunkBytes) {
       if (res.destroyed) return;
       await write(res, bytes.subarray(i, i + shape.chunkBytes));
-      await pause(shape.frameDelayMs ?? 1);
+      await pause(shape.frameDelayMs ?? 0);
     }
   } else {
     for (const frame of sent) {
@@ -217,7 +214,7 @@ function write(res: ServerResponse, chunk: string | Buffer): Promise<void> {
   });
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const pause = (ms: number) => new Promise((resolve) => (ms > 0 ? setTimeout(resolve, ms) : setImmediate(resolve)));
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
