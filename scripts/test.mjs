@@ -11,6 +11,7 @@ const only = process.argv[2];
 function findTests(dir) {
   if (!existsSync(dir)) return [];
   return readdirSync(dir).flatMap((name) => {
+    if (name === 'node_modules') return [];
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return findTests(path);
     return name.endsWith('.test.ts') ? [path] : [];
