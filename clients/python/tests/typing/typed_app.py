@@ -4,8 +4,26 @@ from __future__ import annotations
 import asyncio
 from typing import List
 
-from agenticdriver import AgenticClient, AsyncAgenticClient, DriverError
-from agenticdriver.types import Provider, RunEvent, RunRequest, RunResult
+from agenticdriver import AgenticClient, AsyncAgenticClient, AsyncToolTicket, DriverError, ToolTicket
+from agenticdriver.types import (
+    ApprovalDecision,
+    JsonObject,
+    Provider,
+    RunEvent,
+    RunRequest,
+    RunResult,
+    ToolExecutionReceipt,
+    ToolExecutionResult,
+)
+
+INTERACTIVE: RunRequest = {
+    "provider": "mock",
+    "model": "demo",
+    "input": "Send the report",
+    "tools": ["send_email"],
+    "applicationTools": [{"name": "send_email", "description": "Send an email", "inputSchema": {"type": "object"}, "requiresApproval": True}],
+    "approvals": {"mode": "interactive", "idlePolicy": "pause"},
+}
 
 
 def texts(events: List[RunEvent]) -> str:
@@ -36,6 +54,40 @@ async def async_app(url: str, token: str) -> str:
                 if event["type"] == "run.completed":
                     return info["version"] + event["result"]["text"]
     return info["version"]
+
+
+def send_email(arguments: JsonObject, ticket: ToolTicket) -> JsonObject:
+    ticket.progress()
+    return {"sent": True, "to": arguments.get("to")}
+
+
+async def send_email_async(arguments: JsonObject, ticket: AsyncToolTicket) -> JsonObject:
+    receipt: ToolExecutionReceipt = await ticket.progress()
+    return {"sent": receipt["status"] == "progress"}
+
+
+def interactive_app(url: str, token: str) -> str:
+    client = AgenticClient(url, token)
+    outcomes: List[str] = []
+    with client.stream(INTERACTIVE) as stream:
+        for event in stream.with_tools({"send_email": send_email}):
+            if event["type"] == "approval.requested" and event["approval"]["call"]["name"] == "send_email":
+                outcomes.append(stream.approval(event).approve()["outcome"])
+    decision: ApprovalDecision = {"approvalId": "a", "runId": "r", "call": {"id": "c", "name": "n", "arguments": {}}, "decision": "deny"}
+    failure: ToolExecutionResult = {"executionId": "e", "runId": "r", "callId": "c", "error": "APPLICATION_TOOL_FAILED"}
+    return f"{client.decide_approval(decision)['decidedAt']} {client.complete_tool(failure)['status']} {outcomes}"
+
+
+async def interactive_async_app(url: str, token: str) -> List[str]:
+    statuses: List[str] = []
+    async with AsyncAgenticClient(url, token) as client:
+        async with client.stream(INTERACTIVE) as stream:
+            async for event in stream.with_tools({"send_email": send_email_async}):
+                if event["type"] == "tool.execution.requested":
+                    statuses.append((await stream.execution(event).complete({"late": True}))["status"])
+                elif event["type"] == "approval.requested":
+                    statuses.append((await stream.approval(event).cancel())["outcome"])
+    return statuses
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from agenticdriver import AgenticClient
-from agenticdriver.types import RunRequest
+from agenticdriver.types import ApprovalDecision, RunRequest
 
 client = AgenticClient("http://127.0.0.1:1/", "token")
 missing: RunRequest = {"provider": "mock", "model": "demo"}  # E: missing input
@@ -10,3 +10,6 @@ unknown: RunRequest = {"provider": "mock", "model": "demo", "input": "x", "tempe
 wrong: RunRequest = {"provider": "mock", "model": "demo", "input": 3}  # E: wrong type
 client.providers(refresh="yes")  # E: wrong argument type
 text: int = client.run(wrong)["text"]  # E: str is not int
+maybe: ApprovalDecision = {"approvalId": "a", "runId": "r", "call": {"id": "c", "name": "n", "arguments": {}}, "decision": "maybe"}  # E: not a decision
+client.complete_tool({"executionId": "e", "runId": "r", "callId": "c", "error": "it broke"})  # E: not the failure code
+client.report_tool_progress({"executionId": "e", "runId": "r"})  # E: missing callId
