@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HONESTY_TURNS } from '../../vendors/sdk-honesty.test.js';
+import { HONESTY_TURNS } from '../../vendors/honesty-turns.js';
 import { framesThroughText, KEY, KINDS, outcome, runRequest, setup } from './harness.js';
 
 const HANGING_TURN = { text: ['first', 'never'] };
