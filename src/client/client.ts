@@ -174,8 +174,7 @@ export class AgenticClient implements InteractiveCalls {
   /** POST v1/tool-executions/progress: real progress on a dispatched application tool. */
   async reportToolProgress(identity: ToolExecutionIdentity, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
     if (!validToolIdentity(identity)) throw new DriverError('INVALID_REQUEST', `The tool execution identity is invalid: ${validToolIdentity.explain(identity)}.`);
-    const { executionId, runId, callId } = identity;
-    const receipt = await this.post('v1/tool-executions/progress', { executionId, runId, callId }, validToolReceipt, options);
+    const receipt = await this.post('v1/tool-executions/progress', identity, validToolReceipt, options);
     return checked(receipt, checkToolReceipt(receipt, identity, 'progress'));
   }
 
@@ -186,30 +185,30 @@ export class AgenticClient implements InteractiveCalls {
     return checked(receipt, checkToolReceipt(receipt, result, 'accepted'));
   }
 
-  /** One JSON POST without a client deadline (decisions and results wait on nobody but the host). */
+  /** A JSON POST without a client deadline: decisions and results wait on nobody but the host. */
   private async post<T>(path: string, body: unknown, validate: Validator<T>, options: RequestOptions): Promise<T> {
     try {
-      const fetchImpl = await this.fetchReady;
-      const response = await exchange({ fetch: fetchImpl, url: this.endpoint(path), token: this.token, body, accept: 'application/json', signal: options.signal });
-      const answer = await readJson(response);
-      if (!validate(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${validate.explain(answer)}.`);
-      return answer;
+      return await this.exchangeJson(path, body, validate, options.signal);
     } catch (error) {
       throw toClientError(error, options.signal);
     }
   }
 
+  /** A discovery GET, bounded by DISCOVERY_TIMEOUT_MS. */
   private async discover<T>(path: string, validate: Validator<T>, options: RequestOptions): Promise<T> {
     const timeout = AbortSignal.timeout(DISCOVERY_TIMEOUT_MS);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     try {
-      const response = await exchange({ fetch: await this.fetchReady, url: this.endpoint(path), token: this.token, accept: 'application/json', signal });
-      const body = await readJson(response);
-      if (!validate(body)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${validate.explain(body)}.`);
-      return body;
+      return await this.exchangeJson(path, undefined, validate, options.signal ? AbortSignal.any([options.signal, timeout]) : timeout);
     } catch (error) {
       throw toClientError(error, options.signal, timeout);
     }
+  }
+
+  private async exchangeJson<T>(path: string, body: unknown, validate: Validator<T>, signal: AbortSignal | undefined): Promise<T> {
+    const response = await exchange({ fetch: await this.fetchReady, url: this.endpoint(path), token: this.token, body, accept: 'application/json', signal });
+    const answer = await readJson(response);
+    if (!validate(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${validate.explain(answer)}.`);
+    return answer;
   }
 
   private endpoint(path: string): URL {
