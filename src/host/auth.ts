@@ -12,6 +12,10 @@ export interface Principal {
   subject: string;
   providers: ReadonlySet<string>;
   tools: ReadonlySet<string>;
+  approveTools: ReadonlySet<string>;
+  applicationTools: ReadonlySet<string>;
+  /** Application tools this token may run only after review. */
+  applicationToolApprovals: ReadonlySet<string>;
 }
 
 interface StoredToken {
@@ -41,7 +45,15 @@ export class TokenAuthenticator {
       }
       stored.push({
         digest,
-        principal: { tokenId: entry.id, subject: entry.subject, providers: new Set(entry.providers), tools: new Set(entry.tools ?? []) },
+        principal: {
+          tokenId: entry.id,
+          subject: entry.subject,
+          providers: new Set(entry.providers),
+          tools: new Set(entry.tools ?? []),
+          approveTools: new Set(entry.approveTools ?? []),
+          applicationTools: new Set((entry.applicationTools ?? []).map((grant) => grant.name)),
+          applicationToolApprovals: new Set((entry.applicationTools ?? []).filter((grant) => grant.requiresApproval !== false).map((grant) => grant.name)),
+        },
       });
     }
     return new TokenAuthenticator(stored);

@@ -37,6 +37,28 @@ const Token = Type.Object(
     tokenRef: SecretRef,
     providers: Type.Array(ProviderId, { maxItems: 32, uniqueItems: true }),
     tools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
+    approveTools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
+    applicationTools: Type.Optional(
+      Type.Array(Type.Object({ name: ToolName, requiresApproval: Type.Optional(Type.Boolean()) }, strict), { maxItems: 32 }),
+    ),
+  },
+  strict,
+);
+
+const Approvals = Type.Object(
+  {
+    interactive: Type.Literal(true),
+    allowIdlePause: Type.Optional(Type.Boolean()),
+    maxPending: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  },
+  strict,
+);
+
+const ApplicationTools = Type.Object(
+  {
+    enabled: Type.Literal(true),
+    requireApproval: Type.Optional(Type.Boolean()),
+    maxPending: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
   },
   strict,
 );
@@ -65,6 +87,8 @@ export function hostConfigSchema() {
       tokens: Type.Array(Token, { minItems: 1, maxItems: 100 }),
       allowedOrigins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: 100 })),
       limits: Type.Optional(Limits),
+      approvals: Type.Optional(Approvals),
+      applicationTools: Type.Optional(ApplicationTools),
       state: Type.Optional(Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096 }) }, strict)),
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
@@ -88,6 +112,8 @@ export interface HostConfig {
   tokens: TokenEntry[];
   allowedOrigins: string[];
   limits: HostLimits;
+  approvals: Static<typeof Approvals> | undefined;
+  applicationTools: Static<typeof ApplicationTools> | undefined;
   /** Absolute state directory. */
   stateDirectory: string;
   /** Absolute directory of the config file; relative paths resolve against it. */
@@ -147,6 +173,8 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     tokens: TokenEntry[];
     allowedOrigins?: string[];
     limits?: HostLimits;
+    approvals?: Static<typeof Approvals>;
+    applicationTools?: Static<typeof ApplicationTools>;
     state?: { directory: string };
   };
   const configPath = resolve(path);
@@ -164,6 +192,10 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     for (const provider of token.providers) {
       if (!providerIds.has(provider)) throw configError(`Token ${token.id} grants provider ${provider}, which is not configured.`);
     }
+    const applicationToolNames = (token.applicationTools ?? []).map((grant) => grant.name);
+    if (new Set(applicationToolNames).size !== applicationToolNames.length) {
+      throw configError(`Token ${token.id} grants an application tool twice.`);
+    }
   }
   const allowedOrigins = (input.allowedOrigins ?? []).map((entry, index) => {
     const origin = normalizeOrigin(entry);
@@ -179,6 +211,8 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     tokens: input.tokens,
     allowedOrigins: [...new Set(allowedOrigins)],
     limits: input.limits ?? {},
+    approvals: input.approvals,
+    applicationTools: input.applicationTools,
     stateDirectory: resolve(configDir, input.state?.directory ?? 'state'),
     configDir,
     configPath,

@@ -12,7 +12,7 @@ import type { StateStore } from '../store/store.js';
 import { Admission } from './admission.js';
 import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
-import { CORE_FEATURES, type HostContext, type HostMetrics } from './context.js';
+import { hostFeatures, type HostContext, type HostMetrics } from './context.js';
 import { createProviders } from './providers.js';
 import { readSecret } from './secrets.js';
 import { buildServer } from './server.js';
@@ -58,6 +58,9 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     limits: { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts },
+    ...(config.approvals ? { approvals: config.approvals } : {}),
+    ...(config.applicationTools ? { applicationTools: config.applicationTools } : {}),
+    audit: (record) => store.appendAudit(record),
     onUsage: async (record) => {
       await store.recordUsage(record);
       await options.onUsage?.(record);
@@ -72,7 +75,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       perSubject: config.limits.maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject,
     }),
     metrics,
-    features: CORE_FEATURES,
+    features: hostFeatures(config),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     active: new Set(),
     closing: false,

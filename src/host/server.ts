@@ -10,6 +10,8 @@ import { OPTIONAL_EVENTS_HEADER, selectRequestVersion, VERSION_HEADER, WIRE_VERS
 import type { Principal, TokenAuthenticator } from './auth.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { runRoutes } from './routes/runs.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { toolExecutionRoutes } from './routes/tool-executions.js';
 import type { HostContext } from './context.js';
 
 declare module 'fastify' {
@@ -123,6 +125,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.get('/health', async () => ({ status: 'ok', protocol: 'agenticdriver.v1' }));
   app.register(discoveryRoutes, { context });
   app.register(runRoutes, { context });
+  app.register(approvalRoutes, { context });
+  app.register(toolExecutionRoutes, { context });
   return app;
 }
 

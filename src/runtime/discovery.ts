@@ -58,8 +58,8 @@ export class ProviderDiscovery {
       return await adapter.inspect(signal);
     } catch (error) {
       const checkedAt = isoTimestamp(this.clock);
-      if (signal.aborted) return { health: { status: 'unknown', code: 'PROBE_TIMEOUT', message: 'The discovery probe did not answer in time.', checkedAt } };
-      const code = error instanceof DriverError ? error.code : 'PROBE_FAILED';
+      if (signal.aborted) return { health: { status: 'unknown', code: 'DISCOVERY_TIMEOUT', message: 'The discovery probe did not answer in time.', checkedAt } };
+      const code = error instanceof DriverError ? error.code : 'DISCOVERY_FAILED';
       const message = error instanceof DriverError ? error.message : 'The discovery probe failed.';
       return { health: { status: HEALTH_BY_CODE[code] ?? 'unavailable', code, message, checkedAt } };
     }

@@ -9,7 +9,11 @@ import { systemClock, type Clock } from './clock.js';
 import { compileSchema, type CompiledSchema } from './json-schema.js';
 import type { ProviderAdapter, ProviderInfo } from './provider.js';
 import { executeRun } from './run-loop.js';
-import { registerTools, type ApproveCallback, type HostTool, type RegisteredTool } from './tools.js';
+import { registerTools, type ApproveCallback, type HostTool, type RegisteredTool, type RunTool } from './tools.js';
+import { ApprovalRegistry, type ApprovalPolicy } from '../extensions/approvals.js';
+import { ToolExecutionRegistry, MAX_APPLICATION_TOOL_BYTES, type ApplicationToolPolicy } from '../extensions/application-tools.js';
+import type { AuditSink } from '../extensions/audit.js';
+import { jsonBytes } from '../extensions/json-identity.js';
 import type { Provider, RunEvent, RunRequest, RunResult } from './types.js';
 import type { UsageRecord } from './usage-record.js';
 import { prepareContext, type PreparedContext } from './context.js';
@@ -33,6 +37,12 @@ export interface DriverOptions {
   clock?: Clock;
   /** Minimum interval between `run.progress` events of one wait (default 1000 ms). */
   progressIntervalMs?: number;
+  /** Enables interactive approvals (`approvals` on streaming runs). */
+  approvals?: ApprovalPolicy;
+  /** Enables application tools (`applicationTools` on streaming runs). */
+  applicationTools?: ApplicationToolPolicy;
+  /** Where approval requests and decisions are recorded; a failure stops the approval. */
+  audit?: AuditSink;
 }
 
 export interface RunOptions {
@@ -46,6 +56,8 @@ export interface RunOptions {
   authorize?: (request: RunRequest) => void;
   /** Whether advisory (`optional: true`) events may be delivered. Default false. */
   acceptOptionalEvents?: boolean;
+  /** Application tools the caller's grant says must be reviewed before they run. */
+  applicationToolApprovals?: ReadonlySet<string>;
 }
 
 /** A validated request, bound to its provider instance, ready to execute. */
@@ -53,7 +65,7 @@ export interface PreparedRun {
   request: RunRequest;
   adapter: ProviderAdapter;
   subject: string;
-  tools: RegisteredTool[];
+  tools: RunTool[];
   outputSchema: CompiledSchema | undefined;
   context: PreparedContext;
   maxSteps: number;
@@ -71,6 +83,8 @@ export class AgenticDriver {
   readonly progressIntervalMs: number;
   private readonly providers = new Map<string, ProviderAdapter>();
   private readonly tools: Map<string, RegisteredTool>;
+  readonly approvals: ApprovalRegistry | undefined;
+  readonly toolExecutions: ToolExecutionRegistry | undefined;
 
   constructor(readonly options: DriverOptions) {
     this.clock = options.clock ?? systemClock;
@@ -81,6 +95,8 @@ export class AgenticDriver {
     }
     this.tools = registerTools(options.tools ?? []);
     validateLimits(options.limits ?? {});
+    this.approvals = options.approvals ? new ApprovalRegistry(this.clock, options.approvals, options.audit ?? (() => undefined)) : undefined;
+    this.toolExecutions = options.applicationTools ? new ToolExecutionRegistry(options.applicationTools) : undefined;
   }
 
   /** Static descriptions of every provider instance (no probes). */
@@ -126,15 +142,13 @@ export class AgenticDriver {
       throw new DriverError('UNSUPPORTED_TOOLS', `Provider ${info.id} does not support tools.`);
     }
     if (new Set(toolNames).size !== toolNames.length) throw new DriverError('INVALID_REQUEST', 'The tools list names a tool twice.');
-    if (request.applicationTools) {
-      throw new DriverError('APPLICATION_TOOLS_UNAVAILABLE', 'This host does not offer application tools.');
+    const tools = this.selectTools(request, options);
+    if (request.approvals) {
+      if (!this.approvals) throw new DriverError('APPROVAL_UNAVAILABLE', 'This host does not offer interactive approvals.');
+      if (request.approvals.idlePolicy === 'pause' && this.approvals.policy.allowIdlePause === false) {
+        throw new DriverError('APPROVAL_POLICY', 'This host does not let runs pause their idle timer for approvals.');
+      }
     }
-    const tools = toolNames.map((name) => {
-      const registered = this.tools.get(name);
-      if (!registered) throw new DriverError('UNKNOWN_TOOL', `Tool ${name} is not registered on this host.`);
-      return registered;
-    });
-    if (request.approvals) throw new DriverError('APPROVAL_UNAVAILABLE', 'This host does not offer interactive approvals.');
     const outputSchema = request.outputSchema ? compileSchema(request.outputSchema) : undefined;
     if (request.outputArtifact?.mediaType === 'application/json' && !outputSchema) {
       throw new DriverError('INVALID_ARTIFACT', 'A JSON artifact needs an outputSchema.');
@@ -153,6 +167,47 @@ export class AgenticDriver {
       idleTimeoutMs: effectiveIdleTimeout(request.idleTimeoutMs, limits.idleTimeoutMs),
       acceptOptionalEvents: options.acceptOptionalEvents ?? false,
     };
+  }
+
+  /** Host tools and the run's application tools, in the order the request selected them. */
+  private selectTools(request: RunRequest, options: RunOptions): RunTool[] {
+    const definitions = new Map<string, NonNullable<RunRequest['applicationTools']>[number]>();
+    if (request.applicationTools) {
+      const policy = this.toolExecutions?.policy;
+      if (!policy) throw new DriverError('APPLICATION_TOOLS_UNAVAILABLE', 'This host does not offer application tools.');
+      for (const definition of request.applicationTools) {
+        if (definitions.has(definition.name) || this.tools.has(definition.name)) {
+          throw new DriverError('TOOL_DEFINITION_CONFLICT', `Tool ${definition.name} is defined twice or clashes with a host tool.`);
+        }
+        if (!(request.tools ?? []).includes(definition.name)) {
+          throw new DriverError('INVALID_REQUEST', `Application tool ${definition.name} must also be listed in tools.`);
+        }
+        if (jsonBytes(definition) > MAX_APPLICATION_TOOL_BYTES) {
+          throw new DriverError('TOOL_DEFINITION_LIMIT', `The definition of ${definition.name} exceeds ${MAX_APPLICATION_TOOL_BYTES} bytes.`);
+        }
+        definitions.set(definition.name, definition);
+      }
+    }
+    return (request.tools ?? []).map((name): RunTool => {
+      const definition = definitions.get(name);
+      if (definition) {
+        const requiresApproval =
+          this.toolExecutions!.policy.requireApproval !== false || definition.requiresApproval === true || (options.applicationToolApprovals?.has(name) ?? false);
+        return {
+          kind: 'application',
+          name,
+          description: definition.description,
+          inputSchema: definition.inputSchema,
+          input: compileSchema(definition.inputSchema),
+          output: definition.outputSchema ? compileSchema(definition.outputSchema) : undefined,
+          requiresApproval,
+        };
+      }
+      const registered = this.tools.get(name);
+      if (!registered) throw new DriverError('UNKNOWN_TOOL', `Tool ${name} is not registered on this host.`);
+      const { tool, input } = registered;
+      return { kind: 'host', name, description: tool.description, inputSchema: tool.inputSchema, input, requiresApproval: tool.requiresApproval === true, tool };
+    });
   }
 
   /**

@@ -10,7 +10,7 @@ import type { AgenticDriver, PreparedRun } from './driver.js';
 import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
 import type { ProviderMessage, ProviderPart, ProviderRequest } from './provider.js';
-import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RegisteredTool } from './tools.js';
+import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
 import { normalizeUsage, UsageAccumulator } from './usage.js';
 import type { UsageRecord } from './usage-record.js';
@@ -140,7 +140,7 @@ class RunBody {
     const providerRequest: ProviderRequest = {
       model: request.model,
       messages: structuredClone(messages),
-      tools: tools.map(({ tool }) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
+      tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
       maxOutputTokens,
     };
     const instructions = this.instructions();
@@ -197,11 +197,11 @@ class RunBody {
   }
 
   /** Every call of a step is checked before any of them runs. */
-  private validateBatch(calls: ToolCall[]): { call: ToolCall; tool: RegisteredTool }[] {
+  private validateBatch(calls: ToolCall[]): { call: ToolCall; tool: RunTool }[] {
     if (calls.length > MAX_TOOL_CALLS_PER_STEP) {
       throw new DriverError('TOOL_LIMIT', `The model requested ${calls.length} tool calls in one step; the limit is ${MAX_TOOL_CALLS_PER_STEP}.`);
     }
-    const selected = new Map(this.prepared.tools.map((registered) => [registered.tool.name, registered]));
+    const selected = new Map(this.prepared.tools.map((tool) => [tool.name, tool]));
     return calls.map((call) => {
       const tool = selected.get(call.name);
       if (!tool) throw new DriverError('TOOL_NOT_ALLOWED', `The model called ${JSON.stringify(call.name)}, which this run did not select.`);
@@ -218,16 +218,25 @@ class RunBody {
     });
   }
 
-  private async runTool(call: ToolCall, registered: RegisteredTool): Promise<ProviderMessage> {
+  private async runTool(call: ToolCall, tool: RunTool): Promise<ProviderMessage> {
     this.signal.throwIfAborted();
     this.channel.push({ type: 'tool.called', call: structuredClone(call) });
-    if (registered.tool.requiresApproval) await this.requireApproval(call);
+    if (tool.requiresApproval) await this.review(call);
+    this.signal.throwIfAborted();
+    const output = tool.kind === 'host' ? await this.executeHostTool(call, tool) : await this.dispatchApplicationTool(call, tool);
+    const encoded = encodeToolOutput(output);
+    this.toolPending = false;
+    this.idle.touch();
+    this.channel.push({ type: 'tool.completed', callId: call.id, output: encoded.value });
+    return { role: 'tool', callId: call.id, name: call.name, content: encoded.json };
+  }
+
+  private async executeHostTool(call: ToolCall, tool: Extract<RunTool, { kind: 'host' }>): Promise<unknown> {
     this.toolPending = true;
-    let output: unknown;
     try {
-      output = await abortable(
+      return await abortable(
         Promise.resolve().then(() =>
-          registered.tool.execute(structuredClone(call.arguments), {
+          tool.tool.execute(structuredClone(call.arguments), {
             runId: this.runId,
             subject: this.prepared.subject,
             signal: this.signal,
@@ -240,22 +249,74 @@ class RunBody {
       if (this.signal.aborted) throw error;
       throw new DriverError('TOOL_FAILED', `Tool ${call.name} failed.`, { outcome: 'uncertain', cause: error });
     }
-    const encoded = encodeToolOutput(output);
-    this.toolPending = false;
-    this.idle.touch();
-    this.channel.push({ type: 'tool.completed', callId: call.id, output: encoded.value });
-    return { role: 'tool', callId: call.id, name: call.name, content: encoded.json };
   }
 
-  private async requireApproval(call: ToolCall): Promise<void> {
+  /** Hands the call to the application through a single-use ticket and waits for its one result. */
+  private async dispatchApplicationTool(call: ToolCall, tool: Extract<RunTool, { kind: 'application' }>): Promise<unknown> {
+    const ticket = this.driver.toolExecutions!.dispatch({
+      runId: this.runId,
+      subject: this.prepared.subject,
+      provider: this.prepared.request.provider,
+      call,
+      outputSchema: tool.output,
+      onProgress: this.progressReporter('tool'),
+    });
+    this.toolPending = true;
+    this.channel.push({ type: 'tool.execution.requested', execution: ticket.execution });
+    try {
+      const outcome = await abortable(ticket.outcome, this.signal);
+      if ('failure' in outcome) throw outcome.failure;
+      return outcome.output;
+    } finally {
+      ticket.invalidate();
+    }
+  }
+
+  /**
+   * The approval gate: the host's callback first (it can only say no), then, when the run
+   * opted in, a person through an interactive approval. With neither, fail closed.
+   */
+  private async review(call: ToolCall): Promise<void> {
     const approve = this.driver.options.approve;
-    const approved = approve
-      ? await abortable(
-          Promise.resolve().then(() => approve(structuredClone(call), { runId: this.runId, subject: this.prepared.subject, signal: this.signal })),
-          this.signal,
-        )
-      : false;
-    if (approved !== true) throw new DriverError('APPROVAL_REQUIRED', `Tool ${call.name} requires approval, which was not given.`);
+    if (approve) {
+      const approved = await abortable(
+        Promise.resolve().then(() => approve(structuredClone(call), { runId: this.runId, subject: this.prepared.subject, signal: this.signal })),
+        this.signal,
+      );
+      if (approved !== true) throw new DriverError('APPROVAL_REQUIRED', `Tool ${call.name} requires approval, which the host did not give.`);
+    }
+    const interactive = this.prepared.request.approvals;
+    if (!interactive) {
+      if (!approve) throw new DriverError('APPROVAL_REQUIRED', `Tool ${call.name} requires approval, and this run did not ask for interactive approvals.`);
+      return;
+    }
+    const pending = await this.driver.approvals!.open({
+      runId: this.runId,
+      subject: this.prepared.subject,
+      provider: this.prepared.request.provider,
+      call,
+      idlePolicy: interactive.idlePolicy,
+      ...(interactive.expiresAfterMs !== undefined ? { expiresAfterMs: interactive.expiresAfterMs } : {}),
+    });
+    this.channel.push({ type: 'approval.requested', approval: pending.approval });
+    const pause = interactive.idlePolicy === 'pause';
+    if (pause) this.idle.pause();
+    let settlement;
+    try {
+      settlement = await abortable(pending.settled, this.signal);
+    } catch (error) {
+      const resolution = await pending.cancel();
+      if (resolution) this.channel.push({ type: 'approval.resolved', resolution });
+      throw error;
+    } finally {
+      if (pause) this.idle.resume();
+    }
+    if ('failure' in settlement) throw settlement.failure;
+    const { resolution } = settlement;
+    this.channel.push({ type: 'approval.resolved', resolution });
+    if (resolution.outcome === 'denied') throw new DriverError('APPROVAL_DENIED', `The call to ${call.name} was denied.`);
+    if (resolution.outcome === 'expired') throw new DriverError('APPROVAL_EXPIRED', `The approval for ${call.name} expired before a decision.`);
+    if (resolution.outcome === 'cancelled') this.abort.abort(new DriverError('CANCELLED', 'The run was cancelled at an approval.'));
   }
 
   /** Real progress: resets the idle timer; `run.progress` at most once per interval per wait. */

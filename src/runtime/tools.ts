@@ -29,6 +29,19 @@ export interface RegisteredTool {
   input: CompiledSchema;
 }
 
+/** A tool selected for one run: a host function, or an application tool the caller executes. */
+export type RunTool =
+  | { kind: 'host'; name: string; description: string; inputSchema: Record<string, unknown>; input: CompiledSchema; requiresApproval: boolean; tool: HostTool }
+  | {
+      kind: 'application';
+      name: string;
+      description: string;
+      inputSchema: Record<string, unknown>;
+      input: CompiledSchema;
+      output: CompiledSchema | undefined;
+      requiresApproval: boolean;
+    };
+
 const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/;
 
 export function registerTools(tools: readonly HostTool[]): Map<string, RegisteredTool> {

@@ -67,3 +67,26 @@ export function parseSse(body: string): Record<string, unknown>[] {
     .filter((line): line is string => line !== undefined)
     .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
 }
+
+/** Reads an SSE response incrementally, yielding each event as it arrives. */
+export async function* sseEvents(response: Response): AsyncGenerator<Record<string, unknown>> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = frame.split('\n').find((line) => line.startsWith('data: '));
+        if (data) yield JSON.parse(data.slice(6)) as Record<string, unknown>;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}

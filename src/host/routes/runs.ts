@@ -14,6 +14,7 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
     const prepared = context.driver.prepare(request.body, {
       subject: principal.subject,
       acceptOptionalEvents: streaming && request.acceptOptionalEvents,
+      applicationToolApprovals: principal.applicationToolApprovals,
       authorize: (run) => authorizeRun(run, principal, streaming),
     });
     const release = context.admission.acquire(principal.subject);
@@ -45,8 +46,10 @@ function authorizeRun(run: RunRequest, principal: Principal, streaming: boolean)
   if (!principal.providers.has(run.provider)) {
     throw new DriverError('FORBIDDEN', `This token may not use provider ${run.provider}.`);
   }
+  const applicationTools = new Set((run.applicationTools ?? []).map((definition) => definition.name));
   for (const tool of run.tools ?? []) {
-    if (!principal.tools.has(tool)) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
+    const granted = applicationTools.has(tool) ? principal.applicationTools.has(tool) : principal.tools.has(tool);
+    if (!granted) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
   }
   if (!streaming && run.approvals) throw new DriverError('APPROVAL_STREAM_REQUIRED', 'Interactive approvals need a streaming run.');
   if (!streaming && run.applicationTools) throw new DriverError('TOOL_STREAM_REQUIRED', 'Application tools need a streaming run.');

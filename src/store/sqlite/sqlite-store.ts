@@ -2,6 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import type { AuditRecord } from '../../extensions/audit.js';
 import type { UsageRecord } from '../../runtime/usage-record.js';
 import type { StateStore, UsageSummary } from '../store.js';
 
@@ -13,6 +14,14 @@ const MIGRATIONS: string[] = [
      model TEXT NOT NULL,
      status TEXT NOT NULL,
      finished_at TEXT NOT NULL,
+     record TEXT NOT NULL
+   )`,
+  `CREATE TABLE approval_audit (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     subject TEXT NOT NULL,
+     approval_id TEXT,
      record TEXT NOT NULL
    )`,
 ];
@@ -58,6 +67,17 @@ export class SqliteStateStore implements StateStore {
       if (status === 'completed' || status === 'failed' || status === 'cancelled') summary[status] = count;
     }
     return summary;
+  }
+
+  async appendAudit(record: AuditRecord): Promise<void> {
+    this.db
+      .prepare('INSERT INTO approval_audit (at, kind, subject, approval_id, record) VALUES (?, ?, ?, ?, ?)')
+      .run(record.at, record.kind, record.subject, record.approvalId ?? null, JSON.stringify(record));
+  }
+
+  async readAudit(limit: number): Promise<AuditRecord[]> {
+    const rows = this.db.prepare('SELECT record FROM approval_audit ORDER BY id DESC LIMIT ?').all(limit) as { record: string }[];
+    return rows.map((row) => JSON.parse(row.record) as AuditRecord);
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,20 @@
+/** The approval audit trail: every request, decision and rejected decision, who and when. */
+
+export interface AuditRecord {
+  kind: 'approval.requested' | 'approval.resolved' | 'approval.rejected';
+  at: string;
+  subject: string;
+  /** The token that made the decision (resolved/rejected by a decision). */
+  tokenId?: string;
+  approvalId?: string;
+  runId?: string;
+  provider?: string;
+  tool?: string;
+  /** The resolution outcome, for `approval.resolved`. */
+  outcome?: 'approved' | 'denied' | 'cancelled' | 'expired';
+  /** The error code, for `approval.rejected`. */
+  code?: string;
+}
+
+/** Must durably record the entry or throw; a failure stops the approval (fail closed). */
+export type AuditSink = (record: AuditRecord) => void | Promise<void>;
