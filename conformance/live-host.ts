@@ -1,6 +1,7 @@
 /**
  * Starts the real agenticdriver host (src/host) for the live scenarios: mock provider,
- * host tool `echo`, a main and a restricted token. Loaded dynamically so the harness still
+ * host tools `echo` and `guarded` (needs approval), interactive approvals and application
+ * tools enabled, a main and a restricted token. Loaded dynamically so the harness still
  * runs the peer while the host is not built.
  */
 import { randomBytes } from 'node:crypto';
@@ -32,6 +33,13 @@ const root = new URL('..', import.meta.url).pathname;
 export const HOST_ENTRY = join(root, 'src', 'host', 'index.ts');
 
 export const ECHO_TOOL = { name: 'echo', description: 'Echo', inputSchema: { type: 'object' }, execute: (input: unknown) => input };
+export const GUARDED_TOOL = {
+  name: 'guarded',
+  description: 'Runs only after a person approved the exact call',
+  inputSchema: { type: 'object' },
+  requiresApproval: true,
+  execute: (input: unknown) => ({ approved: true, arguments: input }),
+};
 
 export function newTokens(): LiveHostTokens {
   return { main: randomBytes(24).toString('hex'), restricted: randomBytes(24).toString('hex') };
@@ -59,15 +67,25 @@ export async function startLiveHost(
         listen: { host: '127.0.0.1', port: 0, ...(tls ? { tls: { certFile: tls.certFile, keyRef: { file: tls.keyFile } } } : {}) },
         providers: [{ kind: 'mock', id: 'mock', models: ['demo'] }],
         tokens: [
-          { id: 'main', subject: 'test-user', tokenRef: secret('main-token', tokens.main), providers: ['mock'], tools: ['echo'] },
+          {
+            id: 'main',
+            subject: 'test-user',
+            tokenRef: secret('main-token', tokens.main),
+            providers: ['mock'],
+            tools: ['echo', 'guarded'],
+            approveTools: ['guarded', 'application_lookup'],
+            applicationTools: [{ name: 'application_lookup', requiresApproval: false }],
+          },
           { id: 'restricted', subject: 'restricted-user', tokenRef: secret('restricted-token', tokens.restricted), providers: [] },
         ],
         allowedOrigins,
+        approvals: { interactive: true },
+        applicationTools: { enabled: true, requireApproval: false },
         state: { directory: join(directory, 'state') },
       },
       join(directory, 'config.json'),
     );
-    const host = await startHost({ config, tools: [ECHO_TOOL] });
+    const host = await startHost({ config, tools: [ECHO_TOOL, GUARDED_TOOL] });
     return {
       url: host.url.replace(/\/$/, ''),
       runs: () => ({ cancelled: 0, completed: 0, failed: 0, ...host.metrics.runs }),
