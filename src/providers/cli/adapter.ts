@@ -12,9 +12,10 @@ import type { CliProviderOptions } from './config.js';
 import { childEnvironment } from './environment.js';
 import { inspectionFromFailure, inspectionFromStatus } from './health.js';
 import type { CliProbe, CliStatus } from './probe.js';
-import { runCli } from './process.js';
+import { DEFAULT_OUTPUT_LIMIT_BYTES, runCli } from './process.js';
 import { renderPrompt } from './prompt.js';
 import { checkReadiness } from './readiness.js';
+import { WarmPool, type WarmProcess } from './warm-pool.js';
 import { createRunWorkspace, type RunWorkspace } from './workspace.js';
 
 export interface CliRunPlan {
@@ -41,6 +42,33 @@ export interface CliStreamParser {
   exit(code: number | null, signal: NodeJS.Signals | null, stderrTail: string): ProviderPart[];
 }
 
+/** How a warm process is spawned: its own workspace and env, fixed for its lifetime. */
+export interface WarmSpawn {
+  binary: string;
+  env: Record<string, string>;
+  cwd: string;
+  killGraceMs?: number;
+}
+
+/** One run on a warm process: a fresh thread/session in its own working directory. */
+export interface WarmRun {
+  model: string;
+  prompt: string;
+  cwd: string;
+  outputLimitBytes: number;
+}
+
+/** A started long-lived CLI; a run that does not end cleanly must leave it closed. */
+export interface WarmSession extends WarmProcess {
+  run(run: WarmRun, signal: AbortSignal): AsyncGenerator<ProviderPart>;
+}
+
+/** The CLI's long-lived mode, where it has one that isolates runs. */
+export interface WarmMode {
+  textStreaming: boolean;
+  start(spawn: WarmSpawn, signal: AbortSignal): Promise<WarmSession>;
+}
+
 export interface CliDialect {
   kind: string;
   vendor: string;
@@ -58,22 +86,46 @@ export interface CliDialect {
   parser(): CliStreamParser;
   /** Sign-in state and model catalog from the CLI's own non-generating commands. */
   status(probe: CliProbe, signal: AbortSignal): Promise<CliStatus>;
+  warm?: WarmMode;
 }
+
+/** A warm session with the workspace it lives in, removed when it closes. */
+class WarmEntry implements WarmProcess {
+  constructor(
+    readonly session: WarmSession,
+    private readonly workspace: RunWorkspace,
+  ) {}
+
+  get alive(): boolean {
+    return this.session.alive;
+  }
+
+  async close(): Promise<void> {
+    await this.session.close();
+    await this.workspace.remove();
+  }
+}
+
+/** Every warm mode so far takes the model per thread/session, so one pool serves all models. */
+const WARM_KEY = 'any-model';
 
 export class CliProviderAdapter implements ProviderAdapter {
   readonly info: ProviderInfo;
   private readiness: Promise<string> | undefined;
+  private readonly pool: WarmPool<WarmEntry> | undefined;
 
   constructor(
     private readonly dialect: CliDialect,
     private readonly options: CliProviderOptions = {},
   ) {
+    const warm = options.warm && dialect.warm ? dialect.warm : undefined;
+    this.pool = warm && options.warm ? new WarmPool(options.warm.processes, options.warm.idleMs) : undefined;
     this.info = {
       id: options.id ?? dialect.kind,
       name: options.name ?? dialect.defaultName,
       vendor: dialect.vendor,
       authMode: 'cli-session',
-      capabilities: { tools: false, textStreaming: dialect.textStreaming },
+      capabilities: { tools: false, textStreaming: warm ? warm.textStreaming : dialect.textStreaming },
       models: options.models ?? [],
     };
   }
@@ -81,6 +133,10 @@ export class CliProviderAdapter implements ProviderAdapter {
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {
     signal.throwIfAborted();
     if (request.tools.length > 0) throw new DriverError('UNSUPPORTED_TOOLS', `${this.dialect.product} runs do not support tools.`);
+    if (this.pool) {
+      yield* this.streamWarm(this.pool, request, signal);
+      return;
+    }
     const workspace = await createRunWorkspace();
     try {
       const env = await this.environment(workspace, {});
@@ -106,6 +162,54 @@ export class CliProviderAdapter implements ProviderAdapter {
       }
     } finally {
       await workspace.remove();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+
+  /** The run on an idle warm process (or a newly started one), which goes back to the pool only if it ended cleanly. */
+  private async *streamWarm(pool: WarmPool<WarmEntry>, request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {
+    const runSpace = await createRunWorkspace();
+    const run = { model: request.model, prompt: renderPrompt(request), cwd: runSpace.workDir, outputLimitBytes: this.options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES };
+    let entry = pool.take(WARM_KEY);
+    let pooled = entry !== undefined;
+    try {
+      for (;;) {
+        entry ??= await this.startWarm(signal);
+        let yielded = false;
+        try {
+          for await (const part of entry.session.run(run, signal)) {
+            yielded = true;
+            yield part;
+          }
+          return;
+        } catch (error) {
+          // An idle process that died unnoticed fails before the run starts: replace it, once.
+          const diedIdle = pooled && !yielded && !entry.alive && !signal.aborted && error instanceof DriverError && error.code === 'CLI_FAILED';
+          if (!diedIdle) throw error;
+          pool.give(WARM_KEY, entry, false);
+          entry = undefined;
+          pooled = false;
+        }
+      }
+    } finally {
+      if (entry) pool.give(WARM_KEY, entry, entry.alive);
+      await runSpace.remove();
+    }
+  }
+
+  private async startWarm(signal: AbortSignal): Promise<WarmEntry> {
+    const workspace = await createRunWorkspace();
+    try {
+      const env = await this.environment(workspace, this.dialect.safetyEnv);
+      await this.ensureReady(env, workspace.workDir, signal);
+      const spawn = { binary: this.binary, env, cwd: workspace.workDir, ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }) };
+      return new WarmEntry(await this.dialect.warm!.start(spawn, signal), workspace);
+    } catch (error) {
+      await workspace.remove();
+      throw error;
     }
   }
 

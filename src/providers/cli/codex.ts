@@ -8,6 +8,7 @@ import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
 import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode } from './events.js';
+import { CodexAppServer } from './codex-app-server.js';
 import { converse, runCommand, type CliProbe, type CliStatus } from './probe.js';
 import { firstSemver } from './readiness.js';
 
@@ -159,6 +160,7 @@ export const codexDialect: CliDialect = {
   }),
   parser: () => new CodexExecParser(),
   status: codexStatus,
+  warm: { textStreaming: true, start: (spawn, signal) => CodexAppServer.start(spawn, SAFETY_OVERRIDES, classifyCodexFailure, signal) },
 };
 
 export const codex = (options: CliProviderOptions = {}) => new CliProviderAdapter(codexDialect, options);

@@ -20,6 +20,13 @@ export function cliConfigSchema<K extends string>(kind: K) {
       accountDirectory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
       /** Variables set explicitly for this CLI (e.g. a gateway URL); the host's own are never forwarded. */
       environment: Type.Optional(Type.Record(EnvironmentName, Type.Union([Type.String({ maxLength: 65_536 }), SecretRef]), { additionalProperties: false, maxProperties: 64 })),
+      /** Keep up to `processes` long-lived CLI processes for reuse (kinds with a long-lived mode), each reaped after `idleSeconds` unused. */
+      warm: Type.Optional(
+        Type.Object(
+          { processes: Type.Integer({ minimum: 1, maximum: 8 }), idleSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })) },
+          { additionalProperties: false },
+        ),
+      ),
     },
     { additionalProperties: false, $id: `${kind}ProviderConfig` },
   );
@@ -40,7 +47,11 @@ export interface CliProviderOptions {
   killGraceMs?: number;
   /** Host environment the allowlist is taken from (defaults to process.env). */
   hostEnvironment?: NodeJS.ProcessEnv;
+  /** Warm reuse of long-lived processes (ignored by kinds without a long-lived mode). */
+  warm?: { processes: number; idleMs: number };
 }
+
+const DEFAULT_WARM_IDLE_SECONDS = 300;
 
 export function optionsFromConfig(entry: CliConfigEntry, env: ProviderEnvironment): CliProviderOptions {
   const inConfigDir = (path: string) => (isAbsolute(path) ? path : resolve(env.configDir, path));
@@ -52,6 +63,7 @@ export function optionsFromConfig(entry: CliConfigEntry, env: ProviderEnvironmen
     models: entry.models,
     ...(binary === undefined ? {} : { binary }),
     ...(entry.accountDirectory === undefined ? {} : { accountDirectory: inConfigDir(entry.accountDirectory) }),
+    ...(entry.warm === undefined ? {} : { warm: { processes: entry.warm.processes, idleMs: (entry.warm.idleSeconds ?? DEFAULT_WARM_IDLE_SECONDS) * 1000 } }),
     ...(configured === undefined
       ? {}
       : {

@@ -33,7 +33,12 @@ export function describeRealCli(spec: CliSpec): void {
     let server: VendorServer;
     let proxy: RefusingProxy;
     let scratch: { path: string; remove(): Promise<void> };
-    const adapter = (overrides: Partial<AdapterSetup> = {}) => spec.adapter({ server, key: API_KEY, directory: scratch.path, proxy, ...overrides });
+    const created: ProviderAdapter[] = [];
+    const adapter = async (overrides: Partial<AdapterSetup> = {}) => {
+      const made = await spec.adapter({ server, key: API_KEY, directory: scratch.path, proxy, ...overrides });
+      created.push(made);
+      return made;
+    };
 
     before(async () => {
       server = await spec.startServer({ apiKey: API_KEY });
@@ -41,6 +46,7 @@ export function describeRealCli(spec: CliSpec): void {
       scratch = await scratchDirectory(spec.name);
     });
     after(async () => {
+      await Promise.all(created.map((made) => made.close?.()));
       await server.close();
       await proxy.close();
       await scratch.remove();
