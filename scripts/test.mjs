@@ -30,10 +30,11 @@ function stage(name, command, args, options = {}) {
 
 stage('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
 stage('build', 'npm', ['run', 'build', '--silent']);
-stage('protocol', 'npx', ['tsx', 'scripts/generate-protocol.ts', '--check']);
 const tests = findTests(join(root, 'test')).sort();
 // The CLI provider tests drive the pinned real CLIs; install them (idempotent) first.
 stage('unit', process.execPath, ['test/cli-tools/setup.mjs']);
 stage('unit', process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', '--test-timeout=120000', ...tests]);
-if (existsSync(join(root, 'clients', 'python', 'scripts', 'test.sh'))) stage('python', 'bash', ['clients/python/scripts/test.sh']);
+// Each language client's own suite (lint, type checks, unit tests), then the shared harness.
+stage('python', 'bash', ['clients/python/scripts/test.sh']);
+stage('rust', 'bash', ['clients/rust/scripts/check.sh']);
 if (existsSync(join(root, 'conformance', 'run.ts'))) stage('conformance', 'npx', ['tsx', 'conformance/run.ts']);

@@ -13,12 +13,55 @@ export interface InitResult {
   configPath: string;
   tokenFile: string;
   provider: string;
-  model: string;
+  models: string[];
+}
+
+export interface InitOptions {
+  provider?: string;
+  model?: string[];
+  apiKeyEnv?: string;
+  baseUrl?: string;
+  binary?: string;
+  accountDirectory?: string;
 }
 
 export const LOCAL_TOKEN_ID = 'local';
 
-export async function initConfig(configPath: string): Promise<InitResult> {
+const API_KEY_ENV: Record<string, string> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  gemini: 'GEMINI_API_KEY',
+  xai: 'XAI_API_KEY',
+  'openai-compatible': 'PROVIDER_API_KEY',
+};
+const CLI_KINDS = new Set(['codex', 'claude-code', 'gemini-cli']);
+
+/** The one provider entry `init` writes, from its flags; each family takes only its own flags. */
+export function providerEntry(options: InitOptions): Record<string, unknown> {
+  const kind = options.provider ?? 'mock';
+  const api = kind in API_KEY_ENV;
+  const cli = CLI_KINDS.has(kind);
+  const refuse = (flag: string) => {
+    throw new DriverError('INVALID_ARGUMENT', `${flag} does not apply to provider kind ${kind}.`);
+  };
+  if (!api && (options.apiKeyEnv !== undefined || options.baseUrl !== undefined)) refuse(options.apiKeyEnv !== undefined ? '--api-key-env' : '--base-url');
+  if (!cli && (options.binary !== undefined || options.accountDirectory !== undefined)) refuse(options.binary !== undefined ? '--binary' : '--account-directory');
+  if (kind === 'mock') return { kind, id: 'mock', models: options.model ?? ['demo'] };
+  if (!api && !cli) throw new DriverError('INVALID_ARGUMENT', `Unknown provider kind ${kind}.`);
+  if (!options.model?.length) throw new DriverError('INVALID_ARGUMENT', `--model is required for provider kind ${kind}.`);
+  const entry: Record<string, unknown> = { kind, id: kind, models: options.model };
+  if (api) {
+    entry.apiKeyRef = { env: options.apiKeyEnv ?? API_KEY_ENV[kind] };
+    if (kind === 'openai-compatible' && !options.baseUrl) throw new DriverError('INVALID_ARGUMENT', '--base-url is required for openai-compatible.');
+    if (options.baseUrl) entry.baseUrl = options.baseUrl;
+  }
+  if (options.binary) entry.binary = options.binary;
+  if (options.accountDirectory) entry.accountDirectory = options.accountDirectory;
+  return entry;
+}
+
+export async function initConfig(configPath: string, options: InitOptions = {}): Promise<InitResult> {
+  const provider = providerEntry(options);
   if (await exists(configPath)) throw new DriverError('CONFIG_EXISTS', `${configPath} already exists; init never overwrites.`);
   const directory = dirname(configPath);
   const credentials = join(directory, 'credentials');
@@ -28,8 +71,8 @@ export async function initConfig(configPath: string): Promise<InitResult> {
     $schema: 'https://agenticdriver.dev/schemas/host-config.json',
     version: 1,
     listen: { host: '127.0.0.1', port: DEFAULT_PORT },
-    providers: [{ kind: 'mock', id: 'mock', models: ['demo'] }],
-    tokens: [{ id: LOCAL_TOKEN_ID, subject: 'local', tokenRef: { file: `credentials/${LOCAL_TOKEN_ID}.token` }, providers: ['mock'], tools: [] }],
+    providers: [provider],
+    tokens: [{ id: LOCAL_TOKEN_ID, subject: 'local', tokenRef: { file: `credentials/${LOCAL_TOKEN_ID}.token` }, providers: [provider.id], tools: [] }],
     state: { directory: 'state' },
   };
   parseHostConfig(config, configPath);
@@ -41,7 +84,7 @@ export async function initConfig(configPath: string): Promise<InitResult> {
     await unlink(tokenFile).catch(() => undefined);
     throw error;
   }
-  return { configPath, tokenFile, provider: 'mock', model: 'demo' };
+  return { configPath, tokenFile, provider: provider.id as string, models: provider.models as string[] };
 }
 
 async function writeExclusive(path: string, text: string): Promise<void> {

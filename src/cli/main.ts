@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { DriverError, toDriverError } from '../protocol/errors.js';
 import { doctor } from './doctor.js';
-import { initConfig } from './init.js';
+import { initConfig, type InitOptions } from './init.js';
 import { runCommand, statusCommand } from './remote.js';
 import { serve } from './serve.js';
 
@@ -44,10 +44,16 @@ program
   .command('init')
   .description('Create a config for the embedded defaults and a private token file; never overwrites.')
   .addOption(configOption())
+  .option('--provider <kind>', 'provider kind: mock (default), openai, anthropic, gemini, xai, openai-compatible, codex, claude-code, gemini-cli')
+  .option('--model <id...>', 'allowed model(s); required except for mock')
+  .option('--api-key-env <name>', 'API kinds: environment variable holding the key')
+  .option('--base-url <url>', 'API kinds: vendor base URL (required for openai-compatible)')
+  .option('--binary <path>', 'CLI kinds: the CLI executable (default: from PATH)')
+  .option('--account-directory <dir>', 'CLI kinds: the CLI account/config directory to use')
   .option('--json', 'one-line JSON output')
-  .action(async (options: { config?: string; json?: boolean }) => {
+  .action(async (options: InitOptions & { config?: string; json?: boolean }) => {
     const { resolveConfigPath } = await import('../host/config.js');
-    const result = await initConfig(resolveConfigPath(options.config));
+    const result = await initConfig(resolveConfigPath(options.config), options);
     printJson({ ...result, next: 'agenticdriver serve' }, options.json ?? false);
   });
 

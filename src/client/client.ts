@@ -166,21 +166,21 @@ export class AgenticClient implements InteractiveCalls {
 
   /** POST v1/approvals/decisions: the receipt must name the decided approval, run and call, with the decided outcome. */
   async decideApproval(decision: ApprovalDecision, options: RequestOptions = {}): Promise<ApprovalResolution> {
-    if (!validDecision(decision)) throw new DriverError('INVALID_REQUEST', `The approval decision is invalid: ${validDecision.explain(decision)}.`);
+    if (!validDecision(decision)) throw new DriverError('INVALID_APPROVAL', `The approval decision is invalid: ${validDecision.explain(decision)}.`);
     const receipt = await this.post('v1/approvals/decisions', decision, validResolution, options);
     return checked(receipt, checkApprovalReceipt(receipt, decision));
   }
 
   /** POST v1/tool-executions/progress: real progress on a dispatched application tool. */
   async reportToolProgress(identity: ToolExecutionIdentity, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
-    if (!validToolIdentity(identity)) throw new DriverError('INVALID_REQUEST', `The tool execution identity is invalid: ${validToolIdentity.explain(identity)}.`);
+    if (!validToolIdentity(identity)) throw new DriverError('INVALID_TOOL_EXECUTION', `The tool execution identity is invalid: ${validToolIdentity.explain(identity)}.`);
     const receipt = await this.post('v1/tool-executions/progress', identity, validToolReceipt, options);
     return checked(receipt, checkToolReceipt(receipt, identity, 'progress'));
   }
 
   /** POST v1/tool-executions/results: the one result (`output`) or failure (`error`) of a dispatched application tool. */
   async completeTool(result: ToolExecutionResult, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
-    if (!validToolResult(result)) throw new DriverError('INVALID_REQUEST', `The tool result is invalid: ${validToolResult.explain(result)}.`);
+    if (!validToolResult(result)) throw new DriverError('INVALID_TOOL_EXECUTION', `The tool result is invalid: ${validToolResult.explain(result)}.`);
     const receipt = await this.post('v1/tool-executions/results', result, validToolReceipt, options);
     return checked(receipt, checkToolReceipt(receipt, result, 'accepted'));
   }

@@ -146,7 +146,10 @@ class RunBody {
     const instructions = this.instructions();
     if (instructions !== undefined) providerRequest.instructions = instructions;
     if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;
-    if (request.retry) providerRequest.retry = request.retry;
+    if (request.retry) {
+      const cap = this.driver.options.limits?.maxAttempts ?? request.retry.maxAttempts;
+      providerRequest.retry = { ...request.retry, maxAttempts: Math.min(request.retry.maxAttempts, cap) };
+    }
 
     this.meter.stepStarted();
     const progress = this.progressReporter('model');

@@ -100,7 +100,7 @@ describe('interactive calls on the wire (scripted loopback server)', () => {
     const pending = client.approval(approvalRequested.approval as never);
     assert.equal(await codeOf(() => pending.deny()), 'INVALID_RESPONSE', 'a receipt with another outcome');
     posts.length = 0;
-    assert.equal(await codeOf(() => client.decideApproval({ ...pending.approval, call: CALL, decision: 'maybe' } as never)), 'INVALID_REQUEST');
+    assert.equal(await codeOf(() => client.decideApproval({ ...pending.approval, call: CALL, decision: 'maybe' } as never)), 'INVALID_APPROVAL');
     assert.equal(posts.length, 0, 'an invalid decision is never sent');
   });
 

@@ -53,6 +53,29 @@ describe('agenticdriver CLI', () => {
     assert.equal(readFileSync(join(dir, 'nested', 'credentials', 'local.token'), 'utf8').trim(), token, 'the token was not replaced');
   });
 
+  it('init writes a working entry for each provider family and refuses flags of another family', () => {
+    const entry = (args: string[]) => {
+      const path = join(mkdtempSync(join(tmpdir(), 'ad-init-')), 'config.json');
+      const result = cli(['init', '--config', path, ...args]);
+      if (result.status !== 0) return errorOf(result.stderr).code;
+      return (JSON.parse(readFileSync(path, 'utf8')) as { providers: Record<string, unknown>[] }).providers[0];
+    };
+    assert.deepEqual(entry(['--provider', 'openai', '--model', 'gpt-test']), { kind: 'openai', id: 'openai', models: ['gpt-test'], apiKeyRef: { env: 'OPENAI_API_KEY' } });
+    assert.deepEqual(entry(['--provider', 'openai-compatible', '--model', 'llama', '--base-url', 'http://127.0.0.1:8000/v1', '--api-key-env', 'LOCAL_KEY']), {
+      kind: 'openai-compatible',
+      id: 'openai-compatible',
+      models: ['llama'],
+      apiKeyRef: { env: 'LOCAL_KEY' },
+      baseUrl: 'http://127.0.0.1:8000/v1',
+    });
+    assert.deepEqual(entry(['--provider', 'claude-code', '--model', 'sonnet', '--binary', '/usr/local/bin/claude']), { kind: 'claude-code', id: 'claude-code', models: ['sonnet'], binary: '/usr/local/bin/claude' });
+    assert.equal(entry(['--provider', 'openai-compatible', '--model', 'llama']), 'INVALID_ARGUMENT');
+    assert.equal(entry(['--provider', 'anthropic']), 'INVALID_ARGUMENT');
+    assert.equal(entry(['--provider', 'gemini', '--model', 'g', '--binary', 'gemini']), 'INVALID_ARGUMENT');
+    assert.equal(entry(['--provider', 'codex', '--model', 'm', '--base-url', 'https://x.example']), 'INVALID_ARGUMENT');
+    assert.equal(entry(['--provider', 'teleporter', '--model', 'm']), 'INVALID_ARGUMENT');
+  });
+
   it('run streams text, and --json prints JSONL events', () => {
     const text = cli(['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--input', 'Hello CLI']);
     assert.equal(text.status, 0, text.stderr);

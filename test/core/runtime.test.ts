@@ -263,3 +263,14 @@ describe('idle timer and cancellation on a fake clock', () => {
     assert.equal(provider.calls.length, 0);
   });
 });
+
+describe('provider retry policy', () => {
+  it('caps the request retry attempts by the host limit and refuses retries without safeRetries', async () => {
+    const inner = new MockProvider();
+    const provider = new CountingProvider(inner);
+    Object.defineProperty(provider, 'info', { value: { ...inner.info, capabilities: { ...inner.info.capabilities, safeRetries: true } } });
+    const driver = new AgenticDriver({ providers: [provider], limits: { maxAttempts: 2 } });
+    await driver.run({ ...base, retry: { maxAttempts: 5, baseDelayMs: 10 } });
+    assert.deepEqual(provider.calls[0]!.retry, { maxAttempts: 2, baseDelayMs: 10 });
+  });
+});
