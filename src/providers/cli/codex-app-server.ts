@@ -1,20 +1,18 @@
 /**
  * Codex's long-lived mode for warm reuse: one `codex app-server` process serves run after
  * run, each in a fresh ephemeral thread (so no run sees another's context), with text
- * streamed as `item/agentMessage/delta`. Anything but a cleanly ended turn (cancel, crash,
- * policy breach, a request from the CLI, output over the limit) closes the process.
+ * streamed as `item/agentMessage/delta`.
  */
 import { DriverError } from '../../protocol/errors.js';
 import type { ProviderPart } from '../../runtime/provider.js';
 import type { WarmRun, WarmSession, WarmSpawn } from './adapter.js';
 import { cliFailure, count, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
 import { RpcProcess } from './rpc-process.js';
+import { driveTurn, type TurnEvent } from './warm-turn.js';
 
 const PRODUCT = 'Codex CLI';
 const ALLOWED_ITEMS = new Set(['userMessage', 'agentMessage', 'reasoning', 'plan', 'contextCompaction']);
 
-/** `turnOver`: the CLI ended the turn itself, so the process is clean for another run. */
-type Event = { part: ProviderPart } | { error: DriverError; turnOver?: boolean } | { failure: FailureCode };
 
 export class CodexAppServer implements WarmSession {
   private constructor(
@@ -48,66 +46,36 @@ export class CodexAppServer implements WarmSession {
   }
 
   async *run(run: WarmRun, signal: AbortSignal): AsyncGenerator<ProviderPart> {
-    const classify = this.classify;
-    const queue: Event[] = [];
-    let wake: (() => void) | undefined;
-    const push = (event: Event) => {
-      queue.push(event);
-      wake?.();
-    };
     let threadId: string | undefined;
+    // The fatal `error` notification names the cause more precisely than the closing turn.
     let reported: FailureCode | undefined;
-    let outputBytes = 0;
     const streamed = new Map<string, string>();
-    this.rpc.listen({
-      ended: (error) => push({ error }),
-      message: (message) => {
-        outputBytes += JSON.stringify(message).length;
-        if (outputBytes > run.outputLimitBytes) return push({ error: new DriverError('CLI_OUTPUT_LIMIT', 'The CLI produced more output than the limit allows.') });
-        const params = record(message.params) ?? {};
-        if (message.id !== undefined) {
-          // A request from the CLI (approval, credentials, user input): nothing is granted.
-          this.rpc.send({ id: message.id, error: { code: -32601, message: 'not supported' } });
-          return push({ error: new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} asked for a permission this provider does not grant.`) });
-        }
-        if (params.threadId !== undefined && params.threadId !== threadId) return;
-        push(this.notification(text(message.method) ?? '', params, streamed, classify));
+    yield* driveTurn(
+      this.rpc,
+      {
+        product: PRODUCT,
+        outputLimitBytes: run.outputLimitBytes,
+        begin: async () => {
+          const thread = await this.rpc.request('thread/start', { model: run.model, cwd: run.cwd, approvalPolicy: 'never', sandbox: 'read-only', ephemeral: true });
+          threadId = text(record(thread.thread)?.id);
+          if (!threadId) throw new DriverError('INVALID_CLI_OUTPUT', `${PRODUCT} started a thread without an id.`);
+          await this.rpc.request('turn/start', { threadId, input: [{ type: 'text', text: run.prompt, text_elements: [] }] });
+        },
+        message: (message, push) => {
+          const params = record(message.params) ?? {};
+          if (params.threadId !== undefined && params.threadId !== threadId) return;
+          const event = this.notification(text(message.method) ?? '', params, streamed);
+          if ('failure' in event) reported ??= event.failure;
+          else if ('error' in event && event.turnOver && reported !== undefined && reported !== 'CLI_FAILED') push({ error: cliFailure(PRODUCT, reported), turnOver: true });
+          else push(event);
+        },
       },
-    });
-    const onAbort = () => push({ error: signal.reason });
-    signal.addEventListener('abort', onAbort, { once: true });
-    let clean = false;
-    try {
-      signal.throwIfAborted();
-      const thread = await this.rpc.request('thread/start', { model: run.model, cwd: run.cwd, approvalPolicy: 'never', sandbox: 'read-only', ephemeral: true });
-      threadId = text(record(thread.thread)?.id);
-      if (!threadId) throw new DriverError('INVALID_CLI_OUTPUT', `${PRODUCT} started a thread without an id.`);
-      await this.rpc.request('turn/start', { threadId, input: [{ type: 'text', text: run.prompt, text_elements: [] }] });
-      for (;;) {
-        if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-        const event = queue.shift()!;
-        if ('failure' in event) {
-          reported ??= event.failure;
-          continue;
-        }
-        if ('error' in event) {
-          clean = event.turnOver === true;
-          // The fatal `error` notification names the cause more precisely than the closing turn.
-          throw clean && reported !== undefined && reported !== 'CLI_FAILED' ? cliFailure(PRODUCT, reported) : event.error;
-        }
-        clean = event.part.type === 'finish';
-        yield event.part;
-        if (clean) return;
-      }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      this.rpc.listen(undefined);
-      if (!clean) await this.rpc.close();
-    }
+      signal,
+    );
   }
 
-  private notification(method: string, params: JsonRecord, streamed: Map<string, string>, classify: (message: string) => FailureCode): Event {
+  private notification(method: string, params: JsonRecord, streamed: Map<string, string>): TurnEvent | { failure: FailureCode } {
+    const classify = this.classify;
     switch (method) {
       case 'item/agentMessage/delta': {
         const delta = text(params.delta) ?? '';
