@@ -47,6 +47,10 @@ export interface WarmSpawn {
   binary: string;
   env: Record<string, string>;
   cwd: string;
+  /** The process's private workspace root, for its settings files. */
+  root: string;
+  /** The model, for modes that fix it per process (`perModel`). */
+  model: string;
   killGraceMs?: number;
 }
 
@@ -66,6 +70,8 @@ export interface WarmSession extends WarmProcess {
 /** The CLI's long-lived mode, where it has one that isolates runs. */
 export interface WarmMode {
   textStreaming: boolean;
+  /** The model is chosen when the process starts, so processes are pooled per model. */
+  perModel: boolean;
   start(spawn: WarmSpawn, signal: AbortSignal): Promise<WarmSession>;
 }
 
@@ -105,9 +111,6 @@ class WarmEntry implements WarmProcess {
     await this.workspace.remove();
   }
 }
-
-/** Every warm mode so far takes the model per thread/session, so one pool serves all models. */
-const WARM_KEY = 'any-model';
 
 export class CliProviderAdapter implements ProviderAdapter {
   readonly info: ProviderInfo;
@@ -173,11 +176,12 @@ export class CliProviderAdapter implements ProviderAdapter {
   private async *streamWarm(pool: WarmPool<WarmEntry>, request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {
     const runSpace = await createRunWorkspace();
     const run = { model: request.model, prompt: renderPrompt(request), cwd: runSpace.workDir, outputLimitBytes: this.options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES };
-    let entry = pool.take(WARM_KEY);
+    const key = this.dialect.warm!.perModel ? request.model : '';
+    let entry = pool.take(key);
     let pooled = entry !== undefined;
     try {
       for (;;) {
-        entry ??= await this.startWarm(signal);
+        entry ??= await this.startWarm(request.model, signal);
         let yielded = false;
         try {
           for await (const part of entry.session.run(run, signal)) {
@@ -189,23 +193,23 @@ export class CliProviderAdapter implements ProviderAdapter {
           // An idle process that died unnoticed fails before the run starts: replace it, once.
           const diedIdle = pooled && !yielded && !entry.alive && !signal.aborted && error instanceof DriverError && error.code === 'CLI_FAILED';
           if (!diedIdle) throw error;
-          pool.give(WARM_KEY, entry, false);
+          pool.give(key, entry, false);
           entry = undefined;
           pooled = false;
         }
       }
     } finally {
-      if (entry) pool.give(WARM_KEY, entry, entry.alive);
+      if (entry) pool.give(key, entry, entry.alive);
       await runSpace.remove();
     }
   }
 
-  private async startWarm(signal: AbortSignal): Promise<WarmEntry> {
+  private async startWarm(model: string, signal: AbortSignal): Promise<WarmEntry> {
     const workspace = await createRunWorkspace();
     try {
       const env = await this.environment(workspace, this.dialect.safetyEnv);
       await this.ensureReady(env, workspace.workDir, signal);
-      const spawn = { binary: this.binary, env, cwd: workspace.workDir, ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }) };
+      const spawn = { binary: this.binary, env, cwd: workspace.workDir, root: workspace.root, model, ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }) };
       return new WarmEntry(await this.dialect.warm!.start(spawn, signal), workspace);
     } catch (error) {
       await workspace.remove();

@@ -160,7 +160,7 @@ export const codexDialect: CliDialect = {
   }),
   parser: () => new CodexExecParser(),
   status: codexStatus,
-  warm: { textStreaming: true, start: (spawn, signal) => CodexAppServer.start(spawn, SAFETY_OVERRIDES, classifyCodexFailure, signal) },
+  warm: { textStreaming: true, perModel: false, start: (spawn, signal) => CodexAppServer.start(spawn, SAFETY_OVERRIDES, classifyCodexFailure, signal) },
 };
 
 export const codex = (options: CliProviderOptions = {}) => new CliProviderAdapter(codexDialect, options);

@@ -10,7 +10,8 @@ import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
 import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
-import { access, readFile } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
+import { GeminiAcp } from './gemini-acp.js';
 import { join } from 'node:path';
 import type { CliProbe, CliStatus } from './probe.js';
 import { firstSemver } from './readiness.js';
@@ -33,6 +34,11 @@ const SYSTEM_SETTINGS = {
 };
 
 const DENY_ALL_POLICY = ['[[rule]]', 'toolName = "*"', 'decision = "deny"', 'priority = 999', ''].join('\n');
+
+/** The private settings and policy files, and the flags and env that make Gemini use them. */
+const LOCKED_DOWN_FILES = { [SETTINGS_FILE]: JSON.stringify(SYSTEM_SETTINGS), [POLICY_FILE]: DENY_ALL_POLICY };
+const lockedDownArgs = (root: string) => ['--extensions', 'none', '--admin-policy', join(root, POLICY_FILE), '--approval-mode', 'default', '--skip-trust'];
+const lockedDownEnv = (root: string) => ({ GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(root, SETTINGS_FILE), NO_COLOR: '1' });
 
 /** HTTP statuses as Gemini's exit codes (status mod 256). */
 const EXIT_FAILURES: Record<number, FailureCode> = {
@@ -125,13 +131,21 @@ export const geminiCliDialect: CliDialect = {
   safetyEnv: { NO_COLOR: '1' },
   parseVersion: (output) => (/^\d+\.\d+\.\d+\s*$/m.test(output) ? firstSemver(output) : undefined),
   plan: ({ model, prompt, workspace }) => ({
-    args: ['--prompt', PROMPT_SUFFIX, '--output-format', 'stream-json', '--extensions', 'none', '--admin-policy', join(workspace.root, POLICY_FILE), '--approval-mode', 'default', '--skip-trust', '--model', model],
+    args: ['--prompt', PROMPT_SUFFIX, '--output-format', 'stream-json', ...lockedDownArgs(workspace.root), '--model', model],
     stdin: prompt,
-    env: { GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(workspace.root, SETTINGS_FILE), NO_COLOR: '1' },
-    files: { [SETTINGS_FILE]: JSON.stringify(SYSTEM_SETTINGS), [POLICY_FILE]: DENY_ALL_POLICY },
+    env: lockedDownEnv(workspace.root),
+    files: LOCKED_DOWN_FILES,
   }),
   parser: () => new GeminiStreamParser(),
   status: geminiStatus,
+  warm: {
+    textStreaming: true,
+    perModel: true,
+    start: async (spawn, signal) => {
+      for (const [path, content] of Object.entries(LOCKED_DOWN_FILES)) await writeFile(join(spawn.root, path), content, { mode: 0o600 });
+      return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv(spawn.root), classify: classifyGeminiError }, signal);
+    },
+  },
 };
 
 export const geminiCli = (options: CliProviderOptions = {}) => new CliProviderAdapter(geminiCliDialect, options);

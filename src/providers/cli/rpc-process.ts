@@ -26,6 +26,8 @@ export class RpcProcess {
   constructor(
     options: Omit<CliSpawnOptions, 'stdin'>,
     private readonly product: string,
+    /** Whether messages carry `"jsonrpc": "2.0"` (ACP does; Codex's app-server omits it). */
+    private readonly jsonrpcField = false,
   ) {
     this.ended = this.pump(runCli({ ...options, stdin: this.stdin }, this.stop.signal));
   }
@@ -49,7 +51,7 @@ export class RpcProcess {
   }
 
   send(message: JsonRecord): void {
-    this.stdin.write(`${JSON.stringify(message)}\n`);
+    this.stdin.write(`${JSON.stringify(this.jsonrpcField ? { jsonrpc: '2.0', ...message } : message)}\n`);
   }
 
   /** Stops the process group and waits until it is gone. */

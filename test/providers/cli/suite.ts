@@ -14,6 +14,8 @@ export interface AdapterSetup {
   directory: string;
   proxy: RefusingProxy;
   outputLimitBytes?: number;
+  /** For warm adapters: how long an idle process is kept. */
+  idleMs?: number;
 }
 
 export interface CliSpec {
@@ -119,6 +121,79 @@ export function describeRealCli(spec: CliSpec): void {
       assert.ok('thrown' in outcome && outcome.thrown === reason, 'the stream throws the abort reason');
       assert.deepEqual(groupMembers(groups[0]!), [], 'no process of the group survives');
       await server.requests.at(-1)!.abortedPromise;
+    });
+  });
+}
+
+/**
+ * The warm pool's promises for a kind with a long-lived mode (`spec.adapter` must configure
+ * `warm: { processes: 1 }`): a warm run after a cold one reuses the process in a fresh
+ * thread/session, a vendor failure keeps it, a crashed one is replaced, idle ones are reaped.
+ */
+export function describeWarmPool(spec: CliSpec): void {
+  describe(`${spec.name} warm pool`, () => {
+    let server: VendorServer;
+    let proxy: RefusingProxy;
+    let scratch: { path: string; remove(): Promise<void> };
+    const make = (idleMs?: number) => spec.adapter({ server, key: API_KEY, directory: scratch.path, proxy, ...(idleMs === undefined ? {} : { idleMs }) });
+    const say = (text: string) => server.push({ turn: { text: [text], usage: { input: 1, output: 1 } } });
+    const newGroups = (before: Set<number>) => childGroups().filter((group) => !before.has(group));
+
+    before(async () => {
+      server = await spec.startServer({ apiKey: API_KEY });
+      proxy = await startRefusingProxy();
+      scratch = await scratchDirectory(`${spec.name}-warm`);
+    });
+    after(async () => {
+      await server.close();
+      await proxy.close();
+      await scratch.remove();
+      assert.deepEqual(proxy.attempts, []);
+    });
+
+    test('a warm run after a cold one reuses the process, in a fresh thread/session', TIMEOUT, async () => {
+      const groupsBefore = new Set(childGroups());
+      const adapter = await make();
+      say('first');
+      assert.equal((await drain(adapter, request('remember the word PELICAN', spec.model))).text, 'first');
+      const [warmGroup] = newGroups(groupsBefore);
+      assert.ok(warmGroup !== undefined && groupMembers(warmGroup).length > 0, 'the process stays up between runs');
+      say('second');
+      assert.equal((await drain(adapter, request('which word?', spec.model))).text, 'second');
+      assert.deepEqual(newGroups(groupsBefore), [warmGroup], 'the second run used the same process');
+      assert.ok(!server.generations.at(-1)!.rawBody.includes('PELICAN'), 'the second run does not see the first one');
+      await adapter.close!();
+      assert.deepEqual(groupMembers(warmGroup), [], 'close stops the warm process');
+    });
+
+    test('a vendor failure keeps the process; a crashed process is replaced, never reused', TIMEOUT, async () => {
+      const groupsBefore = new Set(childGroups());
+      const adapter = await make();
+      server.push({ error: { status: 429, message: 'slow down' } });
+      assert.equal((await drain(adapter, request('hi', spec.model))).error?.code, 'RATE_LIMITED');
+      const [first] = newGroups(groupsBefore);
+      say('after 429');
+      assert.equal((await drain(adapter, request('hi', spec.model))).text, 'after 429');
+      assert.deepEqual(newGroups(groupsBefore), [first], 'reused after a clean vendor failure');
+      process.kill(-first!, 'SIGKILL');
+      while (groupMembers(first!).length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      say('replaced');
+      assert.equal((await drain(adapter, request('hi', spec.model))).text, 'replaced');
+      const now = newGroups(groupsBefore);
+      assert.equal(now.length, 1);
+      assert.notEqual(now[0], first, 'a new process replaced the crashed one');
+      await adapter.close!();
+    });
+
+    test('idle processes are reaped', TIMEOUT, async () => {
+      const groupsBefore = new Set(childGroups());
+      const adapter = await make(300);
+      say('soon idle');
+      assert.equal((await drain(adapter, request('hi', spec.model))).text, 'soon idle');
+      const [group] = newGroups(groupsBefore);
+      for (const deadline = Date.now() + 5_000; groupMembers(group!).length > 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(groupMembers(group!), [], 'the idle process was reaped');
+      await adapter.close!();
     });
   });
 }

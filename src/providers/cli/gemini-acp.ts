@@ -1,0 +1,126 @@
+/**
+ * Gemini CLI's long-lived mode for warm reuse: one `gemini --acp` process (Agent Client
+ * Protocol, JSON-RPC 2.0 on stdio) per model serves run after run, each in a fresh
+ * `session/new` (so no run sees another's context). The process gets the same private
+ * settings and deny-all policy as a one-shot run; it authenticates each session from the
+ * account's selected auth type, so `authenticate` (which rewrites user settings) is never sent.
+ */
+import { DriverError } from '../../protocol/errors.js';
+import type { ProviderPart } from '../../runtime/provider.js';
+import type { WarmRun, WarmSession, WarmSpawn } from './adapter.js';
+import { cliFailure, count, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
+import { nativeError, RpcProcess } from './rpc-process.js';
+import { driveTurn, type TurnEvent } from './warm-turn.js';
+
+const PRODUCT = 'Gemini CLI';
+const ACP_PROTOCOL_VERSION = 1;
+
+export interface GeminiAcpSetup {
+  /** Extra arguments (policy, extensions, approval mode) and env (settings path) of the process. */
+  args: string[];
+  env: Record<string, string>;
+  classify(error: JsonRecord): FailureCode;
+}
+
+export class GeminiAcp implements WarmSession {
+  private constructor(
+    private readonly rpc: RpcProcess,
+    private readonly setup: GeminiAcpSetup,
+  ) {}
+
+  static async start(spawn: WarmSpawn, setup: GeminiAcpSetup, signal: AbortSignal): Promise<GeminiAcp> {
+    const rpc = new RpcProcess(
+      { ...spawn, env: { ...spawn.env, ...setup.env }, args: ['--acp', ...setup.args, '--model', spawn.model], outputLimitBytes: Number.POSITIVE_INFINITY },
+      PRODUCT,
+      true,
+    );
+    const onAbort = () => void rpc.close();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await rpc.request('initialize', { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
+      signal.throwIfAborted();
+      return new GeminiAcp(rpc, setup);
+    } catch (error) {
+      await rpc.close();
+      throw signal.aborted ? signal.reason : error;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  get alive(): boolean {
+    return this.rpc.alive;
+  }
+
+  close(): Promise<void> {
+    return this.rpc.close();
+  }
+
+  async *run(run: WarmRun, signal: AbortSignal): AsyncGenerator<ProviderPart> {
+    let sessionId: string | undefined;
+    yield* driveTurn(
+      this.rpc,
+      {
+        product: PRODUCT,
+        outputLimitBytes: run.outputLimitBytes,
+        begin: async (push) => {
+          sessionId = text((await this.request('session/new', { cwd: run.cwd, mcpServers: [] })).sessionId);
+          if (!sessionId) throw new DriverError('INVALID_CLI_OUTPUT', `${PRODUCT} opened a session without an id.`);
+          this.rpc.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: run.prompt }] }).then(
+            (result) => {
+              for (const event of this.promptEnded(result)) push(event);
+            },
+            (error: unknown) => push({ error: this.failure(error), turnOver: nativeError(error) !== undefined }),
+          );
+        },
+        message: (message, push) => {
+          const params = record(message.params) ?? {};
+          if (message.method !== 'session/update' || params.sessionId !== sessionId) return;
+          push(this.update(record(params.update) ?? {}));
+        },
+      },
+      signal,
+    );
+  }
+
+  private async request(method: string, params: JsonRecord): Promise<JsonRecord> {
+    try {
+      return await this.rpc.request(method, params);
+    } catch (error) {
+      throw this.failure(error);
+    }
+  }
+
+  /** A refused request classified like a one-shot run's error record; the process's own end passes through. */
+  private failure(error: unknown): DriverError {
+    const native = nativeError(error);
+    if (!native) return error instanceof DriverError ? error : new DriverError('CLI_FAILED', `${PRODUCT} failed.`);
+    // -32000 is ACP's "authentication required".
+    if (native.code === -32000 && /auth|api key/i.test(text(native.message) ?? '')) return cliFailure(PRODUCT, 'CLI_AUTH_REQUIRED');
+    return cliFailure(PRODUCT, this.setup.classify(native));
+  }
+
+  private update(update: JsonRecord): { part: ProviderPart } | { error: DriverError } {
+    switch (update.sessionUpdate) {
+      case 'agent_message_chunk': {
+        const chunk = text(record(update.content)?.text) ?? '';
+        return { part: chunk === '' ? { type: 'progress' } : { type: 'text-delta', text: chunk } };
+      }
+      case 'tool_call':
+      case 'tool_call_update':
+        return { error: new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted to use a tool, which this provider does not allow.`) };
+      default:
+        return { part: { type: 'progress' } };
+    }
+  }
+
+  private promptEnded(result: JsonRecord): TurnEvent[] {
+    const stop = result.stopReason;
+    if (stop !== 'end_turn' && stop !== 'max_tokens') return [{ error: cliFailure(PRODUCT, 'CLI_FAILED'), turnOver: true }];
+    const tokens = record(record(record(result._meta)?.quota)?.token_count) ?? {};
+    return [
+      { part: { type: 'usage', usage: usage({ inputTokens: count(tokens.input_tokens), outputTokens: count(tokens.output_tokens) }) } },
+      { part: { type: 'finish', finishReason: stop === 'max_tokens' ? 'length' : 'stop' } },
+    ];
+  }
+}
