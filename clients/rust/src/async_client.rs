@@ -1,7 +1,9 @@
 //! The async client (tokio).
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::{codes, Error};
+use crate::interactive::{PendingApproval, ToolFunctions, ToolStream, ToolTicket};
 use crate::sse::SseDecoder;
+use crate::tickets::StreamTickets;
 use crate::transport::{transport_error, ClientConfig, Transport};
 use crate::types::*;
 use crate::validate::{self, EventValidator};
@@ -70,20 +72,27 @@ impl AsyncAgenticClient {
     }
 
     /// Decides a pending approval (`approval.requested`); the receipt is checked
-    /// against the decision.
+    /// against the decision. A malformed decision fails `INVALID_APPROVAL` before it is
+    /// sent. Within a stream loop, [`EventStream::approval`] is the one-call form.
     pub async fn decide_approval(&self, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
+        validate::approval_decision(decision)?;
         let body = self.transport.post_json("v1/approvals/decisions", request_body(decision)?).await?;
         Ok(validate::approval_resolution(body, decision)?)
     }
 
     /// Reports real progress on a dispatched application tool (resets the run's idle timer).
+    /// A malformed identity fails `INVALID_TOOL_EXECUTION` before it is sent.
     pub async fn report_tool_progress(&self, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error> {
+        validate::tool_identity(identity)?;
         let body = self.transport.post_json("v1/tool-executions/progress", request_body(identity)?).await?;
         Ok(validate::tool_receipt(body, identity, ReceiptStatus::Progress)?)
     }
 
-    /// Delivers the one result of a dispatched application tool.
+    /// Delivers the one result of a dispatched application tool. A malformed result (not
+    /// exactly one of `output` and `error`, say) fails `INVALID_TOOL_EXECUTION` before it
+    /// is sent. Within a stream loop, [`EventStream::execution`] is the one-call form.
     pub async fn complete_tool(&self, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
+        validate::tool_result(result)?;
         let body = self.transport.post_json("v1/tool-executions/results", request_body(result)?).await?;
         let identity = ToolExecutionIdentity {
             execution_id: result.execution_id.clone(),
@@ -98,8 +107,14 @@ impl AsyncAgenticClient {
     /// the first error. Dropping it closes the connection, which cancels the run.
     pub async fn stream(&self, request: &RunRequest) -> Result<EventStream, Error> {
         let response = self.transport.post_stream("v1/runs", request_body(request)?).await?;
-        let reader =
-            Reader { response, decoder: SseDecoder::new(), validator: EventValidator::new(request.clone()), frames: VecDeque::new() };
+        let tickets = Arc::new(StreamTickets::new(self.clone(), request));
+        let reader = Reader {
+            response,
+            decoder: SseDecoder::new(),
+            validator: EventValidator::new(request.clone()),
+            frames: VecDeque::new(),
+            tickets: Arc::clone(&tickets),
+        };
         let events = futures_util::stream::unfold(Some(reader), |reader| async move {
             let mut reader = reader?;
             match reader.next_event().await {
@@ -110,7 +125,7 @@ impl AsyncAgenticClient {
                 Err(error) => Some((Err(error), None)),
             }
         });
-        Ok(EventStream { events: Box::pin(events) })
+        Ok(EventStream { events: Box::pin(events), tickets })
     }
 }
 
@@ -119,6 +134,7 @@ struct Reader {
     decoder: SseDecoder,
     validator: EventValidator,
     frames: VecDeque<String>,
+    tickets: Arc<StreamTickets>,
 }
 
 impl Reader {
@@ -126,7 +142,10 @@ impl Reader {
         loop {
             if let Some(frame) = self.frames.pop_front() {
                 match self.validator.accept(&frame)? {
-                    Some(event) => return Ok(event),
+                    Some(event) => {
+                        self.tickets.note(&event);
+                        return Ok(event);
+                    }
                     None => continue,
                 }
             }
@@ -149,11 +168,38 @@ impl Reader {
 /// or an error it yields nothing more and the connection is already closed.
 pub struct EventStream {
     events: Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>>,
+    tickets: Arc<StreamTickets>,
 }
 
 impl EventStream {
     /// Closes the connection (the host cancels the run if it was still going).
     pub fn close(self) {}
+
+    /// An `approval.requested` this stream delivered, as a handle:
+    /// `stream.approval(&event)?.approve().await?`. The handle is built from the stream's
+    /// own copy of the request, so it answers exactly what the host asked. Any other
+    /// event fails `INVALID_ARGUMENT`.
+    pub fn approval(&self, event: &Event) -> Result<PendingApproval, Error> {
+        self.tickets.approval(event)
+    }
+
+    /// A `tool.execution.requested` this stream delivered, as a single-use ticket:
+    /// `stream.execution(&event)?.complete(output).await?`. Any other event fails
+    /// `INVALID_ARGUMENT`.
+    pub fn execution(&self, event: &Event) -> Result<ToolTicket, Error> {
+        self.tickets.execution(event)
+    }
+
+    /// Runs `functions` for the execution requests of their tools while streaming (see
+    /// [`ToolStream`]). Nothing else is ever executed; a function registered for a tool
+    /// the request does not declare in `applicationTools` fails `INVALID_ARGUMENT`.
+    pub fn with_tools(self, functions: ToolFunctions) -> Result<ToolStream, Error> {
+        ToolStream::new(self, functions)
+    }
+
+    pub(crate) fn tickets(&self) -> &Arc<StreamTickets> {
+        &self.tickets
+    }
 }
 
 impl Stream for EventStream {

@@ -1,11 +1,16 @@
 //! The blocking client: the async client driven on a private runtime thread. Use it
 //! outside async code (or inside `spawn_blocking`).
+mod interactive;
+
+pub use interactive::{PendingApproval, ToolContext, ToolFunctions, ToolIter, ToolTicket};
+
 use crate::async_client::{AsyncAgenticClient, EventStream};
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::Error;
 use crate::transport::{transport_error, ClientConfig};
 use crate::types::*;
 use futures_util::StreamExt;
+use interactive::Answers;
 use std::sync::Arc;
 use tokio::runtime::Runtime;
 
@@ -69,20 +74,41 @@ impl AgenticClient {
     /// `break` out of a `for` loop) closes the connection, which cancels the run.
     pub fn stream(&self, request: &RunRequest) -> Result<EventIter, Error> {
         let stream = self.runtime.block_on(self.inner.stream(request))?;
-        Ok(EventIter { stream, runtime: Arc::clone(&self.runtime) })
+        let answers = Answers { tickets: Arc::clone(stream.tickets()), runtime: Arc::clone(&self.runtime) };
+        Ok(EventIter { stream, answers })
     }
 }
 
 /// The validated events of one run, read as they arrive.
 pub struct EventIter {
     stream: EventStream,
-    runtime: Arc<Runtime>,
+    answers: Answers,
+}
+
+impl EventIter {
+    /// An `approval.requested` this stream delivered, as a handle:
+    /// `events.approval(&event)?.approve()?` (see [`EventStream::approval`]).
+    pub fn approval(&self, event: &Event) -> Result<PendingApproval, Error> {
+        self.answers.approval(event)
+    }
+
+    /// A `tool.execution.requested` this stream delivered, as a single-use ticket:
+    /// `events.execution(&event)?.complete(output)?` (see [`EventStream::execution`]).
+    pub fn execution(&self, event: &Event) -> Result<ToolTicket, Error> {
+        self.answers.execution(event)
+    }
+
+    /// Runs `functions` for the execution requests of their tools while iterating (see
+    /// [`EventStream::with_tools`]).
+    pub fn with_tools(self, functions: ToolFunctions) -> Result<ToolIter, Error> {
+        ToolIter::new(self, functions)
+    }
 }
 
 impl Iterator for EventIter {
     type Item = Result<Event, Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.runtime.block_on(self.stream.next())
+        self.answers.runtime.block_on(self.stream.next())
     }
 }

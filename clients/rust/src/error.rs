@@ -116,4 +116,11 @@ pub mod codes {
     pub const AUTH_REQUIRED: &str = "AUTH_REQUIRED";
     pub const TOOL_STREAM_REQUIRED: &str = "TOOL_STREAM_REQUIRED";
     pub const APPROVAL_STREAM_REQUIRED: &str = "APPROVAL_STREAM_REQUIRED";
+    /// A malformed approval decision, refused before it is sent (the host's code).
+    pub const INVALID_APPROVAL: &str = "INVALID_APPROVAL";
+    /// A malformed tool progress report or result, refused before it is sent (the host's code).
+    pub const INVALID_TOOL_EXECUTION: &str = "INVALID_TOOL_EXECUTION";
+    /// A misused client call: an event this stream did not deliver, or a function
+    /// registered for a tool the request does not declare.
+    pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
 }

@@ -18,7 +18,11 @@ pub mod blocking;
 #[cfg(feature = "async")]
 mod builder;
 #[cfg(feature = "async")]
+mod interactive;
+#[cfg(feature = "async")]
 mod sse;
+#[cfg(feature = "async")]
+mod tickets;
 #[cfg(feature = "async")]
 mod transport;
 #[cfg(feature = "async")]
@@ -31,6 +35,8 @@ pub use types::*;
 pub use async_client::{AsyncAgenticClient, EventStream};
 #[cfg(feature = "async")]
 pub use builder::{Build, ClientBuilder};
+#[cfg(feature = "async")]
+pub use interactive::{PendingApproval, ToolContext, ToolFunctions, ToolStream, ToolTicket};
 
 /// The wire protocol version this crate speaks.
 pub const WIRE_VERSION: &str = "1.0";

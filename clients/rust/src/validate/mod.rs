@@ -6,9 +6,11 @@ mod receipts;
 mod rules;
 mod schema;
 mod stream;
+mod submissions;
 
 pub use receipts::{approval_resolution, tool_receipt};
 pub use stream::{json_run_result, EventValidator};
+pub use submissions::{approval_decision, tool_identity, tool_result};
 
 use crate::error::{codes, DriverError};
 use crate::types::{ProtocolInfo, Provider};
