@@ -16,7 +16,7 @@ const option = (name: string, fallback: number) => {
 };
 const REQUESTS = option('requests', 3000);
 const CONCURRENCY = option('concurrency', 16);
-const WARMUP = Math.min(300, REQUESTS);
+const WARMUP = Math.min(1000, REQUESTS);
 const BENCH_TOKEN = 'bench-token-0123456789abcdefghijklmnop';
 const body = JSON.stringify({ provider: 'mock', model: 'demo', input: 'Hello' });
 

@@ -39,7 +39,12 @@ export async function writeEventStream(reply: FastifyReply, events: AsyncGenerat
   }
 }
 
+/** Frames written in the same tick leave in one socket write. */
 async function write(res: ServerResponse, frame: string): Promise<void> {
   if (res.destroyed) return;
+  if (!res.writableCorked) {
+    res.cork();
+    process.nextTick(() => res.uncork());
+  }
   if (!res.write(frame)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
 }

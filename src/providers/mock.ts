@@ -79,6 +79,7 @@ export interface MockProviderOptions {
 
 /** The script in an input, or undefined when the input is plain text to echo. */
 export function parseMockScript(input: string): MockScript | undefined {
+  if (!input.trimStart().startsWith('{')) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(input);

@@ -16,6 +16,7 @@ import { normalizeUsage, UsageAccumulator } from './usage.js';
 import type { UsageRecord } from './usage-record.js';
 
 const USAGE_SINK_BOUND_MS = 2000;
+const RUN_ENDED = Symbol('run ended');
 
 export async function* executeRun(driver: AgenticDriver, prepared: PreparedRun, callerSignal?: AbortSignal): AsyncGenerator<RunEvent> {
   const runId = randomUUID();
@@ -112,7 +113,8 @@ class RunBody {
       this.channel.pushTerminal({ type, error: info });
     } finally {
       this.idle.stop();
-      if (!this.signal.aborted) this.abort.abort(new DriverError('CANCELLED', 'The run has ended.'));
+      // Stops anything still attached to the run's signal; the run already has its terminal event.
+      if (!this.signal.aborted) this.abort.abort(RUN_ENDED);
       await this.recordUsage(status, errorCode);
     }
   }

@@ -29,6 +29,8 @@ const MIGRATIONS: string[] = [
 export class SqliteStateStore implements StateStore {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
+  /** Usage records written together in one transaction per turn of the event loop. */
+  private pendingUsage: { record: UsageRecord; done: (error?: unknown) => void }[] = [];
 
   constructor(readonly path: string) {
     this.db = new Database(path);
@@ -53,10 +55,31 @@ export class SqliteStateStore implements StateStore {
     for (let index = applied; index < MIGRATIONS.length; index += 1) apply(index);
   }
 
-  async recordUsage(record: UsageRecord): Promise<void> {
-    this.db
-      .prepare('INSERT OR IGNORE INTO usage_records (run_id, subject, provider, model, status, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(record.runId, record.subject, record.provider, record.model, record.status, record.finishedAt, JSON.stringify(record));
+  /** Resolves once the record is committed; concurrent records share one commit. */
+  recordUsage(record: UsageRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.pendingUsage.length === 0) setImmediate(() => this.flushUsage());
+      this.pendingUsage.push({ record, done: (error) => (error === undefined ? resolve() : reject(error)) });
+    });
+  }
+
+  private flushUsage(): void {
+    const batch = this.pendingUsage;
+    this.pendingUsage = [];
+    if (batch.length === 0) return;
+    const insert = this.db.prepare(
+      'INSERT OR IGNORE INTO usage_records (run_id, subject, provider, model, status, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    try {
+      this.db.transaction(() => {
+        for (const { record } of batch) {
+          insert.run(record.runId, record.subject, record.provider, record.model, record.status, record.finishedAt, JSON.stringify(record));
+        }
+      })();
+      for (const entry of batch) entry.done();
+    } catch (error) {
+      for (const entry of batch) entry.done(error);
+    }
   }
 
   async usageSummary(): Promise<UsageSummary> {
@@ -81,6 +104,7 @@ export class SqliteStateStore implements StateStore {
   }
 
   async close(): Promise<void> {
+    this.flushUsage();
     this.db.close();
   }
 }
