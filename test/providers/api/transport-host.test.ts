@@ -64,7 +64,9 @@ describe('API kinds through the host', () => {
   let host: TestHost;
   const servers: VendorServer[] = [];
   before(async () => {
-    for (const kase of KINDS) servers.push(await kase.start({ apiKey: KEY, script: [{ turn: { text: ['json ', kase.kind] } }, { turn: { text: ['sse ', kase.kind] } }] }));
+    for (const kase of KINDS) {
+      servers.push(await kase.start({ apiKey: KEY, models: [MODEL, 'listed-only'], script: [{ turn: { text: ['json ', kase.kind] } }, { turn: { text: ['sse ', kase.kind] } }] }));
+    }
     const dir = mkdtempSync(join(tmpdir(), 'ad-api-host-'));
     host = await startTestHost(
       {
@@ -92,8 +94,13 @@ describe('API kinds through the host', () => {
       assert.deepEqual(events.filter((e) => e.type === 'text.delta').map((e) => e.text), ['sse ', kase.kind]);
       assert.equal(events.at(-1)!.type, 'run.completed');
       const listed = await fetch(`${host.url}/v1/providers`, { headers: host.headers() });
-      const provider = ((await listed.json()) as { providers: { id: string; capabilities: Record<string, boolean> }[] }).providers.find((p) => p.id === `p-${kase.kind}`);
+      type Listed = { id: string; models: string[]; capabilities: Record<string, boolean>; health?: { status: string }; modelCatalog?: { source: string; models: string[] } };
+      const provider = ((await listed.json()) as { providers: Listed[] }).providers.find((p) => p.id === `p-${kase.kind}`);
       assert.equal(provider?.capabilities.safeRetries, true);
+      assert.equal(provider?.health?.status, 'ready', 'discovery probed the vendor model list');
+      assert.equal(provider?.modelCatalog?.source, 'provider');
+      assert.ok(provider?.modelCatalog?.models.includes('listed-only'));
+      assert.deepEqual(provider?.models, [MODEL], 'discovery is advisory: the allowlist is unchanged');
     });
   }
 });
