@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
@@ -15,6 +16,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,9 +89,17 @@ type testPKI struct {
 
 func newTestPKI(t *testing.T) testPKI {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pki, err := generateTestPKI()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return pki
+}
+
+func generateTestPKI() (testPKI, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return testPKI{}, err
 	}
 	now := time.Now()
 	caTemplate := &x509.Certificate{
@@ -98,12 +109,12 @@ func newTestPKI(t *testing.T) testPKI {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return testPKI{}, err
 	}
 	ca, _ := x509.ParseCertificate(caDER)
 	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return testPKI{}, err
 	}
 	leafTemplate := &x509.Certificate{
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
@@ -113,11 +124,25 @@ func newTestPKI(t *testing.T) testPKI {
 	}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leafTemplate, ca, &leafKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return testPKI{}, err
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
-	return testPKI{pool: pool, server: tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey}}
+	return testPKI{pool: pool, server: tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey}}, nil
+}
+
+// writeServerPEM writes the server certificate and its key as PEM files into dir.
+func (p testPKI) writeServerPEM(dir string) (certFile, keyFile string, err error) {
+	key, err := x509.MarshalPKCS8PrivateKey(p.server.PrivateKey)
+	if err != nil {
+		return "", "", err
+	}
+	certFile, keyFile = filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.server.Certificate[0]})
+	if err := os.WriteFile(certFile, cert, 0o600); err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key}), 0o600)
 }
 
 // startTLS serves handler over HTTPS with the PKI's server certificate.

@@ -2,6 +2,7 @@ package agenticdriver
 
 import (
 	"context"
+	"encoding/json"
 )
 
 var decisionOutcomes = map[string]string{
@@ -11,10 +12,15 @@ var decisionOutcomes = map[string]string{
 }
 
 // DecideApproval approves, denies or cancels one pending approval and returns the
-// host's resolution, checked against the decision.
+// host's resolution, checked against the decision. A malformed decision is refused with
+// INVALID_APPROVAL before anything is sent.
 func (c *Client) DecideApproval(ctx context.Context, d ApprovalDecision) (*ApprovalResolution, error) {
+	body, err := decisionBody(d)
+	if err != nil {
+		return nil, err
+	}
 	var r ApprovalResolution
-	if err := c.getJSON(ctx, "v1/approvals/decisions", nil, &d, approvalResolutionRule, &r); err != nil {
+	if err := c.getJSON(ctx, "v1/approvals/decisions", nil, body, approvalResolutionRule, &r); err != nil {
 		return nil, exchangeError(ctx, err)
 	}
 	switch {
@@ -29,18 +35,24 @@ func (c *Client) DecideApproval(ctx context.Context, d ApprovalDecision) (*Appro
 // ReportToolProgress reports real progress on a dispatched application tool, which
 // resets the run's idle timer.
 func (c *Client) ReportToolProgress(ctx context.Context, id ToolExecutionIdentity) (*ToolExecutionReceipt, error) {
-	return c.toolExecutionCall(ctx, "v1/tool-executions/progress", &id, id, "progress")
-}
-
-// CompleteTool delivers the one result of a dispatched application tool.
-func (c *Client) CompleteTool(ctx context.Context, result ToolExecutionResult) (*ToolExecutionReceipt, error) {
-	if (result.Output == nil) == (result.Error == "") {
-		return nil, newError("INVALID_TOOL_EXECUTION", "a tool result carries exactly one of Output and Error")
+	body, err := progressBody(id)
+	if err != nil {
+		return nil, err
 	}
-	return c.toolExecutionCall(ctx, "v1/tool-executions/results", &result, result.ToolExecutionIdentity, "accepted")
+	return c.toolExecutionCall(ctx, "v1/tool-executions/progress", body, id, "progress")
 }
 
-func (c *Client) toolExecutionCall(ctx context.Context, endpoint string, body any, id ToolExecutionIdentity, status string) (*ToolExecutionReceipt, error) {
+// CompleteTool delivers the one result of a dispatched application tool: exactly one of
+// Output and Error.
+func (c *Client) CompleteTool(ctx context.Context, result ToolExecutionResult) (*ToolExecutionReceipt, error) {
+	body, err := resultBody(result)
+	if err != nil {
+		return nil, err
+	}
+	return c.toolExecutionCall(ctx, "v1/tool-executions/results", body, result.ToolExecutionIdentity, "accepted")
+}
+
+func (c *Client) toolExecutionCall(ctx context.Context, endpoint string, body json.RawMessage, id ToolExecutionIdentity, status string) (*ToolExecutionReceipt, error) {
 	var receipt ToolExecutionReceipt
 	if err := c.getJSON(ctx, endpoint, nil, body, toolExecutionReceiptRule, &receipt); err != nil {
 		return nil, exchangeError(ctx, err)
