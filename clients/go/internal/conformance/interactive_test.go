@@ -49,8 +49,9 @@ func eventOf(events []agenticdriver.Event, typ string) *agenticdriver.Event {
 	return nil
 }
 
-// approvalScenario decides the guarded tool's approval (no decision = let it expire) and
-// checks the resolution, the terminal outcome and that a second decision is refused.
+// approvalScenario answers the guarded tool's approval with one call (no decision = let
+// it expire) and checks the resolution, the terminal outcome and that a second decision
+// is refused.
 func approvalScenario(decision, outcome, failure string) func(context.Context, *harness) error {
 	return func(ctx context.Context, h *harness) error {
 		client, err := h.client(h.liveURL, h.token)
@@ -63,14 +64,13 @@ func approvalScenario(decision, outcome, failure string) func(context.Context, *
 		if decision == "" {
 			req.Approvals.ExpiresAfterMs = 20
 		}
-		var decided *agenticdriver.ApprovalDecision
+		var pending *agenticdriver.PendingApproval
 		events, err := streamRecording(ctx, client, req, func(ev agenticdriver.Event) error {
 			if ev.Type != agenticdriver.EventApprovalRequested || decision == "" {
 				return nil
 			}
-			d := ev.Approval.Decide(decision)
-			decided = &d
-			receipt, err := client.DecideApproval(ctx, d)
+			pending = client.Approval(ev)
+			receipt, err := pending.Decide(ctx, decision)
 			if err != nil {
 				return fmt.Errorf("decide: %w", err)
 			}
@@ -94,8 +94,8 @@ func approvalScenario(decision, outcome, failure string) func(context.Context, *
 				return fmt.Errorf("run.completed text is not %s", want)
 			}
 		}
-		if decided != nil {
-			if _, err := client.DecideApproval(ctx, *decided); expectCode(err, "APPROVAL_NOT_FOUND") != nil {
+		if pending != nil {
+			if _, err := pending.Decide(ctx, decision); expectCode(err, "APPROVAL_NOT_FOUND") != nil {
 				return fmt.Errorf("second decision: %v", err)
 			}
 		}
@@ -103,8 +103,8 @@ func approvalScenario(decision, outcome, failure string) func(context.Context, *
 	}
 }
 
-// applicationToolScenario executes application_lookup for the host: progress, one
-// result, and a refused second result.
+// applicationToolScenario runs application_lookup as a registered function (progress,
+// then its output) and sees a second result refused.
 func applicationToolScenario(withApproval bool) func(context.Context, *harness) error {
 	return func(ctx context.Context, h *harness) error {
 		client, err := h.client(h.liveURL, h.token)
@@ -125,14 +125,27 @@ func applicationToolScenario(withApproval bool) func(context.Context, *harness) 
 		}
 		req.ApplicationTools = []agenticdriver.ApplicationTool{tool}
 		executions := 0
-		events, err := streamRecording(ctx, client, req, func(ev agenticdriver.Event) error {
+		lookup := func(ctx context.Context, task *agenticdriver.ToolTask) (any, error) {
+			executions++
+			if err := task.Progress(ctx); err != nil {
+				return nil, err
+			}
+			return json.RawMessage(`{"answer":42}`), nil
+		}
+		var requested agenticdriver.Event
+		var stale error
+		functions := map[string]agenticdriver.ToolFunc{"application_lookup": lookup}
+		var events []agenticdriver.Event
+		err = client.StreamWithTools(ctx, req, functions, func(ev agenticdriver.Event) error {
+			events = append(events, ev)
 			switch ev.Type {
 			case agenticdriver.EventApprovalRequested:
-				_, err := client.DecideApproval(ctx, ev.Approval.Decide(agenticdriver.DecisionApprove))
+				_, err := client.Approval(ev).Approve(ctx)
 				return err
 			case agenticdriver.EventToolExecutionRequested:
-				executions++
-				return executeLookup(ctx, client, ev.Execution)
+				requested = ev
+			case agenticdriver.EventToolCompleted:
+				_, stale = client.Execution(requested).Complete(ctx, json.RawMessage(`{"answer":42}`))
 			}
 			return nil
 		})
@@ -142,27 +155,15 @@ func applicationToolScenario(withApproval bool) func(context.Context, *harness) 
 		if executions != 1 {
 			return fmt.Errorf("%d executions, want 1", executions)
 		}
+		if err := expectCode(stale, "TOOL_EXECUTION_NOT_FOUND"); err != nil {
+			return fmt.Errorf("second result: %v", err)
+		}
 		if withApproval && eventOf(events, agenticdriver.EventApprovalResolved) == nil {
 			return errors.New("no approval.resolved before the execution")
 		}
-		if done := eventOf(events, agenticdriver.EventRunCompleted); !withApproval && (done == nil || done.Result.Text != `[{"answer":42}]`) {
+		if done := eventOf(events, agenticdriver.EventRunCompleted); done == nil || done.Result.Text != `[{"answer":42}]` {
 			return fmt.Errorf("run.completed text is not [{\"answer\":42}]")
 		}
 		return nil
 	}
-}
-
-func executeLookup(ctx context.Context, client *agenticdriver.Client, x *agenticdriver.ToolExecution) error {
-	id := x.Identity()
-	if receipt, err := client.ReportToolProgress(ctx, id); err != nil || receipt.Status != "progress" {
-		return fmt.Errorf("progress: %v %v", receipt, err)
-	}
-	result := agenticdriver.ToolExecutionResult{ToolExecutionIdentity: id, Output: json.RawMessage(`{"answer":42}`)}
-	if receipt, err := client.CompleteTool(ctx, result); err != nil || receipt.Status != "accepted" {
-		return fmt.Errorf("result: %v %v", receipt, err)
-	}
-	if _, err := client.CompleteTool(ctx, result); expectCode(err, "TOOL_EXECUTION_NOT_FOUND") != nil {
-		return fmt.Errorf("second result: %v", err)
-	}
-	return nil
 }
