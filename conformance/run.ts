@@ -13,7 +13,7 @@ import { newTokens, startLiveHost, type LiveHost } from './live-host.js';
 import { readJson, skipReason, type ConformanceVectors, type SkipList, type VersioningVectors } from './peer/fixtures.js';
 import { startPeer } from './peer/server.js';
 import { startMismatchTrap, startUntrustedTrap, type TlsTrap } from './tls-traps.js';
-import { makeThrowawayPki, type ThrowawayPki } from './tls.js';
+import { makeThrowawayPki, type ThrowawayPki } from '../test/support/pki.js';
 
 type Transport = 'http' | 'https';
 

@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { closeServer } from './peer/server.js';
-import type { ServerIdentity } from './tls.js';
+import type { ServerIdentity } from '../test/support/pki.js';
 
 export interface TlsTrap {
   url: string;

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { AgenticClient, DriverError, type RunEvent } from '../../src/client/index.js';
-import { makeTestPki, type TestPki } from '../support/tls.js';
+import { makeServerIdentity, type ServerIdentity } from '../support/pki.js';
 import { script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -249,13 +249,13 @@ describe('client against scripted loopback servers', () => {
 });
 
 describe('client over verified HTTPS with a per-client CA', () => {
-  let pki: TestPki;
+  let pki: ServerIdentity;
   let server: Server;
   let port: number;
   let hits = 0;
   before(async () => {
-    pki = makeTestPki();
-    server = createHttpsServer({ cert: readFileSync(pki.serverCertFile), key: readFileSync(pki.serverKeyFile) }, (_, res) => {
+    pki = makeServerIdentity();
+    server = createHttpsServer({ cert: readFileSync(pki.certFile), key: readFileSync(pki.keyFile) }, (_, res) => {
       hits += 1;
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ providers: [] }));
     });
@@ -263,14 +263,14 @@ describe('client over verified HTTPS with a per-client CA', () => {
   });
   after(async () => {
     await close(server);
-    rmSync(pki.dir, { recursive: true, force: true });
+    rmSync(pki.directory, { recursive: true, force: true });
   });
 
   it('trusts the CA given to this client only', async () => {
-    assert.deepEqual(await new AgenticClient({ url: `https://127.0.0.1:${port}/`, token: 't', ca: pki.caCert }).providers(), []);
+    assert.deepEqual(await new AgenticClient({ url: `https://127.0.0.1:${port}/`, token: 't', ca: pki.ca }).providers(), []);
     assert.equal(hits, 1);
     assert.equal(await codeOf(() => new AgenticClient({ url: `https://127.0.0.1:${port}/`, token: 't' }).providers()), 'HOST_UNREACHABLE');
-    assert.equal(await codeOf(() => new AgenticClient({ url: `https://localhost:${port}/`, token: 't', ca: pki.caCert }).providers()), 'HOST_UNREACHABLE');
+    assert.equal(await codeOf(() => new AgenticClient({ url: `https://localhost:${port}/`, token: 't', ca: pki.ca }).providers()), 'HOST_UNREACHABLE');
     assert.equal(hits, 1, 'no request may pass an unverified handshake');
   });
 });

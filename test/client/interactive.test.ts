@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { AgenticClient, DriverError, type RunEvent, type RunRequest, type ToolContext } from '../../src/client/index.js';
-import { makeTestPki, type TestPki } from '../support/tls.js';
+import { makeServerIdentity, type ServerIdentity } from '../support/pki.js';
 import { script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
 const TIME = '2026-09-20T12:00:00.000Z';
@@ -155,9 +155,9 @@ const LOOKUP_APPROVED: RunRequest = {
   approvals: { mode: 'interactive', idlePolicy: 'pause' },
 };
 
-function appHostConfig(tls?: TestPki): Record<string, unknown> {
+function appHostConfig(tls?: ServerIdentity): Record<string, unknown> {
   return {
-    listen: { host: '127.0.0.1', port: 0, ...(tls ? { tls: { certFile: tls.serverCertFile, keyRef: { file: tls.serverKeyFile } } } : {}) },
+    listen: { host: '127.0.0.1', port: 0, ...(tls ? { tls: { certFile: tls.certFile, keyRef: { file: tls.keyFile } } } : {}) },
     approvals: { interactive: true },
     applicationTools: { enabled: true },
     tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], approveTools: ['lookup'], applicationTools: [{ name: 'lookup' }] }],
@@ -167,17 +167,17 @@ function appHostConfig(tls?: TestPki): Record<string, unknown> {
 for (const transport of ['http', 'https'] as const) {
   describe(`an application-owned function against the real host over ${transport}`, () => {
     let host: TestHost;
-    let pki: TestPki | undefined;
+    let pki: ServerIdentity | undefined;
     let client: AgenticClient;
     before(async () => {
-      pki = transport === 'https' ? makeTestPki() : undefined;
+      pki = transport === 'https' ? makeServerIdentity() : undefined;
       host = await startTestHost(appHostConfig(pki));
       assert.ok(host.url.startsWith(`${transport}://`));
-      client = new AgenticClient({ url: host.url, token: TOKEN, ...(pki ? { ca: pki.caCert } : {}) });
+      client = new AgenticClient({ url: host.url, token: TOKEN, ...(pki ? { ca: pki.ca } : {}) });
     });
     after(async () => {
       await host.close();
-      if (pki) rmSync(pki.dir, { recursive: true, force: true });
+      if (pki) rmSync(pki.directory, { recursive: true, force: true });
     });
 
     it('is approved interactively, reports progress, completes once, and a stale second result is rejected', async () => {

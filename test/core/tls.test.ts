@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import { startTestHost, TOKEN, type TestHost } from '../support/host.js';
-import { makeTestPki, type TestPki } from '../support/tls.js';
+import { makeServerIdentity, type ServerIdentity } from '../support/pki.js';
 
 function get(url: string, ca: string | undefined): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
@@ -17,19 +17,19 @@ function get(url: string, ca: string | undefined): Promise<{ status: number; hea
 }
 
 describe('host over verified HTTPS', () => {
-  let pki: TestPki;
+  let pki: ServerIdentity;
   let host: TestHost;
   before(async () => {
-    pki = makeTestPki({ ip: ['127.0.0.1'] });
+    pki = makeServerIdentity({ ip: ['127.0.0.1'] });
     host = await startTestHost(
-      { listen: { host: '127.0.0.1', port: 0, tls: { certFile: pki.serverCertFile, keyRef: { file: pki.serverKeyFile } } } },
+      { listen: { host: '127.0.0.1', port: 0, tls: { certFile: pki.certFile, keyRef: { file: pki.keyFile } } } },
     );
   });
   after(() => host.close());
 
   it('serves with a certificate the private CA verifies, with HSTS', async () => {
     assert.match(host.url, /^https:\/\/127\.0\.0\.1:\d+$/);
-    const response = await get(`${host.url}/v1/protocol`, pki.caCert);
+    const response = await get(`${host.url}/v1/protocol`, pki.ca);
     assert.equal(response.status, 200);
     assert.equal(response.headers['agenticdriver-version'], '1.0');
     assert.equal(response.headers['strict-transport-security'], 'max-age=31536000');
@@ -38,7 +38,7 @@ describe('host over verified HTTPS', () => {
   it('fails verification without the CA and for a name the certificate does not carry', async () => {
     await assert.rejects(get(`${host.url}/v1/protocol`, undefined), /self-signed|unable to verify|SELF_SIGNED|UNABLE_TO_GET_ISSUER/i);
     const mismatch = host.url.replace('127.0.0.1', 'localhost');
-    await assert.rejects(get(`${mismatch}/v1/protocol`, pki.caCert), /altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match/i);
+    await assert.rejects(get(`${mismatch}/v1/protocol`, pki.ca), /altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match/i);
   });
 });
 

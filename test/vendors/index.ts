@@ -5,4 +5,4 @@ export { startOpenAIResponsesServer, openAIResponsesDialect, renderResponses } f
 export { startChatCompletionsServer, chatCompletionsDialect, renderChatCompletion } from './chat-completions.js';
 export { startAnthropicMessagesServer, anthropicMessagesDialect, renderMessages } from './anthropic-messages.js';
 export { startGeminiServer, geminiDialect, renderGenerateContent } from './gemini.js';
-export { makeTestCertificates, type TestCertificates } from './tls.js';
+export { makeServerIdentity, type ServerIdentity } from '../support/pki.js';

@@ -10,14 +10,14 @@ import { retryAfterMs } from '../../../src/providers/api/retry.js';
 import { providerKind } from '../../../src/providers/kinds.js';
 import { AgenticDriver } from '../../../src/runtime/driver.js';
 import { parseSse, startTestHost, type TestHost } from '../../support/host.js';
-import { makeTestCertificates, startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
+import { makeServerIdentity, startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
 import { KEY, KINDS, MODEL } from './harness.js';
 
 const env = { configDir: tmpdir(), readSecret: async () => KEY };
 
 describe('API transport', () => {
   it('talks verified HTTPS to a server signed by a trusted CA, and refuses an untrusted one', async () => {
-    const certs = makeTestCertificates();
+    const certs = makeServerIdentity();
     const server = await startOpenAIResponsesServer({ tls: certs, apiKey: KEY, script: [{ turn: { text: 'over tls' } }, { turn: { text: 'never' } }] });
     try {
       const entry = { kind: 'openai', id: 'tls', models: [MODEL], apiKeyRef: { env: 'X' }, baseUrl: server.url };
