@@ -1,4 +1,5 @@
 //! Both clients against real loopback peers over HTTP and verified HTTPS.
+mod interactive;
 mod support;
 
 use agenticdriver::blocking::AgenticClient;

@@ -1,6 +1,8 @@
 //! Real loopback peers for the client tests: a raw HTTP/1.1 server that answers every
 //! request with scripted bytes, over TCP or TLS (a throwaway CA made with openssl).
 #![allow(dead_code)] // each test binary uses a different part
+pub mod live;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
@@ -182,6 +184,11 @@ impl Pki {
         );
         let ca_pem = std::fs::read(dir.join("ca.pem")).unwrap();
         Pki { dir, ca_pem }
+    }
+
+    /// The server certificate and its key, as PEM files.
+    pub fn leaf_files(&self) -> (PathBuf, PathBuf) {
+        (self.dir.join("leaf.pem"), self.dir.join("leaf.key"))
     }
 
     fn server_config(&self) -> Arc<rustls::ServerConfig> {
