@@ -59,7 +59,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
 
     const origin = request.headers.origin;
     if (origin !== undefined) {
-      if (!allowedOrigins.has(origin)) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
+      // CORS headers go to every origin so that a refused page can read why it was refused;
+      // only allowed origins get past this point.
       reply.header('Access-Control-Allow-Origin', origin);
       reply.header('Vary', 'Origin');
       reply.header('Access-Control-Expose-Headers', VERSION_HEADER);
@@ -68,6 +69,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         reply.header('Access-Control-Allow-Headers', ALLOW_HEADERS);
         return reply.code(204).send();
       }
+      if (!allowedOrigins.has(origin)) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
     }
     if (request.method === 'GET' && request.url === '/health') return;
 

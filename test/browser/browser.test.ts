@@ -116,10 +116,13 @@ describe('client in a real browser', () => {
         },
         { url: recorder.url, token: TOKEN },
       );
-      // The host refused the page's origin at the CORS preflight ...
-      assert.deepEqual(recorder.answers, [{ method: 'OPTIONS', origin: denied.origin, status: 403, code: 'ORIGIN_DENIED' }]);
-      // ... and the browser withholds a refused cross-origin answer, so the client sees only a failed request.
-      assert.deepEqual(clientError, { name: 'DriverError', code: 'HOST_UNREACHABLE' });
+      // The preflight passes so the page can read the refusal; the request itself is refused
+      // before authentication, and the page's client reports the host's own code.
+      assert.deepEqual(recorder.answers, [
+        { method: 'OPTIONS', origin: denied.origin, status: 204, code: undefined },
+        { method: 'GET', origin: denied.origin, status: 403, code: 'ORIGIN_DENIED' },
+      ]);
+      assert.deepEqual(clientError, { name: 'DriverError', code: 'ORIGIN_DENIED' });
     } finally {
       await page.close();
       recorder.server.closeAllConnections();

@@ -155,6 +155,15 @@ describe('host over loopback HTTP', () => {
         assert.equal(response.headers.get('agenticdriver-version'), '1.0');
       }
     });
+    it('lets any preflight through so a refused page can read ORIGIN_DENIED', async () => {
+      const preflight = await fetch(`${host.url}/v1/runs`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+      assert.equal(preflight.status, 204);
+      const refused = await fetch(`${host.url}/v1/protocol`, { headers: { origin: 'https://evil.example', authorization: `Bearer ${TOKEN}` } });
+      assert.equal(refused.status, 403);
+      assert.equal(refused.headers.get('access-control-allow-origin'), 'https://evil.example');
+      assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'ORIGIN_DENIED');
+    });
+
     it('answers an allowed preflight with 204 and the negotiation headers', async () => {
       const response = await fetch(`${host.url}/v1/runs`, { method: 'OPTIONS', headers: { origin: 'http://app.example:8080', 'access-control-request-method': 'POST' } });
       assert.equal(response.status, 204);
