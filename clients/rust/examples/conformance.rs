@@ -1,7 +1,7 @@
 //! The Rust driver of the cross-language conformance harness (conformance/CONTRACT.md):
 //! every vector and live-host scenario, once with the async client and once with the
 //! blocking one. Run through `conformance/drivers/rust/run`.
-use agenticdriver::blocking::AgenticClient;
+use agenticdriver::blocking::{self, AgenticClient};
 use agenticdriver::*;
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
@@ -49,8 +49,25 @@ impl Env {
     }
 }
 
-/// Sees each event as it arrives; returning true stops reading (closing the connection).
-type Visit<'a> = &'a mut dyn FnMut(&Event) -> bool;
+/// Sees each event as it arrives, with the one-call answers of its stream; returning
+/// true stops reading (closing the connection).
+type Visit<'a> = &'a mut dyn FnMut(&Event, &dyn Answers) -> bool;
+
+/// The one-call answers of the stream being read (`stream.approval(&event)`,
+/// `stream.execution(&event)`), in either client style.
+trait Answers {
+    fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error>;
+    fn progress(&self, event: &Event) -> Result<ToolExecutionReceipt, Error>;
+    fn complete(&self, event: &Event, output: Value) -> Result<ToolExecutionReceipt, Error>;
+}
+
+/// An application function for the stream's function runner: it reports progress, then
+/// answers with `output(arguments)`.
+#[derive(Clone, Copy)]
+struct Function {
+    tool: &'static str,
+    output: fn(&JsonObject) -> Value,
+}
 
 /// One client style. Each call builds a fresh client, trusting the test CA when given.
 trait Mode {
@@ -58,19 +75,26 @@ trait Mode {
     fn protocol(&self, url: &str, token: &str) -> Result<ProtocolInfo, Error>;
     fn providers(&self, url: &str, token: &str) -> Result<Vec<Provider>, Error>;
     fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error>;
-    /// The events read until a terminal event or until `visit` stops the stream.
-    fn stream(&self, url: &str, token: &str, request: &RunRequest, visit: Visit) -> Result<Vec<Event>, Error>;
+    /// The events read until a terminal event or until `visit` stops the stream, with
+    /// `function` (if any) run by the client's function runner.
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, function: Option<Function>, visit: Visit) -> Result<Vec<Event>, Error>;
     fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error>;
     fn progress(&self, url: &str, token: &str, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error>;
     fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error>;
 }
 
+/// A stream being read: its events and its answers.
+trait Reading: Answers {
+    fn next_event(&mut self) -> Option<Result<Event, Error>>;
+    fn answers(&self) -> &dyn Answers;
+}
+
 /// Reads events until a terminal one or until `visit` says stop.
-fn collect(mut next: impl FnMut() -> Option<Result<Event, Error>>, visit: Visit) -> Result<Vec<Event>, Error> {
+fn collect(stream: &mut dyn Reading, visit: Visit) -> Result<Vec<Event>, Error> {
     let mut events = Vec::new();
-    while let Some(event) = next() {
+    while let Some(event) = stream.next_event() {
         let event = event?;
-        let stop = visit(&event);
+        let stop = visit(&event, stream.answers());
         events.push(event);
         if stop {
             break;
@@ -107,10 +131,17 @@ impl Mode for Async {
     fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error> {
         self.runtime.block_on(async { self.client(url, token)?.run(request).await })
     }
-    fn stream(&self, url: &str, token: &str, request: &RunRequest, visit: Visit) -> Result<Vec<Event>, Error> {
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, function: Option<Function>, visit: Visit) -> Result<Vec<Event>, Error> {
+        let mut functions = ToolFunctions::new();
+        if let Some(Function { tool, output }) = function {
+            functions = functions.register(tool, move |arguments, context| async move {
+                context.progress().await?;
+                Ok::<_, Error>(output(&arguments))
+            });
+        }
+        let stream = self.runtime.block_on(async { self.client(url, token)?.stream(request).await })?.with_tools(functions)?;
         // One block_on per event, so `visit` may make its own calls between reads.
-        let mut stream = self.runtime.block_on(async { self.client(url, token)?.stream(request).await })?;
-        collect(|| self.runtime.block_on(stream.next()), visit)
+        collect(&mut AsyncReading { runtime: &self.runtime, stream }, visit)
     }
     fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
         self.runtime.block_on(async { self.client(url, token)?.decide_approval(decision).await })
@@ -120,6 +151,53 @@ impl Mode for Async {
     }
     fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
         self.runtime.block_on(async { self.client(url, token)?.complete_tool(result).await })
+    }
+}
+
+struct AsyncReading<'r> {
+    runtime: &'r tokio::runtime::Runtime,
+    stream: ToolStream,
+}
+
+impl Answers for AsyncReading<'_> {
+    fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error> {
+        self.runtime.block_on(self.stream.approval(event)?.decide(action))
+    }
+    fn progress(&self, event: &Event) -> Result<ToolExecutionReceipt, Error> {
+        self.runtime.block_on(self.stream.execution(event)?.progress())
+    }
+    fn complete(&self, event: &Event, output: Value) -> Result<ToolExecutionReceipt, Error> {
+        self.runtime.block_on(self.stream.execution(event)?.complete(output))
+    }
+}
+
+impl Reading for AsyncReading<'_> {
+    fn next_event(&mut self) -> Option<Result<Event, Error>> {
+        self.runtime.block_on(self.stream.next())
+    }
+    fn answers(&self) -> &dyn Answers {
+        self
+    }
+}
+
+impl Answers for blocking::ToolIter {
+    fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error> {
+        self.approval(event)?.decide(action)
+    }
+    fn progress(&self, event: &Event) -> Result<ToolExecutionReceipt, Error> {
+        self.execution(event)?.progress()
+    }
+    fn complete(&self, event: &Event, output: Value) -> Result<ToolExecutionReceipt, Error> {
+        self.execution(event)?.complete(output)
+    }
+}
+
+impl Reading for blocking::ToolIter {
+    fn next_event(&mut self) -> Option<Result<Event, Error>> {
+        self.next()
+    }
+    fn answers(&self) -> &dyn Answers {
+        self
     }
 }
 
@@ -150,9 +228,15 @@ impl Mode for Blocking {
     fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error> {
         self.client(url, token)?.run(request)
     }
-    fn stream(&self, url: &str, token: &str, request: &RunRequest, visit: Visit) -> Result<Vec<Event>, Error> {
-        let mut events = self.client(url, token)?.stream(request)?;
-        collect(|| events.next(), visit)
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, function: Option<Function>, visit: Visit) -> Result<Vec<Event>, Error> {
+        let mut functions = blocking::ToolFunctions::new();
+        if let Some(Function { tool, output }) = function {
+            functions = functions.register(tool, move |arguments, context| {
+                context.progress()?;
+                Ok::<_, Error>(output(&arguments))
+            });
+        }
+        collect(&mut self.client(url, token)?.stream(request)?.with_tools(functions)?, visit)
     }
     fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
         self.client(url, token)?.decide_approval(decision)
@@ -255,14 +339,14 @@ fn vector_case(mode: &dyn Mode, env: &Env, case: &Value) -> Result<(), String> {
         None => {
             let request = case_request(case)?;
             if case.get("cancel").and_then(Value::as_bool) == Some(true) {
-                let events = mode.stream(&url, &env.token, &request, &mut |e| e.kind() == "text.delta");
+                let events = mode.stream(&url, &env.token, &request, None, &mut |e, _| e.kind() == "text.delta");
                 return match events {
                     Ok(events) if events.last().is_some_and(|e| e.kind() == "text.delta") => Ok(()),
                     Ok(events) => Err(format!("no text.delta to cancel after: {:?}", events.iter().map(Event::kind).collect::<Vec<_>>())),
                     Err(error) => Err(describe(&error)),
                 };
             }
-            stream_outcome(mode.stream(&url, &env.token, &request, &mut |_| false)).and_then(|events| completed_text(&events))
+            stream_outcome(mode.stream(&url, &env.token, &request, None, &mut |_, _| false)).and_then(|events| completed_text(&events))
         }
     };
     expect(outcome, case)
@@ -272,7 +356,7 @@ fn versioning_case(mode: &dyn Mode, env: &Env, case: &Value) -> Result<(), Strin
     let id = case["id"].as_str().unwrap_or_default();
     let url = format!("{}/versioning/{id}/", env.reference);
     let request = RunRequest::new("mock", "demo", "Hello");
-    let outcome = stream_outcome(mode.stream(&url, &env.token, &request, &mut |_| false));
+    let outcome = stream_outcome(mode.stream(&url, &env.token, &request, None, &mut |_, _| false));
     if let (Ok(events), Some(expected)) = (&outcome, case.get("expectedTypes")) {
         let delivered: Vec<&str> = events.iter().map(Event::kind).collect();
         if json!(delivered) != *expected {
@@ -361,7 +445,7 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
     );
     report.record(
         "live:stream",
-        stream_outcome(mode.stream(live, token, &hello, &mut |_| false)).map_err(|e| describe(&e)).and_then(|events| {
+        stream_outcome(mode.stream(live, token, &hello, None, &mut |_, _| false)).map_err(|e| describe(&e)).and_then(|events| {
             let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
             let ordered = events.iter().enumerate().all(|(i, e)| e.sequence == i as u64 + 1);
             want(kinds.first() == Some(&"run.started") && kinds.last() == Some(&"run.completed") && ordered, || format!("events {kinds:?}"))
@@ -391,7 +475,7 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
         (|| {
             let before = live_cancelled(env)?;
             let events = mode
-                .stream(live, token, &scripted(json!([{ "hang": true }]), None), &mut |e| e.kind() == "run.started")
+                .stream(live, token, &scripted(json!([{ "hang": true }]), None), None, &mut |e, _| e.kind() == "run.started")
                 .map_err(|e| describe(&e))?;
             want(events.len() == 1, || format!("events {:?}", events.iter().map(Event::kind).collect::<Vec<_>>()))?;
             let deadline = Instant::now() + Duration::from_secs(5);
@@ -465,15 +549,23 @@ fn approval_scenario(mode: &dyn Mode, env: &Env, action: Option<ApprovalAction>,
         ..RunRequest::new("mock", "demo", tool_then_echo("guarded", json!({ "text": "hi" })))
     };
     let mut problems = Vec::new();
-    let mut decided = None;
+    let mut requested = None;
     let events = mode
-        .stream(&env.live, &env.token, &request, &mut |event| {
-            if let (EventPayload::ApprovalRequested { approval }, Some(action)) = (&event.payload, action) {
-                let decision = approval.decision(action);
-                match mode.decide(&env.live, &env.token, &decision) {
-                    Ok(receipt) if receipt.call_id == approval.call.id => decided = Some(decision),
-                    other => problems.push(format!("decision receipt: {other:?}")),
+        .stream(&env.live, &env.token, &request, None, &mut |event, answers| {
+            match (&event.payload, action) {
+                (EventPayload::ApprovalRequested { .. }, Some(action)) => {
+                    requested = Some(event.clone());
+                    match answers.decide(event, action) {
+                        Ok(receipt) if receipt.outcome == action.outcome() => {}
+                        other => problems.push(format!("decision receipt: {other:?}")),
+                    }
                 }
+                // A decided approval is consumed: answering it again is refused.
+                (EventPayload::ApprovalResolved { .. }, Some(action)) => {
+                    let again = requested.as_ref().map(|requested| answers.decide(requested, action));
+                    problems.extend(again.map(|again| code_is(again, "APPROVAL_NOT_FOUND")).and_then(Result::err));
+                }
+                _ => {}
             }
             false
         })
@@ -488,20 +580,19 @@ fn approval_scenario(mode: &dyn Mode, env: &Env, action: Option<ApprovalAction>,
     let tool_completed = events.iter().any(|e| e.kind() == "tool.completed");
     want(tool_completed == (action == Some(ApprovalAction::Approve)), || format!("tool.completed seen: {tool_completed}"))?;
     match action {
-        Some(ApprovalAction::Approve) => {
-            completed_with(&events, json!([{ "approved": true, "arguments": { "text": "hi" } }]))?;
-            let again = decided.ok_or("no decision was made")?;
-            code_is(mode.decide(&env.live, &env.token, &again), "APPROVAL_NOT_FOUND")
-        }
+        Some(ApprovalAction::Approve) => completed_with(&events, json!([{ "approved": true, "arguments": { "text": "hi" } }])),
         Some(ApprovalAction::Deny) => failed_with(&events, "run.failed", "APPROVAL_DENIED"),
         Some(ApprovalAction::Cancel) => failed_with(&events, "run.cancelled", "CANCELLED"),
         None => failed_with(&events, "run.failed", "APPROVAL_EXPIRED"),
     }
 }
 
+/// The application function of the live scenarios.
+const LOOKUP: Function = Function { tool: "application_lookup", output: |_| json!({ "answer": 42 }) };
+
 fn application_tool_scenario(mode: &dyn Mode, env: &Env, requires_approval: bool) -> Result<(), String> {
     let tool = ApplicationToolDefinition {
-        name: "application_lookup".into(),
+        name: LOOKUP.tool.into(),
         description: "Look something up".into(),
         input_schema: json!({ "type": "object", "properties": { "query": { "type": "string" } }, "required": ["query"] })
             .as_object()
@@ -512,30 +603,25 @@ fn application_tool_scenario(mode: &dyn Mode, env: &Env, requires_approval: bool
     };
     let request = RunRequest {
         application_tools: Some(vec![tool]),
-        tools: Some(vec!["application_lookup".into()]),
+        tools: Some(vec![LOOKUP.tool.into()]),
         approvals: if requires_approval { interactive(None) } else { None },
-        ..RunRequest::new("mock", "demo", tool_then_echo("application_lookup", json!({ "query": "x" })))
+        ..RunRequest::new("mock", "demo", tool_then_echo(LOOKUP.tool, json!({ "query": "x" })))
     };
     let mut problems = Vec::new();
-    let mut executed = 0;
+    let mut executions = Vec::new();
     let events = mode
-        .stream(&env.live, &env.token, &request, &mut |event| {
+        .stream(&env.live, &env.token, &request, Some(LOOKUP), &mut |event, answers| {
             match &event.payload {
-                EventPayload::ApprovalRequested { approval } => {
-                    if let Err(e) = mode.decide(&env.live, &env.token, &approval.decision(ApprovalAction::Approve)) {
-                        problems.push(format!("approve: {e}"));
-                    }
+                EventPayload::ApprovalRequested { .. } => {
+                    problems.extend(answers.decide(event, ApprovalAction::Approve).err().map(|e| format!("approve: {e}")))
                 }
-                EventPayload::ToolExecutionRequested { execution } => {
-                    executed += 1;
-                    let identity = execution.identity();
-                    let result = ToolExecutionResult::success(identity.clone(), json!({ "answer": 42 }));
-                    let steps = mode
-                        .progress(&env.live, &env.token, &identity)
-                        .and_then(|_| mode.complete(&env.live, &env.token, &result))
-                        .map_err(|e| describe(&e))
-                        .and_then(|_| code_is(mode.complete(&env.live, &env.token, &result), "TOOL_EXECUTION_NOT_FOUND"));
-                    problems.extend(steps.err());
+                EventPayload::ToolExecutionRequested { .. } => executions.push(event.clone()),
+                // The function's result was accepted: its ticket is spent.
+                EventPayload::ToolCompleted { .. } => {
+                    for execution in &executions {
+                        problems.extend(code_is(answers.progress(execution), "TOOL_EXECUTION_NOT_FOUND").err());
+                        problems.extend(code_is(answers.complete(execution, json!({ "answer": 0 })), "TOOL_EXECUTION_NOT_FOUND").err());
+                    }
                 }
                 _ => {}
             }
@@ -543,7 +629,7 @@ fn application_tool_scenario(mode: &dyn Mode, env: &Env, requires_approval: bool
         })
         .map_err(|e| describe(&e))?;
     problems.first().map_or(Ok(()), |p| Err(p.clone()))?;
-    want(executed == 1, || format!("{executed} executions requested"))?;
+    want(executions.len() == 1, || format!("{} executions requested", executions.len()))?;
     completed_with(&events, json!([{ "answer": 42 }]))
 }
 
