@@ -29,6 +29,14 @@ export type ProviderMessage =
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; native?: unknown }
   | { role: 'tool'; callId: string; name: string; content: string };
 
+/**
+ * Runs one tool call in the middle of a provider's step (agents that call tools mid-turn,
+ * such as CLI agents through an MCP bridge): the same checks, approvals, events and limits
+ * as a call between steps. Resolves with the encoded result the model sees; rejects with the
+ * error the run then fails with.
+ */
+export type ToolCaller = (call: ToolCall) => Promise<string>;
+
 export interface ProviderRequest {
   model: string;
   instructions?: string;
@@ -38,6 +46,8 @@ export interface ProviderRequest {
   /** The run's structured-output schema, for vendors that can constrain decoding. */
   outputSchema?: Record<string, unknown>;
   retry?: RetryPolicyValue;
+  /** Present when `tools` is non-empty; adapters that execute calls mid-step use it instead of yielding `tool-call` parts. */
+  callTool?: ToolCaller;
 }
 
 /** What an adapter yields while one model step runs. */

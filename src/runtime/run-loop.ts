@@ -148,6 +148,15 @@ class RunBody {
     const instructions = this.instructions();
     if (instructions !== undefined) providerRequest.instructions = instructions;
     if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;
+    if (tools.length > 0) {
+      let midStepCalls = 0;
+      providerRequest.callTool = async (call) => {
+        midStepCalls += 1;
+        if (midStepCalls > MAX_TOOL_CALLS_PER_STEP) throw new DriverError('TOOL_LIMIT', `The model requested more than ${MAX_TOOL_CALLS_PER_STEP} tool calls in one step.`);
+        const [{ tool }] = this.validateBatch([call]) as [{ call: ToolCall; tool: RunTool }];
+        return ((await this.runTool(call, tool)) as Extract<ProviderMessage, { role: 'tool' }>).content;
+      };
+    }
     if (request.retry) {
       const cap = this.driver.options.limits?.maxAttempts ?? request.retry.maxAttempts;
       providerRequest.retry = { ...request.retry, maxAttempts: Math.min(request.retry.maxAttempts, cap) };

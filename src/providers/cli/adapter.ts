@@ -11,6 +11,7 @@ import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, P
 import type { CliProviderOptions } from './config.js';
 import { childEnvironment } from './environment.js';
 import { inspectionFromFailure, inspectionFromStatus } from './health.js';
+import { startToolBridge, type ToolBridge } from './mcp-bridge.js';
 import type { CliProbe, CliStatus } from './probe.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES, runCli } from './process.js';
 import { renderPrompt } from './prompt.js';
@@ -33,6 +34,8 @@ export interface CliRunContext {
   prompt: string;
   request: ProviderRequest;
   workspace: RunWorkspace;
+  /** The run's tools as an MCP server, when the run has tools. */
+  bridge?: ToolBridge;
 }
 
 /** Turns one run's stdout lines into parts; throws a DriverError for failures. */
@@ -88,8 +91,10 @@ export interface CliDialect {
   parseVersion(output: string): string | undefined;
   /** Switches for probes too (no telemetry or update checks while asking for status). */
   safetyEnv: Record<string, string>;
+  /** Whether the dialect wires the run's tools in through the MCP bridge. */
+  tools: boolean;
   plan(context: CliRunContext): CliRunPlan;
-  parser(): CliStreamParser;
+  parser(bridge?: ToolBridge): CliStreamParser;
   /** Sign-in state and model catalog from the CLI's own non-generating commands. */
   status(probe: CliProbe, signal: AbortSignal): Promise<CliStatus>;
   warm?: WarmMode;
@@ -128,25 +133,29 @@ export class CliProviderAdapter implements ProviderAdapter {
       name: options.name ?? dialect.defaultName,
       vendor: dialect.vendor,
       authMode: 'cli-session',
-      capabilities: { tools: false, textStreaming: warm ? warm.textStreaming : dialect.textStreaming },
+      capabilities: { tools: dialect.tools, textStreaming: warm ? warm.textStreaming : dialect.textStreaming },
       models: options.models ?? [],
     };
   }
 
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {
     signal.throwIfAborted();
-    if (request.tools.length > 0) throw new DriverError('UNSUPPORTED_TOOLS', `${this.dialect.product} runs do not support tools.`);
-    if (this.pool) {
+    const withTools = request.tools.length > 0;
+    if (withTools && (!this.dialect.tools || !request.callTool)) throw new DriverError('UNSUPPORTED_TOOLS', `${this.dialect.product} runs do not support tools.`);
+    if (this.pool && !withTools) {
       yield* this.streamWarm(this.pool, request, signal);
       return;
     }
     const workspace = await createRunWorkspace();
+    // A failed tool call (validation, denial, limit) stops the CLI and ends the step with that error.
+    const toolFailure = new AbortController();
+    const bridge = withTools ? await startToolBridge(request.tools, request.callTool!, (error) => toolFailure.abort(error)) : undefined;
     try {
       const env = await this.environment(workspace, {});
       await this.ensureReady(env, workspace.workDir, signal);
-      const plan = this.dialect.plan({ model: request.model, prompt: renderPrompt(request), request, workspace });
+      const plan = this.dialect.plan({ model: request.model, prompt: renderPrompt(request), request, workspace, ...(bridge ? { bridge } : {}) });
       for (const [path, content] of Object.entries(plan.files ?? {})) await writeFile(join(workspace.root, path), content, { mode: 0o600 });
-      const parser = this.dialect.parser();
+      const parser = this.dialect.parser(bridge);
       const process = runCli(
         {
           binary: this.binary,
@@ -157,13 +166,14 @@ export class CliProviderAdapter implements ProviderAdapter {
           ...(this.options.outputLimitBytes === undefined ? {} : { outputLimitBytes: this.options.outputLimitBytes }),
           ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }),
         },
-        signal,
+        AbortSignal.any([signal, toolFailure.signal]),
       );
       for await (const output of process) {
         const parts = output.type === 'line' ? parser.line(output.line) : parser.exit(output.code, output.signal, output.stderrTail);
         for (const part of parts) yield part;
       }
     } finally {
+      await bridge?.close();
       await workspace.remove();
     }
   }

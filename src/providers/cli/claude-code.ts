@@ -12,20 +12,41 @@ import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './c
 import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
 import { converse, runCommand, type CliProbe, type CliStatus } from './probe.js';
 import { firstSemver } from './readiness.js';
+import { BRIDGE_SERVER_NAME, type ToolBridge } from './mcp-bridge.js';
+import type { RunWorkspace } from './workspace.js';
+import { join } from 'node:path';
 
 const PRODUCT = 'Claude Code';
 
-/** No built-in tools, MCP servers, hooks, customizations or session files. */
+/** No built-in tools, slash commands, skills, hooks or session files (MCP: see `bridgeArgs`). */
 const SAFETY_ARGS = [
   '--restricted',
-  '--safe-mode',
   '--tools', '',
+  '--disable-slash-commands',
   '--strict-mcp-config',
-  '--mcp-config', '{"mcpServers":{}}',
   '--no-session-persistence',
   '--permission-mode', 'dontAsk',
   '--settings', '{"disableAllHooks":true}',
 ];
+
+const NO_MCP = ['--mcp-config', '{"mcpServers":{}}'];
+const MCP_CONFIG_FILE = 'claude-mcp.json';
+/** Claude's names for the bridge's tools: `mcp__<server>__<tool>`. */
+const BRIDGE_TOOL_PREFIX = `mcp__${BRIDGE_SERVER_NAME}__`;
+
+/**
+ * With run tools: only the bridge's MCP server (its token in a private file, not argv) and
+ * only its tools allowed; every other tool stays off and unasked-for permissions are denied.
+ */
+function bridgeArgs(bridge: ToolBridge | undefined, workspace: RunWorkspace): { args: string[]; files: Record<string, string> } {
+  // --safe-mode also drops every MCP server, so only runs without tools can have it.
+  if (!bridge) return { args: ['--safe-mode', ...NO_MCP], files: {} };
+  const config = { mcpServers: { [BRIDGE_SERVER_NAME]: { type: 'http', url: bridge.url, headers: { Authorization: `Bearer ${bridge.token}` } } } };
+  return {
+    args: ['--mcp-config', join(workspace.root, MCP_CONFIG_FILE), '--allowedTools', bridge.tools.map((tool) => `${BRIDGE_TOOL_PREFIX}${tool.name}`).join(',')],
+    files: { [MCP_CONFIG_FILE]: JSON.stringify(config) },
+  };
+}
 
 /** Telemetry, update checks, side traffic and the CLI's own retries off. */
 const SAFETY_ENV = {
@@ -47,6 +68,8 @@ export function classifyClaudeResult(result: JsonRecord): FailureCode {
 }
 
 class ClaudeStreamParser implements CliStreamParser {
+  constructor(private readonly bridge: ToolBridge | undefined) {}
+
   private result: JsonRecord | undefined;
   private failure: FailureCode | undefined;
   private streamedThisMessage = false;
@@ -133,6 +156,8 @@ class ClaudeStreamParser implements CliStreamParser {
   }
 
   private refuseToolUse(block: JsonRecord | undefined): void {
+    const name = text(block?.name) ?? '';
+    if (block?.type === 'tool_use' && this.bridge?.tools.some((tool) => `${BRIDGE_TOOL_PREFIX}${tool.name}` === name)) return;
     if (block?.type === 'tool_use' || block?.type === 'server_tool_use') {
       throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted to use a tool, which this provider does not allow.`);
     }
@@ -156,7 +181,7 @@ async function claudeStatus(probe: CliProbe, signal: AbortSignal): Promise<CliSt
   const requestId = randomUUID();
   const answered = await converse(
     probe,
-    ['--print', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', ...SAFETY_ARGS],
+    ['--print', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', ...SAFETY_ARGS, '--safe-mode', ...NO_MCP],
     [{ type: 'control_request', request_id: requestId, request: { subtype: 'initialize', hooks: {}, sdkMcpServers: [] } }],
     (message) => {
       const response = record(message.response);
@@ -181,14 +206,19 @@ export const claudeCodeDialect: CliDialect = {
   accountVariable: 'CLAUDE_CONFIG_DIR',
   minimumVersion: '2.1.332',
   textStreaming: true,
+  tools: true,
   safetyEnv: SAFETY_ENV,
   parseVersion: (output) => (/\(Claude Code\)/.test(output) ? firstSemver(output) : undefined),
-  plan: ({ model, prompt }) => ({
-    args: ['--print', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', ...SAFETY_ARGS, '--model', model],
-    stdin: prompt,
-    env: SAFETY_ENV,
-  }),
-  parser: () => new ClaudeStreamParser(),
+  plan: ({ model, prompt, bridge, workspace }) => {
+    const tools = bridgeArgs(bridge, workspace);
+    return {
+      args: ['--print', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', ...SAFETY_ARGS, ...tools.args, '--model', model],
+      stdin: prompt,
+      env: SAFETY_ENV,
+      files: tools.files,
+    };
+  },
+  parser: (bridge) => new ClaudeStreamParser(bridge),
   status: claudeStatus,
 };
 

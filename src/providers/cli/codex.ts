@@ -151,6 +151,7 @@ export const codexDialect: CliDialect = {
   accountVariable: 'CODEX_HOME',
   minimumVersion: '0.171.0',
   textStreaming: false,
+  tools: false,
   safetyEnv: { NO_COLOR: '1' },
   parseVersion: (output) => (/^codex-cli \d/m.test(output) ? firstSemver(output) : undefined),
   plan: ({ model, prompt }) => ({

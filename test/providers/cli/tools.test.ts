@@ -1,0 +1,131 @@
+/**
+ * Run tools reaching a real CLI agent through the MCP bridge, driven by the runtime: the
+ * CLI calls them mid-turn, the runtime validates, approves and executes each one (with its
+ * usual events), and the CLI carries on with the results until its final answer.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { claudeCode } from '../../../src/providers/cli/claude-code.js';
+import { AgenticDriver } from '../../../src/runtime/driver.js';
+import type { ProviderAdapter } from '../../../src/runtime/provider.js';
+import type { HostTool } from '../../../src/runtime/tools.js';
+import { startAnthropicMessagesServer, type VendorServer } from '../../vendors/index.js';
+import { API_KEY, binary, claudeAccount, hostEnvironment, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
+
+const TIMEOUT = { timeout: 90_000 };
+
+const executed: unknown[] = [];
+const lookup: HostTool = {
+  name: 'lookup',
+  description: 'Looks a key up.',
+  inputSchema: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'], additionalProperties: false },
+  execute: (input) => {
+    executed.push(input);
+    return { value: `value-of-${String(input.key)}` };
+  },
+};
+const guarded: HostTool = { ...lookup, name: 'guarded', description: 'Needs approval.', requiresApproval: true };
+
+interface BridgeSpec {
+  name: string;
+  model: string;
+  /** The CLI's name for a bridge tool. */
+  toolName(tool: string): string;
+  start(options: { apiKey: string }): Promise<VendorServer>;
+  adapter(server: VendorServer, directory: string, proxy: RefusingProxy): Promise<ProviderAdapter>;
+}
+
+async function outcome(driver: AgenticDriver, request: unknown): Promise<{ events: Record<string, any>[]; last: Record<string, any> }> {
+  const events: Record<string, any>[] = [];
+  for await (const event of driver.stream(request)) events.push(event as Record<string, any>);
+  return { events, last: events.at(-1)! };
+}
+
+function describeToolBridge(spec: BridgeSpec): void {
+  describe(`${spec.name}: run tools through the MCP bridge`, () => {
+    let server: VendorServer;
+    let proxy: RefusingProxy;
+    let scratch: { path: string; remove(): Promise<void> };
+    let driver: AgenticDriver;
+    const approvals: unknown[] = [];
+
+    before(async () => {
+      server = await spec.start({ apiKey: API_KEY });
+      proxy = await startRefusingProxy();
+      scratch = await scratchDirectory(`${spec.name}-tools`);
+      const adapter = await spec.adapter(server, await mkdtemp(join(scratch.path, 'account-')), proxy);
+      driver = new AgenticDriver({
+        providers: [adapter],
+        tools: [lookup, guarded],
+        approve: (call) => {
+          approvals.push(call.arguments);
+          return (call.arguments as { key: string }).key !== 'forbidden';
+        },
+      });
+    });
+    after(async () => {
+      await server.close();
+      await proxy.close();
+      await scratch.remove();
+      assert.deepEqual(proxy.attempts, []);
+    });
+
+    test('multi-step: two calls in sequence, each executed by the runtime, then the final answer', TIMEOUT, async () => {
+      executed.length = 0;
+      server.push({ turn: { toolCalls: [{ id: 'call_alpha', name: spec.toolName('lookup'), arguments: { key: 'alpha' } }] } });
+      server.push({ turn: { toolCalls: [{ id: 'call_beta', name: spec.toolName('lookup'), arguments: { key: 'beta' } }] } });
+      server.push({ turn: { text: 'alpha and beta looked up', usage: { input: 5, output: 4 } } });
+      const before = server.generations.length;
+      const { events, last } = await outcome(driver, { provider: spec.name, model: spec.model, input: 'look up alpha then beta', tools: ['lookup'] });
+      assert.equal(last.type, 'run.completed', JSON.stringify(last));
+      assert.equal(last.result.text, 'alpha and beta looked up');
+      assert.deepEqual(executed, [{ key: 'alpha' }, { key: 'beta' }]);
+      assert.deepEqual(events.filter((event) => event.type === 'tool.called').map((event) => event.call.arguments), [{ key: 'alpha' }, { key: 'beta' }]);
+      assert.deepEqual(events.filter((event) => event.type === 'tool.completed').map((event) => event.output), [{ value: 'value-of-alpha' }, { value: 'value-of-beta' }]);
+      const requests = server.generations.slice(before);
+      assert.equal(requests.length, 3);
+      assert.ok(requests[1]!.rawBody.includes('value-of-alpha') && requests[2]!.rawBody.includes('value-of-beta'), 'the CLI fed each result back to the model');
+    });
+
+    test('arguments that break the schema fail the run INVALID_TOOL_ARGUMENTS, nothing executed', TIMEOUT, async () => {
+      executed.length = 0;
+      server.push({ turn: { toolCalls: [{ name: spec.toolName('lookup'), arguments: { key: 42 } }] } });
+      const { last } = await outcome(driver, { provider: spec.name, model: spec.model, input: 'bad call', tools: ['lookup'] });
+      assert.equal(last.type, 'run.failed');
+      assert.equal(last.error.code, 'INVALID_TOOL_ARGUMENTS');
+      assert.deepEqual(executed, []);
+    });
+
+    test('approval: an approved call runs, a refused one fails the run APPROVAL_REQUIRED', TIMEOUT, async () => {
+      executed.length = 0;
+      server.push({ turn: { toolCalls: [{ name: spec.toolName('guarded'), arguments: { key: 'fine' } }] } });
+      server.push({ turn: { text: 'approved and done' } });
+      const approved = await outcome(driver, { provider: spec.name, model: spec.model, input: 'guarded call', tools: ['guarded'] });
+      assert.equal(approved.last.type, 'run.completed', JSON.stringify(approved.last));
+      assert.deepEqual(executed, [{ key: 'fine' }]);
+      server.push({ turn: { toolCalls: [{ name: spec.toolName('guarded'), arguments: { key: 'forbidden' } }] } });
+      const refused = await outcome(driver, { provider: spec.name, model: spec.model, input: 'guarded call', tools: ['guarded'] });
+      assert.equal(refused.last.type, 'run.failed');
+      assert.equal(refused.last.error.code, 'APPROVAL_REQUIRED');
+      assert.deepEqual(executed, [{ key: 'fine' }]);
+    });
+  });
+}
+
+describeToolBridge({
+  name: 'claude-code',
+  model: 'claude-test',
+  toolName: (tool) => `mcp__agenticdriver__${tool}`,
+  start: startAnthropicMessagesServer,
+  adapter: async (server, directory, proxy) =>
+    claudeCode({
+      id: 'claude-code',
+      binary: binary('claude'),
+      models: ['claude-test'],
+      accountDirectory: await claudeAccount(directory),
+      environment: async () => ({ ANTHROPIC_BASE_URL: server.origin, ANTHROPIC_API_KEY: API_KEY }),
+      hostEnvironment: hostEnvironment(proxy),
+    }),
+});
