@@ -8,6 +8,11 @@
 //! events that passed the protocol's consumer rules, and anything else fails with an
 //! [`Error`] whose [`code`](Error::code) says what was wrong (`INVALID_STREAM`,
 //! `INVALID_RESPONSE`, `INCOMPLETE_STREAM`, `UNSUPPORTED_EVENT`, ... or the host's code).
+//!
+//! Interactive approvals and application tools: answer an `approval.requested` or a
+//! `tool.execution.requested` with one call ([`EventStream::approval`],
+//! [`EventStream::execution`]), or let [`EventStream::with_tools`] run your registered
+//! [`ToolFunctions`] while you read the stream.
 pub mod error;
 pub mod types;
 
