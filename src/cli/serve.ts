@@ -1,4 +1,5 @@
 /** `agenticdriver serve`: load (or first create) the config, start the host, stop on signals. */
+import { resolve } from 'node:path';
 import { assertListenerSecure, readHostConfig, resolveConfigPath } from '../host/config.js';
 import { startHost } from '../host/index.js';
 import { exists, initConfig } from './init.js';
@@ -24,7 +25,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   assertListenerSecure(config.listen);
 
   const host = await startHost({ config });
-  const tokenFiles = config.tokens.flatMap((token) => ('file' in token.tokenRef ? [token.tokenRef.file] : []));
+  const tokenFiles = config.tokens.flatMap((token) => ('file' in token.tokenRef ? [resolve(config.configDir, token.tokenRef.file)] : []));
   if (options.json) {
     process.stdout.write(`${JSON.stringify({ event: 'listening', url: host.url, configPath, pid: process.pid })}\n`);
   } else {
@@ -32,8 +33,8 @@ export async function serve(options: ServeOptions): Promise<void> {
       [
         `agenticdriver is listening on ${host.url}`,
         `config: ${configPath}${created ? ' (created)' : ''}`,
-        ...tokenFiles.map((file) => `bearer token file: ${file} (relative to the config)`),
-        `try: curl -H "Authorization: Bearer $(cat ${tokenFiles[0] ? `${config.configDir}/${tokenFiles[0]}` : 'TOKEN_FILE'})" ${host.url}/v1/providers`,
+        ...tokenFiles.map((file) => `bearer token file: ${file}`),
+        `try: curl -H "Authorization: Bearer $(cat ${tokenFiles[0] ?? 'TOKEN_FILE'})" ${host.url}/v1/providers`,
         '',
       ].join('\n'),
     );

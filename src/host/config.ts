@@ -132,9 +132,9 @@ function configError(message: string, code = 'INVALID_CONFIG'): DriverError {
 export function resolveConfigPath(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
   if (explicit) return resolve(explicit);
   if (env.AGENTICDRIVER_CONFIG) return resolve(env.AGENTICDRIVER_CONFIG);
-  if (process.platform === 'win32') return join(env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'), 'agenticdriver', 'config.json');
+  if (process.platform === 'win32') return join(env.APPDATA || join(homedir(), 'AppData', 'Roaming'), 'agenticdriver', 'config.json');
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'agenticdriver', 'config.json');
-  return join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'agenticdriver', 'config.json');
+  return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'agenticdriver', 'config.json');
 }
 
 export async function readHostConfig(path: string): Promise<HostConfig> {

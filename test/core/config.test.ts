@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isLoopbackHost, normalizeOrigin } from '../../src/host/addresses.js';
-import { parseHostConfig, readHostConfig } from '../../src/host/config.js';
+import { parseHostConfig, readHostConfig, resolveConfigPath } from '../../src/host/config.js';
 import { readSecret } from '../../src/host/secrets.js';
 import { DriverError } from '../../src/protocol/errors.js';
 
@@ -73,6 +73,15 @@ describe('host config', () => {
     const config = parseHostConfig({ ...valid(), allowedOrigins: ['https://A.example/', 'https://a.example'] }, '/tmp/c.json');
     assert.deepEqual(config.allowedOrigins, ['https://a.example']);
     assert.equal(codeOf(() => parseHostConfig({ ...valid(), allowedOrigins: ['https://a.example/app'] }, '/tmp/c.json')), 'INVALID_CONFIG');
+  });
+
+  it('finds the config: --config, then AGENTICDRIVER_CONFIG, then the per-user default (empty variables count as unset)', () => {
+    assert.equal(resolveConfigPath('rel/c.json', { AGENTICDRIVER_CONFIG: '/env/c.json' }), join(process.cwd(), 'rel/c.json'));
+    assert.equal(resolveConfigPath(undefined, { AGENTICDRIVER_CONFIG: '/env/c.json' }), '/env/c.json');
+    if (process.platform === 'linux') {
+      assert.equal(resolveConfigPath(undefined, { XDG_CONFIG_HOME: '/xdg' }), '/xdg/agenticdriver/config.json');
+      assert.ok(resolveConfigPath(undefined, { AGENTICDRIVER_CONFIG: '', XDG_CONFIG_HOME: '' }).endsWith('/.config/agenticdriver/config.json'));
+    }
   });
 
   it('reads config files strictly', async () => {
