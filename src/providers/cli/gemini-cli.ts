@@ -14,6 +14,7 @@ import { access, readFile, writeFile } from 'node:fs/promises';
 import { GeminiAcp } from './gemini-acp.js';
 import { join } from 'node:path';
 import type { CliProbe, CliStatus } from './probe.js';
+import { BRIDGE_SERVER_NAME, type ToolBridge } from './mcp-bridge.js';
 import { firstSemver } from './readiness.js';
 
 const PRODUCT = 'Gemini CLI';
@@ -37,6 +38,21 @@ const DENY_ALL_POLICY = ['[[rule]]', 'toolName = "*"', 'decision = "deny"', 'pri
 
 /** The private settings and policy files, and the flags and env that make Gemini use them. */
 const LOCKED_DOWN_FILES = { [SETTINGS_FILE]: JSON.stringify(SYSTEM_SETTINGS), [POLICY_FILE]: DENY_ALL_POLICY };
+
+/** Gemini's names for the bridge's tools (`mcp_<server>_<tool>`). */
+const bridgeToolName = (tool: string) => `mcp_${BRIDGE_SERVER_NAME}_${tool}`;
+
+/**
+ * With run tools: the bridge as the only MCP server (its token only in the private settings
+ * file), limited to the run's tools, and one policy rule above the deny-all that allows them.
+ */
+function bridgeFiles(bridge: ToolBridge): Record<string, string> {
+  const server = { httpUrl: bridge.url, headers: { Authorization: `Bearer ${bridge.token}` }, trust: true, includeTools: bridge.tools.map((tool) => tool.name) };
+  // `tools.core` is an allowlist of every tool, MCP ones included: exactly the bridge's tools.
+  const settings = { ...SYSTEM_SETTINGS, tools: { ...SYSTEM_SETTINGS.tools, core: bridge.tools.map((tool) => bridgeToolName(tool.name)) }, mcpServers: { [BRIDGE_SERVER_NAME]: server }, mcp: { allowed: [BRIDGE_SERVER_NAME], serverCommand: '' }, admin: { ...SYSTEM_SETTINGS.admin, mcp: { enabled: true } } };
+  const allowBridge = ['[[rule]]', `mcpName = "${BRIDGE_SERVER_NAME}"`, 'decision = "allow"', 'priority = 1000', ''].join('\n');
+  return { [SETTINGS_FILE]: JSON.stringify(settings), [POLICY_FILE]: `${DENY_ALL_POLICY}\n${allowBridge}` };
+}
 const lockedDownArgs = (root: string) => ['--extensions', 'none', '--admin-policy', join(root, POLICY_FILE), '--approval-mode', 'default', '--skip-trust'];
 const lockedDownEnv = (root: string) => ({ GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(root, SETTINGS_FILE), NO_COLOR: '1' });
 
@@ -61,6 +77,8 @@ export function classifyGeminiError(error: JsonRecord): FailureCode {
 }
 
 class GeminiStreamParser implements CliStreamParser {
+  constructor(private readonly bridge: ToolBridge | undefined) {}
+
   private result: JsonRecord | undefined;
 
   line(line: string): ProviderPart[] {
@@ -70,7 +88,10 @@ class GeminiStreamParser implements CliStreamParser {
         if (event.role === 'assistant' && typeof event.content === 'string' && event.content !== '') return [{ type: 'text-delta', text: event.content }];
         return [{ type: 'progress' }];
       case 'tool_use':
+        if (this.bridge?.tools.some((tool) => bridgeToolName(tool.name) === event.tool_name)) return [{ type: 'progress' }];
+        throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted to use a tool, which this provider does not allow.`);
       case 'tool_result':
+        if (this.bridge) return [{ type: 'progress' }];
         throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted to use a tool, which this provider does not allow.`);
       case 'result':
         this.result = event;
@@ -91,7 +112,8 @@ class GeminiStreamParser implements CliStreamParser {
     if (code !== 0) throw cliFailure(PRODUCT, byExit ?? 'CLI_FAILED');
     if (result === undefined) throw new DriverError('INCOMPLETE_STREAM', `${PRODUCT} ended without a result.`);
     const stats = record(result.stats) ?? {};
-    if ((count(stats.tool_calls) ?? 0) > 0) throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} reported tool calls, which this provider does not allow.`);
+    // Every tool use was checked as it happened; without the bridge there may be none.
+    if (!this.bridge && (count(stats.tool_calls) ?? 0) > 0) throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} reported tool calls, which this provider does not allow.`);
     return [
       { type: 'usage', usage: usage({ inputTokens: count(stats.input_tokens), outputTokens: count(stats.output_tokens), cachedInputTokens: count(stats.cached) }) },
       { type: 'finish', finishReason: 'stop' },
@@ -128,16 +150,16 @@ export const geminiCliDialect: CliDialect = {
   accountVariable: 'GEMINI_CLI_HOME',
   minimumVersion: '0.61.0',
   textStreaming: true,
-  tools: false,
+  tools: true,
   safetyEnv: { NO_COLOR: '1' },
   parseVersion: (output) => (/^\d+\.\d+\.\d+\s*$/m.test(output) ? firstSemver(output) : undefined),
-  plan: ({ model, prompt, workspace }) => ({
+  plan: ({ model, prompt, workspace, bridge }) => ({
     args: ['--prompt', PROMPT_SUFFIX, '--output-format', 'stream-json', ...lockedDownArgs(workspace.root), '--model', model],
     stdin: prompt,
     env: lockedDownEnv(workspace.root),
-    files: LOCKED_DOWN_FILES,
+    files: bridge ? bridgeFiles(bridge) : LOCKED_DOWN_FILES,
   }),
-  parser: () => new GeminiStreamParser(),
+  parser: (bridge) => new GeminiStreamParser(bridge),
   status: geminiStatus,
   warm: {
     textStreaming: true,
