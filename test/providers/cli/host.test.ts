@@ -9,10 +9,22 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { doctor } from '../../../src/cli/doctor.js';
 import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
-import { parseSse, startTestHost, TOKEN, type TestHost } from '../../support/host.js';
+import { parseSse, sseEvents, startTestHost, TOKEN, type TestHost } from '../../support/host.js';
 import { API_KEY, binary, claudeAccount, codexAccount, geminiAccount, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 
 const TIMEOUT = { timeout: 90_000 };
+
+const sent: unknown[] = [];
+const guarded = {
+  name: 'guarded',
+  description: 'Sends something; a person must agree first.',
+  inputSchema: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'], additionalProperties: false },
+  requiresApproval: true,
+  execute: (input: Record<string, unknown>) => {
+    sent.push(input);
+    return { sent: true };
+  },
+};
 
 interface Kind {
   id: string;
@@ -85,10 +97,14 @@ describe('CLI providers through the host', () => {
       entries.push(await kind.entry(kind.server, await mkdtemp(join(scratch.path, `${kind.id}-`)), proxy));
     }
     const ids = KINDS.map((kind) => kind.id);
-    host = await startTestHost({
-      providers: entries,
-      tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ids }],
-    });
+    host = await startTestHost(
+      {
+        providers: entries,
+        approvals: { interactive: true, maxPending: 2 },
+        tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ids, tools: ['guarded'], approveTools: ['guarded'] }],
+      },
+      { tools: [guarded] },
+    );
   });
   after(async () => {
     await host.close();
@@ -133,6 +149,35 @@ describe('CLI providers through the host', () => {
       });
     });
   }
+
+  test('claude-code: a host tool called through the MCP bridge waits for an interactive approval', TIMEOUT, async () => {
+    const claude = KINDS.find((kind) => kind.id === 'claude')!.server!;
+    claude.push({ turn: { toolCalls: [{ id: 'call_send', name: 'mcp__agenticdriver__guarded', arguments: { to: 'ada' } }] } });
+    claude.push({ turn: { text: 'sent after approval' } });
+    const response = await host.post(
+      '/v1/runs',
+      { provider: 'claude', model: 'claude-test', input: 'send it', tools: ['guarded'], approvals: { mode: 'interactive', idlePolicy: 'pause' } },
+      { accept: 'text/event-stream' },
+    );
+    const events: Record<string, any>[] = [];
+    for await (const event of sseEvents(response)) {
+      events.push(event);
+      if (event.type !== 'approval.requested') continue;
+      assert.deepEqual(sent, [], 'nothing runs before the decision');
+      const approval = event.approval as Record<string, unknown>;
+      const decision = await fetch(`${host.url}/v1/approvals/decisions`, {
+        method: 'POST',
+        headers: host.headers(),
+        body: JSON.stringify({ approvalId: approval.approvalId, runId: approval.runId, call: approval.call, decision: 'approve' }),
+      });
+      assert.equal(decision.status, 200);
+    }
+    const types = events.map((event) => event.type);
+    assert.deepEqual(types.slice(types.indexOf('tool.called'), types.indexOf('tool.completed') + 1), ['tool.called', 'approval.requested', 'approval.resolved', 'tool.completed']);
+    assert.equal(events.at(-1)!.type, 'run.completed');
+    assert.equal(events.at(-1)!.result.text, 'sent after approval');
+    assert.deepEqual(sent, [{ to: 'ada' }]);
+  });
 
   test('GET /v1/providers: each CLI reports its version and sign-in state', TIMEOUT, async () => {
     const response = await fetch(`${host.url}/v1/providers?refresh=true`, { headers: host.headers() });
