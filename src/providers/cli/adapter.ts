@@ -54,6 +54,8 @@ export interface WarmSpawn {
   root: string;
   /** The model, for modes that fix it per process (`perModel`). */
   model: string;
+  /** The per-run output bound, for single-use processes (one run = the process's output). */
+  outputLimitBytes: number;
   killGraceMs?: number;
 }
 
@@ -75,6 +77,8 @@ export interface WarmMode {
   textStreaming: boolean;
   /** The model is chosen when the process starts, so processes are pooled per model. */
   perModel: boolean;
+  /** A process serves one run only; the pool keeps a started spare (started after each run). */
+  singleUse?: boolean;
   start(spawn: WarmSpawn, signal: AbortSignal): Promise<WarmSession>;
 }
 
@@ -186,9 +190,11 @@ export class CliProviderAdapter implements ProviderAdapter {
   private async *streamWarm(pool: WarmPool<WarmEntry>, request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {
     const runSpace = await createRunWorkspace();
     const run = { model: request.model, prompt: renderPrompt(request), cwd: runSpace.workDir, outputLimitBytes: this.options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES };
-    const key = this.dialect.warm!.perModel ? request.model : '';
+    const warm = this.dialect.warm!;
+    const key = warm.perModel ? request.model : '';
     let entry = pool.take(key);
     let pooled = entry !== undefined;
+    if (warm.singleUse) this.startSpare(pool, key, request.model);
     try {
       for (;;) {
         entry ??= await this.startWarm(request.model, signal);
@@ -214,12 +220,21 @@ export class CliProviderAdapter implements ProviderAdapter {
     }
   }
 
+  /** Starts a spare in the background for the next run; a failure only means that run starts cold. */
+  private startSpare(pool: WarmPool<WarmEntry>, key: string, model: string): void {
+    this.startWarm(model, new AbortController().signal).then(
+      (spare) => pool.give(key, spare, spare.alive),
+      () => undefined,
+    );
+  }
+
   private async startWarm(model: string, signal: AbortSignal): Promise<WarmEntry> {
     const workspace = await createRunWorkspace();
     try {
       const env = await this.environment(workspace, this.dialect.safetyEnv);
       await this.ensureReady(env, workspace.workDir, signal);
-      const spawn = { binary: this.binary, env, cwd: workspace.workDir, root: workspace.root, model, ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }) };
+      const outputLimitBytes = this.options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
+      const spawn = { binary: this.binary, env, cwd: workspace.workDir, root: workspace.root, model, outputLimitBytes, ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }) };
       return new WarmEntry(await this.dialect.warm!.start(spawn, signal), workspace);
     } catch (error) {
       await workspace.remove();

@@ -13,6 +13,7 @@ import { cliFailure, count, parseEventLine, record, text, usage, type FailureCod
 import { converse, runCommand, type CliProbe, type CliStatus } from './probe.js';
 import { firstSemver } from './readiness.js';
 import { BRIDGE_SERVER_NAME, type ToolBridge } from './mcp-bridge.js';
+import { SingleUseStreamSession } from './claude-stream-session.js';
 import type { RunWorkspace } from './workspace.js';
 import { join } from 'node:path';
 
@@ -29,6 +30,8 @@ const SAFETY_ARGS = [
   '--settings', '{"disableAllHooks":true}',
 ];
 
+/** stream-json output with partial messages, so text streams token by token. */
+const STREAM_ARGS = ['--print', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
 const NO_MCP = ['--mcp-config', '{"mcpServers":{}}'];
 const MCP_CONFIG_FILE = 'claude-mcp.json';
 /** Claude's names for the bridge's tools: `mcp__<server>__<tool>`. */
@@ -212,13 +215,22 @@ export const claudeCodeDialect: CliDialect = {
   plan: ({ model, prompt, bridge, workspace }) => {
     const tools = bridgeArgs(bridge, workspace);
     return {
-      args: ['--print', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', ...SAFETY_ARGS, ...tools.args, '--model', model],
+      args: [...STREAM_ARGS, ...SAFETY_ARGS, ...tools.args, '--model', model],
       stdin: prompt,
       env: SAFETY_ENV,
       files: tools.files,
     };
   },
   parser: (bridge) => new ClaudeStreamParser(bridge),
+  warm: {
+    textStreaming: true,
+    perModel: true,
+    singleUse: true,
+    start: async (spawn) => {
+      const args = [...STREAM_ARGS, '--input-format', 'stream-json', ...SAFETY_ARGS, '--safe-mode', ...NO_MCP, '--model', spawn.model];
+      return new SingleUseStreamSession(spawn, args, PRODUCT, () => new ClaudeStreamParser(undefined));
+    },
+  },
   status: claudeStatus,
 };
 

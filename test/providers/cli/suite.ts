@@ -24,6 +24,8 @@ export interface CliSpec {
   textStreaming: boolean;
   startServer(options: VendorServerOptions): Promise<VendorServer>;
   adapter(setup: AdapterSetup): Promise<ProviderAdapter>;
+  /** The adapter keeps one started spare process besides the one serving the run. */
+  keepsSpare?: boolean;
 }
 
 const TIMEOUT = { timeout: 90_000 };
@@ -112,14 +114,15 @@ export function describeRealCli(spec: CliSpec): void {
       const running = drain(ready, request('hang please', spec.model), controller.signal).catch((error: unknown) => ({ thrown: error }));
       while (server.requests.length === requests) await new Promise((resolve) => setTimeout(resolve, 25));
       const groups = childGroups().filter((pgid) => !groupsBefore.has(pgid));
-      assert.equal(groups.length, 1, 'the CLI runs in its own process group');
+      assert.ok(groups.length >= 1 && groups.length <= (spec.keepsSpare ? 2 : 1), 'the CLI runs in its own process group');
       const reason = new Error('cancelled by test');
       const started = Date.now();
       controller.abort(reason);
       const outcome = await running;
       assert.ok(Date.now() - started < 5_000, 'cancellation is prompt');
       assert.ok('thrown' in outcome && outcome.thrown === reason, 'the stream throws the abort reason');
-      assert.deepEqual(groupMembers(groups[0]!), [], 'no process of the group survives');
+      const alive = childGroups().filter((pgid) => !groupsBefore.has(pgid) && groupMembers(pgid).length > 0);
+      assert.ok(alive.length <= (spec.keepsSpare ? 1 : 0), 'no process of the run survives (only a waiting spare may)');
       await server.requests.at(-1)!.abortedPromise;
     });
   });
@@ -193,6 +196,82 @@ export function describeWarmPool(spec: CliSpec): void {
       const [group] = newGroups(groupsBefore);
       for (const deadline = Date.now() + 5_000; groupMembers(group!).length > 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.deepEqual(groupMembers(group!), [], 'the idle process was reaped');
+      await adapter.close!();
+    });
+  });
+}
+
+/**
+ * The pool's promises for a single-use warm mode (Claude's stream-json input): after a cold
+ * run a started spare waits; the next run is served by that spare (which is then gone, so no
+ * run ever shares a process), a crashed spare is replaced, and an idle spare is reaped.
+ */
+export function describeSpareProcess(spec: CliSpec): void {
+  describe(`${spec.name} warm spare`, () => {
+    let server: VendorServer;
+    let proxy: RefusingProxy;
+    let scratch: { path: string; remove(): Promise<void> };
+    const make = (idleMs?: number) => spec.adapter({ server, key: API_KEY, directory: scratch.path, proxy, ...(idleMs === undefined ? {} : { idleMs }) });
+    const say = (text: string) => server.push({ turn: { text: [text], usage: { input: 1, output: 1 } } });
+    /** The one live process group started since `before` (the waiting spare). */
+    const spare = async (before: Set<number>): Promise<number> => {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+        const groups = childGroups().filter((group) => !before.has(group) && groupMembers(group).length > 0);
+        if (groups.length === 1) return groups[0]!;
+      }
+      throw new Error('no spare process was started');
+    };
+
+    before(async () => {
+      server = await spec.startServer({ apiKey: API_KEY });
+      proxy = await startRefusingProxy();
+      scratch = await scratchDirectory(`${spec.name}-spare`);
+    });
+    after(async () => {
+      await server.close();
+      await proxy.close();
+      await scratch.remove();
+      assert.deepEqual(proxy.attempts, []);
+    });
+
+    test('after a cold run a spare waits; the next run uses it up, and a new spare replaces it', TIMEOUT, async () => {
+      const groupsBefore = new Set(childGroups());
+      const adapter = await make();
+      say('first');
+      assert.equal((await drain(adapter, request('remember the word PELICAN', spec.model))).text, 'first');
+      const waiting = await spare(groupsBefore);
+      say('second');
+      assert.equal((await drain(adapter, request('which word?', spec.model))).text, 'second');
+      assert.deepEqual(groupMembers(waiting), [], 'the spare served the run and is gone');
+      assert.ok(!server.generations.at(-1)!.rawBody.includes('PELICAN'), 'the second run does not see the first one');
+      const next = await spare(groupsBefore);
+      assert.notEqual(next, waiting);
+      await adapter.close!();
+      assert.deepEqual(groupMembers(next), [], 'close stops the spare');
+    });
+
+    test('a crashed spare is replaced, never used', TIMEOUT, async () => {
+      const groupsBefore = new Set(childGroups());
+      const adapter = await make();
+      say('cold');
+      assert.equal((await drain(adapter, request('hi', spec.model))).text, 'cold');
+      const crashed = await spare(groupsBefore);
+      process.kill(-crashed, 'SIGKILL');
+      while (groupMembers(crashed).length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      say('replaced');
+      const replaced = await drain(adapter, request('hi', spec.model));
+      assert.equal(replaced.text, 'replaced', JSON.stringify(replaced.error));
+      await adapter.close!();
+    });
+
+    test('an idle spare is reaped', TIMEOUT, async () => {
+      const groupsBefore = new Set(childGroups());
+      const adapter = await make(1_500);
+      say('soon idle');
+      assert.equal((await drain(adapter, request('hi', spec.model))).text, 'soon idle');
+      const waiting = await spare(groupsBefore);
+      for (const deadline = Date.now() + 8_000; groupMembers(waiting).length > 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(groupMembers(waiting), [], 'the idle spare was reaped');
       await adapter.close!();
     });
   });
