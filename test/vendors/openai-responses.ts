@@ -88,13 +88,14 @@ export function renderResponses(turn: Turn, model: string): Frame[] {
     const id = `fc_fake_${n + 1}`;
     const callId = call.id ?? `call_fake_${n + 1}`;
     const args = argumentText(call);
+    const namespace = call.namespace === undefined ? {} : { namespace: call.namespace };
     add(
-      { id, type: 'function_call', status: 'in_progress', call_id: callId, name: call.name, arguments: '' },
+      { id, type: 'function_call', status: 'in_progress', call_id: callId, name: call.name, ...namespace, arguments: '' },
       (index) => {
         for (const delta of fragments(args, call.fragments)) emit('response.function_call_arguments.delta', { item_id: id, output_index: index, delta });
         emit('response.function_call_arguments.done', { item_id: id, output_index: index, arguments: args });
       },
-      { id, type: 'function_call', status: 'completed', call_id: callId, name: call.name, arguments: args },
+      { id, type: 'function_call', status: 'completed', call_id: callId, name: call.name, ...namespace, arguments: args },
     );
   });
 

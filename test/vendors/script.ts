@@ -11,6 +11,8 @@ export interface TurnToolCall {
   arguments: Record<string, unknown> | string;
   /** How many pieces the argument JSON is split into on vendors that stream it (default 3). */
   fragments?: number;
+  /** OpenAI Responses only: the namespace of a namespaced tool (Codex serves MCP tools that way). */
+  namespace?: string;
 }
 
 export interface TurnUsage {

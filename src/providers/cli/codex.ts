@@ -11,6 +11,7 @@ import { cliFailure, count, parseEventLine, record, text, usage, type FailureCod
 import { CodexAppServer } from './codex-app-server.js';
 import { converse, runCommand, type CliProbe, type CliStatus } from './probe.js';
 import { firstSemver } from './readiness.js';
+import { BRIDGE_SERVER_NAME, type ToolBridge } from './mcp-bridge.js';
 
 const PRODUCT = 'Codex CLI';
 
@@ -56,7 +57,23 @@ export function classifyCodexFailure(message: string): FailureCode {
 
 const FORBIDDEN_ITEMS = new Set(['command_execution', 'file_change', 'mcp_tool_call', 'web_search', 'collab_tool_call']);
 
+/** The variable that hands the bridge's bearer token to Codex (never argv). */
+const BRIDGE_TOKEN_VARIABLE = 'AGENTICDRIVER_MCP_TOKEN';
+
+/**
+ * With run tools: the bridge as Codex's only MCP server, limited to the run's tools. Codex's
+ * own approval prompt is pre-answered: the runtime's approval gate decides on every call.
+ */
+function bridgeOverrides(bridge: ToolBridge | undefined): string[] {
+  if (!bridge) return SAFETY_OVERRIDES;
+  const tools = bridge.tools.map((tool) => JSON.stringify(tool.name)).join(', ');
+  const server = `{ url = ${JSON.stringify(bridge.url)}, bearer_token_env_var = "${BRIDGE_TOKEN_VARIABLE}", enabled_tools = [${tools}], default_tools_approval_mode = "approve", required = true, tool_timeout_sec = 3600 }`;
+  return SAFETY_OVERRIDES.map((override) => (override === 'mcp_servers={}' ? `mcp_servers={ ${BRIDGE_SERVER_NAME} = ${server} }` : override));
+}
+
 class CodexExecParser implements CliStreamParser {
+  constructor(private readonly bridge: ToolBridge | undefined) {}
+
   private completed = false;
   private failure: string | undefined;
   private readonly sent = new Map<string, string>();
@@ -96,7 +113,8 @@ class CodexExecParser implements CliStreamParser {
 
   private item(item: Record<string, unknown> | undefined): ProviderPart[] {
     const type = text(item?.type);
-    if (type !== undefined && FORBIDDEN_ITEMS.has(type)) throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted a ${type} action, which this provider does not allow.`);
+    const bridged = type === 'mcp_tool_call' && item?.server === BRIDGE_SERVER_NAME && this.bridge?.tools.some((tool) => tool.name === item.tool);
+    if (type !== undefined && FORBIDDEN_ITEMS.has(type) && !bridged) throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted a ${type} action, which this provider does not allow.`);
     if (type !== 'agent_message') return [{ type: 'progress' }];
     const id = text(item?.id) ?? '';
     const snapshot = text(item?.text) ?? '';
@@ -151,15 +169,15 @@ export const codexDialect: CliDialect = {
   accountVariable: 'CODEX_HOME',
   minimumVersion: '0.171.0',
   textStreaming: false,
-  tools: false,
+  tools: true,
   safetyEnv: { NO_COLOR: '1' },
   parseVersion: (output) => (/^codex-cli \d/m.test(output) ? firstSemver(output) : undefined),
-  plan: ({ model, prompt }) => ({
-    args: ['exec', '--json', '--skip-git-repo-check', '--ephemeral', '--sandbox', 'read-only', '--model', model, ...SAFETY_OVERRIDES.flatMap((override) => ['--config', override]), '-'],
+  plan: ({ model, prompt, bridge }) => ({
+    args: ['exec', '--json', '--skip-git-repo-check', '--ephemeral', '--sandbox', 'read-only', '--model', model, ...bridgeOverrides(bridge).flatMap((override) => ['--config', override]), '-'],
     stdin: prompt,
-    env: { NO_COLOR: '1' },
+    env: { NO_COLOR: '1', ...(bridge ? { [BRIDGE_TOKEN_VARIABLE]: bridge.token } : {}) },
   }),
-  parser: () => new CodexExecParser(),
+  parser: (bridge) => new CodexExecParser(bridge),
   status: codexStatus,
   warm: { textStreaming: true, perModel: false, start: (spawn, signal) => CodexAppServer.start(spawn, SAFETY_OVERRIDES, classifyCodexFailure, signal) },
 };

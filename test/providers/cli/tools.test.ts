@@ -8,12 +8,13 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { claudeCode } from '../../../src/providers/cli/claude-code.js';
+import { codex } from '../../../src/providers/cli/codex.js';
 import { geminiCli } from '../../../src/providers/cli/gemini-cli.js';
 import { AgenticDriver } from '../../../src/runtime/driver.js';
 import type { ProviderAdapter } from '../../../src/runtime/provider.js';
 import type { HostTool } from '../../../src/runtime/tools.js';
-import { startAnthropicMessagesServer, startGeminiServer, type VendorServer } from '../../vendors/index.js';
-import { API_KEY, binary, claudeAccount, geminiAccount, hostEnvironment, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
+import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
+import { API_KEY, binary, claudeAccount, codexAccount, geminiAccount, hostEnvironment, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 
 const TIMEOUT = { timeout: 90_000 };
 
@@ -32,8 +33,8 @@ const guarded: HostTool = { ...lookup, name: 'guarded', description: 'Needs appr
 interface BridgeSpec {
   name: string;
   model: string;
-  /** The CLI's name for a bridge tool. */
-  toolName(tool: string): string;
+  /** How the model names a bridge tool in its call, in the vendor fake's terms. */
+  toolCall(tool: string): { name: string; namespace?: string };
   /** The CLI checks arguments against the tool schema itself and returns the error to the model. */
   cliValidatesArguments?: boolean;
   start(options: { apiKey: string }): Promise<VendorServer>;
@@ -77,8 +78,8 @@ function describeToolBridge(spec: BridgeSpec): void {
 
     test('multi-step: two calls in sequence, each executed by the runtime, then the final answer', TIMEOUT, async () => {
       executed.length = 0;
-      server.push({ turn: { toolCalls: [{ id: 'call_alpha', name: spec.toolName('lookup'), arguments: { key: 'alpha' } }] } });
-      server.push({ turn: { toolCalls: [{ id: 'call_beta', name: spec.toolName('lookup'), arguments: { key: 'beta' } }] } });
+      server.push({ turn: { toolCalls: [{ id: 'call_alpha', ...spec.toolCall('lookup'), arguments: { key: 'alpha' } }] } });
+      server.push({ turn: { toolCalls: [{ id: 'call_beta', ...spec.toolCall('lookup'), arguments: { key: 'beta' } }] } });
       server.push({ turn: { text: 'alpha and beta looked up', usage: { input: 5, output: 4 } } });
       const before = server.generations.length;
       const { events, last } = await outcome(driver, { provider: spec.name, model: spec.model, input: 'look up alpha then beta', tools: ['lookup'] });
@@ -94,7 +95,7 @@ function describeToolBridge(spec: BridgeSpec): void {
 
     test('arguments that break the schema never execute the tool', TIMEOUT, async () => {
       executed.length = 0;
-      server.push({ turn: { toolCalls: [{ name: spec.toolName('lookup'), arguments: { key: 42 } }] } });
+      server.push({ turn: { toolCalls: [{ ...spec.toolCall('lookup'), arguments: { key: 42 } }] } });
       if (spec.cliValidatesArguments) server.push({ turn: { text: 'gave up' } });
       const { last } = await outcome(driver, { provider: spec.name, model: spec.model, input: 'bad call', tools: ['lookup'] });
       if (spec.cliValidatesArguments) {
@@ -109,12 +110,12 @@ function describeToolBridge(spec: BridgeSpec): void {
 
     test('approval: an approved call runs, a refused one fails the run APPROVAL_REQUIRED', TIMEOUT, async () => {
       executed.length = 0;
-      server.push({ turn: { toolCalls: [{ name: spec.toolName('guarded'), arguments: { key: 'fine' } }] } });
+      server.push({ turn: { toolCalls: [{ ...spec.toolCall('guarded'), arguments: { key: 'fine' } }] } });
       server.push({ turn: { text: 'approved and done' } });
       const approved = await outcome(driver, { provider: spec.name, model: spec.model, input: 'guarded call', tools: ['guarded'] });
       assert.equal(approved.last.type, 'run.completed', JSON.stringify(approved.last));
       assert.deepEqual(executed, [{ key: 'fine' }]);
-      server.push({ turn: { toolCalls: [{ name: spec.toolName('guarded'), arguments: { key: 'forbidden' } }] } });
+      server.push({ turn: { toolCalls: [{ ...spec.toolCall('guarded'), arguments: { key: 'forbidden' } }] } });
       const refused = await outcome(driver, { provider: spec.name, model: spec.model, input: 'guarded call', tools: ['guarded'] });
       assert.equal(refused.last.type, 'run.failed');
       assert.equal(refused.last.error.code, 'APPROVAL_REQUIRED');
@@ -126,7 +127,7 @@ function describeToolBridge(spec: BridgeSpec): void {
 describeToolBridge({
   name: 'claude-code',
   model: 'claude-test',
-  toolName: (tool) => `mcp__agenticdriver__${tool}`,
+  toolCall: (tool) => ({ name: `mcp__agenticdriver__${tool}` }),
   start: startAnthropicMessagesServer,
   adapter: async (server, directory, proxy) =>
     claudeCode({
@@ -142,7 +143,7 @@ describeToolBridge({
 describeToolBridge({
   name: 'gemini-cli',
   model: 'gemini-2.5-flash',
-  toolName: (tool) => `mcp_agenticdriver_${tool}`,
+  toolCall: (tool) => ({ name: `mcp_agenticdriver_${tool}` }),
   cliValidatesArguments: true,
   start: startGeminiServer,
   adapter: async (server, directory, proxy) =>
@@ -152,6 +153,24 @@ describeToolBridge({
       models: ['gemini-2.5-flash'],
       accountDirectory: await geminiAccount(directory),
       environment: async () => ({ GOOGLE_GEMINI_BASE_URL: server.origin, GEMINI_API_KEY: API_KEY }),
+      hostEnvironment: hostEnvironment(proxy),
+    }),
+});
+
+describeToolBridge({
+  name: 'codex',
+  // A model outside Codex's bundled catalog: catalogued ones hide MCP tools behind Codex's own
+  // `tool_search` step, which the loopback fake cannot play; the bridge is the same either way.
+  model: 'loopback-model',
+  toolCall: (tool) => ({ namespace: 'mcp__agenticdriver', name: tool }),
+  start: startOpenAIResponsesServer,
+  adapter: async (server, directory, proxy) =>
+    codex({
+      id: 'codex',
+      binary: binary('codex'),
+      models: ['loopback-model'],
+      accountDirectory: await codexAccount(directory, server.url),
+      environment: async () => ({ LOOPBACK_OPENAI_KEY: API_KEY }),
       hostEnvironment: hostEnvironment(proxy),
     }),
 });
