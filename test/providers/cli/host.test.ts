@@ -101,7 +101,18 @@ describe('CLI providers through the host', () => {
       {
         providers: entries,
         approvals: { interactive: true, maxPending: 2 },
-        tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ids, tools: ['guarded'], approveTools: ['guarded'] }],
+        applicationTools: { enabled: true, requireApproval: false, maxPending: 1 },
+        tokens: [
+          {
+            id: 'main',
+            subject: 'test-user',
+            tokenRef: { env: 'AD_TEST_TOKEN' },
+            providers: ids,
+            tools: ['guarded'],
+            approveTools: ['guarded'],
+            applicationTools: [{ name: 'catalog', requiresApproval: false }],
+          },
+        ],
       },
       { tools: [guarded] },
     );
@@ -177,6 +188,36 @@ describe('CLI providers through the host', () => {
     assert.equal(events.at(-1)!.type, 'run.completed');
     assert.equal(events.at(-1)!.result.text, 'sent after approval');
     assert.deepEqual(sent, [{ to: 'ada' }]);
+  });
+
+  test('gemini-cli: an application tool called through the MCP bridge is executed by the client through its ticket', TIMEOUT, async () => {
+    const gemini = KINDS.find((kind) => kind.id === 'gemini')!.server!;
+    gemini.push({ turn: { toolCalls: [{ id: 'call_catalog', name: 'mcp_agenticdriver_catalog', arguments: { sku: 'A-1' } }] } });
+    gemini.push({ turn: { text: 'A-1 costs 7' } });
+    const catalog = {
+      name: 'catalog',
+      description: 'Prices an article in the application.',
+      inputSchema: { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'], additionalProperties: false },
+      outputSchema: { type: 'object', properties: { price: { type: 'integer' } }, required: ['price'] },
+    };
+    const response = await host.post('/v1/runs', { provider: 'gemini', model: 'gemini-2.5-flash', input: 'price A-1', tools: ['catalog'], applicationTools: [catalog] }, { accept: 'text/event-stream' });
+    const events: Record<string, any>[] = [];
+    for await (const event of sseEvents(response)) {
+      events.push(event);
+      if (event.type !== 'tool.execution.requested') continue;
+      const execution = event.execution as { executionId: string; runId: string; call: { id: string; arguments: unknown } };
+      assert.deepEqual(execution.call.arguments, { sku: 'A-1' });
+      const result = await fetch(`${host.url}/v1/tool-executions/results`, {
+        method: 'POST',
+        headers: host.headers(),
+        body: JSON.stringify({ executionId: execution.executionId, runId: execution.runId, callId: execution.call.id, output: { price: 7 } }),
+      });
+      assert.equal(result.status, 200, await result.clone().text());
+    }
+    assert.equal(events.at(-1)!.type, 'run.completed', JSON.stringify(events.at(-1)));
+    assert.equal(events.at(-1)!.result.text, 'A-1 costs 7');
+    assert.deepEqual(events.find((event) => event.type === 'tool.completed')?.output, { price: 7 });
+    assert.ok(gemini.generations.at(-1)!.rawBody.includes('price'), 'the CLI handed the application result to its model');
   });
 
   test('GET /v1/providers: each CLI reports its version and sign-in state', TIMEOUT, async () => {
