@@ -14,7 +14,7 @@ import { AgenticDriver } from '../../../src/runtime/driver.js';
 import type { ProviderAdapter } from '../../../src/runtime/provider.js';
 import type { HostTool } from '../../../src/runtime/tools.js';
 import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
-import { API_KEY, binary, claudeAccount, codexAccount, geminiAccount, hostEnvironment, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
+import { API_KEY, binary, childGroups, claudeAccount, codexAccount, groupMembers, geminiAccount, hostEnvironment, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 
 const TIMEOUT = { timeout: 90_000 };
 
@@ -29,6 +29,17 @@ const lookup: HostTool = {
   },
 };
 const guarded: HostTool = { ...lookup, name: 'guarded', description: 'Needs approval.', requiresApproval: true };
+/** Never finishes on its own; reports when the run's cancellation reached it. */
+let slowStarted: () => void = () => {};
+const slow: HostTool = {
+  ...lookup,
+  name: 'slow',
+  description: 'Takes until the run is cancelled.',
+  execute: (_input, context) => {
+    slowStarted();
+    return new Promise((_resolve, reject) => context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true }));
+  },
+};
 
 interface BridgeSpec {
   name: string;
@@ -41,9 +52,9 @@ interface BridgeSpec {
   adapter(server: VendorServer, directory: string, proxy: RefusingProxy): Promise<ProviderAdapter>;
 }
 
-async function outcome(driver: AgenticDriver, request: unknown): Promise<{ events: Record<string, any>[]; last: Record<string, any> }> {
+async function outcome(driver: AgenticDriver, request: unknown, signal?: AbortSignal): Promise<{ events: Record<string, any>[]; last: Record<string, any> }> {
   const events: Record<string, any>[] = [];
-  for await (const event of driver.stream(request)) events.push(event as Record<string, any>);
+  for await (const event of driver.stream(request, signal ? { signal } : {})) events.push(event as Record<string, any>);
   return { events, last: events.at(-1)! };
 }
 
@@ -62,7 +73,7 @@ function describeToolBridge(spec: BridgeSpec): void {
       const adapter = await spec.adapter(server, await mkdtemp(join(scratch.path, 'account-')), proxy);
       driver = new AgenticDriver({
         providers: [adapter],
-        tools: [lookup, guarded],
+        tools: [lookup, guarded, slow],
         approve: (call) => {
           approvals.push(call.arguments);
           return (call.arguments as { key: string }).key !== 'forbidden';
@@ -106,6 +117,22 @@ function describeToolBridge(spec: BridgeSpec): void {
         assert.equal(last.error.code, 'INVALID_TOOL_ARGUMENTS');
       }
       assert.deepEqual(executed, []);
+    });
+
+    test('cancelling while the CLI waits on a tool call stops the tool and the CLI, leaving no process', TIMEOUT, async () => {
+      const groupsBefore = new Set(childGroups());
+      server.push({ turn: { toolCalls: [{ ...spec.toolCall('slow'), arguments: { key: 'x' } }] } });
+      const started = new Promise<void>((resolve) => (slowStarted = resolve));
+      const controller = new AbortController();
+      const running = outcome(driver, { provider: spec.name, model: spec.model, input: 'slow call', tools: ['slow'] }, controller.signal);
+      await started;
+      controller.abort();
+      const { last } = await running;
+      assert.equal(last.type, 'run.cancelled', JSON.stringify(last));
+      // The runtime ends the run at once; the CLI's group is stopped meanwhile (TERM, KILL after 2 s).
+      const alive = () => childGroups().filter((group) => !groupsBefore.has(group) && groupMembers(group).length > 0);
+      for (const deadline = Date.now() + 5_000; alive().length > 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(alive(), [], 'no CLI process survives');
     });
 
     test('approval: an approved call runs, a refused one fails the run APPROVAL_REQUIRED', TIMEOUT, async () => {
