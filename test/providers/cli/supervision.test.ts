@@ -127,11 +127,11 @@ test('too-old binary → CLI_UPGRADE_REQUIRED naming the minimum version; the pr
   await assert.rejects(readFile(marker), { code: 'ENOENT' });
 });
 
-test('a run with tools → UNSUPPORTED_TOOLS (no MCP bridge yet)', async () => {
+test('tools need the runtime\'s mid-step tool caller: without it → UNSUPPORTED_TOOLS before anything starts', async () => {
   const adapter = codex({ binary: join(scratch.path, 'unused'), models: ['m'], hostEnvironment: env });
+  assert.equal(adapter.info.capabilities.tools, true);
   const { error } = await drain(adapter, request('hi', 'm', { tools: [{ name: 'lookup', description: 'd', inputSchema: { type: 'object' } }] }));
   assert.equal(error?.code, 'UNSUPPORTED_TOOLS');
-  assert.equal(adapter.info.capabilities.tools, false);
 });
 
 test('the config entry is strict', () => {
@@ -139,4 +139,8 @@ test('the config entry is strict', () => {
   assert.ok(!Value.Check(CodexProviderConfig, { kind: 'codex', id: 'codex', models: [], shell: true }));
   assert.ok(!Value.Check(CodexProviderConfig, { kind: 'codex', id: 'codex' }));
   assert.ok(!Value.Check(CodexProviderConfig, { kind: 'codex', id: 'codex', models: [], environment: { 'BAD-NAME': 'x' } }));
+  assert.ok(Value.Check(CodexProviderConfig, { kind: 'codex', id: 'codex', models: [], warm: { processes: 2, idleSeconds: 60 } }));
+  for (const warm of [{ processes: 0 }, { processes: 9 }, { processes: 1, idleSeconds: 0 }, { processes: 1, extra: true }]) {
+    assert.ok(!Value.Check(CodexProviderConfig, { kind: 'codex', id: 'codex', models: [], warm }), JSON.stringify(warm));
+  }
 });
