@@ -95,8 +95,6 @@ export interface CliDialect {
   parseVersion(output: string): string | undefined;
   /** Switches for probes too (no telemetry or update checks while asking for status). */
   safetyEnv: Record<string, string>;
-  /** Whether the dialect wires the run's tools in through the MCP bridge. */
-  tools: boolean;
   plan(context: CliRunContext): CliRunPlan;
   parser(bridge?: ToolBridge): CliStreamParser;
   /** Sign-in state and model catalog from the CLI's own non-generating commands. */
@@ -137,7 +135,8 @@ export class CliProviderAdapter implements ProviderAdapter {
       name: options.name ?? dialect.defaultName,
       vendor: dialect.vendor,
       authMode: 'cli-session',
-      capabilities: { tools: dialect.tools, textStreaming: warm ? warm.textStreaming : dialect.textStreaming },
+      // Every kind takes the run's tools through the MCP bridge.
+      capabilities: { tools: true, textStreaming: warm ? warm.textStreaming : dialect.textStreaming },
       models: options.models ?? [],
     };
   }
@@ -145,7 +144,7 @@ export class CliProviderAdapter implements ProviderAdapter {
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {
     signal.throwIfAborted();
     const withTools = request.tools.length > 0;
-    if (withTools && (!this.dialect.tools || !request.callTool)) throw new DriverError('UNSUPPORTED_TOOLS', `${this.dialect.product} runs do not support tools.`);
+    if (withTools && !request.callTool) throw new DriverError('UNSUPPORTED_TOOLS', `${this.dialect.product} runs do not support tools.`);
     if (this.pool && !withTools) {
       yield* this.streamWarm(this.pool, request, signal);
       return;

@@ -209,7 +209,6 @@ export const claudeCodeDialect: CliDialect = {
   accountVariable: 'CLAUDE_CONFIG_DIR',
   minimumVersion: '2.1.332',
   textStreaming: true,
-  tools: true,
   safetyEnv: SAFETY_ENV,
   parseVersion: (output) => (/\(Claude Code\)/.test(output) ? firstSemver(output) : undefined),
   plan: ({ model, prompt, bridge, workspace }) => {

@@ -169,7 +169,6 @@ export const codexDialect: CliDialect = {
   accountVariable: 'CODEX_HOME',
   minimumVersion: '0.171.0',
   textStreaming: false,
-  tools: true,
   safetyEnv: { NO_COLOR: '1' },
   parseVersion: (output) => (/^codex-cli \d/m.test(output) ? firstSemver(output) : undefined),
   plan: ({ model, prompt, bridge }) => ({

@@ -150,7 +150,6 @@ export const geminiCliDialect: CliDialect = {
   accountVariable: 'GEMINI_CLI_HOME',
   minimumVersion: '0.61.0',
   textStreaming: true,
-  tools: true,
   safetyEnv: { NO_COLOR: '1' },
   parseVersion: (output) => (/^\d+\.\d+\.\d+\s*$/m.test(output) ? firstSemver(output) : undefined),
   plan: ({ model, prompt, workspace, bridge }) => ({
