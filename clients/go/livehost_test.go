@@ -18,18 +18,22 @@ import (
 
 const liveHostStartTimeout = 60 * time.Second
 
-// liveHosts is the real agenticdriver host (testdata/live_host.ts, run with Node and
-// tsx from the repository root) over HTTP and over HTTPS with a throwaway CA. It is
-// started once, by the first test that needs it, and stopped by TestMain.
+// liveHosts is the real agenticdriver host (conformance/live-host-process.ts, run with
+// Node and tsx from the repository root) over HTTP and over HTTPS with a throwaway CA.
+// Both are started once, by the first test that needs them, and stopped by TestMain.
 type liveHosts struct {
-	token      string
-	httpURL    string
-	httpsURL   string
-	tlsConfig  *tls.Config
-	dir        string
-	process    *exec.Cmd
-	stdin      io.WriteCloser
-	stderrPath string
+	token     string
+	http      *liveProcess
+	https     *liveProcess
+	tlsConfig *tls.Config
+	dir       string
+}
+
+// liveProcess is one launcher process serving one host.
+type liveProcess struct {
+	url     string
+	process *exec.Cmd
+	stdin   io.WriteCloser
 }
 
 var (
@@ -54,16 +58,16 @@ func forEachLiveHost(t *testing.T, test func(t *testing.T, client *Client)) {
 }
 
 // liveClient returns a client of the real host over "http" or "https" (trusting the
-// test CA), starting the host on first use.
+// test CA), starting the hosts on first use.
 func liveClient(t *testing.T, transport string) *Client {
 	t.Helper()
 	liveOnce.Do(func() { live, liveErr = startLiveHosts() })
 	if liveErr != nil {
 		t.Fatalf("the real host did not start: %v", liveErr)
 	}
-	url, opts := live.httpURL, []Option(nil)
+	url, opts := live.http.url, []Option(nil)
 	if transport == "https" {
-		url, opts = live.httpsURL, []Option{WithTLSConfig(live.tlsConfig)}
+		url, opts = live.https.url, []Option{WithTLSConfig(live.tlsConfig)}
 	}
 	client, err := New(url, live.token, opts...)
 	if err != nil {
@@ -81,7 +85,7 @@ func startLiveHosts() (*liveHosts, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &liveHosts{token: randomToken(), dir: dir, stderrPath: filepath.Join(dir, "host.log")}
+	h := &liveHosts{token: randomToken(), dir: dir}
 	if err := h.start(repository); err != nil {
 		h.stop()
 		return nil, err
@@ -99,54 +103,72 @@ func (h *liveHosts) start(repository string) error {
 	if err != nil {
 		return err
 	}
-	options, _ := json.Marshal(map[string]string{"main": h.token, "restricted": randomToken(), "certFile": certFile, "keyFile": keyFile})
-	// A file, not a pipe: an unread pipe could fill up and stall the host's logging.
-	stderr, err := os.Create(h.stderrPath)
-	if err != nil {
+	tokens := map[string]string{"main": h.token, "restricted": randomToken()}
+	if h.http, err = startLiveProcess(repository, filepath.Join(h.dir, "http.log"), tokens); err != nil {
 		return err
+	}
+	tokens["certFile"], tokens["keyFile"] = certFile, keyFile
+	h.https, err = startLiveProcess(repository, filepath.Join(h.dir, "https.log"), tokens)
+	return err
+}
+
+func startLiveProcess(repository, logPath string, options map[string]string) (*liveProcess, error) {
+	encoded, _ := json.Marshal(options)
+	// A file, not a pipe: an unread pipe could fill up and stall the host's logging.
+	stderr, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
 	}
 	defer stderr.Close()
-	h.process = exec.Command("node", "--import", "tsx", filepath.Join("clients", "go", "testdata", "live_host.ts"), string(options))
-	h.process.Dir = repository
-	h.process.Stderr = stderr
-	if h.stdin, err = h.process.StdinPipe(); err != nil {
-		return err
+	p := &liveProcess{process: exec.Command("node", "--import", "tsx", filepath.Join("conformance", "live-host-process.ts"), string(encoded))}
+	p.process.Dir = repository
+	p.process.Stderr = stderr
+	if p.stdin, err = p.process.StdinPipe(); err != nil {
+		return nil, err
 	}
-	stdout, err := h.process.StdoutPipe()
+	stdout, err := p.process.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := h.process.Start(); err != nil {
-		return err
+	if err := p.process.Start(); err != nil {
+		return nil, err
 	}
-	watchdog := time.AfterFunc(liveHostStartTimeout, func() { h.process.Process.Kill() })
+	watchdog := time.AfterFunc(liveHostStartTimeout, func() { p.process.Process.Kill() })
 	defer watchdog.Stop()
 	line, err := bufio.NewReader(stdout).ReadBytes('\n')
 	if err != nil {
-		log, _ := os.ReadFile(h.stderrPath)
-		return fmt.Errorf("no address from the host (%v): %s", err, log)
+		p.stop()
+		log, _ := os.ReadFile(logPath)
+		return nil, fmt.Errorf("no address from the host (%v): %s", err, log)
 	}
-	var urls struct{ HTTP, HTTPS string }
-	if err := json.Unmarshal(line, &urls); err != nil || urls.HTTP == "" || urls.HTTPS == "" {
-		return fmt.Errorf("unexpected host announcement %q", line)
+	var announced struct{ URL string }
+	if err := json.Unmarshal(line, &announced); err != nil || announced.URL == "" {
+		p.stop()
+		return nil, fmt.Errorf("unexpected host announcement %q", line)
 	}
-	h.httpURL, h.httpsURL = urls.HTTP, urls.HTTPS
-	return nil
+	p.url = announced.URL
+	return p, nil
 }
 
-// stop closes the launcher's stdin, which closes both hosts, and waits for it to exit.
-func (h *liveHosts) stop() {
-	if h.process != nil && h.process.Process != nil {
-		h.stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- h.process.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			h.process.Process.Kill()
-			<-done
-		}
+// stop closes the launcher's stdin, which closes its host, and waits for it to exit.
+func (p *liveProcess) stop() {
+	if p == nil || p.process.Process == nil {
+		return
 	}
+	p.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.process.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		p.process.Process.Kill()
+		<-done
+	}
+}
+
+func (h *liveHosts) stop() {
+	h.http.stop()
+	h.https.stop()
 	os.RemoveAll(h.dir)
 }
 

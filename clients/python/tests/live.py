@@ -1,4 +1,4 @@
-"""The real agenticdriver host (``live_host.ts``) as a child process for the client tests."""
+"""The real agenticdriver host (``conformance/live-host-process.ts``) as a child process for the client tests."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from typing import Optional
 
 from hosts import Pki
 
-LAUNCHER = Path(__file__).with_name("live_host.ts")
+LAUNCHER = Path("conformance") / "live-host-process.ts"
 REPOSITORY = Path(__file__).resolve().parents[3]
 START_SECONDS = 60
 

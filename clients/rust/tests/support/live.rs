@@ -1,4 +1,4 @@
-//! The real agenticdriver host (`live_host.ts`, run with `node --import tsx`) as a child
+//! The real agenticdriver host (`conformance/live-host-process.ts`, run with `node --import tsx`) as a child
 //! process: one over HTTP and one over verified HTTPS, each started on first use and
 //! shared by every test of the binary. A host exits when its stdin closes, which happens
 //! when the test process ends.
@@ -57,7 +57,7 @@ fn start(pki: Option<Pki>) -> LiveHost {
     let log = std::env::temp_dir().join(format!("agenticdriver-rust-live-{}-{}.log", std::process::id(), pki.is_some()));
     let mut process = Command::new("node")
         .args(["--import", "tsx"])
-        .arg(crate_dir.join("tests/support/live_host.ts"))
+        .arg("conformance/live-host-process.ts")
         .arg(options.to_string())
         .current_dir(crate_dir.join("../.."))
         .stdin(Stdio::piped())
