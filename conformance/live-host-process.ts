@@ -9,7 +9,7 @@
  * (HTTPS when both files are given), prints {"url"} once listening, and closes the host
  * when stdin ends (the test process exited or closed it).
  */
-import { startLiveHost } from './live-host.ts';
+import { startLiveHost } from './live-host.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as { main: string; restricted: string; certFile?: string; keyFile?: string };
 const tls = options.certFile && options.keyFile ? { certFile: options.certFile, keyFile: options.keyFile } : undefined;

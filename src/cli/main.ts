@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { DriverError, toDriverError } from '../protocol/errors.js';
+import { readAudit } from './audit.js';
 import { doctor } from './doctor.js';
 import { initConfig, type InitOptions } from './init.js';
 import { runCommand, statusCommand } from './remote.js';
@@ -86,6 +87,18 @@ program
     const report = await doctor(options.config);
     printJson(report, options.json ?? false);
     if (!report.ok) process.exitCode = 1;
+  });
+
+program
+  .command('audit')
+  .description('Print the approval audit log: every approval request, decision and refused decision, newest first.')
+  .addOption(configOption())
+  .option('--limit <n>', 'how many records (default 100)', positiveInteger('--limit'))
+  .option('--json', 'one JSON line per record')
+  .action(async (options: { config?: string; limit?: number; json?: boolean }) => {
+    const records = await readAudit(options.config, options.limit ?? 100);
+    if (options.json) for (const record of records) process.stdout.write(`${JSON.stringify(record)}\n`);
+    else printJson(records, false);
   });
 
 program

@@ -106,6 +106,17 @@ describe('agenticdriver CLI', () => {
     assert.equal((JSON.parse(doctor.stdout) as { ok: boolean }).ok, true);
   });
 
+  it('audit prints the approval audit log from the state store', async () => {
+    const { SqliteStateStore } = await import('../../src/store/sqlite/sqlite-store.js');
+    const store = SqliteStateStore.open(join(dir, 'nested', 'state'));
+    await store.appendAudit({ kind: 'approval.resolved', at: '2026-11-30T00:00:00.000Z', subject: 'local', tokenId: 'local', approvalId: 'a1', runId: 'r1', provider: 'mock', tool: 'send_email', outcome: 'approved' });
+    await store.close();
+    const result = cli(['audit', '--config', config, '--json', '--limit', '5']);
+    assert.equal(result.status, 0, result.stderr);
+    const records = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { kind: string; outcome: string; tool: string });
+    assert.deepEqual(records.map((r) => [r.kind, r.tool, r.outcome]), [['approval.resolved', 'send_email', 'approved']]);
+  });
+
   it('reports config and argument errors as one JSON line with exit 1', () => {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ version: 1, providers: [], tokens: [] }));
