@@ -30,8 +30,4 @@ export class Admission {
       else this.bySubject.set(subject, left);
     };
   }
-
-  get activeRuns(): number {
-    return this.active;
-  }
 }

@@ -60,8 +60,4 @@ export class UsageAccumulator {
     }
     return usage;
   }
-
-  coverage(): { startedSteps: number; completedSteps: number } {
-    return { startedSteps: this.startedSteps, completedSteps: this.completedSteps };
-  }
 }
