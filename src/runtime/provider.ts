@@ -37,6 +37,13 @@ export type ProviderMessage =
  */
 export type ToolCaller = (call: ToolCall) => Promise<string>;
 
+/**
+ * Puts an action the provider itself wants to take (a CLI agent's own tool) through the run's
+ * approval gate, as for a tool that requires approval. Resolves when approved; rejects with
+ * the error the run then fails with.
+ */
+export type ApprovalRequester = (call: ToolCall) => Promise<void>;
+
 export interface ProviderRequest {
   model: string;
   instructions?: string;
@@ -48,6 +55,8 @@ export interface ProviderRequest {
   retry?: RetryPolicyValue;
   /** Present when `tools` is non-empty; adapters that execute calls mid-step use it instead of yielding `tool-call` parts. */
   callTool?: ToolCaller;
+  /** Present only when the run opted into interactive approvals. */
+  requestApproval?: ApprovalRequester;
 }
 
 /** What an adapter yields while one model step runs. */

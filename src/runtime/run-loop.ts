@@ -157,6 +157,7 @@ class RunBody {
         return ((await this.runTool(call, tool)) as Extract<ProviderMessage, { role: 'tool' }>).content;
       };
     }
+    if (request.approvals) providerRequest.requestApproval = (call) => this.review(call);
     if (request.retry) {
       const cap = this.driver.options.limits?.maxAttempts ?? request.retry.maxAttempts;
       providerRequest.retry = { ...request.retry, maxAttempts: Math.min(request.retry.maxAttempts, cap) };
