@@ -8,10 +8,12 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DriverError } from '../../protocol/errors.js';
 import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../../runtime/provider.js';
+import type { ToolCall } from '../../runtime/types.js';
 import type { CliProviderOptions } from './config.js';
 import { childEnvironment } from './environment.js';
 import { inspectionFromFailure, inspectionFromStatus } from './health.js';
-import { startToolBridge, type ToolBridge } from './mcp-bridge.js';
+import { startToolBridge, type BridgeTool, type ToolBridge } from './mcp-bridge.js';
+import { relayNativePermission, type NativeToolProfile } from './native-tools.js';
 import type { CliProbe, CliStatus } from './probe.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES, runCli } from './process.js';
 import { renderPrompt } from './prompt.js';
@@ -34,8 +36,10 @@ export interface CliRunContext {
   prompt: string;
   request: ProviderRequest;
   workspace: RunWorkspace;
-  /** The run's tools as an MCP server, when the run has tools. */
+  /** The run's tools as an MCP server, when the run has tools (or the dialect's permission tool). */
   bridge?: ToolBridge;
+  /** The operator's native tool profile for this instance. */
+  nativeTools: NativeToolProfile;
 }
 
 /** Turns one run's stdout lines into parts; throws a DriverError for failures. */
@@ -96,7 +100,11 @@ export interface CliDialect {
   /** Switches for probes too (no telemetry or update checks while asking for status). */
   safetyEnv: Record<string, string>;
   plan(context: CliRunContext): CliRunPlan;
-  parser(bridge?: ToolBridge): CliStreamParser;
+  parser(bridge: ToolBridge | undefined, nativeTools: NativeToolProfile): CliStreamParser;
+  /** Native tool profiles besides `off` this kind supports. */
+  nativeToolProfiles: readonly Exclude<NativeToolProfile, 'off'>[];
+  /** The bridge tool through which the CLI asks permission for a native action, relayed by `relay`. */
+  permissionTool?(relay: (call: ToolCall) => Promise<void>): BridgeTool;
   /** Sign-in state and model catalog from the CLI's own non-generating commands. */
   status(probe: CliProbe, signal: AbortSignal): Promise<CliStatus>;
   warm?: WarmMode;
@@ -145,20 +153,25 @@ export class CliProviderAdapter implements ProviderAdapter {
     signal.throwIfAborted();
     const withTools = request.tools.length > 0;
     if (withTools && !request.callTool) throw new DriverError('UNSUPPORTED_TOOLS', `${this.dialect.product} runs do not support tools.`);
-    if (this.pool && !withTools) {
+    const nativeTools = this.options.nativeTools ?? 'off';
+    if (this.pool && !withTools && nativeTools === 'off') {
       yield* this.streamWarm(this.pool, request, signal);
       return;
     }
     const workspace = await createRunWorkspace();
     // A failed tool call (validation, denial, limit) stops the CLI and ends the step with that error.
     const toolFailure = new AbortController();
-    const bridge = withTools ? await startToolBridge(request.tools, request.callTool!, (error) => toolFailure.abort(error)) : undefined;
+    const permissionTool = nativeTools === 'off' ? undefined : this.dialect.permissionTool?.((call) => relayNativePermission(request, this.dialect.product, call));
+    const bridge =
+      withTools || permissionTool
+        ? await startToolBridge(request.tools, request.callTool, (error) => toolFailure.abort(error), permissionTool ? [permissionTool] : [])
+        : undefined;
     try {
       const env = await this.environment(workspace, {});
       await this.ensureReady(env, workspace.workDir, signal);
-      const plan = this.dialect.plan({ model: request.model, prompt: renderPrompt(request), request, workspace, ...(bridge ? { bridge } : {}) });
+      const plan = this.dialect.plan({ model: request.model, prompt: renderPrompt(request), request, workspace, nativeTools, ...(bridge ? { bridge } : {}) });
       for (const [path, content] of Object.entries(plan.files ?? {})) await writeFile(join(workspace.root, path), content, { mode: 0o600 });
-      const parser = this.dialect.parser(bridge);
+      const parser = this.dialect.parser(bridge, nativeTools);
       const process = runCli(
         {
           binary: this.binary,

@@ -12,23 +12,42 @@ import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './c
 import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
 import { converse, runCommand, type CliProbe, type CliStatus } from './probe.js';
 import { firstSemver } from './readiness.js';
-import { BRIDGE_SERVER_NAME, type ToolBridge } from './mcp-bridge.js';
+import { BRIDGE_SERVER_NAME, type BridgeTool, type ToolBridge } from './mcp-bridge.js';
+import { nativeCall, type NativeToolProfile } from './native-tools.js';
+import type { ToolCall } from '../../runtime/types.js';
 import { SingleUseStreamSession } from './claude-stream-session.js';
 import type { RunWorkspace } from './workspace.js';
 import { join } from 'node:path';
 
 const PRODUCT = 'Claude Code';
 
-/** No built-in tools, slash commands, skills, hooks or session files (MCP: see `bridgeArgs`). */
+/**
+ * No slash commands, skills, hooks or session files; `--restricted` also confines file tools
+ * to the working directory. Built-in tools and permission mode: see `NATIVE_PROFILES`.
+ */
 const SAFETY_ARGS = [
   '--restricted',
-  '--tools', '',
   '--disable-slash-commands',
   '--strict-mcp-config',
   '--no-session-persistence',
-  '--permission-mode', 'dontAsk',
   '--settings', '{"disableAllHooks":true}',
 ];
+
+/**
+ * Built-in tools per native tool profile and the permission mode that goes with it. With a
+ * profile, whatever Claude would ask permission for goes to the bridge's permission tool.
+ */
+const NATIVE_PROFILES: Record<NativeToolProfile, { tools: string[]; permissionMode: string }> = {
+  off: { tools: [], permissionMode: 'dontAsk' },
+  'read-only': { tools: ['Read', 'Glob', 'Grep'], permissionMode: 'default' },
+  'workspace-write': { tools: ['Read', 'Glob', 'Grep', 'Edit', 'Write'], permissionMode: 'acceptEdits' },
+};
+const nativeArgs = (profile: NativeToolProfile) => ['--tools', NATIVE_PROFILES[profile].tools.join(','), '--permission-mode', NATIVE_PROFILES[profile].permissionMode];
+const OFF_ARGS = [...SAFETY_ARGS, ...nativeArgs('off')];
+
+/** The bridge tool Claude asks (`--permission-prompt-tool`) before a native action it may not take unasked. */
+const PERMISSION_TOOL = 'native-permission';
+const BRIDGE_CALL_TIMEOUT_MS = 3_600_000;
 
 /** stream-json output with partial messages, so text streams token by token. */
 const STREAM_ARGS = ['--print', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
@@ -41,13 +60,37 @@ const BRIDGE_TOOL_PREFIX = `mcp__${BRIDGE_SERVER_NAME}__`;
  * With run tools: only the bridge's MCP server (its token in a private file, not argv) and
  * only its tools allowed; every other tool stays off and unasked-for permissions are denied.
  */
-function bridgeArgs(bridge: ToolBridge | undefined, workspace: RunWorkspace): { args: string[]; files: Record<string, string> } {
-  // --safe-mode also drops every MCP server, so only runs without tools can have it.
+function bridgeArgs(bridge: ToolBridge | undefined, workspace: RunWorkspace, profile: NativeToolProfile): { args: string[]; files: Record<string, string> } {
+  // --safe-mode also drops every MCP server, so only runs without the bridge can have it.
   if (!bridge) return { args: ['--safe-mode', ...NO_MCP], files: {} };
-  const config = { mcpServers: { [BRIDGE_SERVER_NAME]: { type: 'http', url: bridge.url, headers: { Authorization: `Bearer ${bridge.token}` } } } };
+  // A call may wait on a person's approval: Claude's per-call limit (default about a minute) is raised.
+  const config = { mcpServers: { [BRIDGE_SERVER_NAME]: { type: 'http', url: bridge.url, headers: { Authorization: `Bearer ${bridge.token}` }, timeout: BRIDGE_CALL_TIMEOUT_MS } } };
+  const allowed = bridge.tools.map((tool) => `${BRIDGE_TOOL_PREFIX}${tool.name}`);
   return {
-    args: ['--mcp-config', join(workspace.root, MCP_CONFIG_FILE), '--allowedTools', bridge.tools.map((tool) => `${BRIDGE_TOOL_PREFIX}${tool.name}`).join(',')],
+    args: [
+      '--mcp-config', join(workspace.root, MCP_CONFIG_FILE),
+      ...(allowed.length > 0 ? ['--allowedTools', allowed.join(',')] : []),
+      ...(profile === 'off' ? [] : ['--permission-prompt-tool', `${BRIDGE_TOOL_PREFIX}${PERMISSION_TOOL}`]),
+    ],
     files: { [MCP_CONFIG_FILE]: JSON.stringify(config) },
+  };
+}
+
+/**
+ * Claude's permission prompt tool: gets `{tool_name, input, tool_use_id}` and answers
+ * `{behavior: "allow", updatedInput}` once the run's gate approved the action as `native_<tool_name>`.
+ */
+function permissionTool(relay: (call: ToolCall) => Promise<void>): BridgeTool {
+  return {
+    name: PERMISSION_TOOL,
+    description: 'Decides whether Claude Code may take a native action.',
+    inputSchema: { properties: { tool_name: { type: 'string' }, input: { type: 'object' }, tool_use_id: { type: 'string' } }, required: ['tool_name', 'input'] },
+    call: async (args) => {
+      const tool = text(args.tool_name) ?? 'unknown';
+      const input = record(args.input) ?? {};
+      await relay(nativeCall(tool, input, text(args.tool_use_id) ?? `native-${randomUUID()}`));
+      return JSON.stringify({ behavior: 'allow', updatedInput: input });
+    },
   };
 }
 
@@ -71,7 +114,10 @@ export function classifyClaudeResult(result: JsonRecord): FailureCode {
 }
 
 class ClaudeStreamParser implements CliStreamParser {
-  constructor(private readonly bridge: ToolBridge | undefined) {}
+  constructor(
+    private readonly bridge: ToolBridge | undefined,
+    private readonly profile: NativeToolProfile,
+  ) {}
 
   private result: JsonRecord | undefined;
   private failure: FailureCode | undefined;
@@ -161,6 +207,7 @@ class ClaudeStreamParser implements CliStreamParser {
   private refuseToolUse(block: JsonRecord | undefined): void {
     const name = text(block?.name) ?? '';
     if (block?.type === 'tool_use' && this.bridge?.tools.some((tool) => `${BRIDGE_TOOL_PREFIX}${tool.name}` === name)) return;
+    if (block?.type === 'tool_use' && NATIVE_PROFILES[this.profile].tools.includes(name)) return;
     if (block?.type === 'tool_use' || block?.type === 'server_tool_use') {
       throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted to use a tool, which this provider does not allow.`);
     }
@@ -184,7 +231,7 @@ async function claudeStatus(probe: CliProbe, signal: AbortSignal): Promise<CliSt
   const requestId = randomUUID();
   const answered = await converse(
     probe,
-    ['--print', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', ...SAFETY_ARGS, '--safe-mode', ...NO_MCP],
+    ['--print', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', ...OFF_ARGS, '--safe-mode', ...NO_MCP],
     [{ type: 'control_request', request_id: requestId, request: { subtype: 'initialize', hooks: {}, sdkMcpServers: [] } }],
     (message) => {
       const response = record(message.response);
@@ -211,23 +258,25 @@ export const claudeCodeDialect: CliDialect = {
   textStreaming: true,
   safetyEnv: SAFETY_ENV,
   parseVersion: (output) => (/\(Claude Code\)/.test(output) ? firstSemver(output) : undefined),
-  plan: ({ model, prompt, bridge, workspace }) => {
-    const tools = bridgeArgs(bridge, workspace);
+  plan: ({ model, prompt, bridge, workspace, nativeTools }) => {
+    const tools = bridgeArgs(bridge, workspace, nativeTools);
     return {
-      args: [...STREAM_ARGS, ...SAFETY_ARGS, ...tools.args, '--model', model],
+      args: [...STREAM_ARGS, ...SAFETY_ARGS, ...nativeArgs(nativeTools), ...tools.args, '--model', model],
       stdin: prompt,
       env: SAFETY_ENV,
       files: tools.files,
     };
   },
-  parser: (bridge) => new ClaudeStreamParser(bridge),
+  parser: (bridge, nativeTools) => new ClaudeStreamParser(bridge, nativeTools),
+  nativeToolProfiles: ['read-only', 'workspace-write'],
+  permissionTool,
   warm: {
     textStreaming: true,
     perModel: true,
     singleUse: true,
     start: async (spawn) => {
-      const args = [...STREAM_ARGS, '--input-format', 'stream-json', ...SAFETY_ARGS, '--safe-mode', ...NO_MCP, '--model', spawn.model];
-      return new SingleUseStreamSession(spawn, args, PRODUCT, () => new ClaudeStreamParser(undefined));
+      const args = [...STREAM_ARGS, '--input-format', 'stream-json', ...OFF_ARGS, '--safe-mode', ...NO_MCP, '--model', spawn.model];
+      return new SingleUseStreamSession(spawn, args, PRODUCT, () => new ClaudeStreamParser(undefined, 'off'));
     },
   },
   status: claudeStatus,
@@ -235,5 +284,5 @@ export const claudeCodeDialect: CliDialect = {
 
 export const claudeCode = (options: CliProviderOptions = {}) => new CliProviderAdapter(claudeCodeDialect, options);
 
-export const ClaudeCodeProviderConfig = cliConfigSchema('claude-code');
+export const ClaudeCodeProviderConfig = cliConfigSchema('claude-code', claudeCodeDialect.nativeToolProfiles);
 export const claudeCodeKind = defineProviderKind({ kind: 'claude-code', configSchema: ClaudeCodeProviderConfig, create: (entry, env) => claudeCode(optionsFromConfig(entry, env)) });

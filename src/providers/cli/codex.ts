@@ -177,6 +177,7 @@ export const codexDialect: CliDialect = {
     env: { NO_COLOR: '1', ...(bridge ? { [BRIDGE_TOKEN_VARIABLE]: bridge.token } : {}) },
   }),
   parser: (bridge) => new CodexExecParser(bridge),
+  nativeToolProfiles: [],
   status: codexStatus,
   warm: { textStreaming: true, perModel: false, start: (spawn, signal) => CodexAppServer.start(spawn, SAFETY_OVERRIDES, classifyCodexFailure, signal) },
 };

@@ -4,10 +4,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ModelId, ProviderId } from '../../protocol/schemas.js';
 import { SecretRef } from '../../host/secrets.js';
 import type { ProviderEnvironment } from '../registry.js';
+import type { NativeToolProfile } from './native-tools.js';
 
 export const EnvironmentName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' });
 
-export function cliConfigSchema<K extends string>(kind: K) {
+/** The entry of a kind; `nativeToolProfiles` are the profiles besides `off` it accepts. */
+export function cliConfigSchema<K extends string>(kind: K, nativeToolProfiles: readonly Exclude<NativeToolProfile, 'off'>[] = []) {
+
   return Type.Object(
     {
       kind: Type.Literal(kind),
@@ -27,6 +30,8 @@ export function cliConfigSchema<K extends string>(kind: K) {
           { additionalProperties: false },
         ),
       ),
+      /** The CLI's own tools this instance may use (default `off`): a profile the kind supports, see docs/providers.md. */
+      nativeTools: Type.Optional(Type.Union(['off', ...nativeToolProfiles].map((profile) => Type.Literal(profile)))),
     },
     { additionalProperties: false, $id: `${kind}ProviderConfig` },
   );
@@ -49,6 +54,8 @@ export interface CliProviderOptions {
   hostEnvironment?: NodeJS.ProcessEnv;
   /** Warm reuse of long-lived processes (ignored by kinds without a long-lived mode). */
   warm?: { processes: number; idleMs: number };
+  /** The CLI's own tools (default `off`); runs with a profile use the one-shot mode. */
+  nativeTools?: NativeToolProfile;
 }
 
 const DEFAULT_WARM_IDLE_SECONDS = 300;
@@ -63,6 +70,7 @@ export function optionsFromConfig(entry: CliConfigEntry, env: ProviderEnvironmen
     models: entry.models,
     ...(binary === undefined ? {} : { binary }),
     ...(entry.accountDirectory === undefined ? {} : { accountDirectory: inConfigDir(entry.accountDirectory) }),
+    ...(entry.nativeTools === undefined ? {} : { nativeTools: entry.nativeTools as NativeToolProfile }),
     ...(entry.warm === undefined ? {} : { warm: { processes: entry.warm.processes, idleMs: (entry.warm.idleSeconds ?? DEFAULT_WARM_IDLE_SECONDS) * 1000 } }),
     ...(configured === undefined
       ? {}

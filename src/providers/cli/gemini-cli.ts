@@ -159,6 +159,7 @@ export const geminiCliDialect: CliDialect = {
     files: bridge ? bridgeFiles(bridge) : LOCKED_DOWN_FILES,
   }),
   parser: (bridge) => new GeminiStreamParser(bridge),
+  nativeToolProfiles: [],
   status: geminiStatus,
   warm: {
     textStreaming: true,

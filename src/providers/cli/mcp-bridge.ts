@@ -18,6 +18,18 @@ import type { ProviderToolDefinition, ToolCaller } from '../../runtime/provider.
 export const BRIDGE_SERVER_NAME = 'agenticdriver';
 const MAX_BODY_BYTES = 1_000_000;
 
+/**
+ * A tool the adapter itself serves on the bridge (e.g. Claude's permission prompt tool). Its
+ * name contains a `-`, which run tool names cannot, so it never collides with them.
+ */
+export interface BridgeTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  /** Resolves with the text result; rejects with the error the step ends with. */
+  call(args: Record<string, unknown>): Promise<string>;
+}
+
 export interface ToolBridge {
   url: string;
   token: string;
@@ -27,7 +39,12 @@ export interface ToolBridge {
   close(): Promise<void>;
 }
 
-export async function startToolBridge(tools: ProviderToolDefinition[], callTool: ToolCaller, onFailure: (error: DriverError) => void): Promise<ToolBridge> {
+export async function startToolBridge(
+  tools: ProviderToolDefinition[],
+  callTool: ToolCaller | undefined,
+  onFailure: (error: DriverError) => void,
+  internal: BridgeTool[] = [],
+): Promise<ToolBridge> {
   const token = randomBytes(32).toString('hex');
   const expected = Buffer.from(`Bearer ${token}`);
   let failure: DriverError | undefined;
@@ -35,12 +52,15 @@ export async function startToolBridge(tools: ProviderToolDefinition[], callTool:
   const mcpServer = () => {
     const server = new Server({ name: BRIDGE_SERVER_NAME, version: '1.0.0' }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: { type: 'object', ...tool.inputSchema } })),
+      tools: [...tools, ...internal].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: { type: 'object', ...tool.inputSchema } })),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       if (failure) return { content: [{ type: 'text', text: 'The run has already failed.' }], isError: true };
+      const args = request.params.arguments ?? {};
+      const own = internal.find((tool) => tool.name === request.params.name);
       try {
-        const output = await callTool({ id: `mcp-${randomUUID()}`, name: request.params.name, arguments: request.params.arguments ?? {} });
+        if (!own && !callTool) throw new DriverError('TOOL_NOT_ALLOWED', `The model called ${JSON.stringify(request.params.name)}, which this run did not select.`);
+        const output = own ? await own.call(args) : await callTool!({ id: `mcp-${randomUUID()}`, name: request.params.name, arguments: args });
         return { content: [{ type: 'text', text: output }] };
       } catch (error) {
         failure = error instanceof DriverError ? error : new DriverError('TOOL_FAILED', `Tool ${request.params.name} failed.`, { cause: error });

@@ -1,0 +1,38 @@
+/**
+ * The CLI's own tools: off unless the operator names a profile in the provider's config
+ * entry, and any native action the CLI asks permission for goes through the run's approval
+ * gate as a call named `native_<tool>` (or is refused when the run has no approvals).
+ */
+import { DriverError } from '../../protocol/errors.js';
+import type { ProviderRequest } from '../../runtime/provider.js';
+import type { ToolCall } from '../../runtime/types.js';
+
+/** `off`: none; `read-only`: read/search in the run's working directory; `workspace-write`: also write there. */
+export const NATIVE_TOOL_PROFILES = ['off', 'read-only', 'workspace-write'] as const;
+export type NativeToolProfile = (typeof NATIVE_TOOL_PROFILES)[number];
+
+/** Approval calls for native actions are named `native_<CLI tool name>` (what an approver's `approveTools` lists). */
+export const NATIVE_CALL_PREFIX = 'native_';
+const MAX_TOOL_NAME = 64;
+
+export function nativeCallName(tool: string): string {
+  return `${NATIVE_CALL_PREFIX}${tool.replace(/[^a-zA-Z0-9_]/g, '_')}`.slice(0, MAX_TOOL_NAME);
+}
+
+/**
+ * Relays one native action the CLI asks permission for. Without interactive approvals on the
+ * run it is refused with CLI_POLICY_VIOLATION; otherwise the runtime's gate decides (host
+ * callback, then a person) and a refusal rejects with the run's error (e.g. APPROVAL_DENIED).
+ */
+export async function relayNativePermission(request: ProviderRequest, product: string, call: ToolCall): Promise<void> {
+  if (!request.requestApproval) {
+    throw new DriverError('CLI_POLICY_VIOLATION', `${product} asked to use its own tool ${call.name.slice(NATIVE_CALL_PREFIX.length)}, and this run did not opt into interactive approvals.`);
+  }
+  await request.requestApproval(call);
+}
+
+export const nativeCall = (tool: string, input: unknown, id: string): ToolCall => ({
+  id,
+  name: nativeCallName(tool),
+  arguments: typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : { input },
+});
