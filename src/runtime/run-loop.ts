@@ -148,15 +148,7 @@ class RunBody {
     const instructions = this.instructions();
     if (instructions !== undefined) providerRequest.instructions = instructions;
     if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;
-    if (tools.length > 0) {
-      let midStepCalls = 0;
-      providerRequest.callTool = async (call) => {
-        midStepCalls += 1;
-        if (midStepCalls > MAX_TOOL_CALLS_PER_STEP) throw new DriverError('TOOL_LIMIT', `The model requested more than ${MAX_TOOL_CALLS_PER_STEP} tool calls in one step.`);
-        const [{ tool }] = this.validateBatch([call]) as [{ call: ToolCall; tool: RunTool }];
-        return ((await this.runTool(call, tool)) as Extract<ProviderMessage, { role: 'tool' }>).content;
-      };
-    }
+    if (tools.length > 0) providerRequest.callTool = this.midStepToolCaller();
     if (request.approvals) providerRequest.requestApproval = (call) => this.review(call);
     if (request.retry) {
       const cap = this.driver.options.limits?.maxAttempts ?? request.retry.maxAttempts;
@@ -211,6 +203,22 @@ class RunBody {
     return outcome;
   }
 
+  /**
+   * For agents that call tools in the middle of a step (CLI agents through the MCP
+   * bridge): each call gets the same checks, approvals, events and per-step limit.
+   */
+  private midStepToolCaller(): (call: ToolCall) => Promise<string> {
+    let calls = 0;
+    return async (call) => {
+      calls += 1;
+      if (calls > MAX_TOOL_CALLS_PER_STEP) {
+        throw new DriverError('TOOL_LIMIT', `The model requested more than ${MAX_TOOL_CALLS_PER_STEP} tool calls in one step.`);
+      }
+      const [checked] = this.validateBatch([call]);
+      return (await this.runTool(call, checked!.tool)).content;
+    };
+  }
+
   /** Every call of a step is checked before any of them runs. */
   private validateBatch(calls: ToolCall[]): { call: ToolCall; tool: RunTool }[] {
     if (calls.length > MAX_TOOL_CALLS_PER_STEP) {
@@ -233,7 +241,7 @@ class RunBody {
     });
   }
 
-  private async runTool(call: ToolCall, tool: RunTool): Promise<ProviderMessage> {
+  private async runTool(call: ToolCall, tool: RunTool): Promise<Extract<ProviderMessage, { role: 'tool' }>> {
     this.signal.throwIfAborted();
     this.channel.push({ type: 'tool.called', call: structuredClone(call) });
     if (tool.requiresApproval) await this.review(call);
