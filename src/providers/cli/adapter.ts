@@ -8,12 +8,11 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DriverError } from '../../protocol/errors.js';
 import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../../runtime/provider.js';
-import type { ToolCall } from '../../runtime/types.js';
 import type { CliProviderOptions } from './config.js';
 import { childEnvironment } from './environment.js';
 import { inspectionFromFailure, inspectionFromStatus } from './health.js';
 import { startToolBridge, type BridgeTool, type ToolBridge } from './mcp-bridge.js';
-import { relayNativePermission, type NativeToolProfile } from './native-tools.js';
+import { relayNativePermission, type NativeRelay, type NativeToolProfile } from './native-tools.js';
 import type { CliProbe, CliStatus } from './probe.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES, runCli } from './process.js';
 import { renderPrompt } from './prompt.js';
@@ -76,6 +75,14 @@ export interface WarmSession extends WarmProcess {
   run(run: WarmRun, signal: AbortSignal): AsyncGenerator<ProviderPart>;
 }
 
+/** A run under a native tool profile on the CLI's long-lived protocol, which carries its permission requests. */
+export interface NativeSessionContext {
+  profile: Exclude<NativeToolProfile, 'off'>;
+  /** Puts one native action the CLI asks about through the run's approval gate. */
+  relay: NativeRelay;
+  bridge?: ToolBridge;
+}
+
 /** The CLI's long-lived mode, where it has one that isolates runs. */
 export interface WarmMode {
   textStreaming: boolean;
@@ -104,7 +111,12 @@ export interface CliDialect {
   /** Native tool profiles besides `off` this kind supports. */
   nativeToolProfiles: readonly Exclude<NativeToolProfile, 'off'>[];
   /** The bridge tool through which the CLI asks permission for a native action, relayed by `relay`. */
-  permissionTool?(relay: (call: ToolCall) => Promise<void>): BridgeTool;
+  permissionTool?(relay: NativeRelay): BridgeTool;
+  /**
+   * Kinds whose permission prompts only exist in the long-lived protocol: a process of that
+   * mode started for this run alone (never pooled), its requests relayed.
+   */
+  nativeSession?(spawn: WarmSpawn, context: NativeSessionContext, signal: AbortSignal): Promise<WarmSession>;
   /** Sign-in state and model catalog from the CLI's own non-generating commands. */
   status(probe: CliProbe, signal: AbortSignal): Promise<CliStatus>;
   warm?: WarmMode;
@@ -161,7 +173,8 @@ export class CliProviderAdapter implements ProviderAdapter {
     const workspace = await createRunWorkspace();
     // A failed tool call (validation, denial, limit) stops the CLI and ends the step with that error.
     const toolFailure = new AbortController();
-    const permissionTool = nativeTools === 'off' ? undefined : this.dialect.permissionTool?.((call) => relayNativePermission(request, this.dialect.product, call));
+    const relay: NativeRelay = (call) => relayNativePermission(request, this.dialect.product, call);
+    const permissionTool = nativeTools === 'off' ? undefined : this.dialect.permissionTool?.(relay);
     const bridge =
       withTools || permissionTool
         ? await startToolBridge(request.tools, request.callTool, (error) => toolFailure.abort(error), permissionTool ? [permissionTool] : [])
@@ -169,6 +182,10 @@ export class CliProviderAdapter implements ProviderAdapter {
     try {
       const env = await this.environment(workspace, {});
       await this.ensureReady(env, workspace.workDir, signal);
+      if (nativeTools !== 'off' && this.dialect.nativeSession) {
+        yield* this.streamNativeSession(this.dialect.nativeSession, request, workspace, { profile: nativeTools, relay, ...(bridge ? { bridge } : {}) }, AbortSignal.any([signal, toolFailure.signal]));
+        return;
+      }
       const plan = this.dialect.plan({ model: request.model, prompt: renderPrompt(request), request, workspace, nativeTools, ...(bridge ? { bridge } : {}) });
       for (const [path, content] of Object.entries(plan.files ?? {})) await writeFile(join(workspace.root, path), content, { mode: 0o600 });
       const parser = this.dialect.parser(bridge, nativeTools);
@@ -229,6 +246,18 @@ export class CliProviderAdapter implements ProviderAdapter {
     } finally {
       if (entry) pool.give(key, entry, entry.alive);
       await runSpace.remove();
+    }
+  }
+
+  private async *streamNativeSession(start: NonNullable<CliDialect['nativeSession']>, request: ProviderRequest, workspace: RunWorkspace, context: NativeSessionContext, signal: AbortSignal): AsyncGenerator<ProviderPart> {
+    const outputLimitBytes = this.options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
+    const env = await this.environment(workspace, this.dialect.safetyEnv);
+    const spawn = { binary: this.binary, env, cwd: workspace.workDir, root: workspace.root, model: request.model, outputLimitBytes, ...(this.options.killGraceMs === undefined ? {} : { killGraceMs: this.options.killGraceMs }) };
+    const session = await start(spawn, context, signal);
+    try {
+      yield* session.run({ model: request.model, prompt: renderPrompt(request), cwd: workspace.workDir, outputLimitBytes }, signal);
+    } finally {
+      await session.close();
     }
   }
 

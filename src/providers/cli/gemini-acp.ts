@@ -5,12 +5,14 @@
  * settings and deny-all policy as a one-shot run; it authenticates each session from the
  * account's selected auth type, so `authenticate` (which rewrites user settings) is never sent.
  */
+import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
 import type { ProviderPart } from '../../runtime/provider.js';
 import type { WarmRun, WarmSession, WarmSpawn } from './adapter.js';
 import { cliFailure, count, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
 import { nativeError, RpcProcess } from './rpc-process.js';
 import { driveTurn, type TurnEvent } from './warm-turn.js';
+import { nativeCall, type NativeRelay } from './native-tools.js';
 
 const PRODUCT = 'Gemini CLI';
 const ACP_PROTOCOL_VERSION = 1;
@@ -20,6 +22,10 @@ export interface GeminiAcpSetup {
   args: string[];
   env: Record<string, string>;
   classify(error: JsonRecord): FailureCode;
+  /** ACP tool kinds (`read`, `search`, `edit`) the CLI's own tools may report; none by default. */
+  toolKinds: readonly string[];
+  /** Where `session/request_permission` goes (runs under a native tool profile); refused without. */
+  relay?: NativeRelay;
 }
 
 export class GeminiAcp implements WarmSession {
@@ -78,6 +84,12 @@ export class GeminiAcp implements WarmSession {
           if (message.method !== 'session/update' || params.sessionId !== sessionId) return;
           push(this.update(record(params.update) ?? {}));
         },
+        request: (message) => {
+          const params = record(message.params) ?? {};
+          const relay = this.setup.relay;
+          if (message.method !== 'session/request_permission' || params.sessionId !== sessionId || !relay) return undefined;
+          return permit(params, relay);
+        },
       },
       signal,
     );
@@ -108,6 +120,7 @@ export class GeminiAcp implements WarmSession {
       }
       case 'tool_call':
       case 'tool_call_update':
+        if (this.setup.toolKinds.includes(text(update.kind) ?? '')) return { part: { type: 'progress' } };
         return { error: new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} attempted to use a tool, which this provider does not allow.`) };
       default:
         return { part: { type: 'progress' } };
@@ -123,4 +136,22 @@ export class GeminiAcp implements WarmSession {
       { part: { type: 'finish', finishReason: stop === 'max_tokens' ? 'length' : 'stop' } },
     ];
   }
+}
+
+/**
+ * A permission request relayed as `native_<tool>` (the tool from Gemini's generated call id
+ * `<tool>__<tool>_<time>_<n>` or `<tool>-<time>-<n>`, else the ACP kind) with what Gemini shows a person: title, paths and
+ * proposed file contents. Approved → Gemini's allow-once option; otherwise the relay's error.
+ */
+async function permit(params: JsonRecord, relay: NativeRelay): Promise<JsonRecord> {
+  const toolCall = record(params.toolCall) ?? {};
+  const id = text(toolCall.toolCallId) ?? '';
+  const tool = /^([a-z_]+?)(?:__|-\d+-\d+$)/.exec(id)?.[1] ?? text(toolCall.kind) ?? 'unknown';
+  const list = (value: unknown) => (Array.isArray(value) ? value.map(record) : []);
+  const locations = list(toolCall.locations).map((location) => text(location?.path)).filter((path) => path !== undefined);
+  const changes = list(toolCall.content).filter((item) => item?.type === 'diff').map((item) => ({ path: text(item?.path), newText: text(item?.newText) }));
+  const allowOnce = list(params.options).find((option) => option?.kind === 'allow_once')?.optionId;
+  if (typeof allowOnce !== 'string') throw new DriverError('CLI_POLICY_VIOLATION', `${PRODUCT} asked for a permission it offers no one-time answer for.`);
+  await relay(nativeCall(tool, { title: text(toolCall.title) ?? '', locations, changes }, id || `native-${randomUUID()}`));
+  return { outcome: { outcome: 'selected', optionId: allowOnce } };
 }

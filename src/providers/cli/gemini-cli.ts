@@ -15,6 +15,7 @@ import { GeminiAcp } from './gemini-acp.js';
 import { join } from 'node:path';
 import type { CliProbe, CliStatus } from './probe.js';
 import { BRIDGE_SERVER_NAME, type ToolBridge } from './mcp-bridge.js';
+import type { NativeToolProfile } from './native-tools.js';
 import { firstSemver } from './readiness.js';
 
 const PRODUCT = 'Gemini CLI';
@@ -34,25 +35,53 @@ const SYSTEM_SETTINGS = {
   skills: { enabled: false },
 };
 
-const DENY_ALL_POLICY = ['[[rule]]', 'toolName = "*"', 'decision = "deny"', 'priority = 999', ''].join('\n');
+/**
+ * Admin-tier rules (above every user and default rule); within the tier the higher priority
+ * wins, and Gemini rejects the whole file for a priority outside 0..999.
+ */
+const policyRule = (match: string, decision: 'allow' | 'ask_user' | 'deny', priority: number) => ['[[rule]]', match, `decision = "${decision}"`, `priority = ${priority}`, ''].join('\n');
+const DENY_ALL_POLICY = policyRule('toolName = "*"', 'deny', 1);
+const EXCEPTION_PRIORITY = 500;
 
-/** The private settings and policy files, and the flags and env that make Gemini use them. */
-const LOCKED_DOWN_FILES = { [SETTINGS_FILE]: JSON.stringify(SYSTEM_SETTINGS), [POLICY_FILE]: DENY_ALL_POLICY };
+/**
+ * Gemini's own tools per native tool profile: those it uses unasked, and those it must ask
+ * about (relayed to the run's approval gate), with the ACP tool kinds they report. Its file
+ * tools refuse paths outside the workspace (the run's working directory); no profile has
+ * shell, web or memory tools.
+ */
+const READ_TOOLS = ['read_file', 'list_directory', 'glob', 'grep_search'];
+const NATIVE_PROFILES: Record<Exclude<NativeToolProfile, 'off'>, { allow: string[]; ask: string[]; kinds: string[] }> = {
+  'read-only': { allow: READ_TOOLS, ask: [], kinds: ['read', 'search'] },
+  'workspace-write': { allow: READ_TOOLS, ask: ['write_file', 'replace'], kinds: ['read', 'search', 'edit'] },
+};
 
 /** Gemini's names for the bridge's tools (`mcp_<server>_<tool>`). */
 const bridgeToolName = (tool: string) => `mcp_${BRIDGE_SERVER_NAME}_${tool}`;
 
 /**
- * With run tools: the bridge as the only MCP server (its token only in the private settings
- * file), limited to the run's tools, and one policy rule above the deny-all that allows them.
+ * The private settings and policy files of a run. `tools.core` is an allowlist of every tool,
+ * MCP ones included: exactly the profile's and the bridge's; the admin policy denies all
+ * else. With run tools the bridge is the only MCP server (its token only in the settings
+ * file), limited to the run's tools, and one rule above the deny-all allows it.
  */
-function bridgeFiles(bridge: ToolBridge): Record<string, string> {
-  const server = { httpUrl: bridge.url, headers: { Authorization: `Bearer ${bridge.token}` }, trust: true, includeTools: bridge.tools.map((tool) => tool.name) };
-  // `tools.core` is an allowlist of every tool, MCP ones included: exactly the bridge's tools.
-  const settings = { ...SYSTEM_SETTINGS, tools: { ...SYSTEM_SETTINGS.tools, core: bridge.tools.map((tool) => bridgeToolName(tool.name)) }, mcpServers: { [BRIDGE_SERVER_NAME]: server }, mcp: { allowed: [BRIDGE_SERVER_NAME], serverCommand: '' }, admin: { ...SYSTEM_SETTINGS.admin, mcp: { enabled: true } } };
-  const allowBridge = ['[[rule]]', `mcpName = "${BRIDGE_SERVER_NAME}"`, 'decision = "allow"', 'priority = 1000', ''].join('\n');
-  return { [SETTINGS_FILE]: JSON.stringify(settings), [POLICY_FILE]: `${DENY_ALL_POLICY}\n${allowBridge}` };
+function runFiles(bridge: ToolBridge | undefined, profile: NativeToolProfile): Record<string, string> {
+  const native = profile === 'off' ? { allow: [], ask: [] } : NATIVE_PROFILES[profile];
+  const core = [...native.allow, ...native.ask, ...(bridge?.tools.map((tool) => bridgeToolName(tool.name)) ?? [])];
+  const server = bridge && { httpUrl: bridge.url, headers: { Authorization: `Bearer ${bridge.token}` }, trust: true, includeTools: bridge.tools.map((tool) => tool.name) };
+  const settings = {
+    ...SYSTEM_SETTINGS,
+    ...(core.length > 0 ? { tools: { ...SYSTEM_SETTINGS.tools, core } } : {}),
+    ...(server ? { mcpServers: { [BRIDGE_SERVER_NAME]: server }, mcp: { allowed: [BRIDGE_SERVER_NAME], serverCommand: '' }, admin: { ...SYSTEM_SETTINGS.admin, mcp: { enabled: true } } } : {}),
+  };
+  const rules = [
+    DENY_ALL_POLICY,
+    ...native.allow.map((tool) => policyRule(`toolName = "${tool}"`, 'allow', EXCEPTION_PRIORITY)),
+    ...native.ask.map((tool) => policyRule(`toolName = "${tool}"`, 'ask_user', EXCEPTION_PRIORITY)),
+    ...(bridge ? [policyRule(`mcpName = "${BRIDGE_SERVER_NAME}"`, 'allow', EXCEPTION_PRIORITY)] : []),
+  ];
+  return { [SETTINGS_FILE]: JSON.stringify(settings), [POLICY_FILE]: rules.join('\n') };
 }
+const LOCKED_DOWN_FILES = runFiles(undefined, 'off');
 const lockedDownArgs = (root: string) => ['--extensions', 'none', '--admin-policy', join(root, POLICY_FILE), '--approval-mode', 'default', '--skip-trust'];
 const lockedDownEnv = (root: string) => ({ GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(root, SETTINGS_FILE), NO_COLOR: '1' });
 
@@ -141,6 +170,10 @@ async function geminiStatus(probe: CliProbe): Promise<CliStatus> {
   return { signedIn: undefined };
 }
 
+async function writeRunFiles(root: string, files: Record<string, string>): Promise<void> {
+  for (const [path, content] of Object.entries(files)) await writeFile(join(root, path), content, { mode: 0o600 });
+}
+
 export const geminiCliDialect: CliDialect = {
   kind: 'gemini-cli',
   vendor: 'gemini-cli',
@@ -156,22 +189,26 @@ export const geminiCliDialect: CliDialect = {
     args: ['--prompt', PROMPT_SUFFIX, '--output-format', 'stream-json', ...lockedDownArgs(workspace.root), '--model', model],
     stdin: prompt,
     env: lockedDownEnv(workspace.root),
-    files: bridge ? bridgeFiles(bridge) : LOCKED_DOWN_FILES,
+    files: runFiles(bridge, 'off'),
   }),
   parser: (bridge) => new GeminiStreamParser(bridge),
-  nativeToolProfiles: [],
+  nativeToolProfiles: ['read-only', 'workspace-write'],
+  nativeSession: async (spawn, { profile, relay, bridge }, signal) => {
+    await writeRunFiles(spawn.root, runFiles(bridge, profile));
+    return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv(spawn.root), classify: classifyGeminiError, toolKinds: NATIVE_PROFILES[profile].kinds, relay }, signal);
+  },
   status: geminiStatus,
   warm: {
     textStreaming: true,
     perModel: true,
     start: async (spawn, signal) => {
-      for (const [path, content] of Object.entries(LOCKED_DOWN_FILES)) await writeFile(join(spawn.root, path), content, { mode: 0o600 });
-      return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv(spawn.root), classify: classifyGeminiError }, signal);
+      await writeRunFiles(spawn.root, LOCKED_DOWN_FILES);
+      return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv(spawn.root), classify: classifyGeminiError, toolKinds: [] }, signal);
     },
   },
 };
 
 export const geminiCli = (options: CliProviderOptions = {}) => new CliProviderAdapter(geminiCliDialect, options);
 
-export const GeminiCliProviderConfig = cliConfigSchema('gemini-cli');
+export const GeminiCliProviderConfig = cliConfigSchema('gemini-cli', geminiCliDialect.nativeToolProfiles);
 export const geminiCliKind = defineProviderKind({ kind: 'gemini-cli', configSchema: GeminiCliProviderConfig, create: (entry, env) => geminiCli(optionsFromConfig(entry, env)) });

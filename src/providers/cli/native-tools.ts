@@ -19,6 +19,9 @@ export function nativeCallName(tool: string): string {
   return `${NATIVE_CALL_PREFIX}${tool.replace(/[^a-zA-Z0-9_]/g, '_')}`.slice(0, MAX_TOOL_NAME);
 }
 
+/** Puts one native action the CLI asks about through the run's approval gate (see `relayNativePermission`). */
+export type NativeRelay = (call: ToolCall) => Promise<void>;
+
 /**
  * Relays one native action the CLI asks permission for. Without interactive approvals on the
  * run it is refused with CLI_POLICY_VIOLATION; otherwise the runtime's gate decides (host

@@ -1,7 +1,8 @@
 /**
  * One run on a long-lived JSON-RPC CLI, shared by the warm modes: the dialect starts the
  * turn and turns messages into parts; this loop enforces the output bound, refuses every
- * request the CLI makes (no permission, credential or input is ever granted), follows
+ * request the CLI makes that the driver does not answer (by default no permission,
+ * credential or input is ever granted; a refused answer fails the turn), follows
  * cancellation, and closes the process unless the turn ended cleanly (a `finish` part, or a
  * failure the CLI reported for a turn it ended itself).
  */
@@ -20,6 +21,11 @@ export interface TurnDriver {
   begin(push: Push): Promise<void>;
   /** A notification from the CLI. */
   message(message: JsonRecord, push: Push): void;
+  /**
+   * A request from the CLI (e.g. a permission prompt): the answer's result, or undefined when
+   * the driver does not handle it. A rejection fails the turn with that error.
+   */
+  request?(message: JsonRecord): Promise<JsonRecord> | undefined;
 }
 
 export async function* driveTurn(rpc: RpcProcess, driver: TurnDriver, signal: AbortSignal): AsyncGenerator<ProviderPart> {
@@ -36,6 +42,8 @@ export async function* driveTurn(rpc: RpcProcess, driver: TurnDriver, signal: Ab
       outputBytes += JSON.stringify(message).length;
       if (outputBytes > driver.outputLimitBytes) return push({ error: new DriverError('CLI_OUTPUT_LIMIT', 'The CLI produced more output than the limit allows.') });
       if (message.id !== undefined && message.method !== undefined) {
+        const answer = driver.request?.(message);
+        if (answer) return void answer.then((result) => rpc.send({ id: message.id, result }), (error: unknown) => push({ error: error instanceof DriverError ? error : new DriverError('CLI_FAILED', `${driver.product} failed.`, { cause: error }) }));
         rpc.send({ id: message.id, error: { code: -32601, message: 'not supported' } });
         return push({ error: new DriverError('CLI_POLICY_VIOLATION', `${driver.product} asked for a permission this provider does not grant.`) });
       }

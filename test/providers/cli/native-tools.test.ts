@@ -5,20 +5,18 @@
  * outside the run's directory.
  */
 import assert from 'node:assert/strict';
-import { access, mkdtemp } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseHostConfig } from '../../../src/host/config.js';
 import { startAnthropicMessagesServer, type VendorServer } from '../../vendors/index.js';
-import { sseEvents, startTestHost, type TestHost } from '../../support/host.js';
+import { startTestHost, type TestHost } from '../../support/host.js';
+import { exists, INTERACTIVE, runDeciding } from './native-harness.js';
 import { API_KEY, binary, claudeAccount, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 
 const TIMEOUT = { timeout: 90_000 };
-const INTERACTIVE = { mode: 'interactive', idlePolicy: 'pause' };
 /** Claude asks before writing its own settings, even in the working directory under `workspace-write`. */
 const WRITE_SETTINGS = { id: 'toolu_settings', name: 'Write', arguments: { file_path: '.claude/settings.json', content: '{}' } };
-
-const exists = (path: string) => access(path).then(() => true, () => false);
 
 describe('claude-code native tool profiles through the host', () => {
   let host: TestHost;
@@ -55,24 +53,7 @@ describe('claude-code native tool profiles through the host', () => {
     assert.deepEqual(proxy.attempts, [], 'no CLI traffic may leave for anywhere but the loopback model server');
   });
 
-  /** Streams a run, answering each approval with `decision`; returns every event. */
-  async function run(body: Record<string, unknown>, decision?: 'approve' | 'deny'): Promise<Record<string, any>[]> {
-    const response = await host.post('/v1/runs', { model: 'claude-test', ...body }, { accept: 'text/event-stream' });
-    assert.equal(response.status, 200);
-    const events: Record<string, any>[] = [];
-    for await (const event of sseEvents(response)) {
-      events.push(event);
-      if (event.type !== 'approval.requested' || !decision) continue;
-      const approval = event.approval as Record<string, unknown>;
-      const decided = await fetch(`${host.url}/v1/approvals/decisions`, {
-        method: 'POST',
-        headers: host.headers(),
-        body: JSON.stringify({ approvalId: approval.approvalId, runId: approval.runId, call: approval.call, decision }),
-      });
-      assert.equal(decided.status, 200, await decided.text());
-    }
-    return events;
-  }
+  const run = (body: Record<string, unknown>, decision?: 'approve' | 'deny') => runDeciding(host, { model: 'claude-test', ...body }, decision);
 
   const toolResults = (since: number) => server.generations.slice(since).map((request) => request.rawBody).join('\n');
 
@@ -148,10 +129,12 @@ describe('claude-code native tool profiles through the host', () => {
 describe('nativeTools in the host config', () => {
   const entry = (kind: string, nativeTools: unknown) => ({ version: 1, providers: [{ kind, id: 'p', models: [], nativeTools }], tokens: [{ id: 't', subject: 's', tokenRef: { env: 'AD_TOKEN' }, providers: ['p'] }] });
 
-  test('claude-code accepts its named profiles; unknown profiles and kinds without profiles are rejected', () => {
-    for (const profile of ['off', 'read-only', 'workspace-write']) parseHostConfig(entry('claude-code', profile), '/etc/agenticdriver.json');
-    assert.throws(() => parseHostConfig(entry('claude-code', 'everything'), '/etc/agenticdriver.json'), { code: 'INVALID_CONFIG' });
+  test('claude-code and gemini-cli accept their named profiles; unknown profiles and kinds without profiles are rejected', () => {
+    for (const kind of ['claude-code', 'gemini-cli']) {
+      for (const profile of ['off', 'read-only', 'workspace-write']) parseHostConfig(entry(kind, profile), '/etc/agenticdriver.json');
+      assert.throws(() => parseHostConfig(entry(kind, 'everything'), '/etc/agenticdriver.json'), { code: 'INVALID_CONFIG' });
+    }
     assert.throws(() => parseHostConfig(entry('codex', 'read-only'), '/etc/agenticdriver.json'), { code: 'INVALID_CONFIG' });
-    parseHostConfig(entry('gemini-cli', 'off'), '/etc/agenticdriver.json');
+    parseHostConfig(entry('codex', 'off'), '/etc/agenticdriver.json');
   });
 });

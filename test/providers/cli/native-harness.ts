@@ -1,0 +1,27 @@
+/** Runs through a real host for the native tool profile suites, answering each approval over HTTP. */
+import assert from 'node:assert/strict';
+import { access } from 'node:fs/promises';
+import { sseEvents, type TestHost } from '../../support/host.js';
+
+export const INTERACTIVE = { mode: 'interactive', idlePolicy: 'pause' };
+
+export const exists = (path: string) => access(path).then(() => true, () => false);
+
+/** Streams a run, answering each `approval.requested` with `decision`; returns every event. */
+export async function runDeciding(host: TestHost, body: Record<string, unknown>, decision?: 'approve' | 'deny'): Promise<Record<string, any>[]> {
+  const response = await host.post('/v1/runs', body, { accept: 'text/event-stream' });
+  assert.equal(response.status, 200);
+  const events: Record<string, any>[] = [];
+  for await (const event of sseEvents(response)) {
+    events.push(event);
+    if (event.type !== 'approval.requested' || !decision) continue;
+    const approval = event.approval as Record<string, unknown>;
+    const decided = await fetch(`${host.url}/v1/approvals/decisions`, {
+      method: 'POST',
+      headers: host.headers(),
+      body: JSON.stringify({ approvalId: approval.approvalId, runId: approval.runId, call: approval.call, decision }),
+    });
+    assert.equal(decided.status, 200, await decided.text());
+  }
+  return events;
+}
