@@ -89,6 +89,18 @@ export function renderResponses(turn: Turn, model: string): Frame[] {
     const callId = call.id ?? `call_fake_${n + 1}`;
     const args = argumentText(call);
     const namespace = call.namespace === undefined ? {} : { namespace: call.namespace };
+    if (call.freeform) {
+      const input = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
+      add(
+        { id, type: 'custom_tool_call', status: 'in_progress', call_id: callId, name: call.name, input: '' },
+        (index) => {
+          for (const delta of fragments(input, call.fragments)) emit('response.custom_tool_call_input.delta', { item_id: id, output_index: index, delta });
+          emit('response.custom_tool_call_input.done', { item_id: id, output_index: index, input });
+        },
+        { id, type: 'custom_tool_call', status: 'completed', call_id: callId, name: call.name, input },
+      );
+      return;
+    }
     add(
       { id, type: 'function_call', status: 'in_progress', call_id: callId, name: call.name, ...namespace, arguments: '' },
       (index) => {

@@ -13,6 +13,8 @@ export interface TurnToolCall {
   fragments?: number;
   /** OpenAI Responses only: the namespace of a namespaced tool (Codex serves MCP tools that way). */
   namespace?: string;
+  /** OpenAI Responses only: a freeform (`custom`) tool call whose input is `arguments` verbatim (Codex's `apply_patch`). */
+  freeform?: boolean;
 }
 
 export interface TurnUsage {

@@ -71,6 +71,18 @@ function bridgeOverrides(bridge: ToolBridge | undefined): string[] {
   return SAFETY_OVERRIDES.map((override) => (override === 'mcp_servers={}' ? `mcp_servers={ ${BRIDGE_SERVER_NAME} = ${server} }` : override));
 }
 
+/**
+ * `workspace-write`: Codex's file edits (`apply_patch`; its shell stays off) in the run's
+ * working directory only, no network, not even /tmp; under the `untrusted` approval policy
+ * Codex asks about every change, which is relayed.
+ */
+const WORKSPACE_WRITE_OVERRIDES = [
+  'sandbox_workspace_write.writable_roots=[]',
+  'sandbox_workspace_write.network_access=false',
+  'sandbox_workspace_write.exclude_tmpdir_env_var=true',
+  'sandbox_workspace_write.exclude_slash_tmp=true',
+];
+
 class CodexExecParser implements CliStreamParser {
   constructor(private readonly bridge: ToolBridge | undefined) {}
 
@@ -177,12 +189,21 @@ export const codexDialect: CliDialect = {
     env: { NO_COLOR: '1', ...(bridge ? { [BRIDGE_TOKEN_VARIABLE]: bridge.token } : {}) },
   }),
   parser: (bridge) => new CodexExecParser(bridge),
-  nativeToolProfiles: [],
+  // Codex reads files only through its shell, whose read-only sandbox reads the whole machine: no `read-only` profile.
+  nativeToolProfiles: ['workspace-write'],
+  nativeSession: (spawn, { relay, bridge }, signal) =>
+    CodexAppServer.start(
+      { ...spawn, env: { ...spawn.env, ...(bridge ? { [BRIDGE_TOKEN_VARIABLE]: bridge.token } : {}) } },
+      [...bridgeOverrides(bridge), ...WORKSPACE_WRITE_OVERRIDES],
+      classifyCodexFailure,
+      signal,
+      { sandbox: 'workspace-write', approvalPolicy: 'untrusted', items: ['fileChange', ...(bridge ? ['mcpToolCall'] : [])], relay },
+    ),
   status: codexStatus,
   warm: { textStreaming: true, perModel: false, start: (spawn, signal) => CodexAppServer.start(spawn, SAFETY_OVERRIDES, classifyCodexFailure, signal) },
 };
 
 export const codex = (options: CliProviderOptions = {}) => new CliProviderAdapter(codexDialect, options);
 
-export const CodexProviderConfig = cliConfigSchema('codex');
+export const CodexProviderConfig = cliConfigSchema('codex', codexDialect.nativeToolProfiles);
 export const codexKind = defineProviderKind({ kind: 'codex', configSchema: CodexProviderConfig, create: (entry, env) => codex(optionsFromConfig(entry, env)) });

@@ -3,6 +3,7 @@
  * entry, and any native action the CLI asks permission for goes through the run's approval
  * gate as a call named `native_<tool>` (or is refused when the run has no approvals).
  */
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { DriverError } from '../../protocol/errors.js';
 import type { ProviderRequest } from '../../runtime/provider.js';
 import type { ToolCall } from '../../runtime/types.js';
@@ -39,3 +40,9 @@ export const nativeCall = (tool: string, input: unknown, id: string): ToolCall =
   name: nativeCallName(tool),
   arguments: typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : { input },
 });
+
+/** Whether `path` (absolute, or relative to `directory`) lies inside `directory`. */
+export function insideDirectory(directory: string, path: string): boolean {
+  const within = relative(directory, resolve(directory, path));
+  return within !== '' && within !== '..' && !within.startsWith(`..${sep}`) && !isAbsolute(within);
+}

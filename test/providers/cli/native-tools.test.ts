@@ -129,12 +129,12 @@ describe('claude-code native tool profiles through the host', () => {
 describe('nativeTools in the host config', () => {
   const entry = (kind: string, nativeTools: unknown) => ({ version: 1, providers: [{ kind, id: 'p', models: [], nativeTools }], tokens: [{ id: 't', subject: 's', tokenRef: { env: 'AD_TOKEN' }, providers: ['p'] }] });
 
-  test('claude-code and gemini-cli accept their named profiles; unknown profiles and kinds without profiles are rejected', () => {
+  test('each kind accepts exactly its named profiles; unknown profiles are rejected', () => {
     for (const kind of ['claude-code', 'gemini-cli']) {
       for (const profile of ['off', 'read-only', 'workspace-write']) parseHostConfig(entry(kind, profile), '/etc/agenticdriver.json');
       assert.throws(() => parseHostConfig(entry(kind, 'everything'), '/etc/agenticdriver.json'), { code: 'INVALID_CONFIG' });
     }
+    for (const profile of ['off', 'workspace-write']) parseHostConfig(entry('codex', profile), '/etc/agenticdriver.json');
     assert.throws(() => parseHostConfig(entry('codex', 'read-only'), '/etc/agenticdriver.json'), { code: 'INVALID_CONFIG' });
-    parseHostConfig(entry('codex', 'off'), '/etc/agenticdriver.json');
   });
 });
