@@ -55,6 +55,9 @@ const NATIVE_PROFILES: Record<Exclude<NativeToolProfile, 'off'>, { allow: string
   'workspace-write': { allow: READ_TOOLS, ask: ['write_file', 'replace'], kinds: ['read', 'search', 'edit'] },
 };
 
+/** The ACP kind of an MCP tool's calls; with `tools.core` limited as above, only the bridge's. */
+const MCP_TOOL_KIND = 'other';
+
 /** Gemini's names for the bridge's tools (`mcp_<server>_<tool>`). */
 const bridgeToolName = (tool: string) => `mcp_${BRIDGE_SERVER_NAME}_${tool}`;
 
@@ -195,7 +198,7 @@ export const geminiCliDialect: CliDialect = {
   nativeToolProfiles: ['read-only', 'workspace-write'],
   nativeSession: async (spawn, { profile, relay, bridge }, signal) => {
     await writeRunFiles(spawn.root, runFiles(bridge, profile));
-    return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv(spawn.root), classify: classifyGeminiError, toolKinds: NATIVE_PROFILES[profile].kinds, relay }, signal);
+    return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv(spawn.root), classify: classifyGeminiError, toolKinds: [...NATIVE_PROFILES[profile].kinds, ...(bridge ? [MCP_TOOL_KIND] : [])], relay }, signal);
   },
   status: geminiStatus,
   warm: {

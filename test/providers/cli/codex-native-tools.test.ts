@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
 import { startTestHost, type TestHost } from '../../support/host.js';
-import { exists, INTERACTIVE, runDeciding } from './native-harness.js';
+import { exists, INTERACTIVE, lookupTool, runDeciding } from './native-harness.js';
 import { API_KEY, binary, codexAccount, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 
 const TIMEOUT = { timeout: 90_000 };
@@ -41,8 +41,8 @@ describe('codex native tool profile through the host', () => {
         },
       ],
       approvals: { interactive: true, maxPending: 2 },
-      tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['codex-write'], approveTools: ['native_apply_patch'] }],
-    });
+      tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['codex-write'], tools: ['lookup'], approveTools: ['native_apply_patch'] }],
+    }, { tools: [lookupTool] });
   });
   after(async () => {
     assert.equal(server.pending, 0, 'every scripted turn was used');
@@ -100,5 +100,13 @@ describe('codex native tool profile through the host', () => {
     assert.equal(events.at(-1)!.error.code, 'CLI_POLICY_VIOLATION');
     assert.ok(!events.some((event) => event.type === 'approval.requested'));
     assert.equal(await exists(outside), false);
+  });
+  test('with run tools the profile run reaches them too: a host tool called through the bridge mid-turn', TIMEOUT, async () => {
+    server.push({ turn: { toolCalls: [{ namespace: 'mcp__agenticdriver', name: 'lookup', arguments: { key: 'k1' } }] } });
+    server.push({ turn: { text: 'looked up' } });
+    const events = await run({ provider: 'codex-write', input: 'look k1 up', tools: ['lookup'] });
+    assert.equal(events.at(-1)!.type, 'run.completed', JSON.stringify(events.at(-1)));
+    assert.ok(events.some((event) => event.type === 'tool.completed'));
+    assert.match(server.generations.at(-1)!.rawBody, /value-of-k1/);
   });
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startGeminiServer, type VendorServer } from '../../vendors/index.js';
 import { startTestHost, type TestHost } from '../../support/host.js';
-import { exists, INTERACTIVE, runDeciding } from './native-harness.js';
+import { exists, INTERACTIVE, lookupTool, runDeciding } from './native-harness.js';
 import { API_KEY, binary, geminiAccount, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 
 const TIMEOUT = { timeout: 90_000 };
@@ -40,8 +40,8 @@ describe('gemini-cli native tool profiles through the host', () => {
     host = await startTestHost({
       providers: [await entry('gemini-write', 'workspace-write'), await entry('gemini-read', 'read-only')],
       approvals: { interactive: true, maxPending: 2 },
-      tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['gemini-write', 'gemini-read'], approveTools: ['native_write_file'] }],
-    });
+      tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['gemini-write', 'gemini-read'], tools: ['lookup'], approveTools: ['native_write_file'] }],
+    }, { tools: [lookupTool] });
   });
   after(async () => {
     assert.equal(server.pending, 0, 'every scripted turn was used');
@@ -111,5 +111,13 @@ describe('gemini-cli native tool profiles through the host', () => {
     const sent = JSON.parse(server.generations.at(-2)!.rawBody) as { tools?: { functionDeclarations?: { name: string }[] }[] };
     const offered = (sent.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []).map((declaration) => declaration.name).sort();
     assert.deepEqual(offered, ['glob', 'grep_search', 'list_directory', 'read_file']);
+  });
+  test('with run tools the profile run reaches them too: a host tool called through the bridge mid-turn', TIMEOUT, async () => {
+    server.push({ turn: { toolCalls: [{ name: 'mcp_agenticdriver_lookup', arguments: { key: 'k1' } }] } });
+    server.push({ turn: { text: 'looked up' } });
+    const events = await run({ provider: 'gemini-write', input: 'look k1 up', tools: ['lookup'] });
+    assert.equal(events.at(-1)!.type, 'run.completed', JSON.stringify(events.at(-1)));
+    assert.ok(events.some((event) => event.type === 'tool.completed'));
+    assert.match(server.generations.at(-1)!.rawBody, /value-of-k1/);
   });
 });

@@ -1,6 +1,7 @@
 /** Runs through a real host for the native tool profile suites, answering each approval over HTTP. */
 import assert from 'node:assert/strict';
 import { access } from 'node:fs/promises';
+import type { HostTool } from '../../../src/runtime/tools.js';
 import { sseEvents, type TestHost } from '../../support/host.js';
 
 export const INTERACTIVE = { mode: 'interactive', idlePolicy: 'pause' };
@@ -25,3 +26,11 @@ export async function runDeciding(host: TestHost, body: Record<string, unknown>,
   }
   return events;
 }
+
+/** A host tool, to check that a profile run still reaches the run's tools through the bridge. */
+export const lookupTool: HostTool = {
+  name: 'lookup',
+  description: 'Looks a key up.',
+  inputSchema: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'], additionalProperties: false },
+  execute: (input) => ({ value: `value-of-${String(input.key)}` }),
+};
