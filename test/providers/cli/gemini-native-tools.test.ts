@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startGeminiServer, type VendorServer } from '../../vendors/index.js';
 import { startTestHost, type TestHost } from '../../support/host.js';
-import { exists, INTERACTIVE, lookupTool, runDeciding } from './native-harness.js';
+import { exists, INTERACTIVE, lookupTool, runDeciding, expectDenied, expectRefusedUnasked } from './native-harness.js';
 import { API_KEY, binary, geminiAccount, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 
 const TIMEOUT = { timeout: 90_000 };
@@ -77,20 +77,14 @@ describe('gemini-cli native tool profiles through the host', () => {
     const since = server.generations.length;
     server.push({ turn: { toolCalls: [WRITE_NOTES] } });
     const events = await run({ provider: 'gemini-write', input: 'write notes' });
-    assert.equal(events.at(-1)!.type, 'run.failed');
-    assert.equal(events.at(-1)!.error.code, 'CLI_POLICY_VIOLATION');
-    assert.ok(!events.some((event) => event.type === 'approval.requested'));
-    assert.equal(server.generations.length, since + 1, 'no model turn after the refusal');
+    expectRefusedUnasked(events, server.generations.length - since);
   });
 
   test('denied: the run fails APPROVAL_DENIED and the CLI does not go on', TIMEOUT, async () => {
     const since = server.generations.length;
     server.push({ turn: { toolCalls: [WRITE_NOTES] } });
     const events = await run({ provider: 'gemini-write', input: 'write notes', approvals: INTERACTIVE }, 'deny');
-    assert.equal(events.at(-1)!.type, 'run.failed');
-    assert.equal(events.at(-1)!.error.code, 'APPROVAL_DENIED');
-    assert.equal(events.find((event) => event.type === 'approval.resolved')!.resolution.outcome, 'denied');
-    assert.equal(server.generations.length, since + 1, 'no model turn after the denial');
+    expectDenied(events, server.generations.length - since);
   });
 
   test('a write outside the run directory is refused by Gemini itself, never asked about, and nothing is written', TIMEOUT, async () => {

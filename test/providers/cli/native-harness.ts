@@ -34,3 +34,19 @@ export const lookupTool: HostTool = {
   inputSchema: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'], additionalProperties: false },
   execute: (input) => ({ value: `value-of-${String(input.key)}` }),
 };
+
+/** Refused without asking anyone: no relay, and the CLI took no further model turn. */
+export function expectRefusedUnasked(events: Record<string, any>[], modelTurns: number): void {
+  assert.equal(events.at(-1)!.type, 'run.failed');
+  assert.equal(events.at(-1)!.error.code, 'CLI_POLICY_VIOLATION');
+  assert.ok(!events.some((event) => event.type === 'approval.requested'));
+  assert.equal(modelTurns, 1, 'no model turn after the refusal');
+}
+
+/** Denied by the person deciding: the run fails and the CLI took no further model turn. */
+export function expectDenied(events: Record<string, any>[], modelTurns: number): void {
+  assert.equal(events.at(-1)!.type, 'run.failed');
+  assert.equal(events.at(-1)!.error.code, 'APPROVAL_DENIED');
+  assert.equal(events.find((event) => event.type === 'approval.resolved')!.resolution.outcome, 'denied');
+  assert.equal(modelTurns, 1, 'no model turn after the denial');
+}
