@@ -9,7 +9,7 @@ import { DriverError } from '../../protocol/errors.js';
 import type { ProviderPart } from '../../runtime/provider.js';
 import type { WarmRun, WarmSession, WarmSpawn } from './adapter.js';
 import { cliFailure, count, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
-import { RpcProcess } from './rpc-process.js';
+import { handshake, RpcProcess } from './rpc-process.js';
 import { driveTurn, type TurnEvent } from './warm-turn.js';
 import { insideDirectory, nativeCall, type NativeRelay } from './native-tools.js';
 
@@ -37,19 +37,11 @@ export class CodexAppServer implements WarmSession {
 
   static async start(spawn: WarmSpawn, overrides: string[], classify: (message: string) => FailureCode, signal: AbortSignal, policy: CodexThreadPolicy = TEXT_ONLY): Promise<CodexAppServer> {
     const rpc = new RpcProcess({ ...spawn, args: ['app-server', ...overrides.flatMap((override) => ['--config', override])], outputLimitBytes: Number.POSITIVE_INFINITY }, PRODUCT);
-    const onAbort = () => void rpc.close();
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
+    await handshake(rpc, signal, async () => {
       await rpc.request('initialize', { clientInfo: { name: 'agenticdriver', version: '1.0.0' }, capabilities: null });
       rpc.send({ method: 'initialized' });
-      signal.throwIfAborted();
-      return new CodexAppServer(rpc, classify, policy);
-    } catch (error) {
-      await rpc.close();
-      throw signal.aborted ? signal.reason : error;
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
+    });
+    return new CodexAppServer(rpc, classify, policy);
   }
 
   get alive(): boolean {

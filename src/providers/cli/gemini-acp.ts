@@ -10,7 +10,7 @@ import { DriverError } from '../../protocol/errors.js';
 import type { ProviderPart } from '../../runtime/provider.js';
 import type { WarmRun, WarmSession, WarmSpawn } from './adapter.js';
 import { cliFailure, count, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
-import { nativeError, RpcProcess } from './rpc-process.js';
+import { handshake, nativeError, RpcProcess } from './rpc-process.js';
 import { driveTurn, type TurnEvent } from './warm-turn.js';
 import { nativeCall, type NativeRelay } from './native-tools.js';
 
@@ -40,18 +40,10 @@ export class GeminiAcp implements WarmSession {
       PRODUCT,
       true,
     );
-    const onAbort = () => void rpc.close();
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
+    await handshake(rpc, signal, async () => {
       await rpc.request('initialize', { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
-      signal.throwIfAborted();
-      return new GeminiAcp(rpc, setup);
-    } catch (error) {
-      await rpc.close();
-      throw signal.aborted ? signal.reason : error;
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
+    });
+    return new GeminiAcp(rpc, setup);
   }
 
   get alive(): boolean {

@@ -94,3 +94,21 @@ export class RpcProcess {
 
 /** The native error object of a refused request, for the dialect's classifier. */
 export const nativeError = (error: unknown): JsonRecord | undefined => record((error as { native?: unknown } | undefined)?.native);
+
+/**
+ * Runs the start-up handshake of a fresh RPC process. The process is closed when the
+ * handshake fails or `signal` aborts, so a failed start never leaves a CLI behind.
+ */
+export async function handshake(rpc: RpcProcess, signal: AbortSignal, steps: () => Promise<void>): Promise<void> {
+  const onAbort = () => void rpc.close();
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await steps();
+    signal.throwIfAborted();
+  } catch (error) {
+    await rpc.close();
+    throw signal.aborted ? signal.reason : error;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
