@@ -2,7 +2,9 @@
  * Dialect-aware compilation of caller-supplied JSON Schemas (structured output, tool
  * inputs). No `$schema` means draft-07; the 2020-12 URI selects 2020-12. Anything that
  * would need loading (external `$ref`), asynchronous validation or an unknown dialect is
- * rejected before any model call.
+ * rejected before any model call. Every `pattern`, `patternProperties` and
+ * `propertyNames` pattern runs on a linear-time engine (./linear-regexp.ts): one
+ * request's schema can never stall the event loop.
  */
 import AjvDraft07 from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -10,6 +12,7 @@ import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { DriverError } from '../protocol/errors.js';
 import { describe } from '../protocol/validate.js';
+import { linearRegExp } from './linear-regexp.js';
 
 type AddFormats = (ajv: unknown) => unknown;
 const addFormats: AddFormats =
@@ -70,7 +73,7 @@ export function compileSchema(schema: unknown): CompiledSchema {
 
   const dialect = dialectOf(schema as Record<string, unknown>);
   assertSelfContained(schema);
-  const options = { strict: false, allErrors: false, validateSchema: true, addUsedSchema: false } as const;
+  const options = { strict: false, allErrors: false, validateSchema: true, addUsedSchema: false, code: { regExp: linearRegExp } } as const;
   const ajv = dialect === '2020-12' ? new Ajv2020(options) : new Draft07(options);
   addFormats(ajv);
   let validate: ValidateFunction;
