@@ -15,7 +15,7 @@ import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './con
 import { hostFeatures, type HostContext, type HostMetrics } from './context.js';
 import { createProviders } from './providers.js';
 import { readSecret } from './secrets.js';
-import { buildServer } from './server.js';
+import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
 
 export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
 
@@ -32,6 +32,8 @@ export interface HostOptions {
   env?: NodeJS.ProcessEnv;
   logger?: boolean;
   clock?: Clock;
+  /** Where every internal error (a 500) is reported; default one JSON line on stderr. */
+  logInternalError?: InternalErrorLog;
 }
 
 export interface RunningHost {
@@ -46,6 +48,7 @@ export const DEFAULT_CONCURRENCY = { total: 32, perSubject: 4 };
 
 export async function startHost(options: HostOptions): Promise<RunningHost> {
   const { config } = options;
+  const logInternalError = options.logInternalError ?? logToStderr;
   const env = options.env ?? process.env;
   assertListenerSecure(config.listen);
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
@@ -61,6 +64,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(config.approvals ? { approvals: config.approvals } : {}),
     ...(config.applicationTools ? { applicationTools: config.applicationTools } : {}),
     audit: (record) => store.appendAudit(record),
+    onInternalError: (error, runId) => logInternalError(error, `run ${runId}`),
     onUsage: async (record) => {
       await store.recordUsage(record);
       await options.onUsage?.(record);
@@ -87,6 +91,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     bodyLimit: config.limits.maxBodyBytes ?? DEFAULT_BODY_BYTES,
     ...(tls ? { tls } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    logInternalError,
   });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });

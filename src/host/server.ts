@@ -13,6 +13,8 @@ import { runRoutes } from './routes/runs.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { toolExecutionRoutes } from './routes/tool-executions.js';
 import type { HostContext } from './context.js';
+import { assertJsonMediaType, parseJsonBody } from './json-body.js';
+import { clientErrorHandler, commonHeaders } from './parser-errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,7 +30,17 @@ export interface ServerOptions {
   bodyLimit: number;
   tls?: { cert: string; key: string };
   logger?: boolean;
+  /** Where every internal error (a 500) is reported; default one JSON line on stderr. */
+  logInternalError?: InternalErrorLog;
 }
+
+/** Receives the unmasked error behind a 500 and where it happened (never sent to a client). */
+export type InternalErrorLog = (error: unknown, where: string) => void;
+
+export const logToStderr: InternalErrorLog = (error, where) => {
+  const detail = error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { value: String(error) };
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'internal error', where, error: detail })}\n`);
+};
 
 const ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', VERSION_HEADER, OPTIONAL_EVENTS_HEADER].join(', ');
 const PUBLIC_QUERY_ROUTES = new Set(['/v1/providers?refresh=true']);
@@ -36,6 +48,8 @@ const PUBLIC_QUERY_ROUTES = new Set(['/v1/providers?refresh=true']);
 export function buildServer(options: ServerOptions): FastifyInstance {
   const { context, authenticator } = options;
   const allowedOrigins = new Set(options.allowedOrigins);
+  const tls = options.tls !== undefined;
+  const logInternalError = options.logInternalError ?? logToStderr;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit,
@@ -43,6 +57,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     keepAliveTimeout: 5_000,
     forceCloseConnections: true,
     return503OnClosing: false,
+    // Parser and router failures answer with our envelope and headers, like every response.
+    clientErrorHandler: clientErrorHandler(tls),
+    frameworkErrors: (error, _request, reply) => {
+      reply.headers(commonHeaders(tls));
+      return sendError(reply, publicError(error));
+    },
     ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' as const } } : {}),
   });
   app.server.headersTimeout = 10_000;
@@ -50,10 +70,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.decorateRequest('acceptOptionalEvents', false);
 
   app.addHook('onRequest', async (request, reply) => {
-    reply.header(VERSION_HEADER, WIRE_VERSION);
-    reply.header('Cache-Control', 'no-store');
-    reply.header('X-Content-Type-Options', 'nosniff');
-    if (options.tls) reply.header('Strict-Transport-Security', 'max-age=31536000');
+    reply.headers(commonHeaders(tls));
 
     if (context.closing) throw new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true });
 
@@ -71,7 +88,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       }
       if (!allowedOrigins.has(origin)) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
     }
-    if (request.method === 'GET' && request.url === '/health') return;
+    if ((request.method === 'GET' || request.method === 'HEAD') && request.url === '/health') return;
 
     const principal = authenticator.authenticate(request.headers.authorization);
     if (!principal) throw new DriverError('UNAUTHORIZED', 'A valid bearer token is required.');
@@ -80,10 +97,15 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (selectRequestVersion(headerValues(request, VERSION_HEADER)) === undefined) {
       throw new DriverError('UNSUPPORTED_PROTOCOL_VERSION', `This host speaks AgenticDriver-Version ${WIRE_VERSION} only.`);
     }
-    request.acceptOptionalEvents = headerValues(request, OPTIONAL_EVENTS_HEADER).join(',').trim().toLowerCase() === 'true';
+    request.acceptOptionalEvents = acceptsOptionalEvents(headerValues(request, OPTIONAL_EVENTS_HEADER));
 
-    // Routes match the raw target exactly: a query string is part of the route.
+    // Routes match the raw target exactly: a query string is part of the route, and a
+    // percent-encoded path (`/v1/%70rotocol`) is not the route it decodes to.
     if (request.url.includes('?') && !PUBLIC_QUERY_ROUTES.has(request.url)) {
+      throw new DriverError('NOT_FOUND', 'No such endpoint.');
+    }
+    const route = request.routeOptions.url;
+    if (route !== undefined && !matchesRouteExactly(request.url.split('?')[0]!, route)) {
       throw new DriverError('NOT_FOUND', 'No such endpoint.');
     }
   });
@@ -96,22 +118,22 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
-    let text: string;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(body as Buffer);
-    } catch {
-      return done(new DriverError('INVALID_REQUEST', 'The request body is not valid UTF-8.'), undefined);
-    }
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(new DriverError('INVALID_REQUEST', 'The request body is not valid JSON.'), undefined);
+      assertJsonMediaType(request.headers['content-type']);
+      done(null, parseJsonBody(body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
     }
   });
   // Any other media type (or none) reaches the catch-all parser and is refused.
-  app.addContentTypeParser('*', (_request, _payload, done) => {
-    done(new DriverError('INVALID_REQUEST', 'Request bodies must be application/json.'), undefined);
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    try {
+      assertJsonMediaType(request.headers['content-type']);
+      done(new DriverError('INVALID_REQUEST', 'Request bodies must be application/json.'), undefined);
+    } catch (error) {
+      done(error as Error, undefined);
+    }
   });
 
   app.setNotFoundHandler(async () => {
@@ -120,7 +142,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
 
   app.setErrorHandler(async (error, request, reply) => {
     const failure = publicError(error);
-    if (failure.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'internal error');
+    if (statusForCode(failure.code) === 500) {
+      request.log.error({ err: error }, 'internal error');
+      logInternalError(error, `${request.method} ${request.url.split('?')[0]}`);
+    }
     return sendError(reply, failure);
   });
 
@@ -149,6 +174,22 @@ function publicError(error: unknown): DriverError {
     return new DriverError('INVALID_REQUEST', 'The request is malformed.');
   }
   return toDriverError(error);
+}
+
+/** The opt-in header: absent is false; otherwise exactly one `true` or `false`. */
+function acceptsOptionalEvents(values: string[]): boolean {
+  if (values.length === 0) return false;
+  const value = values.length === 1 ? values[0]!.trim().toLowerCase() : '';
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new DriverError('INVALID_REQUEST', `${OPTIONAL_EVENTS_HEADER} must be exactly one "true" or "false".`);
+}
+
+/** The raw path equals the route segment by segment; only `:param` segments may vary. */
+export function matchesRouteExactly(rawPath: string, route: string): boolean {
+  const raw = rawPath.split('/');
+  const pattern = route.split('/');
+  return raw.length === pattern.length && pattern.every((segment, index) => segment.startsWith(':') || segment === raw[index]);
 }
 
 /** Every value of a header as sent (duplicates are kept apart, unlike `request.headers`). */

@@ -114,7 +114,11 @@ export const ERROR_STATUS = {
   JOB_EXPIRED: 410,
   APPROVAL_EXPIRED: 410,
 
+  // The HTTP request itself: too slow (408), too large (413, 431), a charset other than UTF-8 (415).
+  REQUEST_TIMEOUT: 408,
   BODY_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  HEADERS_TOO_LARGE: 431,
 
   // The run could not finish within the bounds it asked for or the host set.
   STEP_LIMIT: 422,
@@ -202,6 +206,7 @@ const RETRYABLE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'AUTH_UNAVAILABLE',
   'OPERATION_IN_PROGRESS',
   'IDLE_TIMEOUT',
+  'REQUEST_TIMEOUT',
   'PROVIDER_UNREACHABLE',
   'PROVIDER_ERROR',
   'APPROVAL_CAPACITY',

@@ -5,6 +5,7 @@
 import { DriverError } from '../protocol/errors.js';
 import { RunRequest as RunRequestSchema } from '../protocol/schemas.js';
 import { validatorFor } from '../protocol/validate.js';
+import { MAX_JSON_DEPTH, valueTooDeep } from '../protocol/json-depth.js';
 import { systemClock, type Clock } from './clock.js';
 import { compileSchema, type CompiledSchema } from './json-schema.js';
 import type { ProviderAdapter, ProviderInfo } from './provider.js';
@@ -43,6 +44,8 @@ export interface DriverOptions {
   applicationTools?: ApplicationToolPolicy;
   /** Where approval requests and decisions are recorded; a failure stops the approval. */
   audit?: AuditSink;
+  /** Told the unmasked cause whenever a run ends INTERNAL_ERROR (the wire only says "internal"). */
+  onInternalError?: (error: unknown, runId: string) => void;
 }
 
 export interface RunOptions {
@@ -110,6 +113,10 @@ export class AgenticDriver {
 
   /** Full pre-execution validation. Throws a DriverError; emits nothing. */
   prepare(input: unknown, options: RunOptions = {}): PreparedRun {
+    // Before anything recursive (schema validation, structuredClone) can overflow the stack.
+    if (valueTooDeep(input)) {
+      throw new DriverError('INVALID_REQUEST', `The run request nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep.`);
+    }
     if (!validateRequest(input)) {
       throw new DriverError('INVALID_REQUEST', `The run request is invalid: ${validateRequest.explain(input)}.`);
     }

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError, toDriverError } from '../protocol/errors.js';
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../protocol/json-depth.js';
 import { isoTimestamp } from './clock.js';
 import { CONTEXT_INSTRUCTIONS, draftArtifact } from './context.js';
 import type { AgenticDriver, PreparedRun } from './driver.js';
@@ -17,6 +18,8 @@ import type { UsageRecord } from './usage-record.js';
 
 const USAGE_SINK_BOUND_MS = 2000;
 const RUN_ENDED = Symbol('run ended');
+/** Abort reasons that end a run as `run.failed` rather than `run.cancelled`. */
+const FAILING_ABORTS: ReadonlySet<string> = new Set(['OUTPUT_BUFFER_LIMIT']);
 
 export async function* executeRun(driver: AgenticDriver, prepared: PreparedRun, callerSignal?: AbortSignal): AsyncGenerator<RunEvent> {
   const runId = randomUUID();
@@ -368,6 +371,9 @@ class RunBody {
     };
     if (outputSchema) {
       let output: unknown;
+      if (jsonTextTooDeep(outcome.text)) {
+        throw new DriverError('INVALID_OUTPUT', `The model output nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep.`);
+      }
       try {
         output = JSON.parse(outcome.text);
       } catch {
@@ -387,13 +393,16 @@ class RunBody {
   }
 
   private terminal(error: unknown): { type: 'run.failed' | 'run.cancelled'; info: ErrorInfo } {
-    const cancelled = this.signal.aborted;
+    const reason: unknown = this.signal.reason;
+    // A consumer too slow for its buffer makes the run fail; other aborts cancel it.
+    const failedByAbort = this.signal.aborted && reason instanceof DriverError && FAILING_ABORTS.has(reason.code);
+    const cancelled = this.signal.aborted && !failedByAbort;
     let failure: DriverError;
-    if (cancelled) {
-      const reason: unknown = this.signal.reason;
+    if (this.signal.aborted) {
       failure = reason instanceof DriverError ? reason : new DriverError('CANCELLED', 'The run was cancelled.');
     } else {
       failure = toDriverError(error);
+      if (!(error instanceof DriverError)) this.driver.options.onInternalError?.(error, this.runId);
     }
     if (this.toolPending && failure.outcome !== 'uncertain') {
       const keep = failure.code === 'IDLE_TIMEOUT' || failure.code === 'CANCELLED';

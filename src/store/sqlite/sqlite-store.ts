@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import type { AuditRecord } from '../../extensions/audit.js';
 import type { UsageRecord } from '../../runtime/usage-record.js';
 import type { StateStore, UsageSummary } from '../store.js';
+import { preparePrivateDatabaseFile } from './private-file.js';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE usage_records (
@@ -33,6 +34,7 @@ export class SqliteStateStore implements StateStore {
   private pendingUsage: { record: UsageRecord; done: (error?: unknown) => void }[] = [];
 
   constructor(readonly path: string) {
+    preparePrivateDatabaseFile(path);
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 5000');
