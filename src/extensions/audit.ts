@@ -10,8 +10,11 @@ export interface AuditRecord {
   runId?: string;
   provider?: string;
   tool?: string;
-  /** The resolution outcome, for `approval.resolved`. */
-  outcome?: 'approved' | 'denied' | 'cancelled' | 'expired';
+  /**
+   * The resolution outcome, for `approval.resolved`. `interrupted`: the host stopped
+   * (crashed) while the approval was pending; recorded at the next start.
+   */
+  outcome?: 'approved' | 'denied' | 'cancelled' | 'expired' | 'interrupted';
   /** The error code, for `approval.rejected`. */
   code?: string;
 }

@@ -72,6 +72,10 @@ const Limits = Type.Object(
     maxBodyBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: MAX_BODY_BYTES })),
     maxConcurrentRuns: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
     maxConcurrentRunsPerSubject: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    /** How long an event-stream write may wait for a client that stopped reading (default 30 s). */
+    writeStallTimeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
+    /** How long shutdown waits for active runs to deliver their terminal events (default 10 s). */
+    shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
   },
   strict,
 );

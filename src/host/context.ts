@@ -1,6 +1,7 @@
 /** What the endpoint families share: the runtime, admission, discovery and live counters. */
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { ProviderDiscovery } from '../runtime/discovery.js';
+import type { ActiveRuns } from './active-runs.js';
 import type { Admission } from './admission.js';
 
 export interface HostMetrics {
@@ -15,8 +16,10 @@ export interface HostContext {
   /** Features this host really offers, in the order `/v1/protocol` lists them. */
   features: readonly string[];
   heartbeatMs: number;
-  /** Aborts every active run (host shutdown). */
-  readonly active: Set<AbortController>;
+  /** How long an SSE write may wait for a client that stopped reading. */
+  writeStallMs: number;
+  /** The runs being served; shutdown aborts them and waits for their responses. */
+  readonly active: ActiveRuns;
   closing: boolean;
 }
 

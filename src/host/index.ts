@@ -2,13 +2,14 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { DriverError } from '../protocol/errors.js';
-import type { Clock } from '../runtime/clock.js';
+import { isoTimestamp, systemClock, type Clock } from '../runtime/clock.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import { AgenticDriver } from '../runtime/driver.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
 import { SqliteStateStore } from '../store/sqlite/sqlite-store.js';
 import type { StateStore } from '../store/store.js';
+import { ActiveRuns } from './active-runs.js';
 import { Admission } from './admission.js';
 import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
@@ -16,6 +17,7 @@ import { hostFeatures, type HostContext, type HostMetrics } from './context.js';
 import { createProviders } from './providers.js';
 import { readSecret } from './secrets.js';
 import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
+import { DEFAULT_WRITE_STALL_MS } from './sse.js';
 
 export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
 
@@ -29,6 +31,10 @@ export interface HostOptions {
   /** Extra metering sink, after the store records the run. */
   onUsage?: (record: UsageRecord) => void | Promise<void>;
   heartbeatMs?: number;
+  /** Overrides `limits.writeStallTimeoutMs`. */
+  writeStallMs?: number;
+  /** Overrides `limits.shutdownGraceMs`. */
+  shutdownGraceMs?: number;
   env?: NodeJS.ProcessEnv;
   logger?: boolean;
   clock?: Clock;
@@ -45,6 +51,7 @@ export interface RunningHost {
 }
 
 export const DEFAULT_CONCURRENCY = { total: 32, perSubject: 4 };
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startHost(options: HostOptions): Promise<RunningHost> {
   const { config } = options;
@@ -54,6 +61,13 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
   const store = options.store ?? SqliteStateStore.open(config.stateDirectory);
+  // Runs and approvals a previous process left open (it crashed) get their records now.
+  try {
+    await store.reconcileInterrupted(isoTimestamp(options.clock ?? systemClock));
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
   const driver = new AgenticDriver({
     providers: createProviders(config, env),
@@ -65,6 +79,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(config.applicationTools ? { applicationTools: config.applicationTools } : {}),
     audit: (record) => store.appendAudit(record),
     onInternalError: (error, runId) => logInternalError(error, `run ${runId}`),
+    onRunStarted: (record) => store.recordRunStart(record),
     onUsage: async (record) => {
       await store.recordUsage(record);
       await options.onUsage?.(record);
@@ -81,7 +96,8 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     metrics,
     features: hostFeatures(config),
     heartbeatMs: options.heartbeatMs ?? 15_000,
-    active: new Set(),
+    writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
+    active: new ActiveRuns(),
     closing: false,
   };
   const app = buildServer({
@@ -109,10 +125,12 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     metrics,
     close: () =>
       (closed ??= (async () => {
+        // Stop accepting, end every run with its terminal event, let the responses leave,
+        // then close what is left (connections still stuck after the grace period included).
         context.closing = true;
-        for (const controller of context.active) {
-          controller.abort(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
-        }
+        app.server.close();
+        context.active.abortAll(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
+        await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
         await app.close();
         await driver.close();
         await store.close();

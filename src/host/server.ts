@@ -110,6 +110,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     }
   });
 
+  // While the host drains, every answer closes its connection.
+  app.addHook('onSend', async (_request, reply) => {
+    if (context.closing) reply.header('connection', 'close');
+  });
+
   app.addHook('preParsing', async (request) => {
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {

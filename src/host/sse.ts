@@ -1,12 +1,22 @@
 /**
  * Server-sent events for one run: `id:`, `event:` and one-line `data:` frames, a
  * `: heartbeat` comment while nothing else is written (never counted as progress), and
- * write back-pressure honoured.
+ * write back-pressure honoured — but never waited on forever: a client that stops reading
+ * for `writeStallMs` loses its connection, which ends the run and frees its slot.
  */
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { RunEvent } from '../protocol/schemas.js';
+
+export const DEFAULT_WRITE_STALL_MS = 30_000;
+
+export interface EventStreamOptions {
+  heartbeatMs: number;
+  /** How long one write may wait for the client to read before the connection is destroyed. */
+  writeStallMs: number;
+  /** Extra response headers (e.g. `connection: close` while the host drains). */
+  headers?: Record<string, string>;
+}
 
 export function frameEvent(event: RunEvent): string {
   return `id: ${event.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -14,9 +24,10 @@ export function frameEvent(event: RunEvent): string {
 
 /**
  * Pulls the first event before committing headers, so nothing but a started run ever
- * answers 200; everything after arrives as events.
+ * answers 200; everything after arrives as events. Returns once the last frame has been
+ * handed to the operating system (or the connection is gone).
  */
-export async function writeEventStream(reply: FastifyReply, events: AsyncGenerator<RunEvent>, heartbeatMs: number): Promise<void> {
+export async function writeEventStream(reply: FastifyReply, events: AsyncGenerator<RunEvent>, options: EventStreamOptions): Promise<void> {
   const first = await events.next();
   reply.hijack();
   const res = reply.raw;
@@ -25,26 +36,53 @@ export async function writeEventStream(reply: FastifyReply, events: AsyncGenerat
     ...(reply.getHeaders() as Record<string, string>),
     'content-type': 'text/event-stream; charset=utf-8',
     'x-accel-buffering': 'no',
+    ...options.headers,
   });
   res.flushHeaders();
   const heartbeat = setInterval(() => {
     if (!res.writableNeedDrain && !res.destroyed) res.write(': heartbeat\n\n');
-  }, heartbeatMs);
+  }, options.heartbeatMs);
   try {
-    if (!first.done) await write(res, frameEvent(first.value));
-    for await (const event of events) await write(res, frameEvent(event));
+    if (!first.done) await write(res, frameEvent(first.value), options.writeStallMs);
+    for await (const event of events) await write(res, frameEvent(event), options.writeStallMs);
   } finally {
     clearInterval(heartbeat);
-    if (!res.destroyed) res.end();
+    if (!res.destroyed) {
+      res.end();
+      await drained(res, options.writeStallMs, 'finish');
+    }
   }
 }
 
 /** Frames written in the same tick leave in one socket write. */
-async function write(res: ServerResponse, frame: string): Promise<void> {
+async function write(res: ServerResponse, frame: string, stallMs: number): Promise<void> {
   if (res.destroyed) return;
   if (!res.writableCorked) {
     res.cork();
     process.nextTick(() => res.uncork());
   }
-  if (!res.write(frame)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  if (!res.write(frame)) await drained(res, stallMs, 'drain');
+}
+
+/**
+ * Waits for `event` (or the connection closing) with one listener set that is always
+ * removed, so back-pressure episodes never accumulate listeners. When the client has not
+ * read for `stallMs`, the connection is destroyed.
+ */
+function drained(res: ServerResponse, stallMs: number, event: 'drain' | 'finish'): Promise<void> {
+  if (event === 'finish' && res.writableFinished) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off(event, done);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      res.destroy();
+      done();
+    }, stallMs);
+    res.on(event, done);
+    res.on('close', done);
+  });
 }

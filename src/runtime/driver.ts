@@ -16,7 +16,7 @@ import { ToolExecutionRegistry, MAX_APPLICATION_TOOL_BYTES, type ApplicationTool
 import type { AuditSink } from '../extensions/audit.js';
 import { jsonBytes } from '../extensions/json-identity.js';
 import type { Provider, RunEvent, RunRequest, RunResult } from './types.js';
-import type { UsageRecord } from './usage-record.js';
+import type { RunStartRecord, UsageRecord } from './usage-record.js';
 import { prepareContext, type PreparedContext } from './context.js';
 
 export interface DriverLimits {
@@ -35,6 +35,8 @@ export interface DriverOptions {
   limits?: DriverLimits;
   /** Metering sink, awaited at most 2 s; its failures never change a run's outcome. */
   onUsage?: (record: UsageRecord) => void | Promise<void>;
+  /** Told that a run starts, before its provider is called; awaited at most 2 s, failures ignored. */
+  onRunStarted?: (record: RunStartRecord) => void | Promise<void>;
   clock?: Clock;
   /** Minimum interval between `run.progress` events of one wait (default 1000 ms). */
   progressIntervalMs?: number;

@@ -14,7 +14,7 @@ import type { ProviderMessage, ProviderPart, ProviderRequest } from './provider.
 import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
 import { normalizeUsage, UsageAccumulator } from './usage.js';
-import type { UsageRecord } from './usage-record.js';
+import type { RunStartRecord, UsageRecord } from './usage-record.js';
 
 const USAGE_SINK_BOUND_MS = 2000;
 const RUN_ENDED = Symbol('run ended');
@@ -87,6 +87,7 @@ class RunBody {
     let status: UsageRecord['status'] = 'completed';
     let errorCode: string | undefined;
     try {
+      await this.recordStart();
       this.channel.push({ type: 'run.started', provider: request.provider, model: request.model });
       this.signal.throwIfAborted();
       this.idle.start();
@@ -416,12 +417,9 @@ class RunBody {
     return { type: cancelled ? 'run.cancelled' : 'run.failed', info: failure.toJSON() };
   }
 
-  private async recordUsage(status: UsageRecord['status'], errorCode: string | undefined): Promise<void> {
-    const sink = this.driver.options.onUsage;
-    if (!sink) return;
+  private startRecord(): RunStartRecord {
     const { adapter, request, subject } = this.prepared;
-    const finishedAt = this.driver.clock.now();
-    const record: UsageRecord = {
+    return {
       schema: 'agenticdriver.usage.v1',
       runId: this.runId,
       subject,
@@ -429,25 +427,44 @@ class RunBody {
       vendor: adapter.info.vendor,
       model: request.model,
       authMode: adapter.info.authMode,
-      status,
       startedAt: new Date(this.startedAt).toISOString(),
+    };
+  }
+
+  private async recordStart(): Promise<void> {
+    const sink = this.driver.options.onRunStarted;
+    if (sink) await boundedSink(() => sink(this.startRecord()));
+  }
+
+  private async recordUsage(status: UsageRecord['status'], errorCode: string | undefined): Promise<void> {
+    const sink = this.driver.options.onUsage;
+    if (!sink) return;
+    const finishedAt = this.driver.clock.now();
+    const record: UsageRecord = {
+      ...this.startRecord(),
+      status,
       finishedAt: new Date(finishedAt).toISOString(),
       durationMs: Math.max(0, finishedAt - this.startedAt),
       steps: this.steps,
       usage: this.meter.totals(),
     };
     if (errorCode) record.errorCode = errorCode;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      await Promise.race([
-        Promise.resolve().then(() => sink(record)),
-        new Promise((resolve) => (timer = setTimeout(resolve, USAGE_SINK_BOUND_MS))),
-      ]);
-    } catch {
-      // A metering failure never changes the run's outcome.
-    } finally {
-      clearTimeout(timer);
-    }
+    await boundedSink(() => sink(record));
+  }
+}
+
+/** Awaits a metering sink at most USAGE_SINK_BOUND_MS; its failures never change a run's outcome. */
+async function boundedSink(call: () => void | Promise<void>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      Promise.resolve().then(call),
+      new Promise((resolve) => (timer = setTimeout(resolve, USAGE_SINK_BOUND_MS))),
+    ]);
+  } catch {
+    // A metering failure never changes the run's outcome.
+  } finally {
+    clearTimeout(timer);
   }
 }
 

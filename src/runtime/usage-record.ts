@@ -9,8 +9,11 @@ export interface UsageRecord {
   vendor: string;
   model: string;
   authMode: 'api-key' | 'cli-session' | 'none';
-  status: 'completed' | 'failed' | 'cancelled';
+  /** `interrupted`: the host stopped (crashed) while the run was in flight; found at the next start. */
+  status: 'completed' | 'failed' | 'cancelled' | 'interrupted';
   errorCode?: string;
+  /** `uncertain` on interrupted runs: what the provider or tools did is unknown. */
+  outcome?: 'uncertain';
   startedAt: string;
   finishedAt: string;
   durationMs: number;
@@ -18,3 +21,9 @@ export interface UsageRecord {
   /** Totals of the measurements every step reported. */
   usage: Usage;
 }
+
+/**
+ * Written before a run asks its provider anything, so that a host that dies mid-run can
+ * still account for it: a start without a usage record is an interrupted run.
+ */
+export type RunStartRecord = Pick<UsageRecord, 'schema' | 'runId' | 'subject' | 'provider' | 'vendor' | 'model' | 'authMode' | 'startedAt'>;

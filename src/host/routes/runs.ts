@@ -19,13 +19,19 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
     });
     const release = context.admission.acquire(principal.subject);
     const controller = new AbortController();
-    context.active.add(controller);
+    context.active.add(controller, reply.raw);
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
     });
     const events = counted(context, context.driver.execute(prepared, controller.signal));
     try {
-      if (streaming) return await writeEventStream(reply, events, context.heartbeatMs);
+      if (streaming) {
+        return await writeEventStream(reply, events, {
+          heartbeatMs: context.heartbeatMs,
+          writeStallMs: context.writeStallMs,
+          ...(context.closing ? { headers: { connection: 'close' } } : {}),
+        });
+      }
       for await (const event of events) {
         if (event.type === 'run.completed') return reply.type('application/json; charset=utf-8').send(event.result);
         if (event.type === 'run.failed' || event.type === 'run.cancelled') return sendError(reply, DriverError.from(event.error));
@@ -33,7 +39,6 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
       throw new DriverError('INTERNAL_ERROR', 'The run ended without a terminal event.');
     } finally {
       release();
-      context.active.delete(controller);
     }
   });
 };
