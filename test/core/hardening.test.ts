@@ -129,12 +129,13 @@ describe('hardening: one request cannot freeze the host', () => {
     });
 
     it('refuses patterns RE2 cannot express with INVALID_SCHEMA before any model call', async () => {
-      const before = (await host.store.usageSummary()).runs;
+      // Runs of the tests before may still be writing their records; count from a quiet store.
+      const before = await settledRunCount(host);
       for (const pattern of ['(a)\\1', '^(?=a)a$', '(?!b)a', '(?<=a)b', '(?<!a)b', 'a{1001}']) {
         const response = await host.post('/v1/runs', { ...run, outputSchema: { type: 'string', pattern } });
         assert.deepEqual(await errorOf(response), { status: 400, code: 'INVALID_SCHEMA' }, pattern);
       }
-      assert.equal((await host.store.usageSummary()).runs, before);
+      assert.equal(await settledRunCount(host), before);
     });
 
     it('applies the engine to application-tool input schemas', async () => {
@@ -322,3 +323,15 @@ describe('hardening: a run stopped by OUTPUT_BUFFER_LIMIT failed (defect 7)', ()
     assert.deepEqual(statuses, ['failed']);
   });
 });
+
+/** The number of usage records once it has stopped changing for 200 ms. */
+async function settledRunCount(host: TestHost): Promise<number> {
+  let last = -1;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const runs = (await host.store.usageSummary()).runs;
+    if (runs === last) return runs;
+    last = runs;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('usage records kept changing for 10 s');
+}
