@@ -232,4 +232,31 @@ describe('request validator properties (fast-check)', () => {
       { numRuns: RUNS },
     );
   });
+  it('refuses decisions and results that are not plain JSON (own __proto__ key, nesting past 64) before sending', async () => {
+    const nested = (levels: number): unknown => Array.from({ length: levels }).reduce<unknown>((inner) => [inner], []);
+    /** Levels of the deepest value below `value` (0 for a scalar or an empty container). */
+    const depth = (value: unknown): number =>
+      value !== null && typeof value === 'object' ? Math.max(0, ...Object.values(value).map((child) => 1 + depth(child))) : 0;
+    const payload = fc.oneof(
+      fc.jsonValue({ maxDepth: 3 }).map((value) => ({ value, plain: true })),
+      // An own "__proto__" key, as JSON.parse makes it.
+      fc.jsonValue({ maxDepth: 2 }).map((value) => ({ value: JSON.parse(`{"q":${JSON.stringify(value)},"__proto__":1}`) as unknown, plain: false })),
+      fc.integer({ min: 60, max: 70 }).map((levels) => ({ value: nested(levels), plain: levels <= 64 })),
+    );
+    await fc.assert(
+      fc.asyncProperty(payload, async ({ value, plain }) => {
+        assert.equal(plain, depth(value) <= 64 && !JSON.stringify(value).includes('"__proto__"'));
+        const sent: unknown[] = [];
+        const peer = client(sent);
+        const argumentsPlain = plain && depth(value) + 1 <= 64;
+        const decision = { approvalId: 'a', runId: 'r', call: { id: 'c', name: 'lookup', arguments: { value } }, decision: 'approve' };
+        const decided = await typedFailure(() => peer.decideApproval(decision as never));
+        assert.equal(decided?.code, argumentsPlain ? 'BUSY' : 'INVALID_APPROVAL');
+        const completed = await typedFailure(() => peer.completeTool({ executionId: 'e', runId: 'r', callId: 'c', output: value } as never));
+        assert.equal(completed?.code, plain ? 'BUSY' : 'INVALID_TOOL_EXECUTION');
+        assert.equal(sent.length, Number(argumentsPlain) + Number(plain));
+      }),
+      { numRuns: RUNS },
+    );
+  });
 });
