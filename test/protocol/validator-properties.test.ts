@@ -259,4 +259,33 @@ describe('request validator properties (fast-check)', () => {
       { numRuns: RUNS },
     );
   });
+  it('never runs caller schema patterns in the client (they are opaque; the host runs them in linear time)', async () => {
+    const hostile = { type: 'string', pattern: '^(a+)+$' };
+    const output = `${'a'.repeat(64)}!`;
+    const at = '2026-09-20T12:00:00.000Z';
+    const events = [
+      { type: 'run.started', runId: 'r1', sequence: 1, timestamp: at, provider: 'mock', model: 'demo' },
+      { type: 'tool.execution.requested', runId: 'r1', sequence: 2, timestamp: at, execution: { executionId: 'e1', runId: 'r1', call: { id: 'c1', name: 'lookup', arguments: { q: output } } } },
+      { type: 'run.completed', runId: 'r1', sequence: 3, timestamp: at, result: { runId: 'r1', provider: 'mock', model: 'demo', text: JSON.stringify(output), output, usage: {}, steps: 1, finishReason: 'stop' } },
+    ];
+    const fetch = (async () =>
+      new Response(events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join(''), {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream', 'agenticdriver-version': '1.0' },
+      })) as typeof globalThis.fetch;
+    const peer = new AgenticClient({ url: 'http://127.0.0.1:9', token: 'property-token', fetch });
+    const request = {
+      provider: 'mock',
+      model: 'demo',
+      input: 'Hello',
+      outputSchema: hostile,
+      tools: ['lookup'],
+      applicationTools: [{ name: 'lookup', description: 'd', inputSchema: { type: 'object', properties: { q: hostile } }, outputSchema: hostile }],
+    };
+    const started = performance.now();
+    const types: string[] = [];
+    for await (const event of peer.stream(request)) types.push(event.type);
+    assert.deepEqual(types, ['run.started', 'tool.execution.requested', 'run.completed']);
+    assert.ok(performance.now() - started < 1_000);
+  });
 });

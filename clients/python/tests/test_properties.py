@@ -290,3 +290,34 @@ def test_regression_submissions_that_are_not_plain_json_are_refused_before_sendi
     identity = {"executionId": "e", "runId": "r", "callId": "c"}
     assert not submitted(lambda: CLIENT.complete_tool({**identity, "output": nested(65)}), "INVALID_TOOL_EXECUTION")  # type: ignore[typeddict-item]
     assert submitted(lambda: CLIENT.complete_tool({**identity, "output": nested(64)}), "INVALID_TOOL_EXECUTION")  # type: ignore[typeddict-item]
+
+
+def test_caller_schema_patterns_are_never_run_by_the_client() -> None:
+    # Caller-supplied schemas (outputSchema, application tools' input/output schemas) are
+    # sent as opaque JSON; only the host evaluates them, on a linear-time engine. A
+    # catastrophic pattern against its worst input must therefore cost the client nothing.
+    import time
+
+    hostile = {"type": "string", "pattern": "^(a+)+$"}
+    request = {
+        "provider": "mock",
+        "model": "demo",
+        "input": "Hello",
+        "outputSchema": hostile,
+        "tools": ["lookup"],
+        "applicationTools": [{"name": "lookup", "description": "d", "inputSchema": {"type": "object", "properties": {"q": hostile}}, "outputSchema": hostile}],
+    }
+    output = "a" * 64 + "!"
+    events = [
+        {"type": "run.started", "runId": "r1", "sequence": 1, "timestamp": "2026-09-20T12:00:00.000Z", "provider": "mock", "model": "demo"},
+        {"type": "tool.execution.requested", "runId": "r1", "sequence": 2, "timestamp": "2026-09-20T12:00:00.000Z",
+         "execution": {"executionId": "e1", "runId": "r1", "call": {"id": "c1", "name": "lookup", "arguments": {"q": output}}}},
+        {"type": "run.completed", "runId": "r1", "sequence": 3, "timestamp": "2026-09-20T12:00:00.000Z",
+         "result": {"runId": "r1", "provider": "mock", "model": "demo", "text": json.dumps(output), "output": output, "usage": {}, "steps": 1, "finishReason": "stop"}},
+    ]
+    parser = RunStreamParser(request)
+    started = time.monotonic()
+    delivered = parser.feed("".join(f"data: {json.dumps(event)}\n\n" for event in events).encode())
+    parser.end()
+    assert [event["type"] for event in delivered] == ["run.started", "tool.execution.requested", "run.completed"]
+    assert time.monotonic() - started < 1.0
