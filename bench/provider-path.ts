@@ -8,7 +8,8 @@
  * to the relay); first text event over the upstream's own first byte (c = 1); text events
  * relayed per second on one long stream.
  *
- *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--json FILE]
+ *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--only KIND] [--json FILE]
+ *   AD_BENCH_HOST_FLAGS='--cpu-prof --cpu-prof-dir=DIR' npx tsx bench/provider-path.ts --only openai-compatible   # profile the host
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -36,7 +37,8 @@ interface Proc {
 }
 
 async function start(role: string, env: Record<string, string> = {}): Promise<Proc> {
-  const child = spawn(process.execPath, [...(process.env.AD_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', new URL('./provider-servers.ts', import.meta.url).pathname, role], {
+  const flags = role === 'host' ? (process.env.AD_BENCH_HOST_FLAGS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', new URL('./provider-servers.ts', import.meta.url).pathname, role], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, AD_BENCH_TOKEN: TOKEN, AD_BENCH_VENDOR_KEY: 'sk-bench', AD_BENCH_LONG_EVENTS: String(LONG_EVENTS), ...env },
   });
@@ -176,6 +178,8 @@ const targets: Target[] = [
   { name: 'mock', proc: host, path: '/v1/runs', body: JSON.stringify({ provider: 'mock', model: 'demo', input: 'tok0 tok17' }) },
   ...API_KINDS.map((kind) => ({ name: kind, proc: host, path: '/v1/runs', body: runBody(kind) })),
 ];
+const only = option('only', '');
+if (only) targets.splice(0, targets.length, ...targets.filter((t) => t.name === 'relay' || t.name === only));
 const direct: Target = { name: 'upstream', proc: upstream, path: '/v1/chat/completions', body: JSON.stringify({ model: 'demo', stream: true, stream_options: { include_usage: true }, messages: [] }) };
 
 try {
@@ -201,7 +205,7 @@ try {
     }
     for (const target of [
       { ...targets[0]!, path: '/v1/runs?long' },
-      { ...targets[2]!, body: runBody('openai-compatible', 'long') },
+      ...(targets.some((t) => t.name === 'openai-compatible') ? [{ ...targets.find((t) => t.name === 'openai-compatible')!, body: runBody('openai-compatible', 'long') }] : []),
     ]) {
       const rate = await longStream(target);
       longSamples.set(target.name, [...(longSamples.get(target.name) ?? []), rate]);
@@ -245,5 +249,5 @@ try {
   writeFileSync(JSON_OUT, `${JSON.stringify({ node: process.version, requests: REQUESTS, rounds: ROUNDS, at: new Date().toISOString(), rows }, null, 2)}\n`);
   console.log(`\nwrote ${JSON_OUT}`);
 } finally {
-  for (const proc of [upstream, relay, host]) proc.child.kill();
+  for (const proc of [upstream, relay, host]) proc.child.kill('SIGTERM');
 }

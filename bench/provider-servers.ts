@@ -124,4 +124,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const port = role === 'upstream' ? await upstream() : role === 'relay' ? await relay(upstreamUrl) : role === 'host' ? await host(upstreamUrl) : undefined;
   if (port === undefined) throw new Error('usage: provider-servers.ts upstream|relay|host');
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
+  // A clean exit on SIGTERM, so `--cpu-prof` (AD_BENCH_HOST_FLAGS) writes its profile.
+  process.on('SIGTERM', () => process.exit(0));
 }

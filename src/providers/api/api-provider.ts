@@ -162,15 +162,15 @@ export class ApiProvider implements ProviderAdapter {
 
   /** The API key, re-read on every call so rotated keys apply to the next turn. */
   private async apiKey(): Promise<string> {
-    const where = describeSecretRef(this.entry.apiKeyRef);
+    const where = () => describeSecretRef(this.entry.apiKeyRef);
     let key: string;
     try {
       key = await this.env.readSecret(this.entry.apiKeyRef);
     } catch (error) {
-      throw new DriverError('AUTH_REQUIRED', `The API key of provider ${this.info.id} (${where}) could not be read.`, { cause: error });
+      throw new DriverError('AUTH_REQUIRED', `The API key of provider ${this.info.id} (${where()}) could not be read.`, { cause: error });
     }
-    if (key === '') throw new DriverError('AUTH_REQUIRED', `Provider ${this.info.id} has no API key (${where} is empty or missing).`);
-    if (/[\r\n]/.test(key)) throw new DriverError('AUTH_REQUIRED', `The API key of provider ${this.info.id} (${where}) contains a line break.`);
+    if (key === '') throw new DriverError('AUTH_REQUIRED', `Provider ${this.info.id} has no API key (${where()} is empty or missing).`);
+    if (key.includes('\n') || key.includes('\r')) throw new DriverError('AUTH_REQUIRED', `The API key of provider ${this.info.id} (${where()}) contains a line break.`);
     return key;
   }
 

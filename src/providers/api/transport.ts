@@ -87,7 +87,7 @@ export class Upstream {
     if (call.url.origin !== this.base.origin) throw new DriverError('INVALID_CONFIG', 'A provider request left its base URL.');
     // One controller per exchange, so the run's own end (which aborts the run's signal)
     // never reaches a connection whose response was already read or is being drained.
-    const exchange = new AbortController();
+    const exchange = new ExchangeSignal();
     const onAbort = () => exchange.abort(signal.reason);
     signal.addEventListener('abort', onAbort);
     const detach = () => signal.removeEventListener('abort', onAbort);
@@ -97,7 +97,7 @@ export class Upstream {
         method: call.method,
         headers: call.headers,
         body: call.body ?? null,
-        signal: exchange.signal,
+        signal: exchange,
       });
       return { statusCode: response.statusCode, headers: response.headers, body: response.body, detach };
     } catch (error) {
@@ -112,6 +112,34 @@ export class Upstream {
     if (this.closed) return;
     this.closed = true;
     await this.pool.destroy();
+  }
+}
+
+/**
+ * The abort signal undici watches for one exchange (undici takes any EventTarget-like
+ * object): the run's abort is forwarded to it until the response is released. Lighter
+ * than an AbortController per model step, and it never builds an error of its own.
+ */
+class ExchangeSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  private listener: (() => void) | undefined;
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.listener = listener;
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    if (this.listener === listener) this.listener = undefined;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
   }
 }
 
