@@ -4,5 +4,5 @@ export { AgenticDriver, type DriverOptions, type DriverLimits, type RunOptions, 
 export type { ProviderAdapter, ProviderInfo, ProviderRequest, ProviderPart, ProviderMessage, ProviderInspection } from './runtime/provider.js';
 export type { HostTool, ToolContext, ApproveCallback } from './runtime/tools.js';
 export type { UsageRecord } from './runtime/usage-record.js';
-export type { Clock } from './runtime/clock.js';
+export type { Clock } from './shared/clock.js';
 export { MockProvider, parseMockScript, type MockScript } from './providers/mock.js';

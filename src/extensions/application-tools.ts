@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { DriverError } from '../protocol/errors.js';
 import type { ToolCall, ToolExecution, ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from '../protocol/schemas.js';
 import type { CompiledSchema } from '../runtime/json-schema.js';
-import { hasUnsafeKeys, jsonBytes } from './json-identity.js';
+import { hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
 
 export interface ApplicationToolPolicy {
   enabled: true;

@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../protocol/errors.js';
 import type { ApprovalDecision, ApprovalRequest, ApprovalResolution, ToolCall } from '../protocol/schemas.js';
-import { isoTimestamp, type Clock } from '../runtime/clock.js';
+import { isoTimestamp, type Clock } from '../shared/clock.js';
 import type { AuditRecord, AuditSink } from './audit.js';
-import { canonicalJson, hasUnsafeKeys, jsonBytes } from './json-identity.js';
+import { canonicalJson, hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
 
 export interface ApprovalPolicy {
   interactive: true;

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { DriverError } from '../protocol/errors.js';
-import { isoTimestamp, systemClock, type Clock } from '../runtime/clock.js';
+import { isoTimestamp, systemClock, type Clock } from '../shared/clock.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import { AgenticDriver } from '../runtime/driver.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
@@ -15,7 +15,7 @@ import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
 import { hostFeatures, type HostContext, type HostMetrics } from './context.js';
 import { createProviders } from './providers.js';
-import { readSecret } from './secrets.js';
+import { readSecret } from '../shared/secrets.js';
 import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
 import { DEFAULT_WRITE_STALL_MS } from './sse.js';
 

@@ -3,7 +3,7 @@ import { DriverError } from '../protocol/errors.js';
 import { providerKind } from '../providers/kinds.js';
 import type { ProviderAdapter } from '../runtime/provider.js';
 import type { HostConfig } from './config.js';
-import { readSecret } from './secrets.js';
+import { readSecret } from '../shared/secrets.js';
 
 export function createProviders(config: HostConfig, env: NodeJS.ProcessEnv): ProviderAdapter[] {
   return config.providers.map((entry) => {

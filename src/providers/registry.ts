@@ -5,7 +5,7 @@
  */
 import type { TObject, Static } from '@sinclair/typebox';
 import type { ProviderAdapter } from '../runtime/provider.js';
-import type { SecretRef } from '../host/secrets.js';
+import type { SecretRef } from '../shared/secrets.js';
 
 export interface ProviderEnvironment {
   /** Directory that relative paths in the config resolve against. */

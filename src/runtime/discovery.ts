@@ -4,7 +4,7 @@
  * refresh is rate-limited, and every probe is bounded in time.
  */
 import { DriverError } from '../protocol/errors.js';
-import { isoTimestamp, type Clock } from './clock.js';
+import { isoTimestamp, type Clock } from '../shared/clock.js';
 import type { ProviderAdapter, ProviderInspection } from './provider.js';
 
 export interface DiscoveryOptions {

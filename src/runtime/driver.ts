@@ -6,7 +6,7 @@ import { DriverError } from '../protocol/errors.js';
 import { RunRequest as RunRequestSchema } from '../protocol/schemas.js';
 import { validatorFor } from '../protocol/validate.js';
 import { MAX_JSON_DEPTH, valueTooDeep } from '../protocol/json-depth.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../shared/clock.js';
 import { compileSchema, type CompiledSchema } from './json-schema.js';
 import type { ProviderAdapter, ProviderInfo } from './provider.js';
 import { executeRun } from './run-loop.js';
@@ -14,7 +14,7 @@ import { registerTools, type ApproveCallback, type HostTool, type RegisteredTool
 import { ApprovalRegistry, type ApprovalPolicy } from '../extensions/approvals.js';
 import { ToolExecutionRegistry, MAX_APPLICATION_TOOL_BYTES, type ApplicationToolPolicy } from '../extensions/application-tools.js';
 import type { AuditSink } from '../extensions/audit.js';
-import { jsonBytes } from '../extensions/json-identity.js';
+import { jsonBytes } from '../shared/json-identity.js';
 import type { Provider, RunEvent, RunRequest, RunResult } from './types.js';
 import type { RunStartRecord, UsageRecord } from './usage-record.js';
 import { prepareContext, type PreparedContext } from './context.js';

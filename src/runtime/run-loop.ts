@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { DriverError, toDriverError } from '../protocol/errors.js';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../protocol/json-depth.js';
-import { isoTimestamp } from './clock.js';
+import { isoTimestamp } from '../shared/clock.js';
 import { CONTEXT_INSTRUCTIONS, draftArtifact } from './context.js';
 import type { AgenticDriver, PreparedRun } from './driver.js';
 import { EventChannel } from './event-channel.js';

@@ -5,7 +5,7 @@
  * ever retried (network errors, 5xx, partial streams, anything after a tool ran).
  */
 import type { IncomingMessage } from 'node:http';
-import { sleep, systemClock, type Clock } from '../../runtime/clock.js';
+import { sleep, systemClock, type Clock } from '../../shared/clock.js';
 import type { RetryPolicyValue } from '../../runtime/types.js';
 
 const DEFAULT_BASE_DELAY_MS = 500;

@@ -6,7 +6,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { DriverError } from '../../protocol/errors.js';
-import { isLoopbackHost } from '../../host/addresses.js';
+import { isLoopbackHost } from '../../shared/addresses.js';
 
 export const MAX_STREAM_BYTES = 10_000_000;
 export const MAX_JSON_BYTES = 2_000_000;

@@ -2,7 +2,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readSecret } from '../../../src/host/secrets.js';
+import { readSecret } from '../../../src/shared/secrets.js';
 import { providerKind } from '../../../src/providers/kinds.js';
 import { AgenticDriver } from '../../../src/runtime/driver.js';
 import type { ProviderAdapter } from '../../../src/runtime/provider.js';
