@@ -8,7 +8,7 @@ import { validatorFor } from '../protocol/validate.js';
 import { MAX_JSON_DEPTH, valueTooDeep } from '../protocol/json-depth.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { compileSchema, type CompiledSchema } from './json-schema.js';
-import type { ProviderAdapter, ProviderInfo } from './provider.js';
+import type { ProviderAdapter, ProviderInfo } from '../providers/spec/v1.js';
 import { executeRun } from './run-loop.js';
 import { registerTools, type ApproveCallback, type HostTool, type RegisteredTool, type RunTool } from './tools.js';
 import { ApprovalRegistry, type ApprovalPolicy } from '../extensions/approvals.js';

@@ -10,7 +10,7 @@ import { CONTEXT_INSTRUCTIONS, draftArtifact } from './context.js';
 import type { AgenticDriver, PreparedRun } from './driver.js';
 import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
-import type { ProviderMessage, ProviderPart, ProviderRequest } from './provider.js';
+import type { ProviderMessage, ProviderPart, ProviderRequest } from '../providers/spec/v1.js';
 import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
 import { normalizeUsage, UsageAccumulator } from './usage.js';

@@ -6,8 +6,7 @@
 import { DriverError } from '../../protocol/errors.js';
 import { describeSecretRef } from '../../shared/secrets.js';
 import { systemClock, type Clock } from '../../shared/clock.js';
-import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../../runtime/provider.js';
-import type { MediaType } from '../../runtime/types.js';
+import type { MediaType, ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../spec/v1.js';
 import type { ProviderEnvironment } from '../registry.js';
 import type { ApiProviderEntry } from './config.js';
 import { openWithRetry } from './retry.js';

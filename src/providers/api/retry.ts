@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { sleep, systemClock, type Clock } from '../../shared/clock.js';
-import type { RetryPolicyValue } from '../../runtime/types.js';
+import type { RetryPolicyValue } from '../spec/v1.js';
 
 const DEFAULT_BASE_DELAY_MS = 500;
 const DEFAULT_MAX_DELAY_MS = 30_000;
