@@ -159,7 +159,7 @@ describe('interactive approvals over HTTP', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     assert.equal(late.body.error?.code, 'APPROVAL_NOT_FOUND');
-    assert.equal(host.driver.approvals!.size, 0);
+    assert.equal(host.approvals!.size, 0);
   });
 
   it('refuses interactive approvals on JSON runs', async () => {
