@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { DriverError } from '../protocol/errors.js';
 import type { ApprovalDecision, ApprovalRequest, ApprovalResolution, ToolCall } from '../protocol/schemas.js';
 import { isoTimestamp, type Clock } from '../shared/clock.js';
-import type { AuditRecord, AuditSink } from './audit.js';
+import type { AuditRecord, AuditSink } from '../store/audit-record.js';
 import type { ApprovalService, ApprovalSettlement, OpenApproval } from '../runtime/services.js';
 import { canonicalJson, hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { AuditRecord } from '../../src/extensions/audit.js';
+import type { AuditRecord } from '../../src/store/audit-record.js';
 import { SqliteStateStore } from '../../src/store/sqlite/sqlite-store.js';
 import { OTHER_TOKEN, script, sseEvents, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { mkdtempSync } from 'node:fs';
