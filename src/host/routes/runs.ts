@@ -5,7 +5,7 @@ import type { RunEvent, RunRequest } from '../../protocol/schemas.js';
 import { requireNoStream } from '../../runtime/driver.js';
 import type { Principal } from '../auth.js';
 import type { HostContext } from '../context.js';
-import { sendError } from '../server.js';
+import { sendError } from '../send-error.js';
 import { writeEventStream } from '../sse.js';
 
 export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
