@@ -4,7 +4,7 @@
  * version negotiation -> exact routing -> body rules -> the endpoint family's handler.
  * Endpoint families are encapsulated Fastify plugins under ./routes.
  */
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { DriverError, statusForCode, toDriverError } from '../protocol/errors.js';
 import { OPTIONAL_EVENTS_HEADER, selectRequestVersion, VERSION_HEADER, WIRE_VERSION } from '../protocol/version.js';
 import type { Principal, TokenAuthenticator } from './auth.js';
