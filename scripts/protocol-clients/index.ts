@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { wireModel } from './model.js';
 import { emitGo, GO_FILE } from './go.js';
+import { emitPython, PYTHON_FILE, PYTHON_INIT, PYTHON_INIT_TEXT } from './python.js';
 
 function formatted(command: string, args: string[], text: string, cwd: string): string {
   return execFileSync(command, args, { input: text, cwd, encoding: 'utf8', stdio: ['pipe', 'pipe', 'inherit'] });
@@ -17,5 +18,7 @@ export function clientFiles(document: { $defs: Record<string, Record<string, unk
   const model = wireModel(document);
   return {
     [GO_FILE]: formatted('gofmt', [], emitGo(model), join(root, 'clients/go')),
+    [PYTHON_INIT]: PYTHON_INIT_TEXT,
+    [PYTHON_FILE]: emitPython(model),
   };
 }

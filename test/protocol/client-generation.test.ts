@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { goRuleName, GO_FILE } from '../../scripts/protocol-clients/go.js';
 import { portablePattern, wireModel } from '../../scripts/protocol-clients/model.js';
+import { pythonCheckName, PYTHON_FILE } from '../../scripts/protocol-clients/python.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const document = JSON.parse(readFileSync(join(root, 'protocol/schemas/agenticdriver.schema.json'), 'utf8')) as {
@@ -21,6 +22,9 @@ describe('generated client wire layers', () => {
     assert.equal(model.definitions.length, Object.keys(document.$defs).length);
     const go = readFileSync(join(root, GO_FILE), 'utf8');
     for (const name of Object.keys(document.$defs)) assert.match(go, new RegExp(`^var ${goRuleName(name)} = `, 'm'), name);
+    const python = readFileSync(join(root, PYTHON_FILE), 'utf8');
+    for (const name of Object.keys(document.$defs)) assert.match(python, new RegExp(`^${pythonCheckName(name)}: Check = `, 'm'), name);
+    for (const event of model.events) assert.ok(python.includes(`    "${event.type}": ${pythonCheckName(event.definition)},\n`), event.type);
     for (const event of model.events) assert.match(go, new RegExp(`"${event.type.replaceAll('.', '\\.')}":\\s+${goRuleName(event.definition)},`), event.type);
   });
 

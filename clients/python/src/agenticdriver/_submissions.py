@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from ._endpoint import encode_body
 from ._schema import Check, Invalid
-from ._wire import approval_decision, tool_execution_failure, tool_execution_identity, tool_execution_output
+from .generated.checks import approval_decision, tool_execution_identity, tool_execution_result
 from .errors import DriverError
 
 DECISION_ENDPOINT = "v1/approvals/decisions"
@@ -38,8 +38,7 @@ def progress_body(identity: object) -> bytes:
 
 
 def result_body(result: object) -> bytes:
-    check = tool_execution_output if isinstance(result, Mapping) and "output" in result else tool_execution_failure
-    return _checked_body(result, check, "INVALID_TOOL_EXECUTION", "tool execution result")
+    return _checked_body(result, tool_execution_result, "INVALID_TOOL_EXECUTION", "tool execution result")
 
 
 def identity_of(submission: Mapping[str, Any]) -> Mapping[str, Any]:
