@@ -18,6 +18,7 @@ import {
   type ToolExecution,
   type ApprovalRequest,
 } from '../protocol/schemas.js';
+import { hasUnsafeKeys } from '../protocol/plain-json.js';
 import { validatorFor, type Validator } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
 import { checkApprovalReceipt, checkToolReceipt } from './checks.js';
@@ -171,6 +172,7 @@ export class AgenticClient implements InteractiveCalls {
   /** POST v1/approvals/decisions: the receipt must name the decided approval, run and call, with the decided outcome. */
   async decideApproval(decision: ApprovalDecision, options: RequestOptions = {}): Promise<ApprovalResolution> {
     if (!validDecision(decision)) throw new DriverError('INVALID_APPROVAL', `The approval decision is invalid: ${validDecision.explain(decision)}.`);
+    if (hasUnsafeKeys(decision.call.arguments)) throw new DriverError('INVALID_APPROVAL', 'The approval decision carries arguments that are not plain JSON.');
     const receipt = await this.post('v1/approvals/decisions', decision, validResolution, options);
     return checked(receipt, checkApprovalReceipt(receipt, decision));
   }
@@ -185,6 +187,7 @@ export class AgenticClient implements InteractiveCalls {
   /** POST v1/tool-executions/results: the one result (`output`) or failure (`error`) of a dispatched application tool. */
   async completeTool(result: ToolExecutionResult, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
     if (!validToolResult(result)) throw new DriverError('INVALID_TOOL_EXECUTION', `The tool result is invalid: ${validToolResult.explain(result)}.`);
+    if ('output' in result && hasUnsafeKeys(result.output)) throw new DriverError('INVALID_TOOL_EXECUTION', 'The tool output is not plain JSON.');
     const receipt = await this.post('v1/tool-executions/results', result, validToolReceipt, options);
     return checked(receipt, checkToolReceipt(receipt, result, 'accepted'));
   }

@@ -164,9 +164,10 @@ class RunBody {
     const outcome: StepOutcome = { text: '', toolCalls: [], usage: undefined, finishReason: 'stop', native: undefined };
     let finished = false;
     const iterator = adapter.stream(providerRequest, this.signal)[Symbol.asyncIterator]();
+    const race = new AbortRace(this.signal);
     try {
       for (;;) {
-        const next = await abortable(iterator.next(), this.signal);
+        const next = await race.next(iterator);
         if (next.done) break;
         const part: ProviderPart = next.value;
         if (finished) throw new DriverError('INVALID_PROVIDER_RESPONSE', 'The provider sent output after finishing the step.');
@@ -198,6 +199,7 @@ class RunBody {
         }
       }
     } finally {
+      race.dispose();
       if (!finished) void iterator.return?.(undefined)?.catch(() => undefined);
     }
     if (!finished) throw new DriverError('INVALID_PROVIDER_RESPONSE', 'The provider ended the step without finishing it.');
@@ -469,6 +471,36 @@ async function boundedSink(call: () => void | Promise<void>): Promise<void> {
 }
 
 /** Stops waiting when `signal` aborts, even if the awaited work ignores the signal. */
+/**
+ * `abortable` for the many awaits of one step's part stream: one abort listener for the
+ * whole step instead of an add/remove pair per part.
+ */
+class AbortRace {
+  private reject: ((reason: unknown) => void) | undefined;
+  private readonly onAbort = () => this.reject?.(this.signal.reason);
+
+  constructor(private readonly signal: AbortSignal) {
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  next<T>(iterator: AsyncIterator<T>): Promise<IteratorResult<T>> {
+    const promise = iterator.next();
+    if (this.signal.aborted) {
+      promise.catch(() => undefined);
+      return Promise.reject(this.signal.reason);
+    }
+    return new Promise<IteratorResult<T>>((resolve, reject) => {
+      this.reject = reject;
+      promise.then(resolve, reject);
+    });
+  }
+
+  dispose(): void {
+    this.signal.removeEventListener('abort', this.onAbort);
+    this.reject = undefined;
+  }
+}
+
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
     promise.catch(() => undefined);

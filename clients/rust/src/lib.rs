@@ -32,6 +32,9 @@ mod transport;
 #[cfg(feature = "async")]
 mod validate;
 
+#[cfg(all(test, feature = "async"))]
+mod proptests;
+
 pub use error::{codes, DriverError, Error, ErrorOutcome};
 pub use types::*;
 

@@ -184,6 +184,8 @@ export const geminiCliDialect: CliDialect = {
   defaultName: 'Gemini CLI',
   defaultBinary: 'gemini',
   accountVariable: 'GEMINI_CLI_HOME',
+  // It skips GEMINI_CLI_SYSTEM_SETTINGS_PATH unless the file and every parent are root's and writable by no one else.
+  runFilesOwner: 'root',
   minimumVersion: '0.61.0',
   textStreaming: true,
   safetyEnv: { NO_COLOR: '1' },
