@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { goRuleName, GO_FILE } from '../../scripts/protocol-clients/go.js';
 import { portablePattern, wireModel } from '../../scripts/protocol-clients/model.js';
 import { pythonCheckName, PYTHON_FILE } from '../../scripts/protocol-clients/python.js';
+import { emitRust, rustCheckName, RUST_FILE } from '../../scripts/protocol-clients/rust.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const document = JSON.parse(readFileSync(join(root, 'protocol/schemas/agenticdriver.schema.json'), 'utf8')) as {
@@ -25,12 +26,19 @@ describe('generated client wire layers', () => {
     const python = readFileSync(join(root, PYTHON_FILE), 'utf8');
     for (const name of Object.keys(document.$defs)) assert.match(python, new RegExp(`^${pythonCheckName(name)}: Check = `, 'm'), name);
     for (const event of model.events) assert.ok(python.includes(`    "${event.type}": ${pythonCheckName(event.definition)},\n`), event.type);
+    const rust = readFileSync(join(root, RUST_FILE), 'utf8');
+    for (const name of Object.keys(document.$defs)) assert.match(rust, new RegExp(`^pub fn ${rustCheckName(name)}\\(v: &Value, p: &str\\) -> Checked<\\(\\)> \\{`, 'm'), name);
+    for (const event of model.events) assert.ok(rust.includes(`"${event.type}" => ${rustCheckName(event.definition)},`), event.type);
     for (const event of model.events) assert.match(go, new RegExp(`"${event.type.replaceAll('.', '\\.')}":\\s+${goRuleName(event.definition)},`), event.type);
   });
 
   it('refuse a keyword the emitters do not understand instead of dropping it', () => {
     assert.throws(() => wireModel({ $defs: { Odd: { type: 'string', multipleOf: 2 } } }), /unsupported keyword "multipleOf"/);
     assert.throws(() => wireModel({ $defs: { Odd: { $ref: '#/$defs/Missing' } } }), /unknown Missing/);
+  });
+
+  it('stop on a pattern the Rust client has no matcher for', () => {
+    assert.throws(() => emitRust(wireModel({ $defs: { Odd: { type: 'string', pattern: '^x+$' } } })), /no Rust matcher for the pattern \^x\+\$/);
   });
 
   it('keep ECMAScript pattern meaning in RE2 and Python re', () => {
