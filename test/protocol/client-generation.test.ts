@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { goRuleName, GO_FILE } from '../../scripts/protocol-clients/go.js';
 import { portablePattern, wireModel } from '../../scripts/protocol-clients/model.js';
+import { emitPythonTypes, PYTHON_TYPES_FILE } from '../../scripts/protocol-clients/python-types.js';
 import { pythonCheckName, PYTHON_FILE } from '../../scripts/protocol-clients/python.js';
 import { emitRust, rustCheckName, RUST_FILE } from '../../scripts/protocol-clients/rust.js';
 
@@ -35,6 +36,18 @@ describe('generated client wire layers', () => {
   it('refuse a keyword the emitters do not understand instead of dropping it', () => {
     assert.throws(() => wireModel({ $defs: { Odd: { type: 'string', multipleOf: 2 } } }), /unsupported keyword "multipleOf"/);
     assert.throws(() => wireModel({ $defs: { Odd: { $ref: '#/$defs/Missing' } } }), /unknown Missing/);
+  });
+
+  it('name every object the Python types need', () => {
+    assert.throws(
+      () => emitPythonTypes(wireModel({ $defs: { Outer: { type: 'object', required: ['inner'], properties: { inner: { type: 'object', required: ['a'], properties: { a: { type: 'string' } } } } } } })),
+      /name the object at Outer\.inner/,
+    );
+    const types = readFileSync(join(root, PYTHON_TYPES_FILE), 'utf8');
+    for (const name of ['RunRequest', 'RunResult', 'RetrievalHit', 'SourceLocation', 'ApplicationTool', 'ToolExecutionOutput']) {
+      assert.match(types, new RegExp(`^class ${name}\\(`, 'm'), name);
+    }
+    assert.match(types, /^RunEvent = Union\[RunStartedEvent, /m);
   });
 
   it('stop on a pattern the Rust client has no matcher for', () => {
