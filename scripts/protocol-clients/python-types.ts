@@ -9,7 +9,7 @@ import type { Field, Node, WireModel } from './model.js';
 export const PYTHON_TYPES_FILE = 'clients/python/src/agenticdriver/generated/types.py';
 
 /** Names of unnamed objects, by where they sit: `Def.field`, `Def.field[]`, `Def|option`. */
-const NAMES: Record<string, string> = {
+export const NAMES: Record<string, string> = {
   'ContextSource.location': 'SourceLocation',
   'ContextInput|0': 'TextInput',
   'ContextInput|1': 'ImageInput',

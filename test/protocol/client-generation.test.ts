@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { goRuleName, GO_FILE } from '../../scripts/protocol-clients/go.js';
+import { GO_TYPES_FILE } from '../../scripts/protocol-clients/go-types.js';
 import { portablePattern, wireModel } from '../../scripts/protocol-clients/model.js';
 import { emitPythonTypes, PYTHON_TYPES_FILE } from '../../scripts/protocol-clients/python-types.js';
 import { pythonCheckName, PYTHON_FILE } from '../../scripts/protocol-clients/python.js';
@@ -48,6 +49,15 @@ describe('generated client wire layers', () => {
       assert.match(types, new RegExp(`^class ${name}\\(`, 'm'), name);
     }
     assert.match(types, /^RunEvent = Union\[RunStartedEvent, /m);
+  });
+
+  it('generate the Go wire structs under their public names, each once', () => {
+    const types = readFileSync(join(root, GO_TYPES_FILE), 'utf8');
+    const handWritten = readFileSync(join(root, 'clients/go/types.go'), 'utf8');
+    for (const name of ['RunRequest', 'RunResult', 'RetrievalHit', 'SourceLocation', 'ApplicationTool', 'OutputArtifact', 'ApprovalDecision']) {
+      assert.match(types, new RegExp(`^type ${name} struct \\{`, 'm'), name);
+      assert.doesNotMatch(handWritten, new RegExp(`^type ${name} struct`, 'm'), name);
+    }
   });
 
   it('stop on a pattern the Rust client has no matcher for', () => {
