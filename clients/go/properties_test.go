@@ -594,8 +594,13 @@ func checkStreamPath(t *testing.T, seed []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var got []string
-		err = client.Stream(ctx, demo(), func(ev Event) error { got = append(got, ev.Type); return nil })
-		return got, err
+		for ev, err := range client.Stream(ctx, demo()) {
+			if err != nil {
+				return got, err
+			}
+			got = append(got, ev.Type)
+		}
+		return got, nil
 	}
 	if got, err := stream(body); err != nil || !slices.Equal(got, want) {
 		t.Fatalf("valid run %q in reads %v: %q, %v; want %q", body, sizes, got, err, want)

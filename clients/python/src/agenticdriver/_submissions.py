@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from ._endpoint import encode_body
 from ._schema import Check, Invalid
-from ._wire import approval_decision, tool_execution_failure, tool_execution_identity, tool_execution_output
+from .generated.checks import approval_decision, tool_execution_identity, tool_execution_result
 from .errors import DriverError
 
 DECISION_ENDPOINT = "v1/approvals/decisions"
@@ -61,8 +61,7 @@ def progress_body(identity: object) -> bytes:
 
 def result_body(result: object) -> bytes:
     has_output = isinstance(result, Mapping) and "output" in result
-    check = tool_execution_output if has_output else tool_execution_failure
-    return _checked_body(result, check, "INVALID_TOOL_EXECUTION", "tool execution result", plain="output" if has_output else "")
+    return _checked_body(result, tool_execution_result, "INVALID_TOOL_EXECUTION", "tool execution result", plain="output" if has_output else "")
 
 
 def identity_of(submission: Mapping[str, Any]) -> Mapping[str, Any]:
