@@ -29,6 +29,8 @@ function stage(name, command, args, options = {}) {
 }
 
 stage('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
+// The layer order and no import cycles in src/ (.dependency-cruiser.cjs; docs/architecture.md).
+stage('layers', 'npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']);
 stage('build', 'npm', ['run', 'build', '--silent']);
 // test/attack runs in its own stage (below), after the unit suites.
 const attackDir = join(root, 'test', 'attack');

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from urllib.parse import urlsplit
 
 from ._schema import Invalid, fail
-from ._wire import approval_resolution, error_info, protocol_info, provider_list, run_result, tool_execution_receipt
+from .generated.checks import approval_resolution, error_info, protocol_info, provider_list, run_result, tool_execution_receipt
 
 Json = Dict[str, Any]
 

@@ -13,8 +13,16 @@ export const systemClock: Clock = {
 
 /** Host timestamps: UTC, exactly three fraction digits, `Z` (spec decision 5). */
 export function isoTimestamp(clock: Clock): string {
-  return new Date(clock.now()).toISOString();
+  const now = clock.now();
+  // Every event is stamped; runs emit many within one millisecond, so format each millisecond once.
+  if (now !== lastStamp.ms) {
+    lastStamp.ms = now;
+    lastStamp.text = new Date(now).toISOString();
+  }
+  return lastStamp.text;
 }
+
+const lastStamp = { ms: Number.NaN, text: '' };
 
 /** Resolves after `ms` on `clock`, or rejects with the signal's reason when it aborts. */
 export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
