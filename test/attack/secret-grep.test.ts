@@ -82,7 +82,10 @@ describe('secret grep: no secret in any captured output', () => {
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    // A command that should fail but serves instead must not hang the suite.
+    const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
     const status = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    clearTimeout(guard);
     captures.push({ what: `${what} stdout`, text: stdout }, { what: `${what} stderr`, text: stderr });
     return { status, stdout, stderr };
   }
