@@ -240,7 +240,7 @@ describe('secret grep: no secret in any captured output', () => {
     // The vendors saw the keys (the grep is not vacuous: the secrets really were used).
     assert.ok(vendorEnv.requests.some((request) => request.headers.authorization === `Bearer ${SECRETS.envKey}`));
     assert.ok(vendorFile.requests.some((request) => request.headers.authorization === `Bearer ${SECRETS.fileKey}`));
-    assert.ok(captures.length > 60, `only ${captures.length} captures`);
+    assert.ok(captures.length >= 50, `only ${captures.length} captures`);
 
     const leaks: string[] = [];
     for (const [name, secret] of Object.entries(SECRETS)) {
