@@ -125,7 +125,7 @@ async function main(): Promise<number> {
       '--no-color',
     ];
     // Bounded by examples per operation; the time budget is only a cap for a loaded machine.
-    if (!long) args.push('--max-time', '150');
+    if (!long) args.push('--max-time', '90');
     const started = Date.now();
     // Asynchronously: the host answers from this process's event loop.
     // Run from the temp dir: schemathesis keeps a `.schemathesis/` cache in its working directory.
