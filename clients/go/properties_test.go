@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -537,4 +538,95 @@ func FuzzSubmissions(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{5, 5, 5, 0, 0, 1, 1, 0, 2, 5, 5, 5, 2, 5})
 	f.Fuzz(func(t *testing.T, seed []byte) { checkSubmissions(t, seed) })
+}
+
+// --- The whole stream path: Client.Stream over a body, decoder and event rules ---
+
+// bodyTransport answers every request with the given event-stream body in reads of the
+// given sizes.
+type bodyTransport struct {
+	body  []byte
+	sizes []int
+}
+
+func (rt bodyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	h := http.Header{}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("AgenticDriver-Version", "1.0")
+	return &http.Response{StatusCode: 200, Status: "200 OK", Header: h, Request: r,
+		Body: io.NopCloser(&piecesReader{data: rt.body, sizes: rt.sizes})}, nil
+}
+
+var streamCodes = []string{CodeInvalidStream, CodeIncompleteStream, CodeResponseTooLarge, CodeUnsupportedEvent}
+
+// checkStreamPath: a valid run (with comments and unfamiliar optional events) is delivered
+// whole; the same run with damaged bytes or cut short ends in a typed stream error (or,
+// when the damage missed, as a run), never in another error or a panic.
+func checkStreamPath(t *testing.T, seed []byte) {
+	c := &choices{b: seed}
+	end := lineEndings[c.intn(3)]
+	var b strings.Builder
+	sequence := 1
+	frame := func(event string) {
+		b.WriteString(": hb" + end + "data: " + event + end + end)
+		sequence++
+	}
+	frame(startedEvent)
+	want := []string{EventRunStarted}
+	for n := c.intn(4); n > 0; n-- {
+		if c.intn(2) == 1 {
+			frame(`{"type":"x.future","optional":true,"runId":"r1","sequence":` + strconv.Itoa(sequence) + `,"timestamp":"2026-09-20T12:00:00.000Z"}`)
+		}
+		text, _ := json.Marshal(c.text())
+		frame(`{"type":"text.delta","runId":"r1","sequence":` + strconv.Itoa(sequence) + `,"timestamp":"2026-09-20T12:00:00.000Z","text":` + string(text) + `}`)
+		want = append(want, EventTextDelta)
+	}
+	frame(strings.Replace(completedEvent, `"sequence":3`, `"sequence":`+strconv.Itoa(sequence), 1))
+	want = append(want, EventRunCompleted)
+	body := []byte(b.String())
+	sizes := c.sizes()
+
+	stream := func(body []byte) ([]string, error) {
+		client, err := New("http://127.0.0.1:9", testToken, WithTransport(bodyTransport{body: body, sizes: sizes}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var got []string
+		for ev, err := range client.Stream(ctx, demo()) {
+			if err != nil {
+				return got, err
+			}
+			got = append(got, ev.Type)
+		}
+		return got, nil
+	}
+	if got, err := stream(body); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("valid run %q in reads %v: %q, %v; want %q", body, sizes, got, err, want)
+	}
+	damaged := bytes.Clone(body)
+	for n := 1 + c.intn(3); n > 0; n-- {
+		damaged[c.intn(len(damaged))] = byte(c.intn(256))
+	}
+	damaged = damaged[:c.intn(len(damaged)+1)]
+	if _, err := stream(damaged); err != nil {
+		var de *DriverError
+		if !errors.As(err, &de) || !slices.Contains(streamCodes, de.Code) {
+			t.Fatalf("damaged run %q: %T %v, want a typed stream error", damaged, err, err)
+		}
+	}
+}
+
+func TestPropertyStreamPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 4))
+	for i := propertyRuns(t); i > 0; i-- {
+		checkStreamPath(t, randomSeed(r))
+	}
+}
+
+func FuzzStreamPath(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 3, 1, 5, 0, 7, 2, 3, 9, 200, 4, 17})
+	f.Fuzz(checkStreamPath)
 }

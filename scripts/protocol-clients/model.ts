@@ -170,8 +170,8 @@ export function wireModel(document: { $defs: Record<string, Json> }): WireModel 
     ordered.push({ name, node: n });
   };
   for (const name of nodes.keys()) visit(name, []);
-  const runEvent = nodes.get('RunEvent');
-  if (runEvent?.kind !== 'anyOf') fail('RunEvent', 'must be a union of event references');
+  const runEvent = nodes.get('RunEvent') ?? { kind: 'anyOf', options: [] };
+  if (runEvent.kind !== 'anyOf') fail('RunEvent', 'must be a union of event references');
   const events = runEvent.options.map((option) => {
     if (option.kind !== 'ref') fail('RunEvent', 'every option must be a $ref');
     const target = nodes.get(option.name);

@@ -249,4 +249,49 @@ describe('SSE decoder properties (fast-check)', () => {
       { numRuns: Math.max(20, RUNS / 4) },
     );
   });
+  it('delivers a generated valid run whole in any reads; the same run damaged or cut short fails with a typed stream error', async () => {
+    const at = '2026-09-20T12:00:00.000Z';
+    const deltas = fc.array(fc.tuple(lineText, fc.boolean()), { maxLength: 4 });
+    const streamCodes = new Set(['INVALID_STREAM', 'INCOMPLETE_STREAM', 'RESPONSE_TOO_LARGE', 'UNSUPPORTED_EVENT']);
+    const runBody = (parts: [string, boolean][], end: Ending): Uint8Array => {
+      const events: Record<string, unknown>[] = [{ type: 'run.started', runId: 'r1', sequence: 1, timestamp: at, provider: 'mock', model: 'demo' }];
+      for (const [text, optional] of parts) {
+        if (optional) events.push({ type: 'x.future', optional: true, runId: 'r1', sequence: events.length + 1, timestamp: at });
+        events.push({ type: 'text.delta', runId: 'r1', sequence: events.length + 1, timestamp: at, text });
+      }
+      const result = { runId: 'r1', provider: 'mock', model: 'demo', text: parts.map(([text]) => text).join(''), usage: {}, steps: 1, finishReason: 'stop' };
+      events.push({ type: 'run.completed', runId: 'r1', sequence: events.length + 1, timestamp: at, result });
+      return encoder.encode(events.map((event) => `: hb${end}data: ${JSON.stringify(event)}${end}${end}`).join(''));
+    };
+    const streamTypes = async (pieces: Uint8Array[]): Promise<string[]> => {
+      const fetch = (async () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              for (const piece of pieces) controller.enqueue(piece);
+              controller.close();
+            },
+          }),
+          { status: 200, headers: { 'content-type': 'text/event-stream', 'agenticdriver-version': '1.0' } },
+        )) as typeof globalThis.fetch;
+      const client = new AgenticClient({ url: 'http://127.0.0.1:9', token: 'property-token', fetch });
+      const types: string[] = [];
+      for await (const event of client.stream({ provider: 'mock', model: 'demo', input: 'Hello' })) types.push(event.type);
+      return types;
+    };
+    await fc.assert(
+      fc.asyncProperty(deltas, ending, cuts, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 3 }), fc.nat(), async (parts, end, cutAt, damage, cutOff) => {
+        const body = runBody(parts, end);
+        assert.deepEqual(await streamTypes(chunk(body, cutAt)), ['run.started', ...parts.map(() => 'text.delta'), 'run.completed']);
+        const damaged = body.slice();
+        for (const [where, byte] of damage) damaged[where % damaged.length] = byte;
+        try {
+          await streamTypes(chunk(damaged.subarray(0, cutOff % (damaged.length + 1)), cutAt));
+        } catch (error) {
+          assert.ok(error instanceof DriverError && streamCodes.has(error.code), `not a typed stream error: ${String(error)}`);
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
 });

@@ -321,3 +321,51 @@ def test_caller_schema_patterns_are_never_run_by_the_client() -> None:
     parser.end()
     assert [event["type"] for event in delivered] == ["run.started", "tool.execution.requested", "run.completed"]
     assert time.monotonic() - started < 1.0
+
+
+STREAM_CODES = {"INVALID_STREAM", "INCOMPLETE_STREAM", "RESPONSE_TOO_LARGE", "UNSUPPORTED_EVENT"}
+
+
+def run_body(deltas: List[Tuple[str, bool]], end: str) -> Tuple[bytes, List[str]]:
+    """A valid run (unfamiliar optional events between deltas, a comment before each frame)."""
+    at = "2026-09-20T12:00:00.000Z"
+    events: List[Dict[str, Any]] = [{"type": "run.started", "runId": "r1", "sequence": 1, "timestamp": at, "provider": "mock", "model": "demo"}]
+    for text, optional in deltas:
+        if optional:
+            events.append({"type": "x.future", "optional": True, "runId": "r1", "sequence": len(events) + 1, "timestamp": at})
+        events.append({"type": "text.delta", "runId": "r1", "sequence": len(events) + 1, "timestamp": at, "text": text})
+    result = {"runId": "r1", "provider": "mock", "model": "demo", "text": "".join(t for t, _ in deltas), "usage": {}, "steps": 1, "finishReason": "stop"}
+    events.append({"type": "run.completed", "runId": "r1", "sequence": len(events) + 1, "timestamp": at, "result": result})
+    body = "".join(f": hb{end}data: {json.dumps(event, ensure_ascii=False)}{end}{end}" for event in events).encode()
+    return body, ["run.started"] + ["text.delta"] * len(deltas) + ["run.completed"]
+
+
+def parse_run(chunks: Sequence[bytes]) -> List[str]:
+    parser = RunStreamParser({"provider": "mock", "model": "demo", "input": "Hello"})
+    delivered: List[str] = []
+    for chunk in chunks:
+        delivered.extend(event["type"] for event in parser.feed(chunk))
+        if parser.finished:
+            return delivered
+    parser.end()
+    return delivered
+
+
+@PROPERTY
+@given(st.lists(st.tuples(line_text, st.booleans()), max_size=4), st.sampled_from(ENDINGS), cuts)
+def test_a_valid_run_is_delivered_whole_in_any_reads(deltas: List[Tuple[str, bool]], end: str, at: List[int]) -> None:
+    body, want = run_body(deltas, end)
+    assert parse_run(pieces(body, at)) == want
+
+
+@PROPERTY
+@given(st.lists(st.tuples(line_text, st.booleans()), max_size=3), st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 255)), min_size=1, max_size=3), st.integers(min_value=0), cuts)
+def test_a_damaged_run_fails_only_with_a_typed_stream_error(deltas: List[Tuple[str, bool]], damage: List[Tuple[int, int]], cut: int, at: List[int]) -> None:
+    body = bytearray(run_body(deltas, "\n")[0])
+    for where, byte in damage:
+        body[where % len(body)] = byte
+    damaged = bytes(body[: cut % (len(body) + 1)])
+    try:
+        parse_run(pieces(damaged, at))
+    except DriverError as error:
+        assert error.code in STREAM_CODES, (error.code, error.message)

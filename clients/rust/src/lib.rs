@@ -24,6 +24,8 @@ pub mod blocking;
 #[cfg(feature = "async")]
 mod builder;
 #[cfg(feature = "async")]
+mod generated;
+#[cfg(feature = "async")]
 mod interactive;
 #[cfg(feature = "async")]
 mod sse;

@@ -329,3 +329,99 @@ proptest! {
         }
     }
 }
+
+// --- The whole stream path: decoder, then the event rules ---
+
+const STREAM_CODES: &[&str] = &[codes::INVALID_STREAM, codes::INCOMPLETE_STREAM, codes::RESPONSE_TOO_LARGE, codes::UNSUPPORTED_EVENT];
+
+fn event(sequence: usize, kind: &str, extra: Value) -> Value {
+    let mut value = json!({"type": kind, "runId": "r1", "sequence": sequence, "timestamp": "2026-09-20T12:00:00.000Z"});
+    value.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    value
+}
+
+/// A valid run: run.started, text deltas (some with an unfamiliar optional event between),
+/// run.completed with the joined text.
+fn run_events(deltas: &[(String, bool)]) -> Vec<Value> {
+    let mut events = vec![event(1, "run.started", json!({"provider": "mock", "model": "demo"}))];
+    for (text, optional) in deltas {
+        if *optional {
+            events.push(event(events.len() + 1, "x.future", json!({"optional": true, "anything": [1, 2]})));
+        }
+        events.push(event(events.len() + 1, "text.delta", json!({"text": text})));
+    }
+    let text: String = deltas.iter().map(|(t, _)| t.as_str()).collect();
+    let result = json!({"runId": "r1", "provider": "mock", "model": "demo", "text": text, "usage": {}, "steps": 1, "finishReason": "stop"});
+    events.push(event(events.len() + 1, "run.completed", json!({ "result": result })));
+    events
+}
+
+/// Decodes `body` in the given reads and validates each frame: the delivered event types,
+/// or the first error.
+fn stream_events(body: &[u8], cuts: &[usize]) -> Result<Vec<String>, DriverError> {
+    let mut points: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
+    points.sort_unstable();
+    points.push(body.len());
+    let mut decoder = SseDecoder::new();
+    let mut validator = crate::validate::EventValidator::new(RunRequest::new("mock", "demo", "Hello"));
+    let mut delivered = Vec::new();
+    let mut start = 0;
+    for point in points {
+        let mut frames = Vec::new();
+        decoder.feed(&body[start..point], &mut frames)?;
+        start = point;
+        for frame in frames {
+            if let Some(event) = validator.accept(&frame)? {
+                delivered.push(serde_json::to_value(&event).unwrap()["type"].as_str().unwrap_or_default().to_owned());
+            }
+            if validator.finished() {
+                return Ok(delivered);
+            }
+        }
+    }
+    decoder.finish()?;
+    Err(DriverError::new(codes::INCOMPLETE_STREAM, "no terminal event"))
+}
+
+fn frames_of(events: &[Value], ending: &str) -> Vec<u8> {
+    events.iter().map(|e| format!(": hb{ending}data: {e}{ending}{ending}")).collect::<String>().into_bytes()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_valid_run_is_delivered_whole_in_any_reads(
+        deltas in prop::collection::vec((text(), any::<bool>()), 0..5),
+        ending in prop::sample::select(&ENDINGS[..]),
+        cuts in prop::collection::vec(any::<usize>(), 0..12),
+    ) {
+        let body = frames_of(&run_events(&deltas), ending);
+        let mut want = vec!["run.started".to_owned()];
+        want.extend(deltas.iter().map(|_| "text.delta".to_owned()));
+        want.push("run.completed".to_owned());
+        match stream_events(&body, &cuts) {
+            Ok(types) => prop_assert_eq!(types, want),
+            Err(e) => prop_assert!(false, "{}: {}", e.code, e.message),
+        }
+    }
+
+    #[test]
+    fn a_damaged_run_fails_only_with_a_typed_stream_error(
+        deltas in prop::collection::vec((text(), any::<bool>()), 0..4),
+        damage in prop::collection::vec((any::<usize>(), any::<u8>()), 1..4),
+        cut_at in any::<usize>(),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+    ) {
+        let mut body = frames_of(&run_events(&deltas), "\n");
+        for (at, byte) in damage {
+            let at = at % body.len();
+            body[at] = byte;
+        }
+        body.truncate(cut_at % (body.len() + 1));
+        // Never a panic; either the run still reads as a run, or a typed error.
+        if let Err(e) = stream_events(&body, &cuts) {
+            prop_assert!(STREAM_CODES.contains(&e.code.as_str()), "{}: {}", e.code, e.message);
+        }
+    }
+}

@@ -1,7 +1,7 @@
 """Cross-field wire rules and the checks of a result against the request that made it.
 
-Each function assumes its value already passed the matching shape check in ``_wire``
-and raises ``Invalid`` on the first broken rule.
+Each function assumes its value already passed the matching generated shape check
+(``generated/checks.py``) and raises ``Invalid`` on the first broken rule.
 """
 from __future__ import annotations
 
