@@ -156,6 +156,31 @@ mod tests {
         }
     }
 
+    /// The decoder benchmark (bench/decoders.ts): decodes the recorded stream named by
+    /// AD_SSE_BENCH_FILE in 64 KiB reads and prints MB/s. Run in release mode:
+    /// `AD_SSE_BENCH_FILE=… cargo test --release --lib -- --ignored --nocapture sse_throughput`.
+    #[test]
+    #[ignore]
+    fn sse_throughput() {
+        let path = std::env::var("AD_SSE_BENCH_FILE").expect("AD_SSE_BENCH_FILE");
+        let body = std::fs::read(path).unwrap();
+        let rounds: usize = std::env::var("AD_SSE_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
+        for _ in 0..rounds {
+            let started = std::time::Instant::now();
+            let mut decoder = SseDecoder::new();
+            let mut frames = Vec::new();
+            let mut count = 0usize;
+            for piece in body.chunks(65_536) {
+                decoder.feed(piece, &mut frames).unwrap();
+                count += frames.len();
+                frames.clear();
+            }
+            decoder.finish().unwrap();
+            let seconds = started.elapsed().as_secs_f64();
+            println!("AD_SSE_BENCH {{\"frames\":{count},\"mbPerS\":{:.1}}}", body.len() as f64 / 1e6 / seconds);
+        }
+    }
+
     #[test]
     fn malformed_bodies_fail_with_their_codes() {
         let code = |body: &[u8]| decode_in_pieces(body, 3).unwrap_err().code;
