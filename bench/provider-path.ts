@@ -8,13 +8,13 @@
  * to the relay); first text event over the upstream's own first byte (c = 1); text events
  * relayed per second on one long stream.
  *
- *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--only KIND] [--json FILE]
+ *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--only KIND] [--compare DIR] [--json FILE]
  *   AD_BENCH_HOST_FLAGS='--cpu-prof --cpu-prof-dir=DIR' npx tsx bench/provider-path.ts --only openai-compatible   # profile the host
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { API_KINDS } from './provider-servers.js';
 
@@ -36,9 +36,11 @@ interface Proc {
   child: ChildProcess;
 }
 
-async function start(role: string, env: Record<string, string> = {}): Promise<Proc> {
+async function start(role: string, env: Record<string, string> = {}, tree?: string): Promise<Proc> {
   const flags = role === 'host' ? (process.env.AD_BENCH_HOST_FLAGS ?? '').split(' ').filter(Boolean) : [];
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', new URL('./provider-servers.ts', import.meta.url).pathname, role], {
+  const script = tree ? join(tree, 'bench/provider-servers.ts') : new URL('./provider-servers.ts', import.meta.url).pathname;
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', script, role], {
+    ...(tree ? { cwd: tree } : {}),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, AD_BENCH_TOKEN: TOKEN, AD_BENCH_VENDOR_KEY: 'sk-bench', AD_BENCH_LONG_EVENTS: String(LONG_EVENTS), ...env },
   });
@@ -172,14 +174,19 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const upstream = await start('upstream');
 const env = { AD_BENCH_UPSTREAM: upstream.url };
 const [relay, host] = await Promise.all([start('relay', env), start('host', env)]);
+// --compare DIR: a second host built from another checkout (e.g. the commit before this
+// work, with this bench's two files copied in), measured in the same run as `KIND@before`.
+const compareTree = option('compare', '');
+const before = compareTree ? await start('host', env, compareTree) : undefined;
 const runBody = (provider: string, model = 'demo') => JSON.stringify({ provider, model, input: 'Hello' });
 const targets: Target[] = [
   { name: 'relay', proc: relay, path: '/v1/runs', body: '{}' },
   { name: 'mock', proc: host, path: '/v1/runs', body: JSON.stringify({ provider: 'mock', model: 'demo', input: 'tok0 tok17' }) },
   ...API_KINDS.map((kind) => ({ name: kind, proc: host, path: '/v1/runs', body: runBody(kind) })),
+  ...(before ? API_KINDS.map((kind) => ({ name: `${kind}@before`, proc: before, path: '/v1/runs', body: runBody(kind) })) : []),
 ];
 const only = option('only', '');
-if (only) targets.splice(0, targets.length, ...targets.filter((t) => t.name === 'relay' || t.name === only));
+if (only) targets.splice(0, targets.length, ...targets.filter((t) => t.name === 'relay' || t.name.split('@')[0] === only));
 const direct: Target = { name: 'upstream', proc: upstream, path: '/v1/chat/completions', body: JSON.stringify({ model: 'demo', stream: true, stream_options: { include_usage: true }, messages: [] }) };
 
 try {
@@ -249,5 +256,5 @@ try {
   writeFileSync(JSON_OUT, `${JSON.stringify({ node: process.version, requests: REQUESTS, rounds: ROUNDS, at: new Date().toISOString(), rows }, null, 2)}\n`);
   console.log(`\nwrote ${JSON_OUT}`);
 } finally {
-  for (const proc of [upstream, relay, host]) proc.child.kill('SIGTERM');
+  for (const proc of [upstream, relay, host, ...(before ? [before] : [])]) proc.child.kill('SIGTERM');
 }
