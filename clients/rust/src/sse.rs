@@ -50,12 +50,23 @@ impl SseDecoder {
                 bytes = &bytes[1..];
             }
             self.after_cr = false;
-            match bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+            match find_line_end(bytes) {
                 Some(end) => {
-                    self.append(&bytes[..end])?;
                     self.after_cr = bytes[end] == b'\r';
+                    if self.line.is_empty() {
+                        // The whole line is in this read: no copy.
+                        if self.frame_bytes + end > MAX_FRAME_BYTES {
+                            return Err(too_large());
+                        }
+                        self.end_line(&bytes[..end], frames)?;
+                    } else {
+                        self.append(&bytes[..end])?;
+                        let mut line = std::mem::take(&mut self.line);
+                        self.end_line(&line, frames)?;
+                        line.clear();
+                        self.line = line;
+                    }
                     bytes = &bytes[end + 1..];
-                    self.end_line(frames)?;
                 }
                 None => {
                     self.append(bytes)?;
@@ -105,18 +116,18 @@ impl SseDecoder {
         Ok(())
     }
 
-    fn end_line(&mut self, frames: &mut Vec<String>) -> Result<(), DriverError> {
-        let line = std::mem::take(&mut self.line);
+    fn end_line(&mut self, line: &[u8], frames: &mut Vec<String>) -> Result<(), DriverError> {
         if line.is_empty() {
             self.frame_bytes = 0;
             frames.extend(self.data.take());
             return Ok(());
         }
         self.frame_bytes += line.len();
-        // Lines end at ASCII bytes, so a line of a valid UTF-8 stream is valid UTF-8.
-        let line = String::from_utf8(line).map_err(|_| invalid_utf8())?;
-        if let Some(value) = line.strip_prefix("data:") {
-            let value = value.strip_prefix(' ').unwrap_or(value);
+        // check_utf8 has seen every byte, and lines end at ASCII bytes, so only the kept
+        // value is turned into a str.
+        if let Some(value) = line.strip_prefix(b"data:") {
+            let value = value.strip_prefix(b" ").unwrap_or(value);
+            let value = std::str::from_utf8(value).map_err(|_| invalid_utf8())?;
             match &mut self.data {
                 Some(data) => {
                     data.push('\n');
@@ -127,6 +138,24 @@ impl SseDecoder {
         }
         Ok(())
     }
+}
+
+/// The index of the first CR or LF: eight bytes at a time, then byte by byte in the word
+/// that holds one.
+fn find_line_end(bytes: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while i + 8 <= bytes.len() {
+        let word = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("eight bytes"));
+        let lf = word ^ (LO * u64::from(b'\n'));
+        let cr = word ^ (LO * u64::from(b'\r'));
+        if ((lf.wrapping_sub(LO) & !lf) | (cr.wrapping_sub(LO) & !cr)) & HI != 0 {
+            break;
+        }
+        i += 8;
+    }
+    bytes[i..].iter().position(|&b| b == b'\n' || b == b'\r').map(|p| p + i)
 }
 
 fn invalid_utf8() -> DriverError {
