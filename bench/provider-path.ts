@@ -8,7 +8,7 @@
  * to the relay); first text event over the upstream's own first byte (c = 1); text events
  * relayed per second on one long stream.
  *
- *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--only KIND] [--compare DIR] [--json FILE]
+ *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--only KIND] [--modes json,sse] [--concurrency 1,32] [--load-only] [--compare DIR] [--json FILE]
  *   AD_BENCH_HOST_FLAGS='--cpu-prof --cpu-prof-dir=DIR' npx tsx bench/provider-path.ts --only openai-compatible   # profile the host
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -29,7 +29,10 @@ const FIRST_EVENT_RUNS = Number(option('first-event-runs', '200'));
 const LONG_EVENTS = Number(option('long-events', '50000'));
 const JSON_OUT = option('json', new URL('./results/provider-path.json', import.meta.url).pathname);
 const TOKEN = 'bench-token-0123456789abcdefghijklmnop';
-const CONCURRENCIES = [1, 32];
+const CONCURRENCIES = option('concurrency', '1,32').split(',').map(Number);
+const MODES = option('modes', 'json,sse').split(',');
+/** --load-only: just the load rows (e.g. for a CPU profile of one mode and concurrency). */
+const LOAD_ONLY = args.includes('--load-only');
 
 interface Proc {
   url: string;
@@ -195,7 +198,7 @@ try {
   const firstSamples = new Map<string, number[]>();
   const longSamples = new Map<string, number[]>();
   for (let round = 0; round < ROUNDS; round += 1) {
-    for (const streaming of [false, true]) {
+    for (const streaming of MODES.map((mode) => mode === 'sse')) {
       for (const concurrency of CONCURRENCIES) {
         const total = concurrency === 1 ? Math.max(200, REQUESTS / 10) : REQUESTS;
         for (const target of targets) {
@@ -206,11 +209,11 @@ try {
         }
       }
     }
-    for (const target of [direct, ...targets]) {
+    for (const target of LOAD_ONLY ? [] : [direct, ...targets]) {
       const ms = await firstText(target, FIRST_EVENT_RUNS);
       firstSamples.set(target.name, [...(firstSamples.get(target.name) ?? []), ms]);
     }
-    for (const target of [
+    for (const target of LOAD_ONLY ? [] : [
       { ...targets[0]!, path: '/v1/runs?long' },
       ...(targets.some((t) => t.name === 'openai-compatible') ? [{ ...targets.find((t) => t.name === 'openai-compatible')!, body: runBody('openai-compatible', 'long') }] : []),
     ]) {
@@ -222,7 +225,7 @@ try {
 
   const rows: Record<string, unknown>[] = [];
   console.log('\nmode  c   target             runs/s   ×relay   p50 ms  p99 ms  CPU ms/run');
-  for (const streaming of [false, true]) {
+  for (const streaming of MODES.map((mode) => mode === 'sse')) {
     for (const concurrency of CONCURRENCIES) {
       const mode = streaming ? 'sse' : 'json';
       const med = (name: string) => {
@@ -240,9 +243,9 @@ try {
       }
     }
   }
-  const upstreamFirst = median(firstSamples.get('upstream')!);
+  const upstreamFirst = LOAD_ONLY ? 0 : median(firstSamples.get('upstream')!);
   console.log(`\nfirst text event, c=1 (median of ${FIRST_EVENT_RUNS} runs × ${ROUNDS} rounds), over the upstream's own first byte ${upstreamFirst.toFixed(3)} ms:`);
-  for (const target of targets) {
+  for (const target of LOAD_ONLY ? [] : targets) {
     const over = median(firstSamples.get(target.name)!) - upstreamFirst;
     rows.push({ bench: 'provider-path', metric: 'first-event-over-upstream-ms', target: target.name, value: over });
     console.log(`  ${target.name.padEnd(17)} +${over.toFixed(3)} ms`);
