@@ -5,10 +5,11 @@
  * serving each run in a fresh thread/session, or for Claude a started single-use spare.
  * Prints the median and the speed-up.
  *
- *   node test/cli-tools/setup.mjs && npx tsx bench/cli-warm-cold.ts [--runs N]
+ *   node test/cli-tools/setup.mjs && npx tsx bench/cli-warm-cold.ts [--runs N] [--json FILE]
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { claudeCode, codex, geminiCli, type CliProviderOptions } from '../src/providers/cli/index.js';
 import type { ProviderAdapter } from '../src/providers/spec/v1.js';
 import { API_KEY, binary, claudeAccount, codexAccount, geminiAccount, hostEnvironment, request, scratchDirectory, startRefusingProxy } from '../test/providers/cli/harness.js';
@@ -16,6 +17,9 @@ import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesSe
 
 const runsIndex = process.argv.indexOf('--runs');
 const RUNS = runsIndex >= 0 ? Number(process.argv[runsIndex + 1]) : 5;
+const jsonIndex = process.argv.indexOf('--json');
+const JSON_OUT = jsonIndex >= 0 ? process.argv[jsonIndex + 1]! : new URL('./results/cli-warm-cold.json', import.meta.url).pathname;
+const results: Record<string, unknown>[] = [];
 
 interface Cli {
   name: string;
@@ -83,9 +87,12 @@ for (const cli of CLIS) {
   }
   await warm.close?.();
   const speedUp = `${(median(coldTimes) / median(warmTimes)).toFixed(1)}x`;
+  results.push({ bench: 'cli-warm-cold', target: cli.name, coldMs: median(coldTimes), warmMs: median(warmTimes) });
   console.log(`${cli.name.padEnd(11)} ${median(coldTimes).toFixed(0).padStart(5)}    ${median(warmTimes).toFixed(0).padStart(5)}    ${speedUp}`);
   await server.close();
 }
 await proxy.close();
 await scratch.remove();
+mkdirSync(dirname(JSON_OUT), { recursive: true });
+writeFileSync(JSON_OUT, `${JSON.stringify({ runs: RUNS, at: new Date().toISOString(), rows: results }, null, 2)}\n`);
 if (proxy.attempts.length > 0) console.log(`warning: ${proxy.attempts.length} connection(s) tried to leave the machine`);

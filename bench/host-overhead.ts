@@ -3,9 +3,11 @@
  * against the real host (mock provider) and against a bare node:http server answering
  * the same bytes, in one run. Prints throughput, p50/p99 latency and the ratio.
  *
- *   npm run bench -- [--requests N] [--concurrency C]
+ *   npx tsx bench/host-overhead.ts [--requests N] [--concurrency C] [--json FILE]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 
@@ -17,6 +19,9 @@ const option = (name: string, fallback: number) => {
 const REQUESTS = option('requests', 3000);
 const CONCURRENCY = option('concurrency', 16);
 const WARMUP = Math.min(1000, REQUESTS);
+const jsonIndex = args.indexOf('--json');
+const JSON_OUT = jsonIndex >= 0 ? args[jsonIndex + 1]! : new URL('./results/host-overhead.json', import.meta.url).pathname;
+const results: Record<string, unknown>[] = [];
 const BENCH_TOKEN = 'bench-token-0123456789abcdefghijklmnop';
 const body = JSON.stringify({ provider: 'mock', model: 'demo', input: 'Hello' });
 
@@ -93,8 +98,11 @@ try {
       console.log(`${streaming ? 'sse ' : 'json'}  ${kind.padEnd(6)}  ${r.rps.toFixed(0).padStart(7)}  ${r.p50.toFixed(2).padStart(6)}  ${r.p99.toFixed(2).padStart(6)}`);
     }
     const ratio = rows.bare!.rps / rows.host!.rps;
+    for (const kind of ['bare', 'host'] as const) results.push({ bench: 'host-overhead', mode: streaming ? 'sse' : 'json', concurrency: CONCURRENCY, target: kind === 'host' ? 'host (mock)' : 'bare node:http', ...rows[kind], ratioToBare: rows[kind]!.rps / rows.bare!.rps });
     console.log(`${streaming ? 'sse ' : 'json'}  overhead: host throughput is 1/${ratio.toFixed(2)} of bare node:http; p50 +${(rows.host!.p50 - rows.bare!.p50).toFixed(2)} ms`);
   }
+  mkdirSync(dirname(JSON_OUT), { recursive: true });
+  writeFileSync(JSON_OUT, `${JSON.stringify({ node: process.version, requests: REQUESTS, at: new Date().toISOString(), rows: results }, null, 2)}\n`);
 } finally {
   servers.host.child.kill();
   servers.bare.child.kill();

@@ -8,13 +8,13 @@
  * to the relay); first text event over the upstream's own first byte (c = 1); text events
  * relayed per second on one long stream.
  *
- *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--only KIND] [--json FILE]
+ *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--only KIND] [--modes json,sse] [--concurrency 1,32] [--load-only] [--compare DIR] [--json FILE]
  *   AD_BENCH_HOST_FLAGS='--cpu-prof --cpu-prof-dir=DIR' npx tsx bench/provider-path.ts --only openai-compatible   # profile the host
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { API_KINDS } from './provider-servers.js';
 
@@ -29,16 +29,21 @@ const FIRST_EVENT_RUNS = Number(option('first-event-runs', '200'));
 const LONG_EVENTS = Number(option('long-events', '50000'));
 const JSON_OUT = option('json', new URL('./results/provider-path.json', import.meta.url).pathname);
 const TOKEN = 'bench-token-0123456789abcdefghijklmnop';
-const CONCURRENCIES = [1, 32];
+const CONCURRENCIES = option('concurrency', '1,32').split(',').map(Number);
+const MODES = option('modes', 'json,sse').split(',');
+/** --load-only: just the load rows (e.g. for a CPU profile of one mode and concurrency). */
+const LOAD_ONLY = args.includes('--load-only');
 
 interface Proc {
   url: string;
   child: ChildProcess;
 }
 
-async function start(role: string, env: Record<string, string> = {}): Promise<Proc> {
+async function start(role: string, env: Record<string, string> = {}, tree?: string): Promise<Proc> {
   const flags = role === 'host' ? (process.env.AD_BENCH_HOST_FLAGS ?? '').split(' ').filter(Boolean) : [];
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', new URL('./provider-servers.ts', import.meta.url).pathname, role], {
+  const script = tree ? join(tree, 'bench/provider-servers.ts') : new URL('./provider-servers.ts', import.meta.url).pathname;
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', script, role], {
+    ...(tree ? { cwd: tree } : {}),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, AD_BENCH_TOKEN: TOKEN, AD_BENCH_VENDOR_KEY: 'sk-bench', AD_BENCH_LONG_EVENTS: String(LONG_EVENTS), ...env },
   });
@@ -172,14 +177,19 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const upstream = await start('upstream');
 const env = { AD_BENCH_UPSTREAM: upstream.url };
 const [relay, host] = await Promise.all([start('relay', env), start('host', env)]);
+// --compare DIR: a second host built from another checkout (e.g. the commit before this
+// work, with this bench's two files copied in), measured in the same run as `KIND@before`.
+const compareTree = option('compare', '');
+const before = compareTree ? await start('host', env, compareTree) : undefined;
 const runBody = (provider: string, model = 'demo') => JSON.stringify({ provider, model, input: 'Hello' });
 const targets: Target[] = [
   { name: 'relay', proc: relay, path: '/v1/runs', body: '{}' },
   { name: 'mock', proc: host, path: '/v1/runs', body: JSON.stringify({ provider: 'mock', model: 'demo', input: 'tok0 tok17' }) },
   ...API_KINDS.map((kind) => ({ name: kind, proc: host, path: '/v1/runs', body: runBody(kind) })),
+  ...(before ? API_KINDS.map((kind) => ({ name: `${kind}@before`, proc: before, path: '/v1/runs', body: runBody(kind) })) : []),
 ];
 const only = option('only', '');
-if (only) targets.splice(0, targets.length, ...targets.filter((t) => t.name === 'relay' || t.name === only));
+if (only) targets.splice(0, targets.length, ...targets.filter((t) => t.name === 'relay' || t.name.split('@')[0] === only));
 const direct: Target = { name: 'upstream', proc: upstream, path: '/v1/chat/completions', body: JSON.stringify({ model: 'demo', stream: true, stream_options: { include_usage: true }, messages: [] }) };
 
 try {
@@ -188,7 +198,7 @@ try {
   const firstSamples = new Map<string, number[]>();
   const longSamples = new Map<string, number[]>();
   for (let round = 0; round < ROUNDS; round += 1) {
-    for (const streaming of [false, true]) {
+    for (const streaming of MODES.map((mode) => mode === 'sse')) {
       for (const concurrency of CONCURRENCIES) {
         const total = concurrency === 1 ? Math.max(200, REQUESTS / 10) : REQUESTS;
         for (const target of targets) {
@@ -199,11 +209,11 @@ try {
         }
       }
     }
-    for (const target of [direct, ...targets]) {
+    for (const target of LOAD_ONLY ? [] : [direct, ...targets]) {
       const ms = await firstText(target, FIRST_EVENT_RUNS);
       firstSamples.set(target.name, [...(firstSamples.get(target.name) ?? []), ms]);
     }
-    for (const target of [
+    for (const target of LOAD_ONLY ? [] : [
       { ...targets[0]!, path: '/v1/runs?long' },
       ...(targets.some((t) => t.name === 'openai-compatible') ? [{ ...targets.find((t) => t.name === 'openai-compatible')!, body: runBody('openai-compatible', 'long') }] : []),
     ]) {
@@ -215,7 +225,7 @@ try {
 
   const rows: Record<string, unknown>[] = [];
   console.log('\nmode  c   target             runs/s   ×relay   p50 ms  p99 ms  CPU ms/run');
-  for (const streaming of [false, true]) {
+  for (const streaming of MODES.map((mode) => mode === 'sse')) {
     for (const concurrency of CONCURRENCIES) {
       const mode = streaming ? 'sse' : 'json';
       const med = (name: string) => {
@@ -233,9 +243,9 @@ try {
       }
     }
   }
-  const upstreamFirst = median(firstSamples.get('upstream')!);
+  const upstreamFirst = LOAD_ONLY ? 0 : median(firstSamples.get('upstream')!);
   console.log(`\nfirst text event, c=1 (median of ${FIRST_EVENT_RUNS} runs × ${ROUNDS} rounds), over the upstream's own first byte ${upstreamFirst.toFixed(3)} ms:`);
-  for (const target of targets) {
+  for (const target of LOAD_ONLY ? [] : targets) {
     const over = median(firstSamples.get(target.name)!) - upstreamFirst;
     rows.push({ bench: 'provider-path', metric: 'first-event-over-upstream-ms', target: target.name, value: over });
     console.log(`  ${target.name.padEnd(17)} +${over.toFixed(3)} ms`);
@@ -249,5 +259,5 @@ try {
   writeFileSync(JSON_OUT, `${JSON.stringify({ node: process.version, requests: REQUESTS, rounds: ROUNDS, at: new Date().toISOString(), rows }, null, 2)}\n`);
   console.log(`\nwrote ${JSON_OUT}`);
 } finally {
-  for (const proc of [upstream, relay, host]) proc.child.kill('SIGTERM');
+  for (const proc of [upstream, relay, host, ...(before ? [before] : [])]) proc.child.kill('SIGTERM');
 }

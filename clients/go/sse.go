@@ -78,22 +78,41 @@ func (s *sseReader) consumeLine() (frame []byte, done bool, err error) {
 			return nil, false, nil
 		}
 	}
-	i := bytes.IndexAny(s.pending, "\r\n")
+	i := lineEnd(s.pending)
 	if i < 0 {
 		s.line = append(s.line, s.pending...)
 		s.pending = nil
 		return nil, false, nil
 	}
-	s.line = append(s.line, s.pending[:i]...)
+	var line []byte
+	if len(s.line) == 0 {
+		line = s.pending[:i] // the whole line is in this read: no copy
+	} else {
+		s.line = append(s.line, s.pending[:i]...)
+		line = s.line
+	}
 	s.skipLF = s.pending[i] == '\r'
 	s.pending = s.pending[i+1:]
-	return s.processLine(s.takeLine())
+	return s.processLine(s.takeLine(line))
 }
 
-// takeLine returns the completed line without a leading BOM and starts a new one.
-func (s *sseReader) takeLine() []byte {
-	line := s.line
-	s.line = nil
+// lineEnd is the index of the first CR or LF in p, or -1 (two SIMD byte searches).
+func lineEnd(p []byte) int {
+	lf := bytes.IndexByte(p, '\n')
+	head := p
+	if lf >= 0 {
+		head = p[:lf]
+	}
+	if cr := bytes.IndexByte(head, '\r'); cr >= 0 {
+		return cr
+	}
+	return lf
+}
+
+// takeLine returns the completed line without a leading BOM and starts a new one (the
+// line buffer is reused: processLine copies what it keeps).
+func (s *sseReader) takeLine(line []byte) []byte {
+	s.line = s.line[:0]
 	if s.firstLine {
 		s.firstLine = false
 		line = bytes.TrimPrefix(line, utf8BOM)

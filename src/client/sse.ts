@@ -2,6 +2,10 @@
  * Server-sent events framing over raw bytes: LF, CRLF and lone CR line endings (also split
  * across chunks), a leading UTF-8 BOM, comments, multi-line `data`. Frames are capped in
  * UTF-8 bytes (field names and comments included, terminators and BOM excluded).
+ *
+ * Each read is handled in bulk: line ends are found with native indexOf on the bytes (for
+ * the byte cap) and on the text (for the values), the complete lines of a read are
+ * decoded in one call, and only an unfinished last line is carried to the next read.
  */
 import { DriverError } from '../protocol/errors.js';
 
@@ -10,13 +14,14 @@ export const MAX_FRAME_BYTES = 2_000_000;
 const LF = 0x0a;
 const CR = 0x0d;
 const BOM = [0xef, 0xbb, 0xbf];
+const EMPTY = new Uint8Array(0);
 
 export class SseFrameReader {
   private readonly decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-  private partial: Uint8Array[] = [];
-  private partialBytes = 0;
+  /** Bytes of an unfinished line, carried to the next read. */
+  private pending: Uint8Array = EMPTY;
   private frameBytes = 0;
-  private dataLines: string[] = [];
+  private data: string | undefined = undefined;
   private afterCR = false;
   private firstLine = true;
 
@@ -25,93 +30,190 @@ export class SseFrameReader {
   /** Feeds bytes; returns the `data` payload of every frame they complete. */
   push(chunk: Uint8Array): string[] {
     const frames: string[] = [];
-    let start = 0;
-    for (let index = 0; index < chunk.length; index += 1) {
-      const byte = chunk[index]!;
-      if (byte !== LF && byte !== CR) continue;
-      if (byte === LF && this.afterCR && index === start) {
-        // The LF of a CRLF pair whose CR ended the previous line (possibly in the previous chunk).
-        this.afterCR = false;
-        start = index + 1;
-        continue;
-      }
-      this.appendPartial(chunk.subarray(start, index));
-      const frame = this.endLine();
-      if (frame !== undefined) frames.push(frame);
-      this.afterCR = byte === CR;
-      start = index + 1;
+    let bytes = chunk;
+    if (this.pending.length > 0) {
+      bytes = new Uint8Array(this.pending.length + chunk.length);
+      bytes.set(this.pending, 0);
+      bytes.set(chunk, this.pending.length);
+      this.pending = EMPTY;
     }
-    if (start < chunk.length) {
+    let start = 0;
+    if (this.afterCR && bytes.length > 0) {
+      // The LF of a CRLF pair whose CR ended the previous read's last line.
+      if (bytes[0] === LF) start = 1;
       this.afterCR = false;
-      this.appendPartial(chunk.subarray(start));
+    }
+    const lastLF = bytes.lastIndexOf(LF);
+    const lastCR = bytes.lastIndexOf(CR);
+    const last = lastLF > lastCR ? lastLF : lastCR;
+    if (last >= start) {
+      let text: string;
+      try {
+        text = this.decoder.decode(bytes.subarray(start, last + 1));
+      } catch {
+        this.linesOneByOne(bytes, start, last + 1, frames);
+        throw invalidUtf8();
+      }
+      this.lines(bytes, start, last + 1, text, frames);
+      start = last + 1;
+    }
+    if (start < bytes.length) {
+      this.pending = bytes.slice(start);
+      if (this.frameBytes + this.pending.length > this.maxFrameBytes + (this.firstLine ? BOM.length : 0)) {
+        throw this.oversized(this.pending);
+      }
     }
     return frames;
+  }
+
+  /**
+   * The slow path for a read that is not valid UTF-8: line by line, so the fault reported
+   * is the first in the stream (an earlier line's, or the cap before a bad byte) whatever
+   * the chunking.
+   */
+  private linesOneByOne(bytes: Uint8Array, from: number, to: number, frames: string[]): void {
+    let b = from;
+    while (b < to) {
+      let end = b;
+      while (bytes[end] !== LF && bytes[end] !== CR) end++;
+      const next = bytes[end] === CR && end + 1 < to && bytes[end + 1] === LF ? end + 2 : end + 1;
+      let text: string;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(b, next));
+      } catch {
+        throw this.oversized(bytes.subarray(b, end));
+      }
+      this.lines(bytes, b, next, text, frames);
+      b = next;
+    }
+  }
+
+  /**
+   * The fault of a line that is not valid UTF-8 or does not fit the frame: whichever comes
+   * first in the stream, a byte that is not UTF-8 or the byte past the cap.
+   */
+  private oversized(line: Uint8Array): DriverError {
+    const bom = this.firstLine && line.length >= BOM.length && BOM.every((value, index) => line[index] === value) ? BOM.length : 0;
+    const room = bom + this.maxFrameBytes - this.frameBytes;
+    if (line.length <= room || !isUtf8Prefix(line.subarray(0, room))) return invalidUtf8();
+    return new DriverError('RESPONSE_TOO_LARGE', `An event frame is larger than ${this.maxFrameBytes} bytes.`);
   }
 
   /** Call at end of body: a partial line or undispatched data means the stream was cut. */
   end(): void {
     // A body that is only a BOM is an empty stream: the BOM is not the start of a line.
-    const pending = this.firstLine && this.partialBytes === BOM.length ? concat(this.partial, this.partialBytes) : undefined;
-    const onlyBom = pending !== undefined && BOM.every((value, index) => pending[index] === value);
-    if ((this.partialBytes > 0 && !onlyBom) || this.dataLines.length > 0) {
+    const onlyBom = this.firstLine && this.pending.length === BOM.length && BOM.every((value, index) => this.pending[index] === value);
+    if ((this.pending.length > 0 && !onlyBom) || this.data !== undefined) {
       throw new DriverError('INCOMPLETE_STREAM', 'The event stream ended inside an unfinished frame.');
     }
   }
 
-  private appendPartial(bytes: Uint8Array): void {
-    if (bytes.length === 0) return;
-    this.partial.push(bytes.slice());
-    this.partialBytes += bytes.length;
-    if (this.frameBytes + this.partialBytes > this.maxFrameBytes + (this.firstLine ? BOM.length : 0)) {
-      throw new DriverError('RESPONSE_TOO_LARGE', `An event frame is larger than ${this.maxFrameBytes} bytes.`);
+  /**
+   * The complete lines of `bytes[from, to)` (which ends with a line terminator) and the
+   * same lines decoded as `text`: terminators are ASCII, so both hold them in the same order.
+   */
+  private lines(bytes: Uint8Array, from: number, to: number, text: string, frames: string[]): void {
+    if (text.indexOf('\r') === -1) {
+      this.lfLines(bytes, from, to, text, frames);
+      return;
+    }
+    let b = from;
+    let t = 0;
+    let bLF = bytes.indexOf(LF, b);
+    let bCR = bytes.indexOf(CR, b);
+    let tLF = text.indexOf('\n');
+    let tCR = text.indexOf('\r');
+    while (b < to) {
+      if (bLF !== -1 && bLF < b) bLF = bytes.indexOf(LF, b);
+      if (bCR !== -1 && bCR < b) bCR = bytes.indexOf(CR, b);
+      if (tLF !== -1 && tLF < t) tLF = text.indexOf('\n', t);
+      if (tCR !== -1 && tCR < t) tCR = text.indexOf('\r', t);
+      const bEnd = bCR !== -1 && (bLF === -1 || bCR < bLF) ? bCR : bLF;
+      const tEnd = tCR !== -1 && (tLF === -1 || tCR < tLF) ? tCR : tLF;
+      let lineBytes = bEnd - b;
+      let lineStart = t;
+      if (this.firstLine) {
+        this.firstLine = false;
+        if (lineBytes >= 3 && bytes[b] === BOM[0] && bytes[b + 1] === BOM[1] && bytes[b + 2] === BOM[2]) {
+          lineBytes -= 3;
+          lineStart += 1;
+        }
+      }
+      const frame = this.line(text, lineStart, tEnd, lineBytes);
+      if (frame !== undefined) frames.push(frame);
+      if (bytes[bEnd] === CR) {
+        if (bEnd + 1 < to) {
+          const crlf = bytes[bEnd + 1] === LF;
+          b = bEnd + (crlf ? 2 : 1);
+          t = tEnd + (crlf ? 2 : 1);
+        } else {
+          this.afterCR = true;
+          b = bEnd + 1;
+          t = tEnd + 1;
+        }
+      } else {
+        b = bEnd + 1;
+        t = tEnd + 1;
+      }
     }
   }
 
-  /** Completes the buffered line; returns a frame's data when the line was blank. */
-  private endLine(): string | undefined {
-    let bytes = concat(this.partial, this.partialBytes);
-    this.partial = [];
-    this.partialBytes = 0;
-    if (this.firstLine) {
-      this.firstLine = false;
-      if (BOM.every((value, index) => bytes[index] === value)) bytes = bytes.subarray(BOM.length);
+  /** `lines` for the usual text without CR: one byte and one text search per line. */
+  private lfLines(bytes: Uint8Array, from: number, to: number, text: string, frames: string[]): void {
+    let b = from;
+    let t = 0;
+    while (b < to) {
+      const bEnd = bytes.indexOf(LF, b);
+      const tEnd = text.indexOf('\n', t);
+      let lineBytes = bEnd - b;
+      let lineStart = t;
+      if (this.firstLine) {
+        this.firstLine = false;
+        if (lineBytes >= 3 && bytes[b] === BOM[0] && bytes[b + 1] === BOM[1] && bytes[b + 2] === BOM[2]) {
+          lineBytes -= 3;
+          lineStart += 1;
+        }
+      }
+      const frame = this.line(text, lineStart, tEnd, lineBytes);
+      if (frame !== undefined) frames.push(frame);
+      b = bEnd + 1;
+      t = tEnd + 1;
     }
-    if (bytes.length === 0) return this.dispatch();
-    this.frameBytes += bytes.length;
+  }
+
+  /** One complete line; returns a frame's data when the line was blank. */
+  private line(text: string, start: number, end: number, lineBytes: number): string | undefined {
+    if (lineBytes === 0) {
+      this.frameBytes = 0;
+      const data = this.data;
+      this.data = undefined;
+      return data;
+    }
+    this.frameBytes += lineBytes;
     if (this.frameBytes > this.maxFrameBytes) {
       throw new DriverError('RESPONSE_TOO_LARGE', `An event frame is larger than ${this.maxFrameBytes} bytes.`);
     }
-    let line: string;
-    try {
-      line = this.decoder.decode(bytes);
-    } catch {
-      throw new DriverError('INVALID_STREAM', 'The event stream is not valid UTF-8.');
-    }
-    if (line.startsWith(':')) return undefined;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    if (field !== 'data') return undefined;
-    const value = colon === -1 ? '' : line.slice(colon + 1);
-    this.dataLines.push(value.startsWith(' ') ? value.slice(1) : value);
+    if (end - start < 4 || !text.startsWith('data', start)) return undefined;
+    const after = start + 4;
+    let value: string;
+    if (after === end) value = '';
+    else if (text.charCodeAt(after) !== 58 /* : */) return undefined;
+    else value = text.slice(text.charCodeAt(after + 1) === 32 && after + 1 < end ? after + 2 : after + 1, end);
+    this.data = this.data === undefined ? value : `${this.data}\n${value}`;
     return undefined;
-  }
-
-  private dispatch(): string | undefined {
-    this.frameBytes = 0;
-    if (this.dataLines.length === 0) return undefined;
-    const data = this.dataLines.join('\n');
-    this.dataLines = [];
-    return data;
   }
 }
 
-function concat(parts: Uint8Array[], length: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const part of parts) {
-    bytes.set(part, offset);
-    offset += part.length;
+function invalidUtf8(): DriverError {
+  return new DriverError('INVALID_STREAM', 'The event stream is not valid UTF-8.');
+}
+
+/** Whether the bytes are valid UTF-8, allowing a sequence cut short at the end. */
+function isUtf8Prefix(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: true });
+    return true;
+  } catch {
+    return false;
   }
-  return bytes;
 }

@@ -8,12 +8,14 @@ seen, without buffering it. Invalid UTF-8 fails with ``INVALID_STREAM``.
 """
 from __future__ import annotations
 
+import re
 from typing import Iterator, List, Optional
 
 from .errors import DriverError
 
 MAX_FRAME_BYTES = 2_000_000
 _BOM = b"\xef\xbb\xbf"
+_LINE_END = re.compile("\r\n|\r|\n")
 
 
 class SseDecoder:
@@ -29,7 +31,60 @@ class SseDecoder:
         """Decode one read, yielding the data of each frame as it completes.
 
         Lazy on purpose: a caller that stops at a terminal event never decodes what follows.
+        The complete lines of a read are decoded and split in bulk; a read with invalid
+        UTF-8 (and the first read, for the BOM) goes line by line, so frames before the bad
+        bytes are still yielded first.
         """
+        if self._at_start:
+            yield from self._feed_lines(chunk)
+            return
+        data = bytes(self._line) + chunk if self._line else chunk
+        if not data:
+            return
+        start = 0
+        if self._skip_lf:
+            self._skip_lf = False
+            if data[0] == 0x0A:
+                start = 1
+        last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if last < start:
+            self._line = bytearray(data[start:])
+            self._check_size(len(self._line))
+            return
+        try:
+            text = data[start : last + 1].decode("utf-8")
+        except UnicodeDecodeError:
+            self._line = bytearray()
+            yield from self._feed_lines(data[start:])
+            return
+        self._line = bytearray(data[last + 1 :])
+        lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
+        lines.pop()  # the empty rest after the last terminator
+        for line in lines:
+            if not line:
+                frame, self._data, self._frame_bytes = self._data, None, 0
+                if frame is not None:
+                    yield "\n".join(frame)
+                continue
+            self._frame_bytes += len(line) if line.isascii() else len(line.encode("utf-8"))
+            if self._frame_bytes > self._max:
+                raise DriverError("RESPONSE_TOO_LARGE", f"An event stream frame exceeds {self._max} bytes.")
+            if line.startswith("data"):
+                if len(line) == 4:
+                    value = ""
+                elif line[4] == ":":
+                    value = line[6:] if line.startswith(" ", 5) else line[5:]
+                else:
+                    continue
+                if self._data is None:
+                    self._data = []
+                self._data.append(value)
+        self._skip_lf = text.endswith("\r")
+        if self._line:
+            self._check_size(len(self._line))
+
+    def _feed_lines(self, chunk: bytes) -> Iterator[str]:
+        """The line-by-line decoder (first read, invalid UTF-8)."""
         view = memoryview(chunk)
         position = 0
         if self._at_start and (view.nbytes or self._line):

@@ -1,0 +1,136 @@
+/**
+ * `npm run bench`: every benchmark in turn, each in its own process writing its JSON under
+ * bench/results/, then one table of all figures with their baselines and the issue-17
+ * targets, written to bench/results/all.json as well.
+ *
+ *   npm run bench -- [--skip host,provider,decoders,idle,cli] [--quick]
+ *
+ * `--quick` shortens every bench (a smoke run; figures are then rough). The idle-streams
+ * row comes from bench/sse-hold.ts when that bench is present (it owns the 10,000 idle
+ * SSE streams figure); the CLI rows need `node test/cli-tools/setup.mjs` first.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+const skipIndex = args.indexOf('--skip');
+const skip = new Set(skipIndex >= 0 ? args[skipIndex + 1]!.split(',') : []);
+const quick = args.includes('--quick');
+const here = new URL('.', import.meta.url).pathname;
+const results = join(here, 'results');
+mkdirSync(results, { recursive: true });
+
+interface Bench {
+  key: string;
+  script: string;
+  args: string[];
+}
+const BENCHES: Bench[] = [
+  { key: 'host', script: 'host-overhead.ts', args: quick ? ['--requests', '500'] : [] },
+  { key: 'provider', script: 'provider-path.ts', args: quick ? ['--requests', '300', '--rounds', '1', '--first-event-runs', '20', '--long-events', '5000'] : [] },
+  { key: 'decoders', script: 'decoders.ts', args: quick ? ['--rounds', '1'] : [] },
+  { key: 'idle', script: 'sse-hold.ts', args: [] },
+  { key: 'cli', script: 'cli-warm-cold.ts', args: quick ? ['--runs', '1'] : [] },
+];
+
+type Row = Record<string, any>;
+const collected = new Map<string, Row[] | string>();
+for (const bench of BENCHES) {
+  if (skip.has(bench.key)) continue;
+  const script = join(here, bench.script);
+  if (!existsSync(script)) {
+    collected.set(bench.key, `not present (${bench.script})`);
+    continue;
+  }
+  const out = join(results, bench.script.replace(/\.ts$/, '.json'));
+  console.error(`\n=== ${bench.script}`);
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...bench.args, '--json', out], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (run.status !== 0 || !existsSync(out)) {
+    collected.set(bench.key, `failed (exit ${run.status ?? run.signal})`);
+    continue;
+  }
+  const json = JSON.parse(readFileSync(out, 'utf8')) as { rows?: Row[] } & Row;
+  collected.set(bench.key, json.rows ?? [json]);
+}
+
+const table: string[][] = [['figure', 'value', 'baseline (same run)', 'ratio', 'target', 'status']];
+const fmt = (value: number, digits = 0) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const status = (ok: boolean, missBy?: string) => (ok ? 'met' : `missed${missBy ? ` by ${missBy}` : ''}`);
+const rowsOf = (key: string): Row[] => {
+  const value = collected.get(key);
+  if (typeof value === 'string') table.push([`${key}: ${value}`, '', '', '', '', '']);
+  return Array.isArray(value) ? value : [];
+};
+
+for (const row of rowsOf('host')) {
+  if (row.target === 'bare node:http') continue;
+  const bare = rowsOf('host').find((r) => r.mode === row.mode && r.target === 'bare node:http')!;
+  table.push([`host, mock, ${row.mode} c=${row.concurrency} runs/s`, fmt(row.rps), `bare ${fmt(bare.rps)}`, `${row.ratioToBare.toFixed(2)}×`, '', '']);
+}
+
+const provider = rowsOf('provider');
+for (const row of provider.filter((r) => r.mode)) {
+  if (row.target === 'relay') continue;
+  const relay = provider.find((r) => r.mode === row.mode && r.concurrency === row.concurrency && r.target === 'relay')!;
+  const api = row.target !== 'mock';
+  if (row.concurrency === 32) {
+    const ok = row.ratioToRelay >= 0.8;
+    table.push([`${row.target}, ${row.mode} c=32 runs/s (CPU ${row.cpuPerRun.toFixed(2)} ms/run)`, fmt(row.rps), `relay ${fmt(relay.rps)} (CPU ${relay.cpuPerRun.toFixed(2)})`, `${row.ratioToRelay.toFixed(2)}×`, api ? '≥ 0.80×' : '', api ? status(ok, `${(0.8 - row.ratioToRelay).toFixed(2)}×`) : '']);
+  } else {
+    const ok = row.p50OverRelay <= 1.5;
+    table.push([`${row.target}, ${row.mode} c=1 p50 ms`, row.p50.toFixed(2), `relay ${relay.p50.toFixed(2)}`, `${row.p50OverRelay.toFixed(2)}×`, api ? '≤ 1.5×' : '', api ? status(ok, `${(row.p50OverRelay - 1.5).toFixed(2)}×`) : '']);
+  }
+}
+for (const row of provider.filter((r) => r.metric === 'first-event-over-upstream-ms')) {
+  if (row.target === 'relay') continue;
+  const relay = provider.find((r) => r.metric === row.metric && r.target === 'relay')!;
+  const api = row.target !== 'mock';
+  const over = row.value - relay.value;
+  table.push([`${row.target}, first text event over upstream first byte (c=1)`, `+${row.value.toFixed(2)} ms`, `relay +${relay.value.toFixed(2)} ms`, `${over >= 0 ? '+' : ''}${over.toFixed(2)} ms`, api ? '≤ relay + 0.5 ms' : '', api ? status(over <= 0.5, `${(over - 0.5).toFixed(2)} ms`) : '']);
+}
+const longRows = provider.filter((r) => r.metric === 'long-stream-events-per-s');
+const longRelay = longRows.find((r) => r.target === 'relay');
+for (const row of longRows.filter((r) => r.target !== 'relay')) {
+  table.push([`${row.target}, text events/s on one long stream`, fmt(row.value), longRelay ? `relay ${fmt(longRelay.value)}` : '', longRelay ? `${(row.value / longRelay.value).toFixed(2)}×` : '', '', '']);
+}
+
+const decoders = rowsOf('decoders');
+const esp = decoders.find((r) => String(r.decoder).includes('eventsource-parser'));
+for (const row of decoders) {
+  const target = row.decoder.startsWith('python') ? 30 : row.decoder.includes('eventsource-parser') ? undefined : 100;
+  if (row.mbPerS === undefined) {
+    table.push([`decoder: ${row.decoder}`, 'skipped', '', '', target ? `≥ ${target} MB/s` : '', String(row.skipped).slice(0, 60)]);
+    continue;
+  }
+  const isTs = row.decoder.startsWith('ts client');
+  table.push([
+    `decoder: ${row.decoder}, MB/s`,
+    row.mbPerS.toFixed(1),
+    isTs && esp?.mbPerS ? `eventsource-parser ${esp.mbPerS.toFixed(1)}` : '',
+    isTs && esp?.mbPerS ? `${(row.mbPerS / esp.mbPerS).toFixed(2)}×` : '',
+    target ? `≥ ${target} MB/s` : '',
+    target ? status(row.mbPerS >= target, `${(target - row.mbPerS).toFixed(1)} MB/s`) : '',
+  ]);
+}
+
+for (const row of rowsOf('idle')) {
+  const figures = Object.entries(row).filter(([key]) => key !== 'bench');
+  table.push([`idle SSE streams (bench/sse-hold.ts)`, figures.map(([k, v]) => `${k}=${typeof v === 'number' ? fmt(v, 1) : String(v)}`).join(' '), '', '', '< 1 GiB RSS, heartbeats ±1 s', '']);
+}
+
+const CLI_BASELINE: Record<string, number> = { codex: 38, 'claude-code': 100, 'gemini-cli': 34 };
+for (const row of rowsOf('cli')) {
+  const before = CLI_BASELINE[row.target];
+  table.push([`CLI warm start to first text, ${row.target} (cold ${fmt(row.coldMs)} ms)`, `${fmt(row.warmMs)} ms`, before ? `recorded ${before} ms` : '', before ? `${(row.warmMs / before).toFixed(2)}×` : '', 'no regression', '']);
+}
+
+const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
+console.log(`\nAll benchmark figures (node ${process.version}; ratios compare figures measured in the same run)`);
+for (const [index, row] of table.entries()) {
+  console.log(row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  '));
+  if (index === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+}
+const allJson = join(results, 'all.json');
+writeFileSync(allJson, `${JSON.stringify({ at: new Date().toISOString(), node: process.version, table, benches: Object.fromEntries(collected) }, null, 2)}\n`);
+console.log(`\nwrote ${allJson}`);
