@@ -50,7 +50,10 @@ export class SseFrameReader {
 
   /** Call at end of body: a partial line or undispatched data means the stream was cut. */
   end(): void {
-    if (this.partialBytes > 0 || this.dataLines.length > 0) {
+    // A body that is only a BOM is an empty stream: the BOM is not the start of a line.
+    const pending = this.firstLine && this.partialBytes === BOM.length ? concat(this.partial, this.partialBytes) : undefined;
+    const onlyBom = pending !== undefined && BOM.every((value, index) => pending[index] === value);
+    if ((this.partialBytes > 0 && !onlyBom) || this.dataLines.length > 0) {
       throw new DriverError('INCOMPLETE_STREAM', 'The event stream ended inside an unfinished frame.');
     }
   }

@@ -68,6 +68,10 @@ export interface VendorServer {
   push(...steps: Step[]): void;
   /** Steps not yet consumed. */
   readonly pending: number;
+  /** Connections (TCP, or TLS once the handshake succeeded) accepted so far. */
+  readonly connections: number;
+  /** Connections open right now. */
+  readonly openConnections: number;
   close(): Promise<void>;
 }
 
@@ -77,6 +81,7 @@ export async function startVendorServer(dialect: Dialect, options: VendorServerO
   const requests: RecordedRequest[] = [];
   const generations: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
+  let connections = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://fake');
@@ -146,6 +151,7 @@ export async function startVendorServer(dialect: Dialect, options: VendorServerO
   const server: Server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, onRequest) : createHttpServer(onRequest);
   server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     sockets.add(socket);
+    connections += 1;
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -161,6 +167,12 @@ export async function startVendorServer(dialect: Dialect, options: VendorServerO
     push: (...steps) => script.push(...steps),
     get pending() {
       return script.length;
+    },
+    get connections() {
+      return connections;
+    },
+    get openConnections() {
+      return sockets.size;
     },
     close: async () => {
       for (const socket of sockets) socket.destroy();

@@ -115,7 +115,10 @@ impl SseDecoder {
         self.frame_bytes += line.len();
         // Lines end at ASCII bytes, so a line of a valid UTF-8 stream is valid UTF-8.
         let line = String::from_utf8(line).map_err(|_| invalid_utf8())?;
-        if let Some(value) = line.strip_prefix("data:") {
+        // The field name ends at the first colon; a line without one is a field name with
+        // an empty value, so a bare `data` line is an empty data line.
+        let (field, value) = line.split_once(':').unwrap_or((&line, ""));
+        if field == "data" {
             let value = value.strip_prefix(' ').unwrap_or(value);
             match &mut self.data {
                 Some(data) => {

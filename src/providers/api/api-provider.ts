@@ -4,14 +4,13 @@
  * model-listing endpoint. A dialect supplies only the vendor's formats.
  */
 import { DriverError } from '../../protocol/errors.js';
-import { describeSecretRef } from '../../host/secrets.js';
-import { systemClock, type Clock } from '../../runtime/clock.js';
-import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../../runtime/provider.js';
-import type { MediaType } from '../../runtime/types.js';
+import { describeSecretRef } from '../../shared/secrets.js';
+import { systemClock, type Clock } from '../../shared/clock.js';
+import type { MediaType, ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../spec/v1.js';
 import type { ProviderEnvironment } from '../registry.js';
 import type { ApiProviderEntry } from './config.js';
 import { openWithRetry } from './retry.js';
-import { invalid, isEventStream, MAX_JSON_BYTES, parseJson, readSse, readText, secureBaseUrl, send, statusError, type SseEvent, type TransportOptions } from './transport.js';
+import { invalid, isEventStream, MAX_JSON_BYTES, parseJson, readSse, readText, release, secureBaseUrl, statusError, Upstream, type SseEvent, type TransportOptions } from './transport.js';
 
 export interface ModelPage {
   ids: string[];
@@ -45,6 +44,8 @@ export class ApiProvider implements ProviderAdapter {
   readonly info: ProviderInfo;
   private readonly base: URL;
   private readonly clock: Clock;
+  /** The instance's keep-alive connections to its vendor; closed with the provider. */
+  private readonly upstream: Upstream;
 
   constructor(
     private readonly dialect: ApiDialect,
@@ -56,6 +57,7 @@ export class ApiProvider implements ProviderAdapter {
     if (rawBase === undefined) throw new DriverError('INVALID_CONFIG', `Provider ${entry.id} needs a baseUrl.`);
     this.base = secureBaseUrl(rawBase, entry.id);
     this.clock = options.clock ?? systemClock;
+    this.upstream = new Upstream(this.base, options.transport);
     const media = checkMediaTypes(entry, dialect);
     this.info = {
       id: entry.id,
@@ -82,19 +84,16 @@ export class ApiProvider implements ProviderAdapter {
     const { url, body } = this.dialect.generation(request, this.base);
     const payload = JSON.stringify(body);
     const headers = { ...this.dialect.authHeaders(key), 'content-type': 'application/json', accept: 'text/event-stream' };
-    const response = await openWithRetry(
-      () => send({ url, method: 'POST', headers, body: payload, signal, ...this.transport() }),
-      request.retry,
-      signal,
-      this.clock,
-    );
+    const response = await openWithRetry(() => this.upstream.send({ url, method: 'POST', headers, body: payload, signal }), request.retry, signal, this.clock);
+    let finished = false;
     try {
-      const status = response.statusCode ?? 0;
+      const status = response.statusCode;
       if (status < 200 || status >= 300) throw statusError(response, this.info.name);
       if (!isEventStream(response)) throw invalid(`${this.info.name} did not answer with an event stream.`);
       yield* this.dialect.parse(readSse(response, signal), request);
+      finished = true;
     } finally {
-      response.destroy();
+      release(response, finished);
     }
   }
 
@@ -118,14 +117,14 @@ export class ApiProvider implements ProviderAdapter {
     for (let page = 0; page < DISCOVERY_LIMITS.pages && models.size < DISCOVERY_LIMITS.models; page += 1) {
       let response;
       try {
-        response = await send({ url: this.dialect.modelsPage(this.base, cursor), method: 'GET', headers: { ...this.dialect.authHeaders(key), accept: 'application/json' }, signal, ...this.transport() });
+        response = await this.upstream.send({ url: this.dialect.modelsPage(this.base, cursor), method: 'GET', headers: { ...this.dialect.authHeaders(key), accept: 'application/json' }, signal });
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         return health('unavailable', 'PROVIDER_UNREACHABLE', 'The provider could not be reached.');
       }
-      const status = response.statusCode ?? 0;
+      const status = response.statusCode;
       if (status !== 200) {
-        response.destroy();
+        release(response, true);
         if (status === 401) return health('unauthenticated', 'AUTH_REJECTED', 'The provider rejected the API key.');
         if (status === 403) return health('unsupported', 'ACCESS_DENIED', 'The API key may not list models.');
         if (status === 429) return health('unavailable', 'RATE_LIMITED', 'The provider rate-limited the model listing.');
@@ -162,20 +161,21 @@ export class ApiProvider implements ProviderAdapter {
 
   /** The API key, re-read on every call so rotated keys apply to the next turn. */
   private async apiKey(): Promise<string> {
-    const where = describeSecretRef(this.entry.apiKeyRef);
+    const where = () => describeSecretRef(this.entry.apiKeyRef);
     let key: string;
     try {
       key = await this.env.readSecret(this.entry.apiKeyRef);
     } catch (error) {
-      throw new DriverError('AUTH_REQUIRED', `The API key of provider ${this.info.id} (${where}) could not be read.`, { cause: error });
+      throw new DriverError('AUTH_REQUIRED', `The API key of provider ${this.info.id} (${where()}) could not be read.`, { cause: error });
     }
-    if (key === '') throw new DriverError('AUTH_REQUIRED', `Provider ${this.info.id} has no API key (${where} is empty or missing).`);
-    if (/[\r\n]/.test(key)) throw new DriverError('AUTH_REQUIRED', `The API key of provider ${this.info.id} (${where}) contains a line break.`);
+    if (key === '') throw new DriverError('AUTH_REQUIRED', `Provider ${this.info.id} has no API key (${where()} is empty or missing).`);
+    if (key.includes('\n') || key.includes('\r')) throw new DriverError('AUTH_REQUIRED', `The API key of provider ${this.info.id} (${where()}) contains a line break.`);
     return key;
   }
 
-  private transport(): { transport?: TransportOptions } {
-    return this.options.transport ? { transport: this.options.transport } : {};
+  /** Closes the instance's pooled connections (provider disposal, host shutdown). */
+  async close(): Promise<void> {
+    await this.upstream.close();
   }
 }
 

@@ -4,9 +4,9 @@
  * pass `maxDelayMs`. The same request body and credential are resent; nothing else is
  * ever retried (network errors, 5xx, partial streams, anything after a tool ran).
  */
-import type { IncomingMessage } from 'node:http';
-import { sleep, systemClock, type Clock } from '../../runtime/clock.js';
-import type { RetryPolicyValue } from '../../runtime/types.js';
+import { sleep, systemClock, type Clock } from '../../shared/clock.js';
+import type { RetryPolicyValue } from '../spec/v1.js';
+import { release, type UpstreamResponse } from './transport.js';
 
 const DEFAULT_BASE_DELAY_MS = 500;
 const DEFAULT_MAX_DELAY_MS = 30_000;
@@ -26,11 +26,11 @@ export function retryAfterMs(value: string | undefined, now: number): number | u
  * Resolves with the first response that is not a retried 429 (possibly a final 429).
  */
 export async function openWithRetry(
-  open: () => Promise<IncomingMessage>,
+  open: () => Promise<UpstreamResponse>,
   policy: RetryPolicyValue | undefined,
   signal: AbortSignal,
   clock: Clock = systemClock,
-): Promise<IncomingMessage> {
+): Promise<UpstreamResponse> {
   const maxAttempts = policy?.maxAttempts ?? 1;
   for (let attempt = 1; ; attempt += 1) {
     const response = await open();
@@ -40,8 +40,7 @@ export async function openWithRetry(
     const backoff = (policy.baseDelayMs ?? DEFAULT_BASE_DELAY_MS) * 2 ** (attempt - 1);
     const delay = Math.ceil(Math.max(hint ?? 0, backoff));
     if (delay > (policy.maxDelayMs ?? DEFAULT_MAX_DELAY_MS)) return response;
-    response.resume();
-    response.destroy();
+    release(response, true);
     await sleep(clock, delay, signal);
   }
 }

@@ -2,14 +2,24 @@
  * The one HTTP transport of the API adapters: host-owned base URLs (HTTPS, or HTTP on
  * loopback), no redirects, abort on the run's signal, bounded strict-UTF-8 reads, SSE
  * parsing, and the vendor-neutral error map. Messages never carry keys or vendor bodies.
+ *
+ * Each provider instance owns one keep-alive connection pool to its base URL's origin
+ * (`Upstream`): a response read to its end returns its connection to the pool, a response
+ * abandoned after the step finished is drained in the background (bounded), and only an
+ * aborted or failed exchange closes its connection.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { Readable } from 'node:stream';
+import { Pool } from 'undici';
 import { DriverError } from '../../protocol/errors.js';
-import { isLoopbackHost } from '../../host/addresses.js';
+import { isLoopbackHost } from '../../shared/addresses.js';
 
 export const MAX_STREAM_BYTES = 10_000_000;
 export const MAX_JSON_BYTES = 2_000_000;
+/** What is read of a finished response's remainder to keep its connection, and for how long. */
+const DRAIN_BYTES = 256 * 1024;
+const DRAIN_MS = 5_000;
+/** How long an idle pooled connection is kept (the server's Keep-Alive hint wins when shorter). */
+const KEEP_ALIVE_MS = 30_000;
 
 export interface TransportOptions {
   /** Extra trusted CA certificates (PEM), e.g. a private gateway's CA. */
@@ -22,7 +32,15 @@ export interface HttpCall {
   headers: Record<string, string>;
   body?: string;
   signal: AbortSignal;
-  transport?: TransportOptions;
+}
+
+/** A response head with its unread body; hand it back with `release` when done. */
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+  /** Stops forwarding the run's abort to this exchange. */
+  detach(): void;
 }
 
 /** A base URL the host may call: absolute HTTPS, or HTTP to a loopback host; no credentials, query or fragment. */
@@ -41,56 +59,146 @@ export function secureBaseUrl(raw: string, providerId: string): URL {
   return url;
 }
 
-/** Sends one request and resolves with the response head; the body is left unread. */
-export function send(call: HttpCall): Promise<IncomingMessage> {
-  call.signal.throwIfAborted();
-  const requestFn = call.url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    const req = requestFn(call.url, {
-      method: call.method,
-      headers: { ...call.headers, ...(call.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(call.body)) }) },
-      signal: call.signal,
-      ...(call.transport?.ca ? { ca: call.transport.ca } : {}),
+/**
+ * The keep-alive connection pool of one provider instance to its base URL's origin.
+ * HTTP/1.1 only: undici's HTTP/2 (`allowH2`) has had assertion failures under aborts and
+ * does not multiplex across an Agent, so it is not switched on for vendor traffic.
+ */
+export class Upstream {
+  private readonly pool: Pool;
+  private closed = false;
+
+  constructor(readonly base: URL, options: TransportOptions = {}) {
+    this.pool = new Pool(base.origin, {
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      keepAliveMaxTimeout: KEEP_ALIVE_MS,
+      // The run's idle timeout governs slow upstreams, as before; no transport clock of its own.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      pipelining: 1,
+      ...(options.ca ? { connect: { ca: options.ca } } : {}),
     });
-    req.on('response', resolve);
-    req.on('error', (error) => {
-      if (call.signal.aborted) reject(call.signal.reason);
-      else reject(new DriverError('PROVIDER_UNREACHABLE', `The provider at ${call.url.host} could not be reached.`, { cause: error }));
-    });
-    req.end(call.body);
-  });
+  }
+
+  /** Sends one request and resolves with the response head; the body is left unread. */
+  async send(call: HttpCall): Promise<UpstreamResponse> {
+    const { signal } = call;
+    signal.throwIfAborted();
+    if (call.url.origin !== this.base.origin) throw new DriverError('INVALID_CONFIG', 'A provider request left its base URL.');
+    // One controller per exchange, so the run's own end (which aborts the run's signal)
+    // never reaches a connection whose response was already read or is being drained.
+    const exchange = new ExchangeSignal();
+    const onAbort = () => exchange.abort(signal.reason);
+    signal.addEventListener('abort', onAbort);
+    const detach = () => signal.removeEventListener('abort', onAbort);
+    try {
+      const response = await this.pool.request({
+        path: call.url.pathname + call.url.search,
+        method: call.method,
+        headers: call.headers,
+        body: call.body ?? null,
+        signal: exchange,
+      });
+      return { statusCode: response.statusCode, headers: response.headers, body: response.body, detach };
+    } catch (error) {
+      detach();
+      if (signal.aborted) throw signal.reason;
+      throw new DriverError('PROVIDER_UNREACHABLE', `The provider at ${call.url.host} could not be reached.`, { cause: error });
+    }
+  }
+
+  /** Closes every pooled connection; later requests fail as unreachable. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.destroy();
+  }
 }
 
-/** Maps a non-2xx generation response to its error; the body is discarded unread. */
-export function statusError(response: IncomingMessage, vendor: string): DriverError {
-  const status = response.statusCode ?? 0;
-  response.resume();
+/**
+ * The abort signal undici watches for one exchange (undici takes any EventTarget-like
+ * object): the run's abort is forwarded to it until the response is released. Lighter
+ * than an AbortController per model step, and it never builds an error of its own.
+ */
+class ExchangeSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  private listener: (() => void) | undefined;
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.listener = listener;
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    if (this.listener === listener) this.listener = undefined;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
+  }
+}
+
+/**
+ * Hands a response back. `finished`: the caller got everything it needed, so the rest of
+ * the body is read (bounded, in the background) to keep the connection; otherwise the
+ * exchange is aborted and its connection closed.
+ */
+export function release(response: UpstreamResponse, finished: boolean): void {
+  response.detach();
+  const { body } = response;
+  if (body.readableEnded || body.destroyed) return;
+  // Destroying an unfinished body emits its abort error; nobody else listens any more.
+  body.on('error', ignore);
+  if (!finished) {
+    body.destroy();
+    return;
+  }
+  (body as Readable & { dump(options: { limit: number; signal?: AbortSignal }): Promise<void> })
+    .dump({ limit: DRAIN_BYTES, signal: AbortSignal.timeout(DRAIN_MS) })
+    .catch(() => body.destroy());
+}
+
+const ignore = () => undefined;
+
+/** Maps a non-2xx generation response to its error; the body is drained unread. */
+export function statusError(response: UpstreamResponse, vendor: string): DriverError {
+  const status = response.statusCode;
+  release(response, true);
   if (status === 401 || status === 403) return new DriverError('PROVIDER_AUTH', `${vendor} rejected the credentials (HTTP ${status}).`);
   if (status === 429) return new DriverError('RATE_LIMITED', `${vendor} rate-limited the request (HTTP 429).`, { retryable: true });
   if (status >= 300 && status < 400) return new DriverError('PROVIDER_ERROR', `${vendor} answered with a redirect (HTTP ${status}), which is refused.`, { retryable: false });
   return new DriverError('PROVIDER_ERROR', `${vendor} answered HTTP ${status}.`, { retryable: status >= 500 });
 }
 
-export function isEventStream(response: IncomingMessage): boolean {
-  return /^text\/event-stream\b/i.test(response.headers['content-type'] ?? '');
+const EVENT_STREAM = /^text\/event-stream\b/i;
+
+export function isEventStream(response: UpstreamResponse): boolean {
+  const type = response.headers['content-type'];
+  return EVENT_STREAM.test(Array.isArray(type) ? (type[0] ?? '') : (type ?? ''));
 }
 
 /** Reads a whole body as strict UTF-8 within `maxBytes`. */
-export async function readText(response: IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<string> {
+export async function readText(response: UpstreamResponse, maxBytes: number, signal: AbortSignal): Promise<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let total = 0;
   let text = '';
   try {
-    for await (const chunk of response as AsyncIterable<Buffer>) {
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > maxBytes) throw new DriverError('RESPONSE_TOO_LARGE', `The provider response exceeded ${maxBytes} bytes.`);
       text += decoder.decode(chunk, { stream: true });
     }
     return text + decoder.decode();
   } catch (error) {
+    release(response, false);
     throw bodyError(error, signal);
   } finally {
-    response.destroy();
+    response.detach();
   }
 }
 
@@ -101,44 +209,81 @@ export interface SseEvent {
 
 /**
  * Parses a `text/event-stream` body into events. Strict UTF-8, at most `maxBytes` in
- * total; a connection that dies mid-stream is `INCOMPLETE_STREAM`.
+ * total; a connection that dies mid-stream is `INCOMPLETE_STREAM`. Stopping early leaves
+ * the body open: the caller decides with `release` whether to drain or abort it.
  */
-export async function* readSse(response: IncomingMessage, signal: AbortSignal, maxBytes = MAX_STREAM_BYTES): AsyncGenerator<SseEvent> {
+export async function* readSse(response: UpstreamResponse, signal: AbortSignal, maxBytes = MAX_STREAM_BYTES): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
+  const parser = new SseLineParser();
   let total = 0;
-  let buffer = '';
-  let event: string | undefined;
-  let data: string[] = [];
   try {
-    for await (const chunk of response as AsyncIterable<Buffer>) {
+    for await (const chunk of response.body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > maxBytes) throw new DriverError('RESPONSE_TOO_LARGE', `The provider stream exceeded ${maxBytes} bytes.`);
-      buffer += decoder.decode(chunk, { stream: true });
-      let newline: number;
-      while ((newline = buffer.search(/\r\n|\r|\n/)) !== -1) {
-        // A lone trailing \r may be the first half of \r\n: wait for more bytes.
-        if (buffer[newline] === '\r' && newline === buffer.length - 1) break;
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
-        if (line === '') {
-          if (data.length > 0) yield { event, data: data.join('\n') };
-          event = undefined;
-          data = [];
-          continue;
-        }
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon === -1 ? line : line.slice(0, colon);
-        const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'data') data.push(value);
-        else if (field === 'event') event = value;
-      }
+      const events = parser.push(decoder.decode(chunk, { stream: true }));
+      for (let i = 0; i < events.length; i += 1) yield events[i]!;
     }
     decoder.decode();
   } catch (error) {
     throw bodyError(error, signal);
-  } finally {
-    response.destroy();
+  }
+}
+
+/**
+ * The line and field rules of the SSE format (CRLF, CR or LF line ends; comments; `data`
+ * lines joined with LF; `event`), over decoded text pushed in arbitrary pieces. Scans with
+ * indexOf and slices each value once; a lone trailing CR waits for the next piece.
+ */
+export class SseLineParser {
+  private buffer = '';
+  private event: string | undefined = undefined;
+  private data: string | undefined = undefined;
+
+  /** Adds text; returns the events it completed (possibly none). */
+  push(text: string): SseEvent[] {
+    const buffer = this.buffer === '' ? text : this.buffer + text;
+    const events: SseEvent[] = [];
+    const length = buffer.length;
+    let pos = 0;
+    let cr = buffer.indexOf('\r');
+    let lf = buffer.indexOf('\n');
+    for (;;) {
+      if (cr !== -1 && cr < pos) cr = buffer.indexOf('\r', pos);
+      if (lf !== -1 && lf < pos) lf = buffer.indexOf('\n', pos);
+      let end: number;
+      let next: number;
+      if (cr !== -1 && (lf === -1 || cr < lf)) {
+        if (cr === length - 1) break; // may be the first half of CRLF
+        end = cr;
+        next = buffer.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+      } else if (lf !== -1) {
+        end = lf;
+        next = lf + 1;
+      } else break;
+      this.line(buffer, pos, end, events);
+      pos = next;
+    }
+    this.buffer = pos === 0 ? buffer : buffer.slice(pos);
+    return events;
+  }
+
+  private line(buffer: string, start: number, end: number, events: SseEvent[]): void {
+    if (start === end) {
+      if (this.data !== undefined) events.push({ event: this.event, data: this.data });
+      this.event = undefined;
+      this.data = undefined;
+      return;
+    }
+    const first = buffer.charCodeAt(start);
+    if (first === 58 /* : */) return;
+    let colon = buffer.indexOf(':', start);
+    if (colon === -1 || colon > end) colon = end;
+    let valueStart = colon + 1;
+    if (valueStart < end && buffer.charCodeAt(valueStart) === 32) valueStart += 1;
+    const value = colon === end ? '' : buffer.slice(valueStart, end);
+    const nameLength = colon - start;
+    if (nameLength === 4 && buffer.startsWith('data', start)) this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+    else if (nameLength === 5 && buffer.startsWith('event', start)) this.event = value;
   }
 }
 

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../../runtime/provider.js';
+import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../spec/v1.js';
 import type { CliProviderOptions } from './config.js';
 import { childEnvironment } from './environment.js';
 import { inspectionFromFailure, inspectionFromStatus } from './health.js';

@@ -5,7 +5,7 @@
  * Gemini exits with the HTTP status mod 256 on API errors, which the classifier reads too.
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart } from '../../runtime/provider.js';
+import type { ProviderPart } from '../spec/v1.js';
 import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { AuditRecord } from '../../extensions/audit.js';
+import type { AuditRecord } from '../audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../../runtime/usage-record.js';
 import type { ReconcileReport, StateStore, UsageSummary } from '../store.js';
 import { preparePrivateDatabaseFile } from './private-file.js';
@@ -94,24 +94,35 @@ export class SqliteStateStore implements StateStore {
   }
 
   private insertUsage(record: UsageRecord): void {
-    this.db
-      .prepare('INSERT OR IGNORE INTO usage_records (run_id, subject, provider, model, status, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(record.runId, record.subject, record.provider, record.model, record.status, record.finishedAt, JSON.stringify(record));
-    this.db.prepare('DELETE FROM runs_in_flight WHERE run_id = ?').run(record.runId);
+    const { usage, done } = this.hot();
+    usage.run(record.runId, record.subject, record.provider, record.model, record.status, record.finishedAt, JSON.stringify(record));
+    done.run(record.runId);
+  }
+
+  /** The per-run statements and their batch transaction, prepared once rather than per write. */
+  private statements?: { start: Database.Statement; usage: Database.Statement; done: Database.Statement; commit: (batch: PendingWrite[]) => void };
+
+  private hot(): NonNullable<SqliteStateStore['statements']> {
+    if (this.statements) return this.statements;
+    const start = this.db.prepare('INSERT OR IGNORE INTO runs_in_flight (run_id, record) VALUES (?, ?)');
+    const usage = this.db.prepare('INSERT OR IGNORE INTO usage_records (run_id, subject, provider, model, status, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const done = this.db.prepare('DELETE FROM runs_in_flight WHERE run_id = ?');
+    const commit = this.db.transaction((batch: PendingWrite[]) => {
+      for (const entry of batch) {
+        if (entry.kind === 'start') start.run(entry.record.runId, JSON.stringify(entry.record));
+        else this.insertUsage(entry.record);
+      }
+    });
+    this.statements = { start, usage, done, commit };
+    return this.statements;
   }
 
   private flushWrites(): void {
     const batch = this.pendingWrites;
     this.pendingWrites = [];
     if (batch.length === 0) return;
-    const start = this.db.prepare('INSERT OR IGNORE INTO runs_in_flight (run_id, record) VALUES (?, ?)');
     try {
-      this.db.transaction(() => {
-        for (const entry of batch) {
-          if (entry.kind === 'start') start.run(entry.record.runId, JSON.stringify(entry.record));
-          else this.insertUsage(entry.record);
-        }
-      })();
+      this.hot().commit(batch);
       for (const entry of batch) entry.done();
     } catch (error) {
       for (const entry of batch) entry.done(error);

@@ -1,0 +1,253 @@
+/**
+ * The provider path (issue 17): the real host running `openai-compatible`, `openai`,
+ * `anthropic` and `gemini` instances (and `mock`) against a lean loopback upstream that
+ * answers instantly in each vendor's format, next to a bare node:http relay to the same
+ * upstream as the baseline — all in one run, rounds interleaved, medians printed.
+ *
+ * Rows: JSON and SSE runs at c = 1 and c = 32 (runs/s, p50, p99, server CPU per run, ratio
+ * to the relay); first text event over the upstream's own first byte (c = 1); text events
+ * relayed per second on one long stream.
+ *
+ *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--only KIND] [--json FILE]
+ *   AD_BENCH_HOST_FLAGS='--cpu-prof --cpu-prof-dir=DIR' npx tsx bench/provider-path.ts --only openai-compatible   # profile the host
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { API_KINDS } from './provider-servers.js';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string) => {
+  const index = args.indexOf(`--${name}`);
+  return index >= 0 ? args[index + 1]! : fallback;
+};
+const REQUESTS = Number(option('requests', '2000'));
+const ROUNDS = Number(option('rounds', '3'));
+const FIRST_EVENT_RUNS = Number(option('first-event-runs', '200'));
+const LONG_EVENTS = Number(option('long-events', '50000'));
+const JSON_OUT = option('json', new URL('./results/provider-path.json', import.meta.url).pathname);
+const TOKEN = 'bench-token-0123456789abcdefghijklmnop';
+const CONCURRENCIES = [1, 32];
+
+interface Proc {
+  url: string;
+  child: ChildProcess;
+}
+
+async function start(role: string, env: Record<string, string> = {}): Promise<Proc> {
+  const flags = role === 'host' ? (process.env.AD_BENCH_HOST_FLAGS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', new URL('./provider-servers.ts', import.meta.url).pathname, role], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, AD_BENCH_TOKEN: TOKEN, AD_BENCH_VENDOR_KEY: 'sk-bench', AD_BENCH_LONG_EVENTS: String(LONG_EVENTS), ...env },
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`${role} exited with ${code}`)));
+  });
+  return { url: (JSON.parse(line) as { url: string }).url, child };
+}
+
+/** User + system CPU of a process so far, in ms (Linux /proc, 100 Hz ticks). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+interface Target {
+  name: string;
+  proc: Proc;
+  path: string;
+  body: string;
+}
+
+function once(target: Target, agent: Agent, streaming: boolean, onFirstText?: () => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${target.proc.url}${target.path}`,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(target.body),
+          ...(streaming ? { accept: 'text/event-stream' } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (onFirstText && chunk.includes('tok0')) {
+            onFirstText();
+            onFirstText = undefined;
+          }
+          text += chunk;
+        });
+        res.on('end', () => (res.statusCode === 200 && text.includes('tok17') ? resolve() : reject(new Error(`${target.name}: status ${res.statusCode}: ${text.slice(0, 300)}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end(target.body);
+  });
+}
+
+interface LoadRow {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuPerRun: number;
+}
+
+async function load(target: Target, streaming: boolean, concurrency: number, total: number): Promise<LoadRow> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const latencies: number[] = [];
+  let next = 0;
+  const cpu0 = cpuMs(target.proc.child.pid!);
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next += 1;
+        const t0 = performance.now();
+        await once(target, agent, streaming);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuMs(target.proc.child.pid!) - cpu0;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const pick = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
+  return { rps: total / seconds, p50: pick(0.5), p99: pick(0.99), cpuPerRun: cpu / total };
+}
+
+/** Median time to the first text byte, sequential runs. */
+async function firstText(target: Target, runs: number): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const times: number[] = [];
+  for (let i = 0; i < runs; i += 1) {
+    const t0 = performance.now();
+    let t = 0;
+    await once(target, agent, true, () => (t = performance.now() - t0));
+    times.push(t);
+  }
+  agent.destroy();
+  return median(times);
+}
+
+/** Text events per second through one long SSE stream; counts `tN ` deltas as they arrive. */
+function longStream(target: Target): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = request(`${target.proc.url}${target.path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(target.body), accept: 'text/event-stream' },
+    });
+    req.on('response', (res) => {
+      let bytes = 0;
+      let tail = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        bytes += chunk.length;
+        tail = chunk.slice(-64);
+      });
+      res.on('end', () => {
+        const seconds = (performance.now() - t0) / 1000;
+        if (res.statusCode !== 200 || !/finishReason|DONE/.test(tail)) reject(new Error(`${target.name}: long stream ended badly (${res.statusCode}, ${bytes} bytes): ${tail}`));
+        else resolve(LONG_EVENTS / seconds);
+      });
+    });
+    req.on('error', reject);
+    req.end(target.body);
+  });
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+const upstream = await start('upstream');
+const env = { AD_BENCH_UPSTREAM: upstream.url };
+const [relay, host] = await Promise.all([start('relay', env), start('host', env)]);
+const runBody = (provider: string, model = 'demo') => JSON.stringify({ provider, model, input: 'Hello' });
+const targets: Target[] = [
+  { name: 'relay', proc: relay, path: '/v1/runs', body: '{}' },
+  { name: 'mock', proc: host, path: '/v1/runs', body: JSON.stringify({ provider: 'mock', model: 'demo', input: 'tok0 tok17' }) },
+  ...API_KINDS.map((kind) => ({ name: kind, proc: host, path: '/v1/runs', body: runBody(kind) })),
+];
+const only = option('only', '');
+if (only) targets.splice(0, targets.length, ...targets.filter((t) => t.name === 'relay' || t.name === only));
+const direct: Target = { name: 'upstream', proc: upstream, path: '/v1/chat/completions', body: JSON.stringify({ model: 'demo', stream: true, stream_options: { include_usage: true }, messages: [] }) };
+
+try {
+  console.log(`provider path: ${REQUESTS} runs per row at c=32 (${Math.max(200, REQUESTS / 10)} at c=1), ${ROUNDS} interleaved rounds, medians; node ${process.version}`);
+  const samples = new Map<string, LoadRow[]>();
+  const firstSamples = new Map<string, number[]>();
+  const longSamples = new Map<string, number[]>();
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const streaming of [false, true]) {
+      for (const concurrency of CONCURRENCIES) {
+        const total = concurrency === 1 ? Math.max(200, REQUESTS / 10) : REQUESTS;
+        for (const target of targets) {
+          if (round === 0) await load(target, streaming, concurrency, Math.min(500, total)); // warm-up
+          const row = await load(target, streaming, concurrency, total);
+          const key = `${streaming ? 'sse' : 'json'}|${concurrency}|${target.name}`;
+          samples.set(key, [...(samples.get(key) ?? []), row]);
+        }
+      }
+    }
+    for (const target of [direct, ...targets]) {
+      const ms = await firstText(target, FIRST_EVENT_RUNS);
+      firstSamples.set(target.name, [...(firstSamples.get(target.name) ?? []), ms]);
+    }
+    for (const target of [
+      { ...targets[0]!, path: '/v1/runs?long' },
+      ...(targets.some((t) => t.name === 'openai-compatible') ? [{ ...targets.find((t) => t.name === 'openai-compatible')!, body: runBody('openai-compatible', 'long') }] : []),
+    ]) {
+      const rate = await longStream(target);
+      longSamples.set(target.name, [...(longSamples.get(target.name) ?? []), rate]);
+    }
+    process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
+  }
+
+  const rows: Record<string, unknown>[] = [];
+  console.log('\nmode  c   target             runs/s   ×relay   p50 ms  p99 ms  CPU ms/run');
+  for (const streaming of [false, true]) {
+    for (const concurrency of CONCURRENCIES) {
+      const mode = streaming ? 'sse' : 'json';
+      const med = (name: string) => {
+        const list = samples.get(`${mode}|${concurrency}|${name}`)!;
+        return { rps: median(list.map((r) => r.rps)), p50: median(list.map((r) => r.p50)), p99: median(list.map((r) => r.p99)), cpuPerRun: median(list.map((r) => r.cpuPerRun)) };
+      };
+      const base = med('relay');
+      for (const target of targets) {
+        const r = med(target.name);
+        const ratio = r.rps / base.rps;
+        rows.push({ bench: 'provider-path', mode, concurrency, target: target.name, ...r, ratioToRelay: ratio, p50OverRelay: r.p50 / base.p50 });
+        console.log(
+          `${mode.padEnd(4)}  ${String(concurrency).padEnd(2)}  ${target.name.padEnd(17)}  ${r.rps.toFixed(0).padStart(7)}  ${ratio.toFixed(2).padStart(6)}×  ${r.p50.toFixed(2).padStart(6)}  ${r.p99.toFixed(2).padStart(6)}  ${r.cpuPerRun.toFixed(3).padStart(9)}`,
+        );
+      }
+    }
+  }
+  const upstreamFirst = median(firstSamples.get('upstream')!);
+  console.log(`\nfirst text event, c=1 (median of ${FIRST_EVENT_RUNS} runs × ${ROUNDS} rounds), over the upstream's own first byte ${upstreamFirst.toFixed(3)} ms:`);
+  for (const target of targets) {
+    const over = median(firstSamples.get(target.name)!) - upstreamFirst;
+    rows.push({ bench: 'provider-path', metric: 'first-event-over-upstream-ms', target: target.name, value: over });
+    console.log(`  ${target.name.padEnd(17)} +${over.toFixed(3)} ms`);
+  }
+  console.log(`\none long stream of ${LONG_EVENTS} text chunks (median of ${ROUNDS}):`);
+  for (const [name, list] of longSamples) {
+    rows.push({ bench: 'provider-path', metric: 'long-stream-events-per-s', target: name, value: median(list) });
+    console.log(`  ${name.padEnd(17)} ${median(list).toFixed(0).padStart(8)} events/s`);
+  }
+  mkdirSync(dirname(JSON_OUT), { recursive: true });
+  writeFileSync(JSON_OUT, `${JSON.stringify({ node: process.version, requests: REQUESTS, rounds: ROUNDS, at: new Date().toISOString(), rows }, null, 2)}\n`);
+  console.log(`\nwrote ${JSON_OUT}`);
+} finally {
+  for (const proc of [upstream, relay, host]) proc.child.kill('SIGTERM');
+}

@@ -1,0 +1,241 @@
+package conformance_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	agenticdriver "github.com/agenticdriver/agenticdriver/clients/go"
+)
+
+const (
+	hangScript     = `{"mockScript":{"steps":[{"actions":[{"hang":true}]}]}}`
+	quietScript    = `{"mockScript":{"steps":[{"actions":[{"stallMs":80},{"text":"quiet"}]}]}}`
+	progressScript = `{"mockScript":{"steps":[{"actions":[{"progress":16,"everyMs":20},{"text":"done"}]}]}}`
+)
+
+type liveScenario struct {
+	name      string
+	httpsOnly bool
+	run       func(ctx context.Context, h *harness) error
+}
+
+var liveScenarios = []liveScenario{
+	{name: "protocol", run: liveProtocol},
+	{name: "providers", run: liveProviders},
+	{name: "run", run: liveRun},
+	{name: "stream", run: liveStream},
+	{name: "unauthorized", run: liveUnauthorized},
+	{name: "forbidden", run: liveForbidden},
+	{name: "quiet", run: liveQuiet},
+	{name: "idle-timeout", run: liveIdleTimeout},
+	{name: "progress", run: liveProgress},
+	{name: "cancel", run: liveCancel},
+	{name: "tls-untrusted", httpsOnly: true, run: func(ctx context.Context, h *harness) error { return expectTLSFailure(ctx, h, h.untrustedURL) }},
+	{name: "tls-mismatch", httpsOnly: true, run: func(ctx context.Context, h *harness) error { return expectTLSFailure(ctx, h, h.mismatchURL) }},
+}
+
+func (h *harness) runLive(t *testing.T, r *report) {
+	for _, s := range liveScenarios {
+		if s.httpsOnly && h.transport != "https" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), caseTimeout)
+		r.record(t, "live:"+s.name, s.run(ctx, h))
+		cancel()
+	}
+}
+
+func demoRequest(input string) agenticdriver.RunRequest {
+	return agenticdriver.RunRequest{Provider: "mock", Model: "demo", Input: input}
+}
+
+func liveProtocol(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	info, err := client.Protocol(ctx)
+	switch {
+	case err != nil:
+		return err
+	case info.Version != "1.0" || !slices.Contains(info.SupportedVersions, "1.0"):
+		return fmt.Errorf("unexpected versions %q %v", info.Version, info.SupportedVersions)
+	case !slices.Contains(info.Features, "json-results") || !slices.Contains(info.Features, "event-stream"):
+		return fmt.Errorf("features %v lack json-results or event-stream", info.Features)
+	}
+	return nil
+}
+
+func liveProviders(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	providers, err := client.Providers(ctx, false)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(providers, func(p agenticdriver.Provider) bool { return p.ID == "mock" })
+	if i < 0 || !providers[i].Capabilities["tools"] {
+		return fmt.Errorf("main token does not see mock with tools: %+v", providers)
+	}
+	restricted, err := h.client(h.liveURL, h.restrictedToken)
+	if err != nil {
+		return err
+	}
+	if providers, err = restricted.Providers(ctx, true); err != nil || len(providers) != 0 {
+		return fmt.Errorf("restricted token: providers %+v, error %v", providers, err)
+	}
+	return nil
+}
+
+func liveRun(ctx context.Context, h *harness) error {
+	return expectRunText(ctx, h, demoRequest("Hello"), "Hello")
+}
+
+func expectRunText(ctx context.Context, h *harness, req agenticdriver.RunRequest, want string) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	result, err := client.Run(ctx, req)
+	if err != nil {
+		return err
+	}
+	if result.Text != want {
+		return fmt.Errorf("text %q, want %q", result.Text, want)
+	}
+	return nil
+}
+
+func liveStream(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	var events []agenticdriver.Event
+	if err := each(client.Stream(ctx, demoRequest("Hello")), func(ev agenticdriver.Event) error {
+		events = append(events, ev)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, ev := range events {
+		if ev.Sequence != int64(i+1) {
+			return fmt.Errorf("event %d has sequence %d", i, ev.Sequence)
+		}
+	}
+	if len(events) < 2 || events[0].Type != agenticdriver.EventRunStarted || events[len(events)-1].Type != agenticdriver.EventRunCompleted {
+		return fmt.Errorf("unexpected event order: %d events", len(events))
+	}
+	return nil
+}
+
+func expectCode(err error, code string) error {
+	var de *agenticdriver.DriverError
+	if errors.As(err, &de) && de.Code == code {
+		return nil
+	}
+	return fmt.Errorf("expected %s, got %v", code, err)
+}
+
+func liveUnauthorized(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, "wrong-token-wrong-token-wrong-token")
+	if err != nil {
+		return err
+	}
+	_, err = client.Run(ctx, demoRequest("Hello"))
+	return expectCode(err, "UNAUTHORIZED")
+}
+
+func liveForbidden(ctx context.Context, h *harness) error {
+	restricted, err := h.client(h.liveURL, h.restrictedToken)
+	if err != nil {
+		return err
+	}
+	if _, err := restricted.Run(ctx, demoRequest("Hello")); expectCode(err, "FORBIDDEN") != nil {
+		return fmt.Errorf("restricted token: %v", expectCode(err, "FORBIDDEN"))
+	}
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	req := demoRequest("Hello")
+	req.Tools = []string{"nope"}
+	_, err = client.Run(ctx, req)
+	return expectCode(err, "FORBIDDEN")
+}
+
+func liveQuiet(ctx context.Context, h *harness) error {
+	return expectRunText(ctx, h, demoRequest(quietScript), "quiet")
+}
+
+func liveIdleTimeout(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	req := demoRequest(hangScript)
+	req.IdleTimeoutMs = 30
+	_, err = client.Run(ctx, req)
+	return expectCode(err, "IDLE_TIMEOUT")
+}
+
+func liveProgress(ctx context.Context, h *harness) error {
+	req := demoRequest(progressScript)
+	req.IdleTimeoutMs = 150
+	return expectRunText(ctx, h, req, "done")
+}
+
+func liveCancel(ctx context.Context, h *harness) error {
+	before, err := h.liveCancelled(ctx)
+	if err != nil {
+		return err
+	}
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	errStop := errors.New("stop after run.started")
+	err = each(client.Stream(ctx, demoRequest(hangScript)), func(ev agenticdriver.Event) error {
+		if ev.Type == agenticdriver.EventRunStarted {
+			return errStop
+		}
+		return nil
+	})
+	if !errors.Is(err, errStop) {
+		return fmt.Errorf("stream ended with %v before run.started", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		after, err := h.liveCancelled(ctx)
+		if err != nil {
+			return err
+		}
+		if after > before {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("the live host did not cancel the abandoned run within 5 s")
+}
+
+// liveCancelled reads the live host's count of cancelled runs from the peer.
+func (h *harness) liveCancelled(ctx context.Context) (int, error) {
+	return h.readCount(ctx, h.referenceURL+"/live-metrics", "cancelled")
+}
+
+func expectTLSFailure(ctx context.Context, h *harness, baseURL string) error {
+	client, err := h.client(baseURL, h.token)
+	if err != nil {
+		return err
+	}
+	if _, err := client.Protocol(ctx); err == nil {
+		return fmt.Errorf("a call to %s succeeded", baseURL)
+	}
+	return nil
+}

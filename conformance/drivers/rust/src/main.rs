@@ -1,0 +1,677 @@
+//! The Rust driver of the cross-language conformance harness (conformance/CONTRACT.md):
+//! every vector and live-host scenario, once with the async client and once with the
+//! blocking one. A small binary crate of its own that uses `clients/rust` by path; run
+//! through `conformance/drivers/rust/run`.
+use agenticdriver::blocking::{self, AgenticClient};
+use agenticdriver::*;
+use futures_util::StreamExt;
+use serde_json::{json, Map, Value};
+use std::time::{Duration, Instant};
+
+const GREETING: &str = "Hello 🌍";
+
+struct Env {
+    transport: String,
+    reference: String,
+    live: String,
+    token: String,
+    restricted: String,
+    ca: Option<Vec<u8>>,
+    untrusted: Option<String>,
+    mismatch: Option<String>,
+    fixtures: Value,
+    versioning: Value,
+    skip: Value,
+}
+
+fn var(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"))
+}
+
+fn read_json(path: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"))).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+impl Env {
+    fn load() -> Self {
+        Env {
+            transport: var("AGENTICDRIVER_TEST_TRANSPORT"),
+            reference: var("AGENTICDRIVER_TEST_REFERENCE_URL"),
+            live: var("AGENTICDRIVER_TEST_URL"),
+            token: var("AGENTICDRIVER_TEST_TOKEN"),
+            restricted: var("AGENTICDRIVER_TEST_RESTRICTED_TOKEN"),
+            ca: std::env::var("AGENTICDRIVER_TEST_CA_FILE").ok().map(|p| std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))),
+            untrusted: std::env::var("AGENTICDRIVER_TEST_UNTRUSTED_URL").ok(),
+            mismatch: std::env::var("AGENTICDRIVER_TEST_MISMATCH_URL").ok(),
+            fixtures: read_json(&var("AGENTICDRIVER_TEST_FIXTURES")),
+            versioning: read_json(&var("AGENTICDRIVER_TEST_VERSIONING")),
+            skip: read_json(&var("AGENTICDRIVER_TEST_SKIP")),
+        }
+    }
+}
+
+/// Sees each event as it arrives, with the one-call answers of its stream; returning
+/// true stops reading (closing the connection).
+type Visit<'a> = &'a mut dyn FnMut(&Event, &dyn Answers) -> bool;
+
+/// The one-call answers of the client whose stream is being read (`client.approval(&event)`,
+/// `client.execution(&event)`), in either client style.
+trait Answers {
+    fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error>;
+    fn progress(&self, event: &Event) -> Result<ToolExecutionReceipt, Error>;
+    fn complete(&self, event: &Event, output: Value) -> Result<ToolExecutionReceipt, Error>;
+}
+
+/// An application function for the stream's function runner: it reports progress, then
+/// answers with `output(arguments)`.
+#[derive(Clone, Copy)]
+struct Function {
+    tool: &'static str,
+    output: fn(&JsonObject) -> Value,
+}
+
+/// One client style. Each call builds a fresh client, trusting the test CA when given.
+trait Mode {
+    fn name(&self) -> &'static str;
+    fn protocol(&self, url: &str, token: &str) -> Result<ProtocolInfo, Error>;
+    fn providers(&self, url: &str, token: &str) -> Result<Vec<Provider>, Error>;
+    fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error>;
+    /// The events read until a terminal event or until `visit` stops the stream, with
+    /// `function` (if any) run by the client's function runner.
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, function: Option<Function>, visit: Visit) -> Result<Vec<Event>, Error>;
+    fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error>;
+    fn progress(&self, url: &str, token: &str, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error>;
+    fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error>;
+}
+
+/// A stream being read: its events and its answers.
+trait Reading: Answers {
+    fn next_event(&mut self) -> Option<Result<Event, Error>>;
+    fn answers(&self) -> &dyn Answers;
+}
+
+/// Reads events until a terminal one or until `visit` says stop.
+fn collect(stream: &mut dyn Reading, visit: Visit) -> Result<Vec<Event>, Error> {
+    let mut events = Vec::new();
+    while let Some(event) = stream.next_event() {
+        let event = event?;
+        let stop = visit(&event, stream.answers());
+        events.push(event);
+        if stop {
+            break;
+        }
+    }
+    Ok(events)
+}
+
+struct Async {
+    runtime: tokio::runtime::Runtime,
+    ca: Option<Vec<u8>>,
+}
+
+impl Async {
+    fn client(&self, url: &str, token: &str) -> Result<AsyncAgenticClient, Error> {
+        let builder = AsyncAgenticClient::builder(url, token);
+        match &self.ca {
+            Some(pem) => builder.with_ca_pem(pem).build(),
+            None => builder.build(),
+        }
+    }
+}
+
+impl Mode for Async {
+    fn name(&self) -> &'static str {
+        "async"
+    }
+    fn protocol(&self, url: &str, token: &str) -> Result<ProtocolInfo, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.protocol().await })
+    }
+    fn providers(&self, url: &str, token: &str) -> Result<Vec<Provider>, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.providers(false).await })
+    }
+    fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.run(request).await })
+    }
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, function: Option<Function>, visit: Visit) -> Result<Vec<Event>, Error> {
+        let mut functions = ToolFunctions::new();
+        if let Some(Function { tool, output }) = function {
+            functions = functions.register(tool, move |arguments, context| async move {
+                context.progress().await?;
+                Ok::<_, Error>(output(&arguments))
+            });
+        }
+        let client = self.client(url, token)?;
+        let stream = self.runtime.block_on(client.stream_with_tools(request, functions))?;
+        // One block_on per event, so `visit` may make its own calls between reads.
+        collect(&mut AsyncReading { runtime: &self.runtime, client, stream }, visit)
+    }
+    fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.decide_approval(decision).await })
+    }
+    fn progress(&self, url: &str, token: &str, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.report_tool_progress(identity).await })
+    }
+    fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.complete_tool(result).await })
+    }
+}
+
+struct AsyncReading<'r> {
+    runtime: &'r tokio::runtime::Runtime,
+    client: AsyncAgenticClient,
+    stream: ToolStream,
+}
+
+impl Answers for AsyncReading<'_> {
+    fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error> {
+        self.runtime.block_on(self.client.approval(event)?.decide(action))
+    }
+    fn progress(&self, event: &Event) -> Result<ToolExecutionReceipt, Error> {
+        self.runtime.block_on(self.client.execution(event)?.progress())
+    }
+    fn complete(&self, event: &Event, output: Value) -> Result<ToolExecutionReceipt, Error> {
+        self.runtime.block_on(self.client.execution(event)?.complete(output))
+    }
+}
+
+impl Reading for AsyncReading<'_> {
+    fn next_event(&mut self) -> Option<Result<Event, Error>> {
+        self.runtime.block_on(self.stream.next())
+    }
+    fn answers(&self) -> &dyn Answers {
+        self
+    }
+}
+
+struct BlockingReading {
+    client: AgenticClient,
+    events: blocking::ToolIter,
+}
+
+impl Answers for BlockingReading {
+    fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error> {
+        self.client.approval(event)?.decide(action)
+    }
+    fn progress(&self, event: &Event) -> Result<ToolExecutionReceipt, Error> {
+        self.client.execution(event)?.progress()
+    }
+    fn complete(&self, event: &Event, output: Value) -> Result<ToolExecutionReceipt, Error> {
+        self.client.execution(event)?.complete(output)
+    }
+}
+
+impl Reading for BlockingReading {
+    fn next_event(&mut self) -> Option<Result<Event, Error>> {
+        self.events.next()
+    }
+    fn answers(&self) -> &dyn Answers {
+        self
+    }
+}
+
+struct Blocking {
+    ca: Option<Vec<u8>>,
+}
+
+impl Blocking {
+    fn client(&self, url: &str, token: &str) -> Result<AgenticClient, Error> {
+        let builder = AgenticClient::builder(url, token);
+        match &self.ca {
+            Some(pem) => builder.with_ca_pem(pem).build(),
+            None => builder.build(),
+        }
+    }
+}
+
+impl Mode for Blocking {
+    fn name(&self) -> &'static str {
+        "blocking"
+    }
+    fn protocol(&self, url: &str, token: &str) -> Result<ProtocolInfo, Error> {
+        self.client(url, token)?.protocol()
+    }
+    fn providers(&self, url: &str, token: &str) -> Result<Vec<Provider>, Error> {
+        self.client(url, token)?.providers(false)
+    }
+    fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error> {
+        self.client(url, token)?.run(request)
+    }
+    fn stream(&self, url: &str, token: &str, request: &RunRequest, function: Option<Function>, visit: Visit) -> Result<Vec<Event>, Error> {
+        let mut functions = blocking::ToolFunctions::new();
+        if let Some(Function { tool, output }) = function {
+            functions = functions.register(tool, move |arguments, context| {
+                context.progress()?;
+                Ok::<_, Error>(output(&arguments))
+            });
+        }
+        let client = self.client(url, token)?;
+        let events = client.stream_with_tools(request, functions)?;
+        collect(&mut BlockingReading { client, events }, visit)
+    }
+    fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
+        self.client(url, token)?.decide_approval(decision)
+    }
+    fn progress(&self, url: &str, token: &str, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error> {
+        self.client(url, token)?.report_tool_progress(identity)
+    }
+    fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
+        self.client(url, token)?.complete_tool(result)
+    }
+}
+
+#[derive(Default)]
+struct Report {
+    passed: u32,
+    failed: u32,
+    skipped: u32,
+    failures: Vec<Value>,
+}
+
+impl Report {
+    fn record(&mut self, id: &str, outcome: Result<(), String>) {
+        match outcome {
+            Ok(()) => self.passed += 1,
+            Err(detail) => {
+                self.failed += 1;
+                self.failures.push(json!({ "id": id, "detail": detail }));
+            }
+        }
+    }
+}
+
+fn describe(error: &Error) -> String {
+    format!("{error}")
+}
+
+/// A stream's outcome: the failure of a failed/cancelled terminal is an error too.
+fn stream_outcome(events: Result<Vec<Event>, Error>) -> Result<Vec<Event>, Error> {
+    let events = events?;
+    match events.last().map(|e| &e.payload) {
+        Some(EventPayload::RunFailed { error } | EventPayload::RunCancelled { error }) => Err(Error::Driver(error.clone().into())),
+        _ => Ok(events),
+    }
+}
+
+fn expect(outcome: Result<(), Error>, case: &Value) -> Result<(), String> {
+    let expected = case.get("expectedError").and_then(Value::as_str);
+    let transport = case.get("expectTransportError").and_then(Value::as_bool) == Some(true);
+    match (outcome, expected) {
+        (Err(error), Some(code)) if error.code() == Some(code) => match case.get("retryable").and_then(Value::as_bool) {
+            Some(retryable) if retryable != error.retryable() => Err(format!("retryable should be {retryable}: {}", describe(&error))),
+            _ => Ok(()),
+        },
+        (Err(error), Some(code)) => Err(format!("expected {code}, got {}", describe(&error))),
+        (Ok(()), Some(code)) => Err(format!("expected {code}, got success")),
+        (Err(_), None) if transport => Ok(()),
+        (Ok(()), None) if transport => Err("expected a transport failure, got success".into()),
+        (Err(error), None) => Err(format!("expected success, got {}", describe(&error))),
+        (Ok(()), None) => Ok(()),
+    }
+}
+
+fn case_request(case: &Value) -> Result<RunRequest, String> {
+    let mut request = Map::new();
+    request.insert("provider".into(), json!("mock"));
+    request.insert("model".into(), json!("demo"));
+    request.insert("input".into(), json!("Hello"));
+    for key in ["approvals", "session", "applicationTools", "tools", "retrieval"] {
+        if let Some(value) = case.get(key) {
+            request.insert(key.into(), value.clone());
+        }
+    }
+    serde_json::from_value(Value::Object(request)).map_err(|e| format!("case request does not fit RunRequest: {e}"))
+}
+
+fn fixture<T: serde::de::DeserializeOwned>(case: &Value, key: &str) -> Result<T, String> {
+    serde_json::from_value(case[key].clone()).map_err(|e| format!("case {key} does not fit its type: {e}"))
+}
+
+fn completed_text(events: &[Event]) -> Result<(), Error> {
+    match events.last().map(|e| &e.payload) {
+        Some(EventPayload::RunCompleted { result }) if result.text == GREETING => Ok(()),
+        other => Err(Error::Transport(format!("expected run.completed with {GREETING:?}, got {other:?}").into())),
+    }
+}
+
+fn vector_case(mode: &dyn Mode, env: &Env, case: &Value) -> Result<(), String> {
+    let id = case["id"].as_str().unwrap_or_default();
+    let url = format!("{}/fixtures/{id}/", env.reference);
+    let outcome = match case.get("operation").and_then(Value::as_str) {
+        Some("providers") => mode.providers(&url, &env.token).map(drop),
+        Some("protocol") => mode.protocol(&url, &env.token).map(drop),
+        Some("approval") => {
+            let decision: ApprovalDecision = fixture(case, "decision")?;
+            mode.decide(&url, &env.token, &decision).map(drop)
+        }
+        Some("tool-progress") => mode.progress(&url, &env.token, &fixture(case, "toolIdentity")?).map(drop),
+        Some("tool-result") => mode.complete(&url, &env.token, &fixture(case, "toolResult")?).map(drop),
+        Some(other) => return Err(format!("operation {other} is not implemented by the rust driver")),
+        None => {
+            let request = case_request(case)?;
+            if case.get("cancel").and_then(Value::as_bool) == Some(true) {
+                let events = mode.stream(&url, &env.token, &request, None, &mut |e, _| e.kind() == "text.delta");
+                return match events {
+                    Ok(events) if events.last().is_some_and(|e| e.kind() == "text.delta") => Ok(()),
+                    Ok(events) => Err(format!("no text.delta to cancel after: {:?}", events.iter().map(Event::kind).collect::<Vec<_>>())),
+                    Err(error) => Err(describe(&error)),
+                };
+            }
+            stream_outcome(mode.stream(&url, &env.token, &request, None, &mut |_, _| false)).and_then(|events| completed_text(&events))
+        }
+    };
+    expect(outcome, case)
+}
+
+fn versioning_case(mode: &dyn Mode, env: &Env, case: &Value) -> Result<(), String> {
+    let id = case["id"].as_str().unwrap_or_default();
+    let url = format!("{}/versioning/{id}/", env.reference);
+    let request = RunRequest::new("mock", "demo", "Hello");
+    let outcome = stream_outcome(mode.stream(&url, &env.token, &request, None, &mut |_, _| false));
+    if let (Ok(events), Some(expected)) = (&outcome, case.get("expectedTypes")) {
+        let delivered: Vec<&str> = events.iter().map(Event::kind).collect();
+        if json!(delivered) != *expected {
+            return Err(format!("delivered {delivered:?}, expected {expected}"));
+        }
+    }
+    expect(outcome.map(drop), case)
+}
+
+fn skipped(env: &Env, case: &Value) -> bool {
+    let listed = |group: &str, key: Option<&str>| key.is_some_and(|k| env.skip[group].get(k).is_some());
+    listed("operations", case.get("operation").and_then(Value::as_str)) || listed("cases", case["id"].as_str())
+}
+
+fn mock_script(actions: Value) -> String {
+    json!({ "mockScript": { "steps": [{ "actions": actions }] } }).to_string()
+}
+
+fn want(condition: bool, detail: impl FnOnce() -> String) -> Result<(), String> {
+    if condition {
+        Ok(())
+    } else {
+        Err(detail())
+    }
+}
+
+fn code_is(outcome: Result<impl std::fmt::Debug, Error>, code: &str) -> Result<(), String> {
+    match outcome {
+        Err(error) if error.code() == Some(code) => Ok(()),
+        Err(error) => Err(format!("expected {code}, got {}", describe(&error))),
+        Ok(value) => Err(format!("expected {code}, got {value:?}")),
+    }
+}
+
+/// `cancelled` runs of the live host, read through the peer.
+fn live_cancelled(env: &Env) -> Result<u64, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let mut builder = reqwest::Client::builder().no_proxy();
+        if let Some(pem) = &env.ca {
+            builder = builder.add_root_certificate(reqwest::Certificate::from_pem(pem).map_err(|e| e.to_string())?);
+        }
+        let response = builder
+            .build()
+            .map_err(|e| e.to_string())?
+            .get(format!("{}/live-metrics", env.reference))
+            .bearer_auth(&env.token)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let bytes = response.bytes().await.map_err(|e| e.to_string())?;
+        let body: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        body["cancelled"].as_u64().ok_or_else(|| format!("live-metrics without cancelled: {body}"))
+    })
+}
+
+fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
+    let live = env.live.as_str();
+    let token = env.token.as_str();
+    let hello = RunRequest::new("mock", "demo", "Hello");
+    let scripted =
+        |actions: Value, idle: Option<u64>| RunRequest { idle_timeout_ms: idle, ..RunRequest::new("mock", "demo", mock_script(actions)) };
+
+    report.record(
+        "live:protocol",
+        mode.protocol(live, token).map_err(|e| describe(&e)).and_then(|info| {
+            let has = |f: &str| info.features.iter().any(|x| x == f);
+            want(
+                info.version == "1.0" && info.supported_versions.iter().any(|v| v == "1.0") && has("json-results") && has("event-stream"),
+                || format!("{info:?}"),
+            )
+        }),
+    );
+    report.record(
+        "live:providers",
+        (|| {
+            let main = mode.providers(live, token).map_err(|e| describe(&e))?;
+            want(main.iter().any(|p| p.id == "mock" && p.capabilities.tools), || format!("main token sees {main:?}"))?;
+            let restricted = mode.providers(live, &env.restricted).map_err(|e| describe(&e))?;
+            want(restricted.is_empty(), || format!("restricted token sees {restricted:?}"))
+        })(),
+    );
+    report.record(
+        "live:run",
+        mode.run(live, token, &hello).map_err(|e| describe(&e)).and_then(|r| want(r.text == "Hello", || format!("text {:?}", r.text))),
+    );
+    report.record(
+        "live:stream",
+        stream_outcome(mode.stream(live, token, &hello, None, &mut |_, _| false)).map_err(|e| describe(&e)).and_then(|events| {
+            let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
+            let ordered = events.iter().enumerate().all(|(i, e)| e.sequence == i as u64 + 1);
+            want(kinds.first() == Some(&"run.started") && kinds.last() == Some(&"run.completed") && ordered, || format!("events {kinds:?}"))
+        }),
+    );
+    report.record("live:unauthorized", code_is(mode.run(live, "wrong-token-for-the-conformance-run", &hello), "UNAUTHORIZED"));
+    report.record(
+        "live:forbidden",
+        code_is(mode.run(live, &env.restricted, &hello), "FORBIDDEN")
+            .and_then(|_| code_is(mode.run(live, token, &RunRequest { tools: Some(vec!["nope".into()]), ..hello.clone() }), "FORBIDDEN")),
+    );
+    report.record(
+        "live:quiet",
+        mode.run(live, token, &scripted(json!([{ "stallMs": 80 }, { "text": "quiet" }]), None))
+            .map_err(|e| describe(&e))
+            .and_then(|r| want(r.text == "quiet", || format!("text {:?}", r.text))),
+    );
+    report.record("live:idle-timeout", code_is(mode.run(live, token, &scripted(json!([{ "hang": true }]), Some(30))), "IDLE_TIMEOUT"));
+    report.record(
+        "live:progress",
+        mode.run(live, token, &scripted(json!([{ "progress": 16, "everyMs": 20 }, { "text": "done" }]), Some(150)))
+            .map(drop)
+            .map_err(|e| describe(&e)),
+    );
+    report.record(
+        "live:cancel",
+        (|| {
+            let before = live_cancelled(env)?;
+            let events = mode
+                .stream(live, token, &scripted(json!([{ "hang": true }]), None), None, &mut |e, _| e.kind() == "run.started")
+                .map_err(|e| describe(&e))?;
+            want(events.len() == 1, || format!("events {:?}", events.iter().map(Event::kind).collect::<Vec<_>>()))?;
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while live_cancelled(env)? <= before {
+                if Instant::now() > deadline {
+                    return Err("the live host did not cancel the run within 5 s of the close".into());
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(())
+        })(),
+    );
+    for (name, action, expires) in [
+        ("live:approval-approve", Some(ApprovalAction::Approve), None),
+        ("live:approval-deny", Some(ApprovalAction::Deny), None),
+        ("live:approval-cancel", Some(ApprovalAction::Cancel), None),
+        ("live:approval-expire", None, Some(20)),
+    ] {
+        report.record(name, approval_scenario(mode, env, action, expires));
+    }
+    report.record("live:application-tool", application_tool_scenario(mode, env, false));
+    report.record("live:application-tool-approved", application_tool_scenario(mode, env, true));
+    for (name, url) in [("live:tls-untrusted", &env.untrusted), ("live:tls-mismatch", &env.mismatch)] {
+        if let Some(url) = url {
+            report.record(
+                name,
+                match mode.protocol(url, token) {
+                    Err(Error::Transport(_)) => Ok(()),
+                    other => Err(format!("expected a TLS handshake failure, got {other:?}")),
+                },
+            );
+        }
+    }
+}
+
+fn tool_then_echo(tool: &str, arguments: Value) -> String {
+    json!({ "mockScript": { "steps": [
+        { "actions": [{ "toolCall": { "name": tool, "arguments": arguments } }] },
+        { "actions": [{ "echoToolResults": true }] },
+    ]}})
+    .to_string()
+}
+
+fn interactive(expires_after_ms: Option<u32>) -> Option<ApprovalOptions> {
+    Some(ApprovalOptions { mode: ApprovalMode::Interactive, idle_policy: IdlePolicy::Pause, expires_after_ms })
+}
+
+fn terminal(events: &[Event]) -> Option<&EventPayload> {
+    events.last().map(|e| &e.payload)
+}
+
+fn completed_with(events: &[Event], expected: Value) -> Result<(), String> {
+    match terminal(events) {
+        Some(EventPayload::RunCompleted { result }) if serde_json::from_str::<Value>(&result.text).ok() == Some(expected.clone()) => Ok(()),
+        other => Err(format!("expected run.completed with text {expected}, got {other:?}")),
+    }
+}
+
+fn failed_with(events: &[Event], kind: &str, code: &str) -> Result<(), String> {
+    match terminal(events) {
+        Some(EventPayload::RunFailed { error }) if kind == "run.failed" && error.code == code => Ok(()),
+        Some(EventPayload::RunCancelled { error }) if kind == "run.cancelled" && error.code == code => Ok(()),
+        other => Err(format!("expected {kind} {code}, got {other:?}")),
+    }
+}
+
+fn approval_scenario(mode: &dyn Mode, env: &Env, action: Option<ApprovalAction>, expires: Option<u32>) -> Result<(), String> {
+    let request = RunRequest {
+        tools: Some(vec!["guarded".into()]),
+        approvals: interactive(expires),
+        ..RunRequest::new("mock", "demo", tool_then_echo("guarded", json!({ "text": "hi" })))
+    };
+    let mut problems = Vec::new();
+    let mut requested = None;
+    let events = mode
+        .stream(&env.live, &env.token, &request, None, &mut |event, answers| {
+            match (&event.payload, action) {
+                (EventPayload::ApprovalRequested { .. }, Some(action)) => {
+                    requested = Some(event.clone());
+                    match answers.decide(event, action) {
+                        Ok(receipt) if receipt.outcome == action.outcome() => {}
+                        other => problems.push(format!("decision receipt: {other:?}")),
+                    }
+                }
+                // A decided approval is consumed: answering it again is refused.
+                (EventPayload::ApprovalResolved { .. }, Some(action)) => {
+                    let again = requested.as_ref().map(|requested| answers.decide(requested, action));
+                    problems.extend(again.map(|again| code_is(again, "APPROVAL_NOT_FOUND")).and_then(Result::err));
+                }
+                _ => {}
+            }
+            false
+        })
+        .map_err(|e| describe(&e))?;
+    problems.first().map_or(Ok(()), |p| Err(p.clone()))?;
+    let outcome = events.iter().find_map(|e| match &e.payload {
+        EventPayload::ApprovalResolved { resolution } => Some(resolution.outcome),
+        _ => None,
+    });
+    let expected = action.map_or(ApprovalOutcome::Expired, ApprovalAction::outcome);
+    want(outcome == Some(expected), || format!("approval.resolved outcome {outcome:?}, expected {expected:?}"))?;
+    let tool_completed = events.iter().any(|e| e.kind() == "tool.completed");
+    want(tool_completed == (action == Some(ApprovalAction::Approve)), || format!("tool.completed seen: {tool_completed}"))?;
+    match action {
+        Some(ApprovalAction::Approve) => completed_with(&events, json!([{ "approved": true, "arguments": { "text": "hi" } }])),
+        Some(ApprovalAction::Deny) => failed_with(&events, "run.failed", "APPROVAL_DENIED"),
+        Some(ApprovalAction::Cancel) => failed_with(&events, "run.cancelled", "CANCELLED"),
+        None => failed_with(&events, "run.failed", "APPROVAL_EXPIRED"),
+    }
+}
+
+/// The application function of the live scenarios.
+const LOOKUP: Function = Function { tool: "application_lookup", output: |_| json!({ "answer": 42 }) };
+
+fn application_tool_scenario(mode: &dyn Mode, env: &Env, requires_approval: bool) -> Result<(), String> {
+    let tool = ApplicationToolDefinition {
+        name: LOOKUP.tool.into(),
+        description: "Look something up".into(),
+        input_schema: json!({ "type": "object", "properties": { "query": { "type": "string" } }, "required": ["query"] })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        output_schema: json!({ "type": "object" }).as_object().cloned(),
+        requires_approval: requires_approval.then_some(true),
+    };
+    let request = RunRequest {
+        application_tools: Some(vec![tool]),
+        tools: Some(vec![LOOKUP.tool.into()]),
+        approvals: if requires_approval { interactive(None) } else { None },
+        ..RunRequest::new("mock", "demo", tool_then_echo(LOOKUP.tool, json!({ "query": "x" })))
+    };
+    let mut problems = Vec::new();
+    let mut executions = Vec::new();
+    let events = mode
+        .stream(&env.live, &env.token, &request, Some(LOOKUP), &mut |event, answers| {
+            match &event.payload {
+                EventPayload::ApprovalRequested { .. } => {
+                    problems.extend(answers.decide(event, ApprovalAction::Approve).err().map(|e| format!("approve: {e}")))
+                }
+                EventPayload::ToolExecutionRequested { .. } => executions.push(event.clone()),
+                // The function's result was accepted: its ticket is spent.
+                EventPayload::ToolCompleted { .. } => {
+                    for execution in &executions {
+                        problems.extend(code_is(answers.progress(execution), "TOOL_EXECUTION_NOT_FOUND").err());
+                        problems.extend(code_is(answers.complete(execution, json!({ "answer": 0 })), "TOOL_EXECUTION_NOT_FOUND").err());
+                    }
+                }
+                _ => {}
+            }
+            false
+        })
+        .map_err(|e| describe(&e))?;
+    problems.first().map_or(Ok(()), |p| Err(p.clone()))?;
+    want(executions.len() == 1, || format!("{} executions requested", executions.len()))?;
+    completed_with(&events, json!([{ "answer": 42 }]))
+}
+
+fn run_mode(mode: &dyn Mode, env: &Env) -> Report {
+    let mut report = Report::default();
+    for case in env.fixtures["cases"].as_array().into_iter().flatten() {
+        if skipped(env, case) {
+            report.skipped += 1;
+        } else {
+            report.record(case["id"].as_str().unwrap_or("?"), vector_case(mode, env, case));
+        }
+    }
+    for case in env.versioning["cases"].as_array().into_iter().flatten() {
+        report.record(&format!("versioning:{}", case["id"].as_str().unwrap_or("?")), versioning_case(mode, env, case));
+    }
+    live_scenarios(mode, env, &mut report);
+    report
+}
+
+fn main() {
+    let env = Env::load();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("a tokio runtime");
+    let modes: [&dyn Mode; 2] = [&Async { runtime, ca: env.ca.clone() }, &Blocking { ca: env.ca.clone() }];
+    let mut failed = false;
+    for mode in modes {
+        let report = run_mode(mode, &env);
+        failed |= report.failed > 0;
+        let line = json!({ "conformance": {
+            "language": "rust", "mode": mode.name(), "transport": env.transport,
+            "passed": report.passed, "failed": report.failed, "skipped": report.skipped, "failures": report.failures,
+        }});
+        println!("{line}");
+    }
+    std::process::exit(i32::from(failed));
+}
