@@ -43,6 +43,14 @@ function finish(code) {
   process.exit(code);
 }
 
+// Stopped from outside (the whole process group gets the signal): the private temp dir goes too.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  process.once(signal, () => {
+    rmSync(privateTmp, { recursive: true, force: true });
+    process.exit(code);
+  });
+}
+
 function stage(name, command, args, options = {}) {
   if (only && only !== name) return;
   console.log(`\n=== ${name}: ${command} ${args.join(' ')}`);
