@@ -1,6 +1,8 @@
 /**
  * Writes the published wire documents under protocol/ from src/protocol (the single
- * source of truth). `--check` fails instead of writing when any document has drifted.
+ * source of truth), then the Go, Python and Rust clients' generated wire layers from the
+ * published schema document (scripts/protocol-clients/). `--check` fails instead of
+ * writing when any file has drifted.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -9,6 +11,7 @@ import { ENDPOINTS } from '../src/protocol/endpoints.js';
 import { NAMED_SCHEMAS } from '../src/protocol/schemas.js';
 import { OPTIONAL_EVENTS_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER, WIRE_VERSION } from '../src/protocol/version.js';
 import { hostConfigSchema } from '../src/host/config.js';
+import { clientFiles } from './protocol-clients/index.js';
 
 const root = join(dirname(new URL(import.meta.url).pathname), '..');
 
@@ -64,22 +67,27 @@ function openapi(): unknown {
   };
 }
 
+const wireSchema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://agenticdriver.dev/schemas/agenticdriver.schema.json',
+  title: 'AgenticDriver wire protocol 1.0',
+  $defs: named('#/$defs/'),
+};
+
 const documents: Record<string, unknown> = {
   'protocol/openapi.json': openapi(),
-  'protocol/schemas/agenticdriver.schema.json': {
-    $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: 'https://agenticdriver.dev/schemas/agenticdriver.schema.json',
-    title: 'AgenticDriver wire protocol 1.0',
-    $defs: named('#/$defs/'),
-  },
+  'protocol/schemas/agenticdriver.schema.json': wireSchema,
   'protocol/status-codes.json': ERROR_STATUS,
   'protocol/host-config.schema.json': { $schema: 'https://json-schema.org/draft/2020-12/schema', ...(plain(hostConfigSchema(), '', true) as object) },
 };
 
+const files: Record<string, string> = Object.fromEntries(Object.entries(documents).map(([path, document]) => [path, `${JSON.stringify(document, null, 2)}\n`]));
+// The clients are generated from the published document as a reader of protocol/ sees it.
+Object.assign(files, clientFiles(JSON.parse(files['protocol/schemas/agenticdriver.schema.json']!), root));
+
 const check = process.argv.includes('--check');
 const drifted: string[] = [];
-for (const [path, document] of Object.entries(documents)) {
-  const text = `${JSON.stringify(document, null, 2)}\n`;
+for (const [path, text] of Object.entries(files)) {
   const file = join(root, path);
   let current: string | undefined;
   try {
@@ -96,7 +104,7 @@ for (const [path, document] of Object.entries(documents)) {
   }
 }
 if (drifted.length > 0) {
-  console.error(`Generated protocol documents are out of date: ${drifted.join(', ')}. Run \`npm run protocol\` and commit.`);
+  console.error(`Generated protocol documents or client wire layers are out of date: ${drifted.join(', ')}. Run \`npm run protocol\` and commit.`);
   process.exit(1);
 }
-if (check) console.log('protocol documents match src/protocol');
+if (check) console.log('protocol documents and client wire layers match src/protocol');

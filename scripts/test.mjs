@@ -29,11 +29,19 @@ function stage(name, command, args, options = {}) {
 }
 
 stage('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
+// The layer order and no import cycles in src/ (.dependency-cruiser.cjs; docs/architecture.md).
+stage('layers', 'npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']);
 stage('build', 'npm', ['run', 'build', '--silent']);
-const tests = findTests(join(root, 'test')).sort();
+// test/attack runs in its own stage (below), after the unit suites.
+const attackDir = join(root, 'test', 'attack');
+const tests = findTests(join(root, 'test')).filter((path) => !path.startsWith(attackDir)).sort();
 // The CLI provider tests drive the pinned real CLIs; install them (idempotent) first.
 stage('unit', process.execPath, ['test/cli-tools/setup.mjs']);
 stage('unit', process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', '--test-timeout=120000', ...tests]);
+// Keep attacking (issue 13): authorization matrix, secret grep, SSE soak, then schemathesis
+// against a live host (bounded; AGENTICDRIVER_FUZZ=long for the long campaign).
+stage('attack', process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=1', '--test-timeout=300000', ...findTests(attackDir).sort()]);
+stage('attack', process.execPath, ['--import', 'tsx', 'test/attack/schemathesis.ts']);
 // Each language client's own suite (lint, type checks, unit tests), then the shared harness.
 stage('python', 'bash', ['clients/python/scripts/test.sh']);
 stage('rust', 'bash', ['clients/rust/scripts/check.sh']);

@@ -1,8 +1,8 @@
 /** The in-process runtime and everything needed to embed it. */
 export * from './protocol/index.js';
 export { AgenticDriver, type DriverOptions, type DriverLimits, type RunOptions, type PreparedRun } from './runtime/driver.js';
-export type { ProviderAdapter, ProviderInfo, ProviderRequest, ProviderPart, ProviderMessage, ProviderInspection } from './runtime/provider.js';
+export type { ProviderAdapter, ProviderInfo, ProviderRequest, ProviderPart, ProviderMessage, ProviderInspection } from './providers/spec/v1.js';
 export type { HostTool, ToolContext, ApproveCallback } from './runtime/tools.js';
 export type { UsageRecord } from './runtime/usage-record.js';
-export type { Clock } from './runtime/clock.js';
+export type { Clock } from './shared/clock.js';
 export { MockProvider, parseMockScript, type MockScript } from './providers/mock.js';

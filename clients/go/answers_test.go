@@ -80,10 +80,10 @@ func TestMalformedSubmissionsAreRefusedBeforeSending(t *testing.T) {
 		{"approval of another event", CodeInvalidArgument, func() error { _, err := notAnApproval.Approve(ctx); return err }},
 		{"execution of another event", CodeInvalidArgument, func() error { _, err := notAnExecution.Fail(ctx); return err }},
 		{"function for an undeclared tool", CodeInvalidArgument, func() error {
-			return client.StreamWithTools(ctx, demo(), map[string]ToolFunc{"lookup": func(context.Context, *ToolTask) (any, error) { return nil, nil }}, nil)
+			return each(client.StreamWithTools(ctx, demo(), ToolFunctions{"lookup": func(context.Context, *ToolContext) (any, error) { return nil, nil }}), nil)
 		}},
 		{"nil function", CodeInvalidArgument, func() error {
-			return client.StreamWithTools(ctx, lookupDeclared(demo()), map[string]ToolFunc{"lookup": nil}, nil)
+			return each(client.StreamWithTools(ctx, lookupDeclared(demo()), ToolFunctions{"lookup": nil}), nil)
 		}},
 	}
 	for _, c := range cases {
@@ -127,12 +127,12 @@ func TestUnnegotiatedInteractiveEventsAreRefused(t *testing.T) {
 	for _, c := range cases {
 		srv, _ := countingServer(t, startedEvent, c.event, completedEvent)
 		client := newTestClient(t, srv.URL)
-		err := client.Stream(testContext(t), c.req, func(Event) error { return nil })
+		err := each(client.Stream(testContext(t), c.req), func(Event) error { return nil })
 		expectCode(t, err, CodeUnsupportedEvent)
 		if len(c.req.ApplicationTools) > 0 {
 			ran := false
-			functions := map[string]ToolFunc{"lookup": func(context.Context, *ToolTask) (any, error) { ran = true; return nil, nil }}
-			err = client.StreamWithTools(testContext(t), c.req, functions, nil)
+			functions := ToolFunctions{"lookup": func(context.Context, *ToolContext) (any, error) { ran = true; return nil, nil }}
+			err = each(client.StreamWithTools(testContext(t), c.req, functions), nil)
 			expectCode(t, err, CodeUnsupportedEvent)
 			if ran {
 				t.Fatalf("%s: the function ran", c.name)

@@ -148,7 +148,7 @@ func (c *Client) call(ctx context.Context, endpoint string, query url.Values, bo
 func statusError(resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodySize))
 	if value, err := parseJSON(body); err == nil {
-		if object(false, req("error", errorInfoRule))(value, "body") == nil {
+		if errorEnvelopeRule(value, "body") == nil {
 			var envelope struct {
 				Error DriverError `json:"error"`
 			}

@@ -20,7 +20,6 @@ const (
 	CodeUnsupportedProtocolVersion = "UNSUPPORTED_PROTOCOL_VERSION"
 	CodeToolStreamRequired         = "TOOL_STREAM_REQUIRED"
 	CodeApprovalStreamRequired     = "APPROVAL_STREAM_REQUIRED"
-	CodeInvalidCallback            = "INVALID_CALLBACK"
 	CodeInvalidArgument            = "INVALID_ARGUMENT"
 	CodeInvalidApproval            = "INVALID_APPROVAL"
 	CodeInvalidToolExecution       = "INVALID_TOOL_EXECUTION"

@@ -37,7 +37,7 @@ func (v *eventValidator) accept(frame []byte) (*Event, bool, error) {
 	if err != nil {
 		return nil, false, streamError("event: %v", err)
 	}
-	if err := envelopeRule(value, "event"); err != nil {
+	if err := eventEnvelopeRule(value, "event"); err != nil {
 		return nil, false, streamError("%v", err)
 	}
 	fields := value.(map[string]any)
@@ -45,7 +45,7 @@ func (v *eventValidator) accept(frame []byte) (*Event, bool, error) {
 	if err := v.checkOrder(fields, typ); err != nil {
 		return nil, false, err
 	}
-	payload, known := eventPayloadRules[typ]
+	check, known := eventRules[typ]
 	if !known {
 		if fields["optional"] == true {
 			return nil, false, nil
@@ -55,7 +55,7 @@ func (v *eventValidator) accept(frame []byte) (*Event, bool, error) {
 	if err := v.checkNegotiated(typ); err != nil {
 		return nil, false, err
 	}
-	if err := payload(value, typ); err != nil {
+	if err := check(value, "event"); err != nil {
 		return nil, false, streamError("%v", err)
 	}
 	ev := &Event{}

@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"iter"
 	"log"
 	"math/big"
 	"net"
@@ -153,4 +154,24 @@ func (p testPKI) startTLS(t *testing.T, handler http.Handler) *httptest.Server {
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// each drains a stream the way a caller that wants one error does: fn sees every event;
+// fn's error stops the stream (closing the connection) and is returned; a run.failed or
+// run.cancelled comes back as its *DriverError.
+func each(events iter.Seq2[Event, error], fn func(Event) error) error {
+	for ev, err := range events {
+		if err != nil {
+			return err
+		}
+		if fn != nil {
+			if err := fn(ev); err != nil {
+				return err
+			}
+		}
+		if ev.Terminal() {
+			return terminalError(&ev)
+		}
+	}
+	return nil
 }

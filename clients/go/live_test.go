@@ -32,8 +32,8 @@ func lookupRequest(requiresApproval bool) RunRequest {
 
 // forecast is the application-owned function: it reports progress after its work and
 // returns the forecast. queries records every place it was asked about.
-func forecast(queries *[]string) ToolFunc {
-	return func(ctx context.Context, task *ToolTask) (any, error) {
+func forecast(queries *[]string) ToolFunction {
+	return func(ctx context.Context, task *ToolContext) (any, error) {
 		var in struct {
 			Query string `json:"query"`
 		}
@@ -67,7 +67,7 @@ func TestLiveApprovedFunctionReportsProgressCompletesAndRefusesAStaleResult(t *t
 		var requested Event
 		var resolutions []*ApprovalResolution
 		var stale []error
-		err := client.StreamWithTools(ctx, lookupRequest(true), map[string]ToolFunc{"application_lookup": forecast(&queries)}, func(ev Event) error {
+		err := each(client.StreamWithTools(ctx, lookupRequest(true), ToolFunctions{"application_lookup": forecast(&queries)}), func(ev Event) error {
 			events = append(events, ev)
 			switch ev.Type {
 			case EventApprovalRequested:
@@ -130,7 +130,7 @@ func TestLiveRefusedApprovalNeverRunsTheFunction(t *testing.T) {
 			var queries []string
 			var types []string
 			var resolution *ApprovalResolution
-			err := client.StreamWithTools(ctx, lookupRequest(true), map[string]ToolFunc{"application_lookup": forecast(&queries)}, func(ev Event) error {
+			err := each(client.StreamWithTools(ctx, lookupRequest(true), ToolFunctions{"application_lookup": forecast(&queries)}), func(ev Event) error {
 				types = append(types, ev.Type)
 				if ev.Type != EventApprovalRequested {
 					return nil
@@ -152,9 +152,11 @@ func TestLiveRefusedApprovalNeverRunsTheFunction(t *testing.T) {
 
 func TestLiveFunctionErrorIsReportedAsTheToolsFailure(t *testing.T) {
 	forEachLiveHost(t, func(t *testing.T, client *Client) {
-		broken := func(context.Context, *ToolTask) (any, error) { return nil, errors.New("the forecast service is down") }
+		broken := func(context.Context, *ToolContext) (any, error) {
+			return nil, errors.New("the forecast service is down")
+		}
 		var types []string
-		err := client.StreamWithTools(testContext(t), lookupRequest(false), map[string]ToolFunc{"application_lookup": broken}, func(ev Event) error {
+		err := each(client.StreamWithTools(testContext(t), lookupRequest(false), ToolFunctions{"application_lookup": broken}), func(ev Event) error {
 			types = append(types, ev.Type)
 			return nil
 		})
@@ -173,7 +175,7 @@ func TestLiveUnregisteredExecutionIsLeftToTheCallback(t *testing.T) {
 		ctx := testContext(t)
 		var receipts []string
 		var outputs []string
-		err := client.StreamWithTools(ctx, lookupRequest(false), nil, func(ev Event) error {
+		err := each(client.StreamWithTools(ctx, lookupRequest(false), nil), func(ev Event) error {
 			switch ev.Type {
 			case EventToolExecutionRequested:
 				ticket := client.Execution(ev)

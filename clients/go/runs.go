@@ -3,6 +3,7 @@ package agenticdriver
 import (
 	"context"
 	"io"
+	"iter"
 	"strings"
 )
 
@@ -25,15 +26,30 @@ func (c *Client) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	return &result, nil
 }
 
-// Stream executes a run and calls fn with each validated event, in order, until the
-// first terminal event. It returns nil after run.completed and the run's *DriverError
-// after run.failed or run.cancelled (fn still sees that event). An error from fn, or
-// cancelling ctx, stops reading and closes the connection, which cancels the run on
-// the host; fn's error is returned unchanged.
-func (c *Client) Stream(ctx context.Context, req RunRequest, fn func(Event) error) error {
-	if fn == nil {
-		return newError(CodeInvalidCallback, "Stream needs a callback")
+// Stream executes a run and returns its validated events, in order, ending with the
+// first terminal event. Like every AgenticDriver client it delivers run.failed and
+// run.cancelled as events (their Error field holds the *DriverError); only Run returns
+// them as errors. A failure of the exchange or of the stream's rules is yielded once as
+// (Event{}, err) and ends the sequence. Leaving the loop early (break, return) or
+// cancelling ctx closes the connection, which cancels the run on the host.
+//
+//	for ev, err := range client.Stream(ctx, req) {
+//		if err != nil {
+//			return err
+//		}
+//		...
+//	}
+func (c *Client) Stream(ctx context.Context, req RunRequest) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if err := c.stream(ctx, req, func(ev Event) bool { return yield(ev, nil) }); err != nil {
+			yield(Event{}, err)
+		}
 	}
+}
+
+// stream reads the run's events into deliver until the terminal event (nil), until
+// deliver returns false (nil), or until the first error.
+func (c *Client) stream(ctx context.Context, req RunRequest, deliver func(Event) bool) error {
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	resp, err := c.call(streamCtx, "v1/runs", nil, &req, "text/event-stream")
@@ -54,18 +70,15 @@ func (c *Client) Stream(ctx context.Context, req RunRequest, fn func(Event) erro
 		if err != nil {
 			return exchangeError(ctx, err)
 		}
-		ev, deliver, err := events.accept(frame)
+		ev, ok, err := events.accept(frame)
 		if err != nil {
 			return err
 		}
-		if !deliver {
+		if !ok {
 			continue
 		}
-		if err := fn(*ev); err != nil {
-			return err
-		}
-		if ev.Terminal() {
-			return terminalError(ev)
+		if !deliver(*ev) || ev.Terminal() {
+			return nil
 		}
 	}
 }

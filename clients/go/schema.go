@@ -10,8 +10,9 @@ import (
 )
 
 // A rule checks one generic JSON value (from parseJSON) against a piece of the wire
-// schema and describes the first violation. The combinators below mirror the JSON
-// Schemas of src/protocol/schemas.ts; string lengths count code points, as Ajv does.
+// schema and describes the first violation. The combinators below are the runtime of
+// wire_generated.go, which `npm run protocol` writes from the published JSON Schemas;
+// they follow JSON Schema as Ajv does (string lengths count code points).
 type rule func(v any, path string) error
 
 func violation(path, format string, args ...any) error {
@@ -98,6 +99,9 @@ func number(min, max float64) rule {
 }
 
 const maxSafeInteger = 1<<53 - 1
+
+// maxFloat is the largest finite JSON number: the bound of a number without maximum.
+const maxFloat = math.MaxFloat64
 
 func integer(min, max float64) rule {
 	return func(v any, path string) error {
@@ -222,6 +226,36 @@ func withExtra(base rule, declared []string, extra rule) rule {
 			}
 		}
 		return nil
+	}
+}
+
+// anyOfRules accepts a value that passes at least one rule; otherwise it reports the
+// first rule's violation.
+func anyOfRules(rules ...rule) rule {
+	return func(v any, path string) error {
+		var first error
+		for _, r := range rules {
+			err := r(v, path)
+			if err == nil {
+				return nil
+			}
+			if first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+}
+
+// containsString checks that an array (already checked as one) holds want.
+func containsString(want string) rule {
+	return func(v any, path string) error {
+		for _, item := range v.([]any) {
+			if item == want {
+				return nil
+			}
+		}
+		return violation(path, "must contain %q", want)
 	}
 }
 

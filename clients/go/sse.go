@@ -163,6 +163,10 @@ func (s *sseReader) checkSize(partial int) error {
 
 // finish ends the stream: a partial line or pending data means it was cut short.
 func (s *sseReader) finish() error {
+	// A body that is only a BOM is an empty stream: the BOM does not start a line.
+	if s.firstLine && bytes.Equal(s.line, utf8BOM) {
+		s.line = nil
+	}
 	if len(s.line) > 0 || s.hasData {
 		return newError(CodeIncompleteStream, "the event stream ended inside an event")
 	}

@@ -33,19 +33,17 @@ func waitClosed(t *testing.T, closed <-chan struct{}) {
 	}
 }
 
-func TestCallbackErrorClosesTheStream(t *testing.T) {
+func TestLeavingTheLoopClosesTheStream(t *testing.T) {
 	srv, closed := heldOpenServer(t, startedEvent, deltaEvent)
-	stop := errors.New("stop")
 	var seen []string
-	err := newTestClient(t, srv.URL).Stream(testContext(t), demo(), func(ev Event) error {
+	for ev, err := range newTestClient(t, srv.URL).Stream(testContext(t), demo()) {
+		if err != nil {
+			t.Fatal(err)
+		}
 		seen = append(seen, ev.Type)
 		if ev.Type == EventTextDelta {
-			return stop
+			break
 		}
-		return nil
-	})
-	if err != stop {
-		t.Fatalf("got %v, want the callback's error unchanged", err)
 	}
 	if strings.Join(seen, ",") != "run.started,text.delta" {
 		t.Fatalf("events %v", seen)
@@ -57,7 +55,7 @@ func TestCancellingTheContextInterruptsAPendingRead(t *testing.T) {
 	srv, closed := heldOpenServer(t, startedEvent)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	err := newTestClient(t, srv.URL).Stream(ctx, demo(), func(ev Event) error {
+	err := each(newTestClient(t, srv.URL).Stream(ctx, demo()), func(ev Event) error {
 		time.AfterFunc(50*time.Millisecond, cancel) // while the client waits for the next frame
 		return nil
 	})
@@ -67,22 +65,30 @@ func TestCancellingTheContextInterruptsAPendingRead(t *testing.T) {
 	waitClosed(t, closed)
 }
 
-func TestFailureTerminalIsVisitedThenReturned(t *testing.T) {
+func TestFailureTerminalIsDeliveredAsAnEvent(t *testing.T) {
 	failed := `{"type":"run.failed","runId":"r1","sequence":2,"timestamp":"2026-09-20T12:00:00+02:00","error":{"code":"IDLE_TIMEOUT","message":"idle","retryable":true,"outcome":"uncertain"}}`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeSSE(w, startedEvent, failed) }))
 	defer srv.Close()
-	var last Event
-	err := newTestClient(t, srv.URL).Stream(testContext(t), demo(), func(ev Event) error { last = ev; return nil })
-	de := expectCode(t, err, "IDLE_TIMEOUT")
-	if !de.Retryable || de.Outcome != OutcomeUncertain || last.Type != EventRunFailed || string(last.Raw) != failed {
-		t.Fatalf("error %#v, last event %+v", de, last)
+	var events []Event
+	for ev, err := range newTestClient(t, srv.URL).Stream(testContext(t), demo()) {
+		if err != nil {
+			t.Fatalf("a failed run is an event, not an error: %v", err)
+		}
+		events = append(events, ev)
+	}
+	last := events[len(events)-1]
+	if len(events) != 2 || last.Type != EventRunFailed || string(last.Raw) != failed {
+		t.Fatalf("events %+v", events)
+	}
+	if de := last.Error; de == nil || de.Code != "IDLE_TIMEOUT" || !de.Retryable || de.Outcome != OutcomeUncertain {
+		t.Fatalf("error %#v", de)
 	}
 }
 
 func TestFirstTerminalWins(t *testing.T) {
 	srv, closed := heldOpenServer(t, startedEvent, deltaEvent, completedEvent, `{"not":"read"}`, "garbage")
 	var types []string
-	err := newTestClient(t, srv.URL).Stream(testContext(t), demo(), func(ev Event) error { types = append(types, ev.Type); return nil })
+	err := each(newTestClient(t, srv.URL).Stream(testContext(t), demo()), func(ev Event) error { types = append(types, ev.Type); return nil })
 	if err != nil || len(types) != 3 {
 		t.Fatalf("events %v, error %v", types, err)
 	}
@@ -123,7 +129,7 @@ func TestStreamRules(t *testing.T) {
 			defer srv.Close()
 			req := demo()
 			req.Approvals = &ApprovalOptions{Mode: "interactive", IdlePolicy: "pause"}
-			err := newTestClient(t, srv.URL).Stream(testContext(t), req, func(Event) error { return nil })
+			err := each(newTestClient(t, srv.URL).Stream(testContext(t), req), func(Event) error { return nil })
 			if c.code == "" && err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +143,7 @@ func TestStreamRules(t *testing.T) {
 func TestStreamNeedsAnEventStream(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, resultJSON) }))
 	defer srv.Close()
-	err := newTestClient(t, srv.URL).Stream(testContext(t), demo(), func(Event) error { return nil })
+	err := each(newTestClient(t, srv.URL).Stream(testContext(t), demo()), func(Event) error { return nil })
 	expectCode(t, err, CodeInvalidResponse)
 }
 
@@ -152,7 +158,7 @@ func TestToolExecutionLimitPerRun(t *testing.T) {
 	req.ApplicationTools = []ApplicationTool{{Name: "lookup", Description: "d", InputSchema: []byte(`{}`)}}
 	req.Tools = []string{"lookup"}
 	count := 0
-	err := newTestClient(t, srv.URL).Stream(testContext(t), req, func(Event) error { count++; return nil })
+	err := each(newTestClient(t, srv.URL).Stream(testContext(t), req), func(Event) error { count++; return nil })
 	expectCode(t, err, CodeInvalidStream)
 	if count != maxToolExecutionsPerRun+1 {
 		t.Fatalf("delivered %d events before the limit", count)

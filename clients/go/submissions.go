@@ -10,22 +10,8 @@ import (
 // same typed error the host would answer (INVALID_APPROVAL / INVALID_TOOL_EXECUTION)
 // without spending a request, so a corrected retry is still possible.
 
-var approvalDecisionRule = object(true,
-	req("approvalId", idRule256),
-	req("runId", idRule256),
-	req("call", object(true, req("id", idRule256), req("name", toolNameRule), req("arguments", jsonObjectRule))),
-	req("decision", oneOf(DecisionApprove, DecisionDeny, DecisionCancel)),
-)
-
-func toolExecutionFields(more ...field) []field {
-	return append([]field{req("executionId", idRule256), req("runId", idRule256), req("callId", idRule256)}, more...)
-}
-
-var (
-	toolExecutionIdentityRule = object(true, toolExecutionFields()...)
-	toolExecutionOutputRule   = object(true, toolExecutionFields(req("output", anyValue()))...)
-	toolExecutionFailureRule  = object(true, toolExecutionFields(req("error", oneOf(applicationToolFailed)))...)
-)
+// The shapes are approvalDecisionRule, toolExecutionIdentityRule and
+// toolExecutionResultRule of wire_generated.go.
 
 const applicationToolFailed = "APPLICATION_TOOL_FAILED"
 
@@ -58,12 +44,12 @@ func resultBody(r ToolExecutionResult) (json.RawMessage, error) {
 		return nil, newError(CodeInvalidToolExecution, "the tool execution result is not valid UTF-8")
 	}
 	return checkedBody(r, func(v any) error {
+		if err := toolExecutionResultRule(v, "result"); err != nil {
+			return err
+		}
 		output, hasOutput := v.(map[string]any)["output"]
 		if !hasOutput {
-			return toolExecutionFailureRule(v, "result")
-		}
-		if err := toolExecutionOutputRule(v, "result"); err != nil {
-			return err
+			return nil
 		}
 		return plainJSON(output, "result.output", 0)
 	}, CodeInvalidToolExecution, "tool execution result")

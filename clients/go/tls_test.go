@@ -18,20 +18,20 @@ func TestVerifiedHTTPSWithAPrivateCA(t *testing.T) {
 	trusted := &tls.Config{RootCAs: pki.pool}
 	ctx := testContext(t)
 
-	if err := newTestClient(t, srv.URL, WithTLSConfig(trusted)).Stream(ctx, demo(), func(Event) error { return nil }); err != nil {
+	if err := each(newTestClient(t, srv.URL, WithTLSConfig(trusted)).Stream(ctx, demo()), func(Event) error { return nil }); err != nil {
 		t.Fatalf("trusted CA: %v", err)
 	}
 	transport := &http.Transport{TLSClientConfig: trusted}
 	defer transport.CloseIdleConnections()
-	if err := newTestClient(t, srv.URL, WithTransport(transport)).Stream(ctx, demo(), func(Event) error { return nil }); err != nil {
+	if err := each(newTestClient(t, srv.URL, WithTransport(transport)).Stream(ctx, demo()), func(Event) error { return nil }); err != nil {
 		t.Fatalf("caller transport: %v", err)
 	}
 	before := requests.Load()
-	if err := newTestClient(t, srv.URL).Stream(ctx, demo(), func(Event) error { return nil }); err == nil {
+	if err := each(newTestClient(t, srv.URL).Stream(ctx, demo()), func(Event) error { return nil }); err == nil {
 		t.Fatal("a client without the CA trusted the server")
 	}
 	mismatch := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
-	if err := newTestClient(t, mismatch, WithTLSConfig(trusted)).Stream(ctx, demo(), func(Event) error { return nil }); err == nil ||
+	if err := each(newTestClient(t, mismatch, WithTLSConfig(trusted)).Stream(ctx, demo()), func(Event) error { return nil }); err == nil ||
 		!strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("hostname mismatch: %v", err)
 	}

@@ -1,5 +1,5 @@
 /** `agenticdriver audit`: reads the approval audit log from the host's state store. */
-import type { AuditRecord } from '../extensions/audit.js';
+import type { AuditRecord } from '../store/audit-record.js';
 import { readHostConfig, resolveConfigPath } from '../host/config.js';
 import { SqliteStateStore } from '../store/sqlite/sqlite-store.js';
 

@@ -6,7 +6,7 @@ import { TokenAuthenticator } from '../host/auth.js';
 import { readHostConfig, resolveConfigPath } from '../host/config.js';
 import { loadTls } from '../host/index.js';
 import { createProviders } from '../host/providers.js';
-import { systemClock } from '../runtime/clock.js';
+import { systemClock } from '../shared/clock.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ProviderHealth } from '../protocol/schemas.js';
 

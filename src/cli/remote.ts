@@ -4,7 +4,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { AgenticClient } from '../client/index.js';
 import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
 import { hostUrl } from '../host/index.js';
-import { readSecret } from '../host/secrets.js';
+import { readSecret } from '../shared/secrets.js';
 import { DriverError } from '../protocol/errors.js';
 import type { RunRequest } from '../protocol/schemas.js';
 

@@ -6,7 +6,7 @@ import { DriverError } from '../protocol/errors.js';
 import {
   ApprovalDecision,
   ApprovalResolution,
-  ProtocolInfo,
+  ProtocolInfo as ProtocolInfoSchema,
   ProviderList,
   RunRequest,
   ToolExecutionIdentity,
@@ -18,18 +18,23 @@ import {
   type ToolExecution,
   type ApprovalRequest,
 } from '../protocol/schemas.js';
+import { hasUnsafeKeys } from '../protocol/plain-json.js';
 import { validatorFor, type Validator } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
 import { checkApprovalReceipt, checkToolReceipt } from './checks.js';
 import { exchange, readJson, toClientError } from './http.js';
-import { PendingApproval, PendingExecution, runApplicationTools, type ApplicationToolFunctions, type InteractiveCalls } from './interactive.js';
+import { PendingApproval, PendingExecution, runApplicationTools, type InteractiveCalls, type ToolFunctions } from './interactive.js';
 import { RunEventChecker } from './run-events.js';
 import { SseFrameReader } from './sse.js';
 
 export type { RunEvent, RunResult } from '../protocol/schemas.js';
 export type RunRequestBody = import('../protocol/schemas.js').RunRequest;
-export type ProtocolDescription = import('../protocol/schemas.js').ProtocolInfo;
-export type ProviderDescription = import('../protocol/schemas.js').Provider;
+export type ProtocolInfo = import('../protocol/schemas.js').ProtocolInfo;
+export type Provider = import('../protocol/schemas.js').Provider;
+/** @deprecated Renamed to ProtocolInfo, the name every client uses (removed in 0.2). */
+export type ProtocolDescription = ProtocolInfo;
+/** @deprecated Renamed to Provider, the name every client uses (removed in 0.2). */
+export type ProviderDescription = Provider;
 export type {
   ApprovalDecision,
   ApprovalRequest,
@@ -58,8 +63,8 @@ export interface RequestOptions {
 /** Discovery calls (protocol, providers) are bounded; runs never are. */
 export const DISCOVERY_TIMEOUT_MS = 10_000;
 
-const validProtocol = validatorFor<ProtocolDescription>(ProtocolInfo);
-const validProviders = validatorFor<{ providers: ProviderDescription[] }>(ProviderList);
+const validProtocol = validatorFor<ProtocolInfo>(ProtocolInfoSchema);
+const validProviders = validatorFor<{ providers: Provider[] }>(ProviderList);
 const validRunRequest = validatorFor<RunRequestBody>(RunRequest);
 const validDecision = validatorFor<ApprovalDecision>(ApprovalDecision);
 const validResolution = validatorFor<ApprovalResolution>(ApprovalResolution);
@@ -85,12 +90,12 @@ export class AgenticClient implements InteractiveCalls {
   }
 
   /** GET v1/protocol: the host's protocol description. */
-  async protocol(options: RequestOptions = {}): Promise<ProtocolDescription> {
+  async protocol(options: RequestOptions = {}): Promise<ProtocolInfo> {
     return this.discover('v1/protocol', validProtocol, options);
   }
 
   /** GET v1/providers: the providers this token may use. */
-  async providers(options: RequestOptions & { refresh?: boolean } = {}): Promise<ProviderDescription[]> {
+  async providers(options: RequestOptions & { refresh?: boolean } = {}): Promise<Provider[]> {
     const list = await this.discover(options.refresh ? 'v1/providers?refresh=true' : 'v1/providers', validProviders, options);
     return list.providers;
   }
@@ -150,7 +155,7 @@ export class AgenticClient implements InteractiveCalls {
    * has a function in `functions`, runs it and delivers its output (a throw delivers a
    * failure). Executions of tools without a function are left to the caller.
    */
-  streamWithTools(request: RunRequestBody, functions: ApplicationToolFunctions, options: RequestOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+  streamWithTools(request: RunRequestBody, functions: ToolFunctions, options: RequestOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
     return runApplicationTools(this, request, functions, (signal) => this.stream(request, { signal }), options);
   }
 
@@ -167,6 +172,7 @@ export class AgenticClient implements InteractiveCalls {
   /** POST v1/approvals/decisions: the receipt must name the decided approval, run and call, with the decided outcome. */
   async decideApproval(decision: ApprovalDecision, options: RequestOptions = {}): Promise<ApprovalResolution> {
     if (!validDecision(decision)) throw new DriverError('INVALID_APPROVAL', `The approval decision is invalid: ${validDecision.explain(decision)}.`);
+    if (hasUnsafeKeys(decision.call.arguments)) throw new DriverError('INVALID_APPROVAL', 'The approval decision carries arguments that are not plain JSON.');
     const receipt = await this.post('v1/approvals/decisions', decision, validResolution, options);
     return checked(receipt, checkApprovalReceipt(receipt, decision));
   }
@@ -181,6 +187,7 @@ export class AgenticClient implements InteractiveCalls {
   /** POST v1/tool-executions/results: the one result (`output`) or failure (`error`) of a dispatched application tool. */
   async completeTool(result: ToolExecutionResult, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
     if (!validToolResult(result)) throw new DriverError('INVALID_TOOL_EXECUTION', `The tool result is invalid: ${validToolResult.explain(result)}.`);
+    if ('output' in result && hasUnsafeKeys(result.output)) throw new DriverError('INVALID_TOOL_EXECUTION', 'The tool output is not plain JSON.');
     const receipt = await this.post('v1/tool-executions/results', result, validToolReceipt, options);
     return checked(receipt, checkToolReceipt(receipt, result, 'accepted'));
   }

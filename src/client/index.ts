@@ -4,6 +4,8 @@ export type {
   ClientOptions,
   RequestOptions,
   RunRequestBody as RunRequest,
+  ProtocolInfo,
+  Provider,
   ProtocolDescription,
   ProviderDescription,
   RunEvent,
@@ -17,6 +19,6 @@ export type {
   ToolExecutionResult,
 } from './client.js';
 export { PendingApproval, PendingExecution } from './interactive.js';
-export type { ApplicationToolFunctions, ToolContext } from './interactive.js';
+export type { ApplicationToolFunctions, ToolContext, ToolFunction, ToolFunctions } from './interactive.js';
 export { DriverError } from '../protocol/errors.js';
 export { WIRE_VERSION } from '../protocol/version.js';

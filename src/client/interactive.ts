@@ -105,8 +105,14 @@ export interface ToolContext {
   progress(): Promise<ToolExecutionReceipt>;
 }
 
-/** Application functions by tool name: arguments in, JSON output out. A throw reports a failure. */
-export type ApplicationToolFunctions = Record<string, (args: Record<string, unknown>, context: ToolContext) => unknown>;
+/** One application function: the call's arguments and its context in, JSON output out. A throw reports a failure. */
+export type ToolFunction = (args: Record<string, unknown>, context: ToolContext) => unknown;
+
+/** Application functions by tool name, for `streamWithTools`. */
+export type ToolFunctions = Record<string, ToolFunction>;
+
+/** @deprecated Renamed to ToolFunctions, the name every client uses (removed in 0.2). */
+export type ApplicationToolFunctions = ToolFunctions;
 
 /**
  * Passes every event of `events` through and, after yielding a `tool.execution.requested`
@@ -116,7 +122,7 @@ export type ApplicationToolFunctions = Record<string, (args: Record<string, unkn
 export async function* runApplicationTools(
   calls: InteractiveCalls,
   request: RunRequest,
-  functions: ApplicationToolFunctions,
+  functions: ToolFunctions,
   open: (signal: AbortSignal) => AsyncIterable<RunEvent>,
   options: CallOptions = {},
 ): AsyncGenerator<RunEvent, void, undefined> {
@@ -140,7 +146,7 @@ export async function* runApplicationTools(
   }
 }
 
-async function execute(pending: PendingExecution, run: ApplicationToolFunctions[string], signal: AbortSignal): Promise<void> {
+async function execute(pending: PendingExecution, run: ToolFunction, signal: AbortSignal): Promise<void> {
   const context: ToolContext = { execution: pending.execution, signal, progress: () => pending.progress({ signal }) };
   let output: unknown;
   try {

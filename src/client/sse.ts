@@ -47,13 +47,15 @@ export class SseFrameReader {
     const lastCR = bytes.lastIndexOf(CR);
     const last = lastLF > lastCR ? lastLF : lastCR;
     if (last >= start) {
-      let text: string;
+      let text: string | undefined;
       try {
         text = this.decoder.decode(bytes.subarray(start, last + 1));
       } catch {
-        throw new DriverError('INVALID_STREAM', 'The event stream is not valid UTF-8.');
+        // Some line is not UTF-8: go line by line, so the error is the one a line-by-line
+        // reader meets first (an oversized line before it is RESPONSE_TOO_LARGE), whatever the chunking.
+        this.linesOneByOne(bytes, start, last + 1, frames);
       }
-      this.lines(bytes, start, last + 1, text, frames);
+      if (text !== undefined) this.lines(bytes, start, last + 1, text, frames);
       start = last + 1;
     }
     if (start < bytes.length) {
@@ -67,7 +69,9 @@ export class SseFrameReader {
 
   /** Call at end of body: a partial line or undispatched data means the stream was cut. */
   end(): void {
-    if (this.pending.length > 0 || this.data !== undefined) {
+    // A body that is only a BOM is an empty stream: the BOM is not the start of a line.
+    const onlyBom = this.firstLine && this.pending.length === BOM.length && BOM.every((value, index) => this.pending[index] === value);
+    if ((this.pending.length > 0 && !onlyBom) || this.data !== undefined) {
       throw new DriverError('INCOMPLETE_STREAM', 'The event stream ended inside an unfinished frame.');
     }
   }
@@ -142,6 +146,37 @@ export class SseFrameReader {
       if (frame !== undefined) frames.push(frame);
       b = bEnd + 1;
       t = tEnd + 1;
+    }
+  }
+
+  /** `lines` decoding each line on its own: the size of a line is checked before its encoding. */
+  private linesOneByOne(bytes: Uint8Array, from: number, to: number, frames: string[]): void {
+    let b = from;
+    while (b < to) {
+      let end = b;
+      while (bytes[end] !== LF && bytes[end] !== CR) end += 1;
+      let lineStart = b;
+      if (this.firstLine) {
+        this.firstLine = false;
+        if (end - b >= 3 && bytes[b] === BOM[0] && bytes[b + 1] === BOM[1] && bytes[b + 2] === BOM[2]) lineStart += 3;
+      }
+      const lineBytes = end - lineStart;
+      if (this.frameBytes + lineBytes > this.maxFrameBytes) {
+        throw new DriverError('RESPONSE_TOO_LARGE', `An event frame is larger than ${this.maxFrameBytes} bytes.`);
+      }
+      let text: string;
+      try {
+        text = this.decoder.decode(bytes.subarray(lineStart, end));
+      } catch {
+        throw new DriverError('INVALID_STREAM', 'The event stream is not valid UTF-8.');
+      }
+      const frame = this.line(text, 0, text.length, lineBytes);
+      if (frame !== undefined) frames.push(frame);
+      if (bytes[end] === CR && end + 1 < to && bytes[end + 1] === LF) b = end + 2;
+      else {
+        if (bytes[end] === CR && end + 1 >= to) this.afterCR = true;
+        b = end + 1;
+      }
     }
   }
 

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { DriverError } from '../protocol/errors.js';
 import type { ToolCall, ToolExecution, ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from '../protocol/schemas.js';
 import type { CompiledSchema } from '../runtime/json-schema.js';
-import { hasUnsafeKeys, jsonBytes } from './json-identity.js';
+import { MAX_APPLICATION_TOOL_BYTES, type ExecutionOutcome, type ToolExecutionService } from '../runtime/services.js';
+import { hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
 
 export interface ApplicationToolPolicy {
   enabled: true;
@@ -24,7 +25,8 @@ export interface Executor {
   applicationTools: ReadonlySet<string>;
 }
 
-export type ExecutionOutcome = { output: unknown } | { failure: DriverError };
+export type { ExecutionOutcome };
+export { MAX_APPLICATION_TOOL_BYTES };
 
 interface Ticket {
   execution: ToolExecution;
@@ -35,9 +37,7 @@ interface Ticket {
   settle(outcome: ExecutionOutcome): void;
 }
 
-export const MAX_APPLICATION_TOOL_BYTES = 128_000;
-
-export class ToolExecutionRegistry {
+export class ToolExecutionRegistry implements ToolExecutionService {
   private readonly tickets = new Map<string, Ticket>();
   private readonly maxPending: number;
 

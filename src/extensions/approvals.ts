@@ -6,9 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../protocol/errors.js';
 import type { ApprovalDecision, ApprovalRequest, ApprovalResolution, ToolCall } from '../protocol/schemas.js';
-import { isoTimestamp, type Clock } from '../runtime/clock.js';
-import type { AuditRecord, AuditSink } from './audit.js';
-import { canonicalJson, hasUnsafeKeys, jsonBytes } from './json-identity.js';
+import { isoTimestamp, type Clock } from '../shared/clock.js';
+import type { AuditRecord, AuditSink } from '../store/audit-record.js';
+import type { ApprovalService, ApprovalSettlement, OpenApproval } from '../runtime/services.js';
+import { canonicalJson, hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
 
 export interface ApprovalPolicy {
   interactive: true;
@@ -25,14 +26,7 @@ export interface Decider {
   approveTools: ReadonlySet<string>;
 }
 
-export type ApprovalSettlement = { resolution: ApprovalResolution } | { failure: DriverError };
-
-export interface OpenApproval {
-  approval: ApprovalRequest;
-  settled: Promise<ApprovalSettlement>;
-  /** Resolves a still-pending approval as `cancelled` (the run is ending); returns that resolution. */
-  cancel(): Promise<ApprovalResolution | undefined>;
-}
+export type { ApprovalSettlement, OpenApproval };
 
 interface Pending {
   approval: ApprovalRequest;
@@ -46,7 +40,7 @@ interface Pending {
 
 export const MAX_REVIEWED_CALL_BYTES = 128_000;
 
-export class ApprovalRegistry {
+export class ApprovalRegistry implements ApprovalService {
   private readonly pending = new Map<string, Pending>();
   private readonly maxPending: number;
 

@@ -5,7 +5,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { DriverError } from '../protocol/errors.js';
 import type { TokenEntry } from './config.js';
-import { readSecret } from './secrets.js';
+import { readSecret } from '../shared/secrets.js';
 
 export interface Principal {
   tokenId: string;

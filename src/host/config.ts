@@ -11,8 +11,8 @@ import { DriverError } from '../protocol/errors.js';
 import { describe } from '../protocol/validate.js';
 import { ProviderId, ToolName } from '../protocol/schemas.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
-import { isLoopbackHost, normalizeOrigin } from './addresses.js';
-import { SecretRef } from './secrets.js';
+import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
+import { SecretRef } from '../shared/secrets.js';
 
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_BODY_BYTES = 1_000_000;

@@ -1,4 +1,6 @@
 /** What the endpoint families share: the runtime, admission, discovery and live counters. */
+import type { ToolExecutionRegistry } from '../extensions/application-tools.js';
+import type { ApprovalRegistry } from '../extensions/approvals.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ActiveRuns } from './active-runs.js';
@@ -10,6 +12,9 @@ export interface HostMetrics {
 
 export interface HostContext {
   driver: AgenticDriver;
+  /** The registries behind the interactive endpoints, when the config enables them. */
+  approvals: ApprovalRegistry | undefined;
+  toolExecutions: ToolExecutionRegistry | undefined;
   discovery: ProviderDiscovery;
   admission: Admission;
   metrics: HostMetrics;

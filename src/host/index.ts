@@ -2,9 +2,11 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { DriverError } from '../protocol/errors.js';
-import { isoTimestamp, systemClock, type Clock } from '../runtime/clock.js';
+import { isoTimestamp, systemClock, type Clock } from '../shared/clock.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import { AgenticDriver } from '../runtime/driver.js';
+import { ApprovalRegistry } from '../extensions/approvals.js';
+import { ToolExecutionRegistry } from '../extensions/application-tools.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
 import { SqliteStateStore } from '../store/sqlite/sqlite-store.js';
@@ -15,7 +17,7 @@ import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
 import { hostFeatures, type HostContext, type HostMetrics } from './context.js';
 import { createProviders } from './providers.js';
-import { readSecret } from './secrets.js';
+import { readSecret } from '../shared/secrets.js';
 import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
 import { DEFAULT_WRITE_STALL_MS } from './sse.js';
 
@@ -45,6 +47,10 @@ export interface HostOptions {
 export interface RunningHost {
   url: string;
   driver: AgenticDriver;
+  /** Present when the config enables interactive approvals. */
+  approvals: ApprovalRegistry | undefined;
+  /** Present when the config enables application tools. */
+  toolExecutions: ToolExecutionRegistry | undefined;
   store: StateStore;
   metrics: HostMetrics;
   close(): Promise<void>;
@@ -69,15 +75,17 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     throw error;
   }
   const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
+  const clock = options.clock ?? systemClock;
+  const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, (record) => store.appendAudit(record)) : undefined;
+  const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools) : undefined;
   const driver = new AgenticDriver({
     providers: createProviders(config, env),
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     limits: { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts },
-    ...(config.approvals ? { approvals: config.approvals } : {}),
-    ...(config.applicationTools ? { applicationTools: config.applicationTools } : {}),
-    audit: (record) => store.appendAudit(record),
+    ...(approvals ? { approvals } : {}),
+    ...(toolExecutions ? { toolExecutions } : {}),
     onInternalError: (error, runId) => logInternalError(error, `run ${runId}`),
     onRunStarted: (record) => store.recordRunStart(record),
     onUsage: async (record) => {
@@ -88,6 +96,8 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const metrics: HostMetrics = { runs: { completed: 0, failed: 0, cancelled: 0 } };
   const context: HostContext = {
     driver,
+    approvals,
+    toolExecutions,
     discovery: new ProviderDiscovery(driver.clock),
     admission: new Admission({
       total: config.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total,
@@ -121,6 +131,8 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   return {
     url: hostUrl(config.listen.host, port, tls !== undefined),
     driver,
+    approvals,
+    toolExecutions,
     store,
     metrics,
     close: () =>

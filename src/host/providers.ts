@@ -1,9 +1,9 @@
 /** Builds the configured provider instances from their config entries. */
 import { DriverError } from '../protocol/errors.js';
 import { providerKind } from '../providers/kinds.js';
-import type { ProviderAdapter } from '../runtime/provider.js';
+import type { ProviderAdapter } from '../providers/spec/v1.js';
 import type { HostConfig } from './config.js';
-import { readSecret } from './secrets.js';
+import { readSecret } from '../shared/secrets.js';
 
 export function createProviders(config: HostConfig, env: NodeJS.ProcessEnv): ProviderAdapter[] {
   return config.providers.map((entry) => {

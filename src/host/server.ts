@@ -4,7 +4,7 @@
  * version negotiation -> exact routing -> body rules -> the endpoint family's handler.
  * Endpoint families are encapsulated Fastify plugins under ./routes.
  */
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { DriverError, statusForCode, toDriverError } from '../protocol/errors.js';
 import { OPTIONAL_EVENTS_HEADER, selectRequestVersion, VERSION_HEADER, WIRE_VERSION } from '../protocol/version.js';
 import type { Principal, TokenAuthenticator } from './auth.js';
@@ -15,6 +15,7 @@ import { toolExecutionRoutes } from './routes/tool-executions.js';
 import type { HostContext } from './context.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
+import { sendError } from './send-error.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -160,13 +161,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(approvalRoutes, { context });
   app.register(toolExecutionRoutes, { context });
   return app;
-}
-
-export function sendError(reply: FastifyReply, error: DriverError): FastifyReply {
-  return reply
-    .code(statusForCode(error.code))
-    .type('application/json; charset=utf-8')
-    .send({ error: error.toJSON() });
 }
 
 /** Fastify's own errors become typed wire errors; anything unexpected is masked. */

@@ -4,8 +4,8 @@
  * plus one line in ./kinds.ts.
  */
 import type { TObject, Static } from '@sinclair/typebox';
-import type { ProviderAdapter } from '../runtime/provider.js';
-import type { SecretRef } from '../host/secrets.js';
+import type { ProviderAdapter } from './spec/v1.js';
+import type { SecretRef } from '../shared/secrets.js';
 
 export interface ProviderEnvironment {
   /** Directory that relative paths in the config resolve against. */

@@ -4,8 +4,8 @@
  * refresh is rate-limited, and every probe is bounded in time.
  */
 import { DriverError } from '../protocol/errors.js';
-import { isoTimestamp, type Clock } from './clock.js';
-import type { ProviderAdapter, ProviderInspection } from './provider.js';
+import { isoTimestamp, type Clock } from '../shared/clock.js';
+import type { ProviderAdapter, ProviderInspection } from '../providers/spec/v1.js';
 
 export interface DiscoveryOptions {
   cacheTtlMs?: number;

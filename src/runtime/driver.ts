@@ -1,23 +1,24 @@
 /**
- * AgenticDriver: the in-process runtime. validate -> (host admits) -> loop -> result.
- * Usable directly without HTTP; the host wraps exactly this object.
+ * AgenticDriver: the in-process runtime. parse -> (host authorizes) -> prepare -> (host
+ * admits) -> loop -> result. Usable directly without HTTP; the host wraps exactly this object.
  */
 import { DriverError } from '../protocol/errors.js';
 import { RunRequest as RunRequestSchema } from '../protocol/schemas.js';
 import { validatorFor } from '../protocol/validate.js';
 import { MAX_JSON_DEPTH, valueTooDeep } from '../protocol/json-depth.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../shared/clock.js';
 import { compileSchema, type CompiledSchema } from './json-schema.js';
-import type { ProviderAdapter, ProviderInfo } from './provider.js';
+import type { ProviderAdapter, ProviderInfo } from '../providers/spec/v1.js';
 import { executeRun } from './run-loop.js';
+import type { PreparedRun } from './prepared-run.js';
+import { MAX_APPLICATION_TOOL_BYTES, type ApprovalService, type RunServices, type ToolExecutionService } from './services.js';
 import { registerTools, type ApproveCallback, type HostTool, type RegisteredTool, type RunTool } from './tools.js';
-import { ApprovalRegistry, type ApprovalPolicy } from '../extensions/approvals.js';
-import { ToolExecutionRegistry, MAX_APPLICATION_TOOL_BYTES, type ApplicationToolPolicy } from '../extensions/application-tools.js';
-import type { AuditSink } from '../extensions/audit.js';
-import { jsonBytes } from '../extensions/json-identity.js';
+import { jsonBytes } from '../shared/json-identity.js';
 import type { Provider, RunEvent, RunRequest, RunResult } from './types.js';
 import type { RunStartRecord, UsageRecord } from './usage-record.js';
-import { prepareContext, type PreparedContext } from './context.js';
+import { prepareContext } from './context.js';
+
+export type { PreparedRun } from './prepared-run.js';
 
 export interface DriverLimits {
   maxSteps?: number;
@@ -40,12 +41,10 @@ export interface DriverOptions {
   clock?: Clock;
   /** Minimum interval between `run.progress` events of one wait (default 1000 ms). */
   progressIntervalMs?: number;
-  /** Enables interactive approvals (`approvals` on streaming runs). */
-  approvals?: ApprovalPolicy;
-  /** Enables application tools (`applicationTools` on streaming runs). */
-  applicationTools?: ApplicationToolPolicy;
-  /** Where approval requests and decisions are recorded; a failure stops the approval. */
-  audit?: AuditSink;
+  /** Enables interactive approvals (`approvals` on streaming runs), e.g. an `ApprovalRegistry`. */
+  approvals?: ApprovalService;
+  /** Enables application tools (`applicationTools` on streaming runs), e.g. a `ToolExecutionRegistry`. */
+  toolExecutions?: ToolExecutionService;
   /** Told the unmasked cause whenever a run ends INTERNAL_ERROR (the wire only says "internal"). */
   onInternalError?: (error: unknown, runId: string) => void;
 }
@@ -54,29 +53,10 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Who the run is for; the host passes the token's subject. Default `local`. */
   subject?: string;
-  /**
-   * Called after the schema check and before any other validation, so a caller that may
-   * not use a provider or tool learns nothing about it (spec decision 2).
-   */
-  authorize?: (request: RunRequest) => void;
   /** Whether advisory (`optional: true`) events may be delivered. Default false. */
   acceptOptionalEvents?: boolean;
   /** Application tools the caller's grant says must be reviewed before they run. */
   applicationToolApprovals?: ReadonlySet<string>;
-}
-
-/** A validated request, bound to its provider instance, ready to execute. */
-export interface PreparedRun {
-  request: RunRequest;
-  adapter: ProviderAdapter;
-  subject: string;
-  tools: RunTool[];
-  outputSchema: CompiledSchema | undefined;
-  context: PreparedContext;
-  maxSteps: number;
-  maxOutputTokens: number;
-  idleTimeoutMs: number | undefined;
-  acceptOptionalEvents: boolean;
 }
 
 const validateRequest = validatorFor<RunRequest>(RunRequestSchema);
@@ -85,23 +65,30 @@ const DEFAULTS = { maxSteps: 8, maxOutputTokens: 4096 };
 
 export class AgenticDriver {
   readonly clock: Clock;
-  readonly progressIntervalMs: number;
   private readonly providers = new Map<string, ProviderAdapter>();
   private readonly tools: Map<string, RegisteredTool>;
-  readonly approvals: ApprovalRegistry | undefined;
-  readonly toolExecutions: ToolExecutionRegistry | undefined;
+  /** What every prepared run reaches beyond itself. */
+  private readonly services: RunServices;
 
   constructor(readonly options: DriverOptions) {
     this.clock = options.clock ?? systemClock;
-    this.progressIntervalMs = options.progressIntervalMs ?? 1000;
+    this.services = {
+      clock: this.clock,
+      progressIntervalMs: options.progressIntervalMs ?? 1000,
+      approve: options.approve,
+      approvals: options.approvals,
+      toolExecutions: options.toolExecutions,
+      onRunStarted: options.onRunStarted,
+      onUsage: options.onUsage,
+      onInternalError: options.onInternalError,
+      maxAttempts: options.limits?.maxAttempts,
+    };
     for (const adapter of options.providers) {
       if (this.providers.has(adapter.info.id)) throw new DriverError('INVALID_CONFIG', `Provider ${adapter.info.id} is configured twice.`);
       this.providers.set(adapter.info.id, adapter);
     }
     this.tools = registerTools(options.tools ?? []);
     validateLimits(options.limits ?? {});
-    this.approvals = options.approvals ? new ApprovalRegistry(this.clock, options.approvals, options.audit ?? (() => undefined)) : undefined;
-    this.toolExecutions = options.applicationTools ? new ToolExecutionRegistry(options.applicationTools) : undefined;
   }
 
   /** Static descriptions of every provider instance (no probes). */
@@ -113,8 +100,12 @@ export class AgenticDriver {
     return this.providers.get(id);
   }
 
-  /** Full pre-execution validation. Throws a DriverError; emits nothing. */
-  prepare(input: unknown, options: RunOptions = {}): PreparedRun {
+  /**
+   * The schema check alone, giving a private copy of the request. A caller that grants
+   * providers and tools checks them on this copy before `prepareParsed`, so a caller that may
+   * not use a provider or tool learns nothing about it (spec decision 2).
+   */
+  parse(input: unknown): RunRequest {
     // Before anything recursive (schema validation, structuredClone) can overflow the stack.
     if (valueTooDeep(input)) {
       throw new DriverError('INVALID_REQUEST', `The run request nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep.`);
@@ -122,9 +113,16 @@ export class AgenticDriver {
     if (!validateRequest(input)) {
       throw new DriverError('INVALID_REQUEST', `The run request is invalid: ${validateRequest.explain(input)}.`);
     }
-    const request = structuredClone(input);
-    options.authorize?.(request);
+    return structuredClone(input);
+  }
 
+  /** Full pre-execution validation. Throws a DriverError; emits nothing. */
+  prepare(input: unknown, options: RunOptions = {}): PreparedRun {
+    return this.prepareParsed(this.parse(input), options);
+  }
+
+  /** The rest of validation, on a request `parse` returned. */
+  prepareParsed(request: RunRequest, options: RunOptions = {}): PreparedRun {
     if (request.session) throw new DriverError('SESSIONS_UNAVAILABLE', 'This host does not offer conversation sessions.');
     if (request.retrieval) throw new DriverError('RETRIEVAL_UNAVAILABLE', 'This host does not offer retrieval.');
     if (request.idempotencyKey !== undefined) {
@@ -153,8 +151,9 @@ export class AgenticDriver {
     if (new Set(toolNames).size !== toolNames.length) throw new DriverError('INVALID_REQUEST', 'The tools list names a tool twice.');
     const tools = this.selectTools(request, options);
     if (request.approvals) {
-      if (!this.approvals) throw new DriverError('APPROVAL_UNAVAILABLE', 'This host does not offer interactive approvals.');
-      if (request.approvals.idlePolicy === 'pause' && this.approvals.policy.allowIdlePause === false) {
+      const approvals = this.services.approvals;
+      if (!approvals) throw new DriverError('APPROVAL_UNAVAILABLE', 'This host does not offer interactive approvals.');
+      if (request.approvals.idlePolicy === 'pause' && approvals.policy.allowIdlePause === false) {
         throw new DriverError('APPROVAL_POLICY', 'This host does not let runs pause their idle timer for approvals.');
       }
     }
@@ -175,6 +174,7 @@ export class AgenticDriver {
       maxOutputTokens: Math.min(request.maxOutputTokens ?? DEFAULTS.maxOutputTokens, limits.maxOutputTokens ?? PROTOCOL_MAX.maxOutputTokens),
       idleTimeoutMs: effectiveIdleTimeout(request.idleTimeoutMs, limits.idleTimeoutMs),
       acceptOptionalEvents: options.acceptOptionalEvents ?? false,
+      services: this.services,
     };
   }
 
@@ -182,7 +182,7 @@ export class AgenticDriver {
   private selectTools(request: RunRequest, options: RunOptions): RunTool[] {
     const definitions = new Map<string, NonNullable<RunRequest['applicationTools']>[number]>();
     if (request.applicationTools) {
-      const policy = this.toolExecutions?.policy;
+      const policy = this.services.toolExecutions?.policy;
       if (!policy) throw new DriverError('APPLICATION_TOOLS_UNAVAILABLE', 'This host does not offer application tools.');
       for (const definition of request.applicationTools) {
         if (definitions.has(definition.name) || this.tools.has(definition.name)) {
@@ -201,7 +201,7 @@ export class AgenticDriver {
       const definition = definitions.get(name);
       if (definition) {
         const requiresApproval =
-          this.toolExecutions!.policy.requireApproval !== false || definition.requiresApproval === true || (options.applicationToolApprovals?.has(name) ?? false);
+          this.services.toolExecutions!.policy.requireApproval !== false || definition.requiresApproval === true || (options.applicationToolApprovals?.has(name) ?? false);
         return {
           kind: 'application',
           name,
@@ -224,7 +224,7 @@ export class AgenticDriver {
    * exactly like aborting `signal`.
    */
   execute(prepared: PreparedRun, signal?: AbortSignal): AsyncGenerator<RunEvent> {
-    return executeRun(this, prepared, signal);
+    return executeRun(prepared, signal);
   }
 
   /** Validation errors are thrown from the first `next()`, before any event. */
@@ -236,12 +236,7 @@ export class AgenticDriver {
   /** Runs to the end and returns the result, or throws the terminal error. */
   async run(request: unknown, options: RunOptions = {}): Promise<RunResult> {
     const candidate = request as Partial<RunRequest> | null;
-    if (candidate && typeof candidate === 'object' && candidate.approvals) {
-      throw new DriverError('APPROVAL_STREAM_REQUIRED', 'Interactive approvals need a streaming run.');
-    }
-    if (candidate && typeof candidate === 'object' && candidate.applicationTools) {
-      throw new DriverError('TOOL_STREAM_REQUIRED', 'Application tools need a streaming run.');
-    }
+    if (candidate && typeof candidate === 'object') requireNoStream(candidate);
     for await (const event of this.stream(request, options)) {
       if (event.type === 'run.completed') return event.result;
       if (event.type === 'run.failed' || event.type === 'run.cancelled') throw DriverError.from(event.error);
@@ -252,6 +247,12 @@ export class AgenticDriver {
   async close(): Promise<void> {
     await Promise.allSettled([...this.providers.values()].map((adapter) => adapter.close?.()));
   }
+}
+
+/** The "needs a stream" rule: interactive approvals and application tools need an event stream. */
+export function requireNoStream(request: Pick<Partial<RunRequest>, 'approvals' | 'applicationTools'>): void {
+  if (request.approvals) throw new DriverError('APPROVAL_STREAM_REQUIRED', 'Interactive approvals need a streaming run.');
+  if (request.applicationTools) throw new DriverError('TOOL_STREAM_REQUIRED', 'Application tools need a streaming run.');
 }
 
 export function describeProvider(info: ProviderInfo): Provider {

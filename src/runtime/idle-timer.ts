@@ -2,7 +2,7 @@
  * The optional inactivity policy. Real work (model output, tool progress, completed
  * operations) resets it; nothing else does. Disabled when the interval is undefined.
  */
-import type { Clock } from './clock.js';
+import type { Clock } from '../shared/clock.js';
 
 export class IdleTimer {
   private handle: unknown;

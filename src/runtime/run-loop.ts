@@ -5,12 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import { DriverError, toDriverError } from '../protocol/errors.js';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../protocol/json-depth.js';
-import { isoTimestamp } from './clock.js';
+import { isoTimestamp } from '../shared/clock.js';
 import { CONTEXT_INSTRUCTIONS, draftArtifact } from './context.js';
-import type { AgenticDriver, PreparedRun } from './driver.js';
+import type { PreparedRun } from './prepared-run.js';
 import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
-import type { ProviderMessage, ProviderPart, ProviderRequest } from './provider.js';
+import type { RunServices } from './services.js';
+import type { ProviderMessage, ProviderPart, ProviderRequest } from '../providers/spec/v1.js';
 import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
 import { normalizeUsage, UsageAccumulator } from './usage.js';
@@ -21,7 +22,7 @@ const RUN_ENDED = Symbol('run ended');
 /** Abort reasons that end a run as `run.failed` rather than `run.cancelled`. */
 const FAILING_ABORTS: ReadonlySet<string> = new Set(['OUTPUT_BUFFER_LIMIT']);
 
-export async function* executeRun(driver: AgenticDriver, prepared: PreparedRun, callerSignal?: AbortSignal): AsyncGenerator<RunEvent> {
+export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSignal): AsyncGenerator<RunEvent> {
   const runId = randomUUID();
   const abort = new AbortController();
   const onCallerAbort = () => abort.abort(callerSignal?.reason);
@@ -29,7 +30,7 @@ export async function* executeRun(driver: AgenticDriver, prepared: PreparedRun, 
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
 
   const channel = new EventChannel((error) => abort.abort(error));
-  const body = new RunBody(driver, prepared, runId, abort, channel);
+  const body = new RunBody(prepared, runId, abort, channel);
   const task = body.run();
   let sequence = 0;
   let ended = false;
@@ -37,7 +38,7 @@ export async function* executeRun(driver: AgenticDriver, prepared: PreparedRun, 
     for await (const payload of channel.drain()) {
       sequence += 1;
       const { type, ...fields } = payload;
-      const event = { type, runId, sequence, timestamp: isoTimestamp(driver.clock), ...fields } as RunEvent;
+      const event = { type, runId, sequence, timestamp: isoTimestamp(prepared.services.clock), ...fields } as RunEvent;
       if (type === 'run.completed' || type === 'run.failed' || type === 'run.cancelled') ended = true;
       yield event;
     }
@@ -64,18 +65,20 @@ class RunBody {
   private steps = 0;
   private toolPending = false;
 
+  private readonly services: RunServices;
+
   constructor(
-    private readonly driver: AgenticDriver,
     private readonly prepared: PreparedRun,
     private readonly runId: string,
     private readonly abort: AbortController,
     private readonly channel: EventChannel,
   ) {
+    this.services = prepared.services;
     const ms = prepared.idleTimeoutMs;
-    this.idle = new IdleTimer(driver.clock, ms, () =>
+    this.idle = new IdleTimer(this.services.clock, ms, () =>
       abort.abort(new DriverError('IDLE_TIMEOUT', `The run made no progress for ${ms} ms.`, { retryable: true })),
     );
-    this.startedAt = driver.clock.now();
+    this.startedAt = this.services.clock.now();
   }
 
   private get signal(): AbortSignal {
@@ -155,7 +158,7 @@ class RunBody {
     if (tools.length > 0) providerRequest.callTool = this.midStepToolCaller();
     if (request.approvals) providerRequest.requestApproval = (call) => this.review(call);
     if (request.retry) {
-      const cap = this.driver.options.limits?.maxAttempts ?? request.retry.maxAttempts;
+      const cap = this.services.maxAttempts ?? request.retry.maxAttempts;
       providerRequest.retry = { ...request.retry, maxAttempts: Math.min(request.retry.maxAttempts, cap) };
     }
 
@@ -282,7 +285,7 @@ class RunBody {
 
   /** Hands the call to the application through a single-use ticket and waits for its one result. */
   private async dispatchApplicationTool(call: ToolCall, tool: Extract<RunTool, { kind: 'application' }>): Promise<unknown> {
-    const ticket = this.driver.toolExecutions!.dispatch({
+    const ticket = this.services.toolExecutions!.dispatch({
       runId: this.runId,
       subject: this.prepared.subject,
       provider: this.prepared.request.provider,
@@ -306,7 +309,7 @@ class RunBody {
    * opted in, a person through an interactive approval. With neither, fail closed.
    */
   private async review(call: ToolCall): Promise<void> {
-    const approve = this.driver.options.approve;
+    const approve = this.services.approve;
     if (approve) {
       const approved = await abortable(
         Promise.resolve().then(() => approve(structuredClone(call), { runId: this.runId, subject: this.prepared.subject, signal: this.signal })),
@@ -319,7 +322,7 @@ class RunBody {
       if (!approve) throw new DriverError('APPROVAL_REQUIRED', `Tool ${call.name} requires approval, and this run did not ask for interactive approvals.`);
       return;
     }
-    const pending = await this.driver.approvals!.open({
+    const pending = await this.services.approvals!.open({
       runId: this.runId,
       subject: this.prepared.subject,
       provider: this.prepared.request.provider,
@@ -354,8 +357,8 @@ class RunBody {
     return () => {
       if (this.signal.aborted) return;
       this.idle.touch();
-      const now = this.driver.clock.now();
-      if (last !== undefined && now - last < this.driver.progressIntervalMs) return;
+      const now = this.services.clock.now();
+      if (last !== undefined && now - last < this.services.progressIntervalMs) return;
       last = now;
       this.channel.push({ type: 'run.progress', phase });
     };
@@ -405,7 +408,7 @@ class RunBody {
       failure = reason instanceof DriverError ? reason : new DriverError('CANCELLED', 'The run was cancelled.');
     } else {
       failure = toDriverError(error);
-      if (!(error instanceof DriverError)) this.driver.options.onInternalError?.(error, this.runId);
+      if (!(error instanceof DriverError)) this.services.onInternalError?.(error, this.runId);
     }
     if (this.toolPending && failure.outcome !== 'uncertain') {
       const keep = failure.code === 'IDLE_TIMEOUT' || failure.code === 'CANCELLED';
@@ -434,14 +437,14 @@ class RunBody {
   }
 
   private async recordStart(): Promise<void> {
-    const sink = this.driver.options.onRunStarted;
+    const sink = this.services.onRunStarted;
     if (sink) await boundedSink(() => sink(this.startRecord()));
   }
 
   private async recordUsage(status: UsageRecord['status'], errorCode: string | undefined): Promise<void> {
-    const sink = this.driver.options.onUsage;
+    const sink = this.services.onUsage;
     if (!sink) return;
-    const finishedAt = this.driver.clock.now();
+    const finishedAt = this.services.clock.now();
     const record: UsageRecord = {
       ...this.startRecord(),
       status,

@@ -1,6 +1,4 @@
 /** Wire types the runtime uses, re-exported from the protocol source of truth. */
-import type { Static } from '@sinclair/typebox';
-import type { RetryPolicy } from '../protocol/schemas.js';
 export type {
   ApplicationToolDefinition,
   Capabilities,
@@ -19,4 +17,4 @@ export type {
   ToolCall,
   Usage,
 } from '../protocol/schemas.js';
-export type RetryPolicyValue = Static<typeof RetryPolicy>;
+export type { RetryPolicyValue } from '../providers/spec/v1.js';

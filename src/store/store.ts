@@ -2,7 +2,7 @@
  * The state seam. The host keeps everything durable behind this interface so that the
  * embedded SQLite store and a shared PostgreSQL store are interchangeable.
  */
-import type { AuditRecord } from '../extensions/audit.js';
+import type { AuditRecord } from './audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../runtime/usage-record.js';
 
 export interface UsageSummary {

@@ -1,19 +1,17 @@
 /**
- * The client bundle in a real browser (Debian's Chromium via playwright-core): a page on an
- * allowed origin streams a run from the real host and reads the version header through
- * CORS; a page on another origin is refused with ORIGIN_DENIED. Fails loudly without
- * /usr/bin/chromium (`apt-get install -y chromium`).
+ * The client bundle in a real browser (Chromium from npm via playwright-core, see
+ * launch.ts): a page on an allowed origin streams a run from the real host and reads the
+ * version header through CORS; a page on another origin is refused with ORIGIN_DENIED.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { build } from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startTestHost, TOKEN, type TestHost } from '../support/host.js';
+import { launchChromium } from './launch.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const root = new URL('../..', import.meta.url).pathname;
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>agenticdriver client</title>
@@ -49,12 +47,11 @@ describe('client in a real browser', () => {
   let browser: Browser;
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`);
     bundle = await bundleClient();
     allowed = await servePage(bundle);
     denied = await servePage(bundle);
     host = await startTestHost({ allowedOrigins: [allowed.origin] });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await launchChromium();
   });
 
   after(async () => {

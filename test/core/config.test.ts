@@ -3,9 +3,9 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { isLoopbackHost, normalizeOrigin } from '../../src/host/addresses.js';
+import { isLoopbackHost, normalizeOrigin } from '../../src/shared/addresses.js';
 import { parseHostConfig, readHostConfig, resolveConfigPath } from '../../src/host/config.js';
-import { readSecret } from '../../src/host/secrets.js';
+import { readSecret } from '../../src/shared/secrets.js';
 import { DriverError } from '../../src/protocol/errors.js';
 
 const valid = () => ({

@@ -178,7 +178,7 @@ describe('application tools over HTTP', () => {
     const second = await stream(host, run());
     assert.deepEqual(second.at(-1)!.error, { code: 'TOOL_EXECUTOR_CAPACITY', message: 'Too many application tool executions are pending on this host.', retryable: true });
     await reader.return(undefined);
-    for (let i = 0; i < 50 && host.driver.toolExecutions!.size > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(host.driver.toolExecutions!.size, 0);
+    for (let i = 0; i < 50 && host.toolExecutions!.size > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(host.toolExecutions!.size, 0);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { AuditRecord } from '../../src/extensions/audit.js';
+import type { AuditRecord } from '../../src/store/audit-record.js';
 import { SqliteStateStore } from '../../src/store/sqlite/sqlite-store.js';
 import { OTHER_TOKEN, script, sseEvents, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { mkdtempSync } from 'node:fs';
@@ -159,7 +159,7 @@ describe('interactive approvals over HTTP', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     assert.equal(late.body.error?.code, 'APPROVAL_NOT_FOUND');
-    assert.equal(host.driver.approvals!.size, 0);
+    assert.equal(host.approvals!.size, 0);
   });
 
   it('refuses interactive approvals on JSON runs', async () => {

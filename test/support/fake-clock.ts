@@ -1,5 +1,5 @@
 /** A manual clock: timers fire only when a test advances time. */
-import type { Clock } from '../../src/runtime/clock.js';
+import type { Clock } from '../../src/shared/clock.js';
 
 interface Timer {
   at: number;

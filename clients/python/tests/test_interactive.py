@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List
 
 import pytest
 
-from agenticdriver import AgenticClient, AsyncAgenticClient, DriverError
+from agenticdriver import AgenticClient, AsyncAgenticClient, DriverError, ToolContext
 from hosts import STAMP, TOKEN, ScriptedHost, event, result, sse
 
 CALL = {"id": "call-1", "name": "send_email", "arguments": {"to": ["ana@example.com"], "draft": {"subject": "Hi"}}}
@@ -122,48 +122,70 @@ def interactive_events() -> List[Dict[str, Any]]:
     ]
 
 
-def test_stream_answers_use_the_delivered_request_not_the_mutated_event(host: ScriptedHost) -> None:
+def test_answers_use_the_request_as_delivered_not_the_event_mutated_later(host: ScriptedHost) -> None:
     host.routes["runs"] = lambda x: x.stream(sse(interactive_events()))
     host.routes["approvals/decisions"] = lambda x: x.reply(200, {**RESOLUTION, "outcome": "cancelled"})
     host.routes["tool-executions/results"] = lambda x: x.reply(200, {**IDENTITY, "status": "accepted"})
-    with AgenticClient(host.url, TOKEN).stream(REQUEST) as stream:  # type: ignore[arg-type]
+    client = AgenticClient(host.url, TOKEN)
+    with client.stream(REQUEST) as stream:  # type: ignore[arg-type]
         for item in stream:
             if item["type"] == "approval.requested":
+                pending = client.approval(item)
                 item["approval"]["call"]["arguments"]["to"] = ["mallory@example.com"]
-                assert stream.approval(item).cancel()["outcome"] == "cancelled"
+                assert pending.cancel()["outcome"] == "cancelled"
             elif item["type"] == "tool.execution.requested":
+                execution = client.execution(item)
                 item["execution"]["executionId"] = "forged"
-                with pytest.raises(DriverError) as raised:
-                    stream.execution(item)
-                assert raised.value.code == "INVALID_ARGUMENT"
-                item["execution"]["executionId"] = "execution-1"
-                stream.execution(item).fail()
+                execution.fail()
     bodies = [json.loads(request["body"]) for request in host.requests[1:]]
     assert bodies == [{**DECISION, "decision": "cancel"}, {**IDENTITY, "error": "APPLICATION_TOOL_FAILED"}]
 
 
-def test_stream_handles_refuse_events_the_stream_did_not_deliver(host: ScriptedHost) -> None:
+def test_stream_with_tools_copies_the_execution_before_the_caller_sees_it(host: ScriptedHost) -> None:
     host.routes["runs"] = lambda x: x.stream(sse(interactive_events()))
-    foreign = event("approval.requested", 2, approval={**APPROVAL, "approvalId": "approval-2"})
-    with AgenticClient(host.url, TOKEN).stream(REQUEST) as stream:  # type: ignore[arg-type]
-        list(stream)
-        for bad in (foreign, {"type": "text.delta"}, "approval-1", None):
-            with pytest.raises(DriverError) as raised:
-                stream.approval(bad)  # type: ignore[arg-type]
-            assert raised.value.code == "INVALID_ARGUMENT"
+    host.routes["approvals/decisions"] = lambda x: x.reply(200, {**RESOLUTION, "outcome": "cancelled"})
+    host.routes["tool-executions/results"] = lambda x: x.reply(200, {**IDENTITY, "status": "accepted"})
+    seen: List[Any] = []
+
+    def send_email(arguments: Dict[str, Any], context: ToolContext) -> Any:
+        seen.append((arguments, context.execution["executionId"]))
+        return {"messageId": "m-1"}
+
+    client = AgenticClient(host.url, TOKEN)
+    with client.stream_with_tools(REQUEST, {"send_email": send_email}) as stream:  # type: ignore[arg-type]
+        for item in stream:
+            if item["type"] == "tool.execution.requested":
+                item["execution"]["executionId"] = "forged"
+                item["execution"]["call"]["arguments"]["to"] = ["mallory@example.com"]
+            elif item["type"] == "approval.requested":
+                client.approval(item).cancel()
+    assert seen == [(CALL["arguments"], "execution-1")]
+    assert json.loads(host.requests[-1]["body"]) == {**IDENTITY, "output": {"messageId": "m-1"}}
+
+
+def test_handles_refuse_events_that_are_not_their_requests(host: ScriptedHost) -> None:
+    client = AgenticClient(host.url, TOKEN)
+    for bad in ({"type": "text.delta"}, {"type": "approval.requested"}, "approval-1", None):
+        with pytest.raises(DriverError) as raised:
+            client.approval(bad)  # type: ignore[arg-type]
+        assert raised.value.code == "INVALID_ARGUMENT"
+        with pytest.raises(DriverError) as raised:
+            client.execution(bad)  # type: ignore[arg-type]
+        assert raised.value.code == "INVALID_ARGUMENT"
+    assert host.requests == []
 
 
 def test_async_stream_runs_registered_async_functions_and_reports_raised_failures(host: ScriptedHost) -> None:
     host.routes["runs"] = lambda x: x.stream(sse(interactive_events()))
     host.routes["tool-executions/results"] = lambda x: x.reply(200, {**IDENTITY, "status": "accepted"})
 
-    async def send_email(arguments: Dict[str, Any], ticket: Any) -> Any:
+    async def send_email(arguments: Dict[str, Any], context: Any) -> Any:
         raise ConnectionError("mail server down")
 
     async def main() -> List[str]:
         async with AsyncAgenticClient(host.url, TOKEN) as client:
-            async with client.stream(REQUEST) as stream:  # type: ignore[arg-type]
-                return [item["type"] async for item in stream.with_tools({"send_email": send_email})]
+            async with client.stream_with_tools(REQUEST, {"send_email": send_email}) as stream:  # type: ignore[arg-type]
+                return [item["type"] async for item in stream]
 
     assert asyncio.run(main())[-1] == "run.completed"
     assert json.loads(host.requests[-1]["body"]) == {**IDENTITY, "error": "APPLICATION_TOOL_FAILED"}
@@ -171,8 +193,7 @@ def test_async_stream_runs_registered_async_functions_and_reports_raised_failure
 
 @pytest.mark.parametrize("functions", [{"other_tool": lambda a, t: None}, {"send_email": "not callable"}])
 def test_functions_must_be_callables_for_declared_tools(host: ScriptedHost, functions: Dict[str, Any]) -> None:
-    stream = AgenticClient(host.url, TOKEN).stream(REQUEST)  # type: ignore[arg-type]
     with pytest.raises(DriverError) as raised:
-        stream.with_tools(functions)
+        AgenticClient(host.url, TOKEN).stream_with_tools(REQUEST, functions)  # type: ignore[arg-type]
     assert raised.value.code == "INVALID_ARGUMENT"
     assert host.requests == []

@@ -62,20 +62,22 @@ def then(value: Any, use: Callable[[Any], Any]) -> Any:
 async def stream_sync(live: LiveHost, request: Dict[str, Any], handle: Handler, functions: Optional[Dict[str, Any]]) -> List[Event]:
     events: List[Event] = []
     with AgenticClient(live.url, live.token, ca_file=live.ca_file, io_timeout=20) as client:
-        with client.stream(request) as stream:  # type: ignore[arg-type]
-            for event in stream.with_tools(functions) if functions is not None else stream:
+        opened = client.stream(request) if functions is None else client.stream_with_tools(request, functions)  # type: ignore[arg-type]
+        with opened as stream:
+            for event in stream:
                 events.append(dict(event))
-                await handle(stream, events[-1])
+                await handle(client, events[-1])
     return events
 
 
 async def stream_async(live: LiveHost, request: Dict[str, Any], handle: Handler, functions: Optional[Dict[str, Any]]) -> List[Event]:
     events: List[Event] = []
     async with AsyncAgenticClient(live.url, live.token, ca_file=live.ca_file, io_timeout=20) as client:
-        async with client.stream(request) as stream:  # type: ignore[arg-type]
-            async for event in stream.with_tools(functions) if functions is not None else stream:
+        opened = client.stream(request) if functions is None else client.stream_with_tools(request, functions)  # type: ignore[arg-type]
+        async with opened as stream:
+            async for event in stream:
                 events.append(dict(event))
-                await handle(stream, events[-1])
+                await handle(client, events[-1])
     return events
 
 
@@ -99,22 +101,22 @@ def test_application_function_reports_progress_is_approved_completes_and_rejects
     stale: List[DriverError] = []
     requested: List[Event] = []
 
-    def forecast(arguments: Dict[str, Any], ticket: Any) -> Any:
+    def forecast(arguments: Dict[str, Any], context: Any) -> Any:
         calls.append(arguments)
-        return then(ticket.progress(), lambda receipt: (receipts.append(receipt), {"forecast": f"sunny in {arguments['query']}"})[1])
+        return then(context.progress(), lambda receipt: (receipts.append(receipt), {"forecast": f"sunny in {arguments['query']}"})[1])
 
-    async def handle(stream: Any, event: Event) -> None:
+    async def handle(client: Any, event: Event) -> None:
         if event["type"] == "approval.requested":
-            pending = stream.approval(event)
+            pending = client.approval(event)
             event["approval"]["call"]["arguments"]["query"] = "elsewhere"  # the decision still echoes the proposal
             resolutions.append(await settle(pending.approve()))
             stale.append(await error_of(pending.approve))
         elif event["type"] == "tool.execution.requested":
             requested.append(event)
         elif event["type"] == "tool.completed":
-            ticket = stream.execution(requested[0])
-            stale.append(await error_of(lambda: ticket.complete({"forecast": "again"})))
-            stale.append(await error_of(ticket.progress))
+            pending = client.execution(requested[0])
+            stale.append(await error_of(lambda: pending.complete({"forecast": "again"})))
+            stale.append(await error_of(pending.progress))
 
     request = lookup_request(applicationTools=[dict(LOOKUP, requiresApproval=True)], approvals=PAUSE)
     events = play(streamer, live_host, request, handle, {"application_lookup": forecast})
@@ -133,11 +135,11 @@ def test_application_function_reports_progress_is_approved_completes_and_rejects
 def test_an_execution_answered_by_hand_and_an_unregistered_tool_is_never_run(live_host: LiveHost, streamer: Streamer) -> None:
     receipts: List[Any] = []
 
-    async def handle(stream: Any, event: Event) -> None:
+    async def handle(client: Any, event: Event) -> None:
         if event["type"] == "tool.execution.requested":
-            ticket = stream.execution(event)
-            receipts.append(await settle(ticket.progress()))
-            receipts.append(await settle(ticket.complete({"forecast": "by hand"})))
+            pending = client.execution(event)
+            receipts.append(await settle(pending.progress()))
+            receipts.append(await settle(pending.complete({"forecast": "by hand"})))
 
     # An empty function map: the runner passes the request on and executes nothing.
     events = play(streamer, live_host, lookup_request(), handle, {})
@@ -148,10 +150,10 @@ def test_an_execution_answered_by_hand_and_an_unregistered_tool_is_never_run(liv
 
 @MODES
 def test_a_raising_function_is_reported_as_a_failure_with_an_uncertain_outcome(live_host: LiveHost, streamer: Streamer) -> None:
-    def broken(arguments: Dict[str, Any], ticket: Any) -> Any:
+    def broken(arguments: Dict[str, Any], context: Any) -> Any:
         raise RuntimeError("the forecast service is down")
 
-    async def ignore(stream: Any, event: Event) -> None:
+    async def ignore(client: Any, event: Event) -> None:
         return None
 
     events = play(streamer, live_host, lookup_request(), ignore, {"application_lookup": broken})
@@ -166,12 +168,12 @@ def test_a_denied_approval_never_runs_the_function(live_host: LiveHost, streamer
     calls: List[Any] = []
     resolutions: List[Any] = []
 
-    async def handle(stream: Any, event: Event) -> None:
+    async def handle(client: Any, event: Event) -> None:
         if event["type"] == "approval.requested":
-            resolutions.append(await settle(stream.approval(event).deny()))
+            resolutions.append(await settle(client.approval(event).deny()))
 
     request = lookup_request(applicationTools=[dict(LOOKUP, requiresApproval=True)], approvals=PAUSE)
-    events = play(streamer, live_host, request, handle, {"application_lookup": lambda arguments, ticket: calls.append(arguments)})
+    events = play(streamer, live_host, request, handle, {"application_lookup": lambda arguments, context: calls.append(arguments)})
     assert calls == []
     assert [r["outcome"] for r in resolutions] == ["denied"]
     assert "tool.execution.requested" not in types(events)

@@ -1,9 +1,8 @@
 //! The async client (tokio).
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::{codes, Error};
-use crate::interactive::{PendingApproval, ToolFunctions, ToolStream, ToolTicket};
+use crate::interactive::{approval_of, check_declared, execution_of, PendingApproval, PendingExecution, ToolFunctions, ToolStream};
 use crate::sse::SseDecoder;
-use crate::tickets::StreamTickets;
 use crate::transport::{transport_error, ClientConfig, Transport};
 use crate::types::*;
 use crate::validate::{self, EventValidator};
@@ -73,7 +72,7 @@ impl AsyncAgenticClient {
 
     /// Decides a pending approval (`approval.requested`); the receipt is checked
     /// against the decision. A malformed decision fails `INVALID_APPROVAL` before it is
-    /// sent. Within a stream loop, [`EventStream::approval`] is the one-call form.
+    /// sent. Within a stream loop, [`approval`](Self::approval) is the one-call form.
     pub async fn decide_approval(&self, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
         validate::approval_decision(decision)?;
         let body = self.transport.post_json("v1/approvals/decisions", request_body(decision)?).await?;
@@ -90,7 +89,7 @@ impl AsyncAgenticClient {
 
     /// Delivers the one result of a dispatched application tool. A malformed result (not
     /// exactly one of `output` and `error`, say) fails `INVALID_TOOL_EXECUTION` before it
-    /// is sent. Within a stream loop, [`EventStream::execution`] is the one-call form.
+    /// is sent. Within a stream loop, [`execution`](Self::execution) is the one-call form.
     pub async fn complete_tool(&self, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
         validate::tool_result(result)?;
         let body = self.transport.post_json("v1/tool-executions/results", request_body(result)?).await?;
@@ -107,14 +106,8 @@ impl AsyncAgenticClient {
     /// the first error. Dropping it closes the connection, which cancels the run.
     pub async fn stream(&self, request: &RunRequest) -> Result<EventStream, Error> {
         let response = self.transport.post_stream("v1/runs", request_body(request)?).await?;
-        let tickets = Arc::new(StreamTickets::new(self.clone(), request));
-        let reader = Reader {
-            response,
-            decoder: SseDecoder::new(),
-            validator: EventValidator::new(request.clone()),
-            frames: VecDeque::new(),
-            tickets: Arc::clone(&tickets),
-        };
+        let reader =
+            Reader { response, decoder: SseDecoder::new(), validator: EventValidator::new(request.clone()), frames: VecDeque::new() };
         let events = futures_util::stream::unfold(Some(reader), |reader| async move {
             let mut reader = reader?;
             match reader.next_event().await {
@@ -125,7 +118,31 @@ impl AsyncAgenticClient {
                 Err(error) => Some((Err(error), None)),
             }
         });
-        Ok(EventStream { events: Box::pin(events), tickets })
+        Ok(EventStream { events: Box::pin(events) })
+    }
+
+    /// [`stream`](Self::stream) that also runs `functions` for the execution requests of
+    /// their tools (see [`ToolStream`]). Nothing else is ever executed; a function
+    /// registered for a tool the request does not declare in `applicationTools` fails
+    /// `INVALID_ARGUMENT` before anything is sent.
+    pub async fn stream_with_tools(&self, request: &RunRequest, functions: ToolFunctions) -> Result<ToolStream, Error> {
+        check_declared(request, functions.names())?;
+        let events = self.stream(request).await?;
+        Ok(ToolStream::new(self.clone(), events, functions))
+    }
+
+    /// An `approval.requested` event as a handle: `client.approval(&event)?.approve().await?`.
+    /// The handle keeps its own copy of the request, so it answers exactly what the host
+    /// asked. Any other event fails `INVALID_ARGUMENT`.
+    pub fn approval(&self, event: &Event) -> Result<PendingApproval, Error> {
+        approval_of(self, event)
+    }
+
+    /// A `tool.execution.requested` event as a single-use handle:
+    /// `client.execution(&event)?.complete(output).await?`. Any other event fails
+    /// `INVALID_ARGUMENT`.
+    pub fn execution(&self, event: &Event) -> Result<PendingExecution, Error> {
+        execution_of(self, event)
     }
 }
 
@@ -134,7 +151,6 @@ struct Reader {
     decoder: SseDecoder,
     validator: EventValidator,
     frames: VecDeque<String>,
-    tickets: Arc<StreamTickets>,
 }
 
 impl Reader {
@@ -142,10 +158,7 @@ impl Reader {
         loop {
             if let Some(frame) = self.frames.pop_front() {
                 match self.validator.accept(&frame)? {
-                    Some(event) => {
-                        self.tickets.note(&event);
-                        return Ok(event);
-                    }
+                    Some(event) => return Ok(event),
                     None => continue,
                 }
             }
@@ -168,38 +181,11 @@ impl Reader {
 /// or an error it yields nothing more and the connection is already closed.
 pub struct EventStream {
     events: Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>>,
-    tickets: Arc<StreamTickets>,
 }
 
 impl EventStream {
     /// Closes the connection (the host cancels the run if it was still going).
     pub fn close(self) {}
-
-    /// An `approval.requested` this stream delivered, as a handle:
-    /// `stream.approval(&event)?.approve().await?`. The handle is built from the stream's
-    /// own copy of the request, so it answers exactly what the host asked. Any other
-    /// event fails `INVALID_ARGUMENT`.
-    pub fn approval(&self, event: &Event) -> Result<PendingApproval, Error> {
-        self.tickets.approval(event)
-    }
-
-    /// A `tool.execution.requested` this stream delivered, as a single-use ticket:
-    /// `stream.execution(&event)?.complete(output).await?`. Any other event fails
-    /// `INVALID_ARGUMENT`.
-    pub fn execution(&self, event: &Event) -> Result<ToolTicket, Error> {
-        self.tickets.execution(event)
-    }
-
-    /// Runs `functions` for the execution requests of their tools while streaming (see
-    /// [`ToolStream`]). Nothing else is ever executed; a function registered for a tool
-    /// the request does not declare in `applicationTools` fails `INVALID_ARGUMENT`.
-    pub fn with_tools(self, functions: ToolFunctions) -> Result<ToolStream, Error> {
-        ToolStream::new(self, functions)
-    }
-
-    pub(crate) fn tickets(&self) -> &Arc<StreamTickets> {
-        &self.tickets
-    }
 }
 
 impl Stream for EventStream {

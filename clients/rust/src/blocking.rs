@@ -2,15 +2,15 @@
 //! outside async code (or inside `spawn_blocking`).
 mod interactive;
 
-pub use interactive::{PendingApproval, ToolContext, ToolFunctions, ToolIter, ToolTicket};
+pub use interactive::{PendingApproval, PendingExecution, ToolContext, ToolFunctions, ToolIter};
 
 use crate::async_client::{AsyncAgenticClient, EventStream};
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::Error;
+use crate::interactive::check_declared;
 use crate::transport::{transport_error, ClientConfig};
 use crate::types::*;
 use futures_util::StreamExt;
-use interactive::Answers;
 use std::sync::Arc;
 use tokio::runtime::Runtime;
 
@@ -74,41 +74,40 @@ impl AgenticClient {
     /// `break` out of a `for` loop) closes the connection, which cancels the run.
     pub fn stream(&self, request: &RunRequest) -> Result<EventIter, Error> {
         let stream = self.runtime.block_on(self.inner.stream(request))?;
-        let answers = Answers { tickets: Arc::clone(stream.tickets()), runtime: Arc::clone(&self.runtime) };
-        Ok(EventIter { stream, answers })
+        Ok(EventIter { stream, runtime: Arc::clone(&self.runtime) })
+    }
+
+    /// [`stream`](Self::stream) that also runs `functions` for the execution requests of
+    /// their tools (see [`AsyncAgenticClient::stream_with_tools`]).
+    pub fn stream_with_tools(&self, request: &RunRequest, functions: ToolFunctions) -> Result<ToolIter, Error> {
+        check_declared(request, functions.names())?;
+        let events = self.stream(request)?;
+        Ok(ToolIter::new(self.clone(), events, functions))
+    }
+
+    /// An `approval.requested` event as a handle: `client.approval(&event)?.approve()?`
+    /// (see [`AsyncAgenticClient::approval`]).
+    pub fn approval(&self, event: &Event) -> Result<PendingApproval, Error> {
+        Ok(PendingApproval { inner: self.inner.approval(event)?, runtime: Arc::clone(&self.runtime) })
+    }
+
+    /// A `tool.execution.requested` event as a single-use handle:
+    /// `client.execution(&event)?.complete(output)?` (see [`AsyncAgenticClient::execution`]).
+    pub fn execution(&self, event: &Event) -> Result<PendingExecution, Error> {
+        Ok(PendingExecution { inner: self.inner.execution(event)?, runtime: Arc::clone(&self.runtime) })
     }
 }
 
 /// The validated events of one run, read as they arrive.
 pub struct EventIter {
     stream: EventStream,
-    answers: Answers,
-}
-
-impl EventIter {
-    /// An `approval.requested` this stream delivered, as a handle:
-    /// `events.approval(&event)?.approve()?` (see [`EventStream::approval`]).
-    pub fn approval(&self, event: &Event) -> Result<PendingApproval, Error> {
-        self.answers.approval(event)
-    }
-
-    /// A `tool.execution.requested` this stream delivered, as a single-use ticket:
-    /// `events.execution(&event)?.complete(output)?` (see [`EventStream::execution`]).
-    pub fn execution(&self, event: &Event) -> Result<ToolTicket, Error> {
-        self.answers.execution(event)
-    }
-
-    /// Runs `functions` for the execution requests of their tools while iterating (see
-    /// [`EventStream::with_tools`]).
-    pub fn with_tools(self, functions: ToolFunctions) -> Result<ToolIter, Error> {
-        ToolIter::new(self, functions)
-    }
+    runtime: Arc<Runtime>,
 }
 
 impl Iterator for EventIter {
     type Item = Result<Event, Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.answers.runtime.block_on(self.stream.next())
+        self.runtime.block_on(self.stream.next())
     }
 }

@@ -1,8 +1,7 @@
 //! One-call answers to a stream's `approval.requested` and `tool.execution.requested`
 //! events, and a runner for application functions registered by tool name.
 use crate::async_client::{AsyncAgenticClient, EventStream};
-use crate::error::Error;
-use crate::tickets::StreamTickets;
+use crate::error::{codes, Error};
 use crate::types::*;
 use futures_core::Stream;
 use futures_util::StreamExt;
@@ -10,10 +9,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
-/// An `approval.requested` of a stream ([`EventStream::approval`]): `approve()`, `deny()` or
+/// An `approval.requested` ([`AsyncAgenticClient::approval`]): `approve()`, `deny()` or
 /// `cancel()` it once. Each returns the host's checked receipt; what then happens to the
 /// run arrives as events (`approval.resolved`, then the tool's events or the terminal).
 pub struct PendingApproval {
@@ -75,17 +73,17 @@ impl ToolContext {
     }
 }
 
-/// A `tool.execution.requested` of a stream ([`EventStream::execution`]): a single-use
+/// A `tool.execution.requested` ([`AsyncAgenticClient::execution`]): a single-use
 /// ticket. Report [`progress`](Self::progress) after real work, then deliver one result
 /// with [`complete`](Self::complete) or [`fail`](Self::fail); the host rejects a second
 /// result with `TOOL_EXECUTION_NOT_FOUND`.
-pub struct ToolTicket {
+pub struct PendingExecution {
     context: ToolContext,
 }
 
-impl ToolTicket {
+impl PendingExecution {
     pub(crate) fn new(client: AsyncAgenticClient, execution: ToolExecution) -> Self {
-        ToolTicket { context: ToolContext { client, execution } }
+        PendingExecution { context: ToolContext { client, execution } }
     }
 
     pub(crate) fn context(&self) -> &ToolContext {
@@ -134,7 +132,7 @@ pub(crate) fn requested_tool(event: &Event) -> Option<&str> {
 type ToolFuture = Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
 type ToolFunction = Box<dyn Fn(JsonObject, ToolContext) -> ToolFuture + Send + Sync>;
 
-/// Application functions by tool name, for [`EventStream::with_tools`].
+/// Application functions by tool name, for [`AsyncAgenticClient::stream_with_tools`].
 #[derive(Default)]
 pub struct ToolFunctions {
     functions: HashMap<String, ToolFunction>,
@@ -162,7 +160,7 @@ impl ToolFunctions {
         self
     }
 
-    fn names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.functions.keys().map(String::as_str)
     }
 
@@ -170,43 +168,44 @@ impl ToolFunctions {
         requested_tool(event).is_some_and(|name| self.functions.contains_key(name))
     }
 
-    /// Runs the registered function of `ticket`'s tool and delivers its outcome.
-    async fn run(&self, ticket: ToolTicket) -> Result<ToolExecutionReceipt, Error> {
-        let Some(function) = self.functions.get(&ticket.call().name) else { return ticket.fail().await };
-        match function(ticket.call().arguments.clone(), ticket.context().clone()).await {
-            Some(output) => ticket.complete(output).await,
-            None => ticket.fail().await,
+    /// Runs the registered function of `pending`'s tool and delivers its outcome.
+    async fn run(&self, pending: PendingExecution) -> Result<ToolExecutionReceipt, Error> {
+        let Some(function) = self.functions.get(&pending.call().name) else { return pending.fail().await };
+        match function(pending.call().arguments.clone(), pending.context().clone()).await {
+            Some(output) => pending.complete(output).await,
+            None => pending.fail().await,
         }
     }
 }
 
-/// The events of an [`EventStream`] with registered functions run
-/// ([`EventStream::with_tools`]). After yielding a `tool.execution.requested` of a
-/// registered tool it runs that function before reading on; requests for other tools are
-/// left to the caller. A failed delivery of a function's outcome is yielded as the
-/// stream's last item.
+/// The events of a run whose registered functions are run
+/// ([`AsyncAgenticClient::stream_with_tools`]). After yielding a `tool.execution.requested`
+/// of a registered tool it runs that function before reading on; requests for other tools
+/// are left to the caller ([`AsyncAgenticClient::execution`]). A failed delivery of a
+/// function's outcome is yielded as the stream's last item.
 pub struct ToolStream {
     events: Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>>,
-    tickets: Arc<StreamTickets>,
 }
 
 struct Runner {
+    client: AsyncAgenticClient,
     events: EventStream,
     functions: ToolFunctions,
-    due: Option<ToolTicket>,
+    due: Option<PendingExecution>,
 }
 
 impl Runner {
     async fn step(&mut self) -> Option<Result<Event, Error>> {
-        if let Some(ticket) = self.due.take() {
-            if let Err(error) = self.functions.run(ticket).await {
+        if let Some(pending) = self.due.take() {
+            if let Err(error) = self.functions.run(pending).await {
                 return Some(Err(error));
             }
         }
         let event = self.events.next().await?;
         if let Ok(event) = &event {
             if self.functions.is_registered(event) {
-                self.due = self.events.execution(event).ok();
+                // The handle copies the request before the caller can touch the event.
+                self.due = execution_of(&self.client, event).ok();
             }
         }
         Some(event)
@@ -214,10 +213,8 @@ impl Runner {
 }
 
 impl ToolStream {
-    pub(crate) fn new(events: EventStream, functions: ToolFunctions) -> Result<Self, Error> {
-        let tickets = Arc::clone(events.tickets());
-        tickets.check_declared(functions.names())?;
-        let runner = Runner { events, functions, due: None };
+    pub(crate) fn new(client: AsyncAgenticClient, events: EventStream, functions: ToolFunctions) -> Self {
+        let runner = Runner { client, events, functions, due: None };
         let events = futures_util::stream::unfold(Some(runner), |runner| async move {
             let mut runner = runner?;
             match runner.step().await? {
@@ -225,17 +222,7 @@ impl ToolStream {
                 Err(error) => Some((Err(error), None)),
             }
         });
-        Ok(ToolStream { events: Box::pin(events), tickets })
-    }
-
-    /// See [`EventStream::approval`].
-    pub fn approval(&self, event: &Event) -> Result<PendingApproval, Error> {
-        self.tickets.approval(event)
-    }
-
-    /// See [`EventStream::execution`] (for tools without a registered function).
-    pub fn execution(&self, event: &Event) -> Result<ToolTicket, Error> {
-        self.tickets.execution(event)
+        ToolStream { events: Box::pin(events) }
     }
 }
 
@@ -244,5 +231,37 @@ impl Stream for ToolStream {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.events.as_mut().poll_next(cx)
+    }
+}
+
+fn not_a(what: &str) -> Error {
+    Error::driver(codes::INVALID_ARGUMENT, format!("this answer needs a {what} event"))
+}
+
+/// A handle on a private copy of an `approval.requested` event's request.
+pub(crate) fn approval_of(client: &AsyncAgenticClient, event: &Event) -> Result<PendingApproval, Error> {
+    match &event.payload {
+        EventPayload::ApprovalRequested { approval } => Ok(PendingApproval::new(client.clone(), approval.clone())),
+        _ => Err(not_a("approval.requested")),
+    }
+}
+
+/// A handle on a private copy of a `tool.execution.requested` event's execution.
+pub(crate) fn execution_of(client: &AsyncAgenticClient, event: &Event) -> Result<PendingExecution, Error> {
+    match &event.payload {
+        EventPayload::ToolExecutionRequested { execution } => Ok(PendingExecution::new(client.clone(), execution.clone())),
+        _ => Err(not_a("tool.execution.requested")),
+    }
+}
+
+/// Functions may only be registered for application tools the request declares.
+pub(crate) fn check_declared<'a>(request: &RunRequest, mut names: impl Iterator<Item = &'a str>) -> Result<(), Error> {
+    let declared = |name: &str| request.application_tools.iter().flatten().any(|tool| tool.name == name);
+    match names.find(|name| !declared(name)) {
+        Some(name) => Err(Error::driver(
+            codes::INVALID_ARGUMENT,
+            format!("a function is registered for {name}, which the request does not declare in applicationTools"),
+        )),
+        None => Ok(()),
     }
 }

@@ -10,9 +10,10 @@
 //! `INVALID_RESPONSE`, `INCOMPLETE_STREAM`, `UNSUPPORTED_EVENT`, ... or the host's code).
 //!
 //! Interactive approvals and application tools: answer an `approval.requested` or a
-//! `tool.execution.requested` with one call ([`EventStream::approval`],
-//! [`EventStream::execution`]), or let [`EventStream::with_tools`] run your registered
-//! [`ToolFunctions`] while you read the stream.
+//! `tool.execution.requested` with one call ([`AsyncAgenticClient::approval`],
+//! [`AsyncAgenticClient::execution`]), or let [`AsyncAgenticClient::stream_with_tools`]
+//! run your registered [`ToolFunctions`] while you read the stream. The names are those of
+//! the TypeScript, Python and Go clients (`docs/client.md`).
 pub mod error;
 pub mod types;
 
@@ -23,15 +24,18 @@ pub mod blocking;
 #[cfg(feature = "async")]
 mod builder;
 #[cfg(feature = "async")]
+mod generated;
+#[cfg(feature = "async")]
 mod interactive;
 #[cfg(feature = "async")]
 mod sse;
 #[cfg(feature = "async")]
-mod tickets;
-#[cfg(feature = "async")]
 mod transport;
 #[cfg(feature = "async")]
 mod validate;
+
+#[cfg(all(test, feature = "async"))]
+mod proptests;
 
 pub use error::{codes, DriverError, Error, ErrorOutcome};
 pub use types::*;
@@ -41,7 +45,7 @@ pub use async_client::{AsyncAgenticClient, EventStream};
 #[cfg(feature = "async")]
 pub use builder::{Build, ClientBuilder};
 #[cfg(feature = "async")]
-pub use interactive::{PendingApproval, ToolContext, ToolFunctions, ToolStream, ToolTicket};
+pub use interactive::{PendingApproval, PendingExecution, ToolContext, ToolFunctions, ToolStream};
 
 /// The wire protocol version this crate speaks.
 pub const WIRE_VERSION: &str = "1.0";

@@ -125,18 +125,20 @@ class SyncMode:
         return getattr(self.client(url, token), method)(argument)
 
     async def interactive(self, request: Dict[str, Any], handle: Handler, functions: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
-        """Stream on the live host, awaiting ``handle(stream, event)`` for each event."""
+        """Stream on the live host, awaiting ``handle(client, event)`` for each event."""
         events: List[Dict[str, Any]] = []
-        with self.client(self.env.url, self.env.token).stream(request) as stream:  # type: ignore[arg-type]
-            for event in stream.with_tools(functions) if functions else stream:
+        client = self.client(self.env.url, self.env.token)
+        opened = client.stream_with_tools(request, functions) if functions else client.stream(request)  # type: ignore[arg-type]
+        with opened as stream:
+            for event in stream:
                 events.append(dict(event))
-                await handle(stream, events[-1])
+                await handle(client, events[-1])
         return events
 
     def lookup(self, receipts: List[Any]) -> Callable[..., Any]:
         """The application function of the application-tool scenarios: progress, then answer."""
-        def lookup(arguments: Dict[str, Any], ticket: Any) -> Any:
-            receipts.append(ticket.progress())
+        def lookup(arguments: Dict[str, Any], context: Any) -> Any:
+            receipts.append(context.progress())
             return ANSWER
 
         return lookup
@@ -177,15 +179,16 @@ class AsyncMode(SyncMode):
     async def interactive(self, request: Dict[str, Any], handle: Handler, functions: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
         events: List[Dict[str, Any]] = []
         async with self.aclient(self.env.url, self.env.token) as client:
-            async with client.stream(request) as stream:  # type: ignore[arg-type]
-                async for event in stream.with_tools(functions) if functions else stream:
+            opened = client.stream_with_tools(request, functions) if functions else client.stream(request)  # type: ignore[arg-type]
+            async with opened as stream:
+                async for event in stream:
                     events.append(dict(event))
-                    await handle(stream, events[-1])
+                    await handle(client, events[-1])
         return events
 
     def lookup(self, receipts: List[Any]) -> Callable[..., Any]:
-        async def lookup(arguments: Dict[str, Any], ticket: Any) -> Any:
-            receipts.append(await ticket.progress())
+        async def lookup(arguments: Dict[str, Any], context: Any) -> Any:
+            receipts.append(await context.progress())
             return ANSWER
 
         return lookup
@@ -419,10 +422,10 @@ def expect_resolved(events: List[Dict[str, Any]], outcome: str) -> None:
 
 async def approval_run(mode: SyncMode, decision: Optional[str], **approvals: Any) -> List[Dict[str, Any]]:
     """The guarded-tool run, answering its approval with ``decision`` (None: never)."""
-    async def handle(stream: Any, event: Dict[str, Any]) -> None:
+    async def handle(client: Any, event: Dict[str, Any]) -> None:
         if event["type"] != "approval.requested" or decision is None:
             return
-        pending = stream.approval(event)
+        pending = client.approval(event)
         receipt = await settle(pending.decide(decision))
         expected = {"approve": "approved", "deny": "denied", "cancel": "cancelled"}[decision]
         expect(receipt["outcome"] == expected and receipt["callId"] == event["approval"]["call"]["id"], f"receipt {receipt}")
@@ -474,15 +477,15 @@ def expect_lookup_completed(events: List[Dict[str, Any]], receipts: List[Any], s
 
 
 async def live_application_tool(mode: SyncMode) -> None:
-    """Answered by hand through the stream's execution ticket."""
+    """Answered by hand through client.execution(event)."""
     receipts: List[Any] = []
 
-    async def handle(stream: Any, event: Dict[str, Any]) -> None:
+    async def handle(client: Any, event: Dict[str, Any]) -> None:
         if event["type"] == "tool.execution.requested":
-            ticket = stream.execution(event)
-            receipts.append(await settle(ticket.progress()))
-            receipts.append(await settle(ticket.complete(ANSWER)))
-            await expect_code(lambda: ticket.complete(ANSWER), "TOOL_EXECUTION_NOT_FOUND")
+            pending = client.execution(event)
+            receipts.append(await settle(pending.progress()))
+            receipts.append(await settle(pending.complete(ANSWER)))
+            await expect_code(lambda: pending.complete(ANSWER), "TOOL_EXECUTION_NOT_FOUND")
 
     events = await mode.interactive(lookup_request(applicationTools=[LOOKUP_TOOL]), handle)
     expect_lookup_completed(events, receipts, ["progress", "accepted"])
@@ -494,13 +497,13 @@ async def live_application_tool_approved(mode: SyncMode) -> None:
     resolutions: List[Any] = []
     requested: List[Dict[str, Any]] = []
 
-    async def handle(stream: Any, event: Dict[str, Any]) -> None:
+    async def handle(client: Any, event: Dict[str, Any]) -> None:
         if event["type"] == "approval.requested":
-            resolutions.append(await settle(stream.approval(event).approve()))
+            resolutions.append(await settle(client.approval(event).approve()))
         elif event["type"] == "tool.execution.requested":
             requested.append(event)
         elif event["type"] == "tool.completed":
-            await expect_code(lambda: stream.execution(requested[0]).complete(ANSWER), "TOOL_EXECUTION_NOT_FOUND")
+            await expect_code(lambda: client.execution(requested[0]).complete(ANSWER), "TOOL_EXECUTION_NOT_FOUND")
 
     request = lookup_request(applicationTools=[dict(LOOKUP_TOOL, requiresApproval=True)], approvals=INTERACTIVE)
     events = await mode.interactive(request, handle, {"application_lookup": mode.lookup(receipts)})

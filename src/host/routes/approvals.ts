@@ -8,7 +8,7 @@ import type { HostContext } from '../context.js';
 const validateDecision = validatorFor<ApprovalDecision>(ApprovalDecision);
 
 export const approvalRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
-  const registry = context.driver.approvals;
+  const registry = context.approvals;
   if (!registry) return;
   app.post('/v1/approvals/decisions', async (request): Promise<ApprovalResolution> => {
     if (!validateDecision(request.body)) {

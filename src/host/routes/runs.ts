@@ -2,20 +2,22 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { DriverError } from '../../protocol/errors.js';
 import type { RunEvent, RunRequest } from '../../protocol/schemas.js';
+import { requireNoStream } from '../../runtime/driver.js';
 import type { Principal } from '../auth.js';
 import type { HostContext } from '../context.js';
-import { sendError } from '../server.js';
+import { sendError } from '../send-error.js';
 import { writeEventStream } from '../sse.js';
 
 export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
   app.post('/v1/runs', async (request, reply) => {
     const principal = request.principal;
     const streaming = (request.headers.accept ?? '').toLowerCase().includes('text/event-stream');
-    const prepared = context.driver.prepare(request.body, {
+    const run = context.driver.parse(request.body);
+    authorizeRun(run, principal, streaming);
+    const prepared = context.driver.prepareParsed(run, {
       subject: principal.subject,
       acceptOptionalEvents: streaming && request.acceptOptionalEvents,
       applicationToolApprovals: principal.applicationToolApprovals,
-      authorize: (run) => authorizeRun(run, principal, streaming),
     });
     const release = context.admission.acquire(principal.subject);
     const controller = new AbortController();
@@ -56,8 +58,7 @@ function authorizeRun(run: RunRequest, principal: Principal, streaming: boolean)
     const granted = applicationTools.has(tool) ? principal.applicationTools.has(tool) : principal.tools.has(tool);
     if (!granted) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
   }
-  if (!streaming && run.approvals) throw new DriverError('APPROVAL_STREAM_REQUIRED', 'Interactive approvals need a streaming run.');
-  if (!streaming && run.applicationTools) throw new DriverError('TOOL_STREAM_REQUIRED', 'Application tools need a streaming run.');
+  if (!streaming) requireNoStream(run);
 }
 
 async function* counted(context: HostContext, events: AsyncGenerator<RunEvent>): AsyncGenerator<RunEvent> {

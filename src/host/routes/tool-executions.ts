@@ -13,7 +13,7 @@ function invalid(reason: string | undefined): DriverError {
 }
 
 export const toolExecutionRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
-  const registry = context.driver.toolExecutions;
+  const registry = context.toolExecutions;
   if (!registry) return;
   app.post('/v1/tool-executions/progress', async (request): Promise<ToolExecutionReceipt> => {
     if (!validateIdentity(request.body)) throw invalid(validateIdentity.explain(request.body));

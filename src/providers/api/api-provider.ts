@@ -4,10 +4,9 @@
  * model-listing endpoint. A dialect supplies only the vendor's formats.
  */
 import { DriverError } from '../../protocol/errors.js';
-import { describeSecretRef } from '../../host/secrets.js';
-import { systemClock, type Clock } from '../../runtime/clock.js';
-import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../../runtime/provider.js';
-import type { MediaType } from '../../runtime/types.js';
+import { describeSecretRef } from '../../shared/secrets.js';
+import { systemClock, type Clock } from '../../shared/clock.js';
+import type { MediaType, ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../spec/v1.js';
 import type { ProviderEnvironment } from '../registry.js';
 import type { ApiProviderEntry } from './config.js';
 import { openWithRetry } from './retry.js';

@@ -4,8 +4,8 @@
  * pass `maxDelayMs`. The same request body and credential are resent; nothing else is
  * ever retried (network errors, 5xx, partial streams, anything after a tool ran).
  */
-import { sleep, systemClock, type Clock } from '../../runtime/clock.js';
-import type { RetryPolicyValue } from '../../runtime/types.js';
+import { sleep, systemClock, type Clock } from '../../shared/clock.js';
+import type { RetryPolicyValue } from '../spec/v1.js';
 import { release, type UpstreamResponse } from './transport.js';
 
 const DEFAULT_BASE_DELAY_MS = 500;

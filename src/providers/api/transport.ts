@@ -11,7 +11,7 @@
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { DriverError } from '../../protocol/errors.js';
-import { isLoopbackHost } from '../../host/addresses.js';
+import { isLoopbackHost } from '../../shared/addresses.js';
 
 export const MAX_STREAM_BYTES = 10_000_000;
 export const MAX_JSON_BYTES = 2_000_000;

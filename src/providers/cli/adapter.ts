@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../../runtime/provider.js';
+import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../spec/v1.js';
 import type { CliProviderOptions } from './config.js';
 import { childEnvironment } from './environment.js';
 import { inspectionFromFailure, inspectionFromStatus } from './health.js';
@@ -18,7 +18,7 @@ import { DEFAULT_OUTPUT_LIMIT_BYTES, runCli } from './process.js';
 import { renderPrompt } from './prompt.js';
 import { checkReadiness } from './readiness.js';
 import { WarmPool, type WarmProcess } from './warm-pool.js';
-import { createRunWorkspace, type RunWorkspace } from './workspace.js';
+import { createRunWorkspace, type OwnerRule, type RunWorkspace } from './workspace.js';
 
 export interface CliRunPlan {
   args: string[];
@@ -108,6 +108,8 @@ export interface CliDialect {
   safetyEnv: Record<string, string>;
   plan(context: CliRunContext): CliRunPlan;
   parser(bridge: ToolBridge | undefined, nativeTools: NativeToolProfile): CliStreamParser;
+  /** Who must own the run directory and its ancestors for the CLI to honour its files (default `owner-or-root`). */
+  runFilesOwner?: OwnerRule;
   /** Native tool profiles besides `off` this kind supports. */
   nativeToolProfiles: readonly Exclude<NativeToolProfile, 'off'>[];
   /** The bridge tool through which the CLI asks permission for a native action, relayed by `relay`. */
@@ -170,7 +172,7 @@ export class CliProviderAdapter implements ProviderAdapter {
       yield* this.streamWarm(this.pool, request, signal);
       return;
     }
-    const workspace = await createRunWorkspace();
+    const workspace = await this.createWorkspace();
     // A failed tool call (validation, denial, limit) stops the CLI and ends the step with that error.
     const toolFailure = new AbortController();
     const relay: NativeRelay = (call) => relayNativePermission(request, this.dialect.product, call);
@@ -217,7 +219,7 @@ export class CliProviderAdapter implements ProviderAdapter {
 
   /** The run on an idle warm process (or a newly started one), which goes back to the pool only if it ended cleanly. */
   private async *streamWarm(pool: WarmPool<WarmEntry>, request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {
-    const runSpace = await createRunWorkspace();
+    const runSpace = await this.createWorkspace();
     const run = { model: request.model, prompt: renderPrompt(request), cwd: runSpace.workDir, outputLimitBytes: this.options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES };
     const warm = this.dialect.warm!;
     const key = warm.perModel ? request.model : '';
@@ -270,7 +272,7 @@ export class CliProviderAdapter implements ProviderAdapter {
   }
 
   private async startWarm(model: string, signal: AbortSignal): Promise<WarmEntry> {
-    const workspace = await createRunWorkspace();
+    const workspace = await this.createWorkspace();
     try {
       const env = await this.environment(workspace, this.dialect.safetyEnv);
       await this.ensureReady(env, workspace.workDir, signal);
@@ -285,7 +287,7 @@ export class CliProviderAdapter implements ProviderAdapter {
 
   /** Version and sign-in state, never a generation call; bounded by the caller's signal. */
   async inspect(signal: AbortSignal): Promise<ProviderInspection> {
-    const workspace = await createRunWorkspace();
+    const workspace = await this.createWorkspace();
     try {
       const env = await this.environment(workspace, this.dialect.safetyEnv);
       let version: string;
@@ -299,6 +301,11 @@ export class CliProviderAdapter implements ProviderAdapter {
     } finally {
       await workspace.remove();
     }
+  }
+
+  /** Checked before every run: the CLI must honour the run's private files where they are written. */
+  private createWorkspace(): Promise<RunWorkspace> {
+    return createRunWorkspace({ ownerRule: this.dialect.runFilesOwner ?? 'owner-or-root', product: this.dialect.product, ...(this.options.runBases ? { bases: this.options.runBases } : {}) });
   }
 
   private get binary(): string {

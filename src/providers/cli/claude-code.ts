@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart } from '../../runtime/provider.js';
+import type { ProviderPart, ToolCall } from '../spec/v1.js';
 import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
@@ -14,7 +14,6 @@ import { converse, runCommand, type CliProbe, type CliStatus } from './probe.js'
 import { firstSemver } from './readiness.js';
 import { BRIDGE_SERVER_NAME, type BridgeTool, type ToolBridge } from './mcp-bridge.js';
 import { nativeCall, type NativeToolProfile } from './native-tools.js';
-import type { ToolCall } from '../../runtime/types.js';
 import { SingleUseStreamSession } from './claude-stream-session.js';
 import type { RunWorkspace } from './workspace.js';
 import { join } from 'node:path';

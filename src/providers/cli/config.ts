@@ -2,7 +2,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { ModelId, ProviderId } from '../../protocol/schemas.js';
-import { SecretRef } from '../../host/secrets.js';
+import { SecretRef } from '../../shared/secrets.js';
 import type { ProviderEnvironment } from '../registry.js';
 import type { NativeToolProfile } from './native-tools.js';
 
@@ -56,6 +56,8 @@ export interface CliProviderOptions {
   warm?: { processes: number; idleMs: number };
   /** The CLI's own tools (default `off`); runs with a profile use the one-shot mode. */
   nativeTools?: NativeToolProfile;
+  /** Candidate folders for run directories, in order (defaults: XDG_RUNTIME_DIR, then the home's cache). */
+  runBases?: string[];
 }
 
 const DEFAULT_WARM_IDLE_SECONDS = 300;

@@ -5,7 +5,7 @@
  * Gemini exits with the HTTP status mod 256 on API errors, which the classifier reads too.
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart } from '../../runtime/provider.js';
+import type { ProviderPart } from '../spec/v1.js';
 import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
@@ -184,6 +184,8 @@ export const geminiCliDialect: CliDialect = {
   defaultName: 'Gemini CLI',
   defaultBinary: 'gemini',
   accountVariable: 'GEMINI_CLI_HOME',
+  // It skips GEMINI_CLI_SYSTEM_SETTINGS_PATH unless the file and every parent are root's and writable by no one else.
+  runFilesOwner: 'root',
   minimumVersion: '0.61.0',
   textStreaming: true,
   safetyEnv: { NO_COLOR: '1' },

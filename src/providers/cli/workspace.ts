@@ -1,11 +1,18 @@
 /**
- * A private, empty directory tree per CLI run: `work/` (the cwd) and `tmp/` (TMPDIR).
- * It lives under a per-user directory rather than the shared temp folder, because Gemini
- * CLI ignores settings files whose parent directories are writable by others (as /tmp is).
+ * A private, empty directory tree per CLI run: `work/` (the cwd), `tmp/` (TMPDIR) and the
+ * run's private settings and policy files at its root.
+ *
+ * The run directories live under a base whose every ancestor is writable by no one but its
+ * owner, because a CLI may silently ignore settings files in a folder others can write to:
+ * Gemini CLI skips its system settings file unless the file and every parent directory are
+ * owned by root and writable by neither group nor others, which drops the adapter's lockdown.
+ * The base is the first candidate that qualifies, checked before every run; when none does,
+ * the run is refused with CLI_UNAVAILABLE instead of running without its lockdown.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { lstat, mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import { homedir, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import { DriverError } from '../../protocol/errors.js';
 
 export interface RunWorkspace {
   root: string;
@@ -14,31 +21,144 @@ export interface RunWorkspace {
   remove(): Promise<void>;
 }
 
-function privateBase(): string {
-  const runtime = process.env.XDG_RUNTIME_DIR;
-  return runtime ? join(runtime, 'agenticdriver') : join(homedir(), '.cache', 'agenticdriver', 'cli-runs');
+/**
+ * Who may own the run directory and its ancestors. `owner-or-root`: root or this process's
+ * user. `root`: root only (what Gemini CLI requires of its system settings file's folders).
+ */
+export type OwnerRule = 'owner-or-root' | 'root';
+
+export interface WorkspaceOptions {
+  ownerRule: OwnerRule;
+  /** The product, for the refusal message. */
+  product: string;
+  /** Candidate bases in order of preference; defaults to {@link defaultRunBases}. */
+  bases?: string[];
 }
 
-async function baseDirectory(): Promise<string> {
-  const base = privateBase();
+const RUN_PREFIX = 'run-';
+
+/** `$XDG_RUNTIME_DIR/agenticdriver`, then `~/.cache/agenticdriver/cli-runs` for HOME and for the passwd home. */
+export function defaultRunBases(env: NodeJS.ProcessEnv = process.env): string[] {
+  const bases: string[] = [];
+  if (env.XDG_RUNTIME_DIR) bases.push(join(env.XDG_RUNTIME_DIR, 'agenticdriver'));
+  const cache = (home: string) => join(home, '.cache', 'agenticdriver', 'cli-runs');
+  bases.push(cache(homedir()));
   try {
-    await mkdir(base, { recursive: true, mode: 0o700 });
-    return base;
+    bases.push(cache(userInfo().homedir));
   } catch {
-    return tmpdir();
+    // No passwd entry for this uid (some containers): HOME is all there is.
+  }
+  return [...new Set(bases)];
+}
+
+const uid = () => process.getuid?.() ?? 0;
+
+/** Why `path` (an existing directory or file) fails the rule, or undefined when it passes. */
+async function flaw(path: string, rule: OwnerRule): Promise<string | undefined> {
+  const stats = await lstat(path);
+  const owners = rule === 'root' ? [0] : [0, uid()];
+  if (!owners.includes(stats.uid)) return `${path} is owned by uid ${stats.uid}, not ${rule === 'root' ? 'root' : `root or uid ${uid()}`}`;
+  if ((stats.mode & 0o022) !== 0) return `${path} is writable by group or others (mode ${(stats.mode & 0o7777).toString(8)})`;
+  return undefined;
+}
+
+/** Why `path` or one of its ancestors fails the rule; symbolic links are resolved first. */
+async function chainFlaw(path: string, rule: OwnerRule): Promise<string | undefined> {
+  let current = await realpath(path);
+  for (;;) {
+    const problem = await flaw(current, rule);
+    if (problem) return problem;
+    const parent = dirname(current);
+    if (parent === current) return undefined;
+    current = parent;
   }
 }
 
-export async function createRunWorkspace(): Promise<RunWorkspace> {
-  const root = await mkdtemp(join(await baseDirectory(), 'run-'));
-  const workDir = join(root, 'work');
-  const tmpDir = join(root, 'tmp');
-  await mkdir(workDir, { mode: 0o700 });
-  await mkdir(tmpDir, { mode: 0o700 });
-  return {
-    root,
-    workDir,
-    tmpDir,
-    remove: () => rm(root, { recursive: true, force: true, maxRetries: 3 }),
-  };
+/** The deepest existing directory on the way to `path`. */
+async function existingAncestor(path: string): Promise<string> {
+  let current = path;
+  for (;;) {
+    try {
+      await lstat(current);
+      return current;
+    } catch {
+      const parent = dirname(current);
+      if (parent === current) return current;
+      current = parent;
+    }
+  }
+}
+
+/** Creates `base` (0700) if the existing part of its path qualifies, and returns why it does not otherwise. */
+async function prepareBase(base: string, rule: OwnerRule): Promise<string | undefined> {
+  try {
+    const before = await chainFlaw(await existingAncestor(base), rule);
+    if (before) return before;
+    await mkdir(base, { recursive: true, mode: 0o700 });
+    return await chainFlaw(base, rule);
+  } catch (error) {
+    return `${base}: ${(error as Error).message}`;
+  }
+}
+
+const swept = new Set<string>();
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Once per base and process: removes run directories left by processes that no longer exist. */
+async function sweepDeadRuns(base: string): Promise<void> {
+  if (swept.has(base)) return;
+  swept.add(base);
+  for (const name of await readdir(base).catch(() => [])) {
+    const pid = Number(/^run-(\d+)-/.exec(name)?.[1]);
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) {
+      await rm(join(base, name), { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+    }
+  }
+}
+
+/** The first candidate base that qualifies under `rule`, or a CLI_UNAVAILABLE refusal saying why none does. */
+export async function chooseRunBase(options: WorkspaceOptions): Promise<string> {
+  const reasons: string[] = [];
+  if (options.ownerRule === 'root' && uid() !== 0) {
+    reasons.push(`this host runs as uid ${uid()}, so the files it writes are not owned by root`);
+  } else {
+    for (const base of options.bases ?? defaultRunBases()) {
+      const problem = await prepareBase(base, options.ownerRule);
+      if (!problem) return base;
+      reasons.push(problem);
+    }
+  }
+  const owners = options.ownerRule === 'root' ? 'owned by root' : 'owned by root or this user';
+  throw new DriverError(
+    'CLI_UNAVAILABLE',
+    `${options.product} would ignore the run's locked-down settings: they need a folder whose every parent is ${owners} and writable by no one else, and none qualifies (${reasons.join('; ')}). ` +
+      'Set XDG_RUNTIME_DIR or HOME to such a folder (not inside a world-writable one such as /tmp).',
+  );
+}
+
+export async function createRunWorkspace(options: WorkspaceOptions): Promise<RunWorkspace> {
+  const base = await chooseRunBase(options);
+  await sweepDeadRuns(base);
+  const root = await mkdtemp(join(base, `${RUN_PREFIX}${process.pid}-`));
+  const remove = () => rm(root, { recursive: true, force: true, maxRetries: 3 });
+  try {
+    const problem = await chainFlaw(root, options.ownerRule);
+    if (problem) throw new DriverError('CLI_UNAVAILABLE', `${options.product} would ignore the run's locked-down settings: ${problem}.`);
+    const workDir = join(root, 'work');
+    const tmpDir = join(root, 'tmp');
+    await mkdir(workDir, { mode: 0o700 });
+    await mkdir(tmpDir, { mode: 0o700 });
+    return { root, workDir, tmpDir, remove };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
 }

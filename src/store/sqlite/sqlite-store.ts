@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { AuditRecord } from '../../extensions/audit.js';
+import type { AuditRecord } from '../audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../../runtime/usage-record.js';
 import type { ReconcileReport, StateStore, UsageSummary } from '../store.js';
 import { preparePrivateDatabaseFile } from './private-file.js';

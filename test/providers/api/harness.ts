@@ -2,10 +2,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readSecret } from '../../../src/host/secrets.js';
+import { readSecret } from '../../../src/shared/secrets.js';
 import { providerKind } from '../../../src/providers/kinds.js';
 import { AgenticDriver } from '../../../src/runtime/driver.js';
-import type { ProviderAdapter } from '../../../src/runtime/provider.js';
+import type { ProviderAdapter } from '../../../src/providers/spec/v1.js';
 import type { HostTool } from '../../../src/runtime/tools.js';
 import {
   anthropicMessagesDialect,

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readSecret } from '../../../src/host/secrets.js';
+import { readSecret } from '../../../src/shared/secrets.js';
 import { ApiProvider, openaiDialect } from '../../../src/providers/api/index.js';
 import { retryAfterMs } from '../../../src/providers/api/retry.js';
 import { providerKind } from '../../../src/providers/kinds.js';

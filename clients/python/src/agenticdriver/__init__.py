@@ -8,11 +8,15 @@ from ._endpoint import PROTOCOL_VERSION
 from ._sync import AgenticClient, RunStream
 from ._tickets import (
     AsyncPendingApproval,
+    AsyncPendingExecution,
+    AsyncToolContext,
     AsyncToolFunction,
-    AsyncToolTicket,
+    AsyncToolFunctions,
     PendingApproval,
+    PendingExecution,
+    ToolContext,
     ToolFunction,
-    ToolTicket,
+    ToolFunctions,
 )
 from .errors import DriverError
 
@@ -21,13 +25,17 @@ __all__ = [
     "AgenticClient",
     "AsyncAgenticClient",
     "AsyncPendingApproval",
+    "AsyncPendingExecution",
     "AsyncRunStream",
+    "AsyncToolContext",
     "AsyncToolFunction",
-    "AsyncToolTicket",
+    "AsyncToolFunctions",
     "DriverError",
     "PendingApproval",
+    "PendingExecution",
     "RunStream",
+    "ToolContext",
     "ToolFunction",
-    "ToolTicket",
+    "ToolFunctions",
 ]
 __version__ = "0.1.0"

@@ -40,7 +40,15 @@ from ._submissions import (
     progress_body,
     result_body,
 )
-from ._tickets import AsyncPendingApproval, AsyncToolFunction, AsyncToolTicket, check_tool_functions, run_tool_async
+from ._tickets import (
+    AsyncPendingApproval,
+    AsyncPendingExecution,
+    AsyncToolFunctions,
+    approval_request_of,
+    check_tool_functions,
+    execution_of,
+    run_tool_async,
+)
 from .errors import DriverError
 from .types import (
     ApprovalDecision,
@@ -129,8 +137,28 @@ class AsyncAgenticClient:
 
     def stream(self, request: RunRequest) -> "AsyncRunStream":
         """A stream of validated events; use it in ``async with`` or ``aclose()`` it."""
+        return self._stream(request, None)
+
+    def stream_with_tools(self, request: RunRequest, functions: AsyncToolFunctions) -> "AsyncRunStream":
+        """``stream()`` that also runs application functions (plain or ``async``): after
+        yielding an execution request of a registered tool, it calls
+        ``functions[name](arguments, context)`` and delivers the result as the output (an
+        exception as the tool's failure). See ``AgenticClient.stream_with_tools``.
+        """
+        check_tool_functions(functions, request)
+        return self._stream(request, dict(functions))
+
+    def approval(self, event: RunEvent) -> AsyncPendingApproval:
+        """An ``approval.requested`` event as a handle: ``await .approve()``, ``.deny()``, ``.cancel()``."""
+        return AsyncPendingApproval(self, approval_request_of(event))
+
+    def execution(self, event: RunEvent) -> AsyncPendingExecution:
+        """A ``tool.execution.requested`` event as a single-use handle: ``.progress()``, ``.complete(output)``, ``.fail()``."""
+        return AsyncPendingExecution(self, execution_of(event))
+
+    def _stream(self, request: RunRequest, functions: Optional[AsyncToolFunctions]) -> "AsyncRunStream":
         self._check_open()
-        stream = AsyncRunStream(self, request, encode_body(request))
+        stream = AsyncRunStream(self, request, encode_body(request), functions)
         self._streams.add(stream)
         return stream
 
@@ -192,13 +220,16 @@ class AsyncRunStream:
 
     The request is sent on ``async with`` entry or the first iteration. The stream
     closes on its first terminal event, on any error (task cancellation included), on
-    ``aclose()`` and on leaving ``async with``.
+    ``aclose()`` and on leaving ``async with``. A stream made by ``stream_with_tools`` runs
+    the registered functions while it is iterated.
     """
 
-    def __init__(self, client: AsyncAgenticClient, request: Mapping[str, Any], body: bytes) -> None:
+    def __init__(
+        self, client: AsyncAgenticClient, request: Mapping[str, Any], body: bytes, functions: Optional[AsyncToolFunctions] = None
+    ) -> None:
         self._client = client
-        self._request = request
         self._body = body
+        self._functions = functions
         self._response: Optional["httpx.Response"] = None
         self._chunks: Optional[AsyncIterator[bytes]] = None
         self._parser = RunStreamParser(request)
@@ -212,34 +243,19 @@ class AsyncRunStream:
         await self.aclose()
 
     def __aiter__(self) -> AsyncIterator[RunEvent]:
-        return self._events()
+        return self._events() if self._functions is None else self._with_tools(self._functions)
 
-    def approval(self, event: RunEvent) -> AsyncPendingApproval:
-        """The ``approval.requested`` event as a handle: ``await .approve()``, ``.deny()``, ``.cancel()``."""
-        return AsyncPendingApproval(self._client, self._parser.tickets.approval(event))
-
-    def execution(self, event: RunEvent) -> AsyncToolTicket:
-        """The ``tool.execution.requested`` event as a ticket: ``.progress()``, ``.complete(output)``, ``.fail()``."""
-        return AsyncToolTicket(self._client, self._parser.tickets.execution(event))
-
-    def with_tools(self, functions: Mapping[str, AsyncToolFunction]) -> AsyncIterator[RunEvent]:
-        """Iterate the stream; after yielding an execution request of a registered application
-        tool, run ``functions[name](arguments, ticket)`` (plain or ``async``) and deliver its
-        return value as the output (an exception as the tool's failure).
-
-        Requests for unregistered tools are left to the caller; nothing else is ever executed.
-        """
-        check_tool_functions(functions, self._request)
-        return self._with_tools(dict(functions))
-
-    async def _with_tools(self, functions: Mapping[str, AsyncToolFunction]) -> AsyncIterator[RunEvent]:
+    async def _with_tools(self, functions: AsyncToolFunctions) -> AsyncIterator[RunEvent]:
         try:
-            async for event in self:
-                yield event
+            async for event in self._events():
+                function = None
                 if event["type"] == "tool.execution.requested":
                     function = functions.get(event["execution"]["call"]["name"])
-                    if function is not None:
-                        await run_tool_async(self.execution(event), function)
+                # The handle copies the request before the caller can touch the event.
+                pending = AsyncPendingExecution(self._client, execution_of(event)) if function is not None else None
+                yield event
+                if pending is not None and function is not None:
+                    await run_tool_async(pending, function)
         finally:
             await self.aclose()
 

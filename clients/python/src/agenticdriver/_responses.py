@@ -15,7 +15,6 @@ from ._rules import (
 from ._run_events import RunEventChecker
 from ._schema import Invalid
 from ._sse import SseDecoder
-from ._tickets import TicketLedger
 from ._endpoint import PROTOCOL_VERSION
 from .errors import DriverError
 
@@ -87,7 +86,6 @@ class RunStreamParser:
     def __init__(self, request: Mapping[str, Any]) -> None:
         self._decoder = SseDecoder()
         self._checker = RunEventChecker(request)
-        self.tickets = TicketLedger()
 
     @property
     def finished(self) -> bool:
@@ -98,7 +96,6 @@ class RunStreamParser:
         for data in self._decoder.feed(chunk):
             event = self._checker.accept(data)
             if event is not None:
-                self.tickets.note(event)
                 events.append(event)
             if self._checker.finished:
                 break

@@ -1,7 +1,7 @@
 """Cross-field wire rules and the checks of a result against the request that made it.
 
-Each function assumes its value already passed the matching shape check in ``_wire``
-and raises ``Invalid`` on the first broken rule.
+Each function assumes its value already passed the matching generated shape check
+(``generated/checks.py``) and raises ``Invalid`` on the first broken rule.
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from urllib.parse import urlsplit
 
 from ._schema import Invalid, fail
-from ._wire import approval_resolution, error_info, protocol_info, provider_list, run_result, tool_execution_receipt
+from .generated.checks import approval_resolution, error_info, protocol_info, provider_list, run_result, tool_execution_receipt
 
 Json = Dict[str, Any]
 

@@ -12,11 +12,12 @@ from typing import Any, Dict, Mapping, Optional, Set
 from ._json import parse_json_text
 from ._rules import check_run_result
 from ._schema import Invalid
-from ._wire import EVENT_PAYLOADS, TERMINAL_EVENT_TYPES, event_envelope
+from .generated.checks import EVENT_CHECKS, event_envelope
 from .errors import DriverError
 
 MAX_TOOL_EXECUTIONS = 2048
 _APPROVAL_EVENTS = frozenset({"approval.requested", "approval.resolved"})
+TERMINAL_EVENT_TYPES = frozenset({"run.completed", "run.failed", "run.cancelled"})
 
 
 def _invalid(message: str) -> DriverError:
@@ -45,14 +46,14 @@ class RunEventChecker:
         assert isinstance(event, dict)
         self._check_order(event)
         kind: str = event["type"]
-        payload = EVENT_PAYLOADS.get(kind)
+        payload = EVENT_CHECKS.get(kind)
         if payload is None:
             if event.get("optional") is True:
                 return None
             raise DriverError("UNSUPPORTED_EVENT", f"The event type {kind!r} is not supported.")
         self._check_negotiated(kind)
         try:
-            payload(event, kind)
+            payload(event, "event")
             self._check_payload(kind, event)
         except Invalid as problem:
             raise _invalid(f"Invalid {kind} event: {problem}.") from None

@@ -1,9 +1,10 @@
 """A small declarative checker for decoded JSON values.
 
-It mirrors the JSON Schema keywords the wire contract uses (the TypeScript source of
-truth in ``src/protocol/schemas.ts``) with JSON semantics rather than Python ones: ``bool``
-is not a number, integral floats are integers, patterns match the whole string with
-ASCII classes, lengths count code points.
+It is the runtime of ``generated/checks.py``, which ``npm run protocol`` writes from the
+published JSON Schemas. It follows JSON Schema with JSON semantics rather than Python
+ones: ``bool`` is not a number, integral floats are integers, lengths count code points,
+and a pattern is searched for as ECMAScript does (the generator rewrites each pattern so
+Python's ``re`` reads it the same way).
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def string(
     pattern: Optional[str] = None,
     fmt: Optional[Callable[[str], bool]] = None,
 ) -> Check:
-    compiled = re.compile(pattern, re.ASCII) if pattern is not None else None
+    compiled = re.compile(pattern) if pattern is not None else None
 
     def check(value: object, path: str) -> None:
         if not isinstance(value, str):
@@ -60,7 +61,7 @@ def string(
             fail(path, f"must have at least {min_length} characters")
         if max_length is not None and len(value) > max_length:
             fail(path, f"must have at most {max_length} characters")
-        if compiled is not None and compiled.fullmatch(value) is None:
+        if compiled is not None and compiled.search(value) is None:
             fail(path, "has an invalid format")
         if fmt is not None and not fmt(value):
             fail(path, "has an invalid format")
@@ -165,6 +166,33 @@ def obj(
         if extra is not None:
             for key in unknown:
                 extra(value[key], f"{path}/{key}")
+
+    return check
+
+
+def any_of(*checks: Check) -> Check:
+    """Passes when one of ``checks`` passes; otherwise reports the first one's problem."""
+
+    def check(value: object, path: str) -> None:
+        first: Optional[Invalid] = None
+        for each in checks:
+            try:
+                each(value, path)
+                return
+            except Invalid as problem:
+                first = first or problem
+        if first is not None:
+            raise first
+
+    return check
+
+
+def contains(expected: str) -> Check:
+    """An array (already checked as one) that holds ``expected``."""
+
+    def check(value: object, path: str) -> None:
+        if not isinstance(value, list) or expected not in value:
+            fail(path, f"must contain {expected!r}")
 
     return check
 

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from ._endpoint import encode_body
 from ._schema import Check, Invalid
-from ._wire import approval_decision, tool_execution_failure, tool_execution_identity, tool_execution_output
+from .generated.checks import approval_decision, tool_execution_identity, tool_execution_result
 from .errors import DriverError
 
 DECISION_ENDPOINT = "v1/approvals/decisions"
@@ -18,10 +18,32 @@ PROGRESS_ENDPOINT = "v1/tool-executions/progress"
 RESULT_ENDPOINT = "v1/tool-executions/results"
 
 
-def _checked_body(value: object, check: Check, code: str, what: str) -> bytes:
+# How deep the host follows arguments and outputs when it checks that they survive its
+# JSON parsing unchanged; anything deeper, or a "__proto__" key, it refuses.
+MAX_PLAIN_JSON_DEPTH = 64
+
+
+def _plain_json(value: object, path: str, depth: int = 0) -> None:
+    if depth > MAX_PLAIN_JSON_DEPTH:
+        raise Invalid(f"{path} is nested more than {MAX_PLAIN_JSON_DEPTH} levels deep")
+    if isinstance(value, Mapping):
+        if "__proto__" in value:
+            raise Invalid(f"{path} has a __proto__ key")
+        for key, child in value.items():
+            _plain_json(child, f"{path}.{key}", depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for child in value:
+            _plain_json(child, f"{path}[]", depth + 1)
+
+
+def _checked_body(value: object, check: Check, code: str, what: str, plain: str = "") -> bytes:
     try:
         check(value, what)
         assert isinstance(value, Mapping)
+        if plain == "arguments":
+            _plain_json(value["call"]["arguments"], f"{what}.call.arguments")
+        elif plain == "output":
+            _plain_json(value["output"], f"{what}.output")
         return encode_body(value)
     except Invalid as problem:
         raise DriverError(code, f"The {what} is invalid: {problem}.") from None
@@ -30,7 +52,7 @@ def _checked_body(value: object, check: Check, code: str, what: str) -> bytes:
 
 
 def decision_body(decision: object) -> bytes:
-    return _checked_body(decision, approval_decision, "INVALID_APPROVAL", "approval decision")
+    return _checked_body(decision, approval_decision, "INVALID_APPROVAL", "approval decision", plain="arguments")
 
 
 def progress_body(identity: object) -> bytes:
@@ -38,8 +60,8 @@ def progress_body(identity: object) -> bytes:
 
 
 def result_body(result: object) -> bytes:
-    check = tool_execution_output if isinstance(result, Mapping) and "output" in result else tool_execution_failure
-    return _checked_body(result, check, "INVALID_TOOL_EXECUTION", "tool execution result")
+    has_output = isinstance(result, Mapping) and "output" in result
+    return _checked_body(result, tool_execution_result, "INVALID_TOOL_EXECUTION", "tool execution result", plain="output" if has_output else "")
 
 
 def identity_of(submission: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -43,7 +43,15 @@ from ._submissions import (
     progress_body,
     result_body,
 )
-from ._tickets import PendingApproval, ToolFunction, ToolTicket, check_tool_functions, run_tool
+from ._tickets import (
+    PendingApproval,
+    PendingExecution,
+    ToolFunctions,
+    approval_request_of,
+    check_tool_functions,
+    execution_of,
+    run_tool,
+)
 from .errors import DriverError
 from .types import (
     ApprovalDecision,
@@ -114,8 +122,31 @@ class AgenticClient:
 
     def stream(self, request: RunRequest) -> "RunStream":
         """A stream of validated events; use it in ``with`` or close it when done."""
+        return self._stream(request, None)
+
+    def stream_with_tools(self, request: RunRequest, functions: ToolFunctions) -> "RunStream":
+        """``stream()`` that also runs application functions: after yielding an execution
+        request of a registered tool, it calls ``functions[name](arguments, context)`` and
+        delivers the return value as the output (an exception as the tool's failure).
+
+        Requests for unregistered tools are left to the caller (``execution(event)``);
+        nothing else is ever executed. A name the request does not declare in
+        ``applicationTools`` is refused with ``INVALID_ARGUMENT`` before anything is sent.
+        """
+        check_tool_functions(functions, request)
+        return self._stream(request, dict(functions))
+
+    def approval(self, event: RunEvent) -> PendingApproval:
+        """An ``approval.requested`` event as a handle: ``.approve()``, ``.deny()``, ``.cancel()``."""
+        return PendingApproval(self, approval_request_of(event))
+
+    def execution(self, event: RunEvent) -> PendingExecution:
+        """A ``tool.execution.requested`` event as a single-use handle: ``.progress()``, ``.complete(output)``, ``.fail()``."""
+        return PendingExecution(self, execution_of(event))
+
+    def _stream(self, request: RunRequest, functions: Optional[ToolFunctions]) -> "RunStream":
         self._check_open()
-        stream = RunStream(self, request, encode_body(request))
+        stream = RunStream(self, request, encode_body(request), functions)
         self._streams.add(stream)
         return stream
 
@@ -176,13 +207,14 @@ class RunStream:
     The request is sent on ``with`` entry or the first iteration. The stream closes on
     its first terminal event, on any error, on ``close()``, on leaving ``with`` and when
     a ``for`` loop over it is left by ``break``. Failure and cancellation terminals are
-    delivered as events; ``run()`` is the call that raises them.
+    delivered as events; ``run()`` is the call that raises them. A stream made by
+    ``stream_with_tools`` runs the registered functions while it is iterated.
     """
 
-    def __init__(self, client: AgenticClient, request: Mapping[str, Any], body: bytes) -> None:
+    def __init__(self, client: AgenticClient, request: Mapping[str, Any], body: bytes, functions: Optional[ToolFunctions] = None) -> None:
         self._client = client
-        self._request = request
         self._body = body
+        self._functions = functions
         self._exchange: Optional[_Exchange] = None
         self._parser = RunStreamParser(request)
         self._state = "new"
@@ -200,36 +232,10 @@ class RunStream:
             raise DriverError("STREAM_BUSY", "The stream is already being iterated.")
         self._state = "iterating"
         try:
-            yield from self._events()
-        finally:
-            self.close()
-
-    def approval(self, event: RunEvent) -> PendingApproval:
-        """The ``approval.requested`` event as a handle: ``.approve()``, ``.deny()``, ``.cancel()``."""
-        return PendingApproval(self._client, self._parser.tickets.approval(event))
-
-    def execution(self, event: RunEvent) -> ToolTicket:
-        """The ``tool.execution.requested`` event as a ticket: ``.progress()``, ``.complete(output)``, ``.fail()``."""
-        return ToolTicket(self._client, self._parser.tickets.execution(event))
-
-    def with_tools(self, functions: Mapping[str, ToolFunction]) -> Iterator[RunEvent]:
-        """Iterate the stream; after yielding an execution request of a registered application
-        tool, run ``functions[name](arguments, ticket)`` and deliver its return value as the
-        output (an exception as the tool's failure).
-
-        Requests for unregistered tools are left to the caller; nothing else is ever executed.
-        """
-        check_tool_functions(functions, self._request)
-        return self._with_tools(dict(functions))
-
-    def _with_tools(self, functions: Mapping[str, ToolFunction]) -> Iterator[RunEvent]:
-        try:
-            for event in self:
-                yield event
-                if event["type"] == "tool.execution.requested":
-                    function = functions.get(event["execution"]["call"]["name"])
-                    if function is not None:
-                        run_tool(self.execution(event), function)
+            if self._functions is None:
+                yield from self._events()
+            else:
+                yield from self._with_tools(self._functions)
         finally:
             self.close()
 
@@ -247,6 +253,17 @@ class RunStream:
             self._exchange = self._client._exchange("POST", "v1/runs", self._body, "text/event-stream", self._client._io_timeout)
             self._state = "open"
             require_event_stream(self._exchange[1].getheader("Content-Type"))
+
+    def _with_tools(self, functions: ToolFunctions) -> Iterator[RunEvent]:
+        for event in self._events():
+            function = None
+            if event["type"] == "tool.execution.requested":
+                function = functions.get(event["execution"]["call"]["name"])
+            # The handle copies the request before the caller can touch the event.
+            pending = PendingExecution(self._client, execution_of(event)) if function is not None else None
+            yield event
+            if pending is not None and function is not None:
+                run_tool(pending, function)
 
     def _events(self) -> Iterator[RunEvent]:
         while self._exchange is not None:

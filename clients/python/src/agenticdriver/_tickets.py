@@ -1,16 +1,16 @@
-"""Answering a stream's approval and tool-execution requests with one call.
+"""Answering approval and tool-execution requests with one call.
 
-A stream records a private copy of every ``approval.requested`` and
-``tool.execution.requested`` it delivers (``TicketLedger``); ``stream.approval(event)``
-and ``stream.execution(event)`` turn such an event into a handle bound to that copy, so
-what is decided or reported is exactly what the host asked, whatever the application
-does to the event dict afterwards.
+``client.approval(event)`` and ``client.execution(event)`` turn an ``approval.requested``
+or ``tool.execution.requested`` event into a handle bound to a private copy of its
+request, made when the handle is made, so what is decided or reported is exactly what
+the host asked, whatever the application does to the event dict afterwards.
+``client.stream_with_tools`` makes its handle before it yields the event.
 """
 from __future__ import annotations
 
 import copy
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .errors import DriverError
 from .types import (
@@ -31,36 +31,26 @@ if TYPE_CHECKING:
     from ._sync import AgenticClient
 
 
-def _not_delivered(what: str) -> DriverError:
-    return DriverError("INVALID_ARGUMENT", f"The {what} was not delivered by this stream.")
+def approval_request_of(event: object) -> ApprovalRequest:
+    """A private copy of an ``approval.requested`` event's request (else ``INVALID_ARGUMENT``)."""
+    try:
+        assert isinstance(event, Mapping) and event["type"] == "approval.requested"
+        request = event["approval"]
+        assert isinstance(request, Mapping) and isinstance(request["approvalId"], str) and isinstance(request["call"], Mapping)
+        return copy.deepcopy(request)  # type: ignore[return-value]
+    except (AssertionError, KeyError, TypeError):
+        raise DriverError("INVALID_ARGUMENT", "approval() needs an approval.requested event.") from None
 
 
-class TicketLedger:
-    """Copies of the approval and execution requests one stream delivered, by id."""
-
-    def __init__(self) -> None:
-        self._approvals: Dict[str, ApprovalRequest] = {}
-        self._executions: Dict[str, ToolExecution] = {}
-
-    def note(self, event: Mapping[str, Any]) -> None:
-        if event["type"] == "approval.requested":
-            self._approvals[event["approval"]["approvalId"]] = copy.deepcopy(event["approval"])
-        elif event["type"] == "tool.execution.requested":
-            self._executions[event["execution"]["executionId"]] = copy.deepcopy(event["execution"])
-
-    def approval(self, event: object) -> ApprovalRequest:
-        try:
-            assert isinstance(event, Mapping) and event["type"] == "approval.requested"
-            return copy.deepcopy(self._approvals[event["approval"]["approvalId"]])
-        except (AssertionError, KeyError, TypeError):
-            raise _not_delivered("approval.requested event") from None
-
-    def execution(self, event: object) -> ToolExecution:
-        try:
-            assert isinstance(event, Mapping) and event["type"] == "tool.execution.requested"
-            return copy.deepcopy(self._executions[event["execution"]["executionId"]])
-        except (AssertionError, KeyError, TypeError):
-            raise _not_delivered("tool.execution.requested event") from None
+def execution_of(event: object) -> ToolExecution:
+    """A private copy of a ``tool.execution.requested`` event's execution (else ``INVALID_ARGUMENT``)."""
+    try:
+        assert isinstance(event, Mapping) and event["type"] == "tool.execution.requested"
+        execution = event["execution"]
+        assert isinstance(execution, Mapping) and isinstance(execution["executionId"], str) and isinstance(execution["call"], Mapping)
+        return copy.deepcopy(execution)  # type: ignore[return-value]
+    except (AssertionError, KeyError, TypeError):
+        raise DriverError("INVALID_ARGUMENT", "execution() needs a tool.execution.requested event.") from None
 
 
 def check_tool_functions(functions: Mapping[str, object], request: Mapping[str, Any]) -> None:
@@ -92,7 +82,7 @@ class _Approval:
 
 
 class PendingApproval(_Approval):
-    """An ``approval.requested`` of a ``RunStream``: ``approve()``, ``deny()`` or ``cancel()`` it once.
+    """An ``approval.requested`` (``client.approval(event)``): ``approve()``, ``deny()`` or ``cancel()`` it once.
 
     Each returns the host's checked receipt; what then happens to the run arrives as
     events (``approval.resolved``, then the tool's events or the run's terminal).
@@ -116,7 +106,7 @@ class PendingApproval(_Approval):
 
 
 class AsyncPendingApproval(_Approval):
-    """``PendingApproval`` for an ``AsyncRunStream``; the calls are coroutines."""
+    """``PendingApproval`` of an ``AsyncAgenticClient``; the calls are coroutines."""
 
     def __init__(self, client: "AsyncAgenticClient", request: ApprovalRequest) -> None:
         super().__init__(request)
@@ -135,7 +125,7 @@ class AsyncPendingApproval(_Approval):
         return await self._client.decide_approval(self._decision(decision))
 
 
-class _Ticket:
+class _Execution:
     def __init__(self, execution: ToolExecution) -> None:
         self.execution = execution
         self.settled = False
@@ -161,8 +151,8 @@ class _Ticket:
         return {**self.identity, "error": "APPLICATION_TOOL_FAILED"}
 
 
-class ToolTicket(_Ticket):
-    """A ``tool.execution.requested`` of a ``RunStream``: a single-use ticket for one result.
+class PendingExecution(_Execution):
+    """A ``tool.execution.requested`` (``client.execution(event)``): a single-use ticket for one result.
 
     Report ``progress()`` only after real work (it resets the run's idle timer), then
     ``complete(output)`` or ``fail()`` exactly once; the host rejects a second result with
@@ -188,8 +178,8 @@ class ToolTicket(_Ticket):
         return receipt
 
 
-class AsyncToolTicket(_Ticket):
-    """``ToolTicket`` for an ``AsyncRunStream``; the calls are coroutines."""
+class AsyncPendingExecution(_Execution):
+    """``PendingExecution`` of an ``AsyncAgenticClient``; the calls are coroutines."""
 
     def __init__(self, client: "AsyncAgenticClient", execution: ToolExecution) -> None:
         super().__init__(execution)
@@ -210,35 +200,59 @@ class AsyncToolTicket(_Ticket):
         return receipt
 
 
-ToolFunction = Callable[[JsonObject, ToolTicket], Any]
-"""An application function for ``RunStream.with_tools``: ``(arguments, ticket)`` in, the tool's
-JSON output out; ``ticket.progress()`` reports real work. Raising reports a failure."""
-AsyncToolFunction = Callable[[JsonObject, AsyncToolTicket], Any]
-"""A plain or ``async`` function for ``AsyncRunStream.with_tools`` (an awaitable result is awaited)."""
+class ToolContext:
+    """What a ``ToolFunction`` sees of its execution: the exact request and ``progress()``."""
+
+    def __init__(self, pending: PendingExecution) -> None:
+        self._pending = pending
+        self.execution: ToolExecution = copy.deepcopy(pending.execution)
+
+    def progress(self) -> ToolExecutionReceipt:
+        """Report real work (never on a timer): it resets the run's idle timer."""
+        return self._pending.progress()
 
 
-def run_tool(ticket: ToolTicket, function: ToolFunction) -> None:
+class AsyncToolContext:
+    """``ToolContext`` of an ``AsyncToolFunction``; ``progress()`` is a coroutine."""
+
+    def __init__(self, pending: AsyncPendingExecution) -> None:
+        self._pending = pending
+        self.execution: ToolExecution = copy.deepcopy(pending.execution)
+
+    async def progress(self) -> ToolExecutionReceipt:
+        """Report real work (never on a timer): it resets the run's idle timer."""
+        return await self._pending.progress()
+
+
+ToolFunction = Callable[[JsonObject, ToolContext], Any]
+"""An application function for ``stream_with_tools``: ``(arguments, context)`` in, the tool's
+JSON output out; ``context.progress()`` reports real work. Raising reports a failure."""
+AsyncToolFunction = Callable[[JsonObject, AsyncToolContext], Any]
+"""A plain or ``async`` function for ``AsyncAgenticClient.stream_with_tools`` (an awaitable result is awaited)."""
+ToolFunctions = Mapping[str, ToolFunction]
+"""Application functions by tool name, for ``AgenticClient.stream_with_tools``."""
+AsyncToolFunctions = Mapping[str, AsyncToolFunction]
+"""Application functions by tool name, for ``AsyncAgenticClient.stream_with_tools``."""
+
+
+def run_tool(pending: PendingExecution, function: ToolFunction) -> None:
     """Run one registered function and deliver its output. An exception is reported as the
     tool's failure (the run then fails ``APPLICATION_TOOL_FAILED``) and streaming goes on."""
     try:
-        output = function(ticket.arguments, ticket)
+        output = function(copy.deepcopy(pending.arguments), ToolContext(pending))
     except Exception:
-        if not ticket.settled:
-            ticket.fail()
+        pending.fail()
         return
-    if not ticket.settled:
-        ticket.complete(output)
+    pending.complete(output)
 
 
-async def run_tool_async(ticket: AsyncToolTicket, function: AsyncToolFunction) -> None:
-    """``run_tool`` for the async stream; ``function`` may be plain or ``async``."""
+async def run_tool_async(pending: AsyncPendingExecution, function: AsyncToolFunction) -> None:
+    """``run_tool`` for the async client; ``function`` may be plain or ``async``."""
     try:
-        output = function(ticket.arguments, ticket)
+        output = function(copy.deepcopy(pending.arguments), AsyncToolContext(pending))
         if inspect.isawaitable(output):
             output = await output
     except Exception:
-        if not ticket.settled:
-            await ticket.fail()
+        await pending.fail()
         return
-    if not ticket.settled:
-        await ticket.complete(output)
+    await pending.complete(output)

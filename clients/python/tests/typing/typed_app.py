@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 from typing import List
 
-from agenticdriver import AgenticClient, AsyncAgenticClient, AsyncToolTicket, DriverError, ToolTicket
+from agenticdriver import AgenticClient, AsyncAgenticClient, AsyncToolContext, DriverError, PendingExecution, ToolContext
 from agenticdriver.types import (
     ApprovalDecision,
     JsonObject,
@@ -56,23 +56,26 @@ async def async_app(url: str, token: str) -> str:
     return info["version"]
 
 
-def send_email(arguments: JsonObject, ticket: ToolTicket) -> JsonObject:
-    ticket.progress()
-    return {"sent": True, "to": arguments.get("to")}
+def send_email(arguments: JsonObject, context: ToolContext) -> JsonObject:
+    context.progress()
+    return {"sent": True, "to": arguments.get("to"), "id": context.execution["executionId"]}
 
 
-async def send_email_async(arguments: JsonObject, ticket: AsyncToolTicket) -> JsonObject:
-    receipt: ToolExecutionReceipt = await ticket.progress()
+async def send_email_async(arguments: JsonObject, context: AsyncToolContext) -> JsonObject:
+    receipt: ToolExecutionReceipt = await context.progress()
     return {"sent": receipt["status"] == "progress"}
 
 
 def interactive_app(url: str, token: str) -> str:
     client = AgenticClient(url, token)
     outcomes: List[str] = []
-    with client.stream(INTERACTIVE) as stream:
-        for event in stream.with_tools({"send_email": send_email}):
+    with client.stream_with_tools(INTERACTIVE, {"send_email": send_email}) as stream:
+        for event in stream:
             if event["type"] == "approval.requested" and event["approval"]["call"]["name"] == "send_email":
-                outcomes.append(stream.approval(event).approve()["outcome"])
+                outcomes.append(client.approval(event).approve()["outcome"])
+            elif event["type"] == "tool.execution.requested":
+                pending: PendingExecution = client.execution(event)
+                outcomes.append(pending.fail()["status"])
     decision: ApprovalDecision = {"approvalId": "a", "runId": "r", "call": {"id": "c", "name": "n", "arguments": {}}, "decision": "deny"}
     failure: ToolExecutionResult = {"executionId": "e", "runId": "r", "callId": "c", "error": "APPLICATION_TOOL_FAILED"}
     return f"{client.decide_approval(decision)['decidedAt']} {client.complete_tool(failure)['status']} {outcomes}"
@@ -81,12 +84,12 @@ def interactive_app(url: str, token: str) -> str:
 async def interactive_async_app(url: str, token: str) -> List[str]:
     statuses: List[str] = []
     async with AsyncAgenticClient(url, token) as client:
-        async with client.stream(INTERACTIVE) as stream:
-            async for event in stream.with_tools({"send_email": send_email_async}):
+        async with client.stream_with_tools(INTERACTIVE, {"send_email": send_email_async}) as stream:
+            async for event in stream:
                 if event["type"] == "tool.execution.requested":
-                    statuses.append((await stream.execution(event).complete({"late": True}))["status"])
+                    statuses.append((await client.execution(event).complete({"late": True}))["status"])
                 elif event["type"] == "approval.requested":
-                    statuses.append((await stream.approval(event).cancel())["outcome"])
+                    statuses.append((await client.approval(event).cancel())["outcome"])
     return statuses
 
 

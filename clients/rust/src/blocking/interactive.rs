@@ -1,35 +1,17 @@
 //! The blocking twins of the one-call answers and of the function runner.
-use super::EventIter;
+use super::{AgenticClient, EventIter};
 use crate::error::Error;
 use crate::interactive::requested_tool;
-use crate::tickets::StreamTickets;
 use crate::types::*;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::runtime::Runtime;
 
-/// The handles of one blocking stream: answers run on the client's runtime.
-#[derive(Clone)]
-pub(super) struct Answers {
-    pub(super) tickets: Arc<StreamTickets>,
-    pub(super) runtime: Arc<Runtime>,
-}
-
-impl Answers {
-    pub(super) fn approval(&self, event: &Event) -> Result<PendingApproval, Error> {
-        Ok(PendingApproval { inner: self.tickets.approval(event)?, runtime: Arc::clone(&self.runtime) })
-    }
-
-    pub(super) fn execution(&self, event: &Event) -> Result<ToolTicket, Error> {
-        Ok(ToolTicket { inner: self.tickets.execution(event)?, runtime: Arc::clone(&self.runtime) })
-    }
-}
-
 /// The blocking [`crate::PendingApproval`]: `approve()`, `deny()` or `cancel()` it once.
 pub struct PendingApproval {
-    inner: crate::PendingApproval,
-    runtime: Arc<Runtime>,
+    pub(super) inner: crate::PendingApproval,
+    pub(super) runtime: Arc<Runtime>,
 }
 
 impl PendingApproval {
@@ -75,13 +57,13 @@ impl ToolContext {
     }
 }
 
-/// The blocking [`crate::ToolTicket`]: `progress()`, then one `complete(output)` or `fail()`.
-pub struct ToolTicket {
-    inner: crate::ToolTicket,
-    runtime: Arc<Runtime>,
+/// The blocking [`crate::PendingExecution`]: `progress()`, then one `complete(output)` or `fail()`.
+pub struct PendingExecution {
+    pub(super) inner: crate::PendingExecution,
+    pub(super) runtime: Arc<Runtime>,
 }
 
-impl ToolTicket {
+impl PendingExecution {
     pub fn execution(&self) -> &ToolExecution {
         self.inner.execution()
     }
@@ -109,7 +91,7 @@ impl ToolTicket {
 
 type ToolFunction = Box<dyn FnMut(JsonObject, &ToolContext) -> Option<Value> + Send>;
 
-/// Application functions by tool name, for [`EventIter::with_tools`].
+/// Application functions by tool name, for [`AgenticClient::stream_with_tools`].
 #[derive(Default)]
 pub struct ToolFunctions {
     functions: HashMap<String, ToolFunction>,
@@ -131,11 +113,15 @@ impl ToolFunctions {
         self
     }
 
-    fn run(&mut self, ticket: ToolTicket) -> Result<ToolExecutionReceipt, Error> {
-        let Some(function) = self.functions.get_mut(&ticket.call().name) else { return ticket.fail() };
-        match function(ticket.call().arguments.clone(), &ticket.context()) {
-            Some(output) => ticket.complete(output),
-            None => ticket.fail(),
+    pub(super) fn names(&self) -> impl Iterator<Item = &str> {
+        self.functions.keys().map(String::as_str)
+    }
+
+    fn run(&mut self, pending: PendingExecution) -> Result<ToolExecutionReceipt, Error> {
+        let Some(function) = self.functions.get_mut(&pending.call().name) else { return pending.fail() };
+        match function(pending.call().arguments.clone(), &pending.context()) {
+            Some(output) => pending.complete(output),
+            None => pending.fail(),
         }
     }
 
@@ -144,29 +130,19 @@ impl ToolFunctions {
     }
 }
 
-/// The blocking [`crate::ToolStream`]: events of an [`EventIter`] with registered
-/// functions run after their execution request is yielded.
+/// The blocking [`crate::ToolStream`] ([`AgenticClient::stream_with_tools`]): events of
+/// an [`EventIter`] with registered functions run after their execution request is yielded.
 pub struct ToolIter {
     /// `None` once a function's outcome could not be delivered (the stream is closed).
     events: Option<EventIter>,
     functions: ToolFunctions,
-    answers: Answers,
-    due: Option<ToolTicket>,
+    client: AgenticClient,
+    due: Option<PendingExecution>,
 }
 
 impl ToolIter {
-    pub(super) fn new(events: EventIter, functions: ToolFunctions) -> Result<Self, Error> {
-        let answers = events.answers.clone();
-        answers.tickets.check_declared(functions.functions.keys().map(String::as_str))?;
-        Ok(ToolIter { events: Some(events), functions, answers, due: None })
-    }
-
-    pub fn approval(&self, event: &Event) -> Result<PendingApproval, Error> {
-        self.answers.approval(event)
-    }
-
-    pub fn execution(&self, event: &Event) -> Result<ToolTicket, Error> {
-        self.answers.execution(event)
+    pub(super) fn new(client: AgenticClient, events: EventIter, functions: ToolFunctions) -> Self {
+        ToolIter { events: Some(events), functions, client, due: None }
     }
 }
 
@@ -174,8 +150,8 @@ impl Iterator for ToolIter {
     type Item = Result<Event, Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(ticket) = self.due.take() {
-            if let Err(error) = self.functions.run(ticket) {
+        if let Some(pending) = self.due.take() {
+            if let Err(error) = self.functions.run(pending) {
                 self.events = None;
                 return Some(Err(error));
             }
@@ -183,7 +159,8 @@ impl Iterator for ToolIter {
         let event = self.events.as_mut()?.next()?;
         if let Ok(event) = &event {
             if self.functions.is_registered(event) {
-                self.due = self.answers.execution(event).ok();
+                // The handle copies the request before the caller can touch the event.
+                self.due = self.client.execution(event).ok();
             }
         }
         Some(event)

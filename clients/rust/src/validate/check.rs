@@ -6,6 +6,9 @@ use serde_json::{Map, Value};
 
 pub type Checked<T> = Result<T, String>;
 
+/// A check of one value at a path (the generated checks are all of this shape).
+pub type Rule = dyn Fn(&Value, &str) -> Checked<()>;
+
 /// Largest integer JSON numbers carry exactly (2^53 - 1).
 pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
@@ -107,6 +110,37 @@ pub fn unique(items: &[Value], path: &str) -> Checked<()> {
     Ok(())
 }
 
+/// JSON Schema `contains` with one string constant.
+pub fn contains(items: &[Value], path: &str, expected: &str) -> Checked<()> {
+    if items.iter().any(|item| item == expected) {
+        Ok(())
+    } else {
+        Err(must(path, format_args!("contain \"{expected}\"")))
+    }
+}
+
+/// JSON Schema `anyOf`: the first check that passes, or the first one's problem.
+pub fn any_of(v: &Value, path: &str, checks: &[&Rule]) -> Checked<()> {
+    let mut first = None;
+    for check in checks {
+        match check(v, path) {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first.get_or_insert(e);
+            }
+        }
+    }
+    Err(first.unwrap_or_else(|| must(path, "match one of no schemas")))
+}
+
+/// JSON Schema `maxProperties`.
+pub fn max_properties(o: &Obj, max: usize) -> Checked<()> {
+    if o.map.len() > max {
+        return Err(must(&o.path, format_args!("have at most {max} properties")));
+    }
+    Ok(())
+}
+
 /// Deep equality where numbers compare by value (`1` equals `1.0`, as in JSON Schema).
 fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -160,56 +194,9 @@ impl<'a> Obj<'a> {
         rule(self.req(key)?, &self.at(key))
     }
 
-    pub fn str(&self, key: &str, min: usize, max: usize) -> Checked<&'a str> {
-        self.with(key, |v, p| string(v, p, min, max))
-    }
-
-    pub fn opt_str(&self, key: &str, min: usize, max: usize) -> Checked<Option<&'a str>> {
-        self.opt_with(key, |v, p| string(v, p, min, max))
-    }
-
-    pub fn matching(&self, key: &str, rule: fn(&str) -> bool, what: &str) -> Checked<&'a str> {
-        self.with(key, |v, p| matching(v, p, rule, what))
-    }
-
-    pub fn opt_matching(&self, key: &str, rule: fn(&str) -> bool, what: &str) -> Checked<Option<&'a str>> {
-        self.opt_with(key, |v, p| matching(v, p, rule, what))
-    }
-
-    pub fn int(&self, key: &str, min: f64, max: f64) -> Checked<f64> {
-        self.with(key, |v, p| integer(v, p, min, max))
-    }
-
-    pub fn opt_int(&self, key: &str, min: f64, max: f64) -> Checked<Option<f64>> {
-        self.opt_with(key, |v, p| integer(v, p, min, max))
-    }
-
-    pub fn num(&self, key: &str, min: f64, max: f64) -> Checked<f64> {
-        self.with(key, |v, p| number(v, p, min, max))
-    }
-
-    pub fn opt_num(&self, key: &str, min: f64, max: f64) -> Checked<Option<f64>> {
-        self.opt_with(key, |v, p| number(v, p, min, max))
-    }
-
-    pub fn bool(&self, key: &str) -> Checked<bool> {
-        self.with(key, boolean)
-    }
-
-    pub fn opt_bool(&self, key: &str) -> Checked<Option<bool>> {
-        self.opt_with(key, boolean)
-    }
-
-    pub fn literal(&self, key: &str, options: &[&str]) -> Checked<&'a str> {
-        self.with(key, |v, p| literal(v, p, options))
-    }
-
-    pub fn opt_literal(&self, key: &str, options: &[&str]) -> Checked<Option<&'a str>> {
-        self.opt_with(key, |v, p| literal(v, p, options))
-    }
-
-    pub fn array(&self, key: &str, min: usize, max: usize) -> Checked<&'a Vec<Value>> {
-        self.with(key, |v, p| array(v, p, min, max))
+    /// Checks every field not named in `declared` (`additionalProperties` with a schema).
+    pub fn others(&self, declared: &[&str], mut rule: impl FnMut(&'a Value, &str) -> Checked<()>) -> Checked<()> {
+        self.map.iter().filter(|(k, _)| !declared.contains(&k.as_str())).try_for_each(|(k, v)| rule(v, &self.at(k)))
     }
 }
 
@@ -231,8 +218,8 @@ mod tests {
         assert!(string(&json!("🌍🌍"), "", 0, 2).is_ok());
         let value = json!({"a": null});
         let obj = Obj::open(&value, "").unwrap();
-        assert!(obj.opt_str("a", 0, 9).is_err());
-        assert_eq!(obj.opt_str("b", 0, 9), Ok(None));
+        assert!(obj.opt_with("a", |v, p| string(v, p, 0, 9)).is_err());
+        assert_eq!(obj.opt_with("b", |v, p| string(v, p, 0, 9)), Ok(None));
         assert!(unique(&[json!(1), json!(1.0)], "").is_err());
     }
 }

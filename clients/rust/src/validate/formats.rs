@@ -108,6 +108,22 @@ pub fn is_uuid_format(s: &str) -> bool {
     is_uuid_shape(body, true)
 }
 
+/// `^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$` (session bindings).
+pub fn is_uuid_shape_any_case(s: &str) -> bool {
+    is_uuid_shape(s, true)
+}
+
+/// `^[A-Za-z0-9+/]*={0,2}$`
+pub fn is_base64(s: &str) -> bool {
+    let body = s.trim_end_matches('=');
+    s.len() - body.len() <= 2 && body.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/')
+}
+
+/// `\S`: at least one character that is not white space.
+pub fn has_non_space(s: &str) -> bool {
+    s.chars().any(|c| !is_js_whitespace(c))
+}
+
 /// `^[0-9a-f]{64}$`
 pub fn is_sha256(s: &str) -> bool {
     is_hex(s, 64, false)
@@ -132,6 +148,11 @@ pub fn is_model_id(s: &str) -> bool {
 /// `^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`
 pub fn is_tool_name(s: &str) -> bool {
     is_identifier(s, |c| c.is_ascii_alphabetic() || c == b'_', |c| c.is_ascii_alphanumeric() || c == b'_', 63)
+}
+
+/// `^[a-zA-Z][a-zA-Z0-9._-]{0,79}$`
+pub fn is_capability_name(s: &str) -> bool {
+    is_identifier(s, |c| c.is_ascii_alphabetic(), |c| c.is_ascii_alphanumeric() || b"._-".contains(&c), 79)
 }
 
 /// `^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$` (source ids, revisions, corpora, chunk ids).

@@ -1,10 +1,11 @@
-//! Validation of everything the host sends: schemas, cross-field rules, stream rules.
-mod check;
+//! Validation of everything the host sends: schemas (generated into
+//! `crate::generated::checks` by `npm run protocol`), cross-field rules (`rules.rs`),
+//! stream rules (`stream.rs`).
+pub(crate) mod check;
 mod decode;
-mod formats;
+pub(crate) mod formats;
 mod receipts;
 mod rules;
-mod schema;
 mod stream;
 mod submissions;
 
@@ -13,6 +14,7 @@ pub use stream::{json_run_result, EventValidator};
 pub use submissions::{approval_decision, tool_identity, tool_result};
 
 use crate::error::{codes, DriverError};
+use crate::generated::checks as schema;
 use crate::types::{ProtocolInfo, Provider};
 use serde::Deserialize;
 use serde_json::Value;
@@ -26,7 +28,7 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, DriverError> {
 }
 
 pub fn protocol_info(value: Value) -> Result<ProtocolInfo, DriverError> {
-    schema::protocol_info(&value).and_then(|_| decode::typed(value)).map_err(|e| invalid_response("protocol info", e))
+    schema::protocol_info(&value, "").and_then(|_| decode::typed(value)).map_err(|e| invalid_response("protocol info", e))
 }
 
 pub fn providers(value: Value) -> Result<Vec<Provider>, DriverError> {
@@ -34,7 +36,7 @@ pub fn providers(value: Value) -> Result<Vec<Provider>, DriverError> {
     struct List {
         providers: Vec<Provider>,
     }
-    schema::provider_list(&value)
+    schema::provider_list(&value, "")
         .and_then(|_| decode::typed::<List>(value))
         .map(|list| list.providers)
         .map_err(|e| invalid_response("provider list", e))
@@ -47,7 +49,7 @@ pub fn error_envelope(bytes: &[u8], status: u16) -> Option<DriverError> {
         error: crate::types::ErrorInfo,
     }
     let value = decode::parse(bytes).ok()?;
-    schema::error_envelope(&value).ok()?;
+    schema::error_envelope(&value, "").ok()?;
     let Envelope { error } = decode::typed(value).ok()?;
     Some(DriverError { code: error.code, message: error.message, retryable: error.retryable, outcome: error.outcome, status: Some(status) })
 }

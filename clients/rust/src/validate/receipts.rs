@@ -1,7 +1,8 @@
 //! Receipts must answer exactly what was submitted; a mismatch means the application
 //! has to reconcile (never retry blindly).
-use super::{check::Obj, decode, schema};
+use super::decode;
 use crate::error::{codes, DriverError};
+use crate::generated::checks as schema;
 use crate::types::*;
 use serde_json::Value;
 
@@ -24,11 +25,7 @@ pub fn approval_resolution(value: Value, decision: &ApprovalDecision) -> Result<
 
 pub fn tool_receipt(value: Value, identity: &ToolExecutionIdentity, status: ReceiptStatus) -> Result<ToolExecutionReceipt, DriverError> {
     let bad = |e| mismatch("tool execution receipt", e);
-    let o = Obj::open(&value, "").map_err(bad)?;
-    for key in ["executionId", "runId", "callId"] {
-        o.str(key, 1, 256).map_err(bad)?;
-    }
-    o.literal("status", &["progress", "accepted"]).map_err(bad)?;
+    schema::tool_execution_receipt(&value, "").map_err(bad)?;
     let receipt: ToolExecutionReceipt = decode::typed(value).map_err(bad)?;
     let echoed = ToolExecutionIdentity {
         execution_id: receipt.execution_id.clone(),

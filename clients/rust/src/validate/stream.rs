@@ -1,7 +1,8 @@
 //! The consumer rules of a `/v1/runs` event stream: envelope, ordering, unknown types,
 //! negotiation gates, payload schemas and cross-checks against the request.
-use super::{check::Checked, decode, rules, schema};
+use super::{check::Checked, decode, rules};
 use crate::error::{codes, DriverError};
+use crate::generated::checks as schema;
 use crate::types::*;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -50,18 +51,21 @@ impl EventValidator {
     /// One frame's data. `Ok(None)` is an unfamiliar optional event, skipped.
     pub fn accept(&mut self, data: &str) -> Result<Option<Event>, DriverError> {
         let value = decode::parse(data.as_bytes()).map_err(|e| invalid(format!("event is {e}")))?;
-        let envelope = schema::event_envelope(&value).map_err(|e| invalid(format!("event envelope: {e}")))?;
-        self.check_order(envelope.kind, envelope.run_id, envelope.sequence)?;
-        let kind = envelope.kind.to_owned();
-        let optional = envelope.optional;
-        let Some(payload) = schema::event_payload(&kind, &value) else {
+        schema::event_envelope(&value, "").map_err(|e| invalid(format!("event envelope: {e}")))?;
+        // The envelope check guarantees these fields and their types.
+        let field = |key: &str| &value[key];
+        let kind = field("type").as_str().unwrap_or_default().to_owned();
+        let sequence = field("sequence").as_f64().unwrap_or_default();
+        self.check_order(&kind, field("runId").as_str().unwrap_or_default(), sequence)?;
+        let optional = field("optional").as_bool();
+        let Some(check) = schema::event_check(&kind) else {
             return match optional {
                 Some(true) => Ok(None),
                 _ => Err(unsupported(format!("unknown required event type {kind}"))),
             };
         };
         self.check_negotiated(&kind)?;
-        payload.map_err(|e| invalid(format!("{kind} event: {e}")))?;
+        check(&value, "").map_err(|e| invalid(format!("{kind} event: {e}")))?;
         let event: Event = decode::typed(value).map_err(|e| invalid(format!("{kind} event: {e}")))?;
         self.cross_check(&event).map_err(|e| invalid(format!("{kind} event: {e}")))?;
         self.finished = event.is_terminal();

@@ -2,22 +2,17 @@
 //! before they are sent. The host parses them strictly; a malformed one fails here with
 //! the code the host would answer (`INVALID_APPROVAL` / `INVALID_TOOL_EXECUTION`) and no
 //! request is spent, so a corrected retry is still possible.
+//! The shapes are the generated `approval_decision`, `tool_execution_identity` and
+//! `tool_execution_result` checks; what stays here is the host's plain-JSON rule.
 use super::check::Checked;
-use super::formats::is_tool_name;
 use crate::error::{codes, DriverError};
+use crate::generated::checks as schema;
 use crate::types::*;
+use serde::Serialize;
 use serde_json::Value;
 
 /// Nesting the host still treats as plain JSON.
 const MAX_DEPTH: usize = 64;
-
-fn ticket_id(value: &str, at: &str) -> Checked<()> {
-    // JSON Schema lengths count code points.
-    match value.chars().count() {
-        1..=256 => Ok(()),
-        _ => Err(format!("{at} must have 1 to 256 characters")),
-    }
-}
 
 /// Whether `value` survives the host's JSON parsing unchanged: no `__proto__` key at any
 /// depth (JavaScript would not keep it as data) and at most 64 levels of nesting.
@@ -34,20 +29,16 @@ fn is_plain_object(map: &JsonObject, depth: usize) -> bool {
     depth <= MAX_DEPTH && !map.contains_key("__proto__") && map.values().all(|child| is_plain_json(child, depth + 1))
 }
 
-fn identity(execution_id: &str, run_id: &str, call_id: &str) -> Checked<()> {
-    ticket_id(execution_id, "executionId")?;
-    ticket_id(run_id, "runId")?;
-    ticket_id(call_id, "callId")
+/// The body as JSON, checked against its generated wire schema.
+fn checked<T: Serialize>(body: &T, schema: fn(&Value, &str) -> Checked<()>) -> Checked<Value> {
+    let value = serde_json::to_value(body).map_err(|e| format!("it is not representable as JSON: {e}"))?;
+    schema(&value, "")?;
+    Ok(value)
 }
 
 pub fn approval_decision(decision: &ApprovalDecision) -> Result<(), DriverError> {
     let check = || -> Checked<()> {
-        ticket_id(&decision.approval_id, "approvalId")?;
-        ticket_id(&decision.run_id, "runId")?;
-        ticket_id(&decision.call.id, "call.id")?;
-        if !is_tool_name(&decision.call.name) {
-            return Err("call.name must be a tool name".into());
-        }
+        checked(decision, schema::approval_decision)?;
         if !is_plain_object(&decision.call.arguments, 0) {
             return Err("call.arguments must be plain JSON".into());
         }
@@ -61,17 +52,15 @@ fn invalid_execution(e: String) -> DriverError {
 }
 
 pub fn tool_identity(id: &ToolExecutionIdentity) -> Result<(), DriverError> {
-    identity(&id.execution_id, &id.run_id, &id.call_id).map_err(invalid_execution)
+    checked(id, schema::tool_execution_identity).map(drop).map_err(invalid_execution)
 }
 
 pub fn tool_result(result: &ToolExecutionResult) -> Result<(), DriverError> {
     let check = || -> Checked<()> {
-        identity(&result.execution_id, &result.run_id, &result.call_id)?;
-        match (&result.output, &result.error) {
-            (Some(output), None) if is_plain_json(output, 0) => Ok(()),
-            (Some(_), None) => Err("output must be plain JSON".into()),
-            (None, Some(_)) => Ok(()),
-            _ => Err("it must carry exactly one of output or error".into()),
+        checked(result, schema::tool_execution_result)?;
+        match &result.output {
+            Some(output) if !is_plain_json(output, 0) => Err("output must be plain JSON".into()),
+            _ => Ok(()),
         }
     };
     check().map_err(invalid_execution)

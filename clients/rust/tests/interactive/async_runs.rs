@@ -1,7 +1,7 @@
 //! The async client against the real host.
 use super::*;
 use crate::support::live::{live_host, LiveHost, Transport};
-use agenticdriver::{codes, ApprovalAction, ApprovalOutcome, Error, ReceiptStatus, ToolFunctions};
+use agenticdriver::{codes, ApprovalAction, ApprovalOutcome, AsyncAgenticClient, Error, ReceiptStatus, ToolFunctions};
 use futures_util::StreamExt;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
@@ -18,28 +18,28 @@ fn lookup(calls: Arc<AtomicUsize>) -> ToolFunctions {
 }
 
 /// Streams `lookup_request` with the function registered, answering the approval with `action`.
-async fn run_with_lookup(host: &LiveHost, action: ApprovalAction, calls: &Arc<AtomicUsize>) -> (Vec<Event>, agenticdriver::ToolStream) {
+async fn run_with_lookup(host: &LiveHost, action: ApprovalAction, calls: &Arc<AtomicUsize>) -> (Vec<Event>, AsyncAgenticClient) {
     let client = host.async_client();
-    let mut stream = client.stream(&lookup_request()).await.unwrap().with_tools(lookup(Arc::clone(calls))).unwrap();
+    let mut stream = client.stream_with_tools(&lookup_request(), lookup(Arc::clone(calls))).await.unwrap();
     let mut events = Vec::new();
     while let Some(event) = stream.next().await {
         let event = event.unwrap();
         if matches!(event.payload, EventPayload::ApprovalRequested { .. }) {
-            let approval = stream.approval(&event).unwrap();
+            let approval = client.approval(&event).unwrap();
             assert_eq!((approval.call().name.as_str(), &approval.call().arguments["query"]), (TOOL, &json!("inbox")));
             assert_eq!(approval.decide(action).await.unwrap().outcome, action.outcome());
         }
         events.push(event);
     }
-    (events, stream)
+    (events, client)
 }
 
 async fn approved_then_stale(host: &LiveHost) {
     let calls = Arc::new(AtomicUsize::new(0));
-    let (events, stream) = run_with_lookup(host, ApprovalAction::Approve, &calls).await;
+    let (events, client) = run_with_lookup(host, ApprovalAction::Approve, &calls).await;
     assert_approved_run(&events);
     assert_eq!(calls.load(SeqCst), 1);
-    let stale = stream.execution(execution_request(&events)).unwrap();
+    let stale = client.execution(execution_request(&events)).unwrap();
     assert_eq!(stale.progress().await.unwrap_err().code(), Some(STALE));
     let second = stale.complete(json!({ "found": "again" })).await.unwrap_err();
     assert_eq!((second.code(), second.as_driver().unwrap().status), (Some(STALE), Some(404)));
@@ -67,23 +67,24 @@ async fn approved_function_over_verified_https() {
 }
 
 #[tokio::test]
-async fn answers_use_the_streams_copy_and_a_function_error_is_a_tool_failure() {
+async fn answers_use_their_own_copy_and_a_function_error_is_a_tool_failure() {
     let host = live_host(Transport::Http);
     let client = host.async_client();
     let failing = ToolFunctions::new().register(TOOL, |_, _| async { Err::<Value, _>("the mailbox is offline") });
-    let mut stream = client.stream(&lookup_request()).await.unwrap().with_tools(failing).unwrap();
+    let mut stream = client.stream_with_tools(&lookup_request(), failing).await.unwrap();
     let mut events = Vec::new();
     while let Some(event) = stream.next().await {
-        let event = event.unwrap();
-        if let EventPayload::ApprovalRequested { approval } = &event.payload {
-            // The application's own value may change; the host would refuse the changed call.
-            let mut altered = event.clone();
-            let mut changed = approval.clone();
-            changed.call.arguments.insert("query".into(), json!("everything"));
-            altered.payload = EventPayload::ApprovalRequested { approval: changed.clone() };
-            let refused = client.decide_approval(&changed.decision(ApprovalAction::Approve)).await.unwrap_err();
-            assert_eq!(refused.code(), Some("APPROVAL_MISMATCH"));
-            assert_eq!(stream.approval(&altered).unwrap().approve().await.unwrap().outcome, ApprovalOutcome::Approved);
+        let mut event = event.unwrap();
+        if matches!(event.payload, EventPayload::ApprovalRequested { .. }) {
+            // The handle keeps the request as delivered; the application's own value may
+            // change afterwards, and the host would refuse the changed call.
+            let pending = client.approval(&event).unwrap();
+            if let EventPayload::ApprovalRequested { approval } = &mut event.payload {
+                approval.call.arguments.insert("query".into(), json!("everything"));
+                let refused = client.decide_approval(&approval.decision(ApprovalAction::Approve)).await.unwrap_err();
+                assert_eq!(refused.code(), Some("APPROVAL_MISMATCH"));
+            }
+            assert_eq!(pending.approve().await.unwrap().outcome, ApprovalOutcome::Approved);
         }
         events.push(event);
     }
@@ -95,24 +96,19 @@ async fn answers_use_the_streams_copy_and_a_function_error_is_a_tool_failure() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(stream.execution(execution_request(&events)).unwrap().fail().await.unwrap_err().code(), Some(STALE));
+    assert_eq!(client.execution(execution_request(&events)).unwrap().fail().await.unwrap_err().code(), Some(STALE));
 }
 
 #[tokio::test]
-async fn handles_come_only_from_the_stream_and_functions_only_for_declared_tools() {
+async fn handles_need_their_event_and_functions_only_declared_tools() {
     let host = live_host(Transport::Http);
     let client = host.async_client();
     let undeclared = ToolFunctions::new().register("send_email", |_, _| async { Ok::<_, Error>(json!({})) });
-    let refused = client.stream(&lookup_request()).await.unwrap().with_tools(undeclared).err().unwrap();
+    let refused = client.stream_with_tools(&lookup_request(), undeclared).await.err().unwrap();
     assert_eq!(refused.code(), Some(codes::INVALID_ARGUMENT));
 
     let mut stream = client.stream(&lookup_request()).await.unwrap();
     let started = stream.next().await.unwrap().unwrap();
-    assert_eq!(stream.approval(&started).err().unwrap().code(), Some(codes::INVALID_ARGUMENT));
-    let forged: Event = serde_json::from_value(json!({
-        "type": "tool.execution.requested", "runId": started.run_id, "sequence": 5, "timestamp": started.timestamp,
-        "execution": { "executionId": "not-from-this-stream", "runId": started.run_id, "call": { "id": "c1", "name": TOOL, "arguments": {} } },
-    }))
-    .unwrap();
-    assert_eq!(stream.execution(&forged).err().unwrap().code(), Some(codes::INVALID_ARGUMENT));
+    assert_eq!(client.approval(&started).err().unwrap().code(), Some(codes::INVALID_ARGUMENT));
+    assert_eq!(client.execution(&started).err().unwrap().code(), Some(codes::INVALID_ARGUMENT));
 }

@@ -1,36 +1,36 @@
 //! The blocking client against the real host.
 use super::*;
 use crate::support::live::{live_host, LiveHost, Transport};
-use agenticdriver::blocking::{ToolFunctions, ToolIter};
+use agenticdriver::blocking::{AgenticClient, ToolFunctions};
 use agenticdriver::{ApprovalAction, ReceiptStatus};
 
 /// Streams `lookup_request` with the function registered, answering the approval with
 /// `action`; also returns how often the function ran.
-fn run_with_lookup(host: &LiveHost, action: ApprovalAction) -> (Vec<Event>, ToolIter, usize) {
+fn run_with_lookup(host: &LiveHost, action: ApprovalAction) -> (Vec<Event>, AgenticClient, usize) {
     let (sender, ran) = std::sync::mpsc::channel();
     let lookup = ToolFunctions::new().register(TOOL, move |arguments, context| {
         sender.send(()).unwrap();
         let receipt = context.progress()?;
         Ok::<_, agenticdriver::Error>(lookup_output(&arguments, receipt.status == ReceiptStatus::Progress))
     });
-    let mut stream = host.blocking_client().stream(&lookup_request()).unwrap().with_tools(lookup).unwrap();
+    let client = host.blocking_client();
     let mut events = Vec::new();
-    while let Some(event) = stream.next() {
+    for event in client.stream_with_tools(&lookup_request(), lookup).unwrap() {
         let event = event.unwrap();
         if matches!(event.payload, EventPayload::ApprovalRequested { .. }) {
-            assert_eq!(stream.approval(&event).unwrap().decide(action).unwrap().outcome, action.outcome());
+            assert_eq!(client.approval(&event).unwrap().decide(action).unwrap().outcome, action.outcome());
         }
         events.push(event);
     }
     let calls = ran.try_iter().count();
-    (events, stream, calls)
+    (events, client, calls)
 }
 
 fn approved_then_stale(host: &LiveHost) {
-    let (events, stream, calls) = run_with_lookup(host, ApprovalAction::Approve);
+    let (events, client, calls) = run_with_lookup(host, ApprovalAction::Approve);
     assert_approved_run(&events);
     assert_eq!(calls, 1);
-    let stale = stream.execution(execution_request(&events)).unwrap();
+    let stale = client.execution(execution_request(&events)).unwrap();
     assert_eq!(stale.progress().unwrap_err().code(), Some(STALE));
     assert_eq!(stale.complete(json!({ "found": "again" })).unwrap_err().code(), Some(STALE));
 }
@@ -58,17 +58,17 @@ fn blocking_approved_function_over_verified_https() {
 #[test]
 fn requests_for_unregistered_tools_are_left_to_the_caller() {
     let host = live_host(Transport::Http);
-    let mut stream = host.blocking_client().stream(&lookup_request()).unwrap().with_tools(ToolFunctions::new()).unwrap();
+    let client = host.blocking_client();
     let mut events = Vec::new();
-    while let Some(event) = stream.next() {
+    for event in client.stream_with_tools(&lookup_request(), ToolFunctions::new()).unwrap() {
         let event = event.unwrap();
         match event.payload {
-            EventPayload::ApprovalRequested { .. } => drop(stream.approval(&event).unwrap().approve().unwrap()),
+            EventPayload::ApprovalRequested { .. } => drop(client.approval(&event).unwrap().approve().unwrap()),
             EventPayload::ToolExecutionRequested { .. } => {
-                let ticket = stream.execution(&event).unwrap();
-                assert_eq!(ticket.progress().unwrap().status, ReceiptStatus::Progress);
-                let arguments = ticket.call().arguments.clone();
-                assert_eq!(ticket.complete(lookup_output(&arguments, true)).unwrap().status, ReceiptStatus::Accepted);
+                let pending = client.execution(&event).unwrap();
+                assert_eq!(pending.progress().unwrap().status, ReceiptStatus::Progress);
+                let arguments = pending.call().arguments.clone();
+                assert_eq!(pending.complete(lookup_output(&arguments, true)).unwrap().status, ReceiptStatus::Accepted);
             }
             _ => {}
         }

@@ -164,7 +164,7 @@ func streamCase(ctx context.Context, client *agenticdriver.Client, c vectorCase)
 		Tools: c.Tools, Retrieval: c.Retrieval}
 	errStop := errors.New("stopped after the first event")
 	var text string
-	err := client.Stream(ctx, req, func(ev agenticdriver.Event) error {
+	err := each(client.Stream(ctx, req), func(ev agenticdriver.Event) error {
 		if c.Cancel {
 			return errStop
 		}
@@ -223,7 +223,7 @@ func (h *harness) versioningCase(c versioningCase) error {
 		return err
 	}
 	var types []string
-	err = client.Stream(ctx, agenticdriver.RunRequest{Provider: "mock", Model: "demo", Input: "Hello"},
+	err = each(client.Stream(ctx, agenticdriver.RunRequest{Provider: "mock", Model: "demo", Input: "Hello"}),
 		func(ev agenticdriver.Event) error { types = append(types, ev.Type); return nil })
 	if outcome := expectOutcome(err, c.ExpectedError, false); outcome != nil {
 		return outcome

@@ -1,6 +1,7 @@
 //! The Rust driver of the cross-language conformance harness (conformance/CONTRACT.md):
 //! every vector and live-host scenario, once with the async client and once with the
-//! blocking one. Run through `conformance/drivers/rust/run`.
+//! blocking one. A small binary crate of its own that uses `clients/rust` by path; run
+//! through `conformance/drivers/rust/run`.
 use agenticdriver::blocking::{self, AgenticClient};
 use agenticdriver::*;
 use futures_util::StreamExt;
@@ -53,8 +54,8 @@ impl Env {
 /// true stops reading (closing the connection).
 type Visit<'a> = &'a mut dyn FnMut(&Event, &dyn Answers) -> bool;
 
-/// The one-call answers of the stream being read (`stream.approval(&event)`,
-/// `stream.execution(&event)`), in either client style.
+/// The one-call answers of the client whose stream is being read (`client.approval(&event)`,
+/// `client.execution(&event)`), in either client style.
 trait Answers {
     fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error>;
     fn progress(&self, event: &Event) -> Result<ToolExecutionReceipt, Error>;
@@ -139,9 +140,10 @@ impl Mode for Async {
                 Ok::<_, Error>(output(&arguments))
             });
         }
-        let stream = self.runtime.block_on(async { self.client(url, token)?.stream(request).await })?.with_tools(functions)?;
+        let client = self.client(url, token)?;
+        let stream = self.runtime.block_on(client.stream_with_tools(request, functions))?;
         // One block_on per event, so `visit` may make its own calls between reads.
-        collect(&mut AsyncReading { runtime: &self.runtime, stream }, visit)
+        collect(&mut AsyncReading { runtime: &self.runtime, client, stream }, visit)
     }
     fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
         self.runtime.block_on(async { self.client(url, token)?.decide_approval(decision).await })
@@ -156,18 +158,19 @@ impl Mode for Async {
 
 struct AsyncReading<'r> {
     runtime: &'r tokio::runtime::Runtime,
+    client: AsyncAgenticClient,
     stream: ToolStream,
 }
 
 impl Answers for AsyncReading<'_> {
     fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error> {
-        self.runtime.block_on(self.stream.approval(event)?.decide(action))
+        self.runtime.block_on(self.client.approval(event)?.decide(action))
     }
     fn progress(&self, event: &Event) -> Result<ToolExecutionReceipt, Error> {
-        self.runtime.block_on(self.stream.execution(event)?.progress())
+        self.runtime.block_on(self.client.execution(event)?.progress())
     }
     fn complete(&self, event: &Event, output: Value) -> Result<ToolExecutionReceipt, Error> {
-        self.runtime.block_on(self.stream.execution(event)?.complete(output))
+        self.runtime.block_on(self.client.execution(event)?.complete(output))
     }
 }
 
@@ -180,21 +183,26 @@ impl Reading for AsyncReading<'_> {
     }
 }
 
-impl Answers for blocking::ToolIter {
+struct BlockingReading {
+    client: AgenticClient,
+    events: blocking::ToolIter,
+}
+
+impl Answers for BlockingReading {
     fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error> {
-        self.approval(event)?.decide(action)
+        self.client.approval(event)?.decide(action)
     }
     fn progress(&self, event: &Event) -> Result<ToolExecutionReceipt, Error> {
-        self.execution(event)?.progress()
+        self.client.execution(event)?.progress()
     }
     fn complete(&self, event: &Event, output: Value) -> Result<ToolExecutionReceipt, Error> {
-        self.execution(event)?.complete(output)
+        self.client.execution(event)?.complete(output)
     }
 }
 
-impl Reading for blocking::ToolIter {
+impl Reading for BlockingReading {
     fn next_event(&mut self) -> Option<Result<Event, Error>> {
-        self.next()
+        self.events.next()
     }
     fn answers(&self) -> &dyn Answers {
         self
@@ -236,7 +244,9 @@ impl Mode for Blocking {
                 Ok::<_, Error>(output(&arguments))
             });
         }
-        collect(&mut self.client(url, token)?.stream(request)?.with_tools(functions)?, visit)
+        let client = self.client(url, token)?;
+        let events = client.stream_with_tools(request, functions)?;
+        collect(&mut BlockingReading { client, events }, visit)
     }
     fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
         self.client(url, token)?.decide_approval(decision)

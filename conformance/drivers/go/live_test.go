@@ -118,7 +118,7 @@ func liveStream(ctx context.Context, h *harness) error {
 		return err
 	}
 	var events []agenticdriver.Event
-	if err := client.Stream(ctx, demoRequest("Hello"), func(ev agenticdriver.Event) error {
+	if err := each(client.Stream(ctx, demoRequest("Hello")), func(ev agenticdriver.Event) error {
 		events = append(events, ev)
 		return nil
 	}); err != nil {
@@ -201,7 +201,7 @@ func liveCancel(ctx context.Context, h *harness) error {
 		return err
 	}
 	errStop := errors.New("stop after run.started")
-	err = client.Stream(ctx, demoRequest(hangScript), func(ev agenticdriver.Event) error {
+	err = each(client.Stream(ctx, demoRequest(hangScript)), func(ev agenticdriver.Event) error {
 		if ev.Type == agenticdriver.EventRunStarted {
 			return errStop
 		}

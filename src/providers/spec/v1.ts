@@ -1,10 +1,35 @@
 /**
- * The provider interface: one small contract every vendor adapter implements.
+ * The provider specification, version 1: one small contract every vendor adapter implements.
  * An adapter turns one model step into a stream of typed parts; the runtime owns the
- * loop, tools, validation, events and limits.
+ * loop, tools, validation, events and limits. This file imports only the wire contract, so an
+ * adapter needs nothing from the runtime or the host.
  */
-import type { ContextItem } from './context.js';
-import type { Capabilities, FinishReason, MediaType, ModelCatalog, ProviderHealth, RetryPolicyValue, ToolCall, Usage } from './types.js';
+import type { Static } from '@sinclair/typebox';
+import type {
+  Capabilities,
+  ContextManifest,
+  ContextSource,
+  FinishReason,
+  MediaType,
+  ModelCatalog,
+  ProviderHealth,
+  RetryPolicy,
+  ToolCall,
+  Usage,
+} from '../../protocol/schemas.js';
+
+export type { Capabilities, FinishReason, MediaType, ModelCatalog, ProviderHealth, ToolCall, Usage };
+export type RetryPolicyValue = Static<typeof RetryPolicy>;
+
+/** One context attachment as the adapter receives it with the user turn. */
+export interface ContextItem {
+  source: Static<typeof ContextSource>;
+  mediaType: Static<typeof ContextManifest>['mediaType'];
+  /** Text content for text media. */
+  text?: string;
+  /** Base64 content for binary media. */
+  data?: string;
+}
 
 export interface ProviderInfo {
   id: string;

@@ -14,14 +14,8 @@ function sortKeys(value: unknown): unknown {
   );
 }
 
-/** Values that would not survive a JSON round trip unchanged (e.g. an own `__proto__` key). */
-export function hasUnsafeKeys(value: unknown, depth = 0): boolean {
-  if (depth > 64) return true;
-  if (Array.isArray(value)) return value.some((item) => hasUnsafeKeys(item, depth + 1));
-  if (value === null || typeof value !== 'object') return false;
-  if (Object.prototype.hasOwnProperty.call(value, '__proto__')) return true;
-  return Object.values(value).some((child) => hasUnsafeKeys(child, depth + 1));
-}
+// Shared with the client, which refuses such submissions before sending them.
+export { hasUnsafeKeys } from '../protocol/plain-json.js';
 
 export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '');

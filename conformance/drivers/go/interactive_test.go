@@ -33,7 +33,7 @@ func pauseApprovals() *agenticdriver.ApprovalOptions {
 func streamRecording(ctx context.Context, client *agenticdriver.Client, req agenticdriver.RunRequest,
 	onEvent func(agenticdriver.Event) error) ([]agenticdriver.Event, error) {
 	var events []agenticdriver.Event
-	err := client.Stream(ctx, req, func(ev agenticdriver.Event) error {
+	err := each(client.Stream(ctx, req), func(ev agenticdriver.Event) error {
 		events = append(events, ev)
 		return onEvent(ev)
 	})
@@ -125,7 +125,7 @@ func applicationToolScenario(withApproval bool) func(context.Context, *harness) 
 		}
 		req.ApplicationTools = []agenticdriver.ApplicationTool{tool}
 		executions := 0
-		lookup := func(ctx context.Context, task *agenticdriver.ToolTask) (any, error) {
+		lookup := func(ctx context.Context, task *agenticdriver.ToolContext) (any, error) {
 			executions++
 			if err := task.Progress(ctx); err != nil {
 				return nil, err
@@ -134,9 +134,9 @@ func applicationToolScenario(withApproval bool) func(context.Context, *harness) 
 		}
 		var requested agenticdriver.Event
 		var stale error
-		functions := map[string]agenticdriver.ToolFunc{"application_lookup": lookup}
+		functions := agenticdriver.ToolFunctions{"application_lookup": lookup}
 		var events []agenticdriver.Event
-		err = client.StreamWithTools(ctx, req, functions, func(ev agenticdriver.Event) error {
+		err = each(client.StreamWithTools(ctx, req, functions), func(ev agenticdriver.Event) error {
 			events = append(events, ev)
 			switch ev.Type {
 			case agenticdriver.EventApprovalRequested:

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"encoding/json"
+	"iter"
 	"os"
 	"testing"
 
@@ -52,4 +53,24 @@ func readJSONFile(t *testing.T, path string, out any) {
 	if err := json.Unmarshal(data, out); err != nil {
 		t.Fatalf("parse %s: %v", path, err)
 	}
+}
+
+// each drains a stream: fn sees every event; fn's error stops the stream (closing the
+// connection) and is returned; a run.failed or run.cancelled comes back as its error.
+func each(events iter.Seq2[agenticdriver.Event, error], fn func(agenticdriver.Event) error) error {
+	for ev, err := range events {
+		if err != nil {
+			return err
+		}
+		if fn != nil {
+			if err := fn(ev); err != nil {
+				return err
+			}
+		}
+		if ev.Terminal() && ev.Error != nil {
+			failure := *ev.Error
+			return &failure
+		}
+	}
+	return nil
 }

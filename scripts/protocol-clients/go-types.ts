@@ -1,0 +1,147 @@
+/**
+ * Go types emitter: a struct per wire object the client exposes as-is, with Go names
+ * (initialisms upper-cased), `omitzero` on optional fields, pointers for optional
+ * objects and booleans. The shapes Go models its own way stay in types.go: the
+ * attachment union (ContextInput), ContextManifest (embeds ContextSource), Usage
+ * (nil = not reported), the flattened Event, receipts and results embedding the ticket
+ * identity. FIELD_TYPES holds the few fields whose Go type is a choice, not a rule.
+ */
+import { NAMES } from './python-types.js';
+import { words, type Node, type WireModel } from './model.js';
+
+export const GO_TYPES_FILE = 'clients/go/types_generated.go';
+
+/** Named schemas generated as Go structs, with their Go name. */
+const STRUCTS: Record<string, string> = {
+  ToolCall: 'ToolCall',
+  ContextSource: 'ContextSource',
+  DraftArtifact: 'DraftArtifact',
+  IngestionManifest: 'IngestionManifest',
+  RetrievalResult: 'RetrievalResult',
+  HistoryMessage: 'HistoryMessage',
+  SessionInfo: 'SessionInfo',
+  ApplicationToolDefinition: 'ApplicationTool',
+  ApprovalRequest: 'ApprovalRequest',
+  ApprovalResolution: 'ApprovalResolution',
+  ToolExecution: 'ToolExecution',
+  ApprovalDecision: 'ApprovalDecision',
+  ToolExecutionIdentity: 'ToolExecutionIdentity',
+  RunRequest: 'RunRequest',
+  RunResult: 'RunResult',
+  ProtocolInfo: 'ProtocolInfo',
+  ProviderHealth: 'ProviderHealth',
+  ModelCatalog: 'ModelCatalog',
+  Provider: 'Provider',
+};
+
+/** Go names of schemas referred to but modelled by hand (or renamed). */
+const REFERRED: Record<string, string> = { ...STRUCTS, ContextInput: 'ContextInput', ContextManifest: 'ContextManifest', Usage: 'Usage', Capabilities: 'map[string]bool' };
+
+const INLINE: Record<string, string> = { ...NAMES, 'RunRequest.outputArtifact': 'OutputArtifact' };
+
+const FIELD_TYPES: Record<string, string> = {
+  'ToolCall.arguments': 'map[string]json.RawMessage',
+  'ApprovalDecision.call': 'ToolCall',
+  'SessionInfo.revision': 'int64',
+  'RunRequest.session.revision': 'int64',
+  'RunRequest.idleTimeoutMs': 'int64',
+  'RunRequest.approvals.expiresAfterMs': 'int64',
+  'RunRequest.retry.baseDelayMs': '*int',
+  'RunRequest.retry.maxDelayMs': '*int',
+  'RunRequest.retrieval.minScore': '*float64',
+  'IngestionManifest.inputBytes': 'int64',
+  'IngestionManifest.extractedTextBytes': 'int64',
+  'IngestionManifest.indexedTextBytes': 'int64',
+};
+
+const DOCS: Record<string, string> = {
+  RunRequest: 'RunRequest is the body of POST /v1/runs. Optional fields are omitted when zero; a\n// non-nil empty Tools slice is sent as [] (it selects no tools, unlike an absent list).',
+  SessionBinding: 'SessionBinding continues a stored session at an exact revision.',
+  ApprovalOptions: 'ApprovalOptions opts a streamed run into interactive approvals.',
+  ApplicationTool: 'ApplicationTool declares a function the application executes itself (streaming only).',
+  RunResult: 'RunResult is the outcome of a completed run.',
+  ToolCall: "ToolCall is a model's request to run a tool; Arguments is a JSON object.",
+  ToolExecution: 'ToolExecution asks the application to run one of its declared tools.',
+  ProtocolInfo: 'ProtocolInfo is the answer of GET /v1/protocol.',
+  Provider: 'Provider is one provider instance the token may use.',
+  ApprovalDecision: 'ApprovalDecision answers one approval.requested event (POST /v1/approvals/decisions).',
+  ToolExecutionIdentity: 'ToolExecutionIdentity names one dispatched application-tool execution.',
+};
+
+const INITIALISMS: Record<string, string> = { Id: 'ID', Ids: 'IDs', Uri: 'URI', Url: 'URL', Sha256: 'SHA256', Ocr: 'OCR', Usd: 'USD', Api: 'API', Json: 'JSON' };
+const goField = (name: string): string =>
+  words(name.replace(/Sha256/g, 'Sha256 ').replace(/^sha256/, 'Sha256 ')).map((w) => {
+    const word = w[0]!.toUpperCase() + w.slice(1);
+    return INITIALISMS[word] ?? word;
+  }).join('');
+
+export function emitGoTypes(model: WireModel): string {
+  const out: string[] = [];
+  const emitted = new Set<string>();
+
+  const struct = (name: string, n: Extract<Node, { kind: 'object' }>, where: string): void => {
+    if (emitted.has(name)) return;
+    emitted.add(name);
+    const fields = n.fields.map((field) => {
+      const at = `${where}.${field.name}`;
+      const type = FIELD_TYPES[at] ?? fieldType(field.node, at, !field.required);
+      return `\t${goField(field.name)} ${type} \`json:"${field.name}${field.required ? '' : ',omitzero'}"\`\n`;
+    });
+    const doc = DOCS[name] ? `// ${DOCS[name]}\n` : '';
+    out.push(`${doc}type ${name} struct {\n${fields.join('')}}\n`);
+  };
+
+  const fieldType = (n: Node, where: string, optional: boolean): string => {
+    const type = goType(n, where);
+    const pointer = optional && (n.kind === 'boolean' || (n.kind === 'ref' && !REFERRED[n.name]!.startsWith('map')) || (n.kind === 'object' && n.fields.length > 0 && !n.extra));
+    return pointer ? `*${type}` : type;
+  };
+
+  const goType = (n: Node, where: string): string => {
+    switch (n.kind) {
+      case 'any':
+        return 'json.RawMessage';
+      case 'ref': {
+        const name = REFERRED[n.name];
+        if (!name) throw new Error(`protocol-clients: the Go type of ${n.name} (at ${where}) is not named in scripts/protocol-clients/go-types.ts`);
+        return name;
+      }
+      case 'boolean':
+        return 'bool';
+      case 'integer':
+        return 'int';
+      case 'number':
+        return 'float64';
+      case 'string':
+      case 'enum':
+        return 'string';
+      case 'array':
+        return `[]${goType(n.items, `${where}[]`)}`;
+      case 'anyOf':
+        throw new Error(`protocol-clients: an inline union at ${where} has no Go type`);
+      case 'object': {
+        if (n.fields.length === 0) return n.extra ? `map[string]${goType(n.extra, `${where}.*`)}` : 'json.RawMessage';
+        if (n.extra) throw new Error(`protocol-clients: an object with extra fields at ${where} has no Go type`);
+        const name = INLINE[where];
+        if (!name) throw new Error(`protocol-clients: name the object at ${where} in scripts/protocol-clients`);
+        struct(name, n, where);
+        return name;
+      }
+    }
+  };
+
+  for (const { name, node } of model.definitions) {
+    const goName = STRUCTS[name];
+    if (!goName) continue;
+    if (node.kind !== 'object') throw new Error(`protocol-clients: ${name} is not an object`);
+    struct(goName, node, name);
+  }
+  return [
+    '// Code generated by scripts/generate-protocol.ts from protocol/schemas/agenticdriver.schema.json; DO NOT EDIT.\n',
+    '// Run `npm run protocol` after changing src/protocol. Types Go models its own way\n',
+    '// (ContextInput, ContextManifest, Usage, Event, results and receipts) are in types.go.\n\n',
+    'package agenticdriver\n\n',
+    'import "encoding/json"\n\n',
+    out.join('\n'),
+  ].join('');
+}

@@ -1,0 +1,31 @@
+/**
+ * The clients' generated wire layers, written by scripts/generate-protocol.ts from the
+ * published schema document: one emitter per language, each file passed through the
+ * language's own formatter so the checked-in output is exactly what `--check` rebuilds.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { wireModel } from './model.js';
+import { emitGo, GO_FILE } from './go.js';
+import { emitGoTypes, GO_TYPES_FILE } from './go-types.js';
+import { emitRust, RUST_FILE, RUST_MOD, RUST_MOD_TEXT } from './rust.js';
+import { emitPythonTypes, PYTHON_TYPES_FILE } from './python-types.js';
+import { emitPython, PYTHON_FILE, PYTHON_INIT, PYTHON_INIT_TEXT } from './python.js';
+
+function formatted(command: string, args: string[], text: string, cwd: string): string {
+  return execFileSync(command, args, { input: text, cwd, encoding: 'utf8', stdio: ['pipe', 'pipe', 'inherit'] });
+}
+
+/** Path (from the repository root) → file text. */
+export function clientFiles(document: { $defs: Record<string, Record<string, unknown>> }, root: string): Record<string, string> {
+  const model = wireModel(document);
+  return {
+    [GO_FILE]: formatted('gofmt', [], emitGo(model), join(root, 'clients/go')),
+    [GO_TYPES_FILE]: formatted('gofmt', [], emitGoTypes(model), join(root, 'clients/go')),
+    [PYTHON_INIT]: PYTHON_INIT_TEXT,
+    [PYTHON_FILE]: emitPython(model),
+    [PYTHON_TYPES_FILE]: emitPythonTypes(model),
+    [RUST_MOD]: RUST_MOD_TEXT,
+    [RUST_FILE]: formatted('rustfmt', ['--edition', '2021', '--config-path', join(root, 'clients/rust/rustfmt.toml'), '--emit', 'stdout'], emitRust(model), join(root, 'clients/rust')),
+  };
+}

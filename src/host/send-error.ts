@@ -1,0 +1,10 @@
+/** The one error envelope: `{ "error": ErrorInfo }` with the code's status from the protocol table. */
+import type { FastifyReply } from 'fastify';
+import { statusForCode, type DriverError } from '../protocol/errors.js';
+
+export function sendError(reply: FastifyReply, error: DriverError): FastifyReply {
+  return reply
+    .code(statusForCode(error.code))
+    .type('application/json; charset=utf-8')
+    .send({ error: error.toJSON() });
+}

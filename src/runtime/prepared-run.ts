@@ -1,0 +1,21 @@
+/** A validated request, bound to its provider instance and its services, ready to execute. */
+import type { ProviderAdapter } from '../providers/spec/v1.js';
+import type { PreparedContext } from './context.js';
+import type { CompiledSchema } from './json-schema.js';
+import type { RunServices } from './services.js';
+import type { RunTool } from './tools.js';
+import type { RunRequest } from './types.js';
+
+export interface PreparedRun {
+  request: RunRequest;
+  adapter: ProviderAdapter;
+  subject: string;
+  tools: RunTool[];
+  outputSchema: CompiledSchema | undefined;
+  context: PreparedContext;
+  maxSteps: number;
+  maxOutputTokens: number;
+  idleTimeoutMs: number | undefined;
+  acceptOptionalEvents: boolean;
+  services: RunServices;
+}

@@ -1,0 +1,63 @@
+/**
+ * What a prepared run reaches beyond itself, in one object: the clock, the approval gate,
+ * application-tool tickets, the usage sinks and the retry cap. The runtime names only these
+ * interfaces; the host (or an in-process caller) wires in the implementations, such as the
+ * registries in `src/extensions/`.
+ */
+import type { DriverError } from '../protocol/errors.js';
+import type { ApprovalRequest, ApprovalResolution, ToolCall, ToolExecution } from '../protocol/schemas.js';
+import type { Clock } from '../shared/clock.js';
+import type { CompiledSchema } from './json-schema.js';
+import type { ApproveCallback } from './tools.js';
+import type { RunStartRecord, UsageRecord } from './usage-record.js';
+
+/** The largest JSON size of an application tool's definition, call or output. */
+export const MAX_APPLICATION_TOOL_BYTES = 128_000;
+
+export type ApprovalSettlement = { resolution: ApprovalResolution } | { failure: DriverError };
+
+export interface OpenApproval {
+  approval: ApprovalRequest;
+  settled: Promise<ApprovalSettlement>;
+  /** Resolves a still-pending approval as `cancelled` (the run is ending); returns that resolution. */
+  cancel(): Promise<ApprovalResolution | undefined>;
+}
+
+/** Interactive approvals: a person decides a pending call. */
+export interface ApprovalService {
+  readonly policy: { readonly allowIdlePause?: boolean };
+  open(args: { runId: string; subject: string; provider: string; call: ToolCall; idlePolicy: 'pause' | 'continue'; expiresAfterMs?: number }): Promise<OpenApproval>;
+}
+
+export type ExecutionOutcome = { output: unknown } | { failure: DriverError };
+
+/** Application tools: the calling application executes the call through a single-use ticket. */
+export interface ToolExecutionService {
+  readonly policy: { readonly requireApproval?: boolean };
+  dispatch(args: {
+    runId: string;
+    subject: string;
+    provider: string;
+    call: ToolCall;
+    outputSchema: CompiledSchema | undefined;
+    onProgress(): void;
+  }): { execution: ToolExecution; outcome: Promise<ExecutionOutcome>; invalidate(): void };
+}
+
+export interface RunServices {
+  clock: Clock;
+  /** Minimum interval between `run.progress` events of one wait. */
+  progressIntervalMs: number;
+  /** Decides tools that require approval; absent means every such call fails closed. */
+  approve?: ApproveCallback | undefined;
+  approvals?: ApprovalService | undefined;
+  toolExecutions?: ToolExecutionService | undefined;
+  /** Told that a run starts, before its provider is called. */
+  onRunStarted?: ((record: RunStartRecord) => void | Promise<void>) | undefined;
+  /** Metering sink, after every run. */
+  onUsage?: ((record: UsageRecord) => void | Promise<void>) | undefined;
+  /** Told the unmasked cause whenever a run ends INTERNAL_ERROR. */
+  onInternalError?: ((error: unknown, runId: string) => void) | undefined;
+  /** The host's cap on provider attempts per step. */
+  maxAttempts?: number | undefined;
+}

@@ -1,0 +1,229 @@
+/**
+ * The authorization matrix (issue 13, "keep attacking"): every endpoint of the endpoint
+ * table × a missing token, malformed tokens, a token lacking the grant, and another
+ * subject's resources, against a real host on loopback. Each cell has the typed status the
+ * host defines, and no cell reaches the model: every run request names a provider served by
+ * a loopback vendor server that counts each request it gets. A new endpoint fails the
+ * coverage test until it has its row here.
+ */
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { ENDPOINTS, type Endpoint } from '../../src/protocol/endpoints.js';
+import { sseEvents, startTestHost, type TestHost } from '../support/host.js';
+import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
+
+const OWNER = 'owner-token-0123456789abcdefghijklmnopqr';
+const NO_GRANT = 'nogrant-token-0123456789abcdefghijklmno';
+const STRANGER = 'stranger-token-0123456789abcdefghijklmn';
+const VENDOR_KEY = 'vendor-key-for-the-loopback-provider';
+
+/** Authorization header values that must never authenticate (undefined: no header at all). */
+const MALFORMED: [string, string | undefined][] = [
+  ['missing', undefined],
+  ['empty', ''],
+  ['scheme only', 'Bearer'],
+  ['scheme and space', 'Bearer '],
+  ['basic scheme', `Basic ${Buffer.from(`owner:${OWNER}`).toString('base64')}`],
+  ['token without scheme', OWNER],
+  ['other scheme', `Token ${OWNER}`],
+  ['garbage', 'Bearer !!!not-a-token!!!'],
+  ['short', 'Bearer abc'],
+  ['wrong token', `Bearer ${OWNER.slice(0, -1)}X`],
+  ['prefix of a token', `Bearer ${OWNER.slice(0, 32)}`],
+  ['token with a suffix', `Bearer ${OWNER}x`],
+  ['two tokens', `Bearer ${OWNER} ${OWNER}`],
+  ['comma list', `Bearer ${OWNER}, Bearer ${OWNER}`],
+  ['too long', `Bearer ${'a'.repeat(5000)}`],
+];
+
+type Expected = { status: number; code?: string; check?: (body: any) => void };
+/** One row per endpoint: what a token lacking the grant and a stranger (another subject with every grant) get. */
+interface Row {
+  noGrant: Expected;
+  /** Undefined: the endpoint holds no resource of a subject (the stranger is an ordinary caller). */
+  stranger?: Expected;
+}
+
+const MATRIX: Record<string, Row> = {
+  health: { noGrant: { status: 200 } },
+  getProtocol: { noGrant: { status: 200 } },
+  listProviders: { noGrant: { status: 200, check: (body) => assert.deepEqual(body.providers, []) } },
+  run: { noGrant: { status: 403, code: 'FORBIDDEN' } },
+  decideApproval: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'APPROVAL_NOT_FOUND' } },
+  reportToolProgress: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'TOOL_EXECUTION_NOT_FOUND' } },
+  completeTool: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'TOOL_EXECUTION_NOT_FOUND' } },
+};
+
+const lookup = { name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } };
+const effects: unknown[] = [];
+const guarded = {
+  name: 'guarded',
+  description: 'An effect that needs a person to agree.',
+  inputSchema: { type: 'object' },
+  requiresApproval: true,
+  execute: (input: Record<string, unknown>) => {
+    effects.push(input);
+    return 'done';
+  },
+};
+
+describe('authorization matrix: every endpoint × every way in', () => {
+  let host: TestHost;
+  let vendor: VendorServer;
+  const open: AsyncGenerator<Record<string, unknown>>[] = [];
+  let approval: Record<string, unknown>;
+  let execution: Record<string, unknown>;
+
+  /** Starts a streamed run of the owner and returns its stream once `type` arrives. */
+  async function pendingRun(body: unknown, type: string): Promise<Record<string, unknown>> {
+    const response = await fetch(`${host.url}/v1/runs`, { method: 'POST', headers: { authorization: `Bearer ${OWNER}`, 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(body) });
+    assert.equal(response.status, 200);
+    const events = sseEvents(response);
+    open.push(events);
+    // next() by hand: leaving a for-await loop would close the stream and cancel the run.
+    for (let next = await events.next(); !next.done; next = await events.next()) {
+      const event = next.value;
+      if (event.type === type) return event;
+      assert.ok(!String(event.type).startsWith('run.') || event.type === 'run.started' || event.type === 'run.progress', `the run ended: ${JSON.stringify(event)}`);
+    }
+    throw new Error(`the run ended before ${type}`);
+  }
+
+  before(async () => {
+    vendor = await startChatCompletionsServer({
+      apiKey: VENDOR_KEY,
+      models: ['m'],
+      script: [{ turn: { toolCalls: [{ id: 'call-a', name: 'guarded', arguments: { to: 'ada' } }] } }, { turn: { toolCalls: [{ id: 'call-b', name: 'lookup', arguments: { q: 'x' } }] } }],
+    });
+    const grants = { providers: ['vendor', 'mock'], tools: ['guarded'], approveTools: ['guarded'], applicationTools: [{ name: 'lookup', requiresApproval: false }] };
+    host = await startTestHost(
+      {
+        providers: [
+          { kind: 'openai-compatible', id: 'vendor', models: ['m'], baseUrl: vendor.url, apiKeyRef: { env: 'AD_VENDOR_KEY' } },
+          { kind: 'mock', id: 'mock', models: ['demo'] },
+        ],
+        approvals: { interactive: true },
+        applicationTools: { enabled: true, requireApproval: false },
+        tokens: [
+          { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
+          // Same subject as the owner, no grant of any kind.
+          { id: 'nogrant', subject: 'owner', tokenRef: { env: 'AD_NO_GRANT' }, providers: [] },
+          { id: 'stranger', subject: 'stranger', tokenRef: { env: 'AD_STRANGER' }, ...grants },
+        ],
+      },
+      { tools: [guarded], env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY } },
+    );
+    // The owner's resources the others attack: one pending approval, one dispatched ticket,
+    // each in a run on the vendor provider (one model call each so far).
+    const approvalEvent = await pendingRun({ provider: 'vendor', model: 'm', input: 'act', tools: ['guarded'], approvals: { mode: 'interactive', idlePolicy: 'pause' } }, 'approval.requested');
+    approval = approvalEvent.approval as Record<string, unknown>;
+    const executionEvent = await pendingRun({ provider: 'vendor', model: 'm', input: 'look', tools: ['lookup'], applicationTools: [lookup] }, 'tool.execution.requested');
+    execution = executionEvent.execution as Record<string, unknown>;
+    assert.equal(vendor.requests.length, 2);
+  });
+
+  after(async () => {
+    for (const events of open) await events.return(undefined);
+    await host.close();
+    await vendor.close();
+    rmSync(host.dir, { recursive: true, force: true });
+  });
+
+  const pathOf = (endpoint: Endpoint) => (endpoint.operationId === 'listProviders' ? `${endpoint.path}?refresh=true` : endpoint.path);
+  /** A body that the owner could send successfully, so only the caller decides the answer. */
+  function bodyOf(endpoint: Endpoint): unknown {
+    const ticket = () => ({ executionId: execution.executionId, runId: execution.runId, callId: (execution.call as { id: string }).id });
+    switch (endpoint.operationId) {
+      case 'run':
+        return { provider: 'vendor', model: 'm', input: 'hello', tools: ['guarded'] };
+      case 'decideApproval':
+        return { approvalId: approval.approvalId, runId: approval.runId, call: approval.call, decision: 'approve' };
+      case 'reportToolProgress':
+        return ticket();
+      case 'completeTool':
+        return { ...ticket(), output: { answer: 1 } };
+      default:
+        assert.equal(endpoint.request, undefined, `${endpoint.operationId} takes a body: give it one here`);
+        return undefined;
+    }
+  }
+  async function call(endpoint: Endpoint, authorization: string | undefined) {
+    const body = bodyOf(endpoint);
+    const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+    if (authorization !== undefined) headers.authorization = authorization;
+    const response = await fetch(`${host.url}${pathOf(endpoint)}`, { method: endpoint.method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text === '' ? undefined : (JSON.parse(text) as any) };
+  }
+  function assertAnswer(answer: Awaited<ReturnType<typeof call>>, expected: Expected, what: string) {
+    assert.equal(answer.status, expected.status, `${what}: ${JSON.stringify(answer.body)}`);
+    assert.equal(answer.headers.get('agenticdriver-version'), '1.0', what);
+    if (expected.status >= 400) {
+      assert.equal(answer.body.error.code, expected.code, what);
+      assert.equal(typeof answer.body.error.message, 'string', what);
+      assert.equal(answer.body.error.retryable, false, what);
+    }
+    expected.check?.(answer.body);
+  }
+
+  it('has a row for every endpoint in the endpoint table, and no row for an endpoint that is gone', () => {
+    assert.deepEqual(Object.keys(MATRIX).sort(), ENDPOINTS.map((endpoint) => endpoint.operationId).sort());
+  });
+
+  for (const endpoint of ENDPOINTS) {
+    const row = MATRIX[endpoint.operationId];
+    describe(`${endpoint.method} ${endpoint.path}`, () => {
+      it(endpoint.public ? 'answers every malformed or missing token as the public endpoint it is' : 'answers 401 UNAUTHORIZED to a missing, malformed or wrong token', async () => {
+        for (const [name, authorization] of MALFORMED) {
+          const answer = await call(endpoint, authorization);
+          if (endpoint.public) assertAnswer(answer, { status: 200 }, name);
+          else assertAnswer(answer, { status: 401, code: 'UNAUTHORIZED' }, name);
+        }
+        assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+      });
+
+      it('answers a token lacking the grant as the host defines', async () => {
+        assertAnswer(await call(endpoint, `Bearer ${NO_GRANT}`), row!.noGrant, 'no grant');
+        assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+      });
+
+      if (row?.stranger) {
+        it("hides another subject's resources (404) from a token with every grant", async () => {
+          assertAnswer(await call(endpoint, `Bearer ${STRANGER}`), row.stranger!, 'stranger');
+          assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+        });
+      }
+    });
+  }
+
+  it('left the attacked approval and ticket intact for their owner', async () => {
+    assert.deepEqual(effects, [], 'the guarded tool ran without its owner deciding');
+    vendor.push({ turn: { text: 'approved' } }, { turn: { text: 'looked up' } });
+    const decided = await fetch(`${host.url}/v1/approvals/decisions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OWNER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ approvalId: approval.approvalId, runId: approval.runId, call: approval.call, decision: 'approve' }),
+    });
+    assert.equal(decided.status, 200, await decided.clone().text());
+    assert.equal(((await decided.json()) as { outcome: string }).outcome, 'approved');
+    const first = open[0]!;
+    let last: Record<string, unknown> | undefined;
+    for await (const event of { [Symbol.asyncIterator]: () => first }) last = event;
+    assert.equal(last?.type, 'run.completed');
+    assert.deepEqual(effects, [{ to: 'ada' }]);
+
+    const ticket = { executionId: execution.executionId, runId: execution.runId, callId: (execution.call as { id: string }).id };
+    const completed = await fetch(`${host.url}/v1/tool-executions/results`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OWNER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...ticket, output: { answer: 1 } }),
+    });
+    assert.equal(completed.status, 200);
+    const second = open[1]!;
+    for await (const event of { [Symbol.asyncIterator]: () => second }) last = event;
+    assert.equal(last?.type, 'run.completed');
+    assert.equal(vendor.requests.length, 4);
+  });
+
+});
