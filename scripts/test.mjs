@@ -2,8 +2,10 @@
 // The one test command: type-check, the TypeScript suites, then the cross-language
 // conformance harness. Each stage prints its own summary; any failure fails the run.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync, existsSync } from 'node:fs';
+import { readdirSync, statSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { homedir, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { leftovers, snapshot } from './leftovers.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const only = process.argv[2];
@@ -18,13 +20,36 @@ function findTests(dir) {
   });
 }
 
+// Every stage gets a private temp dir inside the system one, so what the tests leave there is
+// theirs alone; tsx's compile cache (not made by our tests) is switched off.
+const systemTmp = tmpdir();
+const privateTmp = mkdtempSync(join(systemTmp, 'agenticdriver-test-'));
+process.env.TMPDIR = process.env.TMP = process.env.TEMP = privateTmp;
+process.env.TSX_DISABLE_CACHE = '1';
+const runCaches = [...new Set([homedir(), userInfo().homedir].map((home) => join(home, '.cache', 'agenticdriver')))];
+const before = snapshot([systemTmp, ...runCaches]);
+
+function finish(code) {
+  const found = leftovers(before, [systemTmp, ...runCaches], privateTmp);
+  rmSync(privateTmp, { recursive: true, force: true });
+  if (found.length > 0) {
+    // Another process on a shared machine may write there too; AGENTICDRIVER_TEST_SHARED_TMP=1
+    // reports new entries outside the private temp dir without failing on them.
+    const shared = process.env.AGENTICDRIVER_TEST_SHARED_TMP === '1';
+    const ours = shared ? found.filter((path) => path.startsWith(privateTmp)) : found;
+    console.error(`\n=== the tests left ${found.length} new entr${found.length === 1 ? 'y' : 'ies'} behind:\n${found.map((path) => `  ${path}`).join('\n')}`);
+    if (ours.length > 0) process.exit(code || 1);
+  }
+  process.exit(code);
+}
+
 function stage(name, command, args, options = {}) {
   if (only && only !== name) return;
   console.log(`\n=== ${name}: ${command} ${args.join(' ')}`);
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
   if (result.status !== 0) {
     console.error(`\n=== ${name} failed (exit ${result.status ?? result.signal})`);
-    process.exit(result.status || 1);
+    finish(result.status || 1);
   }
 }
 
@@ -46,3 +71,4 @@ stage('attack', process.execPath, ['--import', 'tsx', 'test/attack/schemathesis.
 stage('python', 'bash', ['clients/python/scripts/test.sh']);
 stage('rust', 'bash', ['clients/rust/scripts/check.sh']);
 if (existsSync(join(root, 'conformance', 'run.ts'))) stage('conformance', 'npx', ['tsx', 'conformance/run.ts']);
+finish(0);

@@ -178,7 +178,8 @@ function publicError(error: unknown): DriverError {
 /** The opt-in header: absent is false; otherwise exactly one `true` or `false`. */
 function acceptsOptionalEvents(values: string[]): boolean {
   if (values.length === 0) return false;
-  const value = values.length === 1 ? values[0]!.trim().toLowerCase() : '';
+  // Exactly the contract's enum (protocol/openapi.json): `True` is refused like `yes`.
+  const value = values.length === 1 ? values[0]!.trim() : '';
   if (value === 'true') return true;
   if (value === 'false') return false;
   throw new DriverError('INVALID_REQUEST', `${OPTIONAL_EVENTS_HEADER} must be exactly one "true" or "false".`);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
+import { tempDir } from '../support/temp.js';
 
 const main = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
 
@@ -19,7 +19,7 @@ function errorOf(stderr: string): { code: string; message: string; retryable: bo
 }
 
 describe('agenticdriver CLI', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'ad-cli-'));
+  const dir = tempDir('ad-cli-');
   const config = join(dir, 'nested', 'config.json');
   let server: ChildProcess;
   let url: string;
@@ -55,7 +55,7 @@ describe('agenticdriver CLI', () => {
 
   it('init writes a working entry for each provider family and refuses flags of another family', () => {
     const entry = (args: string[]) => {
-      const path = join(mkdtempSync(join(tmpdir(), 'ad-init-')), 'config.json');
+      const path = join(tempDir('ad-init-'), 'config.json');
       const result = cli(['init', '--config', path, ...args]);
       if (result.status !== 0) return errorOf(result.stderr).code;
       return (JSON.parse(readFileSync(path, 'utf8')) as { providers: Record<string, unknown>[] }).providers[0];

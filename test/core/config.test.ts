@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isLoopbackHost, normalizeOrigin } from '../../src/shared/addresses.js';
 import { parseHostConfig, readHostConfig, resolveConfigPath } from '../../src/host/config.js';
 import { readSecret } from '../../src/shared/secrets.js';
 import { DriverError } from '../../src/protocol/errors.js';
+import { tempDir } from '../support/temp.js';
 
 const valid = () => ({
   version: 1,
@@ -85,7 +85,7 @@ describe('host config', () => {
   });
 
   it('reads config files strictly', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ad-config-'));
+    const dir = tempDir('ad-config-');
     const file = join(dir, 'config.json');
     const read = async () => {
       try {
@@ -107,7 +107,7 @@ describe('host config', () => {
 
 describe('secret references', () => {
   it('reads env and private files, refuses files others can read', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ad-secret-'));
+    const dir = tempDir('ad-secret-');
     assert.equal(await readSecret({ env: 'AD_SECRET' }, dir, { AD_SECRET: ' value \n' }), 'value');
     assert.equal(await readSecret({ env: 'AD_MISSING' }, dir, {}), '');
     writeFileSync(join(dir, 'ok.key'), 'file-secret\n', { mode: 0o600 });

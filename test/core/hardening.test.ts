@@ -260,7 +260,8 @@ describe('hardening: every response keeps the contract (defects 6 and 7)', () =>
     });
 
     it('accepts only one true or false in AgenticDriver-Accept-Optional-Events', async () => {
-      for (const value of ['{}', 'yes', '1', '']) {
+      // `True`/`TRUE` were accepted although the OpenAPI enum is exactly true/false (schemathesis, negative_data_rejection).
+      for (const value of ['{}', 'yes', '1', '', 'True', 'TRUE', 'False']) {
         const response = await host.post('/v1/runs', run, { 'agenticdriver-accept-optional-events': value });
         assert.deepEqual(await errorOf(response), { status: 400, code: 'INVALID_REQUEST' }, JSON.stringify(value));
       }

@@ -3,9 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import type { AuditRecord } from '../../src/store/audit-record.js';
 import { SqliteStateStore } from '../../src/store/sqlite/sqlite-store.js';
 import { OTHER_TOKEN, script, sseEvents, startTestHost, TOKEN, type TestHost } from '../support/host.js';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir } from '../support/temp.js';
 
 type Event = Record<string, unknown> & { type: string };
 
@@ -199,7 +198,7 @@ describe('approval policy and audit failures', () => {
   });
 
   it('fails closed with APPROVAL_AUDIT_FAILED when the audit record cannot be written', async () => {
-    const store = SqliteStateStore.open(mkdtempSync(join(tmpdir(), 'ad-audit-')));
+    const store = SqliteStateStore.open(tempDir('ad-audit-'));
     let failDecisions = false;
     store.appendAudit = async (record) => {
       if (failDecisions && record.kind === 'approval.resolved') throw new Error('disk full');

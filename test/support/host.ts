@@ -1,9 +1,8 @@
 /** Starts a real host on loopback for a test, with a temp state directory and env tokens. */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseHostConfig } from '../../src/host/config.js';
 import { startHost, type HostOptions, type RunningHost } from '../../src/host/index.js';
+import { tempDir } from './temp.js';
 
 export const TOKEN = 'test-token-0123456789abcdefghijklmnop';
 export const RESTRICTED_TOKEN = 'restricted-token-0123456789abcdefghij';
@@ -26,7 +25,7 @@ export async function startTestHost(
   overrides: Record<string, unknown> = {},
   options: Omit<HostOptions, 'config'> = {},
 ): Promise<TestHost> {
-  const dir = mkdtempSync(join(tmpdir(), 'agenticdriver-host-'));
+  const dir = tempDir('agenticdriver-host-');
   const raw = {
     version: 1,
     listen: { host: '127.0.0.1', port: 0 },

@@ -4,9 +4,9 @@
  * the conformance harness.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from './temp.js';
 
 export interface ServerIdentity {
   /** The directory holding the files (remove it when done). */
@@ -31,7 +31,7 @@ export interface IdentityOptions {
 }
 
 export function makeServerIdentity(options: IdentityOptions = {}): ServerIdentity {
-  const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'agenticdriver-pki-'));
+  const directory = options.directory ?? tempDir('agenticdriver-pki-');
   const label = options.label ?? 'test';
   const file = (suffix: string) => join(directory, `${label}-${suffix}`);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: directory, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -65,7 +65,7 @@ export interface ThrowawayPki {
 }
 
 export function makeThrowawayPki(): ThrowawayPki {
-  const directory = mkdtempSync(join(tmpdir(), 'agenticdriver-pki-'));
+  const directory = tempDir('agenticdriver-pki-');
   return {
     directory,
     trusted: makeServerIdentity({ directory, label: 'trusted' }),

@@ -287,7 +287,13 @@ export class CliProviderAdapter implements ProviderAdapter {
 
   /** Version and sign-in state, never a generation call; bounded by the caller's signal. */
   async inspect(signal: AbortSignal): Promise<ProviderInspection> {
-    const workspace = await this.createWorkspace();
+    let workspace: RunWorkspace;
+    try {
+      workspace = await this.createWorkspace();
+    } catch (error) {
+      // No folder where the CLI would honour its run files: discovery says why runs are refused.
+      return inspectionFromFailure(error);
+    }
     try {
       const env = await this.environment(workspace, this.dialect.safetyEnv);
       let version: string;

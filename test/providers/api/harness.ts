@@ -1,6 +1,4 @@
 /** Shared setup for the API provider tests: one loopback vendor fake per kind, adapters built through their kinds. */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readSecret } from '../../../src/shared/secrets.js';
 import { providerKind } from '../../../src/providers/kinds.js';
@@ -21,6 +19,7 @@ import {
   type VendorServer,
   type VendorServerOptions,
 } from '../../vendors/index.js';
+import { tempDir } from '../../support/temp.js';
 
 export const KEY = 'sk-test-secret-4f9a1c';
 export const MODEL = 'model-1';
@@ -120,7 +119,7 @@ export interface Setup {
 export async function setup(kase: KindCase, options: VendorServerOptions = {}, entryOverrides: Record<string, unknown> = {}): Promise<Setup> {
   const server = await kase.start(options);
   const env: Record<string, string | undefined> = { PROVIDER_KEY: KEY };
-  const dir = mkdtempSync(join(tmpdir(), 'ad-api-provider-'));
+  const dir = tempDir('ad-api-provider-');
   const entry = { kind: kase.kind, id: kase.kind, models: [MODEL], apiKeyRef: { env: 'PROVIDER_KEY' }, baseUrl: server.url, ...entryOverrides };
   const adapter = providerKind(kase.kind)!.create(entry as never, { configDir: dir, readSecret: (ref) => readSecret(ref, dir, env) });
   const driver = new AgenticDriver({ providers: [adapter], tools: [lookupTool, clockTool] });

@@ -1,6 +1,5 @@
 /** Verified HTTPS with a throwaway CA, base-URL rules, Retry-After parsing, and all five kinds through the host (JSON and SSE). */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +11,7 @@ import { AgenticDriver } from '../../../src/runtime/driver.js';
 import { parseSse, startTestHost, type TestHost } from '../../support/host.js';
 import { makeServerIdentity, startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
 import { KEY, KINDS, MODEL } from './harness.js';
+import { tempDir } from '../../support/temp.js';
 
 const env = { configDir: tmpdir(), readSecret: async () => KEY };
 
@@ -67,7 +67,7 @@ describe('API kinds through the host', () => {
     for (const kase of KINDS) {
       servers.push(await kase.start({ apiKey: KEY, models: [MODEL, 'listed-only'], script: [{ turn: { text: ['json ', kase.kind] } }, { turn: { text: ['sse ', kase.kind] } }] }));
     }
-    const dir = mkdtempSync(join(tmpdir(), 'ad-api-host-'));
+    const dir = tempDir('ad-api-host-');
     host = await startTestHost(
       {
         providers: KINDS.map((kase, i) => ({ kind: kase.kind, id: `p-${kase.kind}`, models: [MODEL], apiKeyRef: { env: 'AD_TEST_VENDOR_KEY' }, baseUrl: servers[i]!.url })),

@@ -4,13 +4,13 @@
  * records any traffic that tries to leave, and helpers to drive an adapter to completion.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { DriverError } from '../../../src/protocol/errors.js';
 import type { ProviderAdapter, ProviderPart, ProviderRequest } from '../../../src/providers/spec/v1.js';
+import { tempDir } from '../../support/temp.js';
 
 export const CLI_BIN = resolve(import.meta.dirname, '../../cli-tools/node_modules/.bin');
 export const binary = (name: 'codex' | 'claude' | 'gemini') => join(CLI_BIN, name);
@@ -63,7 +63,7 @@ export function hostEnvironment(proxy: RefusingProxy): NodeJS.ProcessEnv {
 }
 
 export async function scratchDirectory(prefix: string): Promise<{ path: string; remove(): Promise<void> }> {
-  const path = await mkdtemp(join(tmpdir(), `ad-cli-test-${prefix}-`));
+  const path = tempDir(`ad-cli-test-${prefix}-`);
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 

@@ -6,9 +6,6 @@
  * moved to a folder it honours (see src/providers/cli/workspace.ts).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { claudeCode } from '../../../src/providers/cli/claude-code.js';
 import { codex } from '../../../src/providers/cli/codex.js';
@@ -16,13 +13,14 @@ import { geminiCli } from '../../../src/providers/cli/gemini-cli.js';
 import { AgenticDriver } from '../../../src/runtime/driver.js';
 import type { ProviderAdapter } from '../../../src/providers/spec/v1.js';
 import type { HostTool } from '../../../src/runtime/tools.js';
+import { tempDir } from '../../support/temp.js';
 import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
 import { API_KEY, binary, claudeAccount, codexAccount, drain, geminiAccount, hostEnvironment, request, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 
 const TIMEOUT = { timeout: 90_000 };
 const savedHome = process.env.HOME;
 const savedRuntime = process.env.XDG_RUNTIME_DIR;
-const tempHome = mkdtempSync(join(tmpdir(), 'ad-home-in-temp-'));
+const tempHome = tempDir('ad-home-in-temp-');
 
 before(() => {
   process.env.HOME = tempHome;
@@ -32,7 +30,6 @@ after(() => {
   if (savedHome === undefined) delete process.env.HOME;
   else process.env.HOME = savedHome;
   if (savedRuntime !== undefined) process.env.XDG_RUNTIME_DIR = savedRuntime;
-  rmSync(tempHome, { recursive: true, force: true });
 });
 
 const lookup: HostTool = {

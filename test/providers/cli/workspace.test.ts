@@ -59,7 +59,7 @@ describe('run directories', () => {
     assert.deepEqual(await readdir(open), [], 'nothing was created under the open folder');
   });
 
-  test('a gemini-cli run is refused before the CLI starts when no location qualifies', TIMEOUT, async () => {
+  test('a gemini-cli run is refused before the CLI starts when no location qualifies, and discovery says so', TIMEOUT, async () => {
     const adapter = geminiCli({
       binary: binary('gemini'),
       models: ['gemini-2.5-flash'],
@@ -70,6 +70,10 @@ describe('run directories', () => {
     const { error, parts } = await drain(adapter, request('hi', 'gemini-2.5-flash'));
     assert.equal(error?.code, 'CLI_UNAVAILABLE');
     assert.deepEqual(parts, []);
+    const inspection = await adapter.inspect!(AbortSignal.timeout(30_000));
+    assert.equal(inspection.health.status, 'unavailable');
+    assert.equal(inspection.health.code, 'CLI_UNAVAILABLE');
+    assert.match(inspection.health.message, /locked-down settings/);
     assert.deepEqual(proxy.attempts, []);
   });
 

@@ -1,0 +1,253 @@
+/**
+ * The secret grep (issue 13, "keep attacking"): a host started by the real CLI
+ * (`agenticdriver serve`) with two bearer tokens (one from a file, one from the
+ * environment) and two provider API keys (one from the environment, one from a file) goes
+ * through a battery of requests (successes, every kind of refusal, vendor failures that
+ * echo the key) and CLI commands (`status`, `doctor`, `run`, config errors). Then every
+ * captured byte (HTTP bodies and headers, stdout/stderr of every process, the SQLite state
+ * files, every file in the config directory but the secret files themselves) is searched
+ * for each secret, raw and base64-, base64url-, URL- and JSON-encoded: none may appear.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
+
+// tsx resolves from the working directory: the CLI runs from the repository root.
+const root = join(import.meta.dirname, '..', '..');
+const main = join(root, 'src', 'cli', 'main.ts');
+
+// Characters that URL- and base64-encoding change, so each encoded form is distinct.
+const SECRETS = {
+  fileToken: 'file-token/0123456789+abcdefghij=KLMNOP~qrs',
+  envToken: 'env-token/9876543210+zyxwvutsrq=PONMLK~jih',
+  envKey: 'sk-env/key+0123456789abcdef=ghijklmnop',
+  fileKey: 'sk-file/key+fedcba9876543210=ponmlkjihg',
+};
+
+/** The forms a leaked secret could take in captured output, each long enough to be unambiguous. */
+function encodedForms(secret: string): string[] {
+  const forms = new Set([secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1), secret.replace(/\//g, '\\/')]);
+  // base64 of the secret at each of the three byte alignments inside a longer value.
+  for (let offset = 0; offset < 3; offset += 1) {
+    for (const encoding of ['base64', 'base64url'] as const) {
+      const encoded = Buffer.from('a'.repeat(offset) + secret).toString(encoding);
+      forms.add(encoded.slice(offset === 0 ? 0 : 4, -4));
+    }
+  }
+  return [...forms];
+}
+
+interface Capture {
+  what: string;
+  text: string;
+}
+
+describe('secret grep: no secret in any captured output', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agenticdriver-secrets-'));
+  const configDir = join(dir, 'config');
+  const config = join(configDir, 'config.json');
+  const home = join(dir, 'home');
+  const captures: Capture[] = [];
+  const inputs: string[] = [];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    AGENTICDRIVER_CONFIG: '',
+    AD_ENV_TOKEN: SECRETS.envToken,
+    AD_ENV_KEY: SECRETS.envKey,
+  };
+  let vendorEnv: VendorServer;
+  let vendorFile: VendorServer;
+  let server: ChildProcess;
+  let url: string;
+  const serverOutput = { stdout: '', stderr: '' };
+
+  function writePrivate(path: string, text: string) {
+    mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
+    writeFileSync(path, text, { mode: 0o600 });
+  }
+  function writeConfig(path: string, value: unknown) {
+    writePrivate(path, JSON.stringify(value, null, 2));
+  }
+  /** Runs the CLI without blocking: the loopback vendors answer from this process. */
+  async function cli(what: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    // A command that should fail but serves instead must not hang the suite.
+    const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const status = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    clearTimeout(guard);
+    captures.push({ what: `${what} stdout`, text: stdout }, { what: `${what} stderr`, text: stderr });
+    return { status, stdout, stderr };
+  }
+  async function request(what: string, path: string, init: RequestInit = {}) {
+    const response = await fetch(`${url}${path}`, init);
+    const headers = [...response.headers].map(([name, value]) => `${name}: ${value}`).join('\n');
+    const body = await response.text();
+    captures.push({ what: `HTTP ${what}`, text: `${response.status}\n${headers}\n\n${body}` });
+    return { status: response.status, body };
+  }
+  const auth = (token: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json', ...extra });
+
+  before(async () => {
+    mkdirSync(home, { recursive: true });
+    vendorEnv = await startChatCompletionsServer({ apiKey: SECRETS.envKey, models: ['m'] });
+    vendorFile = await startChatCompletionsServer({ apiKey: SECRETS.fileKey, models: ['m'] });
+    writePrivate(join(configDir, 'credentials', 'main.token'), `${SECRETS.fileToken}\n`);
+    writePrivate(join(configDir, 'secrets', 'vendor.key'), `${SECRETS.fileKey}\n`);
+    writeConfig(config, {
+      version: 1,
+      listen: { host: '127.0.0.1', port: 0 },
+      providers: [
+        { kind: 'openai-compatible', id: 'vendor-env', models: ['m'], baseUrl: vendorEnv.url, apiKeyRef: { env: 'AD_ENV_KEY' } },
+        { kind: 'openai-compatible', id: 'vendor-file', models: ['m'], baseUrl: vendorFile.url, apiKeyRef: { file: 'secrets/vendor.key' } },
+        { kind: 'mock', id: 'mock', models: ['demo'] },
+      ],
+      tokens: [
+        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'] },
+        { id: 'env', subject: 'app', tokenRef: { env: 'AD_ENV_TOKEN' }, providers: ['mock'] },
+      ],
+      state: { directory: join(configDir, 'state') },
+    });
+    server = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', config, '--json'], { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    server.stderr!.on('data', (chunk: Buffer) => (serverOutput.stderr += chunk.toString('utf8')));
+    const lines = createInterface({ input: server.stdout! });
+    lines.on('line', (line) => (serverOutput.stdout += `${line}\n`));
+    const first = await new Promise<string>((resolve, reject) => {
+      lines.once('line', resolve);
+      server.once('exit', (code) => reject(new Error(`serve exited ${code}: ${serverOutput.stderr}`)));
+    });
+    url = (JSON.parse(first) as { url: string }).url;
+  });
+
+  after(async () => {
+    if (server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
+    await vendorEnv.close();
+    await vendorFile.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves the battery (each answer is the expected one, so the grep looks at real traffic)', async () => {
+    const json = (token: string, body: unknown, extra: Record<string, string> = {}) => ({ method: 'POST', headers: auth(token, extra), body: JSON.stringify(body) });
+    assert.equal((await request('health', '/health')).status, 200);
+    assert.equal((await request('protocol', '/v1/protocol', { headers: auth(SECRETS.fileToken) })).status, 200);
+    assert.equal((await request('providers refresh', '/v1/providers?refresh=true', { headers: auth(SECRETS.fileToken) })).status, 200);
+    assert.equal((await request('env-token providers', '/v1/providers', { headers: auth(SECRETS.envToken) })).status, 200);
+
+    vendorEnv.push({ turn: { text: 'env key works', usage: { input: 3, output: 3 } } });
+    vendorFile.push({ turn: { text: 'file key works' } });
+    const env = await request('run env key', '/v1/runs', json(SECRETS.fileToken, { provider: 'vendor-env', model: 'm', input: 'hi' }));
+    assert.equal(env.status, 200, env.body);
+    const file = await request('run file key sse', '/v1/runs', json(SECRETS.fileToken, { provider: 'vendor-file', model: 'm', input: 'hi' }, { accept: 'text/event-stream' }));
+    assert.match(file.body, /run\.completed/);
+    // Vendors that echo the key they were sent, in an error body, a 500 and a broken stream.
+    vendorEnv.push({ error: { status: 401, message: `Incorrect API key provided: ${SECRETS.envKey}` } });
+    assert.equal((await request('vendor 401 echoing the key', '/v1/runs', json(SECRETS.fileToken, { provider: 'vendor-env', model: 'm', input: 'hi' }))).status, 502);
+    vendorEnv.push({ http: { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: { message: `bad key ${SECRETS.envKey}` } }) } });
+    assert.equal((await request('vendor 400 echoing the key', '/v1/runs', json(SECRETS.fileToken, { provider: 'vendor-env', model: 'm', input: 'hi' }))).status, 502);
+    vendorFile.push({ frames: [{ raw: `data: {"garbage": "${SECRETS.fileKey}"\n\n` }] });
+    const broken = await request('vendor stream echoing the key', '/v1/runs', json(SECRETS.fileToken, { provider: 'vendor-file', model: 'm', input: 'hi' }, { accept: 'text/event-stream' }));
+    assert.match(broken.body, /run\.failed/);
+
+    // Refusals: wrong, truncated and misplaced tokens; grants; bad bodies; unknown paths.
+    for (const [what, headers] of [
+      ['wrong token', auth(`${SECRETS.fileToken}x`)],
+      ['token prefix', auth(SECRETS.fileToken.slice(0, 32))],
+      ['basic scheme', { authorization: `Basic ${Buffer.from(`main:${SECRETS.fileToken}`).toString('base64')}` }],
+    ] as const) {
+      assert.equal((await request(what, '/v1/protocol', { headers })).status, 401);
+    }
+    assert.equal((await request('token in the query', `/v1/protocol?token=${encodeURIComponent(SECRETS.fileToken)}`, { headers: auth(SECRETS.envToken) })).status, 404);
+    assert.equal((await request('token in the path', `/v1/${encodeURIComponent(SECRETS.envToken)}`, { headers: auth(SECRETS.envToken) })).status, 404);
+    assert.equal((await request('ungranted provider', '/v1/runs', json(SECRETS.envToken, { provider: 'vendor-env', model: 'm', input: 'hi' }))).status, 403);
+    assert.equal((await request('bad version', '/v1/protocol', { headers: auth(SECRETS.fileToken, { 'agenticdriver-version': '9.9' }) })).status, 400);
+    assert.equal((await request('bad JSON', '/v1/runs', { method: 'POST', headers: auth(SECRETS.fileToken), body: '{"provider":' })).status, 400);
+    assert.equal((await request('bad schema', '/v1/runs', json(SECRETS.fileToken, { provider: 'mock', model: 'demo', input: 'x', outputSchema: { pattern: '(a)\\1', type: 'string' } }))).status, 400);
+    assert.equal((await request('unknown model', '/v1/runs', json(SECRETS.fileToken, { provider: 'vendor-file', model: 'nope', input: 'hi' }))).status, 400);
+    assert.equal((await request('wrong content type', '/v1/runs', { method: 'POST', headers: auth(SECRETS.fileToken, { 'content-type': 'text/plain' }), body: 'hi' })).status, 400);
+  });
+
+  it('runs the CLI commands: status, doctor, run, and config errors', async () => {
+    assert.equal((await cli('status', ['status', '--config', config, '--url', url, '--refresh', '--json'])).status, 0);
+    assert.equal((await cli('doctor', ['doctor', '--config', config, '--json'])).status, 0);
+    vendorFile.push({ turn: { text: 'from the CLI' } });
+    const run = await cli('run', ['run', '--config', config, '--url', url, '--provider', 'vendor-file', '--model', 'm', '--input', 'hi']);
+    assert.equal(run.stdout, 'from the CLI\n', run.stderr);
+    vendorEnv.push({ error: { status: 401, message: `Incorrect API key provided: ${SECRETS.envKey}` } });
+    assert.equal((await cli('run failing', ['run', '--config', config, '--url', url, '--provider', 'vendor-env', '--model', 'm', '--json', '--input', 'hi'])).status, 1);
+    assert.equal((await cli('run with a wrong token id', ['run', '--config', config, '--url', url, '--token-id', 'nope', '--provider', 'mock', '--model', 'demo', '--input', 'hi'])).status, 1);
+
+    // Config errors: a secret pasted where a reference belongs, a readable secret file, a bad key.
+    const broken = (name: string, mutate: (value: any) => void) => {
+      const value = JSON.parse(readFileSync(config, 'utf8'));
+      mutate(value);
+      const path = join(configDir, `${name}.json`);
+      writeConfig(path, value);
+      return path;
+    };
+    const pasted = broken('pasted', (value) => (value.tokens[0].tokenRef = SECRETS.fileToken));
+    const pastedValue = broken('pasted-value', (value) => (value.tokens[0].tokenRef = { value: SECRETS.fileToken }));
+    const pastedKey = broken('pasted-key', (value) => (value.providers[0].apiKeyRef = { env: SECRETS.envKey }));
+    const pastedUrl = broken('pasted-url', (value) => (value.providers[0].baseUrl = `http://user:${encodeURIComponent(SECRETS.envKey)}@127.0.0.1:1/v1/`));
+    // The broken configs hold the secret on purpose: they are inputs, not output to grep.
+    inputs.push(pasted, pastedValue, pastedKey, pastedUrl);
+    const refusals = await Promise.all(
+      [
+        ['pasted token', pasted],
+        ['pasted token value', pastedValue],
+        ['pasted key as env name', pastedKey],
+        ['key in the base URL', pastedUrl],
+      ].flatMap(([what, path]) => [
+        cli(`doctor: ${what}`, ['doctor', '--config', path!, '--json']),
+        cli(`serve: ${what}`, ['serve', '--config', path!, '--port', '0', '--json']),
+      ]),
+    );
+    assert.deepEqual(refusals.map((result) => result.status), refusals.map(() => 1));
+    const readable = join(configDir, 'credentials', 'main.token');
+    chmodSync(readable, 0o644);
+    try {
+      const [serve, doctor] = await Promise.all([
+        cli('serve: readable token file', ['serve', '--config', config, '--port', '0', '--json']),
+        cli('doctor: readable token file', ['doctor', '--config', config, '--json']),
+      ]);
+      assert.deepEqual([serve.status, doctor.status], [1, 1]);
+    } finally {
+      chmodSync(readable, 0o600);
+    }
+  });
+
+  it('finds no secret, in any encoding, in anything captured', async () => {
+    server.kill('SIGTERM');
+    await new Promise((resolve) => server.once('exit', resolve));
+    captures.push({ what: 'serve stdout', text: serverOutput.stdout }, { what: 'serve stderr', text: serverOutput.stderr });
+    const secretFiles = new Set([join(configDir, 'credentials', 'main.token'), join(configDir, 'secrets', 'vendor.key')]);
+    const walk = (path: string): string[] => (statSync(path).isDirectory() ? readdirSync(path).flatMap((name) => walk(join(path, name))) : [path]);
+    const files = [...walk(configDir), ...walk(home)].filter((path) => !secretFiles.has(path) && !inputs.includes(path));
+    assert.ok(files.some((path) => path.endsWith('.sqlite') || path.endsWith('.db')), `no state file among ${files.map((path) => relative(dir, path)).join(', ')}`);
+    for (const path of files) captures.push({ what: `file ${relative(dir, path)}`, text: readFileSync(path).toString('latin1') });
+    // The vendors saw the keys (the grep is not vacuous: the secrets really were used).
+    assert.ok(vendorEnv.requests.some((request) => request.headers.authorization === `Bearer ${SECRETS.envKey}`));
+    assert.ok(vendorFile.requests.some((request) => request.headers.authorization === `Bearer ${SECRETS.fileKey}`));
+    assert.ok(captures.length >= 50, `only ${captures.length} captures`);
+
+    const leaks: string[] = [];
+    for (const [name, secret] of Object.entries(SECRETS)) {
+      for (const form of encodedForms(secret)) {
+        for (const capture of captures) if (capture.text.includes(form)) leaks.push(`${name} as ${JSON.stringify(form)} in ${capture.what}`);
+      }
+    }
+    assert.deepEqual(leaks, []);
+  });
+});

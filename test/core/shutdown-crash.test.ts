@@ -1,0 +1,133 @@
+/**
+ * Regression tests for issue 13 defects 4 and 5 against a host process started by the real
+ * CLI (`agenticdriver serve`): SIGTERM ends every active run with its terminal event or JSON
+ * error before the host exits (it used to cut the sockets first), and after `kill -9` the
+ * next start records each interrupted run and resolves each open approval as interrupted
+ * (they used to stay holes in the records).
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { readHostConfig, startHost } from '../../src/host/index.js';
+import { script, sseEvents } from '../support/host.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const main = join(root, 'src', 'cli', 'main.ts');
+const TOKEN = 'shutdown-token-0123456789abcdefghijklmn';
+const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+const hang = { provider: 'mock', model: 'demo', input: script([{ text: 'working' }, { hang: true }]) };
+
+describe('shutdown and crash (defects 4 and 5)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agenticdriver-shutdown-'));
+  const config = join(dir, 'config.json');
+  const env = { ...process.env, HOME: dir, AGENTICDRIVER_CONFIG: '', AD_SHUTDOWN_TOKEN: TOKEN };
+  const children: ChildProcess[] = [];
+
+  before(() => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      config,
+      JSON.stringify({
+        version: 1,
+        listen: { host: '127.0.0.1', port: 0 },
+        providers: [{ kind: 'mock', id: 'mock', models: ['demo'] }],
+        tokens: [{ id: 'main', subject: 'ops', tokenRef: { env: 'AD_SHUTDOWN_TOKEN' }, providers: ['mock'], approveTools: ['lookup'], applicationTools: [{ name: 'lookup', requiresApproval: true }] }],
+        approvals: { interactive: true },
+        applicationTools: { enabled: true, requireApproval: true },
+        limits: { shutdownGraceMs: 5000, maxConcurrentRunsPerSubject: 16 },
+        state: { directory: join(dir, 'state') },
+      }),
+      { mode: 0o600 },
+    );
+  });
+  after(() => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function serve(): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', config, '--json'], { env, cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', resolve);
+      void exited.then((code) => reject(new Error(`serve exited ${code}`)));
+    });
+    return { child, url: (JSON.parse(line) as { url: string }).url, exited };
+  }
+  const post = (url: string, body: unknown, accept?: string) =>
+    fetch(`${url}/v1/runs`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...(accept ? { accept } : {}) }, body: JSON.stringify(body) });
+
+  /** Opens a streamed run and returns its remaining events once `type` has arrived. */
+  async function streamUntil(url: string, body: unknown, type: string) {
+    const response = await post(url, body, 'text/event-stream');
+    assert.equal(response.status, 200);
+    const events = sseEvents(response);
+    const seen: Record<string, unknown>[] = [];
+    for (let next = await events.next(); !next.done; next = await events.next()) {
+      seen.push(next.value);
+      if (next.value.type === type) return { events, seen };
+    }
+    throw new Error(`the stream ended before ${type}`);
+  }
+  async function rest(events: AsyncGenerator<Record<string, unknown>>, seen: Record<string, unknown>[]) {
+    for (let next = await events.next(); !next.done; next = await events.next()) seen.push(next.value);
+    return seen;
+  }
+
+  it('SIGTERM: every SSE client gets its terminal event and every JSON client its error before the host exits', async () => {
+    const host = await serve();
+    const streams = await Promise.all(Array.from({ length: 5 }, () => streamUntil(host.url, hang, 'text.delta')));
+    const json = Array.from({ length: 2 }, () => post(host.url, hang));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    host.child.kill('SIGTERM');
+    const ends = await Promise.all(streams.map(({ events, seen }) => rest(events, seen)));
+    for (const events of ends) {
+      const last = events.at(-1)!;
+      assert.ok(TERMINAL.has(last.type as string), `the stream ended with ${JSON.stringify(last)}`);
+      assert.equal((last.error as { code: string }).code, 'HOST_SHUTTING_DOWN');
+    }
+    for (const response of await Promise.all(json)) {
+      const body = (await response.json()) as { error: { code: string; retryable: boolean } };
+      assert.equal(response.status, 503);
+      assert.deepEqual([body.error.code, body.error.retryable], ['HOST_SHUTTING_DOWN', true]);
+    }
+    assert.equal(await host.exited, 0);
+  });
+
+  it('kill -9: the next start records each interrupted run and resolves each open approval as interrupted', async () => {
+    const host = await serve();
+    await Promise.all(Array.from({ length: 3 }, () => streamUntil(host.url, hang, 'text.delta')));
+    const lookup = { name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } };
+    const pending = await streamUntil(
+      host.url,
+      { provider: 'mock', model: 'demo', input: script([{ toolCall: { name: 'lookup', arguments: {} } }], [{ text: 'done' }]), tools: ['lookup'], applicationTools: [lookup], approvals: { mode: 'interactive', idlePolicy: 'pause' } },
+      'approval.requested',
+    );
+    const approvalId = (pending.seen.at(-1)!.approval as { approvalId: string }).approvalId;
+    host.child.kill('SIGKILL');
+    await host.exited;
+
+    const restarted = await startHost({ config: await readHostConfig(config), env, logger: false });
+    try {
+      const summary = await restarted.store.usageSummary();
+      assert.equal(summary.interrupted, 4, JSON.stringify(summary));
+      const audit = await restarted.store.readAudit(50);
+      const resolved = audit.find((record) => record.kind === 'approval.resolved' && record.approvalId === approvalId);
+      assert.equal(resolved?.outcome, 'interrupted');
+    } finally {
+      await restarted.close();
+    }
+    // Reconciled once: a later start finds nothing left open.
+    const later = await startHost({ config: await readHostConfig(config), env, logger: false });
+    try {
+      assert.equal((await later.store.usageSummary()).interrupted, 4);
+    } finally {
+      await later.close();
+    }
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * Scratch folders in the system temp dir that are removed when the test process exits.
+ * Each test file runs in its own process, so nothing a file made outlives it, even when a
+ * test fails halfway, a host that still holds files open is never closed, or the runner
+ * stops the file.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const made: string[] = [];
+
+function removeAll(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/** Process groups led by this process's children: the CLIs a test started, each in its own group. */
+function killChildGroups(): void {
+  const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,pgid='], { encoding: 'utf8' }).split('\n');
+  for (const [pid, ppid, pgid] of rows.map((row) => row.trim().split(/\s+/).map(Number))) {
+    if (ppid === process.pid && pid === pgid) {
+      try {
+        process.kill(-pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
+
+process.once('exit', removeAll);
+// The test runner stops a file that overran its timeout with a signal, which skips 'exit'.
+// The CLIs it started would live on and write into the removed folders, so they go first.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    killChildGroups();
+    removeAll();
+    process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
+  });
+}
+
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
