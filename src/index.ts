@@ -6,3 +6,7 @@ export type { HostTool, ToolContext, ApproveCallback } from './runtime/tools.js'
 export type { UsageRecord } from './runtime/usage-record.js';
 export type { Clock } from './shared/clock.js';
 export { MockProvider, parseMockScript, type MockScript } from './providers/mock.js';
+export type { ApprovalService, RunServices, ToolExecutionService } from './runtime/services.js';
+// Interactive approvals and application tools, for embedders that wire them in themselves.
+export { ApprovalRegistry, type ApprovalPolicy } from './extensions/approvals.js';
+export { ToolExecutionRegistry, type ApplicationToolPolicy } from './extensions/application-tools.js';

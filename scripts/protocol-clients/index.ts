@@ -9,12 +9,15 @@ import { wireModel } from './model.js';
 import { emitGo, GO_FILE } from './go.js';
 import { emitGoTypes, GO_TYPES_FILE } from './go-types.js';
 import { emitRust, RUST_FILE, RUST_MOD, RUST_MOD_TEXT } from './rust.js';
+import { emitRustTypes, RUST_TYPES_FILE } from './rust-types.js';
 import { emitPythonTypes, PYTHON_TYPES_FILE } from './python-types.js';
 import { emitPython, PYTHON_FILE, PYTHON_INIT, PYTHON_INIT_TEXT } from './python.js';
 
 function formatted(command: string, args: string[], text: string, cwd: string): string {
   return execFileSync(command, args, { input: text, cwd, encoding: 'utf8', stdio: ['pipe', 'pipe', 'inherit'] });
 }
+
+const rustfmt = (root: string): string[] => ['--edition', '2021', '--config-path', join(root, 'clients/rust/rustfmt.toml'), '--emit', 'stdout'];
 
 /** Path (from the repository root) → file text. */
 export function clientFiles(document: { $defs: Record<string, Record<string, unknown>> }, root: string): Record<string, string> {
@@ -26,6 +29,7 @@ export function clientFiles(document: { $defs: Record<string, Record<string, unk
     [PYTHON_FILE]: emitPython(model),
     [PYTHON_TYPES_FILE]: emitPythonTypes(model),
     [RUST_MOD]: RUST_MOD_TEXT,
-    [RUST_FILE]: formatted('rustfmt', ['--edition', '2021', '--config-path', join(root, 'clients/rust/rustfmt.toml'), '--emit', 'stdout'], emitRust(model), join(root, 'clients/rust')),
+    [RUST_FILE]: formatted('rustfmt', rustfmt(root), emitRust(model), join(root, 'clients/rust')),
+    [RUST_TYPES_FILE]: formatted('rustfmt', rustfmt(root), emitRustTypes(model), join(root, 'clients/rust')),
   };
 }

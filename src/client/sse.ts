@@ -47,24 +47,56 @@ export class SseFrameReader {
     const lastCR = bytes.lastIndexOf(CR);
     const last = lastLF > lastCR ? lastLF : lastCR;
     if (last >= start) {
-      let text: string | undefined;
+      let text: string;
       try {
         text = this.decoder.decode(bytes.subarray(start, last + 1));
       } catch {
-        // Some line is not UTF-8: go line by line, so the error is the one a line-by-line
-        // reader meets first (an oversized line before it is RESPONSE_TOO_LARGE), whatever the chunking.
         this.linesOneByOne(bytes, start, last + 1, frames);
+        throw invalidUtf8();
       }
-      if (text !== undefined) this.lines(bytes, start, last + 1, text, frames);
+      this.lines(bytes, start, last + 1, text, frames);
       start = last + 1;
     }
     if (start < bytes.length) {
       this.pending = bytes.slice(start);
       if (this.frameBytes + this.pending.length > this.maxFrameBytes + (this.firstLine ? BOM.length : 0)) {
-        throw new DriverError('RESPONSE_TOO_LARGE', `An event frame is larger than ${this.maxFrameBytes} bytes.`);
+        throw this.oversized(this.pending);
       }
     }
     return frames;
+  }
+
+  /**
+   * The slow path for a read that is not valid UTF-8: line by line, so the fault reported
+   * is the first in the stream (an earlier line's, or the cap before a bad byte) whatever
+   * the chunking.
+   */
+  private linesOneByOne(bytes: Uint8Array, from: number, to: number, frames: string[]): void {
+    let b = from;
+    while (b < to) {
+      let end = b;
+      while (bytes[end] !== LF && bytes[end] !== CR) end++;
+      const next = bytes[end] === CR && end + 1 < to && bytes[end + 1] === LF ? end + 2 : end + 1;
+      let text: string;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(b, next));
+      } catch {
+        throw this.oversized(bytes.subarray(b, end));
+      }
+      this.lines(bytes, b, next, text, frames);
+      b = next;
+    }
+  }
+
+  /**
+   * The fault of a line that is not valid UTF-8 or does not fit the frame: whichever comes
+   * first in the stream, a byte that is not UTF-8 or the byte past the cap.
+   */
+  private oversized(line: Uint8Array): DriverError {
+    const bom = this.firstLine && line.length >= BOM.length && BOM.every((value, index) => line[index] === value) ? BOM.length : 0;
+    const room = bom + this.maxFrameBytes - this.frameBytes;
+    if (line.length <= room || !isUtf8Prefix(line.subarray(0, room))) return invalidUtf8();
+    return new DriverError('RESPONSE_TOO_LARGE', `An event frame is larger than ${this.maxFrameBytes} bytes.`);
   }
 
   /** Call at end of body: a partial line or undispatched data means the stream was cut. */
@@ -149,37 +181,6 @@ export class SseFrameReader {
     }
   }
 
-  /** `lines` decoding each line on its own: the size of a line is checked before its encoding. */
-  private linesOneByOne(bytes: Uint8Array, from: number, to: number, frames: string[]): void {
-    let b = from;
-    while (b < to) {
-      let end = b;
-      while (bytes[end] !== LF && bytes[end] !== CR) end += 1;
-      let lineStart = b;
-      if (this.firstLine) {
-        this.firstLine = false;
-        if (end - b >= 3 && bytes[b] === BOM[0] && bytes[b + 1] === BOM[1] && bytes[b + 2] === BOM[2]) lineStart += 3;
-      }
-      const lineBytes = end - lineStart;
-      if (this.frameBytes + lineBytes > this.maxFrameBytes) {
-        throw new DriverError('RESPONSE_TOO_LARGE', `An event frame is larger than ${this.maxFrameBytes} bytes.`);
-      }
-      let text: string;
-      try {
-        text = this.decoder.decode(bytes.subarray(lineStart, end));
-      } catch {
-        throw new DriverError('INVALID_STREAM', 'The event stream is not valid UTF-8.');
-      }
-      const frame = this.line(text, 0, text.length, lineBytes);
-      if (frame !== undefined) frames.push(frame);
-      if (bytes[end] === CR && end + 1 < to && bytes[end + 1] === LF) b = end + 2;
-      else {
-        if (bytes[end] === CR && end + 1 >= to) this.afterCR = true;
-        b = end + 1;
-      }
-    }
-  }
-
   /** One complete line; returns a frame's data when the line was blank. */
   private line(text: string, start: number, end: number, lineBytes: number): string | undefined {
     if (lineBytes === 0) {
@@ -200,5 +201,19 @@ export class SseFrameReader {
     else value = text.slice(text.charCodeAt(after + 1) === 32 && after + 1 < end ? after + 2 : after + 1, end);
     this.data = this.data === undefined ? value : `${this.data}\n${value}`;
     return undefined;
+  }
+}
+
+function invalidUtf8(): DriverError {
+  return new DriverError('INVALID_STREAM', 'The event stream is not valid UTF-8.');
+}
+
+/** Whether the bytes are valid UTF-8, allowing a sequence cut short at the end. */
+function isUtf8Prefix(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: true });
+    return true;
+  } catch {
+    return false;
   }
 }

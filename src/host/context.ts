@@ -27,20 +27,3 @@ export interface HostContext {
   readonly active: ActiveRuns;
   closing: boolean;
 }
-
-/** What `/v1/protocol` advertises: only what this host really does, in the protocol's order. */
-export function hostFeatures(options: { approvals?: unknown; applicationTools?: unknown }): string[] {
-  return [
-    'json-results',
-    ...(options.applicationTools ? ['application-tools'] : []),
-    ...(options.approvals ? ['interactive-approvals'] : []),
-    'event-stream',
-    'cancel-on-disconnect',
-    'optional-idle-timeout',
-    'required-capabilities',
-    'optional-events',
-    'provider-discovery',
-    'context-inputs',
-    'draft-artifacts',
-  ];
-}

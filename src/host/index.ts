@@ -15,7 +15,8 @@ import { ActiveRuns } from './active-runs.js';
 import { Admission } from './admission.js';
 import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
-import { hostFeatures, type HostContext, type HostMetrics } from './context.js';
+import type { HostContext, HostMetrics } from './context.js';
+import { hostFeatures } from './routes/table.js';
 import { createProviders } from './providers.js';
 import { readSecret } from '../shared/secrets.js';
 import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
@@ -104,7 +105,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       perSubject: config.limits.maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject,
     }),
     metrics,
-    features: hostFeatures(config),
+    features: hostFeatures({ approvals, toolExecutions }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
     active: new ActiveRuns(),

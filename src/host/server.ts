@@ -12,6 +12,8 @@ import { discoveryRoutes } from './routes/discovery.js';
 import { runRoutes } from './routes/runs.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { toolExecutionRoutes } from './routes/tool-executions.js';
+import { ENDPOINTS } from '../protocol/endpoints.js';
+import { bodyValidatorCompiler, PUBLIC_PATHS, QUERY_TARGETS, routeOf, serves } from './routes/table.js';
 import type { HostContext } from './context.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
@@ -44,7 +46,6 @@ export const logToStderr: InternalErrorLog = (error, where) => {
 };
 
 const ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', VERSION_HEADER, OPTIONAL_EVENTS_HEADER].join(', ');
-const PUBLIC_QUERY_ROUTES = new Set(['/v1/providers?refresh=true']);
 
 export function buildServer(options: ServerOptions): FastifyInstance {
   const { context, authenticator } = options;
@@ -89,7 +90,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       }
       if (!allowedOrigins.has(origin)) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
     }
-    if ((request.method === 'GET' || request.method === 'HEAD') && request.url === '/health') return;
+    if ((request.method === 'GET' || request.method === 'HEAD') && PUBLIC_PATHS.has(request.url)) return;
 
     const principal = authenticator.authenticate(request.headers.authorization);
     if (!principal) throw new DriverError('UNAUTHORIZED', 'A valid bearer token is required.');
@@ -102,7 +103,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
 
     // Routes match the raw target exactly: a query string is part of the route, and a
     // percent-encoded path (`/v1/%70rotocol`) is not the route it decodes to.
-    if (request.url.includes('?') && !PUBLIC_QUERY_ROUTES.has(request.url)) {
+    if (request.url.includes('?') && !QUERY_TARGETS.has(request.url)) {
       throw new DriverError('NOT_FOUND', 'No such endpoint.');
     }
     const route = request.routeOptions.url;
@@ -155,11 +156,17 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     return sendError(reply, failure);
   });
 
-  app.get('/health', async () => ({ status: 'ok', protocol: 'agenticdriver.v1' }));
+  app.setValidatorCompiler(bodyValidatorCompiler);
+  app.route({ ...routeOf('health'), handler: async () => ({ status: 'ok', protocol: 'agenticdriver.v1' }) });
   app.register(discoveryRoutes, { context });
   app.register(runRoutes, { context });
   app.register(approvalRoutes, { context });
   app.register(toolExecutionRoutes, { context });
+  // Every endpoint of the table this host serves has its handler (families register by operation id).
+  app.addHook('onReady', async () => {
+    const missing = ENDPOINTS.filter((entry) => serves(context, entry) && !app.hasRoute({ method: entry.method, url: entry.path }));
+    if (missing.length > 0) throw new Error(`No handler for ${missing.map((entry) => entry.operationId).join(', ')}.`);
+  });
   return app;
 }
 

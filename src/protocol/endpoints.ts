@@ -1,8 +1,11 @@
 /**
  * The HTTP surface of wire protocol 1.0. The OpenAPI document is generated from this
- * list; extension issues add their endpoints here next to their schemas.
+ * list, and the host registers its routes from it (path, method, body schema, the code of
+ * an invalid body, public access and exact query targets) and derives its advertised
+ * features from it; extension issues add their endpoints here next to their schemas.
  */
 import type { TSchema } from '@sinclair/typebox';
+import type { ErrorCode } from './errors.js';
 import {
   ApprovalDecision,
   ApprovalResolution,
@@ -23,15 +26,40 @@ export interface Endpoint {
   operationId: string;
   summary: string;
   /** Feature string in `/v1/protocol` that advertises the endpoint, if any. */
-  feature?: string;
+  feature?: Feature;
   /** Unauthenticated endpoints (only `/health`). */
   public?: boolean;
   query?: { name: string; description: string; schema: Record<string, unknown> }[];
   request?: TSchema;
+  /**
+   * How a body that fails `request` is answered: `code`, with the message
+   * `<message>: <reason, or what the schema check found>.` Absent on `/v1/runs`, whose
+   * request the runtime validates itself (in-process callers get the same check).
+   */
+  invalidBody?: { code: ErrorCode; message: string; reason?: string };
   response: TSchema;
   /** Also answers `text/event-stream` of this event schema when the client accepts it. */
   events?: TSchema;
 }
+
+/**
+ * Every feature string `/v1/protocol` may list, in the order it lists them. A feature that
+ * endpoints advertise (`Endpoint.feature`) is listed only when the host serves all of them.
+ */
+export const FEATURES = [
+  'json-results',
+  'application-tools',
+  'interactive-approvals',
+  'event-stream',
+  'cancel-on-disconnect',
+  'optional-idle-timeout',
+  'required-capabilities',
+  'optional-events',
+  'provider-discovery',
+  'context-inputs',
+  'draft-artifacts',
+] as const;
+export type Feature = (typeof FEATURES)[number];
 
 export const ENDPOINTS: Endpoint[] = [
   { method: 'GET', path: '/health', operationId: 'health', summary: 'Liveness; no authentication.', public: true, response: Health },
@@ -62,6 +90,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Decide one pending interactive approval of the caller\'s subject (approve, deny or cancel).',
     feature: 'interactive-approvals',
     request: ApprovalDecision,
+    invalidBody: { code: 'INVALID_APPROVAL', message: 'The decision is invalid' },
     response: ApprovalResolution,
   },
   {
@@ -71,6 +100,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Report real progress on a dispatched application tool; resets the run\'s idle timer.',
     feature: 'application-tools',
     request: ToolExecutionIdentity,
+    invalidBody: { code: 'INVALID_TOOL_EXECUTION', message: 'The tool execution request is invalid' },
     response: ToolExecutionReceipt,
   },
   {
@@ -80,6 +110,11 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Deliver the one result (or failure) of a dispatched application tool; consumes the ticket.',
     feature: 'application-tools',
     request: ToolExecutionResult,
+    invalidBody: {
+      code: 'INVALID_TOOL_EXECUTION',
+      message: 'The tool execution request is invalid',
+      reason: 'it must carry executionId, runId, callId and exactly one of output or error',
+    },
     response: ToolExecutionReceipt,
   },
 ];

@@ -179,9 +179,10 @@ describe('secret grep: no secret in any captured output', () => {
     assert.equal((await request('wrong content type', '/v1/runs', { method: 'POST', headers: auth(SECRETS.fileToken, { 'content-type': 'text/plain' }), body: 'hi' })).status, 400);
   });
 
-  it('runs the CLI commands: status, doctor, run, and config errors', async () => {
+  it('runs the CLI commands: status, doctor, audit, run, and config errors', async () => {
     assert.equal((await cli('status', ['status', '--config', config, '--url', url, '--refresh', '--json'])).status, 0);
     assert.equal((await cli('doctor', ['doctor', '--config', config, '--json'])).status, 0);
+    assert.equal((await cli('audit', ['audit', '--config', config, '--json'])).status, 0);
     vendorFile.push({ turn: { text: 'from the CLI' } });
     const run = await cli('run', ['run', '--config', config, '--url', url, '--provider', 'vendor-file', '--model', 'm', '--input', 'hi']);
     assert.equal(run.stdout, 'from the CLI\n', run.stderr);

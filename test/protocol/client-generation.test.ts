@@ -8,6 +8,7 @@ import { GO_TYPES_FILE } from '../../scripts/protocol-clients/go-types.js';
 import { portablePattern, wireModel } from '../../scripts/protocol-clients/model.js';
 import { emitPythonTypes, PYTHON_TYPES_FILE } from '../../scripts/protocol-clients/python-types.js';
 import { pythonCheckName, PYTHON_FILE } from '../../scripts/protocol-clients/python.js';
+import { emitRustTypes, RUST_TYPES_FILE } from '../../scripts/protocol-clients/rust-types.js';
 import { emitRust, rustCheckName, RUST_FILE } from '../../scripts/protocol-clients/rust.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -58,6 +59,27 @@ describe('generated client wire layers', () => {
       assert.match(types, new RegExp(`^type ${name} struct \\{`, 'm'), name);
       assert.doesNotMatch(handWritten, new RegExp(`^type ${name} struct`, 'm'), name);
     }
+  });
+
+  it('generate the Rust wire structs and enums under their public names, each once', () => {
+    const types = readFileSync(join(root, RUST_TYPES_FILE), 'utf8');
+    const handWritten = readFileSync(join(root, 'clients/rust/src/types.rs'), 'utf8');
+    assert.match(handWritten, /^pub use crate::generated::types::\*;$/m);
+    for (const name of ['RunRequest', 'RunResult', 'RetrievalHit', 'SourceLocation', 'DecidedCall', 'Capabilities', 'Usage']) {
+      assert.match(types, new RegExp(`^pub struct ${name} \\{`, 'm'), name);
+      assert.doesNotMatch(handWritten, new RegExp(`^pub struct ${name}\\b`, 'm'), name);
+    }
+    for (const name of ['Role', 'IdlePolicy', 'AuthMode', 'ApprovalAction', 'ProgressPhase']) {
+      assert.match(types, new RegExp(`^pub enum ${name} \\{`, 'm'), name);
+      assert.equal(types.split(`pub enum ${name} {`).length, 2, name);
+    }
+    // Request shapes reject unknown fields; response shapes ignore them.
+    assert.match(types, /#\[serde\(rename_all = "camelCase", deny_unknown_fields\)\]\npub struct RunRequest \{/);
+    assert.match(types, /#\[serde\(rename_all = "camelCase"\)\]\npub struct RunResult \{/);
+    const inner = { type: 'object', required: ['a'], properties: { a: { type: 'string' } } };
+    const runRequest = document.$defs.RunRequest!;
+    const changed = { $defs: { ...document.$defs, RunRequest: { ...runRequest, properties: { ...(runRequest.properties as object), inner } } } };
+    assert.throws(() => emitRustTypes(wireModel(changed)), /name the object at RunRequest\.inner/);
   });
 
   it('stop on a pattern the Rust client has no matcher for', () => {

@@ -23,7 +23,6 @@ mod async_client;
 pub mod blocking;
 #[cfg(feature = "async")]
 mod builder;
-#[cfg(feature = "async")]
 mod generated;
 #[cfg(feature = "async")]
 mod interactive;

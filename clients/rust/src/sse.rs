@@ -124,15 +124,15 @@ impl SseDecoder {
         }
         self.frame_bytes += line.len();
         // check_utf8 has seen every byte, and lines end at ASCII bytes, so only the kept
-        // value is turned into a str.
-        // The field name ends at the first colon; a line without one is a field name with
-        // an empty value, so a bare `data` line is an empty data line.
-        let value = match line.strip_prefix(b"data") {
-            Some([]) => Some(&[][..]),
-            Some([b':', rest @ ..]) => Some(rest),
-            _ => None,
+        // value is turned into a str. The field name ends at the first colon; a line
+        // without one is a field name with an empty value, so a bare `data` line is an
+        // empty data line.
+        let data_value = if line == b"data" {
+            Some(&b""[..])
+        } else {
+            line.strip_prefix(b"data:")
         };
-        if let Some(value) = value {
+        if let Some(value) = data_value {
             let value = value.strip_prefix(b" ").unwrap_or(value);
             let value = std::str::from_utf8(value).map_err(|_| invalid_utf8())?;
             match &mut self.data {

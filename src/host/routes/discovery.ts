@@ -1,19 +1,25 @@
 /** `GET /v1/protocol` and `GET /v1/providers[?refresh=true]`. */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { PROTOCOL_NAME, SUPPORTED_VERSIONS, WIRE_VERSION } from '../../protocol/version.js';
 import type { Provider, ProtocolInfo } from '../../protocol/schemas.js';
 import { describeProvider } from '../../runtime/driver.js';
 import type { HostContext } from '../context.js';
+import { routeOf } from './table.js';
 
 export const discoveryRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
-  app.get('/v1/protocol', async (): Promise<ProtocolInfo> => ({
-    protocol: PROTOCOL_NAME,
-    version: WIRE_VERSION,
-    supportedVersions: [...SUPPORTED_VERSIONS],
-    features: [...context.features],
-  }));
+  app.route({
+    ...routeOf('getProtocol'),
+    handler: async (): Promise<ProtocolInfo> => ({
+      protocol: PROTOCOL_NAME,
+      version: WIRE_VERSION,
+      supportedVersions: [...SUPPORTED_VERSIONS],
+      features: [...context.features],
+    }),
+  });
 
-  app.get('/v1/providers', async (request): Promise<{ providers: Provider[] }> => {
+  app.route({ ...routeOf('listProviders'), handler: listProviders });
+
+  async function listProviders(request: FastifyRequest): Promise<{ providers: Provider[] }> {
     const refresh = request.url.endsWith('?refresh=true');
     const granted = request.principal.providers;
     const adapters = [...granted].map((id) => context.driver.provider(id)).filter((adapter) => adapter !== undefined);
@@ -27,5 +33,5 @@ export const discoveryRoutes: FastifyPluginAsync<{ context: HostContext }> = asy
       }),
     );
     return { providers };
-  });
+  }
 };

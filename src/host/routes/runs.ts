@@ -5,43 +5,47 @@ import type { RunEvent, RunRequest } from '../../protocol/schemas.js';
 import { requireNoStream } from '../../runtime/driver.js';
 import type { Principal } from '../auth.js';
 import type { HostContext } from '../context.js';
+import { routeOf } from './table.js';
 import { sendError } from '../send-error.js';
 import { writeEventStream } from '../sse.js';
 
 export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
-  app.post('/v1/runs', async (request, reply) => {
-    const principal = request.principal;
-    const streaming = (request.headers.accept ?? '').toLowerCase().includes('text/event-stream');
-    const run = context.driver.parse(request.body);
-    authorizeRun(run, principal, streaming);
-    const prepared = context.driver.prepareParsed(run, {
-      subject: principal.subject,
-      acceptOptionalEvents: streaming && request.acceptOptionalEvents,
-      applicationToolApprovals: principal.applicationToolApprovals,
-    });
-    const release = context.admission.acquire(principal.subject);
-    const controller = new AbortController();
-    context.active.add(controller, reply.raw);
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
-    });
-    const events = counted(context, context.driver.execute(prepared, controller.signal));
-    try {
-      if (streaming) {
-        return await writeEventStream(reply, events, {
-          heartbeatMs: context.heartbeatMs,
-          writeStallMs: context.writeStallMs,
-          ...(context.closing ? { headers: { connection: 'close' } } : {}),
-        });
+  app.route({
+    ...routeOf('run'),
+    handler: async (request, reply) => {
+      const principal = request.principal;
+      const streaming = (request.headers.accept ?? '').toLowerCase().includes('text/event-stream');
+      const run = context.driver.parse(request.body);
+      authorizeRun(run, principal, streaming);
+      const prepared = context.driver.prepareParsed(run, {
+        subject: principal.subject,
+        acceptOptionalEvents: streaming && request.acceptOptionalEvents,
+        applicationToolApprovals: principal.applicationToolApprovals,
+      });
+      const release = context.admission.acquire(principal.subject);
+      const controller = new AbortController();
+      context.active.add(controller, reply.raw);
+      reply.raw.on('close', () => {
+        if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
+      });
+      const events = counted(context, context.driver.execute(prepared, controller.signal));
+      try {
+        if (streaming) {
+          return await writeEventStream(reply, events, {
+            heartbeatMs: context.heartbeatMs,
+            writeStallMs: context.writeStallMs,
+            ...(context.closing ? { headers: { connection: 'close' } } : {}),
+          });
+        }
+        for await (const event of events) {
+          if (event.type === 'run.completed') return reply.type('application/json; charset=utf-8').send(event.result);
+          if (event.type === 'run.failed' || event.type === 'run.cancelled') return sendError(reply, DriverError.from(event.error));
+        }
+        throw new DriverError('INTERNAL_ERROR', 'The run ended without a terminal event.');
+      } finally {
+        release();
       }
-      for await (const event of events) {
-        if (event.type === 'run.completed') return reply.type('application/json; charset=utf-8').send(event.result);
-        if (event.type === 'run.failed' || event.type === 'run.cancelled') return sendError(reply, DriverError.from(event.error));
-      }
-      throw new DriverError('INTERNAL_ERROR', 'The run ended without a terminal event.');
-    } finally {
-      release();
-    }
+    },
   });
 };
 

@@ -1,0 +1,114 @@
+/**
+ * What a CLI kind supplies (its dialect) and the shapes its run modes exchange with the
+ * adapter: the one-shot plan and stream parser, warm processes and native sessions.
+ */
+import type { ProviderPart, ProviderRequest } from '../spec/v1.js';
+import type { BridgeTool, ToolBridge } from './mcp-bridge.js';
+import type { NativeRelay, NativeToolProfile } from './native-tools.js';
+import type { CliProbe, CliStatus } from './probe.js';
+import type { WarmProcess } from './warm-pool.js';
+import type { OwnerRule, RunWorkspace } from './workspace.js';
+
+export interface CliRunPlan {
+  args: string[];
+  /** Written to stdin, then stdin is closed. */
+  stdin: string | null;
+  /** Telemetry, update and retry switches; they override anything configured. */
+  env: Record<string, string>;
+  /** Private files (0600) to write into the run workspace first, keyed by relative path. */
+  files?: Record<string, string>;
+}
+
+export interface CliRunContext {
+  model: string;
+  prompt: string;
+  request: ProviderRequest;
+  workspace: RunWorkspace;
+  /** The run's tools as an MCP server, when the run has tools (or the dialect's permission tool). */
+  bridge?: ToolBridge;
+  /** The operator's native tool profile for this instance. */
+  nativeTools: NativeToolProfile;
+}
+
+/** Turns one run's stdout lines into parts; throws a DriverError for failures. */
+export interface CliStreamParser {
+  line(text: string): ProviderPart[];
+  /** The process ended: yield the closing parts (usage, finish) or throw the classified failure. */
+  exit(code: number | null, signal: NodeJS.Signals | null, stderrTail: string): ProviderPart[];
+}
+
+/** How a warm process is spawned: its own workspace and env, fixed for its lifetime. */
+export interface WarmSpawn {
+  binary: string;
+  env: Record<string, string>;
+  cwd: string;
+  /** The process's private workspace root, for its settings files. */
+  root: string;
+  /** The model, for modes that fix it per process (`perModel`). */
+  model: string;
+  /** The per-run output bound, for single-use processes (one run = the process's output). */
+  outputLimitBytes: number;
+  killGraceMs?: number;
+}
+
+/** One run on a warm process: a fresh thread/session in its own working directory. */
+export interface WarmRun {
+  model: string;
+  prompt: string;
+  cwd: string;
+  outputLimitBytes: number;
+}
+
+/** A started long-lived CLI; a run that does not end cleanly must leave it closed. */
+export interface WarmSession extends WarmProcess {
+  run(run: WarmRun, signal: AbortSignal): AsyncGenerator<ProviderPart>;
+}
+
+/** A run under a native tool profile on the CLI's long-lived protocol, which carries its permission requests. */
+export interface NativeSessionContext {
+  profile: Exclude<NativeToolProfile, 'off'>;
+  /** Puts one native action the CLI asks about through the run's approval gate. */
+  relay: NativeRelay;
+  bridge?: ToolBridge;
+}
+
+/** The CLI's long-lived mode, where it has one that isolates runs. */
+export interface WarmMode {
+  textStreaming: boolean;
+  /** The model is chosen when the process starts, so processes are pooled per model. */
+  perModel: boolean;
+  /** A process serves one run only; the pool keeps a started spare (started after each run). */
+  singleUse?: boolean;
+  start(spawn: WarmSpawn, signal: AbortSignal): Promise<WarmSession>;
+}
+
+export interface CliDialect {
+  kind: string;
+  vendor: string;
+  product: string;
+  defaultName: string;
+  defaultBinary: string;
+  /** Variable naming the CLI's account directory (e.g. CODEX_HOME). */
+  accountVariable: string;
+  minimumVersion: string;
+  textStreaming: boolean;
+  parseVersion(output: string): string | undefined;
+  /** Switches for probes too (no telemetry or update checks while asking for status). */
+  safetyEnv: Record<string, string>;
+  plan(context: CliRunContext): CliRunPlan;
+  parser(bridge: ToolBridge | undefined, nativeTools: NativeToolProfile): CliStreamParser;
+  /** Who must own the run directory and its ancestors for the CLI to honour its files (default `owner-or-root`). */
+  runFilesOwner?: OwnerRule;
+  /** Native tool profiles besides `off` this kind supports. */
+  nativeToolProfiles: readonly Exclude<NativeToolProfile, 'off'>[];
+  /** The bridge tool through which the CLI asks permission for a native action, relayed by `relay`. */
+  permissionTool?(relay: NativeRelay): BridgeTool;
+  /**
+   * Kinds whose permission prompts only exist in the long-lived protocol: a process of that
+   * mode started for this run alone (never pooled), its requests relayed.
+   */
+  nativeSession?(spawn: WarmSpawn, context: NativeSessionContext, signal: AbortSignal): Promise<WarmSession>;
+  /** Sign-in state and model catalog from the CLI's own non-generating commands. */
+  status(probe: CliProbe, signal: AbortSignal): Promise<CliStatus>;
+  warm?: WarmMode;
+}

@@ -1,0 +1,39 @@
+/** One-shot mode: one CLI process per run, the prompt on stdin, its line stream parsed into parts. */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ProviderPart, ProviderRequest } from '../spec/v1.js';
+import type { CliInstance } from './instance.js';
+import type { ToolBridge } from './mcp-bridge.js';
+import type { NativeToolProfile } from './native-tools.js';
+import { runCli } from './process.js';
+import { renderPrompt } from './prompt.js';
+import type { RunWorkspace } from './workspace.js';
+
+export async function* streamOneShot(
+  cli: CliInstance,
+  request: ProviderRequest,
+  workspace: RunWorkspace,
+  tools: { bridge: ToolBridge | undefined; nativeTools: NativeToolProfile },
+  signal: AbortSignal,
+): AsyncGenerator<ProviderPart> {
+  const { bridge, nativeTools } = tools;
+  const plan = cli.dialect.plan({ model: request.model, prompt: renderPrompt(request), request, workspace, nativeTools, ...(bridge ? { bridge } : {}) });
+  for (const [path, content] of Object.entries(plan.files ?? {})) await writeFile(join(workspace.root, path), content, { mode: 0o600 });
+  const parser = cli.dialect.parser(bridge, nativeTools);
+  const process = runCli(
+    {
+      binary: cli.binary,
+      args: plan.args,
+      env: await cli.environment(workspace, plan.env),
+      cwd: workspace.workDir,
+      stdin: plan.stdin,
+      ...(cli.outputLimitBytes === undefined ? {} : { outputLimitBytes: cli.outputLimitBytes }),
+      ...(cli.killGraceMs === undefined ? {} : { killGraceMs: cli.killGraceMs }),
+    },
+    signal,
+  );
+  for await (const output of process) {
+    const parts = output.type === 'line' ? parser.line(output.line) : parser.exit(output.code, output.signal, output.stderrTail);
+    for (const part of parts) yield part;
+  }
+}
