@@ -115,8 +115,10 @@ for (const row of decoders) {
 }
 
 for (const row of rowsOf('idle')) {
-  const figures = Object.entries(row).filter(([key]) => key !== 'bench');
-  table.push([`idle SSE streams (bench/sse-hold.ts)`, figures.map(([k, v]) => `${k}=${typeof v === 'number' ? fmt(v, 1) : String(v)}`).join(' '), '', '', '< 1 GiB RSS, heartbeats ±1 s', '']);
+  const rssOk = row.heldRssMB < 1024 && row.endedEarly === 0;
+  table.push([`${fmt(row.streams)} idle SSE streams, host RSS holding`, `${fmt(row.heldRssMB)} MB`, `empty ${fmt(row.emptyRssMB)} MB`, '', '< 1 GiB', status(rssOk)]);
+  table.push([`  heartbeats within ±1 s of the interval`, `${row.heartbeatsOnTimePct.toFixed(2)} %`, `${row.silentStreams} silent streams`, '', 'on time', status(row.heartbeatsOnTimePct >= 99 && row.silentStreams === 0)]);
+  table.push([`  a new run while holding, p50 / max`, `${row.newRunP50Ms.toFixed(1)} / ${row.newRunMaxMs.toFixed(1)} ms`, '', '', 'served promptly', '']);
 }
 
 const CLI_BASELINE: Record<string, number> = { codex: 38, 'claude-code': 100, 'gemini-cli': 34 };

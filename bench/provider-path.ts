@@ -215,7 +215,7 @@ try {
     }
     for (const target of LOAD_ONLY ? [] : [
       { ...targets[0]!, path: '/v1/runs?long' },
-      ...(targets.some((t) => t.name === 'openai-compatible') ? [{ ...targets.find((t) => t.name === 'openai-compatible')!, body: runBody('openai-compatible', 'long') }] : []),
+      ...targets.filter((t) => t.name.split('@')[0] === 'openai-compatible').map((t) => ({ ...t, body: runBody('openai-compatible', 'long') })),
     ]) {
       const rate = await longStream(target);
       longSamples.set(target.name, [...(longSamples.get(target.name) ?? []), rate]);

@@ -4,14 +4,14 @@
  * host's resident memory (empty, holding), how many heartbeat gaps stayed within ±1 s of
  * the interval, and the latency of new runs under the load.
  *
- *   npx tsx bench/sse-hold.ts [--streams 10000] [--heartbeat-ms 2000] [--hold-s 12]
+ *   npx tsx bench/sse-hold.ts [--streams 10000] [--heartbeat-ms 2000] [--hold-s 12] [--json FILE]
  *
  * Both processes start with a raised open-file limit (`ulimit -n`, bench only; the product
  * never changes it). The host gets the short heartbeat through the `heartbeatMs` start-up
  * option, which exists for tests and benchmarks.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -164,6 +164,12 @@ async function bench(): Promise<void> {
         `p50 ${percentile(gaps, 50)} ms, p99 ${percentile(gaps, 99)} ms, max ${Math.max(...gaps)} ms; ${silent} streams with fewer than 2 heartbeats`,
     );
     console.log(`new runs while holding: ${latencies.length}, p50 ${percentile(latencies, 50).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
+    // --json FILE: the figures for the one table of `npm run bench` (bench/all.ts).
+    const jsonAt = args.indexOf('--json');
+    if (jsonAt >= 0) {
+      const figures = { bench: 'sse-hold', streams: streams.length, endedEarly: ended, emptyRssMB: emptyRss, heldRssMB: heldRss, heartbeatsOnTimePct: (100 * onTime) / Math.max(1, gaps.length), silentStreams: silent, newRunP50Ms: percentile(latencies, 50), newRunMaxMs: Math.max(...latencies) };
+      writeFileSync(args[jsonAt + 1]!, `${JSON.stringify({ at: new Date().toISOString(), rows: [figures] }, null, 2)}\n`);
+    }
   } finally {
     for (const stream of streams) stream.request.destroy();
     agent.destroy();

@@ -158,9 +158,40 @@ export function release(response: UpstreamResponse, finished: boolean): void {
     body.destroy();
     return;
   }
-  (body as Readable & { dump(options: { limit: number; signal?: AbortSignal }): Promise<void> })
-    .dump({ limit: DRAIN_BYTES, signal: AbortSignal.timeout(DRAIN_MS) })
-    .catch(() => body.destroy());
+  drain(body);
+}
+
+/**
+ * Bodies being drained, with their deadlines. One unref'd sweeper for the process closes
+ * a drain that outlives DRAIN_MS (an upstream that keeps the stream open after its last
+ * event), instead of a timer per run: most runs end with a drain, as the vendor's final
+ * event is read before the body's end.
+ */
+const draining = new Map<Readable, number>();
+let sweeper: ReturnType<typeof setInterval> | undefined;
+
+function drain(body: Readable): void {
+  draining.set(body, Date.now() + DRAIN_MS);
+  sweeper ??= setInterval(sweep, 1_000).unref();
+  const settled = () => draining.delete(body);
+  (body as Readable & { dump(options: { limit: number }): Promise<void> }).dump({ limit: DRAIN_BYTES }).then(settled, () => {
+    settled();
+    body.destroy();
+  });
+}
+
+function sweep(): void {
+  const now = Date.now();
+  for (const [body, deadline] of draining) {
+    if (deadline <= now) {
+      draining.delete(body);
+      body.destroy();
+    }
+  }
+  if (draining.size === 0 && sweeper !== undefined) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
 }
 
 const ignore = () => undefined;

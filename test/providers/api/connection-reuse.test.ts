@@ -12,8 +12,8 @@ import { framesThroughText, KINDS, outcome, runRequest, setup } from './harness.
 const RUNS = 100;
 const textTurn = (i: number): Step => ({ turn: { text: [`run `, String(i)], usage: { input: 3, output: 2 } } });
 
-const waitFor = async (condition: () => boolean, what: string) => {
-  const deadline = Date.now() + 5_000;
+const waitFor = async (condition: () => boolean, what: string, ms = 5_000) => {
+  const deadline = Date.now() + ms;
   while (!condition()) {
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -77,3 +77,22 @@ for (const kase of KINDS) {
     });
   });
 }
+
+describe('a stream held open after its last event', () => {
+  it('completes the run, and its connection is closed after the bounded drain', async () => {
+    const kase = KINDS.find((k) => k.kind === 'openai-compatible')!;
+    const { server, driver, adapter, close } = await setup(kase, { script: [{ turn: { text: ['held ', 'open'] }, then: 'hang' }, textTurn(1)] });
+    try {
+      assert.equal((await driver.run(runRequest(kase.kind))).text, 'held open');
+      assert.equal((await driver.run(runRequest(kase.kind))).text, 'run 1', 'the next run is served on another connection');
+      assert.equal(server.connections, 2);
+      // The held connection is given up after the drain deadline (5 s) by the sweeper (every 1 s).
+      await waitFor(() => server.generations[0]!.aborted, 'the held response to be abandoned', 10_000);
+      assert.ok(server.openConnections <= 1, 'at most the idle pooled connection is left (the server may time it out meanwhile)');
+      await adapter.close?.();
+      await waitFor(() => server.openConnections === 0, 'the pooled connections to close');
+    } finally {
+      await close();
+    }
+  });
+});
