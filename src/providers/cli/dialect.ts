@@ -97,6 +97,8 @@ export interface CliDialect {
   safetyEnv: Record<string, string>;
   plan(context: CliRunContext): CliRunPlan;
   parser(bridge: ToolBridge | undefined, nativeTools: NativeToolProfile): CliStreamParser;
+  /** Checked before a one-shot run starts, with its final env and cwd: throws (CLI_UNAVAILABLE) when the CLI would ignore the run's files. */
+  verifyRun?(env: Record<string, string>, cwd: string): Promise<void>;
   /** Who must own the run directory and its ancestors for the CLI to honour its files (default `owner-or-root`). */
   runFilesOwner?: OwnerRule;
   /** Native tool profiles besides `off` this kind supports. */

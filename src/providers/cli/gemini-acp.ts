@@ -24,6 +24,8 @@ export interface GeminiAcpSetup {
   classify(error: JsonRecord): FailureCode;
   /** ACP tool kinds (`read`, `search`, `edit`) the CLI's own tools may report; none by default. */
   toolKinds: readonly string[];
+  /** Run before each `session/new` with the session's cwd (whose settings Gemini loads for it). */
+  prepare?(cwd: string): Promise<void>;
   /** Where `session/request_permission` goes (runs under a native tool profile); refused without. */
   relay?: NativeRelay;
 }
@@ -62,6 +64,7 @@ export class GeminiAcp implements WarmSession {
         product: PRODUCT,
         outputLimitBytes: run.outputLimitBytes,
         begin: async (push) => {
+          await this.setup.prepare?.(run.cwd);
           sessionId = text((await this.request('session/new', { cwd: run.cwd, mcpServers: [] })).sessionId);
           if (!sessionId) throw new DriverError('INVALID_CLI_OUTPUT', `${PRODUCT} opened a session without an id.`);
           this.rpc.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: run.prompt }] }).then(

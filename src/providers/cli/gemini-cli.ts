@@ -3,23 +3,32 @@
  * on stdin. Its settings and policy for the run come from two private files: every tool,
  * MCP server, extension, hook and memory file off, no telemetry, updates or retries.
  * Gemini exits with the HTTP status mod 256 on API errors, which the classifier reads too.
+ *
+ * The settings are the run's *workspace* settings (`<cwd>/.gemini/settings.json`), which
+ * Gemini 0.61 reads without any ownership check and merges above the user's settings (only
+ * the machine's system settings, an admin's, rank higher). It drops them in an untrusted
+ * folder, so the run sets `GEMINI_CLI_TRUST_WORKSPACE=true` (and clears restricted mode);
+ * and it skips them when the cwd is its home folder, which each run verifies is not so.
+ * (A system settings file named by GEMINI_CLI_SYSTEM_SETTINGS_PATH would rank above the
+ * admin's but is skipped unless it and every parent folder are root's: root-only hosts.)
  */
 import { DriverError } from '../../protocol/errors.js';
 import type { ProviderPart } from '../spec/v1.js';
 import { defineProviderKind } from '../registry.js';
-import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
+import { CliProviderAdapter, type CliDialect, type CliStreamParser, type WarmSpawn } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';
 import { cliFailure, count, parseEventLine, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
-import { access, readFile, writeFile } from 'node:fs/promises';
+import { access, lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { GeminiAcp } from './gemini-acp.js';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { CliProbe, CliStatus } from './probe.js';
 import { BRIDGE_SERVER_NAME, type ToolBridge } from './mcp-bridge.js';
 import type { NativeToolProfile } from './native-tools.js';
 import { firstSemver } from './readiness.js';
 
 const PRODUCT = 'Gemini CLI';
-const SETTINGS_FILE = 'gemini-system-settings.json';
+/** The workspace settings file, relative to the run's working directory. */
+const SETTINGS_FILE = join('.gemini', 'settings.json');
 const POLICY_FILE = 'gemini-policy.toml';
 /** Gemini appends `--prompt` to the stdin content; this keeps the request itself on stdin. */
 const PROMPT_SUFFIX = 'Answer the request above with text only.';
@@ -42,6 +51,8 @@ const SYSTEM_SETTINGS = {
 const policyRule = (match: string, decision: 'allow' | 'ask_user' | 'deny', priority: number) => ['[[rule]]', match, `decision = "${decision}"`, `priority = ${priority}`, ''].join('\n');
 const DENY_ALL_POLICY = policyRule('toolName = "*"', 'deny', 1);
 const EXCEPTION_PRIORITY = 500;
+/** Above every exception: no tool call may name a `.gemini` folder (the run's settings live in one). */
+const SETTINGS_GUARD_POLICY = policyRule('toolName = "*"\nargsPattern = "\\\\.gemini"', 'deny', 900);
 
 /**
  * Gemini's own tools per native tool profile: those it uses unasked, and those it must ask
@@ -67,7 +78,7 @@ const bridgeToolName = (tool: string) => `mcp_${BRIDGE_SERVER_NAME}_${tool}`;
  * else. With run tools the bridge is the only MCP server (its token only in the settings
  * file), limited to the run's tools, and one rule above the deny-all allows it.
  */
-function runFiles(bridge: ToolBridge | undefined, profile: NativeToolProfile): Record<string, string> {
+function runFiles(bridge: ToolBridge | undefined, profile: NativeToolProfile): { settings: string; policy: string } {
   const native = profile === 'off' ? { allow: [], ask: [] } : NATIVE_PROFILES[profile];
   const core = [...native.allow, ...native.ask, ...(bridge?.tools.map((tool) => bridgeToolName(tool.name)) ?? [])];
   const server = bridge && { httpUrl: bridge.url, headers: { Authorization: `Bearer ${bridge.token}` }, trust: true, includeTools: bridge.tools.map((tool) => tool.name) };
@@ -78,15 +89,17 @@ function runFiles(bridge: ToolBridge | undefined, profile: NativeToolProfile): R
   };
   const rules = [
     DENY_ALL_POLICY,
+    SETTINGS_GUARD_POLICY,
     ...native.allow.map((tool) => policyRule(`toolName = "${tool}"`, 'allow', EXCEPTION_PRIORITY)),
     ...native.ask.map((tool) => policyRule(`toolName = "${tool}"`, 'ask_user', EXCEPTION_PRIORITY)),
     ...(bridge ? [policyRule(`mcpName = "${BRIDGE_SERVER_NAME}"`, 'allow', EXCEPTION_PRIORITY)] : []),
   ];
-  return { [SETTINGS_FILE]: JSON.stringify(settings), [POLICY_FILE]: rules.join('\n') };
+  return { settings: JSON.stringify(settings), policy: rules.join('\n') };
 }
 const LOCKED_DOWN_FILES = runFiles(undefined, 'off');
 const lockedDownArgs = (root: string) => ['--extensions', 'none', '--admin-policy', join(root, POLICY_FILE), '--approval-mode', 'default', '--skip-trust'];
-const lockedDownEnv = (root: string) => ({ GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(root, SETTINGS_FILE), NO_COLOR: '1' });
+/** Gemini merges workspace settings only for a trusted folder; these make the run's trusted whatever the host's env says. */
+const lockedDownEnv = { GEMINI_CLI_TRUST_WORKSPACE: 'true', GEMINI_RESTRICTED_MODE: 'false', NO_COLOR: '1' };
 
 /** HTTP statuses as Gemini's exit codes (status mod 256). */
 const EXIT_FAILURES: Record<number, FailureCode> = {
@@ -173,8 +186,44 @@ async function geminiStatus(probe: CliProbe): Promise<CliStatus> {
   return { signedIn: undefined };
 }
 
-async function writeRunFiles(root: string, files: Record<string, string>): Promise<void> {
-  for (const [path, content] of Object.entries(files)) await writeFile(join(root, path), content, { mode: 0o600 });
+/** Writes the run's settings into `cwd` (a fresh private folder) and, for a process, its policy at `root`. */
+async function writeRunFiles(files: { settings: string; policy: string }, cwd: string, root?: string): Promise<void> {
+  await mkdir(join(cwd, dirname(SETTINGS_FILE)), { mode: 0o700 });
+  await writeFile(join(cwd, SETTINGS_FILE), files.settings, { mode: 0o600, flag: 'wx' });
+  // Kept out of its file tools' listings and searches (the settings hold the bridge's token).
+  await writeFile(join(cwd, '.geminiignore'), '.gemini/\n.geminiignore\n', { mode: 0o600 });
+  if (root !== undefined) await writeFile(join(root, POLICY_FILE), files.policy, { mode: 0o600 });
+}
+
+/**
+ * Refuses (CLI_UNAVAILABLE) a run whose workspace settings Gemini would not honour: it skips
+ * them when the cwd is its home folder (`GEMINI_CLI_HOME`, else `HOME`), ignores them in an
+ * untrusted folder, and reads them through a symbolic link to anywhere.
+ */
+export async function verifyGeminiRun(env: Record<string, string>, cwd: string): Promise<void> {
+  const refuse = (why: string) => {
+    throw new DriverError('CLI_UNAVAILABLE', `${PRODUCT} would ignore the run's locked-down settings: ${why}.`);
+  };
+  if (env.GEMINI_CLI_TRUST_WORKSPACE !== 'true' || env.GEMINI_RESTRICTED_MODE === 'true') refuse('the run folder would not be trusted');
+  const home = env.GEMINI_CLI_HOME || env.HOME;
+  const real = (path: string) => realpath(path).catch(() => path);
+  if (home && (await real(home)) === (await real(cwd))) refuse(`its working directory ${cwd} is its home folder`);
+  const file = join(cwd, SETTINGS_FILE);
+  const stats = await lstat(file).catch(() => undefined);
+  if (!stats?.isFile()) refuse(`${file} is missing or not a regular file`);
+  if (stats && stats.uid !== (process.getuid?.() ?? stats.uid)) refuse(`${file} is not this user's`);
+}
+
+/** The workspace settings path relative to the run root, for one-shot plan files. */
+const planSettingsPath = (root: string, cwd: string) => relative(root, join(cwd, SETTINGS_FILE));
+
+/**
+ * Each ACP session loads the settings of its own cwd: the run's settings go there (unless
+ * already written, as for the process's own cwd) and are verified before `session/new`.
+ */
+async function prepareSession(files: { settings: string; policy: string }, spawn: WarmSpawn, cwd: string): Promise<void> {
+  if (!(await lstat(join(cwd, SETTINGS_FILE)).then(() => true, () => false))) await writeRunFiles(files, cwd);
+  await verifyGeminiRun({ ...spawn.env, ...lockedDownEnv }, cwd);
 }
 
 export const geminiCliDialect: CliDialect = {
@@ -184,8 +233,6 @@ export const geminiCliDialect: CliDialect = {
   defaultName: 'Gemini CLI',
   defaultBinary: 'gemini',
   accountVariable: 'GEMINI_CLI_HOME',
-  // It skips GEMINI_CLI_SYSTEM_SETTINGS_PATH unless the file and every parent are root's and writable by no one else.
-  runFilesOwner: 'root',
   minimumVersion: '0.61.0',
   textStreaming: true,
   safetyEnv: { NO_COLOR: '1' },
@@ -193,22 +240,25 @@ export const geminiCliDialect: CliDialect = {
   plan: ({ model, prompt, workspace, bridge }) => ({
     args: ['--prompt', PROMPT_SUFFIX, '--output-format', 'stream-json', ...lockedDownArgs(workspace.root), '--model', model],
     stdin: prompt,
-    env: lockedDownEnv(workspace.root),
-    files: runFiles(bridge, 'off'),
+    env: lockedDownEnv,
+    files: (({ settings, policy }) => ({ [planSettingsPath(workspace.root, workspace.workDir)]: settings, [POLICY_FILE]: policy }))(runFiles(bridge, 'off')),
   }),
+  verifyRun: verifyGeminiRun,
   parser: (bridge) => new GeminiStreamParser(bridge),
   nativeToolProfiles: ['read-only', 'workspace-write'],
   nativeSession: async (spawn, { profile, relay, bridge }, signal) => {
-    await writeRunFiles(spawn.root, runFiles(bridge, profile));
-    return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv(spawn.root), classify: classifyGeminiError, toolKinds: [...NATIVE_PROFILES[profile].kinds, ...(bridge ? [MCP_TOOL_KIND] : [])], relay }, signal);
+    const files = runFiles(bridge, profile);
+    await writeRunFiles(files, spawn.cwd, spawn.root);
+    return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv, prepare: (cwd) => prepareSession(files, spawn, cwd), classify: classifyGeminiError, toolKinds: [...NATIVE_PROFILES[profile].kinds, ...(bridge ? [MCP_TOOL_KIND] : [])], relay }, signal);
   },
   status: geminiStatus,
   warm: {
     textStreaming: true,
     perModel: true,
     start: async (spawn, signal) => {
-      await writeRunFiles(spawn.root, LOCKED_DOWN_FILES);
-      return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv(spawn.root), classify: classifyGeminiError, toolKinds: [] }, signal);
+      await writeRunFiles(LOCKED_DOWN_FILES, spawn.cwd, spawn.root);
+      await verifyGeminiRun({ ...spawn.env, ...lockedDownEnv }, spawn.cwd);
+      return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv, prepare: (cwd) => prepareSession(LOCKED_DOWN_FILES, spawn, cwd), classify: classifyGeminiError, toolKinds: [] }, signal);
     },
   },
 };

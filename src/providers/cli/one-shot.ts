@@ -1,6 +1,6 @@
 /** One-shot mode: one CLI process per run, the prompt on stdin, its line stream parsed into parts. */
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { ProviderPart, ProviderRequest } from '../spec/v1.js';
 import type { CliInstance } from './instance.js';
 import type { ToolBridge } from './mcp-bridge.js';
@@ -18,13 +18,18 @@ export async function* streamOneShot(
 ): AsyncGenerator<ProviderPart> {
   const { bridge, nativeTools } = tools;
   const plan = cli.dialect.plan({ model: request.model, prompt: renderPrompt(request), request, workspace, nativeTools, ...(bridge ? { bridge } : {}) });
-  for (const [path, content] of Object.entries(plan.files ?? {})) await writeFile(join(workspace.root, path), content, { mode: 0o600 });
+  for (const [path, content] of Object.entries(plan.files ?? {})) {
+    await mkdir(dirname(join(workspace.root, path)), { recursive: true, mode: 0o700 });
+    await writeFile(join(workspace.root, path), content, { mode: 0o600 });
+  }
+  const env = await cli.environment(workspace, plan.env);
+  await cli.dialect.verifyRun?.(env, workspace.workDir);
   const parser = cli.dialect.parser(bridge, nativeTools);
   const process = runCli(
     {
       binary: cli.binary,
       args: plan.args,
-      env: await cli.environment(workspace, plan.env),
+      env,
       cwd: workspace.workDir,
       stdin: plan.stdin,
       ...(cli.outputLimitBytes === undefined ? {} : { outputLimitBytes: cli.outputLimitBytes }),

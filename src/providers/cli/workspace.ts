@@ -3,9 +3,7 @@
  * run's private settings and policy files at its root.
  *
  * The run directories live under a base whose every ancestor is writable by no one but its
- * owner, because a CLI may silently ignore settings files in a folder others can write to:
- * Gemini CLI skips its system settings file unless the file and every parent directory are
- * owned by root and writable by neither group nor others, which drops the adapter's lockdown.
+ * owner (root or this user), so no one else can change the run's settings and policy files.
  * The base is the first candidate that qualifies, checked before every run; when none does,
  * the run is refused with CLI_UNAVAILABLE instead of running without its lockdown.
  */
@@ -21,11 +19,8 @@ export interface RunWorkspace {
   remove(): Promise<void>;
 }
 
-/**
- * Who may own the run directory and its ancestors. `owner-or-root`: root or this process's
- * user. `root`: root only (what Gemini CLI requires of its system settings file's folders).
- */
-export type OwnerRule = 'owner-or-root' | 'root';
+/** Who may own the run directory and its ancestors. `owner-or-root`: root or this process's user. */
+export type OwnerRule = 'owner-or-root';
 
 export interface WorkspaceOptions {
   ownerRule: OwnerRule;
@@ -56,8 +51,8 @@ const uid = () => process.getuid?.() ?? 0;
 /** Why `path` (an existing directory or file) fails the rule, or undefined when it passes. */
 async function flaw(path: string, rule: OwnerRule): Promise<string | undefined> {
   const stats = await lstat(path);
-  const owners = rule === 'root' ? [0] : [0, uid()];
-  if (!owners.includes(stats.uid)) return `${path} is owned by uid ${stats.uid}, not ${rule === 'root' ? 'root' : `root or uid ${uid()}`}`;
+  void rule;
+  if (![0, uid()].includes(stats.uid)) return `${path} is owned by uid ${stats.uid}, not root or uid ${uid()}`;
   if ((stats.mode & 0o022) !== 0) return `${path} is writable by group or others (mode ${(stats.mode & 0o7777).toString(8)})`;
   return undefined;
 }
@@ -127,16 +122,12 @@ async function sweepDeadRuns(base: string): Promise<void> {
 /** The first candidate base that qualifies under `rule`, or a CLI_UNAVAILABLE refusal saying why none does. */
 export async function chooseRunBase(options: WorkspaceOptions): Promise<string> {
   const reasons: string[] = [];
-  if (options.ownerRule === 'root' && uid() !== 0) {
-    reasons.push(`this host runs as uid ${uid()}, so the files it writes are not owned by root`);
-  } else {
-    for (const base of options.bases ?? defaultRunBases()) {
-      const problem = await prepareBase(base, options.ownerRule);
-      if (!problem) return base;
-      reasons.push(problem);
-    }
+  for (const base of options.bases ?? defaultRunBases()) {
+    const problem = await prepareBase(base, options.ownerRule);
+    if (!problem) return base;
+    reasons.push(problem);
   }
-  const owners = options.ownerRule === 'root' ? 'owned by root' : 'owned by root or this user';
+  const owners = 'owned by root or this user';
   throw new DriverError(
     'CLI_UNAVAILABLE',
     `${options.product} would ignore the run's locked-down settings: they need a folder whose every parent is ${owners} and writable by no one else, and none qualifies (${reasons.join('; ')}). ` +

@@ -3,7 +3,8 @@
  * many containers and CI runners): the model is offered only the run's bridge tools, a
  * failed model request is not retried, and nothing tries to leave for the internet.
  * Gemini CLI silently ignored its locked-down settings there before the run directories
- * moved to a folder it honours (see src/providers/cli/workspace.ts).
+ * moved to a private folder (see src/providers/cli/workspace.ts); it now reads them as the
+ * run's workspace settings, which it honours for any user (see src/providers/cli/gemini-cli.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DriverError } from '../../../src/protocol/errors.js';
 import { codex } from '../../../src/providers/cli/codex.js';
-import { geminiCli } from '../../../src/providers/cli/gemini-cli.js';
+import { geminiCli, verifyGeminiRun } from '../../../src/providers/cli/gemini-cli.js';
 import { chooseRunBase, createRunWorkspace, defaultRunBases } from '../../../src/providers/cli/workspace.js';
 import { startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
 import { API_KEY, binary, codexAccount, drain, geminiAccount, hostEnvironment, request, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
@@ -75,6 +75,24 @@ describe('run directories', () => {
     assert.equal(inspection.health.code, 'CLI_UNAVAILABLE');
     assert.match(inspection.health.message, /locked-down settings/);
     assert.deepEqual(proxy.attempts, []);
+  });
+
+  test('a gemini-cli run is refused unless Gemini would honour its workspace settings', async () => {
+    const cwd = join(privateBase, 'gemini-verify');
+    await mkdir(join(cwd, '.gemini'), { recursive: true, mode: 0o700 });
+    const trusted = { GEMINI_CLI_TRUST_WORKSPACE: 'true', GEMINI_RESTRICTED_MODE: 'false', HOME: join(privateBase, 'home') };
+    const refusal = (env: Record<string, string>) => verifyGeminiRun(env, cwd).then(() => undefined, (error: unknown) => error as DriverError);
+    try {
+      assert.equal((await refusal(trusted))?.code, 'CLI_UNAVAILABLE', 'no settings file yet');
+      await writeFile(join(cwd, '.gemini', 'settings.json'), '{}', { mode: 0o600 });
+      assert.equal(await refusal(trusted), undefined);
+      assert.match((await refusal({ ...trusted, GEMINI_RESTRICTED_MODE: 'true' }))?.message ?? '', /not be trusted/);
+      assert.match((await refusal({ ...trusted, GEMINI_CLI_TRUST_WORKSPACE: 'false' }))?.message ?? '', /not be trusted/);
+      assert.match((await refusal({ ...trusted, HOME: cwd }))?.message ?? '', /is its home folder/);
+      assert.match((await refusal({ ...trusted, GEMINI_CLI_HOME: cwd }))?.message ?? '', /is its home folder/);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
   });
 
   test('the run directory is removed after a successful run and after a failed one', TIMEOUT, async () => {
