@@ -122,7 +122,7 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
 
   /** Checked before every run: the CLI must honour the run's private files where they are written. */
   createWorkspace(): Promise<RunWorkspace> {
-    return createRunWorkspace({ ownerRule: this.dialect.runFilesOwner ?? 'owner-or-root', product: this.dialect.product, ...(this.options.runBases ? { bases: this.options.runBases } : {}) });
+    return createRunWorkspace({ product: this.dialect.product, ...(this.options.runBases ? { bases: this.options.runBases } : {}) });
   }
 
   get binary(): string {

@@ -7,7 +7,7 @@ import type { BridgeTool, ToolBridge } from './mcp-bridge.js';
 import type { NativeRelay, NativeToolProfile } from './native-tools.js';
 import type { CliProbe, CliStatus } from './probe.js';
 import type { WarmProcess } from './warm-pool.js';
-import type { OwnerRule, RunWorkspace } from './workspace.js';
+import type { RunWorkspace } from './workspace.js';
 
 export interface CliRunPlan {
   args: string[];
@@ -99,8 +99,6 @@ export interface CliDialect {
   parser(bridge: ToolBridge | undefined, nativeTools: NativeToolProfile): CliStreamParser;
   /** Checked before a one-shot run starts, with its final env and cwd: throws (CLI_UNAVAILABLE) when the CLI would ignore the run's files. */
   verifyRun?(env: Record<string, string>, cwd: string): Promise<void>;
-  /** Who must own the run directory and its ancestors for the CLI to honour its files (default `owner-or-root`). */
-  runFilesOwner?: OwnerRule;
   /** Native tool profiles besides `off` this kind supports. */
   nativeToolProfiles: readonly Exclude<NativeToolProfile, 'off'>[];
   /** The bridge tool through which the CLI asks permission for a native action, relayed by `relay`. */

@@ -19,11 +19,8 @@ export interface RunWorkspace {
   remove(): Promise<void>;
 }
 
-/** Who may own the run directory and its ancestors. `owner-or-root`: root or this process's user. */
-export type OwnerRule = 'owner-or-root';
-
+/** The run directory and every ancestor must be owned by root or this process's user and writable by no one else. */
 export interface WorkspaceOptions {
-  ownerRule: OwnerRule;
   /** The product, for the refusal message. */
   product: string;
   /** Candidate bases in order of preference; defaults to {@link defaultRunBases}. */
@@ -49,19 +46,18 @@ export function defaultRunBases(env: NodeJS.ProcessEnv = process.env): string[] 
 const uid = () => process.getuid?.() ?? 0;
 
 /** Why `path` (an existing directory or file) fails the rule, or undefined when it passes. */
-async function flaw(path: string, rule: OwnerRule): Promise<string | undefined> {
+async function flaw(path: string): Promise<string | undefined> {
   const stats = await lstat(path);
-  void rule;
   if (![0, uid()].includes(stats.uid)) return `${path} is owned by uid ${stats.uid}, not root or uid ${uid()}`;
   if ((stats.mode & 0o022) !== 0) return `${path} is writable by group or others (mode ${(stats.mode & 0o7777).toString(8)})`;
   return undefined;
 }
 
 /** Why `path` or one of its ancestors fails the rule; symbolic links are resolved first. */
-async function chainFlaw(path: string, rule: OwnerRule): Promise<string | undefined> {
+async function chainFlaw(path: string): Promise<string | undefined> {
   let current = await realpath(path);
   for (;;) {
-    const problem = await flaw(current, rule);
+    const problem = await flaw(current);
     if (problem) return problem;
     const parent = dirname(current);
     if (parent === current) return undefined;
@@ -85,12 +81,12 @@ async function existingAncestor(path: string): Promise<string> {
 }
 
 /** Creates `base` (0700) if the existing part of its path qualifies, and returns why it does not otherwise. */
-async function prepareBase(base: string, rule: OwnerRule): Promise<string | undefined> {
+async function prepareBase(base: string): Promise<string | undefined> {
   try {
-    const before = await chainFlaw(await existingAncestor(base), rule);
+    const before = await chainFlaw(await existingAncestor(base));
     if (before) return before;
     await mkdir(base, { recursive: true, mode: 0o700 });
-    return await chainFlaw(base, rule);
+    return await chainFlaw(base);
   } catch (error) {
     return `${base}: ${(error as Error).message}`;
   }
@@ -119,11 +115,11 @@ async function sweepDeadRuns(base: string): Promise<void> {
   }
 }
 
-/** The first candidate base that qualifies under `rule`, or a CLI_UNAVAILABLE refusal saying why none does. */
+/** The first candidate base that qualifies, or a CLI_UNAVAILABLE refusal saying why none does. */
 export async function chooseRunBase(options: WorkspaceOptions): Promise<string> {
   const reasons: string[] = [];
   for (const base of options.bases ?? defaultRunBases()) {
-    const problem = await prepareBase(base, options.ownerRule);
+    const problem = await prepareBase(base);
     if (!problem) return base;
     reasons.push(problem);
   }
@@ -141,7 +137,7 @@ export async function createRunWorkspace(options: WorkspaceOptions): Promise<Run
   const root = await mkdtemp(join(base, `${RUN_PREFIX}${process.pid}-`));
   const remove = () => rm(root, { recursive: true, force: true, maxRetries: 3 });
   try {
-    const problem = await chainFlaw(root, options.ownerRule);
+    const problem = await chainFlaw(root);
     if (problem) throw new DriverError('CLI_UNAVAILABLE', `${options.product} would ignore the run's locked-down settings: ${problem}.`);
     const workDir = join(root, 'work');
     const tmpDir = join(root, 'tmp');

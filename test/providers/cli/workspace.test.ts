@@ -29,7 +29,7 @@ describe('run directories', () => {
     open = join(scratch.path, 'open');
     await mkdir(open);
     await chmod(open, 0o777);
-    const base = await chooseRunBase({ ownerRule: 'owner-or-root', product: 'test' });
+    const base = await chooseRunBase({ product: 'test' });
     privateBase = join(base, `test-${process.pid}`);
     proxy = await startRefusingProxy();
     server = await startOpenAIResponsesServer({ apiKey: API_KEY });
@@ -48,7 +48,7 @@ describe('run directories', () => {
   });
 
   test('a folder others can write to never holds a run directory: typed refusal saying why', async () => {
-    const refused = await createRunWorkspace({ ownerRule: 'owner-or-root', product: 'Some CLI', bases: [join(open, 'runs')] }).then(
+    const refused = await createRunWorkspace({ product: 'Some CLI', bases: [join(open, 'runs')] }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -126,7 +126,7 @@ describe('run directories', () => {
       await mkdir(join(dir, 'work'), { recursive: true });
       await writeFile(join(dir, 'settings.json'), '{}');
     }
-    const workspace = await createRunWorkspace({ ownerRule: 'owner-or-root', product: 'test', bases: [base] });
+    const workspace = await createRunWorkspace({ product: 'test', bases: [base] });
     try {
       const left = await readdir(base);
       assert.ok(!left.includes('run-2147483646-abcdef'), 'the dead process run directory is gone');
