@@ -127,11 +127,7 @@ impl SseDecoder {
         // value is turned into a str. The field name ends at the first colon; a line
         // without one is a field name with an empty value, so a bare `data` line is an
         // empty data line.
-        let data_value = if line == b"data" {
-            Some(&b""[..])
-        } else {
-            line.strip_prefix(b"data:")
-        };
+        let data_value = if line == b"data" { Some(&b""[..]) } else { line.strip_prefix(b"data:") };
         if let Some(value) = data_value {
             let value = value.strip_prefix(b" ").unwrap_or(value);
             let value = std::str::from_utf8(value).map_err(|_| invalid_utf8())?;
