@@ -78,5 +78,5 @@ stage('attack', process.execPath, ['--import', 'tsx', 'test/attack/schemathesis.
 // Each language client's own suite (lint, type checks, unit tests), then the shared harness.
 stage('python', 'bash', ['clients/python/scripts/test.sh']);
 stage('rust', 'bash', ['clients/rust/scripts/check.sh']);
-if (existsSync(join(root, 'conformance', 'run.ts'))) stage('conformance', 'npx', ['tsx', 'conformance/run.ts']);
+if (existsSync(join(root, 'conformance', 'run.ts'))) stage('conformance', process.execPath, ['--import', 'tsx', 'conformance/run.ts']);
 finish(0);
