@@ -93,7 +93,7 @@ export class SseFrameReader {
    * first in the stream, a byte that is not UTF-8 or the byte past the cap.
    */
   private oversized(line: Uint8Array): DriverError {
-    const bom = this.firstLine && line.length >= BOM.length && BOM.every((value, index) => line[index] === value) ? BOM.length : 0;
+    const bom = this.firstLine && hasBom(line, 0, line.length) ? BOM.length : 0;
     const room = bom + this.maxFrameBytes - this.frameBytes;
     if (line.length <= room || !isUtf8Prefix(line.subarray(0, room))) return invalidUtf8();
     return new DriverError('RESPONSE_TOO_LARGE', `An event frame is larger than ${this.maxFrameBytes} bytes.`);
@@ -102,7 +102,7 @@ export class SseFrameReader {
   /** Call at end of body: a partial line or undispatched data means the stream was cut. */
   end(): void {
     // A body that is only a BOM is an empty stream: the BOM is not the start of a line.
-    const onlyBom = this.firstLine && this.pending.length === BOM.length && BOM.every((value, index) => this.pending[index] === value);
+    const onlyBom = this.firstLine && this.pending.length === BOM.length && hasBom(this.pending, 0, BOM.length);
     if ((this.pending.length > 0 && !onlyBom) || this.data !== undefined) {
       throw new DriverError('INCOMPLETE_STREAM', 'The event stream ended inside an unfinished frame.');
     }
@@ -130,16 +130,8 @@ export class SseFrameReader {
       if (tCR !== -1 && tCR < t) tCR = text.indexOf('\r', t);
       const bEnd = bCR !== -1 && (bLF === -1 || bCR < bLF) ? bCR : bLF;
       const tEnd = tCR !== -1 && (tLF === -1 || tCR < tLF) ? tCR : tLF;
-      let lineBytes = bEnd - b;
-      let lineStart = t;
-      if (this.firstLine) {
-        this.firstLine = false;
-        if (lineBytes >= 3 && bytes[b] === BOM[0] && bytes[b + 1] === BOM[1] && bytes[b + 2] === BOM[2]) {
-          lineBytes -= 3;
-          lineStart += 1;
-        }
-      }
-      const frame = this.line(text, lineStart, tEnd, lineBytes);
+      const bom = this.openingBom(bytes, b, bEnd);
+      const frame = this.line(text, bom === 0 ? t : t + 1, tEnd, bEnd - b - bom);
       if (frame !== undefined) frames.push(frame);
       if (bytes[bEnd] === CR) {
         if (bEnd + 1 < to) {
@@ -165,20 +157,19 @@ export class SseFrameReader {
     while (b < to) {
       const bEnd = bytes.indexOf(LF, b);
       const tEnd = text.indexOf('\n', t);
-      let lineBytes = bEnd - b;
-      let lineStart = t;
-      if (this.firstLine) {
-        this.firstLine = false;
-        if (lineBytes >= 3 && bytes[b] === BOM[0] && bytes[b + 1] === BOM[1] && bytes[b + 2] === BOM[2]) {
-          lineBytes -= 3;
-          lineStart += 1;
-        }
-      }
-      const frame = this.line(text, lineStart, tEnd, lineBytes);
+      const bom = this.openingBom(bytes, b, bEnd);
+      const frame = this.line(text, bom === 0 ? t : t + 1, tEnd, bEnd - b - bom);
       if (frame !== undefined) frames.push(frame);
       b = bEnd + 1;
       t = tEnd + 1;
     }
+  }
+
+  /** The length of a BOM opening the stream's first line (0 otherwise); only the first line may have one. */
+  private openingBom(bytes: Uint8Array, at: number, end: number): number {
+    if (!this.firstLine) return 0;
+    this.firstLine = false;
+    return hasBom(bytes, at, end) ? BOM.length : 0;
   }
 
   /** One complete line; returns a frame's data when the line was blank. */
@@ -216,4 +207,9 @@ function isUtf8Prefix(bytes: Uint8Array): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether `bytes[at, end)` starts with a UTF-8 BOM. */
+function hasBom(bytes: Uint8Array, at: number, end: number): boolean {
+  return end - at >= BOM.length && bytes[at] === BOM[0] && bytes[at + 1] === BOM[1] && bytes[at + 2] === BOM[2];
 }
