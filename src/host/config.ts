@@ -80,6 +80,16 @@ const Limits = Type.Object(
   strict,
 );
 
+const Idempotency = Type.Object(
+  {
+    /** Largest operation record, in bytes of event JSON (default 8,000,000). */
+    maxRecordBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1_000_000_000 })),
+    /** How long finished operation records are kept (default 24 hours). */
+    retentionMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 31_536_000_000 })),
+  },
+  strict,
+);
+
 export function hostConfigSchema() {
   const providerEntries: TSchema[] = PROVIDER_KINDS.map((kind) => kind.configSchema);
   return Type.Object(
@@ -93,7 +103,17 @@ export function hostConfigSchema() {
       limits: Type.Optional(Limits),
       approvals: Type.Optional(Approvals),
       applicationTools: Type.Optional(ApplicationTools),
-      state: Type.Optional(Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096 }) }, strict)),
+      state: Type.Optional(
+        Type.Object(
+          {
+            directory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+            /** How long a replica's claim on its runs lasts without renewal (default 15 s). */
+            leaseMs: Type.Optional(Type.Integer({ minimum: 300, maximum: 3_600_000 })),
+          },
+          strict,
+        ),
+      ),
+      idempotency: Type.Optional(Idempotency),
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
@@ -120,6 +140,8 @@ export interface HostConfig {
   applicationTools: Static<typeof ApplicationTools> | undefined;
   /** Absolute state directory. */
   stateDirectory: string;
+  stateLeaseMs: number | undefined;
+  idempotency: Static<typeof Idempotency>;
   /** Absolute directory of the config file; relative paths resolve against it. */
   configDir: string;
   configPath: string;
@@ -179,7 +201,8 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     limits?: HostLimits;
     approvals?: Static<typeof Approvals>;
     applicationTools?: Static<typeof ApplicationTools>;
-    state?: { directory: string };
+    state?: { directory?: string; leaseMs?: number };
+    idempotency?: Static<typeof Idempotency>;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
@@ -218,6 +241,8 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     approvals: input.approvals,
     applicationTools: input.applicationTools,
     stateDirectory: resolve(configDir, input.state?.directory ?? 'state'),
+    stateLeaseMs: input.state?.leaseMs,
+    idempotency: input.idempotency ?? {},
     configDir,
     configPath,
   };
