@@ -1,7 +1,8 @@
 /** The store engines every store test runs on, and a fresh store of each for one host. */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openSqliteStore, SQLITE_FILE } from '../../src/store/sqlite/sqlite-store.js';
+import { SqlStateStore } from '../../src/store/sql/sql-store.js';
+import { openSqliteEngine, openSqliteStore, SQLITE_FILE } from '../../src/store/sqlite/sqlite-store.js';
 import type { StateStore } from '../../src/store/store.js';
 import { tempDir } from './temp.js';
 
@@ -42,4 +43,25 @@ export async function stateConfig(
 
 function countByStatus(rows: { status: string; count: number | string }[]): Record<string, number> {
   return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
+}
+
+export type StoreFailure = 'writes-refused' | 'down';
+
+/** A store whose database the test can break, and a fresh store on the same data afterwards. */
+export async function openBreakableStore(engine: Engine): Promise<{ store: StateStore; fail(how: StoreFailure): Promise<void>; recover(): Promise<StateStore> }> {
+  switch (engine) {
+    case 'sqlite': {
+      const directory = tempDir('agenticdriver-store-');
+      const sqlite = openSqliteEngine(join(directory, SQLITE_FILE));
+      const store = await SqlStateStore.open(sqlite);
+      return {
+        store,
+        fail: async (how) => {
+          if (how === 'writes-refused') sqlite.db.pragma('query_only = ON');
+          else sqlite.db.close();
+        },
+        recover: () => openSqliteStore(directory),
+      };
+    }
+  }
 }
