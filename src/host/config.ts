@@ -80,17 +80,31 @@ const Limits = Type.Object(
   strict,
 );
 
+const Idempotency = Type.Object(
+  {
+    /** Largest operation record, in bytes of event JSON (default 8,000,000). */
+    maxRecordBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1_000_000_000 })),
+    /** How long finished operation records are kept (default 24 hours). */
+    retentionMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 31_536_000_000 })),
+  },
+  strict,
+);
+
+/** How long a replica's claim on its runs lasts without renewal (default 15 s). */
+const LeaseMs = Type.Integer({ minimum: 300, maximum: 3_600_000 });
+
 const SqliteState = Type.Object(
   {
     engine: Type.Optional(Type.Literal('sqlite')),
     /** Relative to the config file's folder; default `state`. */
     directory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    leaseMs: Type.Optional(LeaseMs),
   },
   strict,
 );
 
 /** Several replicas share one PostgreSQL database; the URL (with its password) is a secret. */
-const PostgresState = Type.Object({ engine: Type.Literal('postgres'), urlRef: SecretRef }, strict);
+const PostgresState = Type.Object({ engine: Type.Literal('postgres'), urlRef: SecretRef, leaseMs: Type.Optional(LeaseMs) }, strict);
 
 export function hostConfigSchema() {
   const providerEntries: TSchema[] = PROVIDER_KINDS.map((kind) => kind.configSchema);
@@ -106,6 +120,7 @@ export function hostConfigSchema() {
       approvals: Type.Optional(Approvals),
       applicationTools: Type.Optional(ApplicationTools),
       state: Type.Optional(Type.Union([SqliteState, PostgresState])),
+      idempotency: Type.Optional(Idempotency),
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
@@ -134,6 +149,8 @@ export interface HostConfig {
   state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; urlRef: SecretRef };
   /** Absolute directory for SQLite state (with PostgreSQL, the default `state` folder). */
   stateDirectory: string;
+  stateLeaseMs: number | undefined;
+  idempotency: Static<typeof Idempotency>;
   /** Absolute directory of the config file; relative paths resolve against it. */
   configDir: string;
   configPath: string;
@@ -196,6 +213,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     approvals?: Static<typeof Approvals>;
     applicationTools?: Static<typeof ApplicationTools>;
     state?: Static<typeof SqliteState> | Static<typeof PostgresState>;
+    idempotency?: Static<typeof Idempotency>;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
@@ -235,6 +253,8 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     applicationTools: input.applicationTools,
     state: stateOf(input.state, configDir),
     stateDirectory: resolve(configDir, (input.state?.engine !== 'postgres' && input.state?.directory) || 'state'),
+    stateLeaseMs: input.state?.leaseMs,
+    idempotency: input.idempotency ?? {},
     configDir,
     configPath,
   };

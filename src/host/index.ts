@@ -9,7 +9,8 @@ import { ApprovalRegistry } from '../extensions/approvals.js';
 import { ToolExecutionRegistry } from '../extensions/application-tools.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
-import { SqliteStateStore } from '../store/sqlite/sqlite-store.js';
+import { OperationLog } from '../extensions/operations.js';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
 import { Admission } from './admission.js';
@@ -59,6 +60,8 @@ export interface RunningHost {
 
 export const DEFAULT_CONCURRENCY = { total: 32, perSubject: 4 };
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** How long a replica's claim on its runs lasts without renewal (renewed every third of it). */
+export const DEFAULT_LEASE_MS = 15_000;
 
 export async function startHost(options: HostOptions): Promise<RunningHost> {
   const { config } = options;
@@ -67,18 +70,29 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   assertListenerSecure(config.listen);
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
-  const store = options.store ?? SqliteStateStore.open(config.stateDirectory);
-  // Runs and approvals a previous process left open (it crashed) get their records now.
+  const store = options.store ?? (await openSqliteStore(config.stateDirectory));
+  const active = new ActiveRuns();
+  // What dead replicas (on SQLite: the previous process, if it crashed) left open is closed now.
   try {
-    await store.reconcileInterrupted(isoTimestamp(options.clock ?? systemClock));
+    await store.start({
+      leaseMs: config.stateLeaseMs ?? DEFAULT_LEASE_MS,
+      // This replica's open work was reaped by another: none of it can commit any more.
+      onLeaseLost: () => active.abortAll(new DriverError('OPERATION_STORE_ERROR', 'This host replica lost its state-store lease.', { outcome: 'uncertain' })),
+      onError: (error) => logInternalError(error, 'state-store lease renewal'),
+    });
   } catch (error) {
     await store.close();
     throw error;
   }
   const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
   const clock = options.clock ?? systemClock;
-  const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, (record) => store.appendAudit(record)) : undefined;
-  const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools) : undefined;
+  const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, store) : undefined;
+  const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools, store) : undefined;
+  const operations = new OperationLog(store, clock, config.idempotency);
+  const expireOperations = () => void operations.expire().catch((error: unknown) => logInternalError(error, 'operation record retention'));
+  expireOperations();
+  const retentionTimer = setInterval(expireOperations, Math.min(operations.retentionMs, 10 * 60 * 1000));
+  retentionTimer.unref();
   const driver = new AgenticDriver({
     providers: createProviders(config, env),
     ...(options.tools ? { tools: options.tools } : {}),
@@ -99,16 +113,17 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     driver,
     approvals,
     toolExecutions,
+    operations,
     discovery: new ProviderDiscovery(driver.clock),
     admission: new Admission({
       total: config.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total,
       perSubject: config.limits.maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject,
     }),
     metrics,
-    features: hostFeatures({ approvals, toolExecutions }),
+    features: hostFeatures({ approvals, toolExecutions, operations }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
-    active: new ActiveRuns(),
+    active,
     closing: false,
   };
   const app = buildServer({
@@ -146,6 +161,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
         await app.close();
         await driver.close();
+        clearInterval(retentionTimer);
         await store.close();
       })()),
   };

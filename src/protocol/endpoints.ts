@@ -58,6 +58,7 @@ export const FEATURES = [
   'provider-discovery',
   'context-inputs',
   'draft-artifacts',
+  'idempotency',
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 

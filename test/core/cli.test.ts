@@ -107,8 +107,8 @@ describe('agenticdriver CLI', () => {
   });
 
   it('audit prints the approval audit log from the state store', async () => {
-    const { SqliteStateStore } = await import('../../src/store/sqlite/sqlite-store.js');
-    const store = SqliteStateStore.open(join(dir, 'nested', 'state'));
+    const { openSqliteStore } = await import('../../src/store/sqlite/sqlite-store.js');
+    const store = await openSqliteStore(join(dir, 'nested', 'state'));
     await store.appendAudit({ kind: 'approval.resolved', at: '2026-11-30T00:00:00.000Z', subject: 'local', tokenId: 'local', approvalId: 'a1', runId: 'r1', provider: 'mock', tool: 'send_email', outcome: 'approved' });
     await store.close();
     const result = cli(['audit', '--config', config, '--json', '--limit', '5']);

@@ -12,6 +12,7 @@ import { validatorFor } from '../../protocol/validate.js';
 export interface Offered {
   approvals: unknown;
   toolExecutions: unknown;
+  operations: unknown;
 }
 
 export function endpoint(operationId: string): Endpoint {
@@ -29,7 +30,7 @@ export function serves(offered: Offered, entry: Endpoint): boolean {
 
 /** What `/v1/protocol` advertises: only what this host really serves, in the protocol's order. */
 export function hostFeatures(offered: Offered): string[] {
-  return FEATURES.filter((feature) => ENDPOINTS.filter((entry) => entry.feature === feature).every((entry) => serves(offered, entry)));
+  return FEATURES.filter((feature) => (feature === 'idempotency' ? offered.operations !== undefined : true)).filter((feature) => ENDPOINTS.filter((entry) => entry.feature === feature).every((entry) => serves(offered, entry)));
 }
 
 /** Paths served without authentication (`/health`). */

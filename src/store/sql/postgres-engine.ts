@@ -291,11 +291,10 @@ export class PostgresEngine implements SqlEngine {
   }
 }
 
-/** Statements on the transaction's client; a nested transaction is a savepoint. */
+/** Statements on the transaction's client. */
 class TransactionEngine implements SqlEngine {
   readonly dialect = 'postgres' as const;
   private ended = false;
-  private savepoints = 0;
 
   constructor(
     private readonly client: pg.PoolClient,
@@ -323,17 +322,9 @@ class TransactionEngine implements SqlEngine {
     await query(this.target(), sql, undefined);
   }
 
-  async transaction<T>(body: (tx: SqlEngine) => Promise<T>): Promise<T> {
-    const name = `sp_${++this.savepoints}`;
-    await query(this.target(), `SAVEPOINT ${name}`, undefined);
-    try {
-      const result = await body(this);
-      await query(this.target(), `RELEASE SAVEPOINT ${name}`, undefined);
-      return result;
-    } catch (error) {
-      await query(this.target(), `ROLLBACK TO SAVEPOINT ${name}`, undefined).catch(() => {});
-      throw error;
-    }
+  /** The SQLite engine cannot nest either; the store is written for both. */
+  transaction<T>(): Promise<T> {
+    return Promise.reject(new Error('Transactions do not nest.'));
   }
 
   /** Queued by PostgreSQL and delivered when the transaction commits; dropped on rollback. */
