@@ -137,8 +137,9 @@ describe('host config: state', () => {
     const env = parseHostConfig({ ...valid(), state: { engine: 'postgres', urlRef: { env: 'STATE_URL' } } }, at);
     assert.deepEqual(env.state, { engine: 'postgres', urlRef: { env: 'STATE_URL' } });
     assert.equal(env.stateDirectory, '/etc/agenticdriver/state');
-    const file = parseHostConfig({ ...valid(), state: { engine: 'postgres', urlRef: { file: 'secrets/state-url' } } }, at);
+    const file = parseHostConfig({ ...valid(), state: { engine: 'postgres', urlRef: { file: 'secrets/state-url' }, leaseMs: 5000 } }, at);
     assert.deepEqual(file.state, { engine: 'postgres', urlRef: { file: 'secrets/state-url' } });
+    assert.equal(file.stateLeaseMs, 5000);
   });
 
   it('refuses bad state forms with a message that names the problem', () => {
@@ -150,6 +151,7 @@ describe('host config: state', () => {
     assert.match(messageOf({ engine: 'mysql' }), /\/state\/engine must be "sqlite" or "postgres"/);
     assert.match(messageOf({ engine: 'sqlite', urlRef: { env: 'X' } }), /\/state has an unknown field "urlRef"/);
     assert.match(messageOf({ directory: '' }), /\/state\/directory/);
+    assert.match(messageOf({ engine: 'postgres', urlRef: { env: 'X' }, leaseMs: 1 }), /\/state\/leaseMs/);
     assert.match(messageOf('postgres'), /state/);
     assert.match(messageOf(null), /state/);
   });
