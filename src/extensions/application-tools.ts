@@ -13,6 +13,7 @@ import { compileSchema } from '../runtime/json-schema.js';
 import { MAX_APPLICATION_TOOL_BYTES, type ExecutionOutcome, type ToolExecutionService } from '../runtime/services.js';
 import { hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
 import type { StateStore, TicketResult, TicketRow } from '../store/store.js';
+import { MissedSignalPoll } from './missed-signals.js';
 
 export interface ApplicationToolPolicy {
   enabled: true;
@@ -44,6 +45,7 @@ interface Waiter {
 export class ToolExecutionRegistry implements ToolExecutionService {
   private readonly waiters = new Map<string, Waiter>();
   private readonly maxPending: number;
+  private readonly missed = new MissedSignalPoll(() => this.waiters.keys(), (id) => this.wake(id));
 
   constructor(
     readonly policy: ApplicationToolPolicy,
@@ -88,6 +90,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
     let settle!: (outcome: ExecutionOutcome) => void;
     const outcome = new Promise<ExecutionOutcome>((resolve) => (settle = resolve));
     this.waiters.set(execution.executionId, { name: args.call.name, onProgress: args.onProgress, settle });
+    this.missed.watch();
     return {
       execution: structuredClone(execution),
       outcome,

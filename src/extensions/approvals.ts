@@ -11,6 +11,7 @@ import type { AuditRecord } from '../store/audit-record.js';
 import type { StateStore } from '../store/store.js';
 import type { ApprovalService, ApprovalSettlement, OpenApproval } from '../runtime/services.js';
 import { canonicalJson, hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
+import { MissedSignalPoll } from './missed-signals.js';
 
 export interface ApprovalPolicy {
   interactive: true;
@@ -49,6 +50,7 @@ export const MAX_REVIEWED_CALL_BYTES = 128_000;
 export class ApprovalRegistry implements ApprovalService {
   private readonly waiters = new Map<string, Waiter>();
   private readonly maxPending: number;
+  private readonly missed = new MissedSignalPoll(() => this.waiters.keys(), (id) => this.wake(id));
 
   constructor(
     private readonly clock: Clock,
@@ -95,6 +97,7 @@ export class ApprovalRegistry implements ApprovalService {
       throw auditFailed();
     }
     this.waiters.set(approval.approvalId, waiter);
+    this.missed.watch();
     if (args.expiresAfterMs !== undefined) {
       waiter.timer = this.clock.setTimeout(() => void this.resolve(approval.approvalId, 'expired').catch(() => undefined), args.expiresAfterMs);
     }

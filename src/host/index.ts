@@ -10,7 +10,7 @@ import { ToolExecutionRegistry } from '../extensions/application-tools.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
 import { OperationLog } from '../extensions/operations.js';
-import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { openStore } from '../store/open.js';
 import type { StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
 import { Admission } from './admission.js';
@@ -30,7 +30,7 @@ export interface HostOptions {
   /** Host tools, registered in code (config never loads code). */
   tools?: HostTool[];
   approve?: ApproveCallback;
-  /** State store; default: SQLite in the config's state directory. */
+  /** State store; default: the one the config's `state` names. */
   store?: StateStore;
   /** Extra metering sink, after the store records the run. */
   onUsage?: (record: UsageRecord) => void | Promise<void>;
@@ -70,7 +70,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   assertListenerSecure(config.listen);
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
-  const store = options.store ?? (await openSqliteStore(config.stateDirectory));
+  const store = options.store ?? (await openStore(config.state, config.configDir, env));
   const active = new ActiveRuns();
   // What dead replicas (on SQLite: the previous process, if it crashed) left open is closed now.
   try {

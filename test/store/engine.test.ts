@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { SqlEngine } from '../../src/store/sql/engine.js';
-import { PostgresEngine, StoreUnavailableError, toPositional } from '../../src/store/sql/postgres-engine.js';
+import { PostgresEngine, StoreUnavailableError, toPositional } from '../../src/store/postgres/postgres-engine.js';
 import { SqliteEngine } from '../../src/store/sqlite/sqlite-engine.js';
 import { freshDatabase, terminateBackend } from '../support/postgres.js';
 import { tempDir } from '../support/temp.js';
@@ -256,7 +256,7 @@ describe('PostgresEngine', () => {
 
   it('lets the process exit after close(): no open handles', async () => {
     const script = `
-      import { PostgresEngine } from './src/store/sql/postgres-engine.ts';
+      import { PostgresEngine } from './src/store/postgres/postgres-engine.ts';
       const engine = await PostgresEngine.connect(process.env.URL);
       await engine.subscribe('exit_check', () => {});
       await engine.transaction(async (tx) => tx.publish('exit_check', 'x'));

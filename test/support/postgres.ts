@@ -50,3 +50,8 @@ export async function freshDatabase(): Promise<{ url: string; name: string; drop
 export async function terminateBackend(pid: number): Promise<void> {
   await asSuperuser((client) => client.query('SELECT pg_terminate_backend($1)', [pid]));
 }
+
+/** One statement as the superuser, on the maintenance database. */
+export async function superuserQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+  return asSuperuser(async (client) => (await client.query(sql, params)).rows as Record<string, unknown>[]);
+}

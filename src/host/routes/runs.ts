@@ -52,7 +52,8 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
           if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
         });
         try {
-          return await respond(context, reply, counted(context, context.driver.execute(prepared, controller.signal, journal)), streaming);
+          const events = context.driver.execute(prepared, controller.signal, journal);
+          return await respond(context, reply, counted(context, events, release), streaming);
         } finally {
           claimDone?.();
         }
@@ -99,11 +100,16 @@ function authorizeRun(run: RunRequest, principal: Principal, streaming: boolean)
   if (!streaming) requireNoStream(run);
 }
 
-async function* counted(context: HostContext, events: AsyncGenerator<RunEvent>): AsyncGenerator<RunEvent> {
+/**
+ * Counts terminal events, and frees the run's admission slot at its terminal event: the
+ * metering written after it must not hold the slot once the caller has the outcome.
+ */
+async function* counted(context: HostContext, events: AsyncGenerator<RunEvent>, release: () => void): AsyncGenerator<RunEvent> {
   for await (const event of events) {
     if (event.type === 'run.completed') context.metrics.runs.completed += 1;
     if (event.type === 'run.failed') context.metrics.runs.failed += 1;
     if (event.type === 'run.cancelled') context.metrics.runs.cancelled += 1;
+    if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled') release();
     yield event;
   }
 }

@@ -4,7 +4,7 @@
  * (NOTIFY), re-established with backoff when it drops.
  */
 import pg from 'pg';
-import type { SqlEngine, SqlValue } from './engine.js';
+import type { SqlEngine, SqlValue } from '../sql/engine.js';
 
 /** Channel names are identifiers the store chooses, so LISTEN can name them unquoted-safe. */
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
