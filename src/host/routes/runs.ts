@@ -52,7 +52,7 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
           if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
         });
         try {
-          const events = context.driver.execute(prepared, controller.signal, journal);
+          const events = context.driver.execute(prepared, controller.signal, { journal });
           return await respond(context, reply, counted(context, events, release), streaming);
         } finally {
           claimDone?.();
