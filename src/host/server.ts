@@ -15,6 +15,7 @@ import { toolExecutionRoutes } from './routes/tool-executions.js';
 import { ENDPOINTS } from '../protocol/endpoints.js';
 import { bodyValidatorCompiler, PUBLIC_PATHS, QUERY_TARGETS, routeOf, routePath, serves } from './routes/table.js';
 import { jobRoutes } from './routes/jobs.js';
+import { sessionRoutes } from './routes/sessions.js';
 import type { HostContext } from './context.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
@@ -164,6 +165,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(approvalRoutes, { context });
   app.register(toolExecutionRoutes, { context });
   app.register(jobRoutes, { context });
+  app.register(sessionRoutes, { context });
   // Every endpoint of the table this host serves has its handler (families register by operation id).
   app.addHook('onReady', async () => {
     const missing = ENDPOINTS.filter((entry) => serves(context, entry) && !app.hasRoute({ method: entry.method, url: routePath(entry.path) }));
