@@ -53,6 +53,9 @@ const MATRIX: Record<string, Row> = {
   decideApproval: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'APPROVAL_NOT_FOUND' } },
   reportToolProgress: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'TOOL_EXECUTION_NOT_FOUND' } },
   completeTool: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'TOOL_EXECUTION_NOT_FOUND' } },
+  createSession: { noGrant: { status: 403, code: 'FORBIDDEN' } },
+  readSession: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'SESSION_NOT_FOUND' } },
+  deleteSession: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'SESSION_NOT_FOUND' } },
   submitJob: { noGrant: { status: 403, code: 'FORBIDDEN' } },
   readJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
   cancelJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
@@ -80,6 +83,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
   let approval: Record<string, unknown>;
   let execution: Record<string, unknown>;
   let job: Record<string, unknown>;
+  let session: Record<string, unknown>;
 
   /** Starts a streamed run of the owner and returns its stream once `type` arrives. */
   async function pendingRun(body: unknown, type: string): Promise<Record<string, unknown>> {
@@ -108,6 +112,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
       approveTools: ['guarded'],
       applicationTools: [{ name: 'lookup', requiresApproval: false }],
       jobs: ['submit', 'read', 'cancel'],
+      sessions: ['create', 'read', 'continue', 'delete'],
     };
     host = await startTestHost(
       {
@@ -118,6 +123,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
         approvals: { interactive: true },
         applicationTools: { enabled: true, requireApproval: false },
         jobs: { retentionMs: 60_000 },
+        sessions: { retentionMs: 60_000 },
         tokens: [
           { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
           // Same subject as the owner, no grant of any kind.
@@ -141,6 +147,13 @@ describe('authorization matrix: every endpoint × every way in', () => {
     });
     assert.equal(submitted.status, 200);
     job = (await submitted.json()) as Record<string, unknown>;
+    const created = await fetch(`${host.url}/v1/sessions/create`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OWNER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'mock', model: 'demo', mode: 'history' }),
+    });
+    assert.equal(created.status, 200);
+    session = ((await created.json()) as { session: Record<string, unknown> }).session;
     assert.equal(vendor.requests.length, 2);
   });
 
@@ -167,6 +180,11 @@ describe('authorization matrix: every endpoint × every way in', () => {
         return ticket();
       case 'completeTool':
         return { ...ticket(), output: { answer: 1 } };
+      case 'createSession':
+        return { provider: 'mock', model: 'demo', mode: 'history' };
+      case 'readSession':
+      case 'deleteSession':
+        return { id: session.id };
       case 'submitJob':
         return { key: 'attack-job', request: { provider: 'mock', model: 'demo', input: 'hi' } };
       case 'readJob':
