@@ -376,22 +376,11 @@ func checkJobPage(p *JobEventPage, req *JobEventsRequest) error {
 // Jobs never negotiate approvals or application tools, and every type is known: an
 // unknown event is refused even when it is marked optional.
 func checkJobEvent(j *JobInfo, ev *Event, previous int64) error {
-	if _, known := eventRules[ev.Type]; !known {
-		return fmt.Errorf("event type %q is not a job event", ev.Type)
+	if err := checkJobEventOrder(j, ev, previous); err != nil {
+		return err
 	}
-	switch {
-	case ev.RunID != j.RunID:
-		return fmt.Errorf("runId %q is not the job's run %q", ev.RunID, j.RunID)
-	case ev.Sequence != previous+1:
-		return fmt.Errorf("sequence %d does not follow %d", ev.Sequence, previous)
-	case ev.Sequence > j.Cursor:
+	if ev.Sequence > j.Cursor {
 		return fmt.Errorf("sequence %d is beyond the job's cursor %d", ev.Sequence, j.Cursor)
-	case (ev.Sequence == 1) != (ev.Type == EventRunStarted):
-		return fmt.Errorf("%s at sequence %d: run.started comes exactly at sequence 1", ev.Type, ev.Sequence)
-	case ev.Type == EventRunStarted && (ev.Provider != j.Provider || ev.Model != j.Model):
-		return fmt.Errorf("run.started names %s/%s, the job %s/%s", ev.Provider, ev.Model, j.Provider, j.Model)
-	case ev.Type == EventToolExecutionRequested || ev.Type == EventApprovalRequested || ev.Type == EventApprovalResolved:
-		return fmt.Errorf("%s in a job (jobs negotiate no approvals or application tools)", ev.Type)
 	}
 	atEnd := ev.Sequence == j.Cursor && JobTerminal(j.State)
 	if !ev.Terminal() {
@@ -406,23 +395,51 @@ func checkJobEvent(j *JobInfo, ev *Event, previous int64) error {
 	return checkJobTerminal(j, ev)
 }
 
+// checkJobEventOrder holds the rules every event of job j obeys, in a page or in the
+// live stream: a known type, the job's run, the sequence after previous, run.started
+// exactly at 1 naming the job's provider and model, and no approval or application-tool
+// event (jobs negotiate neither).
+func checkJobEventOrder(j *JobInfo, ev *Event, previous int64) error {
+	if _, known := eventRules[ev.Type]; !known {
+		return fmt.Errorf("event type %q is not a job event", ev.Type)
+	}
+	switch {
+	case ev.RunID != j.RunID:
+		return fmt.Errorf("runId %q is not the job's run %q", ev.RunID, j.RunID)
+	case ev.Sequence != previous+1:
+		return fmt.Errorf("sequence %d does not follow %d", ev.Sequence, previous)
+	case (ev.Sequence == 1) != (ev.Type == EventRunStarted):
+		return fmt.Errorf("%s at sequence %d: run.started comes exactly at sequence 1", ev.Type, ev.Sequence)
+	case ev.Type == EventRunStarted && (ev.Provider != j.Provider || ev.Model != j.Model):
+		return fmt.Errorf("run.started names %s/%s, the job %s/%s", ev.Provider, ev.Model, j.Provider, j.Model)
+	case ev.Type == EventToolExecutionRequested || ev.Type == EventApprovalRequested || ev.Type == EventApprovalResolved:
+		return fmt.Errorf("%s in a job (jobs negotiate no approvals or application tools)", ev.Type)
+	}
+	return nil
+}
+
+// checkJobResult checks that a job's run.completed result is the job's run (jobs have
+// no sessions).
+func checkJobResult(j *JobInfo, r *RunResult) error {
+	switch {
+	case r.RunID != j.RunID || r.Provider != j.Provider || r.Model != j.Model:
+		return errors.New("the run.completed result is not the job's run, provider and model")
+	case r.Session != nil:
+		return errors.New("a job result has no session")
+	}
+	_, err := checkSources(r.Sources)
+	return err
+}
+
 // checkJobTerminal checks that a job's terminal event agrees with its state (and, for
 // run.completed, that the result is the job's run; jobs have no sessions).
 func checkJobTerminal(j *JobInfo, ev *Event) error {
 	switch ev.Type {
 	case EventRunCompleted:
-		r := ev.Result
-		switch {
-		case j.State != JobCompleted:
+		if j.State != JobCompleted {
 			return fmt.Errorf("run.completed ends a %s job", j.State)
-		case r.RunID != j.RunID || r.Provider != j.Provider || r.Model != j.Model:
-			return errors.New("the run.completed result is not the job's run, provider and model")
-		case r.Session != nil:
-			return errors.New("a job result has no session")
 		}
-		if _, err := checkSources(r.Sources); err != nil {
-			return err
-		}
+		return checkJobResult(j, ev.Result)
 	case EventRunCancelled:
 		if j.State != JobCancelled {
 			return fmt.Errorf("run.cancelled ends a %s job", j.State)
