@@ -178,7 +178,9 @@ func TestJobEventPageRules(t *testing.T) {
 			p.job = jobJSON(map[string]any{"state": "running", "cursor": 2, "expiresAt": nil})
 			p.events, p.next = p.events[:3], 3
 		}), false},
-		{"run.started again", req, with(func(p *page) { p.events[1] = jobEvent(2, "run.started", map[string]any{"provider": "mock", "model": "demo"}) }), false},
+		{"run.started again", req, with(func(p *page) {
+			p.events[1] = jobEvent(2, "run.started", map[string]any{"provider": "mock", "model": "demo"})
+		}), false},
 		{"first event not run.started", req, with(func(p *page) { p.events[0] = jobEvent(1, "step.started", map[string]any{"step": 1}) }), false},
 		{"run.started for another model", req, with(func(p *page) { p.events[0]["model"] = "other" }), false},
 		{"approval event", req, with(func(p *page) {
@@ -279,9 +281,9 @@ func TestSessionReceipts(t *testing.T) {
 		t.Errorf("read of a running session: %v", err)
 	}
 	for body, ok := range map[string]bool{
-		fmt.Sprintf(`{"id":%q,"deleted":true}`, testSession):  true,
-		fmt.Sprintf(`{"id":%q,"deleted":false}`, testSession): false,
-		fmt.Sprintf(`{"id":%q,"Deleted":true}`, testSession):  false,
+		fmt.Sprintf(`{"id":%q,"deleted":true}`, testSession):           true,
+		fmt.Sprintf(`{"id":%q,"deleted":false}`, testSession):          false,
+		fmt.Sprintf(`{"id":%q,"Deleted":true}`, testSession):           false,
 		`{"id":"12345678-1234-4234-8234-123456789def","deleted":true}`: false,
 	} {
 		client, _ := answer(t, body)

@@ -93,10 +93,9 @@ func (c *Client) tailJob(ctx context.Context, id JobIdentity, opts TailOptions, 
 			return err
 		}
 		if t.last > before {
+			// The connection delivered events before it broke: a fresh budget.
 			failures, backoff = 0, opts.InitialBackoff
-		}
-		failures++
-		if failures >= opts.MaxAttempts {
+		} else if failures++; failures >= opts.MaxAttempts {
 			return &DriverError{Code: CodeJobStreamLost, Retryable: true, cause: err,
 				Message: "the job stream failed " + strconv.Itoa(failures) + " times in a row after sequence " + strconv.FormatInt(t.last, 10) + ": " + err.Error()}
 		}
