@@ -168,6 +168,8 @@ export const ERROR_STATUS = {
   UNSUPPORTED_EVENT: 502,
   RESPONSE_TOO_LARGE: 502,
   HTTP_ERROR: 502,
+  // Client-side: a resuming stream (a job tail) could not reconnect within its attempts.
+  STREAM_RECONNECT_FAILED: 503,
   // Client-side: the runtime lacks what the client needs (e.g. no fetch or streams).
   UNSUPPORTED_ENVIRONMENT: 500,
 
