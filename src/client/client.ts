@@ -255,7 +255,7 @@ export class AgenticClient implements InteractiveCalls {
   async readSession(id: string, options: RequestOptions = {}): Promise<SessionSnapshot> {
     const identity = sessionIdentity(id);
     const snapshot = await this.post('v1/sessions/read', identity, validSessionSnapshot, options);
-    return checked(snapshot, checkSessionSnapshot(snapshot, identity.id));
+    return checked(snapshot, checkSessionSnapshot(snapshot, identity.id), 'session');
   }
 
   /** POST v1/sessions/delete: the receipt must name the session and say it was deleted. */
@@ -269,28 +269,28 @@ export class AgenticClient implements InteractiveCalls {
   async submitJob(submission: JobSubmit, options: RequestOptions = {}): Promise<JobInfo> {
     if (!validJobSubmit(submission)) throw new DriverError('INVALID_JOB', `The job submission is invalid: ${validJobSubmit.explain(submission)}.`);
     const job = await this.post('v1/jobs/submit', submission, validJobInfo, options);
-    return checked(job, checkJobReceipt(job, { request: submission.request }));
+    return checked(job, checkJobReceipt(job, { request: submission.request }), 'job');
   }
 
   /** POST v1/jobs/read: the job's current state and cursor. */
   async readJob(id: string, options: RequestOptions = {}): Promise<JobInfo> {
     const identity = jobIdentity(id);
     const job = await this.post('v1/jobs/read', identity, validJobInfo, options);
-    return checked(job, checkJobReceipt(job, identity));
+    return checked(job, checkJobReceipt(job, identity), 'job');
   }
 
   /** POST v1/jobs/cancel: asks a queued or running job to stop; a finished job is returned unchanged. */
   async cancelJob(id: string, options: RequestOptions = {}): Promise<JobInfo> {
     const identity = jobIdentity(id);
     const job = await this.post('v1/jobs/cancel', identity, validJobInfo, options);
-    return checked(job, checkJobReceipt(job, identity));
+    return checked(job, checkJobReceipt(job, identity), 'job');
   }
 
   /** POST v1/jobs/events: one validated page of the job's committed events after `after`. */
   async jobEvents(request: JobEventsRequest, options: RequestOptions = {}): Promise<JobEventPage> {
     if (!validJobEventsRequest(request)) throw new DriverError('INVALID_JOB_CURSOR', `The job events request is invalid: ${validJobEventsRequest.explain(request)}.`);
     const page = await this.post('v1/jobs/events', request, validJobEventPage, options);
-    return checked(page, checkJobEventPage(page, request));
+    return checked(page, checkJobEventPage(page, request), 'job event page');
   }
 
   /**
@@ -424,8 +424,8 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-function checked<T>(receipt: T, problem: string | undefined): T {
-  if (problem) throw new DriverError('INVALID_RESPONSE', `The host's receipt does not match the request: ${problem}.`);
+function checked<T>(receipt: T, problem: string | undefined, what = 'receipt'): T {
+  if (problem) throw new DriverError('INVALID_RESPONSE', `The host's ${what} does not match the request: ${problem}.`);
   return receipt;
 }
 
