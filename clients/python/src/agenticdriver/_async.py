@@ -253,13 +253,14 @@ class AsyncAgenticClient:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         initial_delay: float = DEFAULT_INITIAL_DELAY,
         max_delay: float = DEFAULT_MAX_DELAY,
-    ) -> AsyncIterator[RunEvent]:
-        """Follow a job's events live, resuming dropped connections; see ``AgenticClient.tail_job``."""
+    ) -> AsyncGenerator[RunEvent, None]:
+        """Follow a job's events live, resuming dropped connections; see ``AgenticClient.tail_job``.
+        ``aclose()`` on the generator closes the connection; the job keeps running."""
         job_identity_body(job_id)
         policy = TailPolicy(after, max_attempts, initial_delay, max_delay)
         return self._tail(job_id, policy)
 
-    async def _tail(self, job_id: str, policy: TailPolicy) -> AsyncIterator[RunEvent]:
+    async def _tail(self, job_id: str, policy: TailPolicy) -> AsyncGenerator[RunEvent, None]:
         job = await self.read_job(job_id)
         if policy.nothing_to_tail(job):
             return

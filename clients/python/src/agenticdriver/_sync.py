@@ -10,7 +10,7 @@ import socket
 import time
 import weakref
 from types import TracebackType
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Type, cast
+from typing import Any, Dict, Generator, Iterator, List, Mapping, Optional, Tuple, Type, cast
 
 from ._endpoint import (
     DEFAULT_DISCOVERY_TIMEOUT,
@@ -242,7 +242,7 @@ class AgenticClient:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         initial_delay: float = DEFAULT_INITIAL_DELAY,
         max_delay: float = DEFAULT_MAX_DELAY,
-    ) -> Iterator[RunEvent]:
+    ) -> Generator[RunEvent, None, None]:
         """Follow a job's events live (``GET v1/jobs/{id}/stream``) after ``after``, ending
         with its terminal event.
 
@@ -250,13 +250,14 @@ class AgenticClient:
         (``Last-Event-ID``) after a backoff from ``initial_delay`` doubling up to
         ``max_delay`` seconds, never repeating or skipping an event; after
         ``max_attempts`` consecutive failed attempts it raises ``STREAM_RECONNECT_FAILED``
-        (chained to the last failure). Closing the iterator leaves the job running.
+        (chained to the last failure). ``close()`` on the generator (or leaving a ``for``
+        loop and dropping it) closes the connection; the job keeps running.
         """
         job_identity_body(job_id)
         policy = TailPolicy(after, max_attempts, initial_delay, max_delay)
         return self._tail(job_id, policy)
 
-    def _tail(self, job_id: str, policy: TailPolicy) -> Iterator[RunEvent]:
+    def _tail(self, job_id: str, policy: TailPolicy) -> Generator[RunEvent, None, None]:
         job = self.read_job(job_id)
         if policy.nothing_to_tail(job):
             return
@@ -275,7 +276,7 @@ class AgenticClient:
                 failure = error
             time.sleep(policy.failed(checker.cursor > before, failure))
 
-    def _tail_once(self, job_id: str, checker: JobStreamChecker) -> Iterator[RunEvent]:
+    def _tail_once(self, job_id: str, checker: JobStreamChecker) -> Generator[RunEvent, None, None]:
         headers = {"Last-Event-ID": str(checker.cursor)}
         connection, response = self._exchange("GET", job_stream_endpoint(job_id), None, "text/event-stream", self._io_timeout, headers)
         try:
