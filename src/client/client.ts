@@ -295,7 +295,8 @@ export class AgenticClient implements InteractiveCalls {
 
   /**
    * Follows a job's events live (GET v1/jobs/{id}/stream) from `after`, ending with its
-   * terminal event. A dropped connection is resumed from the last delivered sequence
+   * terminal event. The job is read first (readJob): its run, provider and model are what
+   * every event must match, and a finished job already read to its cursor needs no stream. A dropped connection is resumed from the last delivered sequence
    * (`Last-Event-ID`) after a bounded backoff, never repeating or skipping an event; after
    * `maxAttempts` consecutive failed attempts it throws STREAM_RECONNECT_FAILED (its
    * cause is the last failure). Leaving the loop closes the stream; the job keeps running.
