@@ -16,6 +16,10 @@ export interface Principal {
   applicationTools: ReadonlySet<string>;
   /** Application tools this token may run only after review. */
   applicationToolApprovals: ReadonlySet<string>;
+  /** Durable-job operations (`submit`, `read`, `cancel`). */
+  jobs: ReadonlySet<string>;
+  /** Session operations (`create`, `read`, `continue`, `delete`). */
+  sessions: ReadonlySet<string>;
 }
 
 interface StoredToken {
@@ -53,10 +57,17 @@ export class TokenAuthenticator {
           approveTools: new Set(entry.approveTools ?? []),
           applicationTools: new Set((entry.applicationTools ?? []).map((grant) => grant.name)),
           applicationToolApprovals: new Set((entry.applicationTools ?? []).filter((grant) => grant.requiresApproval !== false).map((grant) => grant.name)),
+          jobs: new Set(entry.jobs ?? []),
+          sessions: new Set(entry.sessions ?? []),
         },
       });
     }
     return new TokenAuthenticator(stored);
+  }
+
+  /** The principal of a configured token entry, by its id (a job's submitter at dispatch). */
+  principalOf(tokenId: string): Principal | undefined {
+    return this.tokens.find((token) => token.principal.tokenId === tokenId)?.principal;
   }
 
   /** The principal for an `Authorization` header value, or undefined. */

@@ -41,6 +41,36 @@ const Token = Type.Object(
     applicationTools: Type.Optional(
       Type.Array(Type.Object({ name: ToolName, requiresApproval: Type.Optional(Type.Boolean()) }, strict), { maxItems: 32 }),
     ),
+    /** Conversation-session operations this token may use. */
+    sessions: Type.Optional(
+      Type.Array(Type.Union([Type.Literal('create'), Type.Literal('read'), Type.Literal('continue'), Type.Literal('delete')]), { maxItems: 4, uniqueItems: true }),
+    ),
+    /** Durable-job operations this token may use. */
+    jobs: Type.Optional(Type.Array(Type.Union([Type.Literal('submit'), Type.Literal('read'), Type.Literal('cancel')]), { maxItems: 3, uniqueItems: true })),
+  },
+  strict,
+);
+
+const Sessions = Type.Object(
+  {
+    /** Idle time after which a session is gone (a running turn never counts). */
+    retentionMs: Type.Integer({ minimum: 1000, maximum: 2_147_483_647 }),
+    maxEntries: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    maxMessages: Type.Optional(Type.Integer({ minimum: 2, maximum: 100 })),
+  },
+  strict,
+);
+
+const Jobs = Type.Object(
+  {
+    /** How long a finished job's events are kept; its row stays as a tombstone (JOB_EXPIRED). */
+    retentionMs: Type.Integer({ minimum: 1000, maximum: 31_536_000_000 }),
+    /** Jobs one replica runs at once (default 4). */
+    workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    maxJobs: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    maxJobsPerSubject: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    maxJobBytes: Type.Optional(Type.Integer({ minimum: 16_384, maximum: 64_000_000 })),
+    pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
   },
   strict,
 );
@@ -121,6 +151,8 @@ export function hostConfigSchema() {
       applicationTools: Type.Optional(ApplicationTools),
       state: Type.Optional(Type.Union([SqliteState, PostgresState])),
       idempotency: Type.Optional(Idempotency),
+      jobs: Type.Optional(Jobs),
+      sessions: Type.Optional(Sessions),
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
@@ -151,6 +183,8 @@ export interface HostConfig {
   stateDirectory: string;
   stateLeaseMs: number | undefined;
   idempotency: Static<typeof Idempotency>;
+  jobs: Static<typeof Jobs> | undefined;
+  sessions: Static<typeof Sessions> | undefined;
   /** Absolute directory of the config file; relative paths resolve against it. */
   configDir: string;
   configPath: string;
@@ -214,6 +248,8 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     applicationTools?: Static<typeof ApplicationTools>;
     state?: Static<typeof SqliteState> | Static<typeof PostgresState>;
     idempotency?: Static<typeof Idempotency>;
+    jobs?: Static<typeof Jobs>;
+    sessions?: Static<typeof Sessions>;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
@@ -255,6 +291,8 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     stateDirectory: resolve(configDir, (input.state?.engine !== 'postgres' && input.state?.directory) || 'state'),
     stateLeaseMs: input.state?.leaseMs,
     idempotency: input.idempotency ?? {},
+    jobs: input.jobs,
+    sessions: input.sessions,
     configDir,
     configPath,
   };

@@ -4,7 +4,7 @@
  * that the embedded SQLite store and a PostgreSQL store shared by several replicas are
  * interchangeable. Both are one implementation (`sql/sql-store.ts`) over an engine.
  */
-import type { ApprovalRequest, ApprovalResolution } from '../protocol/schemas.js';
+import type { ApprovalRequest, ApprovalResolution, ErrorInfo, HistoryMessage, JobInfo, RunEvent, RunRequest, SessionCreate, SessionInfo } from '../protocol/schemas.js';
 import type { EventPayload } from '../runtime/types.js';
 import type { AuditRecord } from './audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../runtime/usage-record.js';
@@ -23,6 +23,8 @@ export interface ReconcileReport {
   approvals: number;
   tickets: number;
   operations: number;
+  jobs: number;
+  sessions: number;
 }
 
 export type OperationState = 'running' | 'completed' | 'failed' | 'cancelled' | 'uncertain';
@@ -87,9 +89,73 @@ export interface TicketRow {
   ownerAlive: boolean;
 }
 
+/** A job row as the store keeps it: the public info, and what only the host may see. */
+export interface JobRow {
+  info: JobInfo;
+  subject: string;
+  /** The token that submitted it: dispatch re-checks that it is still configured with its grants. */
+  tokenId: string;
+  fingerprint: string;
+  /** Undefined once retention erased it (the row stays as a tombstone). */
+  request: RunRequest | undefined;
+  expired: boolean;
+  owner: string | undefined;
+}
+
+export interface JobSubmission {
+  subject: string;
+  key: string;
+  fingerprint: string;
+  tokenId: string;
+  request: RunRequest;
+  retentionMs: number;
+  maxJobs: number;
+  maxJobsPerSubject: number;
+}
+
+export interface JobStore {
+  /** Creates the job, or returns the one this subject submitted under the key (IDEMPOTENCY_CONFLICT when the request differs). */
+  submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }>;
+  read(id: string): Promise<JobRow | undefined>;
+  /** Committed events after `after`, at most `limit`, stopping before `maxBytes` of JSON (at least one). */
+  events(id: string, after: number, limit: number, maxBytes: number): Promise<RunEvent[]>;
+  /** Starts the next queued job on this replica (fair across subjects), if any. */
+  claim(): Promise<JobRow | undefined>;
+  /** Commits the next event of a job this replica runs; fenced by ownership. */
+  append(id: string, event: RunEvent, maxJobBytes: number): Promise<void>;
+  cancel(id: string): Promise<JobRow | undefined>;
+  /** This replica's running jobs that a cancel was requested for. */
+  cancelRequested(): Promise<string[]>;
+  /** Ends a queued or running job `failed` (refused at dispatch) or a running one `interrupted` (its log could not grow). */
+  fail(id: string, error: ErrorInfo, state?: 'failed' | 'interrupted'): Promise<void>;
+  /** Tombstones jobs whose retention ended; returns how many. */
+  expire(): Promise<number>;
+}
+
+export interface SessionRow {
+  info: SessionInfo;
+  subject: string;
+  /** The visible history: the turns a person saw. */
+  history: HistoryMessage[];
+  instructions?: string;
+}
+
+export interface SessionStore {
+  create(subject: string, create: SessionCreate, retentionMs: number, maxEntries: number): Promise<SessionRow>;
+  read(id: string): Promise<SessionRow | undefined>;
+  /** Removes it; `runningOn` names the replica running its turn, to be told. */
+  delete(id: string): Promise<{ deleted: boolean; runningOn: string | undefined }>;
+  /** Claims the turn at `revision` for this replica, or throws the session conflict. */
+  begin(id: string, subject: string, revision: number, provider: string, model: string, maxMessages: number): Promise<SessionRow>;
+  /** Appends the exchange and moves to the next revision; undefined when the turn is no longer this replica's. */
+  commit(id: string, exchange: HistoryMessage[]): Promise<SessionRow | undefined>;
+  release(id: string, modelWorkStarted: boolean): Promise<void>;
+}
+
 /** Told to the replica that owns a run: something for it was decided elsewhere. */
 export interface StoreSignal {
-  kind: 'approval' | 'ticket' | 'progress';
+  /** `session`: the session whose turn runs here was deleted. */
+  kind: 'approval' | 'ticket' | 'progress' | 'session';
   id: string;
 }
 
@@ -97,6 +163,12 @@ export interface StateStore {
   readonly kind: 'sqlite' | 'postgres';
   /** This process's replica id: the owner of the runs, approvals and tickets it starts. */
   readonly replicaId: string;
+  readonly jobs: JobStore;
+  readonly sessions: SessionStore;
+  /** Tells a replica something for a run it owns (e.g. that the session of its turn was deleted). */
+  signalOwner(owner: string, signal: StoreSignal): Promise<void>;
+  /** At a clean stop: this replica's running jobs become interrupted (never re-run); queued ones stay queued. */
+  interruptOwnJobs(): Promise<number>;
   /**
    * Registers this replica under a lease, reaps what dead replicas left open (on SQLite: all
    * of it, the file is this process's alone) and keeps renewing. `onLeaseLost` is called when

@@ -22,12 +22,15 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
       const run = context.driver.parse(request.body);
       authorizeRun(run, principal, streaming);
       const operations = context.operations;
-      const prepared = context.driver.prepareParsed(run, {
+      const options = {
         subject: principal.subject,
         acceptOptionalEvents: streaming && request.acceptOptionalEvents,
         applicationToolApprovals: principal.applicationToolApprovals,
         idempotency: operations !== undefined,
-      });
+      };
+      // A session turn is checked without its session now; its history is filled in once the turn is claimed.
+      const sessions = run.session ? context.sessions : undefined;
+      let prepared = context.driver.prepareParsed(sessions ? withoutSession(run) : run, options);
       const key = run.idempotencyKey;
       const fingerprint = key !== undefined && operations ? operations.fingerprint(run) : undefined;
       // A recorded key replays without an admission slot (spec decision 9).
@@ -52,7 +55,17 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
           if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
         });
         try {
-          const events = context.driver.execute(prepared, controller.signal, journal);
+          const turn = sessions ? await sessions.begin(run, principal, controller) : undefined;
+          if (turn) {
+            try {
+              prepared = context.driver.prepareParsed(turn.request, options);
+            } catch (error) {
+              await turn.abandon();
+              throw error;
+            }
+          }
+          const executed = context.driver.execute(prepared, controller.signal, { journal });
+          const events = turn ? turn.run(executed) : executed;
           return await respond(context, reply, counted(context, events, release), streaming);
         } finally {
           claimDone?.();
@@ -78,6 +91,11 @@ async function respond(context: HostContext, reply: FastifyReply, events: AsyncG
     if (event.type === 'run.failed' || event.type === 'run.cancelled') return sendError(reply, DriverError.from(event.error));
   }
   throw new DriverError('INTERNAL_ERROR', 'The run ended without a terminal event.');
+}
+
+function withoutSession(run: RunRequest): RunRequest {
+  const { session: _session, ...rest } = run;
+  return rest;
 }
 
 async function* replayed(events: RunEvent[]): AsyncGenerator<RunEvent> {

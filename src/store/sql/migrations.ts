@@ -32,6 +32,8 @@ const SQLITE: string[] = [
    DROP TABLE open_approvals;
    ${ticketsTable()};
    ${operationsTables()}`,
+  jobsTables(),
+  sessionsTable(),
 ];
 
 const POSTGRES: string[] = [
@@ -46,6 +48,8 @@ const POSTGRES: string[] = [
    ${approvalsTable()};
    ${ticketsTable()};
    ${operationsTables()}`,
+  jobsTables(),
+  sessionsTable(),
 ];
 
 function approvalsTable(): string {
@@ -75,6 +79,26 @@ function operationsTables(): string {
    CREATE TABLE operation_events (
      subject TEXT NOT NULL, key TEXT NOT NULL, seq BIGINT NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL,
      PRIMARY KEY (subject, key, seq))`;
+}
+
+function sessionsTable(): string {
+  return `CREATE TABLE sessions (
+     id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, mode TEXT NOT NULL,
+     revision BIGINT NOT NULL, state TEXT NOT NULL, history TEXT NOT NULL, instructions TEXT, owner TEXT,
+     created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, expires_at BIGINT, retention_ms BIGINT NOT NULL);
+   CREATE INDEX sessions_expiry ON sessions (expires_at)`;
+}
+
+function jobsTables(): string {
+  return `CREATE TABLE jobs (
+     id TEXT PRIMARY KEY, subject TEXT NOT NULL, job_key TEXT NOT NULL, fingerprint TEXT NOT NULL, token_id TEXT NOT NULL,
+     request TEXT, run_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, state TEXT NOT NULL,
+     cursor BIGINT NOT NULL, cancel_requested INTEGER NOT NULL, owner TEXT, created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL, expires_at BIGINT, retention_ms BIGINT NOT NULL, bytes BIGINT NOT NULL,
+     UNIQUE (subject, job_key));
+   CREATE INDEX jobs_queued ON jobs (created_at) WHERE state = 'queued';
+   CREATE INDEX jobs_running ON jobs (owner) WHERE state = 'running';
+   CREATE TABLE job_events (job_id TEXT NOT NULL, seq BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (job_id, seq))`;
 }
 
 /**

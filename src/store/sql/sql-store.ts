@@ -25,6 +25,8 @@ import type {
   UsageSummary,
 } from '../store.js';
 import type { SqlEngine } from './engine.js';
+import { JobTable } from './job-table.js';
+import { SessionTable } from './session-table.js';
 import { migrate } from './migrations.js';
 
 const SIGNALS = 'agenticdriver_signals';
@@ -80,10 +82,16 @@ export class SqlStateStore implements StateStore {
   private leaseMs = 15_000;
   private closed = false;
 
+  readonly jobs: JobTable;
+  readonly sessions: SessionTable;
+
   private constructor(
     private readonly engine: SqlEngine,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.jobs = new JobTable(engine, () => this.id, now);
+    this.sessions = new SessionTable(engine, () => this.id, now);
+  }
 
   get replicaId(): string {
     return this.id;
@@ -177,8 +185,14 @@ export class SqlStateStore implements StateStore {
       }
       const tickets = await tx.run(`UPDATE tool_tickets SET state = 'interrupted' WHERE state = 'pending' AND (${ORPHAN})`);
       const operations = await tx.run(`UPDATE operations SET state = 'uncertain', updated_at = ? WHERE state = 'running' AND (${ORPHAN})`, [now]);
-      return { runs: runs.length, approvals: approvals.length, tickets: tickets.changes, operations: operations.changes };
+      const jobs = await this.jobs.interrupt(tx, false);
+      const sessions = await this.sessions.interrupt(tx);
+      return { runs: runs.length, approvals: approvals.length, tickets: tickets.changes, operations: operations.changes, jobs, sessions };
     });
+  }
+
+  async interruptOwnJobs(): Promise<number> {
+    return this.engine.transaction((tx) => this.jobs.interrupt(tx, true));
   }
 
   // --- usage and audit ---------------------------------------------------------------------
@@ -432,6 +446,10 @@ export class SqlStateStore implements StateStore {
     this.signalHandlers.push(handler);
   }
 
+  signalOwner(owner: string, signal: StoreSignal): Promise<void> {
+    return this.signal(this.engine, owner, signal);
+  }
+
   private async signal(tx: SqlEngine, to: string, signal: StoreSignal): Promise<void> {
     await tx.publish(SIGNALS, JSON.stringify({ to, ...signal }));
   }
@@ -444,7 +462,7 @@ export class SqlStateStore implements StateStore {
       return;
     }
     if (message.to !== this.replicaId || typeof message.id !== 'string') return;
-    if (message.kind !== 'approval' && message.kind !== 'ticket' && message.kind !== 'progress') return;
+    if (message.kind !== 'approval' && message.kind !== 'ticket' && message.kind !== 'progress' && message.kind !== 'session') return;
     for (const handler of this.signalHandlers) handler({ kind: message.kind, id: message.id });
   }
 
