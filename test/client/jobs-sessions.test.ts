@@ -1,14 +1,15 @@
 /**
  * Sessions and durable jobs in AgenticClient (extensions §1, §2), over real loopback HTTP:
  * request checks before sending, receipt and record invariants, the job event page rules
- * shared with the other clients, and tailJob's resumption against a loopback SSE server
- * that drops its connections.
+ * shared with the other clients, tailJob's resumption against a loopback SSE server that
+ * drops its connections, and the same calls against the real host.
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { AgenticClient, DriverError } from '../../src/client/index.js';
+import { script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
 type Json = Record<string, any>;
 type Route = (request: IncomingMessage, response: ServerResponse, body: string) => void;
@@ -397,5 +398,57 @@ describe('tailJob', () => {
     const error = await failure(() => tail({ initialDelayMs: 10_000, signal: controller.signal }));
     assert.equal(error.code, 'CANCELLED');
     assert.equal(streamRequests().length, 1);
+  });
+});
+
+describe('against the real host', () => {
+  let host: TestHost;
+  let real: AgenticClient;
+
+  before(async () => {
+    host = await startTestHost({
+      tokens: [
+        {
+          id: 'main',
+          subject: 'test-user',
+          tokenRef: { env: 'AD_TEST_TOKEN' },
+          providers: ['mock'],
+          jobs: ['submit', 'read', 'cancel'],
+          sessions: ['create', 'read', 'continue', 'delete'],
+        },
+      ],
+      jobs: { retentionMs: 60_000, pollIntervalMs: 20 },
+      sessions: { retentionMs: 60_000 },
+    });
+    real = new AgenticClient({ url: host.url, token: TOKEN });
+  });
+
+  after(() => host.close());
+
+  it('tails a job live to its end, resumes from the middle, and pages the same log', async () => {
+    const submitted = await real.submitJob({ key: `tail-${Date.now()}`, request: { provider: 'mock', model: 'demo', input: script([{ stallMs: 100 }, { text: 'slow' }]) } });
+    const tailed = [];
+    for await (const event of real.tailJob(submitted.id)) tailed.push(event);
+    assert.equal(tailed[0]!.type, 'run.started');
+    const last = tailed.at(-1)!;
+    assert.equal(last.type === 'run.completed' && last.result.text, 'slow');
+    assert.deepEqual(tailed.map((event) => event.sequence), tailed.map((_, index) => index + 1));
+    const page = await real.jobEvents({ id: submitted.id, after: 0 });
+    assert.deepEqual(page.events, tailed);
+    const rest: number[] = [];
+    for await (const event of real.tailJob(submitted.id, { after: 2 })) rest.push(event.sequence);
+    assert.deepEqual(rest, tailed.slice(2).map((event) => event.sequence));
+    assert.equal((await real.cancelJob(submitted.id)).state, 'completed');
+  });
+
+  it('creates, continues, reads and deletes a session', async () => {
+    const created = await real.createSession({ provider: 'mock', model: 'demo', mode: 'history', history: [{ role: 'user', content: 'I am Ada.' }] });
+    const id = created.session.id;
+    const result = await real.run({ provider: 'mock', model: 'demo', input: 'Hello', session: { id, revision: 0 } });
+    assert.equal(result.session?.revision, 1);
+    const read = await real.readSession(id);
+    assert.deepEqual(read.history.map((message) => message.content), ['I am Ada.', 'Hello', result.text]);
+    assert.deepEqual(await real.deleteSession(id), { id, deleted: true });
+    assert.equal(await codeOf(() => real.readSession(id)), 'SESSION_NOT_FOUND');
   });
 });
