@@ -8,6 +8,7 @@ import type { DriverError } from '../protocol/errors.js';
 import type { ApprovalRequest, ApprovalResolution, ToolCall, ToolExecution } from '../protocol/schemas.js';
 import type { Clock } from '../shared/clock.js';
 import type { CompiledSchema } from './json-schema.js';
+import type { Metering } from './metering.js';
 import type { ApproveCallback } from './tools.js';
 import type { RunStartRecord, UsageRecord } from './usage-record.js';
 
@@ -54,6 +55,8 @@ export interface RunServices {
   toolExecutions?: ToolExecutionService | undefined;
   /** Told that a run starts, before its provider is called. */
   onRunStarted?: ((record: RunStartRecord) => void | Promise<void>) | undefined;
+  /** Host identity, labels and prices stamped on every usage record. */
+  metering: Metering;
   /** Metering sink, after every run. */
   onUsage?: ((record: UsageRecord) => void | Promise<void>) | undefined;
   /** Told the unmasked cause whenever a run ends INTERNAL_ERROR. */

@@ -19,6 +19,7 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
       authorizeRun(run, principal, streaming);
       const prepared = context.driver.prepareParsed(run, {
         subject: principal.subject,
+        tokenId: principal.tokenId,
         acceptOptionalEvents: streaming && request.acceptOptionalEvents,
         applicationToolApprovals: principal.applicationToolApprovals,
       });

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { AuditRecord } from '../audit-record.js';
-import type { RunStartRecord, UsageRecord } from '../../runtime/usage-record.js';
+import { interruptedRecord, type RunStartRecord, type UsageRecord } from '../../runtime/usage-record.js';
 import type { ReconcileReport, StateStore, UsageSummary } from '../store.js';
 import { preparePrivateDatabaseFile } from './private-file.js';
 
@@ -163,16 +163,7 @@ export class SqliteStateStore implements StateStore {
       const runs = this.db.prepare('SELECT record FROM runs_in_flight').all() as { record: string }[];
       for (const row of runs) {
         const start = JSON.parse(row.record) as RunStartRecord;
-        this.insertUsage({
-          ...start,
-          status: 'interrupted',
-          outcome: 'uncertain',
-          finishedAt: at,
-          // Only an upper bound: the process died somewhere between start and now.
-          durationMs: Math.max(0, Date.parse(at) - Date.parse(start.startedAt)),
-          steps: 0,
-          usage: {},
-        });
+        this.insertUsage(interruptedRecord(start, at));
       }
       const approvals = this.db.prepare('SELECT record FROM open_approvals').all() as { record: string }[];
       for (const row of approvals) {
