@@ -13,6 +13,7 @@ import { ProviderId, ToolName } from '../protocol/schemas.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
 import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
 import { SecretRef } from '../shared/secrets.js';
+import { checkUsageConfig, UsageConfig } from '../extensions/usage/config.js';
 
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_BODY_BYTES = 1_000_000;
@@ -94,6 +95,7 @@ export function hostConfigSchema() {
       approvals: Type.Optional(Approvals),
       applicationTools: Type.Optional(ApplicationTools),
       state: Type.Optional(Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096 }) }, strict)),
+      usage: Type.Optional(UsageConfig),
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
@@ -118,6 +120,8 @@ export interface HostConfig {
   limits: HostLimits;
   approvals: Static<typeof Approvals> | undefined;
   applicationTools: Static<typeof ApplicationTools> | undefined;
+  /** Usage identity, labels, prices and record sinks (src/extensions/usage). */
+  usage: UsageConfig | undefined;
   /** Absolute state directory. */
   stateDirectory: string;
   /** Absolute directory of the config file; relative paths resolve against it. */
@@ -180,6 +184,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     approvals?: Static<typeof Approvals>;
     applicationTools?: Static<typeof ApplicationTools>;
     state?: { directory: string };
+    usage?: UsageConfig;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
@@ -206,6 +211,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     if (!origin) throw configError(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`);
     return origin;
   });
+  checkUsageConfig(input.usage);
   const listen = input.listen ?? { host: '127.0.0.1', port: DEFAULT_PORT };
   assertListenerSecure(listen);
   return {
@@ -217,6 +223,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     limits: input.limits ?? {},
     approvals: input.approvals,
     applicationTools: input.applicationTools,
+    usage: input.usage,
     stateDirectory: resolve(configDir, input.state?.directory ?? 'state'),
     configDir,
     configPath,

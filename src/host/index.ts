@@ -7,6 +7,8 @@ import { ProviderDiscovery } from '../runtime/discovery.js';
 import { AgenticDriver } from '../runtime/driver.js';
 import { ApprovalRegistry } from '../extensions/approvals.js';
 import { ToolExecutionRegistry } from '../extensions/application-tools.js';
+import { UsagePipeline } from '../extensions/usage/pipeline.js';
+import type { SinkLog } from '../extensions/usage/sink.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
 import { SqliteStateStore } from '../store/sqlite/sqlite-store.js';
@@ -33,6 +35,8 @@ export interface HostOptions {
   store?: StateStore;
   /** Extra metering sink, after the store records the run. */
   onUsage?: (record: UsageRecord) => void | Promise<void>;
+  /** Where usage-sink failures are logged (`USAGESTAT_ERROR` / `USAGESTAT_SCHEMA`); default one JSON line on stderr. */
+  logUsageSinkFailure?: SinkLog;
   heartbeatMs?: number;
   /** Overrides `limits.writeStallTimeoutMs`. */
   writeStallMs?: number;
@@ -54,6 +58,8 @@ export interface RunningHost {
   toolExecutions: ToolExecutionRegistry | undefined;
   store: StateStore;
   metrics: HostMetrics;
+  /** The usage sinks (callback, file, webhook) and their health. */
+  usage: UsagePipeline;
   close(): Promise<void>;
 }
 
@@ -69,8 +75,19 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
   const store = options.store ?? SqliteStateStore.open(config.stateDirectory);
   // Runs and approvals a previous process left open (it crashed) get their records now.
+  let usage: UsagePipeline;
   try {
-    await store.reconcileInterrupted(isoTimestamp(options.clock ?? systemClock));
+    const at = isoTimestamp(options.clock ?? systemClock);
+    await store.reconcileInterrupted(at);
+    usage = await UsagePipeline.open({
+      usage: config.usage,
+      configDir: config.configDir,
+      stateDirectory: config.stateDirectory,
+      env,
+      callback: options.onUsage,
+      log: options.logUsageSinkFailure,
+    });
+    await usage.reconcile(at);
   } catch (error) {
     await store.close();
     throw error;
@@ -88,10 +105,16 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(approvals ? { approvals } : {}),
     ...(toolExecutions ? { toolExecutions } : {}),
     onInternalError: (error, runId) => logInternalError(error, `run ${runId}`),
-    onRunStarted: (record) => store.recordRunStart(record),
+    ...(config.usage ? { metering: { hostId: config.usage.hostId, labels: config.usage.labels, prices: config.usage.prices } } : {}),
+    onRunStarted: async (record) => {
+      await Promise.all([store.recordRunStart(record), usage.runStarted(record)]);
+    },
     onUsage: async (record) => {
-      await store.recordUsage(record);
-      await options.onUsage?.(record);
+      try {
+        await store.recordUsage(record);
+      } finally {
+        await usage.record(record);
+      }
     },
   });
   const metrics: HostMetrics = { runs: { completed: 0, failed: 0, cancelled: 0 } };
@@ -123,6 +146,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
+    await usage.close();
     await store.close();
     throw new DriverError('LISTEN_FAILED', `Could not listen on ${config.listen.host}:${config.listen.port}: ${(error as Error).message}`);
   }
@@ -136,6 +160,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     toolExecutions,
     store,
     metrics,
+    usage,
     close: () =>
       (closed ??= (async () => {
         // Stop accepting, end every run with its terminal event, let the responses leave,
@@ -146,6 +171,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
         await app.close();
         await driver.close();
+        await usage.close();
         await store.close();
       })()),
   };
