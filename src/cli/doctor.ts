@@ -9,6 +9,7 @@ import { createProviders } from '../host/providers.js';
 import { systemClock } from '../shared/clock.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ProviderHealth } from '../protocol/schemas.js';
+import { usageSinkReport, type UsageSinkReport } from '../extensions/usage/report.js';
 
 export interface DoctorReport {
   ok: boolean;
@@ -17,6 +18,8 @@ export interface DoctorReport {
   listener: { host: string; port: number; tls: boolean };
   tokens: number;
   providers: { id: string; kind: string; models: string[]; health: ProviderHealth; version?: string }[];
+  /** The usage sinks' last health and the webhook spool (USAGESTAT_ERROR / USAGESTAT_SCHEMA show here). */
+  usage: UsageSinkReport;
 }
 
 export async function doctor(explicitPath?: string): Promise<DoctorReport> {
@@ -33,12 +36,14 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
     }),
   );
   await Promise.allSettled(adapters.map((adapter) => adapter.close?.()));
+  const usage = await usageSinkReport(config.usage, config.configDir, config.stateDirectory);
   return {
-    ok: providers.every((provider) => provider.health.status === 'ready' || provider.health.status === 'unknown'),
+    ok: usage.ok && providers.every((provider) => provider.health.status === 'ready' || provider.health.status === 'unknown'),
     configPath,
     configuration: 'valid',
     listener: { host: config.listen.host, port: config.listen.port, tls: config.listen.tls !== undefined },
     tokens: config.tokens.length,
     providers,
+    usage,
   };
 }

@@ -14,6 +14,7 @@ import type { UsageConfig } from './config.js';
 import { JsonlFileSink } from './file-sink.js';
 import { CallbackSink, HealthCounter, logSinkFailureToStderr, type SinkHealth, type SinkLog, type UsageSink } from './sink.js';
 import { WebhookSink } from './webhook-sink.js';
+import { webhookSpoolDirectory } from './spool-path.js';
 
 export const HEALTH_FILE = 'usage-sinks.json';
 const RUN_FILE = /^[0-9A-Za-z-]{1,128}\.json$/;
@@ -65,7 +66,7 @@ export class UsagePipeline {
       const sink = new WebhookSink(
         {
           url: webhook.url,
-          spoolDirectory: webhook.spoolDirectory ? at(webhook.spoolDirectory) : join(options.stateDirectory, 'usage-spool'),
+          spoolDirectory: webhookSpoolDirectory(usage, options.configDir, options.stateDirectory),
           token,
           maxAttempts: webhook.maxAttempts,
           timeoutMs: webhook.timeoutMs,

@@ -6,6 +6,7 @@ import type { AuditRecord } from '../audit-record.js';
 import { interruptedRecord, type RunStartRecord, type UsageRecord } from '../../runtime/usage-record.js';
 import type { ReconcileReport, StateStore, UsageSummary } from '../store.js';
 import { preparePrivateDatabaseFile } from './private-file.js';
+import { sumUsage, type UsageTotalsQuery, type UsageTotalsRow } from '../usage-totals.js';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE usage_records (
@@ -137,6 +138,14 @@ export class SqliteStateStore implements StateStore {
       if (status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'interrupted') summary[status] = count;
     }
     return summary;
+  }
+
+  async usageTotals(query: UsageTotalsQuery): Promise<UsageTotalsRow[]> {
+    this.flushWrites();
+    const rows = this.db.prepare('SELECT record FROM usage_records WHERE finished_at >= ?').iterate(query.since ?? '') as IterableIterator<{ record: string }>;
+    return sumUsage((function* () {
+      for (const row of rows) yield JSON.parse(row.record) as UsageRecord;
+    })(), query.by);
   }
 
   async appendAudit(record: AuditRecord): Promise<void> {
