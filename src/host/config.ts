@@ -14,6 +14,7 @@ import { PROVIDER_KINDS } from '../providers/kinds.js';
 import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
 import { SecretRef } from '../shared/secrets.js';
 import { checkUsageConfig, UsageConfig } from '../extensions/usage/config.js';
+import { MetricsConfig } from './metrics.js';
 
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_BODY_BYTES = 1_000_000;
@@ -96,6 +97,7 @@ export function hostConfigSchema() {
       applicationTools: Type.Optional(ApplicationTools),
       state: Type.Optional(Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096 }) }, strict)),
       usage: Type.Optional(UsageConfig),
+      metrics: Type.Optional(MetricsConfig),
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
@@ -122,6 +124,8 @@ export interface HostConfig {
   applicationTools: Static<typeof ApplicationTools> | undefined;
   /** Usage identity, labels, prices and record sinks (src/extensions/usage). */
   usage: UsageConfig | undefined;
+  /** Prometheus `GET /metrics` (src/host/metrics.ts), when present. */
+  metrics: MetricsConfig | undefined;
   /** Absolute state directory. */
   stateDirectory: string;
   /** Absolute directory of the config file; relative paths resolve against it. */
@@ -185,6 +189,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     applicationTools?: Static<typeof ApplicationTools>;
     state?: { directory: string };
     usage?: UsageConfig;
+    metrics?: MetricsConfig;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
@@ -224,6 +229,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     approvals: input.approvals,
     applicationTools: input.applicationTools,
     usage: input.usage,
+    metrics: input.metrics,
     stateDirectory: resolve(configDir, input.state?.directory ?? 'state'),
     configDir,
     configPath,

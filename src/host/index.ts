@@ -8,7 +8,7 @@ import { AgenticDriver } from '../runtime/driver.js';
 import { ApprovalRegistry } from '../extensions/approvals.js';
 import { ToolExecutionRegistry } from '../extensions/application-tools.js';
 import { UsagePipeline } from '../extensions/usage/pipeline.js';
-import type { SinkLog } from '../extensions/usage/sink.js';
+import { logSinkFailureToStderr, type SinkLog } from '../extensions/usage/sink.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
 import { SqliteStateStore } from '../store/sqlite/sqlite-store.js';
@@ -23,6 +23,7 @@ import { createProviders } from './providers.js';
 import { readSecret } from '../shared/secrets.js';
 import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
 import { DEFAULT_WRITE_STALL_MS } from './sse.js';
+import { PrometheusMetrics } from './metrics.js';
 
 export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
 
@@ -76,7 +77,16 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const store = options.store ?? SqliteStateStore.open(config.stateDirectory);
   // Runs and approvals a previous process left open (it crashed) get their records now.
   let usage: UsagePipeline;
+  let prometheus: PrometheusMetrics | undefined;
+  let activeRuns: ActiveRuns | undefined;
   try {
+    if (config.metrics) {
+      const token = config.metrics.tokenRef ? await readSecret(config.metrics.tokenRef, config.configDir, env) : undefined;
+      if (token !== undefined && (token.length < 32 || /[\s\0]/.test(token))) {
+        throw new DriverError('INVALID_CONFIG', 'metrics.tokenRef must resolve to one line of at least 32 characters without whitespace.');
+      }
+      prometheus = new PrometheusMetrics({ token, activeRuns: () => activeRuns?.size ?? 0 });
+    }
     const at = isoTimestamp(options.clock ?? systemClock);
     await store.reconcileInterrupted(at);
     usage = await UsagePipeline.open({
@@ -85,7 +95,10 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       stateDirectory: config.stateDirectory,
       env,
       callback: options.onUsage,
-      log: options.logUsageSinkFailure,
+      log: (failure) => {
+        prometheus?.sinkFailed(failure);
+        (options.logUsageSinkFailure ?? logSinkFailureToStderr)(failure);
+      },
     });
     await usage.reconcile(at);
   } catch (error) {
@@ -110,6 +123,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       await Promise.all([store.recordRunStart(record), usage.runStarted(record)]);
     },
     onUsage: async (record) => {
+      prometheus?.observeRecord(record);
       try {
         await store.recordUsage(record);
       } finally {
@@ -128,12 +142,14 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       perSubject: config.limits.maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject,
     }),
     metrics,
+    prometheus,
     features: hostFeatures({ approvals, toolExecutions }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
     active: new ActiveRuns(),
     closing: false,
   };
+  activeRuns = context.active;
   const app = buildServer({
     context,
     authenticator,

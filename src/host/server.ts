@@ -18,6 +18,7 @@ import type { HostContext } from './context.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
 import { sendError } from './send-error.js';
+import { METRICS_PATH } from './metrics.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -91,6 +92,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       if (!allowedOrigins.has(origin)) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
     }
     if ((request.method === 'GET' || request.method === 'HEAD') && PUBLIC_PATHS.has(request.url)) return;
+    // The operator's metrics endpoint has its own credential (src/host/metrics.ts), not a host token.
+    if (context.prometheus && request.url === METRICS_PATH && (request.method === 'GET' || request.method === 'HEAD')) {
+      context.prometheus.authorize(request.headers.authorization, request.socket.remoteAddress);
+      return;
+    }
 
     const principal = authenticator.authenticate(request.headers.authorization);
     if (!principal) throw new DriverError('UNAUTHORIZED', 'A valid bearer token is required.');
@@ -162,6 +168,17 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(runRoutes, { context });
   app.register(approvalRoutes, { context });
   app.register(toolExecutionRoutes, { context });
+  const prometheus = context.prometheus;
+  if (prometheus) {
+    app.route({
+      method: 'GET',
+      url: METRICS_PATH,
+      handler: async (_request, reply) => {
+        const { contentType, body } = await prometheus.render();
+        return reply.type(contentType).send(body);
+      },
+    });
+  }
   // Every endpoint of the table this host serves has its handler (families register by operation id).
   app.addHook('onReady', async () => {
     const missing = ENDPOINTS.filter((entry) => serves(context, entry) && !app.hasRoute({ method: entry.method, url: entry.path }));

@@ -23,7 +23,13 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
         acceptOptionalEvents: streaming && request.acceptOptionalEvents,
         applicationToolApprovals: principal.applicationToolApprovals,
       });
-      const release = context.admission.acquire(principal.subject);
+      let release: () => void;
+      try {
+        release = context.admission.acquire(principal.subject);
+      } catch (error) {
+        context.prometheus?.admissionRejected();
+        throw error;
+      }
       const controller = new AbortController();
       context.active.add(controller, reply.raw);
       reply.raw.on('close', () => {
@@ -32,6 +38,8 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
       const events = counted(context, context.driver.execute(prepared, controller.signal));
       try {
         if (streaming) {
+          const closeStream = context.prometheus?.streamOpened();
+          reply.raw.once('close', () => closeStream?.());
           return await writeEventStream(reply, events, {
             heartbeatMs: context.heartbeatMs,
             writeStallMs: context.writeStallMs,
