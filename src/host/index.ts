@@ -24,6 +24,7 @@ import { readSecret } from '../shared/secrets.js';
 import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
 import { DEFAULT_WRITE_STALL_MS } from './sse.js';
 import { PrometheusMetrics } from './metrics.js';
+import { logRequest, logRun, logSinkFailure, type HostLogger } from './logging.js';
 
 export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
 
@@ -45,6 +46,8 @@ export interface HostOptions {
   shutdownGraceMs?: number;
   env?: NodeJS.ProcessEnv;
   logger?: boolean;
+  /** Structured logs: one line per request and per run, and usage sink failures (see src/host/logging.ts). */
+  log?: HostLogger;
   clock?: Clock;
   /** Where every internal error (a 500) is reported; default one JSON line on stderr. */
   logInternalError?: InternalErrorLog;
@@ -97,7 +100,9 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       callback: options.onUsage,
       log: (failure) => {
         prometheus?.sinkFailed(failure);
-        (options.logUsageSinkFailure ?? logSinkFailureToStderr)(failure);
+        if (options.logUsageSinkFailure) options.logUsageSinkFailure(failure);
+        else if (options.log) logSinkFailure(options.log, failure);
+        else logSinkFailureToStderr(failure);
       },
     });
     await usage.reconcile(at);
@@ -124,6 +129,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     },
     onUsage: async (record) => {
       prometheus?.observeRecord(record);
+      if (options.log) logRun(options.log, record);
       try {
         await store.recordUsage(record);
       } finally {
@@ -158,6 +164,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(tls ? { tls } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     logInternalError,
+    ...(options.log ? { logRequest: (line: Parameters<typeof logRequest>[1]) => logRequest(options.log!, line) } : {}),
   });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });

@@ -19,6 +19,8 @@ import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
 import { sendError } from './send-error.js';
 import { METRICS_PATH } from './metrics.js';
+import type { RequestLine } from './logging.js';
+import { randomUUID } from 'node:crypto';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -36,6 +38,8 @@ export interface ServerOptions {
   logger?: boolean;
   /** Where every internal error (a 500) is reported; default one JSON line on stderr. */
   logInternalError?: InternalErrorLog;
+  /** Told one line per request once its response is complete or its connection closes. */
+  logRequest?: (line: RequestLine) => void;
 }
 
 /** Receives the unmasked error behind a 500 and where it happened (never sent to a client). */
@@ -71,6 +75,28 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.server.headersTimeout = 10_000;
   app.decorateRequest('principal', null as unknown as Principal);
   app.decorateRequest('acceptOptionalEvents', false);
+
+  const logRequest = options.logRequest;
+  if (logRequest) {
+    // First, so every request is logged, the refused ones included.
+    app.addHook('onRequest', async (request, reply) => {
+      const started = process.hrtime.bigint();
+      const requestId = randomUUID();
+      reply.raw.once('close', () => {
+        const principal = request.principal as Principal | null;
+        logRequest({
+          requestId,
+          method: request.method,
+          // The route pattern, never the raw target: a path or query may carry a pasted secret.
+          route: request.routeOptions.url ?? 'unmatched',
+          status: reply.raw.statusCode,
+          durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+          ...(principal ? { subject: principal.subject, tokenId: principal.tokenId } : {}),
+          ...(reply.raw.writableFinished ? {} : { aborted: true }),
+        });
+      });
+    });
+  }
 
   app.addHook('onRequest', async (request, reply) => {
     reply.headers(commonHeaders(tls));

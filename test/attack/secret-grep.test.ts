@@ -283,6 +283,8 @@ describe('secret grep: no secret in any captured output', () => {
     assert.ok(operatorViews.some((capture) => capture.what.includes('usage/records.jsonl')), 'the usage file was written');
     assert.ok(operatorViews.some((capture) => capture.what.includes('usage-spool/pending/')), 'the webhook spool holds the records');
     assert.match(serverOutput.stderr, /USAGESTAT_ERROR/, 'the down webhook is logged');
+    assert.match(serverOutput.stderr, /"kind":"request"/, 'the host logged its requests');
+    assert.match(serverOutput.stderr, /"kind":"run"/, 'the host logged its runs');
     assert.deepEqual(operatorViews.filter((capture) => capture.text.includes(PROMPT)).map((capture) => capture.what), []);
   });
 });
