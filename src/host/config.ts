@@ -15,6 +15,7 @@ import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
 import { SecretRef } from '../shared/secrets.js';
 import { checkUsageConfig, UsageConfig } from '../extensions/usage/config.js';
 import { MetricsConfig } from './metrics.js';
+import { checkTracingConfig, TracingConfig } from './tracing.js';
 
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_BODY_BYTES = 1_000_000;
@@ -98,6 +99,7 @@ export function hostConfigSchema() {
       state: Type.Optional(Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096 }) }, strict)),
       usage: Type.Optional(UsageConfig),
       metrics: Type.Optional(MetricsConfig),
+      tracing: Type.Optional(TracingConfig),
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
@@ -126,6 +128,8 @@ export interface HostConfig {
   usage: UsageConfig | undefined;
   /** Prometheus `GET /metrics` (src/host/metrics.ts), when present. */
   metrics: MetricsConfig | undefined;
+  /** OpenTelemetry traces (src/host/tracing.ts), when present. */
+  tracing: TracingConfig | undefined;
   /** Absolute state directory. */
   stateDirectory: string;
   /** Absolute directory of the config file; relative paths resolve against it. */
@@ -190,6 +194,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     state?: { directory: string };
     usage?: UsageConfig;
     metrics?: MetricsConfig;
+    tracing?: TracingConfig;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
@@ -217,6 +222,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     return origin;
   });
   checkUsageConfig(input.usage);
+  checkTracingConfig(input.tracing);
   const listen = input.listen ?? { host: '127.0.0.1', port: DEFAULT_PORT };
   assertListenerSecure(listen);
   return {
@@ -230,6 +236,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     applicationTools: input.applicationTools,
     usage: input.usage,
     metrics: input.metrics,
+    tracing: input.tracing,
     stateDirectory: resolve(configDir, input.state?.directory ?? 'state'),
     configDir,
     configPath,

@@ -6,6 +6,7 @@ import type { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ActiveRuns } from './active-runs.js';
 import type { Admission } from './admission.js';
 import type { PrometheusMetrics } from './metrics.js';
+import type { HostTracing } from './tracing.js';
 
 export interface HostMetrics {
   runs: { completed: number; failed: number; cancelled: number };
@@ -21,6 +22,8 @@ export interface HostContext {
   metrics: HostMetrics;
   /** `GET /metrics`, when the config enables it. */
   prometheus?: PrometheusMetrics | undefined;
+  /** OpenTelemetry spans per run, when the config enables tracing. */
+  tracing?: HostTracing | undefined;
   /** Features this host really offers, in the order `/v1/protocol` lists them. */
   features: readonly string[];
   heartbeatMs: number;

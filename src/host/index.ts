@@ -24,6 +24,8 @@ import { readSecret } from '../shared/secrets.js';
 import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
 import { DEFAULT_WRITE_STALL_MS } from './sse.js';
 import { PrometheusMetrics } from './metrics.js';
+import { HostTracing } from './tracing.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { logRequest, logRun, logSinkFailure, type HostLogger } from './logging.js';
 
 export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
@@ -46,6 +48,8 @@ export interface HostOptions {
   shutdownGraceMs?: number;
   env?: NodeJS.ProcessEnv;
   logger?: boolean;
+  /** Where spans go when the config enables `tracing` (default: OTLP/HTTP to `tracing.endpoint`); tests pass an in-memory exporter. */
+  spanExporter?: SpanExporter;
   /** Structured logs: one line per request and per run, and usage sink failures (see src/host/logging.ts). */
   log?: HostLogger;
   clock?: Clock;
@@ -149,6 +153,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     }),
     metrics,
     prometheus,
+    tracing: config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined,
     features: hostFeatures({ approvals, toolExecutions }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
@@ -169,6 +174,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
+    await context.tracing?.close();
     await usage.close();
     await store.close();
     throw new DriverError('LISTEN_FAILED', `Could not listen on ${config.listen.host}:${config.listen.port}: ${(error as Error).message}`);
@@ -194,6 +200,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
         await app.close();
         await driver.close();
+        await context.tracing?.close();
         await usage.close();
         await store.close();
       })()),

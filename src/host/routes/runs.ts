@@ -35,7 +35,8 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
       reply.raw.on('close', () => {
         if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
       });
-      const events = counted(context, context.driver.execute(prepared, controller.signal));
+      const counting = counted(context, context.driver.execute(prepared, controller.signal));
+      const events = context.tracing ? context.tracing.trace(counting, { request: run, vendor: prepared.adapter.info.vendor }) : counting;
       try {
         if (streaming) {
           const closeStream = context.prometheus?.streamOpened();
