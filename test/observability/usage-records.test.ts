@@ -13,6 +13,7 @@ import type { SinkFailure } from '../../src/extensions/usage/sink.js';
 import { readUsageHealth } from '../../src/extensions/usage/pipeline.js';
 import { script, startTestHost, TOKEN } from '../support/host.js';
 import { tempDir } from '../support/temp.js';
+import { startChatCompletionsServer } from '../vendors/index.js';
 
 const SECRET_PROMPT = 'planted-prompt-7f3a9c-never-in-a-record';
 const WEBHOOK_SECRET = 'webhook-secret-0123456789abcdefghijklmnop';
@@ -146,6 +147,37 @@ describe('usage records', () => {
     } finally {
       await host.close();
     }
+  });
+
+  test('an API provider kind: source provider-reported, auth mode api-key, totals from the vendor', async () => {
+    const vendor = await startChatCompletionsServer({ apiKey: 'vendor-key-usage-records-0123456789', models: ['m'] });
+    const records: UsageRecord[] = [];
+    const host = await startTestHost(
+      {
+        providers: [{ kind: 'openai-compatible', id: 'vendor', models: ['m'], baseUrl: vendor.url, apiKeyRef: { env: 'AD_USAGE_VENDOR' } }],
+        tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['vendor'] }],
+      },
+      { onUsage: (record) => void records.push(record), env: { ...process.env, AD_TEST_TOKEN: TOKEN, AD_USAGE_VENDOR: 'vendor-key-usage-records-0123456789' } },
+    );
+    try {
+      vendor.push({ turn: { text: 'hi', usage: { input: 12, output: 4 } } });
+      assert.equal((await host.post('/v1/runs', { provider: 'vendor', model: 'm', input: SECRET_PROMPT })).status, 200);
+      vendor.push({ error: { status: 500, message: 'down' } });
+      assert.equal((await host.post('/v1/runs', { provider: 'vendor', model: 'm', input: SECRET_PROMPT })).status, 502);
+      await untilTrue(() => records.length === 2);
+    } finally {
+      await host.close();
+      await vendor.close();
+    }
+    const [ok, failed] = records as [UsageRecord, UsageRecord];
+    assert.equal(ok.source, 'provider-reported');
+    assert.equal(ok.authMode, 'api-key');
+    assert.equal(ok.vendor, 'openai-compatible');
+    assert.equal(ok.usage?.inputTokens, 12);
+    assert.equal(ok.usage?.outputTokens, 4);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.usage, undefined);
+    assert.equal(JSON.stringify(records).includes(SECRET_PROMPT), false);
   });
 
   test('a failing callback never changes the run, and is logged USAGESTAT_ERROR and kept for doctor', async () => {
