@@ -135,6 +135,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       prometheus?.observeRecord(record);
       if (options.log) logRun(options.log, record);
       try {
+        await usage.finished(record).catch(() => undefined);
         await store.recordUsage(record);
       } finally {
         await usage.record(record);

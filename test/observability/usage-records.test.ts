@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { UsageRecord } from '../../src/runtime/usage-record.js';
@@ -282,6 +282,35 @@ describe('usage records', () => {
     }
     assert.equal(JSON.stringify(seen).includes(WEBHOOK_SECRET), false);
     delete process.env.AD_TEST_WEBHOOK;
+  });
+
+  test('after a crash, the journal sends a run that never finished as interrupted, and a finished record its sinks missed as it was', async () => {
+    const dir = tempDir('agenticdriver-usage-journal-');
+    const path = join(dir, 'records.jsonl');
+    const overrides = { state: { directory: join(dir, 'state') }, usage: { hostId: 'host-j', file: { path } } };
+    // What a crashed process leaves in the journal: one run in flight, one finished but not yet delivered.
+    const journal = join(dir, 'state', 'usage-runs');
+    mkdirSync(journal, { recursive: true });
+    const start = {
+      schema: 'agenticdriver.usage.v2', recordId: '00000000-0000-4000-8000-000000000001', hostId: 'host-j', runId: '00000000-0000-4000-8000-000000000001',
+      subject: 'test-user', tokenId: 'main', provider: 'mock', vendor: 'mock', model: 'demo', authMode: 'none', source: 'synthetic', startedAt: '2026-12-01T00:00:00.000Z',
+    };
+    const finished = {
+      ...start, recordId: '00000000-0000-4000-8000-000000000002', runId: '00000000-0000-4000-8000-000000000002', status: 'completed',
+      finishedAt: '2026-12-01T00:00:01.000Z', durationMs: 1000, steps: 1, usage: { inputTokens: 1, outputTokens: 1 }, observedUsage: { inputTokens: 1, outputTokens: 1 },
+      coverage: { startedSteps: 1, completedSteps: 1, reportedSteps: 1 },
+    };
+    writeFileSync(join(journal, `${start.runId}.json`), JSON.stringify(start));
+    writeFileSync(join(journal, `${finished.runId}.json`), JSON.stringify(finished));
+    writeFileSync(join(journal, `${finished.runId}.json.tmp`), '{"torn');
+    for (let restart = 0; restart < 2; restart += 1) await (await startTestHost(overrides)).close();
+    const records = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as UsageRecord);
+    assert.deepEqual(records.map((record) => [record.runId, record.status]), [
+      [start.runId, 'interrupted'],
+      [finished.runId, 'completed'],
+    ]);
+    assert.equal(records[0]!.outcome, 'uncertain');
+    assert.deepEqual(readdirSync(journal), []);
   });
 
   test('the config refuses a plain-HTTP webhook off loopback', async () => {

@@ -83,27 +83,55 @@ export class UsagePipeline {
     return pipeline;
   }
 
+  /** Journal writes still in progress, so a record never overtakes its run's start. */
+  private readonly journalling = new Map<string, Promise<void>>();
+
   /** Notes a run in flight (durable sinks only), before its provider is asked anything. */
   async runStarted(start: RunStartRecord): Promise<void> {
-    if (!this.journal || !RUN_FILE.test(`${start.runId}.json`)) return;
-    const handle = await open(join(this.journal, `${start.runId}.json`), 'w', 0o600);
-    try {
-      await handle.writeFile(JSON.stringify(start));
-    } finally {
-      await handle.close();
-    }
+    await this.journalWrite(start.runId, start);
   }
 
-  /** Hands a finished run's record to every sink; never throws. */
+  /**
+   * Replaces the run's journal entry with its final record, before the store commits it, so
+   * that a crash from here on re-delivers this record at the next start (not an `interrupted` one).
+   */
+  async finished(record: UsageRecord): Promise<void> {
+    await this.journalWrite(record.runId, record);
+  }
+
+  private async journalWrite(runId: string, entry: RunStartRecord | UsageRecord): Promise<void> {
+    if (!this.journal || !RUN_FILE.test(`${runId}.json`)) return;
+    const target = join(this.journal, `${runId}.json`);
+    const previous = this.journalling.get(runId) ?? Promise.resolve();
+    const write = previous.then(async () => {
+      const handle = await open(`${target}.tmp`, 'w', 0o600);
+      try {
+        await handle.writeFile(JSON.stringify(entry));
+      } finally {
+        await handle.close();
+      }
+      await rename(`${target}.tmp`, target);
+    });
+    const settled = write.catch(() => undefined);
+    this.journalling.set(runId, settled);
+    void settled.then(() => {
+      if (this.journalling.get(runId) === settled) this.journalling.delete(runId);
+    });
+    await write;
+  }
+
+  /** Hands a finished run's record to every sink, then forgets the run; never throws. */
   async record(record: UsageRecord): Promise<void> {
     const problem = checkUsageRecord(record);
     if (problem) {
       this.checker.failure('USAGESTAT_SCHEMA', `The usage record was not sent: ${problem}.`, record.recordId);
       await this.writeHealth();
-      return;
+    } else {
+      await this.fanOut(record);
     }
-    await this.fanOut(record);
-    if (this.journal) await rm(join(this.journal, `${record.runId}.json`), { force: true }).catch(() => undefined);
+    if (!this.journal) return;
+    await this.journalling.get(record.runId);
+    await rm(join(this.journal, `${record.runId}.json`), { force: true }).catch(() => undefined);
   }
 
   private async fanOut(record: UsageRecord): Promise<void> {
@@ -125,11 +153,14 @@ export class UsagePipeline {
   async reconcile(at: string): Promise<number> {
     if (!this.journal) return 0;
     const names = (await readdir(this.journal)).filter((name) => RUN_FILE.test(name));
+    for (const name of await readdir(this.journal)) if (name.endsWith('.tmp')) await rm(join(this.journal, name), { force: true });
     for (const name of names) {
       const path = join(this.journal, name);
       try {
-        const start = JSON.parse(await readFile(path, 'utf8')) as RunStartRecord;
-        await this.fanOut(interruptedRecord(start, at));
+        const entry = JSON.parse(await readFile(path, 'utf8')) as RunStartRecord | UsageRecord;
+        // A final record the crash kept from its sinks goes out as it was (sinks deduplicate by
+        // recordId); a run that never finished goes out as interrupted.
+        await this.fanOut('status' in entry ? entry : interruptedRecord(entry, at));
       } catch {
         // A torn journal entry (the crash hit its write) has nothing to account for.
       }
