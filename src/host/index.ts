@@ -37,7 +37,7 @@ export interface HostOptions {
   approve?: ApproveCallback;
   /** State store; default: SQLite in the config's state directory. */
   store?: StateStore;
-  /** Extra metering sink, after the store records the run. */
+  /** Extra metering sink, called in the background once the store has the record (it never holds up a run). */
   onUsage?: (record: UsageRecord) => void | Promise<void>;
   /** Where usage-sink failures are logged (`USAGESTAT_ERROR` / `USAGESTAT_SCHEMA`); default one JSON line on stderr. */
   logUsageSinkFailure?: SinkLog;
@@ -138,7 +138,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await usage.finished(record).catch(() => undefined);
         await store.recordUsage(record);
       } finally {
-        await usage.record(record);
+        usage.deliverLater(record);
       }
     },
   });

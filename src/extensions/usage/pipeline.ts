@@ -120,6 +120,24 @@ export class UsagePipeline {
     await write;
   }
 
+  /** Deliveries started by `deliverLater` and not yet settled; `close` waits for them. */
+  private readonly pending = new Set<Promise<void>>();
+
+  /**
+   * Delivers in the background: the run (and its admission slot) does not wait for the sinks.
+   * The journal already holds the final record, so a crash before delivery loses nothing.
+   */
+  deliverLater(record: UsageRecord): void {
+    const delivery = this.record(record).catch(() => undefined);
+    this.pending.add(delivery);
+    void delivery.then(() => this.pending.delete(delivery));
+  }
+
+  /** Resolves once every background delivery started so far has settled. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
   /** Hands a finished run's record to every sink, then forgets the run; never throws. */
   async record(record: UsageRecord): Promise<void> {
     const problem = checkUsageRecord(record);
@@ -197,10 +215,12 @@ export class UsagePipeline {
 
   /** Lets the webhook deliver what is spooled now. */
   async flush(): Promise<void> {
+    await this.settled();
     for (const sink of this.sinks) if (sink instanceof WebhookSink) await sink.flush();
   }
 
   async close(): Promise<void> {
+    await this.settled();
     for (const sink of this.sinks) await sink.close();
     await this.writeHealth();
   }
