@@ -498,6 +498,64 @@ var healthRule = object(false,
 	req("protocol", oneOf("agenticdriver.v1")),
 )
 
+var sessionCreateRule = object(true,
+	req("provider", str(strOpts{pattern: regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$`)})),
+	req("model", str(strOpts{pattern: regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._:/\[\]-]{0,199}$`)})),
+	req("mode", oneOf("history", "native")),
+	opt("history", arrayOf(historyMessageRule, arrayOpts{max: 100})),
+	opt("instructions", str(strOpts{max: 100000})),
+)
+
+var sessionIdentityRule = object(true,
+	req("id", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+)
+
+var sessionSnapshotRule = object(false,
+	req("session", sessionInfoRule),
+	req("history", arrayOf(historyMessageRule, arrayOpts{max: 100})),
+	opt("instructions", str(strOpts{max: 100000})),
+)
+
+var sessionDeleteResultRule = object(false,
+	req("id", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+	req("deleted", boolean()),
+)
+
+var jobSubmitRule = object(true,
+	req("key", str(strOpts{pattern: regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$`)})),
+	req("request", runRequestRule),
+)
+
+var jobIdentityRule = object(true,
+	req("id", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+)
+
+var jobEventsRequestRule = object(true,
+	req("id", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+	req("after", integer(0, 9007199254740991)),
+	opt("limit", integer(1, 100)),
+)
+
+var jobInfoRule = object(false,
+	req("id", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+	req("runId", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+	req("provider", str(strOpts{pattern: regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$`)})),
+	req("model", str(strOpts{pattern: regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._:/\[\]-]{0,199}$`)})),
+	req("state", oneOf("queued", "running", "completed", "failed", "cancelled", "interrupted")),
+	req("cursor", integer(0, 9007199254740991)),
+	req("cancelRequested", boolean()),
+	req("createdAt", str(strOpts{pattern: regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`), format: isDateTime})),
+	req("updatedAt", str(strOpts{pattern: regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`), format: isDateTime})),
+	opt("expiresAt", str(strOpts{pattern: regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`), format: isDateTime})),
+)
+
+var jobEventPageRule = object(false,
+	req("job", jobInfoRule),
+	req("events", arrayOf(runEventRule, arrayOpts{max: 100})),
+	req("nextCursor", integer(0, 9007199254740991)),
+	req("hasMore", boolean()),
+)
+
 // eventRules checks a whole event of each known type.
 var eventRules = map[string]rule{
 	"run.started":              runStartedEventRule,

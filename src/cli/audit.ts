@@ -1,11 +1,11 @@
 /** `agenticdriver audit`: reads the approval audit log from the host's state store. */
 import type { AuditRecord } from '../store/audit-record.js';
 import { readHostConfig, resolveConfigPath } from '../host/config.js';
-import { SqliteStateStore } from '../store/sqlite/sqlite-store.js';
+import { openStore } from '../store/open.js';
 
 export async function readAudit(explicitPath: string | undefined, limit: number): Promise<AuditRecord[]> {
   const config = await readHostConfig(resolveConfigPath(explicitPath));
-  const store = SqliteStateStore.open(config.stateDirectory);
+  const store = await openStore(config.state, config.configDir, process.env);
   try {
     return await store.readAudit(limit);
   } finally {

@@ -3,10 +3,12 @@
  * identity, then probes each provider (never a generation call). Prints no secrets.
  */
 import { TokenAuthenticator } from '../host/auth.js';
-import { readHostConfig, resolveConfigPath } from '../host/config.js';
+import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
 import { loadTls } from '../host/index.js';
 import { createProviders } from '../host/providers.js';
 import { systemClock } from '../shared/clock.js';
+import { readSecret } from '../shared/secrets.js';
+import { PostgresEngine } from '../store/postgres/postgres-engine.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ProviderHealth } from '../protocol/schemas.js';
 import { usageSinkReport, type UsageSinkReport } from '../extensions/usage/report.js';
@@ -20,6 +22,22 @@ export interface DoctorReport {
   providers: { id: string; kind: string; models: string[]; health: ProviderHealth; version?: string }[];
   /** The usage sinks' last health and the webhook spool (USAGESTAT_ERROR / USAGESTAT_SCHEMA show here). */
   usage: UsageSinkReport;
+  /** SQLite: where the file lives. PostgreSQL: whether the database answers (nothing is migrated). */
+  state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; status: 'ready' | 'unavailable'; reason?: string };
+}
+
+async function probeState(config: HostConfig): Promise<DoctorReport['state']> {
+  if (config.state.engine === 'sqlite') return { engine: 'sqlite', directory: config.state.directory };
+  try {
+    const url = await readSecret(config.state.urlRef, config.configDir, process.env);
+    if (!url) return { engine: 'postgres', status: 'unavailable', reason: 'The PostgreSQL URL (state.urlRef) is empty.' };
+    const engine = await PostgresEngine.connect(url);
+    await engine.close();
+    return { engine: 'postgres', status: 'ready' };
+  } catch (error) {
+    // The engine's messages never carry the URL.
+    return { engine: 'postgres', status: 'unavailable', reason: (error as Error).message };
+  }
 }
 
 export async function doctor(explicitPath?: string): Promise<DoctorReport> {
@@ -37,13 +55,18 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
   );
   await Promise.allSettled(adapters.map((adapter) => adapter.close?.()));
   const usage = await usageSinkReport(config.usage, config.configDir, config.stateDirectory);
+  const state = await probeState(config);
   return {
-    ok: usage.ok && providers.every((provider) => provider.health.status === 'ready' || provider.health.status === 'unknown'),
+    ok:
+      usage.ok &&
+      providers.every((provider) => provider.health.status === 'ready' || provider.health.status === 'unknown') &&
+      !('status' in state && state.status === 'unavailable'),
     configPath,
     configuration: 'valid',
     listener: { host: config.listen.host, port: config.listen.port, tls: config.listen.tls !== undefined },
     tokens: config.tokens.length,
     providers,
+    state,
     usage,
   };
 }

@@ -73,7 +73,7 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
     listen: { host: '127.0.0.1', port: DEFAULT_PORT },
     providers: [provider],
     tokens: [{ id: LOCAL_TOKEN_ID, subject: 'local', tokenRef: { file: `credentials/${LOCAL_TOKEN_ID}.token` }, providers: [provider.id], tools: [] }],
-    state: { directory: 'state' },
+    state: { engine: 'sqlite', directory: 'state' },
   };
   parseHostConfig(config, configPath);
 

@@ -126,6 +126,7 @@ program
   .option('--url <url>', 'host URL (default: from the config)')
   .option('--token-id <id>', 'token entry to use (default: the first)')
   .option('--idle-timeout-ms <ms>', 'cancel after this much inactivity', positiveInteger('--idle-timeout-ms'))
+  .option('--idempotency-key <key>', 'record the run under this key; repeating the command replays its outcome instead of running again')
   .option('--json', 'print every event as one JSON line')
   .action(runCommand);
 

@@ -48,11 +48,12 @@ export async function statusCommand(options: ClientOptions & { refresh?: boolean
 }
 
 export async function runCommand(
-  options: ClientOptions & { provider: string; model: string; input?: string; idleTimeoutMs?: number; json?: boolean },
+  options: ClientOptions & { provider: string; model: string; input?: string; idleTimeoutMs?: number; idempotencyKey?: string; json?: boolean },
 ): Promise<void> {
   const input = options.input ?? (await readStdin());
   const request: RunRequest = { provider: options.provider, model: options.model, input };
   if (options.idleTimeoutMs !== undefined) request.idleTimeoutMs = options.idleTimeoutMs;
+  if (options.idempotencyKey !== undefined) request.idempotencyKey = options.idempotencyKey;
   const client = await connect(options);
   const controller = new AbortController();
   const interrupt = () => controller.abort();
@@ -70,6 +71,11 @@ export async function runCommand(
     }
     if (!options.json) process.stdout.write('\n');
   } catch (error) {
+    // Never a new key: the same key replays what the host recorded, so nothing runs twice.
+    const uncertain = controller.signal.aborted || !(error instanceof DriverError) || (error.outcome === 'uncertain' && error.code !== 'OPERATION_UNCERTAIN');
+    if (options.idempotencyKey !== undefined && uncertain) {
+      process.stderr.write(`To learn how the run ended without running it again, repeat this command with the same --idempotency-key ${options.idempotencyKey}.\n`);
+    }
     if (controller.signal.aborted) throw new DriverError('CANCELLED', 'The run was interrupted.', { outcome: 'uncertain' });
     unreachable(error);
   } finally {

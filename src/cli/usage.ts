@@ -1,7 +1,7 @@
 /** `agenticdriver usage`: token, run and cost totals from the host's state store, as a table or JSON. */
 import { DriverError } from '../protocol/errors.js';
 import { readHostConfig, resolveConfigPath } from '../host/config.js';
-import { SqliteStateStore } from '../store/sqlite/sqlite-store.js';
+import { openStore } from '../store/open.js';
 import type { UsageGrouping, UsageTotalsRow } from '../store/usage-totals.js';
 
 export const GROUPINGS: readonly UsageGrouping[] = ['subject', 'provider', 'model', 'day'];
@@ -31,7 +31,7 @@ export function parseGrouping(value: string): UsageGrouping {
 
 export async function usageReport(explicitPath: string | undefined, options: { since?: string; by?: UsageGrouping }): Promise<UsageReport> {
   const config = await readHostConfig(resolveConfigPath(explicitPath));
-  const store = SqliteStateStore.open(config.stateDirectory);
+  const store = await openStore(config.state, config.configDir, process.env);
   try {
     const rows = await store.usageTotals({ ...(options.since ? { since: options.since } : {}), ...(options.by ? { by: options.by } : {}) });
     return { ...(options.since ? { since: options.since } : {}), ...(options.by ? { by: options.by } : {}), rows };

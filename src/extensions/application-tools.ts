@@ -2,14 +2,18 @@
  * Application tools: functions that live in the calling application. The run hands out a
  * single-use ticket (`tool.execution.requested`); the application reports progress and
  * delivers exactly one result. Malformed, forged or mismatched submissions never consume
- * a ticket; every run end invalidates the run's tickets.
+ * a ticket; every run end invalidates the run's tickets. Tickets are rows in the store, so the
+ * result may be posted to any replica: it is checked there, committed, and signalled to the
+ * replica whose run waits for it.
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../protocol/errors.js';
 import type { ToolCall, ToolExecution, ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from '../protocol/schemas.js';
-import type { CompiledSchema } from '../runtime/json-schema.js';
+import { compileSchema } from '../runtime/json-schema.js';
 import { MAX_APPLICATION_TOOL_BYTES, type ExecutionOutcome, type ToolExecutionService } from '../runtime/services.js';
 import { hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
+import type { StateStore, TicketResult, TicketRow } from '../store/store.js';
+import { MissedSignalPoll } from './missed-signals.js';
 
 export interface ApplicationToolPolicy {
   enabled: true;
@@ -28,94 +32,152 @@ export interface Executor {
 export type { ExecutionOutcome };
 export { MAX_APPLICATION_TOOL_BYTES };
 
-interface Ticket {
-  execution: ToolExecution;
-  subject: string;
-  provider: string;
-  outputSchema: CompiledSchema | undefined;
+/** The store methods tickets need (the host's StateStore). */
+export type TicketStore = Pick<StateStore, 'openTicket' | 'readTicket' | 'settleTicket' | 'ticketResult' | 'closeTicket' | 'signalProgress' | 'onSignal'>;
+
+/** A run on this replica waiting for its ticket's result. */
+interface Waiter {
+  name: string;
   onProgress(): void;
   settle(outcome: ExecutionOutcome): void;
 }
 
 export class ToolExecutionRegistry implements ToolExecutionService {
-  private readonly tickets = new Map<string, Ticket>();
+  private readonly waiters = new Map<string, Waiter>();
   private readonly maxPending: number;
+  private readonly missed = new MissedSignalPoll(() => this.waiters.keys(), (id) => this.wake(id));
 
-  constructor(readonly policy: ApplicationToolPolicy) {
+  constructor(
+    readonly policy: ApplicationToolPolicy,
+    private readonly store: TicketStore,
+  ) {
     this.maxPending = policy.maxPending ?? 1000;
+    store.onSignal((signal) => {
+      if (signal.kind === 'progress') this.waiters.get(signal.id)?.onProgress();
+      if (signal.kind === 'ticket') void this.wake(signal.id);
+    });
   }
 
+  /** Tickets waiting on this replica. */
   get size(): number {
-    return this.tickets.size;
+    return this.waiters.size;
   }
 
-  dispatch(args: {
+  async dispatch(args: {
     runId: string;
     subject: string;
     provider: string;
     call: ToolCall;
-    outputSchema: CompiledSchema | undefined;
+    outputSchema: Record<string, unknown> | undefined;
     onProgress(): void;
-  }): { execution: ToolExecution; outcome: Promise<ExecutionOutcome>; invalidate(): void } {
-    if (this.tickets.size >= this.maxPending) {
+  }): Promise<{ execution: ToolExecution; outcome: Promise<ExecutionOutcome>; invalidate(): void }> {
+    if (this.waiters.size >= this.maxPending) {
       throw new DriverError('TOOL_EXECUTOR_CAPACITY', 'Too many application tool executions are pending on this host.', { retryable: true });
     }
     if (jsonBytes(args.call) > MAX_APPLICATION_TOOL_BYTES || hasUnsafeKeys(args.call.arguments)) {
       throw new DriverError('INVALID_TOOL_CALL', 'The tool call is too large or not plain JSON.');
     }
     const execution: ToolExecution = { executionId: randomUUID(), runId: args.runId, call: structuredClone(args.call) };
+    await this.store.openTicket({
+      executionId: execution.executionId,
+      runId: args.runId,
+      callId: args.call.id,
+      subject: args.subject,
+      provider: args.provider,
+      tool: args.call.name,
+      outputSchema: args.outputSchema,
+    });
     let settle!: (outcome: ExecutionOutcome) => void;
     const outcome = new Promise<ExecutionOutcome>((resolve) => (settle = resolve));
-    this.tickets.set(execution.executionId, { execution, subject: args.subject, provider: args.provider, outputSchema: args.outputSchema, onProgress: args.onProgress, settle });
-    return { execution: structuredClone(execution), outcome, invalidate: () => void this.tickets.delete(execution.executionId) };
+    this.waiters.set(execution.executionId, { name: args.call.name, onProgress: args.onProgress, settle });
+    this.missed.watch();
+    return {
+      execution: structuredClone(execution),
+      outcome,
+      invalidate: () => {
+        this.waiters.delete(execution.executionId);
+        void this.store.closeTicket(execution.executionId).catch(() => undefined);
+      },
+    };
   }
 
-  progress(identity: ToolExecutionIdentity, executor: Executor): ToolExecutionReceipt {
-    const ticket = this.find(identity, executor);
-    ticket.onProgress();
+  async progress(identity: ToolExecutionIdentity, executor: Executor): Promise<ToolExecutionReceipt> {
+    await this.find(identity, executor);
+    const local = this.waiters.get(identity.executionId);
+    if (local) local.onProgress();
+    else await this.store.signalProgress(identity.executionId);
     return { ...pickIdentity(identity), status: 'progress' };
   }
 
   /** Consumes the ticket. An output the tool's contract rejects fails the run (outcome uncertain) and the sender. */
-  complete(result: ToolExecutionResult, executor: Executor): ToolExecutionReceipt {
+  async complete(result: ToolExecutionResult, executor: Executor): Promise<ToolExecutionReceipt> {
     if ('output' in result && hasUnsafeKeys(result.output)) {
       throw new DriverError('INVALID_TOOL_EXECUTION', 'The tool output is not plain JSON.');
     }
-    const ticket = this.find(result, executor);
-    this.tickets.delete(ticket.execution.executionId);
-    if ('error' in result) {
-      ticket.settle({ failure: new DriverError('APPLICATION_TOOL_FAILED', `Application tool ${ticket.execution.call.name} reported a failure.`, { outcome: 'uncertain' }) });
-      return { ...pickIdentity(result), status: 'accepted' };
-    }
-    let rejection: DriverError | undefined;
-    if (jsonBytes(result.output ?? null) > MAX_APPLICATION_TOOL_BYTES) {
-      rejection = new DriverError('TOOL_OUTPUT_LIMIT', `The tool output exceeds ${MAX_APPLICATION_TOOL_BYTES} bytes of JSON.`, { outcome: 'uncertain' });
-    } else {
-      const problem = ticket.outputSchema?.check(result.output ?? null);
-      if (problem) rejection = new DriverError('INVALID_TOOL_OUTPUT', `The tool output does not match its output schema: ${problem}.`, { outcome: 'uncertain' });
-    }
-    if (rejection) {
-      ticket.settle({ failure: rejection });
-      throw rejection;
-    }
-    ticket.settle({ output: result.output ?? null });
+    const ticket = await this.find(result, executor);
+    const rejection = 'error' in result ? undefined : this.checkOutput(ticket, result.output ?? null);
+    const stored: TicketResult =
+      'error' in result ? { error: true } : rejection ? { rejected: { code: rejection.code, message: rejection.message } } : { output: result.output ?? null };
+    if (!(await this.store.settleTicket(ticket.executionId, stored))) throw await this.gone(ticket.executionId);
+    this.wakeWith(ticket.executionId, stored);
+    if (rejection) throw rejection;
     return { ...pickIdentity(result), status: 'accepted' };
   }
 
-  private find(identity: ToolExecutionIdentity, executor: Executor): Ticket {
-    const ticket = this.tickets.get(identity.executionId);
-    if (!ticket || ticket.subject !== executor.subject) {
-      throw new DriverError('TOOL_EXECUTION_NOT_FOUND', 'No such pending tool execution.');
+  private checkOutput(ticket: TicketRow, output: unknown): DriverError | undefined {
+    if (jsonBytes(output) > MAX_APPLICATION_TOOL_BYTES) {
+      return new DriverError('TOOL_OUTPUT_LIMIT', `The tool output exceeds ${MAX_APPLICATION_TOOL_BYTES} bytes of JSON.`, { outcome: 'uncertain' });
     }
-    if (!executor.providers.has(ticket.provider) || !executor.applicationTools.has(ticket.execution.call.name)) {
+    const problem = ticket.outputSchema === undefined ? undefined : compileSchema(ticket.outputSchema).check(output);
+    return problem ? new DriverError('INVALID_TOOL_OUTPUT', `The tool output does not match its output schema: ${problem}.`, { outcome: 'uncertain' }) : undefined;
+  }
+
+  /** A signal from the store: a ticket of a run here was settled (perhaps on another replica). */
+  private async wake(executionId: string): Promise<void> {
+    if (!this.waiters.has(executionId)) return;
+    const result = await this.store.ticketResult(executionId).catch(() => undefined);
+    if (result) this.wakeWith(executionId, result);
+  }
+
+  private wakeWith(executionId: string, result: TicketResult): void {
+    const waiter = this.waiters.get(executionId);
+    if (!waiter) return;
+    this.waiters.delete(executionId);
+    waiter.settle(this.outcomeOf(waiter.name, result));
+  }
+
+  private outcomeOf(name: string, result: TicketResult): ExecutionOutcome {
+    if ('rejected' in result) return { failure: new DriverError(result.rejected.code, result.rejected.message, { outcome: 'uncertain' }) };
+    if ('error' in result) {
+      return { failure: new DriverError('APPLICATION_TOOL_FAILED', `Application tool ${name} reported a failure.`, { outcome: 'uncertain' }) };
+    }
+    return { output: result.output };
+  }
+
+  private async find(identity: ToolExecutionIdentity, executor: Executor): Promise<TicketRow> {
+    const ticket = await this.store.readTicket(identity.executionId);
+    if (!ticket || ticket.subject !== executor.subject || (ticket.state !== 'pending' && ticket.state !== 'interrupted')) {
+      throw notFound();
+    }
+    if (!executor.providers.has(ticket.provider) || !executor.applicationTools.has(ticket.tool)) {
       throw new DriverError('FORBIDDEN', 'This token may not execute this application tool.');
     }
-    if (identity.runId !== ticket.execution.runId || identity.callId !== ticket.execution.call.id) {
+    if (identity.runId !== ticket.runId || identity.callId !== ticket.callId) {
       throw new DriverError('TOOL_EXECUTION_MISMATCH', 'The run or call does not match the execution ticket.');
     }
+    if (ticket.state === 'interrupted' || !ticket.ownerAlive) throw interrupted();
     return ticket;
   }
+
+  private async gone(executionId: string): Promise<DriverError> {
+    const now = await this.store.readTicket(executionId);
+    return now?.state === 'interrupted' || (now?.state === 'pending' && !now.ownerAlive) ? interrupted() : notFound();
+  }
 }
+
+const notFound = () => new DriverError('TOOL_EXECUTION_NOT_FOUND', 'No such pending tool execution.');
+const interrupted = () =>
+  new DriverError('TOOL_OUTCOME_UNCERTAIN', 'The run that issued this ticket ended when its host stopped; the result cannot be delivered.', { outcome: 'uncertain' });
 
 function pickIdentity(identity: ToolExecutionIdentity): ToolExecutionIdentity {
   return { executionId: identity.executionId, runId: identity.runId, callId: identity.callId };

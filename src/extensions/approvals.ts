@@ -7,9 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { DriverError } from '../protocol/errors.js';
 import type { ApprovalDecision, ApprovalRequest, ApprovalResolution, ToolCall } from '../protocol/schemas.js';
 import { isoTimestamp, type Clock } from '../shared/clock.js';
-import type { AuditRecord, AuditSink } from '../store/audit-record.js';
+import type { AuditRecord } from '../store/audit-record.js';
+import type { StateStore } from '../store/store.js';
 import type { ApprovalService, ApprovalSettlement, OpenApproval } from '../runtime/services.js';
 import { canonicalJson, hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
+import { MissedSignalPoll } from './missed-signals.js';
 
 export interface ApprovalPolicy {
   interactive: true;
@@ -28,36 +30,46 @@ export interface Decider {
 
 export type { ApprovalSettlement, OpenApproval };
 
-interface Pending {
-  approval: ApprovalRequest;
-  subject: string;
-  provider: string;
-  call: string;
-  expiresAt: number | undefined;
+/** A run on this replica waiting for its approval. */
+interface Waiter {
+  approvalId: string;
   timer: unknown;
   settle(settlement: ApprovalSettlement): void;
 }
 
+/** The store methods approvals need (the host's StateStore). */
+export type ApprovalStore = Pick<StateStore, 'openApproval' | 'readApproval' | 'resolveApproval' | 'appendAudit' | 'onSignal'>;
+
 export const MAX_REVIEWED_CALL_BYTES = 128_000;
 
+/**
+ * Pending approvals are rows in the store, so a decision may reach any replica: it is checked
+ * against the row, committed with its audit record in one transaction, and signalled to the
+ * replica whose run waits for it.
+ */
 export class ApprovalRegistry implements ApprovalService {
-  private readonly pending = new Map<string, Pending>();
+  private readonly waiters = new Map<string, Waiter>();
   private readonly maxPending: number;
+  private readonly missed = new MissedSignalPoll(() => this.waiters.keys(), (id) => this.wake(id));
 
   constructor(
     private readonly clock: Clock,
     readonly policy: ApprovalPolicy,
-    private readonly audit: AuditSink,
+    private readonly store: ApprovalStore,
   ) {
     this.maxPending = policy.maxPending ?? 1000;
+    store.onSignal((signal) => {
+      if (signal.kind === 'approval') void this.wake(signal.id);
+    });
   }
 
+  /** Approvals waiting on this replica. */
   get size(): number {
-    return this.pending.size;
+    return this.waiters.size;
   }
 
   async open(args: { runId: string; subject: string; provider: string; call: ToolCall; idlePolicy: 'pause' | 'continue'; expiresAfterMs?: number }): Promise<OpenApproval> {
-    if (this.pending.size >= this.maxPending) {
+    if (this.waiters.size >= this.maxPending) {
       throw new DriverError('APPROVAL_CAPACITY', 'Too many approvals are pending on this host.', { retryable: true });
     }
     if (hasUnsafeKeys(args.call.arguments) || jsonBytes(args.call) > MAX_REVIEWED_CALL_BYTES) {
@@ -73,93 +85,119 @@ export class ApprovalRegistry implements ApprovalService {
     };
     const expiresAt = args.expiresAfterMs === undefined ? undefined : now + args.expiresAfterMs;
     if (expiresAt !== undefined) approval.expiresAt = new Date(expiresAt).toISOString();
-    await this.record({ kind: 'approval.requested', subject: args.subject, approvalId: approval.approvalId, runId: args.runId, provider: args.provider, tool: args.call.name });
-
     let settle!: (settlement: ApprovalSettlement) => void;
     const settled = new Promise<ApprovalSettlement>((resolve) => (settle = resolve));
-    const entry: Pending = { approval, subject: args.subject, provider: args.provider, call: canonicalJson(args.call), expiresAt, timer: undefined, settle };
-    this.pending.set(approval.approvalId, entry);
+    const waiter: Waiter = { approvalId: approval.approvalId, timer: undefined, settle };
+    try {
+      await this.store.openApproval(
+        { approval, subject: args.subject, provider: args.provider, call: canonicalJson(args.call), expiresAt },
+        this.audit({ kind: 'approval.requested', subject: args.subject, approvalId: approval.approvalId, runId: args.runId, provider: args.provider, tool: args.call.name }),
+      );
+    } catch {
+      throw auditFailed();
+    }
+    this.waiters.set(approval.approvalId, waiter);
+    this.missed.watch();
     if (args.expiresAfterMs !== undefined) {
-      entry.timer = this.clock.setTimeout(() => void this.finish(entry, 'expired'), args.expiresAfterMs);
+      waiter.timer = this.clock.setTimeout(() => void this.resolve(approval.approvalId, 'expired').catch(() => undefined), args.expiresAfterMs);
     }
     return {
       approval: structuredClone(approval),
       settled,
       cancel: async () => {
-        const settlement = await this.finish(entry, 'cancelled');
-        return settlement && 'resolution' in settlement ? settlement.resolution : undefined;
+        const resolution = await this.resolve(approval.approvalId, 'cancelled').catch(() => undefined);
+        return resolution;
       },
     };
   }
 
   async decide(decision: ApprovalDecision, decider: Decider): Promise<ApprovalResolution> {
     const reject = async (error: DriverError): Promise<never> => {
-      await this.record({ kind: 'approval.rejected', subject: decider.subject, ...(decider.tokenId ? { tokenId: decider.tokenId } : {}), approvalId: decision.approvalId, runId: decision.runId, code: error.code }).catch(() => undefined);
+      await this.store
+        .appendAudit(this.audit({ kind: 'approval.rejected', subject: decider.subject, ...(decider.tokenId ? { tokenId: decider.tokenId } : {}), approvalId: decision.approvalId, runId: decision.runId, code: error.code }))
+        .catch(() => undefined);
       throw error;
     };
     if (hasUnsafeKeys(decision.call.arguments)) return reject(new DriverError('INVALID_APPROVAL', 'The decision carries arguments that are not plain JSON.'));
-    const entry = this.pending.get(decision.approvalId);
-    if (!entry || entry.subject !== decider.subject) return reject(notFound());
-    if (entry.expiresAt !== undefined && this.clock.now() >= entry.expiresAt) {
-      await this.finish(entry, 'expired');
+    const row = await this.store.readApproval(decision.approvalId);
+    if (!row || row.subject !== decider.subject) return reject(notFound());
+    if (row.state === 'interrupted' || (row.state === 'pending' && !row.ownerAlive)) return reject(interrupted());
+    if (row.state !== 'pending') return reject(notFound());
+    if (row.expiresAt !== undefined && this.clock.now() >= row.expiresAt) {
+      await this.resolve(row.approval.approvalId, 'expired').catch(() => undefined);
       return reject(notFound());
     }
-    if (!decider.providers.has(entry.provider) || !decider.approveTools.has(entry.approval.call.name)) {
+    if (!decider.providers.has(row.provider) || !decider.approveTools.has(row.approval.call.name)) {
       return reject(new DriverError('FORBIDDEN', 'This token may not decide approvals for this tool.'));
     }
-    if (decision.runId !== entry.approval.runId || canonicalJson(decision.call) !== entry.call) {
+    if (decision.runId !== row.approval.runId || canonicalJson(decision.call) !== row.call) {
       return reject(new DriverError('APPROVAL_MISMATCH', 'The decision does not match the pending call exactly.'));
     }
     const outcome = decision.decision === 'approve' ? 'approved' : decision.decision === 'deny' ? 'denied' : 'cancelled';
-    const settlement = await this.finish(entry, outcome, decider.tokenId);
-    if (!settlement) return reject(notFound());
-    if ('failure' in settlement) throw settlement.failure;
-    return settlement.resolution;
+    let resolution: ApprovalResolution | undefined;
+    try {
+      resolution = await this.resolve(row.approval.approvalId, outcome, decider.tokenId);
+    } catch (error) {
+      // Fail closed: the waiting run (when it is here) ends, and nothing executes.
+      this.settleLocal(row.approval.approvalId, { failure: auditFailed() });
+      throw error;
+    }
+    if (!resolution) {
+      const now = await this.store.readApproval(row.approval.approvalId);
+      return reject(now?.state === 'interrupted' || (now?.state === 'pending' && !now.ownerAlive) ? interrupted() : notFound());
+    }
+    return resolution;
   }
 
   /**
-   * Settles an entry once: audit first, then resolve the waiting run. When the audit
-   * fails the run fails with APPROVAL_AUDIT_FAILED and nothing executes.
+   * Commits a resolution once (the store's guarded update decides the race between replicas)
+   * and wakes the waiting run when it is on this replica. Undefined when it was not pending.
    */
-  private async finish(entry: Pending, outcome: ApprovalResolution['outcome'], tokenId?: string): Promise<ApprovalSettlement | undefined> {
-    if (this.pending.get(entry.approval.approvalId) !== entry) return undefined;
-    this.pending.delete(entry.approval.approvalId);
-    if (entry.timer !== undefined) this.clock.clearTimeout(entry.timer);
+  private async resolve(approvalId: string, outcome: ApprovalResolution['outcome'], tokenId?: string): Promise<ApprovalResolution | undefined> {
+    const row = await this.store.readApproval(approvalId);
+    if (!row || row.state !== 'pending') return undefined;
     const resolution: ApprovalResolution = {
-      approvalId: entry.approval.approvalId,
-      runId: entry.approval.runId,
-      callId: entry.approval.call.id,
+      approvalId,
+      runId: row.approval.runId,
+      callId: row.approval.call.id,
       outcome,
       decidedAt: isoTimestamp(this.clock),
     };
+    let committed: boolean;
     try {
-      await this.record({
-        kind: 'approval.resolved',
-        subject: entry.subject,
-        ...(tokenId ? { tokenId } : {}),
-        approvalId: resolution.approvalId,
-        runId: resolution.runId,
-        provider: entry.provider,
-        tool: entry.approval.call.name,
-        outcome,
-      });
-    } catch {
-      const failure = { failure: auditFailed() };
-      entry.settle(failure);
-      return failure;
-    }
-    entry.settle({ resolution });
-    return { resolution };
-  }
-
-  private async record(record: Omit<AuditRecord, 'at'>): Promise<void> {
-    try {
-      await this.audit({ ...record, at: isoTimestamp(this.clock) });
+      committed = await this.store.resolveApproval(
+        resolution,
+        this.audit({ kind: 'approval.resolved', subject: row.subject, ...(tokenId ? { tokenId } : {}), approvalId, runId: resolution.runId, provider: row.provider, tool: row.approval.call.name, outcome }),
+      );
     } catch {
       throw auditFailed();
     }
+    if (!committed) return undefined;
+    this.settleLocal(approvalId, { resolution });
+    return resolution;
+  }
+
+  /** A signal from the store: an approval of a run here was resolved (perhaps on another replica). */
+  private async wake(approvalId: string): Promise<void> {
+    if (!this.waiters.has(approvalId)) return;
+    const row = await this.store.readApproval(approvalId).catch(() => undefined);
+    if (row?.resolution) this.settleLocal(approvalId, { resolution: row.resolution });
+  }
+
+  private settleLocal(approvalId: string, settlement: ApprovalSettlement): void {
+    const waiter = this.waiters.get(approvalId);
+    if (!waiter) return;
+    this.waiters.delete(approvalId);
+    if (waiter.timer !== undefined) this.clock.clearTimeout(waiter.timer);
+    waiter.settle(settlement);
+  }
+
+  private audit(record: Omit<AuditRecord, 'at'>): AuditRecord {
+    return { ...record, at: isoTimestamp(this.clock) } as AuditRecord;
   }
 }
 
 const notFound = () => new DriverError('APPROVAL_NOT_FOUND', 'No such pending approval.');
+const interrupted = () =>
+  new DriverError('OPERATION_UNCERTAIN', 'The run that asked for this approval ended when its host stopped; it cannot continue, and what it did is uncertain.', { outcome: 'uncertain' });
 const auditFailed = () => new DriverError('APPROVAL_AUDIT_FAILED', 'The approval audit record could not be written.', { retryable: false });

@@ -83,6 +83,32 @@ const Limits = Type.Object(
   strict,
 );
 
+const Idempotency = Type.Object(
+  {
+    /** Largest operation record, in bytes of event JSON (default 8,000,000). */
+    maxRecordBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1_000_000_000 })),
+    /** How long finished operation records are kept (default 24 hours). */
+    retentionMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 31_536_000_000 })),
+  },
+  strict,
+);
+
+/** How long a replica's claim on its runs lasts without renewal (default 15 s). */
+const LeaseMs = Type.Integer({ minimum: 300, maximum: 3_600_000 });
+
+const SqliteState = Type.Object(
+  {
+    engine: Type.Optional(Type.Literal('sqlite')),
+    /** Relative to the config file's folder; default `state`. */
+    directory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    leaseMs: Type.Optional(LeaseMs),
+  },
+  strict,
+);
+
+/** Several replicas share one PostgreSQL database; the URL (with its password) is a secret. */
+const PostgresState = Type.Object({ engine: Type.Literal('postgres'), urlRef: SecretRef, leaseMs: Type.Optional(LeaseMs) }, strict);
+
 export function hostConfigSchema() {
   const providerEntries: TSchema[] = PROVIDER_KINDS.map((kind) => kind.configSchema);
   return Type.Object(
@@ -96,7 +122,8 @@ export function hostConfigSchema() {
       limits: Type.Optional(Limits),
       approvals: Type.Optional(Approvals),
       applicationTools: Type.Optional(ApplicationTools),
-      state: Type.Optional(Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096 }) }, strict)),
+      state: Type.Optional(Type.Union([SqliteState, PostgresState])),
+      idempotency: Type.Optional(Idempotency),
       usage: Type.Optional(UsageConfig),
       metrics: Type.Optional(MetricsConfig),
       tracing: Type.Optional(TracingConfig),
@@ -130,8 +157,12 @@ export interface HostConfig {
   metrics: MetricsConfig | undefined;
   /** OpenTelemetry traces (src/host/tracing.ts), when present. */
   tracing: TracingConfig | undefined;
-  /** Absolute state directory. */
+  /** Where durable state lives: SQLite files in a directory, or a shared PostgreSQL database. */
+  state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; urlRef: SecretRef };
+  /** Absolute directory for SQLite state (with PostgreSQL, the default `state` folder). */
   stateDirectory: string;
+  stateLeaseMs: number | undefined;
+  idempotency: Static<typeof Idempotency>;
   /** Absolute directory of the config file; relative paths resolve against it. */
   configDir: string;
   configPath: string;
@@ -139,6 +170,7 @@ export interface HostConfig {
 
 const ajv = new Ajv2020({ strict: false, allErrors: false });
 const validateConfig = ajv.compile(hostConfigSchema());
+const stateValidators = { sqlite: ajv.compile(SqliteState), postgres: ajv.compile(PostgresState) };
 
 function configError(message: string, code = 'INVALID_CONFIG'): DriverError {
   return new DriverError(code, message);
@@ -182,6 +214,7 @@ export async function readHostConfig(path: string): Promise<HostConfig> {
 /** Validates a parsed config object; `path` anchors relative paths. */
 export function parseHostConfig(raw: unknown, path: string): HostConfig {
   if (hasProtoKey(raw)) throw configError('The config contains a "__proto__" key.');
+  checkState(raw);
   if (!validateConfig(raw)) throw configError(`The config is invalid: ${describe(validateConfig.errors)}.`);
   const input = raw as {
     listen?: HostConfig['listen'];
@@ -191,7 +224,8 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     limits?: HostLimits;
     approvals?: Static<typeof Approvals>;
     applicationTools?: Static<typeof ApplicationTools>;
-    state?: { directory: string };
+    state?: Static<typeof SqliteState> | Static<typeof PostgresState>;
+    idempotency?: Static<typeof Idempotency>;
     usage?: UsageConfig;
     metrics?: MetricsConfig;
     tracing?: TracingConfig;
@@ -237,10 +271,34 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     usage: input.usage,
     metrics: input.metrics,
     tracing: input.tracing,
-    stateDirectory: resolve(configDir, input.state?.directory ?? 'state'),
+    state: stateOf(input.state, configDir),
+    stateDirectory: resolve(configDir, (input.state?.engine !== 'postgres' && input.state?.directory) || 'state'),
+    stateLeaseMs: input.state?.leaseMs,
+    idempotency: input.idempotency ?? {},
     configDir,
     configPath,
   };
+}
+
+function stateOf(state: Static<typeof SqliteState> | Static<typeof PostgresState> | undefined, configDir: string): HostConfig['state'] {
+  if (state?.engine === 'postgres') return { engine: 'postgres', urlRef: state.urlRef };
+  return { engine: 'sqlite', directory: resolve(configDir, state?.directory ?? 'state') };
+}
+
+/**
+ * `state` checked against the form its `engine` names, so a mistake reads as one (the union
+ * alone would report the first form's complaint, e.g. an unknown field urlRef for sqlite).
+ */
+function checkState(raw: unknown): void {
+  const state = raw !== null && typeof raw === 'object' ? (raw as { state?: unknown }).state : undefined;
+  if (state === null || typeof state !== 'object' || Array.isArray(state)) return; // the schema reports it
+  const engine = (state as { engine?: unknown }).engine ?? 'sqlite';
+  if (engine !== 'sqlite' && engine !== 'postgres') throw configError('The config is invalid: /state/engine must be "sqlite" or "postgres".');
+  const validate = stateValidators[engine];
+  if (validate(state)) return;
+  const first = validate.errors?.[0];
+  const errors = first ? [{ ...first, instancePath: `/state${first.instancePath}` }] : null;
+  throw configError(`The config is invalid: ${describe(errors)}${engine === 'postgres' ? ' (postgres takes urlRef only: {"env": …} or {"file": …})' : ''}.`);
 }
 
 /** A listener off loopback must serve TLS (spec decision 8). */

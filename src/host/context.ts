@@ -1,6 +1,7 @@
 /** What the endpoint families share: the runtime, admission, discovery and live counters. */
 import type { ToolExecutionRegistry } from '../extensions/application-tools.js';
 import type { ApprovalRegistry } from '../extensions/approvals.js';
+import type { OperationLog } from '../extensions/operations.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ActiveRuns } from './active-runs.js';
@@ -17,6 +18,8 @@ export interface HostContext {
   /** The registries behind the interactive endpoints, when the config enables them. */
   approvals: ApprovalRegistry | undefined;
   toolExecutions: ToolExecutionRegistry | undefined;
+  /** Operation records for `idempotencyKey`. */
+  operations: OperationLog | undefined;
   discovery: ProviderDiscovery;
   admission: Admission;
   metrics: HostMetrics;

@@ -11,7 +11,8 @@ import { UsagePipeline } from '../extensions/usage/pipeline.js';
 import { logSinkFailureToStderr, type SinkLog } from '../extensions/usage/sink.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
-import { SqliteStateStore } from '../store/sqlite/sqlite-store.js';
+import { OperationLog } from '../extensions/operations.js';
+import { openStore } from '../store/open.js';
 import type { StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
 import { Admission } from './admission.js';
@@ -35,7 +36,7 @@ export interface HostOptions {
   /** Host tools, registered in code (config never loads code). */
   tools?: HostTool[];
   approve?: ApproveCallback;
-  /** State store; default: SQLite in the config's state directory. */
+  /** State store; default: the one the config's `state` names. */
   store?: StateStore;
   /** Extra metering sink, called in the background once the store has the record (it never holds up a run). */
   onUsage?: (record: UsageRecord) => void | Promise<void>;
@@ -73,6 +74,8 @@ export interface RunningHost {
 
 export const DEFAULT_CONCURRENCY = { total: 32, perSubject: 4 };
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** How long a replica's claim on its runs lasts without renewal (renewed every third of it). */
+export const DEFAULT_LEASE_MS = 15_000;
 
 export async function startHost(options: HostOptions): Promise<RunningHost> {
   const { config } = options;
@@ -81,21 +84,26 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   assertListenerSecure(config.listen);
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
-  const store = options.store ?? SqliteStateStore.open(config.stateDirectory);
-  // Runs and approvals a previous process left open (it crashed) get their records now.
+  const store = options.store ?? (await openStore(config.state, config.configDir, env));
+  const active = new ActiveRuns();
   let usage: UsagePipeline;
   let prometheus: PrometheusMetrics | undefined;
-  let activeRuns: ActiveRuns | undefined;
+  // What dead replicas (on SQLite: the previous process, if it crashed) left open is closed now.
   try {
+    await store.start({
+      leaseMs: config.stateLeaseMs ?? DEFAULT_LEASE_MS,
+      // This replica's open work was reaped by another: none of it can commit any more.
+      onLeaseLost: () => active.abortAll(new DriverError('OPERATION_STORE_ERROR', 'This host replica lost its state-store lease.', { outcome: 'uncertain' })),
+      onError: (error) => logInternalError(error, 'state-store lease renewal'),
+    });
     if (config.metrics) {
       const token = config.metrics.tokenRef ? await readSecret(config.metrics.tokenRef, config.configDir, env) : undefined;
       if (token !== undefined && (token.length < 32 || /[\s\0]/.test(token))) {
         throw new DriverError('INVALID_CONFIG', 'metrics.tokenRef must resolve to one line of at least 32 characters without whitespace.');
       }
-      prometheus = new PrometheusMetrics({ token, activeRuns: () => activeRuns?.size ?? 0 });
+      prometheus = new PrometheusMetrics({ token, activeRuns: () => active.size });
     }
-    const at = isoTimestamp(options.clock ?? systemClock);
-    await store.reconcileInterrupted(at);
+    // Usage sinks; runs this replica's previous process left in flight reach them as interrupted.
     usage = await UsagePipeline.open({
       usage: config.usage,
       configDir: config.configDir,
@@ -109,15 +117,20 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         else logSinkFailureToStderr(failure);
       },
     });
-    await usage.reconcile(at);
+    await usage.reconcile(isoTimestamp(options.clock ?? systemClock));
   } catch (error) {
     await store.close();
     throw error;
   }
   const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
   const clock = options.clock ?? systemClock;
-  const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, (record) => store.appendAudit(record)) : undefined;
-  const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools) : undefined;
+  const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, store) : undefined;
+  const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools, store) : undefined;
+  const operations = new OperationLog(store, clock, config.idempotency);
+  const expireOperations = () => void operations.expire().catch((error: unknown) => logInternalError(error, 'operation record retention'));
+  expireOperations();
+  const retentionTimer = setInterval(expireOperations, Math.min(operations.retentionMs, 10 * 60 * 1000));
+  retentionTimer.unref();
   const driver = new AgenticDriver({
     providers: createProviders(config, env),
     ...(options.tools ? { tools: options.tools } : {}),
@@ -147,6 +160,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     driver,
     approvals,
     toolExecutions,
+    operations,
     discovery: new ProviderDiscovery(driver.clock),
     admission: new Admission({
       total: config.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total,
@@ -155,13 +169,12 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     metrics,
     prometheus,
     tracing: config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined,
-    features: hostFeatures({ approvals, toolExecutions }),
+    features: hostFeatures({ approvals, toolExecutions, operations }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
-    active: new ActiveRuns(),
+    active,
     closing: false,
   };
-  activeRuns = context.active;
   const app = buildServer({
     context,
     authenticator,
@@ -201,6 +214,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
         await app.close();
         await driver.close();
+        clearInterval(retentionTimer);
         await context.tracing?.close();
         await usage.close();
         await store.close();

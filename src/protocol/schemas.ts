@@ -519,6 +519,84 @@ export const Health = Type.Object(
   { ...open, $id: 'Health' },
 );
 
+// ---------------------------------------------------------------------------
+// Conversation sessions and durable jobs
+
+export const SessionCreate = Type.Object(
+  {
+    provider: ProviderId,
+    model: ModelId,
+    mode: Type.Union([Type.Literal('history'), Type.Literal('native')]),
+    history: Type.Optional(Type.Array(Type.Ref(HistoryMessage), { maxItems: 100 })),
+    instructions: Type.Optional(Type.String({ maxLength: 100_000 })),
+  },
+  { ...strict, $id: 'SessionCreate' },
+);
+
+export const SessionIdentity = Type.Object({ id: Uuid }, { ...strict, $id: 'SessionIdentity' });
+
+export const SessionSnapshot = Type.Object(
+  {
+    session: Type.Ref(SessionInfo),
+    history: Type.Array(Type.Ref(HistoryMessage), { maxItems: 100 }),
+    instructions: Type.Optional(Type.String({ maxLength: 100_000 })),
+  },
+  { ...open, $id: 'SessionSnapshot' },
+);
+
+export const SessionDeleteResult = Type.Object({ id: Uuid, deleted: Type.Boolean() }, { ...open, $id: 'SessionDeleteResult' });
+
+export const JobSubmit = Type.Object({ key: OpaqueKey, request: Type.Ref(RunRequest) }, { ...strict, $id: 'JobSubmit' });
+
+export const JobIdentity = Type.Object({ id: Uuid }, { ...strict, $id: 'JobIdentity' });
+
+export const JobEventsRequest = Type.Object(
+  {
+    id: Uuid,
+    /** The last sequence the caller has; the page starts after it. */
+    after: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  },
+  { ...strict, $id: 'JobEventsRequest' },
+);
+
+export const JobState = Type.Union([
+  Type.Literal('queued'),
+  Type.Literal('running'),
+  Type.Literal('completed'),
+  Type.Literal('failed'),
+  Type.Literal('cancelled'),
+  Type.Literal('interrupted'),
+]);
+
+export const JobInfo = Type.Object(
+  {
+    id: Uuid,
+    runId: Uuid,
+    provider: ProviderId,
+    model: ModelId,
+    state: JobState,
+    /** How many events are committed (the last sequence). */
+    cursor: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    cancelRequested: Type.Boolean(),
+    createdAt: HostTimestamp,
+    updatedAt: HostTimestamp,
+    /** Present exactly when the job is finished: when its events are erased. */
+    expiresAt: Type.Optional(HostTimestamp),
+  },
+  { ...open, $id: 'JobInfo' },
+);
+
+export const JobEventPage = Type.Object(
+  {
+    job: Type.Ref(JobInfo),
+    events: Type.Array(Type.Ref(RunEvent), { maxItems: 100 }),
+    nextCursor: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    hasMore: Type.Boolean(),
+  },
+  { ...open, $id: 'JobEventPage' },
+);
+
 /** Every named schema, in the order the published documents list them. */
 export const NAMED_SCHEMAS: TSchema[] = [
   ErrorInfo,
@@ -553,6 +631,15 @@ export const NAMED_SCHEMAS: TSchema[] = [
   Provider,
   ProviderList,
   Health,
+  SessionCreate,
+  SessionIdentity,
+  SessionSnapshot,
+  SessionDeleteResult,
+  JobSubmit,
+  JobIdentity,
+  JobEventsRequest,
+  JobInfo,
+  JobEventPage,
 ];
 
 // ---------------------------------------------------------------------------
@@ -581,6 +668,17 @@ export type ApprovalDecision = Static<typeof ApprovalDecision>;
 export type ToolExecutionIdentity = Static<typeof ToolExecutionIdentity>;
 export type ToolExecutionResult = Static<typeof ToolExecutionResult>;
 export type ToolExecutionReceipt = Static<typeof ToolExecutionReceipt>;
+export type SessionInfo = Static<typeof SessionInfo>;
+export type SessionCreate = Static<typeof SessionCreate>;
+export type SessionIdentity = Static<typeof SessionIdentity>;
+export type SessionSnapshot = Static<typeof SessionSnapshot>;
+export type SessionDeleteResult = Static<typeof SessionDeleteResult>;
+export type JobSubmit = Static<typeof JobSubmit>;
+export type JobIdentity = Static<typeof JobIdentity>;
+export type JobEventsRequest = Static<typeof JobEventsRequest>;
+export type JobState = Static<typeof JobState>;
+export type JobInfo = Static<typeof JobInfo>;
+export type JobEventPage = Static<typeof JobEventPage>;
 
 type EnvelopeFields = { runId: string; sequence: number; timestamp: string; optional?: boolean };
 type PayloadOf<T extends EventType> = Omit<Static<(typeof EVENT_SCHEMAS)[T]>, 'type' | keyof EnvelopeFields>;

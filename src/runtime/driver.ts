@@ -11,7 +11,7 @@ import { compileSchema, type CompiledSchema } from './json-schema.js';
 import type { ProviderAdapter, ProviderInfo } from '../providers/spec/v1.js';
 import { executeRun } from './run-loop.js';
 import type { PreparedRun } from './prepared-run.js';
-import { MAX_APPLICATION_TOOL_BYTES, type ApprovalService, type RunServices, type ToolExecutionService } from './services.js';
+import { MAX_APPLICATION_TOOL_BYTES, type ApprovalService, type RunJournal, type RunServices, type ToolExecutionService } from './services.js';
 import { registerTools, type ApproveCallback, type HostTool, type RegisteredTool, type RunTool } from './tools.js';
 import { jsonBytes } from '../shared/json-identity.js';
 import type { Provider, RunEvent, RunRequest, RunResult } from './types.js';
@@ -62,6 +62,8 @@ export interface RunOptions {
   acceptOptionalEvents?: boolean;
   /** Application tools the caller's grant says must be reviewed before they run. */
   applicationToolApprovals?: ReadonlySet<string>;
+  /** The caller keeps operation records (the host with its store), so `idempotencyKey` is accepted. */
+  idempotency?: boolean;
 }
 
 const validateRequest = validatorFor<RunRequest>(RunRequestSchema);
@@ -131,7 +133,7 @@ export class AgenticDriver {
   prepareParsed(request: RunRequest, options: RunOptions = {}): PreparedRun {
     if (request.session) throw new DriverError('SESSIONS_UNAVAILABLE', 'This host does not offer conversation sessions.');
     if (request.retrieval) throw new DriverError('RETRIEVAL_UNAVAILABLE', 'This host does not offer retrieval.');
-    if (request.idempotencyKey !== undefined) {
+    if (request.idempotencyKey !== undefined && !options.idempotency) {
       throw new DriverError('IDEMPOTENCY_UNAVAILABLE', 'This host has no operation store, so idempotency keys are not accepted.');
     }
     const adapter = this.providers.get(request.provider);
@@ -207,6 +209,8 @@ export class AgenticDriver {
     return (request.tools ?? []).map((name): RunTool => {
       const definition = definitions.get(name);
       if (definition) {
+        // An unusable output schema is refused now, before the run starts.
+        if (definition.outputSchema) compileSchema(definition.outputSchema);
         const requiresApproval =
           this.services.toolExecutions!.policy.requireApproval !== false || definition.requiresApproval === true || (options.applicationToolApprovals?.has(name) ?? false);
         return {
@@ -215,7 +219,7 @@ export class AgenticDriver {
           description: definition.description,
           inputSchema: definition.inputSchema,
           input: compileSchema(definition.inputSchema),
-          output: definition.outputSchema ? compileSchema(definition.outputSchema) : undefined,
+          outputSchema: definition.outputSchema,
           requiresApproval,
         };
       }
@@ -230,8 +234,8 @@ export class AgenticDriver {
    * Runs a prepared request. Closing the iterator early (break/return) cancels the run,
    * exactly like aborting `signal`.
    */
-  execute(prepared: PreparedRun, signal?: AbortSignal): AsyncGenerator<RunEvent> {
-    return executeRun(prepared, signal);
+  execute(prepared: PreparedRun, signal?: AbortSignal, journal?: RunJournal): AsyncGenerator<RunEvent> {
+    return executeRun(prepared, signal, journal);
   }
 
   /** Validation errors are thrown from the first `next()`, before any event. */

@@ -10,7 +10,7 @@ import { CONTEXT_INSTRUCTIONS, draftArtifact } from './context.js';
 import type { PreparedRun } from './prepared-run.js';
 import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
-import type { RunServices } from './services.js';
+import { isJournaled, type RunJournal, type RunServices } from './services.js';
 import type { ProviderMessage, ProviderPart, ProviderRequest } from '../providers/spec/v1.js';
 import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
@@ -22,7 +22,7 @@ const RUN_ENDED = Symbol('run ended');
 /** Abort reasons that end a run as `run.failed` rather than `run.cancelled`. */
 const FAILING_ABORTS: ReadonlySet<string> = new Set(['OUTPUT_BUFFER_LIMIT']);
 
-export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSignal): AsyncGenerator<RunEvent> {
+export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSignal, journal?: RunJournal): AsyncGenerator<RunEvent> {
   const runId = randomUUID();
   const abort = new AbortController();
   const onCallerAbort = () => abort.abort(callerSignal?.reason);
@@ -30,7 +30,7 @@ export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSig
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
 
   const channel = new EventChannel((error) => abort.abort(error));
-  const body = new RunBody(prepared, runId, abort, channel);
+  const body = new RunBody(prepared, runId, abort, channel, journal);
   const task = body.run();
   let sequence = 0;
   let ended = false;
@@ -72,6 +72,7 @@ class RunBody {
     private readonly runId: string,
     private readonly abort: AbortController,
     private readonly channel: EventChannel,
+    private readonly journal: RunJournal | undefined,
   ) {
     this.services = prepared.services;
     const ms = prepared.idleTimeoutMs;
@@ -91,17 +92,17 @@ class RunBody {
     let errorCode: string | undefined;
     try {
       await this.recordStart();
-      this.channel.push({ type: 'run.started', provider: request.provider, model: request.model });
+      await this.commit({ type: 'run.started', provider: request.provider, model: request.model });
       this.signal.throwIfAborted();
       this.idle.start();
       const messages = this.initialMessages();
       for (let step = 1; ; step += 1) {
         this.signal.throwIfAborted();
-        this.channel.push({ type: 'step.started', step });
+        await this.commit({ type: 'step.started', step });
         this.steps = step;
         const outcome = await this.modelStep(messages);
         if (outcome.toolCalls.length === 0) {
-          this.channel.pushTerminal({ type: 'run.completed', result: this.result(outcome) });
+          await this.commitTerminal({ type: 'run.completed', result: this.result(outcome) }, true);
           return;
         }
         if (step >= this.prepared.maxSteps) {
@@ -117,13 +118,35 @@ class RunBody {
       const { type, info } = this.terminal(error);
       status = type === 'run.cancelled' ? 'cancelled' : 'failed';
       errorCode = info.code;
-      this.channel.pushTerminal({ type, error: info });
+      await this.commitTerminal({ type, error: info }, false);
     } finally {
       this.idle.stop();
       // Stops anything still attached to the run's signal; the run already has its terminal event.
       if (!this.signal.aborted) this.abort.abort(RUN_ENDED);
       await this.recordUsage(status, errorCode);
     }
+  }
+
+  /** Sends an event on, after the journal (when the run has one) has committed it. */
+  private async commit(event: EventPayload): Promise<void> {
+    if (this.journal && isJournaled(event)) await this.journal.record(this.runId, event);
+    this.channel.push(event);
+  }
+
+  /**
+   * The terminal event. A completed result the journal could not commit throws (the run then
+   * fails); a failure is sent even when the journal cannot take it (its record stays unfinished,
+   * which replays as uncertain).
+   */
+  private async commitTerminal(event: EventPayload, mustCommit: boolean): Promise<void> {
+    if (this.journal) {
+      try {
+        await this.journal.record(this.runId, event);
+      } catch (error) {
+        if (mustCommit) throw error;
+      }
+    }
+    this.channel.pushTerminal(event);
   }
 
   private initialMessages(): ProviderMessage[] {
@@ -208,7 +231,7 @@ class RunBody {
     if (!finished) throw new DriverError('INVALID_PROVIDER_RESPONSE', 'The provider ended the step without finishing it.');
     this.idle.touch();
     this.meter.stepCompleted(outcome.usage);
-    if (outcome.usage) this.channel.push({ type: 'usage.reported', step: this.steps, usage: outcome.usage });
+    if (outcome.usage) await this.commit({ type: 'usage.reported', step: this.steps, usage: outcome.usage });
     return outcome;
   }
 
@@ -252,14 +275,14 @@ class RunBody {
 
   private async runTool(call: ToolCall, tool: RunTool): Promise<Extract<ProviderMessage, { role: 'tool' }>> {
     this.signal.throwIfAborted();
-    this.channel.push({ type: 'tool.called', call: structuredClone(call) });
+    await this.commit({ type: 'tool.called', call: structuredClone(call) });
     if (tool.requiresApproval) await this.review(call);
     this.signal.throwIfAborted();
     const output = tool.kind === 'host' ? await this.executeHostTool(call, tool) : await this.dispatchApplicationTool(call, tool);
     const encoded = encodeToolOutput(output);
     this.toolPending = false;
     this.idle.touch();
-    this.channel.push({ type: 'tool.completed', callId: call.id, output: encoded.value });
+    await this.commit({ type: 'tool.completed', callId: call.id, output: encoded.value });
     return { role: 'tool', callId: call.id, name: call.name, content: encoded.json };
   }
 
@@ -285,16 +308,16 @@ class RunBody {
 
   /** Hands the call to the application through a single-use ticket and waits for its one result. */
   private async dispatchApplicationTool(call: ToolCall, tool: Extract<RunTool, { kind: 'application' }>): Promise<unknown> {
-    const ticket = this.services.toolExecutions!.dispatch({
+    const ticket = await this.services.toolExecutions!.dispatch({
       runId: this.runId,
       subject: this.prepared.subject,
       provider: this.prepared.request.provider,
       call,
-      outputSchema: tool.output,
+      outputSchema: tool.outputSchema,
       onProgress: this.progressReporter('tool'),
     });
     this.toolPending = true;
-    this.channel.push({ type: 'tool.execution.requested', execution: ticket.execution });
+    await this.commit({ type: 'tool.execution.requested', execution: ticket.execution });
     try {
       const outcome = await abortable(ticket.outcome, this.signal);
       if ('failure' in outcome) throw outcome.failure;
@@ -330,7 +353,7 @@ class RunBody {
       idlePolicy: interactive.idlePolicy,
       ...(interactive.expiresAfterMs !== undefined ? { expiresAfterMs: interactive.expiresAfterMs } : {}),
     });
-    this.channel.push({ type: 'approval.requested', approval: pending.approval });
+    await this.commit({ type: 'approval.requested', approval: pending.approval });
     const pause = interactive.idlePolicy === 'pause';
     if (pause) this.idle.pause();
     let settlement;
@@ -338,14 +361,14 @@ class RunBody {
       settlement = await abortable(pending.settled, this.signal);
     } catch (error) {
       const resolution = await pending.cancel();
-      if (resolution) this.channel.push({ type: 'approval.resolved', resolution });
+      if (resolution) await this.commit({ type: 'approval.resolved', resolution });
       throw error;
     } finally {
       if (pause) this.idle.resume();
     }
     if ('failure' in settlement) throw settlement.failure;
     const { resolution } = settlement;
-    this.channel.push({ type: 'approval.resolved', resolution });
+    await this.commit({ type: 'approval.resolved', resolution });
     if (resolution.outcome === 'denied') throw new DriverError('APPROVAL_DENIED', `The call to ${call.name} was denied.`);
     if (resolution.outcome === 'expired') throw new DriverError('APPROVAL_EXPIRED', `The approval for ${call.name} expired before a decision.`);
     if (resolution.outcome === 'cancelled') this.abort.abort(new DriverError('CANCELLED', 'The run was cancelled at an approval.'));

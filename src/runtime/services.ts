@@ -7,9 +7,9 @@
 import type { DriverError } from '../protocol/errors.js';
 import type { ApprovalRequest, ApprovalResolution, ToolCall, ToolExecution } from '../protocol/schemas.js';
 import type { Clock } from '../shared/clock.js';
-import type { CompiledSchema } from './json-schema.js';
 import type { Metering } from './metering.js';
 import type { ApproveCallback } from './tools.js';
+import type { EventPayload } from './types.js';
 import type { RunStartRecord, UsageRecord } from './usage-record.js';
 
 /** The largest JSON size of an application tool's definition, call or output. */
@@ -40,9 +40,24 @@ export interface ToolExecutionService {
     subject: string;
     provider: string;
     call: ToolCall;
-    outputSchema: CompiledSchema | undefined;
+    /** The tool's output schema as the application declared it (validated at prepare). */
+    outputSchema: Record<string, unknown> | undefined;
     onProgress(): void;
-  }): { execution: ToolExecution; outcome: Promise<ExecutionOutcome>; invalidate(): void };
+  }): Promise<{ execution: ToolExecution; outcome: Promise<ExecutionOutcome>; invalidate(): void }>;
+}
+
+/**
+ * The durable log of one run's compact events (idempotent runs). The run awaits each record
+ * before going on: `tool.called` is committed before the tool may run, a tool's confirmed
+ * output before the model sees it, the terminal event before the caller does.
+ */
+export interface RunJournal {
+  record(runId: string, event: EventPayload): Promise<void>;
+}
+
+/** What the journal keeps: everything but streamed text, progress and optional vendor events. */
+export function isJournaled(event: EventPayload): boolean {
+  return event.type !== 'text.delta' && event.type !== 'run.progress' && !(event as { optional?: boolean }).optional;
 }
 
 export interface RunServices {

@@ -38,7 +38,8 @@ export type RunTool =
       description: string;
       inputSchema: Record<string, unknown>;
       input: CompiledSchema;
-      output: CompiledSchema | undefined;
+      /** Checked at prepare; the registry checks outputs against it wherever they arrive. */
+      outputSchema: Record<string, unknown> | undefined;
       requiresApproval: boolean;
     };
 

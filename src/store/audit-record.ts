@@ -18,6 +18,3 @@ export interface AuditRecord {
   /** The error code, for `approval.rejected`. */
   code?: string;
 }
-
-/** Must durably record the entry or throw; a failure stops the approval (fail closed). */
-export type AuditSink = (record: AuditRecord) => void | Promise<void>;

@@ -1,7 +1,11 @@
 /**
- * The state seam. The host keeps everything durable behind this interface so that the
- * embedded SQLite store and a shared PostgreSQL store are interchangeable.
+ * The state seam. Everything durable lives behind this interface — usage records, the approval
+ * audit, operation records (idempotency), pending approvals and application-tool tickets — so
+ * that the embedded SQLite store and a PostgreSQL store shared by several replicas are
+ * interchangeable. Both are one implementation (`sql/sql-store.ts`) over an engine.
  */
+import type { ApprovalRequest, ApprovalResolution } from '../protocol/schemas.js';
+import type { EventPayload } from '../runtime/types.js';
 import type { AuditRecord } from './audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../runtime/usage-record.js';
 import type { UsageTotalsQuery, UsageTotalsRow } from './usage-totals.js';
@@ -14,14 +18,92 @@ export interface UsageSummary {
   interrupted: number;
 }
 
-/** What start-up reconciliation closed: runs and approvals a previous process left open. */
+/** What reaping closed: work of replicas that died (or, on SQLite, of the previous process). */
 export interface ReconcileReport {
   runs: number;
   approvals: number;
+  tickets: number;
+  operations: number;
+}
+
+export type OperationState = 'running' | 'completed' | 'failed' | 'cancelled' | 'uncertain';
+
+/** One event of an operation's compact log, as recorded (runId and sequence are stamped on replay). */
+export interface JournalEntry {
+  at: string;
+  event: EventPayload;
+}
+
+export interface OperationRecord {
+  subject: string;
+  key: string;
+  fingerprint: string;
+  runId: string | undefined;
+  provider: string;
+  model: string;
+  state: OperationState;
+  owner: string | undefined;
+  /** Whether the owning replica still holds its lease (a running record of a dead owner is uncertain). */
+  ownerAlive: boolean;
+  events: JournalEntry[];
+}
+
+export interface OperationClaim {
+  subject: string;
+  key: string;
+  fingerprint: string;
+  provider: string;
+  model: string;
+}
+
+export type PendingState = 'pending' | 'interrupted';
+
+export interface ApprovalRow {
+  approval: ApprovalRequest;
+  subject: string;
+  provider: string;
+  /** The canonical JSON of the call under review; a decision must match it exactly. */
+  call: string;
+  /** Epoch milliseconds, when the approval expires. */
+  expiresAt: number | undefined;
+  state: PendingState | ApprovalResolution['outcome'];
+  resolution: ApprovalResolution | undefined;
+  /** Whether the replica running the waiting run still holds its lease. */
+  ownerAlive: boolean;
+}
+
+/** What a ticket was settled with: the output, the application's failure, or an output its contract rejected. */
+export type TicketResult = { output: unknown } | { error: true } | { rejected: { code: string; message: string } };
+
+export interface TicketRow {
+  executionId: string;
+  runId: string;
+  callId: string;
+  subject: string;
+  provider: string;
+  tool: string;
+  /** The tool's output schema, checked on whichever replica receives the result. */
+  outputSchema: unknown;
+  state: PendingState | 'accepted' | 'closed';
+  ownerAlive: boolean;
+}
+
+/** Told to the replica that owns a run: something for it was decided elsewhere. */
+export interface StoreSignal {
+  kind: 'approval' | 'ticket' | 'progress';
+  id: string;
 }
 
 export interface StateStore {
-  readonly kind: string;
+  readonly kind: 'sqlite' | 'postgres';
+  /** This process's replica id: the owner of the runs, approvals and tickets it starts. */
+  readonly replicaId: string;
+  /**
+   * Registers this replica under a lease, reaps what dead replicas left open (on SQLite: all
+   * of it, the file is this process's alone) and keeps renewing. `onLeaseLost` is called when
+   * a renewal finds the lease gone: this replica's open work was reaped and can no longer commit.
+   */
+  start(options: { leaseMs: number; onLeaseLost(): void; onError?(error: unknown): void }): Promise<ReconcileReport>;
   /** Marks a run in flight until its usage record arrives; resolves once durable. */
   recordRunStart(record: RunStartRecord): Promise<void>;
   recordUsage(record: UsageRecord): Promise<void>;
@@ -32,11 +114,38 @@ export interface StateStore {
   appendAudit(record: AuditRecord): Promise<void>;
   /** The newest audit records first. */
   readAudit(limit: number): Promise<AuditRecord[]>;
+
+  findOperation(subject: string, key: string): Promise<OperationRecord | undefined>;
+  /** Claims the key for this replica, or returns the record of whoever owns it. */
+  claimOperation(claim: OperationClaim): Promise<{ claimed: true } | { claimed: false; existing: OperationRecord }>;
   /**
-   * At host start-up, before serving: every run still in flight gets a usage record
-   * `interrupted` (outcome `uncertain`) and every approval still pending an
-   * `approval.resolved` audit entry with outcome `interrupted`, both stamped `at`.
+   * Appends to a record this replica owns and is still running; a terminal `state` closes it.
+   * Throws OPERATION_RECORD_LIMIT past `maxBytes` (terminal events always fit) and
+   * OPERATION_STORE_ERROR when the record is no longer this replica's to write.
    */
-  reconcileInterrupted(at: string): Promise<ReconcileReport>;
+  appendOperation(subject: string, key: string, runId: string, entry: JournalEntry, options: { maxBytes: number; state?: Exclude<OperationState, 'running'> }): Promise<void>;
+  /** Drops finished records last updated before `before` (epoch ms); returns how many. */
+  expireOperations(before: number): Promise<number>;
+
+  openApproval(row: Omit<ApprovalRow, 'state' | 'resolution' | 'ownerAlive'>, audit: AuditRecord): Promise<void>;
+  readApproval(approvalId: string): Promise<ApprovalRow | undefined>;
+  /**
+   * Resolves a pending approval whose run is alive, with its audit record, in one
+   * transaction, and signals the owner. False when it is not pending or its run is gone.
+   */
+  resolveApproval(resolution: ApprovalResolution, audit: AuditRecord): Promise<boolean>;
+
+  openTicket(row: Omit<TicketRow, 'state' | 'ownerAlive'>): Promise<void>;
+  readTicket(executionId: string): Promise<TicketRow | undefined>;
+  /** Consumes a pending ticket whose run is alive with its one result and signals the owner. */
+  settleTicket(executionId: string, result: TicketResult): Promise<boolean>;
+  /** The result a settled ticket holds (read by the owner when signalled). */
+  ticketResult(executionId: string): Promise<TicketResult | undefined>;
+  /** The run ended: the ticket can no longer be used. */
+  closeTicket(executionId: string): Promise<void>;
+  /** Tells the owner of a pending ticket that the application reported progress. */
+  signalProgress(executionId: string): Promise<void>;
+  /** Called for every signal addressed to this replica. */
+  onSignal(handler: (signal: StoreSignal) => void): void;
   close(): Promise<void>;
 }

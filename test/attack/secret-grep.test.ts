@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
+import { encodedForms } from '../support/secrets.js';
 import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
 
 // tsx resolves from the working directory: the CLI runs from the repository root.
@@ -32,19 +33,6 @@ const SECRETS = {
 };
 /** Prompt text: it may come back in a run's own answer, but never in a log, usage record, spool or metric. */
 const PROMPT = 'planted-prompt-text-4d2c81-do-not-log';
-
-/** The forms a leaked secret could take in captured output, each long enough to be unambiguous. */
-function encodedForms(secret: string): string[] {
-  const forms = new Set([secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1), secret.replace(/\//g, '\\/')]);
-  // base64 of the secret at each of the three byte alignments inside a longer value.
-  for (let offset = 0; offset < 3; offset += 1) {
-    for (const encoding of ['base64', 'base64url'] as const) {
-      const encoded = Buffer.from('a'.repeat(offset) + secret).toString(encoding);
-      forms.add(encoded.slice(offset === 0 ? 0 : 4, -4));
-    }
-  }
-  return [...forms];
-}
 
 interface Capture {
   what: string;

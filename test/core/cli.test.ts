@@ -87,6 +87,20 @@ describe('agenticdriver CLI', () => {
     assert.equal(types.at(-1), 'run.completed');
   });
 
+  it('run --idempotency-key replays the recorded run instead of running it again', () => {
+    const args = ['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--json', '--idempotency-key', `cli-${process.pid}`];
+    const first = cli([...args, '--input', 'once']);
+    assert.equal(first.status, 0, first.stderr);
+    const again = cli([...args, '--input', 'once']);
+    assert.equal(again.status, 0, again.stderr);
+    const runIds = [first, again].map((result) => new Set(result.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { runId: string }).runId)));
+    assert.equal(runIds[0]!.size, 1);
+    assert.deepEqual(runIds[1], runIds[0], 'the replay carries the recorded run id');
+    const changed = cli([...args, '--input', 'twice']);
+    assert.equal(changed.status, 1);
+    assert.equal(errorOf(changed.stderr).code, 'IDEMPOTENCY_CONFLICT');
+  });
+
   it('run exits 1 with the run error JSON on stderr', () => {
     const input = JSON.stringify({ mockScript: { steps: [{ actions: [{ error: { code: 'RATE_LIMITED', retryable: true } }] }] } });
     const result = cli(['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--input', input]);
@@ -107,8 +121,8 @@ describe('agenticdriver CLI', () => {
   });
 
   it('audit prints the approval audit log from the state store', async () => {
-    const { SqliteStateStore } = await import('../../src/store/sqlite/sqlite-store.js');
-    const store = SqliteStateStore.open(join(dir, 'nested', 'state'));
+    const { openSqliteStore } = await import('../../src/store/sqlite/sqlite-store.js');
+    const store = await openSqliteStore(join(dir, 'nested', 'state'));
     await store.appendAudit({ kind: 'approval.resolved', at: '2026-11-30T00:00:00.000Z', subject: 'local', tokenId: 'local', approvalId: 'a1', runId: 'r1', provider: 'mock', tool: 'send_email', outcome: 'approved' });
     await store.close();
     const result = cli(['audit', '--config', config, '--json', '--limit', '5']);

@@ -105,6 +105,58 @@ describe('host config', () => {
   });
 });
 
+describe('host config: state', () => {
+  const at = '/etc/agenticdriver/config.json';
+  const messageOf = (state: unknown): string => {
+    try {
+      parseHostConfig({ ...valid(), state }, at);
+    } catch (error) {
+      assert.ok(error instanceof DriverError);
+      assert.equal(error.code, 'INVALID_CONFIG');
+      return error.message;
+    }
+    return 'accepted';
+  };
+
+  it('defaults to SQLite in the state folder beside the config', () => {
+    const config = parseHostConfig(valid(), at);
+    assert.deepEqual(config.state, { engine: 'sqlite', directory: '/etc/agenticdriver/state' });
+    assert.equal(config.stateDirectory, '/etc/agenticdriver/state');
+  });
+
+  it('keeps the { directory } form, with or without engine "sqlite"', () => {
+    for (const state of [{ directory: 'data' }, { engine: 'sqlite', directory: 'data' }]) {
+      const config = parseHostConfig({ ...valid(), state }, at);
+      assert.deepEqual(config.state, { engine: 'sqlite', directory: '/etc/agenticdriver/data' });
+      assert.equal(config.stateDirectory, '/etc/agenticdriver/data');
+    }
+    assert.deepEqual(parseHostConfig({ ...valid(), state: { engine: 'sqlite' } }, at).state, { engine: 'sqlite', directory: '/etc/agenticdriver/state' });
+  });
+
+  it('takes PostgreSQL with the URL as a secret reference', () => {
+    const env = parseHostConfig({ ...valid(), state: { engine: 'postgres', urlRef: { env: 'STATE_URL' } } }, at);
+    assert.deepEqual(env.state, { engine: 'postgres', urlRef: { env: 'STATE_URL' } });
+    assert.equal(env.stateDirectory, '/etc/agenticdriver/state');
+    const file = parseHostConfig({ ...valid(), state: { engine: 'postgres', urlRef: { file: 'secrets/state-url' }, leaseMs: 5000 } }, at);
+    assert.deepEqual(file.state, { engine: 'postgres', urlRef: { file: 'secrets/state-url' } });
+    assert.equal(file.stateLeaseMs, 5000);
+  });
+
+  it('refuses bad state forms with a message that names the problem', () => {
+    assert.match(messageOf({ engine: 'postgres' }), /\/state must have required property 'urlRef'/);
+    assert.match(messageOf({ engine: 'postgres', url: 'postgres://u:secret@db/x' }), /\/state must have required property 'urlRef'/);
+    assert.doesNotMatch(messageOf({ engine: 'postgres', url: 'postgres://u:secret@db/x' }), /secret@/);
+    assert.match(messageOf({ engine: 'postgres', urlRef: { env: 'X' }, directory: 'data' }), /\/state has an unknown field "directory"/);
+    assert.match(messageOf({ engine: 'postgres', urlRef: 'postgres://u:p@db/x' }), /\/state\/urlRef/);
+    assert.match(messageOf({ engine: 'mysql' }), /\/state\/engine must be "sqlite" or "postgres"/);
+    assert.match(messageOf({ engine: 'sqlite', urlRef: { env: 'X' } }), /\/state has an unknown field "urlRef"/);
+    assert.match(messageOf({ directory: '' }), /\/state\/directory/);
+    assert.match(messageOf({ engine: 'postgres', urlRef: { env: 'X' }, leaseMs: 1 }), /\/state\/leaseMs/);
+    assert.match(messageOf('postgres'), /state/);
+    assert.match(messageOf(null), /state/);
+  });
+});
+
 describe('secret references', () => {
   it('reads env and private files, refuses files others can read', async () => {
     const dir = tempDir('ad-secret-');

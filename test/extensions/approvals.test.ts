@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AuditRecord } from '../../src/store/audit-record.js';
-import { SqliteStateStore } from '../../src/store/sqlite/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { OTHER_TOKEN, script, sseEvents, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { join } from 'node:path';
 import { tempDir } from '../support/temp.js';
@@ -198,10 +198,13 @@ describe('approval policy and audit failures', () => {
   });
 
   it('fails closed with APPROVAL_AUDIT_FAILED when the audit record cannot be written', async () => {
-    const store = SqliteStateStore.open(tempDir('ad-audit-'));
+    const store = await openSqliteStore(tempDir('ad-audit-'));
     let failDecisions = false;
-    store.appendAudit = async (record) => {
-      if (failDecisions && record.kind === 'approval.resolved') throw new Error('disk full');
+    const resolveApproval = store.resolveApproval.bind(store);
+    // The decision and its audit record commit together; the disk fills up just then.
+    store.resolveApproval = async (resolution, audit) => {
+      if (failDecisions) throw new Error('disk full');
+      return resolveApproval(resolution, audit);
     };
     const host = await startTestHost(approvalsConfig, { tools: [guarded], store });
     effects.length = 0;

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,6 +16,7 @@ const (
 	hangScript     = `{"mockScript":{"steps":[{"actions":[{"hang":true}]}]}}`
 	quietScript    = `{"mockScript":{"steps":[{"actions":[{"stallMs":80},{"text":"quiet"}]}]}}`
 	progressScript = `{"mockScript":{"steps":[{"actions":[{"progress":16,"everyMs":20},{"text":"done"}]}]}}`
+	lateScript     = `{"mockScript":{"steps":[{"actions":[{"stallMs":400},{"text":"late"}]}]}}`
 )
 
 type liveScenario struct {
@@ -34,6 +36,7 @@ var liveScenarios = []liveScenario{
 	{name: "idle-timeout", run: liveIdleTimeout},
 	{name: "progress", run: liveProgress},
 	{name: "cancel", run: liveCancel},
+	{name: "idempotency", run: liveIdempotency},
 	{name: "tls-untrusted", httpsOnly: true, run: func(ctx context.Context, h *harness) error { return expectTLSFailure(ctx, h, h.untrustedURL) }},
 	{name: "tls-mismatch", httpsOnly: true, run: func(ctx context.Context, h *harness) error { return expectTLSFailure(ctx, h, h.mismatchURL) }},
 }
@@ -222,6 +225,98 @@ func liveCancel(ctx context.Context, h *harness) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return errors.New("the live host did not cancel the abandoned run within 5 s")
+}
+
+// freshKey is a key no earlier mode, transport or harness run used, so each run of the
+// idempotency scenario starts fresh.
+func freshKey() string {
+	return "conformance-" + rand.Text()
+}
+
+// expectError checks a typed error's code and retryable flag.
+func expectError(err error, code string, retryable bool) error {
+	var de *agenticdriver.DriverError
+	if errors.As(err, &de) && de.Code == code && de.Retryable == retryable {
+		return nil
+	}
+	return fmt.Errorf("expected %s with retryable %v, got %v (%#v)", code, retryable, err, de)
+}
+
+// liveIdempotency: the same key and request replay the recorded run (JSON and SSE), a
+// different request under the key conflicts, and a duplicate while the first still runs
+// is refused as in progress.
+func liveIdempotency(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	req := demoRequest("Hello")
+	req.IdempotencyKey = freshKey()
+	first, err := client.Run(ctx, req)
+	if err != nil {
+		return err
+	}
+	again, err := client.Run(ctx, req)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the repeat: %w", err)
+	case first.Text != "Hello" || again.Text != "Hello":
+		return fmt.Errorf("texts %q, %q", first.Text, again.Text)
+	case again.RunID != first.RunID:
+		return fmt.Errorf("the repeat has runId %s, the first %s", again.RunID, first.RunID)
+	}
+	var events []agenticdriver.Event
+	if err := each(client.Stream(ctx, req), func(ev agenticdriver.Event) error {
+		events = append(events, ev)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("streamed replay: %w", err)
+	}
+	for i, ev := range events {
+		if ev.Sequence != int64(i+1) || ev.RunID != first.RunID {
+			return fmt.Errorf("streamed replay: event %d has sequence %d, runId %s", i, ev.Sequence, ev.RunID)
+		}
+	}
+	last := len(events) - 1
+	if last < 1 || events[0].Type != agenticdriver.EventRunStarted || events[last].Type != agenticdriver.EventRunCompleted || events[last].Result.Text != "Hello" {
+		return fmt.Errorf("streamed replay: unexpected events %+v", events)
+	}
+	other := req
+	other.Input = "Other"
+	if _, err := client.Run(ctx, other); expectError(err, "IDEMPOTENCY_CONFLICT", false) != nil {
+		return fmt.Errorf("a different request under the key: %w", expectError(err, "IDEMPOTENCY_CONFLICT", false))
+	}
+
+	slow := demoRequest(lateScript)
+	slow.IdempotencyKey = freshKey()
+	type outcome struct {
+		result *agenticdriver.RunResult
+		err    error
+	}
+	running := make(chan outcome, 1)
+	go func() {
+		result, err := client.Run(ctx, slow)
+		running <- outcome{result, err}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	_, busy := client.Run(ctx, slow)
+	late := <-running
+	switch {
+	case expectError(busy, "OPERATION_IN_PROGRESS", true) != nil:
+		return fmt.Errorf("a duplicate while running: %w", expectError(busy, "OPERATION_IN_PROGRESS", true))
+	case late.err != nil:
+		return fmt.Errorf("the first run: %w", late.err)
+	case late.result.Text != "late":
+		return fmt.Errorf("the first run's text %q", late.result.Text)
+	}
+	retried, err := client.Run(ctx, slow)
+	if err != nil {
+		return fmt.Errorf("the retry: %w", err)
+	}
+	if retried.RunID != late.result.RunID || retried.Text != "late" {
+		return fmt.Errorf("the retry got %s %q, the first %s", retried.RunID, retried.Text, late.result.RunID)
+	}
+	return nil
 }
 
 // liveCancelled reads the live host's count of cancelled runs from the peer.

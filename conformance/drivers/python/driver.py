@@ -14,6 +14,7 @@ import os
 import ssl
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 from urllib.parse import urlsplit
@@ -135,6 +136,13 @@ class SyncMode:
                 await handle(client, events[-1])
         return events
 
+    def background(self, call: Awaitable[Any]) -> "asyncio.Future[Any]":
+        """Runs a client call while the scenario goes on: a blocking call, in a thread of its own."""
+        async def settled() -> Any:
+            return await call
+
+        return asyncio.ensure_future(asyncio.to_thread(asyncio.run, settled()))
+
     def lookup(self, receipts: List[Any]) -> Callable[..., Any]:
         """The application function of the application-tool scenarios: progress, then answer."""
         def lookup(arguments: Dict[str, Any], context: Any) -> Any:
@@ -185,6 +193,9 @@ class AsyncMode(SyncMode):
                     events.append(dict(event))
                     await handle(client, events[-1])
         return events
+
+    def background(self, call: Awaitable[Any]) -> "asyncio.Future[Any]":
+        return asyncio.ensure_future(call)
 
     def lookup(self, receipts: List[Any]) -> Callable[..., Any]:
         async def lookup(arguments: Dict[str, Any], context: Any) -> Any:
@@ -301,6 +312,19 @@ async def expect_error(call: Awaitable[Any], code: str) -> None:
     raise Outcome(f"expected {code}, the call succeeded")
 
 
+async def driver_error(call: Awaitable[Any]) -> Optional[DriverError]:
+    """The typed error a call raised, or None when it succeeded."""
+    try:
+        await call
+    except DriverError as error:
+        return error
+    return None
+
+
+def describe_error(error: Optional[DriverError]) -> str:
+    return f"{error.code} (retryable {error.retryable}): {error.message}" if error else "success"
+
+
 async def expect_failure(call: Awaitable[Any]) -> None:
     try:
         await call
@@ -371,6 +395,38 @@ async def live_cancel(mode: SyncMode) -> None:
     while metrics(mode.env, "/live-metrics")["cancelled"] <= before:
         expect(time.monotonic() < deadline, "the host did not see the run cancelled within 5 s")
         await asyncio.sleep(0.05)
+
+
+def fresh_key() -> str:
+    """A key no earlier mode, transport or harness run used, so each run of the scenario starts fresh."""
+    return f"conformance-{uuid.uuid4()}"
+
+
+async def live_idempotency(mode: SyncMode) -> None:
+    url, token = mode.env.url, mode.env.token
+    request = dict(HELLO, idempotencyKey=fresh_key())
+    first = await mode.run(url, token, request)
+    again = await mode.run(url, token, request)
+    expect(first["text"] == "Hello" and again["text"] == "Hello", f"texts {first['text']!r}, {again['text']!r}")
+    expect(again["runId"] == first["runId"], f"the repeat has runId {again['runId']}, the first {first['runId']}")
+    events = await mode.stream(url, token, request, never)
+    expect(events[0]["type"] == "run.started", f"streamed replay starts with {events[0]['type']}")
+    expect_terminal(events, "run.completed", text="Hello")
+    expect([e["runId"] for e in events] == [first["runId"]] * len(events), "streamed replay: runId differs")
+    expect([e["sequence"] for e in events] == list(range(1, len(events) + 1)), "streamed replay: sequence")
+    conflict = await driver_error(mode.run(url, token, dict(request, input="Other")))
+    expect(conflict is not None and conflict.code == "IDEMPOTENCY_CONFLICT" and conflict.retryable is False,
+           f"a different request under the key: {describe_error(conflict)}")
+    slow = dict(HELLO, input=script({"stallMs": 400}, {"text": "late"}), idempotencyKey=fresh_key())
+    running = mode.background(mode.run(url, token, slow))
+    await asyncio.sleep(0.1)
+    busy = await driver_error(mode.run(url, token, slow))
+    late = await running
+    expect(busy is not None and busy.code == "OPERATION_IN_PROGRESS" and busy.retryable is True,
+           f"a duplicate while running: {describe_error(busy)}")
+    expect(late["text"] == "late", f"the first run's text {late['text']!r}")
+    retried = await mode.run(url, token, slow)
+    expect(retried["runId"] == late["runId"] and retried["text"] == "late", f"the retry got {retried['runId']} {retried['text']!r}")
 
 
 ANSWER = {"answer": 42}
@@ -539,6 +595,7 @@ LIVE: Dict[str, Callable[[SyncMode], Awaitable[None]]] = {
     "approval-expire": live_approval_expire,
     "application-tool": live_application_tool,
     "application-tool-approved": live_application_tool_approved,
+    "idempotency": live_idempotency,
 }
 HTTPS_LIVE = {"tls-untrusted": live_tls_untrusted, "tls-mismatch": live_tls_mismatch}
 

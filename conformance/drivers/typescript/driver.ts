@@ -3,6 +3,7 @@
  * the live-host scenarios with `AgenticClient`, then prints its report line
  * (conformance/CONTRACT.md).
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   AgenticClient,
@@ -84,6 +85,18 @@ async function errorCode(call: () => Promise<unknown>): Promise<string | undefin
     throw error;
   }
 }
+
+async function driverError(call: () => Promise<unknown>): Promise<DriverError | undefined> {
+  try {
+    await call();
+    return undefined;
+  } catch (error) {
+    if (error instanceof DriverError) return error;
+    throw error;
+  }
+}
+
+const describeError = (error: DriverError | undefined) => (error ? `${error.code} (retryable ${error.retryable})` : 'success');
 
 async function peerMetric(path: string, field: string): Promise<number> {
   const response = await metricsFetch(`${reference}/${path}`);
@@ -213,6 +226,39 @@ async function decideAndEnd(decision: 'deny' | 'cancel', outcome: string, end: s
   );
 }
 
+/** A key no earlier mode, transport or harness run used, so each run of the scenario starts fresh. */
+const freshKey = () => `conformance-${randomUUID()}`;
+
+/** idempotency: replays by key (JSON and SSE), a different request under the key, a duplicate while the first runs. */
+async function idempotency(): Promise<string | undefined> {
+  const live = client(liveUrl);
+  const request: RunRequest = { ...BASE_REQUEST, idempotencyKey: freshKey() };
+  const first = await live.run(request);
+  const again = await live.run(request);
+  const events = await liveEvents(live.stream(request, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) }));
+  const conflict = await driverError(() => live.run({ ...request, input: 'Other' }));
+  const slow: RunRequest = { ...BASE_REQUEST, input: script([{ stallMs: 400 }, { text: 'late' }]), idempotencyKey: freshKey() };
+  const running = live.run(slow).then(
+    (result) => ({ result }),
+    (error: unknown) => ({ error }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const busy = await driverError(() => live.run(slow));
+  const late = await running;
+  if ('error' in late) throw late.error;
+  const retried = await live.run(slow);
+  return expectAll(
+    [first.text === 'Hello' && again.text === 'Hello', `texts ${JSON.stringify([first.text, again.text])}`],
+    [again.runId === first.runId, `the repeat has runId ${again.runId}, the first ${first.runId}`],
+    [events[0]?.type === 'run.started' && terminal(events) === 'completed Hello', `streamed replay: ${terminal(events)}`],
+    [events.every((event, index) => event.runId === first.runId && event.sequence === index + 1), 'streamed replay: runId or sequence differs'],
+    [conflict?.code === 'IDEMPOTENCY_CONFLICT' && conflict.retryable === false, `a different request under the key: ${describeError(conflict)}`],
+    [busy?.code === 'OPERATION_IN_PROGRESS' && busy.retryable === true, `a duplicate while running: ${describeError(busy)}`],
+    [late.result.text === 'late', `the first run's text ${JSON.stringify(late.result.text)}`],
+    [retried.runId === late.result.runId && retried.text === 'late', `the retry got ${retried.runId} ${JSON.stringify(retried.text)}`],
+  );
+}
+
 const LIVE: Record<string, () => Promise<string | undefined>> = {
   protocol: async () => {
     const info = await client(liveUrl).protocol();
@@ -255,7 +301,7 @@ const LIVE: Record<string, () => Promise<string | undefined>> = {
     const outcome = await streamOutcome(liveUrl, { ...BASE_REQUEST, input: script([{ hang: true }]) }, (event) => event.type === 'run.started');
     if (outcome.code) return `stream failed with ${outcome.code}`;
     return (await grows('live-metrics', 'cancelled', before)) ? undefined : 'the host never counted a cancelled run';
-  },
+  },  idempotency,
 };
 
 const INTERACTIVE_LIVE: Record<string, () => Promise<string | undefined>> = {

@@ -1,8 +1,12 @@
-/** `POST /v1/runs`: a JSON result, or SSE when `Accept` includes `text/event-stream`. */
-import type { FastifyPluginAsync } from 'fastify';
+/**
+ * `POST /v1/runs`: a JSON result, or SSE when `Accept` includes `text/event-stream`. With an
+ * `idempotencyKey` the run is recorded, and a repeat of the same request replays the record.
+ */
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { DriverError } from '../../protocol/errors.js';
 import type { RunEvent, RunRequest } from '../../protocol/schemas.js';
 import { requireNoStream } from '../../runtime/driver.js';
+import type { RunJournal } from '../../runtime/services.js';
 import type { Principal } from '../auth.js';
 import type { HostContext } from '../context.js';
 import { routeOf } from './table.js';
@@ -17,12 +21,22 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
       const streaming = (request.headers.accept ?? '').toLowerCase().includes('text/event-stream');
       const run = context.driver.parse(request.body);
       authorizeRun(run, principal, streaming);
+      const operations = context.operations;
       const prepared = context.driver.prepareParsed(run, {
         subject: principal.subject,
         tokenId: principal.tokenId,
         acceptOptionalEvents: streaming && request.acceptOptionalEvents,
         applicationToolApprovals: principal.applicationToolApprovals,
+        idempotency: operations !== undefined,
       });
+      const key = run.idempotencyKey;
+      const fingerprint = key !== undefined && operations ? operations.fingerprint(run) : undefined;
+      // A recorded key replays without an admission slot (spec decision 9).
+      if (key !== undefined && operations && fingerprint) {
+        const replay = await operations.lookup(principal.subject, key, fingerprint);
+        if (replay) return respond(context, reply, replayed(replay), streaming);
+      }
+      // Refused here (429), the key is not consumed: it is claimed only once the run is admitted.
       let release: () => void;
       try {
         release = context.admission.acquire(principal.subject);
@@ -30,34 +44,55 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
         context.prometheus?.admissionRejected();
         throw error;
       }
-      const controller = new AbortController();
-      context.active.add(controller, reply.raw);
-      reply.raw.on('close', () => {
-        if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
-      });
-      const counting = counted(context, context.driver.execute(prepared, controller.signal));
-      const events = context.tracing ? context.tracing.trace(counting, { request: run, vendor: prepared.adapter.info.vendor }) : counting;
       try {
-        if (streaming) {
-          const closeStream = context.prometheus?.streamOpened();
-          reply.raw.once('close', () => closeStream?.());
-          return await writeEventStream(reply, events, {
-            heartbeatMs: context.heartbeatMs,
-            writeStallMs: context.writeStallMs,
-            ...(context.closing ? { headers: { connection: 'close' } } : {}),
-          });
+        let journal: RunJournal | undefined;
+        let claimDone: (() => void) | undefined;
+        if (key !== undefined && operations && fingerprint) {
+          const claim = await operations.claim(principal.subject, key, run, fingerprint);
+          if ('replay' in claim) return await respond(context, reply, replayed(claim.replay), streaming);
+          journal = claim.journal;
+          claimDone = claim.done;
         }
-        for await (const event of events) {
-          if (event.type === 'run.completed') return reply.type('application/json; charset=utf-8').send(event.result);
-          if (event.type === 'run.failed' || event.type === 'run.cancelled') return sendError(reply, DriverError.from(event.error));
+        const controller = new AbortController();
+        context.active.add(controller, reply.raw);
+        reply.raw.on('close', () => {
+          if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
+        });
+        try {
+          const events = counted(context, context.driver.execute(prepared, controller.signal, journal), release);
+          const traced = context.tracing ? context.tracing.trace(events, { request: run, vendor: prepared.adapter.info.vendor }) : events;
+          return await respond(context, reply, traced, streaming);
+        } finally {
+          claimDone?.();
         }
-        throw new DriverError('INTERNAL_ERROR', 'The run ended without a terminal event.');
       } finally {
         release();
       }
     },
   });
 };
+
+/** The run's events as SSE, or its result (or error) as JSON. */
+async function respond(context: HostContext, reply: FastifyReply, events: AsyncGenerator<RunEvent>, streaming: boolean): Promise<unknown> {
+  if (streaming) {
+    const closeStream = context.prometheus?.streamOpened();
+    reply.raw.once('close', () => closeStream?.());
+    return writeEventStream(reply, events, {
+      heartbeatMs: context.heartbeatMs,
+      writeStallMs: context.writeStallMs,
+      ...(context.closing ? { headers: { connection: 'close' } } : {}),
+    });
+  }
+  for await (const event of events) {
+    if (event.type === 'run.completed') return reply.type('application/json; charset=utf-8').send(event.result);
+    if (event.type === 'run.failed' || event.type === 'run.cancelled') return sendError(reply, DriverError.from(event.error));
+  }
+  throw new DriverError('INTERNAL_ERROR', 'The run ended without a terminal event.');
+}
+
+async function* replayed(events: RunEvent[]): AsyncGenerator<RunEvent> {
+  yield* events;
+}
 
 /**
  * Grants are checked right after the schema and before anything that could reveal
@@ -75,11 +110,16 @@ function authorizeRun(run: RunRequest, principal: Principal, streaming: boolean)
   if (!streaming) requireNoStream(run);
 }
 
-async function* counted(context: HostContext, events: AsyncGenerator<RunEvent>): AsyncGenerator<RunEvent> {
+/**
+ * Counts terminal events, and frees the run's admission slot at its terminal event: the
+ * metering written after it must not hold the slot once the caller has the outcome.
+ */
+async function* counted(context: HostContext, events: AsyncGenerator<RunEvent>, release: () => void): AsyncGenerator<RunEvent> {
   for await (const event of events) {
     if (event.type === 'run.completed') context.metrics.runs.completed += 1;
     if (event.type === 'run.failed') context.metrics.runs.failed += 1;
     if (event.type === 'run.cancelled') context.metrics.runs.cancelled += 1;
+    if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled') release();
     yield event;
   }
 }

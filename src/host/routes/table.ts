@@ -12,6 +12,9 @@ import { validatorFor } from '../../protocol/validate.js';
 export interface Offered {
   approvals: unknown;
   toolExecutions: unknown;
+  operations: unknown;
+  sessions?: unknown;
+  jobs?: unknown;
 }
 
 export function endpoint(operationId: string): Endpoint {
@@ -24,12 +27,15 @@ export function endpoint(operationId: string): Endpoint {
 export function serves(offered: Offered, entry: Endpoint): boolean {
   if (entry.feature === 'interactive-approvals') return offered.approvals !== undefined;
   if (entry.feature === 'application-tools') return offered.toolExecutions !== undefined;
+  if (entry.feature === 'conversation-sessions') return offered.sessions !== undefined;
+  if (entry.feature === 'durable-jobs') return offered.jobs !== undefined;
   return true;
 }
 
 /** What `/v1/protocol` advertises: only what this host really serves, in the protocol's order. */
 export function hostFeatures(offered: Offered): string[] {
-  return FEATURES.filter((feature) => ENDPOINTS.filter((entry) => entry.feature === feature).every((entry) => serves(offered, entry)));
+  const offeredWithoutEndpoints: Partial<Record<string, unknown>> = { idempotency: offered.operations, 'job-event-stream': offered.jobs };
+  return FEATURES.filter((feature) => !(feature in offeredWithoutEndpoints) || offeredWithoutEndpoints[feature] !== undefined).filter((feature) => ENDPOINTS.filter((entry) => entry.feature === feature).every((entry) => serves(offered, entry)));
 }
 
 /** Paths served without authentication (`/health`). */

@@ -827,6 +827,106 @@ pub fn health(v: &Value, p: &str) -> Checked<()> {
     Ok(())
 }
 
+pub fn session_create(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["provider", "model", "mode", "history", "instructions"])?;
+    o.with("provider", |v, p| matching(v, p, is_provider_id, "a provider id").map(drop))?;
+    o.with("model", |v, p| matching(v, p, is_model_id, "a model id").map(drop))?;
+    o.with("mode", |v, p| literal(v, p, &["history", "native"]).map(drop))?;
+    o.opt_with("history", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, history_message)?;
+        Ok(())
+    })?;
+    o.opt_with("instructions", |v, p| string(v, p, 0, 100000).map(drop))?;
+    Ok(())
+}
+
+pub fn session_identity(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["id"])?;
+    o.with("id", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    Ok(())
+}
+
+pub fn session_snapshot(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("session", session_info)?;
+    o.with("history", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, history_message)?;
+        Ok(())
+    })?;
+    o.opt_with("instructions", |v, p| string(v, p, 0, 100000).map(drop))?;
+    Ok(())
+}
+
+pub fn session_delete_result(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("id", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    o.with("deleted", |v, p| boolean(v, p).map(drop))?;
+    Ok(())
+}
+
+pub fn job_submit(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["key", "request"])?;
+    o.with("key", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("request", run_request)?;
+    Ok(())
+}
+
+pub fn job_identity(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["id"])?;
+    o.with("id", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    Ok(())
+}
+
+pub fn job_events_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["id", "after", "limit"])?;
+    o.with("id", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    o.with("after", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.opt_with("limit", |v, p| integer(v, p, 1.0, 100.0).map(drop))?;
+    Ok(())
+}
+
+pub fn job_info(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("id", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    o.with("runId", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    o.with("provider", |v, p| matching(v, p, is_provider_id, "a provider id").map(drop))?;
+    o.with("model", |v, p| matching(v, p, is_model_id, "a model id").map(drop))?;
+    o.with("state", |v, p| literal(v, p, &["queued", "running", "completed", "failed", "cancelled", "interrupted"]).map(drop))?;
+    o.with("cursor", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("cancelRequested", |v, p| boolean(v, p).map(drop))?;
+    o.with("createdAt", |v, p| {
+        matching(v, p, is_host_timestamp, "a host timestamp (UTC, milliseconds)")?;
+        matching(v, p, is_date_time, "an RFC 3339 date-time")?;
+        Ok(())
+    })?;
+    o.with("updatedAt", |v, p| {
+        matching(v, p, is_host_timestamp, "a host timestamp (UTC, milliseconds)")?;
+        matching(v, p, is_date_time, "an RFC 3339 date-time")?;
+        Ok(())
+    })?;
+    o.opt_with("expiresAt", |v, p| {
+        matching(v, p, is_host_timestamp, "a host timestamp (UTC, milliseconds)")?;
+        matching(v, p, is_date_time, "an RFC 3339 date-time")?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn job_event_page(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("job", job_info)?;
+    o.with("events", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, run_event)?;
+        Ok(())
+    })?;
+    o.with("nextCursor", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("hasMore", |v, p| boolean(v, p).map(drop))?;
+    Ok(())
+}
+
 /// The check of a whole event of a known type; `None` for an unfamiliar type.
 pub fn event_check(kind: &str) -> Option<fn(&Value, &str) -> Checked<()>> {
     Some(match kind {

@@ -6,6 +6,7 @@ use agenticdriver::blocking::{self, AgenticClient};
 use agenticdriver::*;
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
+use std::hash::{BuildHasher, RandomState};
 use std::time::{Duration, Instant};
 
 const GREETING: &str = "Hello 🌍";
@@ -70,8 +71,9 @@ struct Function {
     output: fn(&JsonObject) -> Value,
 }
 
-/// One client style. Each call builds a fresh client, trusting the test CA when given.
-trait Mode {
+/// One client style. Each call builds a fresh client, trusting the test CA when given;
+/// `Sync` so that a scenario can make two calls at once.
+trait Mode: Sync {
     fn name(&self) -> &'static str;
     fn protocol(&self, url: &str, token: &str) -> Result<ProtocolInfo, Error>;
     fn providers(&self, url: &str, token: &str) -> Result<Vec<Provider>, Error>;
@@ -508,6 +510,7 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
     }
     report.record("live:application-tool", application_tool_scenario(mode, env, false));
     report.record("live:application-tool-approved", application_tool_scenario(mode, env, true));
+    report.record("live:idempotency", idempotency_scenario(mode, env));
     for (name, url) in [("live:tls-untrusted", &env.untrusted), ("live:tls-mismatch", &env.mismatch)] {
         if let Some(url) = url {
             report.record(
@@ -641,6 +644,66 @@ fn application_tool_scenario(mode: &dyn Mode, env: &Env, requires_approval: bool
     problems.first().map_or(Ok(()), |p| Err(p.clone()))?;
     want(executions.len() == 1, || format!("{} executions requested", executions.len()))?;
     completed_with(&events, json!([{ "answer": 42 }]))
+}
+
+/// A key no earlier mode, transport or harness run used, so each run of the idempotency
+/// scenario starts fresh: two values of std's randomly seeded hasher.
+fn fresh_key() -> String {
+    let random = || RandomState::new().hash_one(std::time::SystemTime::now());
+    format!("conformance-{:016x}{:016x}", random(), random())
+}
+
+/// The typed error `code` with the given `retryable` flag.
+fn error_is(outcome: Result<impl std::fmt::Debug, Error>, code: &str, retryable: bool) -> Result<(), String> {
+    match outcome {
+        Err(error) if error.code() == Some(code) && error.retryable() == retryable => Ok(()),
+        Err(error) => {
+            Err(format!("expected {code} with retryable {retryable}, got {} (retryable {})", describe(&error), error.retryable()))
+        }
+        Ok(value) => Err(format!("expected {code}, got {value:?}")),
+    }
+}
+
+/// The same key and request replay the recorded run (JSON and SSE), a different request under
+/// the key conflicts, and a duplicate while the first still runs is refused as in progress.
+fn idempotency_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
+    let (live, token) = (env.live.as_str(), env.token.as_str());
+    let request = RunRequest { idempotency_key: Some(fresh_key()), ..RunRequest::new("mock", "demo", "Hello") };
+    let first = mode.run(live, token, &request).map_err(|e| describe(&e))?;
+    let again = mode.run(live, token, &request).map_err(|e| format!("the repeat: {}", describe(&e)))?;
+    want(first.text == "Hello" && again.text == "Hello", || format!("texts {:?}, {:?}", first.text, again.text))?;
+    want(again.run_id == first.run_id, || format!("the repeat has runId {}, the first {}", again.run_id, first.run_id))?;
+    let events = mode.stream(live, token, &request, None, &mut |_, _| false).map_err(|e| format!("streamed replay: {}", describe(&e)))?;
+    let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
+    want(kinds.first() == Some(&"run.started"), || format!("streamed replay: events {kinds:?}"))?;
+    want(events.iter().enumerate().all(|(i, e)| e.sequence == i as u64 + 1 && e.run_id == first.run_id), || {
+        "streamed replay: runId or sequence differs".into()
+    })?;
+    match terminal(&events) {
+        Some(EventPayload::RunCompleted { result }) if result.text == "Hello" => {}
+        other => return Err(format!("streamed replay: expected run.completed with text Hello, got {other:?}")),
+    }
+    let other = RunRequest { input: "Other".into(), ..request.clone() };
+    error_is(mode.run(live, token, &other), "IDEMPOTENCY_CONFLICT", false)
+        .map_err(|e| format!("a different request under the key: {e}"))?;
+
+    let slow = RunRequest {
+        idempotency_key: Some(fresh_key()),
+        ..RunRequest::new("mock", "demo", mock_script(json!([{ "stallMs": 400 }, { "text": "late" }])))
+    };
+    let (busy, late) = std::thread::scope(|scope| {
+        let running = scope.spawn(|| mode.run(live, token, &slow));
+        std::thread::sleep(Duration::from_millis(100));
+        let busy = mode.run(live, token, &slow);
+        (busy, running.join())
+    });
+    error_is(busy, "OPERATION_IN_PROGRESS", true).map_err(|e| format!("a duplicate while running: {e}"))?;
+    let late = late.map_err(|_| "the first run's thread panicked".to_string())?.map_err(|e| format!("the first run: {}", describe(&e)))?;
+    want(late.text == "late", || format!("the first run's text {:?}", late.text))?;
+    let retried = mode.run(live, token, &slow).map_err(|e| format!("the retry: {}", describe(&e)))?;
+    want(retried.run_id == late.run_id && retried.text == "late", || {
+        format!("the retry got {} {:?}, the first {}", retried.run_id, retried.text, late.run_id)
+    })
 }
 
 fn run_mode(mode: &dyn Mode, env: &Env) -> Report {

@@ -720,6 +720,95 @@ health: Check = obj(
     },
 )
 
+session_create: Check = obj(
+    {
+        "provider": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}\Z"),
+        "model": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:/\[\]-]{0,199}\Z"),
+        "mode": one_of("history", "native"),
+    },
+    {
+        "history": array(history_message, max_items=100),
+        "instructions": string(max_length=100000),
+    },
+    strict=True,
+)
+
+session_identity: Check = obj(
+    {
+        "id": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+    },
+    strict=True,
+)
+
+session_snapshot: Check = obj(
+    {
+        "session": session_info,
+        "history": array(history_message, max_items=100),
+    },
+    {
+        "instructions": string(max_length=100000),
+    },
+)
+
+session_delete_result: Check = obj(
+    {
+        "id": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+        "deleted": boolean(),
+    },
+)
+
+job_submit: Check = obj(
+    {
+        "key": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "request": run_request,
+    },
+    strict=True,
+)
+
+job_identity: Check = obj(
+    {
+        "id": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+    },
+    strict=True,
+)
+
+job_events_request: Check = obj(
+    {
+        "id": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+        "after": integer(0, 9007199254740991),
+    },
+    {
+        "limit": integer(1, 100),
+    },
+    strict=True,
+)
+
+job_info: Check = obj(
+    {
+        "id": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+        "runId": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+        "provider": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}\Z"),
+        "model": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:/\[\]-]{0,199}\Z"),
+        "state": one_of("queued", "running", "completed", "failed", "cancelled", "interrupted"),
+        "cursor": integer(0, 9007199254740991),
+        "cancelRequested": boolean(),
+        "createdAt": string(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z", fmt=is_date_time),
+        "updatedAt": string(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z", fmt=is_date_time),
+    },
+    {
+        "expiresAt": string(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z", fmt=is_date_time),
+    },
+)
+
+job_event_page: Check = obj(
+    {
+        "job": job_info,
+        "events": array(run_event, max_items=100),
+        "nextCursor": integer(0, 9007199254740991),
+        "hasMore": boolean(),
+    },
+)
+
 #: A check of a whole event, by event type.
 EVENT_CHECKS: Dict[str, Check] = {
     "run.started": run_started_event,

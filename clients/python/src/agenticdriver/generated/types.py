@@ -589,3 +589,73 @@ class ProviderList(TypedDict):
 class Health(TypedDict):
     status: Literal["ok"]
     protocol: Literal["agenticdriver.v1"]
+
+
+class _SessionCreateRequired(TypedDict):
+    provider: str
+    model: str
+    mode: Literal["history", "native"]
+
+
+class SessionCreate(_SessionCreateRequired, total=False):
+    history: List[HistoryMessage]
+    instructions: str
+
+
+class SessionIdentity(TypedDict):
+    id: str
+
+
+class _SessionSnapshotRequired(TypedDict):
+    session: SessionInfo
+    history: List[HistoryMessage]
+
+
+class SessionSnapshot(_SessionSnapshotRequired, total=False):
+    instructions: str
+
+
+class SessionDeleteResult(TypedDict):
+    id: str
+    deleted: bool
+
+
+class JobSubmit(TypedDict):
+    key: str
+    request: RunRequest
+
+
+class JobIdentity(TypedDict):
+    id: str
+
+
+class _JobEventsRequestRequired(TypedDict):
+    id: str
+    after: int
+
+
+class JobEventsRequest(_JobEventsRequestRequired, total=False):
+    limit: int
+
+
+class _JobInfoRequired(TypedDict):
+    id: str
+    runId: str
+    provider: str
+    model: str
+    state: Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
+    cursor: int
+    cancelRequested: bool
+    createdAt: str
+    updatedAt: str
+
+
+class JobInfo(_JobInfoRequired, total=False):
+    expiresAt: str
+
+
+class JobEventPage(TypedDict):
+    job: JobInfo
+    events: List[RunEvent]
+    nextCursor: int
+    hasMore: bool

@@ -1,0 +1,29 @@
+/** Opens the store the host config names: the SQLite file in its directory, or a PostgreSQL database. */
+import type { SecretRef } from '../shared/secrets.js';
+import { readSecret } from '../shared/secrets.js';
+import { DriverError } from '../protocol/errors.js';
+import { PostgresEngine } from './postgres/postgres-engine.js';
+import { SqlStateStore } from './sql/sql-store.js';
+import { openSqliteStore } from './sqlite/sqlite-store.js';
+import type { StateStore } from './store.js';
+
+export type StateConfig = { engine: 'sqlite'; directory: string } | { engine: 'postgres'; urlRef: SecretRef };
+
+export async function openStore(state: StateConfig, configDir: string, env: NodeJS.ProcessEnv): Promise<StateStore> {
+  if (state.engine === 'sqlite') return openSqliteStore(state.directory);
+  const url = await readSecret(state.urlRef, configDir, env);
+  if (!url) throw new DriverError('INVALID_CONFIG', 'The PostgreSQL URL (state.urlRef) is missing or empty.');
+  let engine: PostgresEngine;
+  try {
+    engine = await PostgresEngine.connect(url);
+  } catch (error) {
+    // The engine's messages never include the URL (it carries the password).
+    throw new DriverError('OPERATION_STORE_ERROR', `The state store could not be opened: ${(error as Error).message}`, { retryable: true, cause: error });
+  }
+  try {
+    return await SqlStateStore.open(engine);
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Schema versions, per engine. SQLite keeps the versions already shipped (1–3) and grows from
+ * there; PostgreSQL starts at today's schema. Timestamps the store compares are epoch
+ * milliseconds (BIGINT); records are JSON text.
+ */
+import type { SqlEngine } from './engine.js';
+
+const SQLITE: string[] = [
+  `CREATE TABLE usage_records (
+     run_id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
+     status TEXT NOT NULL, finished_at TEXT NOT NULL, record TEXT NOT NULL)`,
+  `CREATE TABLE approval_audit (
+     id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, kind TEXT NOT NULL, subject TEXT NOT NULL,
+     approval_id TEXT, record TEXT NOT NULL)`,
+  `CREATE TABLE runs_in_flight (run_id TEXT PRIMARY KEY, record TEXT NOT NULL);
+   CREATE TABLE open_approvals (approval_id TEXT PRIMARY KEY, record TEXT NOT NULL);
+   INSERT OR IGNORE INTO open_approvals (approval_id, record)
+     SELECT requested.approval_id, requested.record FROM approval_audit AS requested
+     WHERE requested.kind = 'approval.requested' AND requested.approval_id IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM approval_audit AS resolved
+                       WHERE resolved.kind = 'approval.resolved' AND resolved.approval_id = requested.approval_id)`,
+  // Replicas and their leases; owners on everything a crash can leave open. Approvals left
+  // open by version 3 have no owner, so the next start reaps them as interrupted.
+  `CREATE TABLE replicas (id TEXT PRIMARY KEY, started_at BIGINT NOT NULL, lease_expires_at BIGINT NOT NULL);
+   ALTER TABLE runs_in_flight ADD COLUMN owner TEXT;
+   ${approvalsTable()};
+   INSERT INTO approvals (approval_id, subject, run_id, provider, tool, call_json, request, expires_at, owner, state)
+     SELECT approval_id, json_extract(record, '$.subject'), coalesce(json_extract(record, '$.runId'), ''),
+            coalesce(json_extract(record, '$.provider'), ''), coalesce(json_extract(record, '$.tool'), ''),
+            '', '{}', NULL, NULL, 'pending'
+     FROM open_approvals;
+   DROP TABLE open_approvals;
+   ${ticketsTable()};
+   ${operationsTables()}`,
+];
+
+const POSTGRES: string[] = [
+  `CREATE TABLE usage_records (
+     run_id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
+     status TEXT NOT NULL, finished_at TEXT NOT NULL, record TEXT NOT NULL);
+   CREATE TABLE approval_audit (
+     id BIGSERIAL PRIMARY KEY, at TEXT NOT NULL, kind TEXT NOT NULL, subject TEXT NOT NULL,
+     approval_id TEXT, record TEXT NOT NULL);
+   CREATE TABLE runs_in_flight (run_id TEXT PRIMARY KEY, record TEXT NOT NULL, owner TEXT);
+   CREATE TABLE replicas (id TEXT PRIMARY KEY, started_at BIGINT NOT NULL, lease_expires_at BIGINT NOT NULL);
+   ${approvalsTable()};
+   ${ticketsTable()};
+   ${operationsTables()}`,
+];
+
+function approvalsTable(): string {
+  return `CREATE TABLE approvals (
+     approval_id TEXT PRIMARY KEY, subject TEXT NOT NULL, run_id TEXT NOT NULL, provider TEXT NOT NULL,
+     tool TEXT NOT NULL, call_json TEXT NOT NULL, request TEXT NOT NULL, expires_at BIGINT, owner TEXT,
+     state TEXT NOT NULL, resolution TEXT);
+   CREATE INDEX approvals_open ON approvals (owner) WHERE state = 'pending'`;
+}
+
+function ticketsTable(): string {
+  return `CREATE TABLE tool_tickets (
+     execution_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, call_id TEXT NOT NULL, subject TEXT NOT NULL,
+     provider TEXT NOT NULL, tool TEXT NOT NULL, output_schema TEXT, owner TEXT, state TEXT NOT NULL,
+     result TEXT);
+   CREATE INDEX tool_tickets_open ON tool_tickets (owner) WHERE state = 'pending'`;
+}
+
+function operationsTables(): string {
+  return `CREATE TABLE operations (
+     subject TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, run_id TEXT,
+     provider TEXT NOT NULL, model TEXT NOT NULL, state TEXT NOT NULL, owner TEXT,
+     bytes BIGINT NOT NULL, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,
+     PRIMARY KEY (subject, key));
+   CREATE INDEX operations_running ON operations (owner) WHERE state = 'running';
+   CREATE INDEX operations_updated ON operations (updated_at);
+   CREATE TABLE operation_events (
+     subject TEXT NOT NULL, key TEXT NOT NULL, seq BIGINT NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL,
+     PRIMARY KEY (subject, key, seq))`;
+}
+
+/**
+ * Applies what is missing, one version per transaction. On PostgreSQL an advisory lock keeps
+ * replicas that start together from migrating twice.
+ */
+export async function migrate(engine: SqlEngine): Promise<void> {
+  const versions = engine.dialect === 'sqlite' ? SQLITE : POSTGRES;
+  await engine.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
+  await engine.transaction(async (tx) => {
+    if (tx.dialect === 'postgres') await tx.all('SELECT pg_advisory_xact_lock(7433)');
+    const [row] = await tx.all<{ version: number | null }>('SELECT MAX(version) AS version FROM schema_migrations');
+    for (let index = row?.version ?? 0; index < versions.length; index += 1) {
+      await tx.exec(versions[index]!);
+      await tx.run('INSERT INTO schema_migrations (version) VALUES (?)', [index + 1]);
+    }
+  });
+}
