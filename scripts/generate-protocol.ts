@@ -42,6 +42,7 @@ function openapi(): unknown {
       ...(endpoint.public ? { security: [] } : {}),
       parameters: [
         ...(endpoint.public ? [] : [{ $ref: '#/components/parameters/Version' }, { $ref: '#/components/parameters/AcceptOptionalEvents' }]),
+        ...(endpoint.pathParams ?? []).map((param) => ({ name: param.name, in: 'path', required: true, description: param.description, schema: param.schema })),
         ...(endpoint.query ?? []).map((query) => ({ name: query.name, in: 'query', required: false, description: query.description, schema: query.schema })),
       ],
       ...(endpoint.request ? { requestBody: { required: true, content: { 'application/json': { schema: ref(endpoint.request) } } } } : {}),

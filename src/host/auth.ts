@@ -16,6 +16,8 @@ export interface Principal {
   applicationTools: ReadonlySet<string>;
   /** Application tools this token may run only after review. */
   applicationToolApprovals: ReadonlySet<string>;
+  /** Durable-job operations (`submit`, `read`, `cancel`). */
+  jobs: ReadonlySet<string>;
 }
 
 interface StoredToken {
@@ -53,10 +55,16 @@ export class TokenAuthenticator {
           approveTools: new Set(entry.approveTools ?? []),
           applicationTools: new Set((entry.applicationTools ?? []).map((grant) => grant.name)),
           applicationToolApprovals: new Set((entry.applicationTools ?? []).filter((grant) => grant.requiresApproval !== false).map((grant) => grant.name)),
+          jobs: new Set(entry.jobs ?? []),
         },
       });
     }
     return new TokenAuthenticator(stored);
+  }
+
+  /** The principal of a configured token entry, by its id (a job's submitter at dispatch). */
+  principalOf(tokenId: string): Principal | undefined {
+    return this.tokens.find((token) => token.principal.tokenId === tokenId)?.principal;
   }
 
   /** The principal for an `Authorization` header value, or undefined. */

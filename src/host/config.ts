@@ -44,6 +44,22 @@ const Token = Type.Object(
     applicationTools: Type.Optional(
       Type.Array(Type.Object({ name: ToolName, requiresApproval: Type.Optional(Type.Boolean()) }, strict), { maxItems: 32 }),
     ),
+    /** Durable-job operations this token may use. */
+    jobs: Type.Optional(Type.Array(Type.Union([Type.Literal('submit'), Type.Literal('read'), Type.Literal('cancel')]), { maxItems: 3, uniqueItems: true })),
+  },
+  strict,
+);
+
+const Jobs = Type.Object(
+  {
+    /** How long a finished job's events are kept; its row stays as a tombstone (JOB_EXPIRED). */
+    retentionMs: Type.Integer({ minimum: 1000, maximum: 31_536_000_000 }),
+    /** Jobs one replica runs at once (default 4). */
+    workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    maxJobs: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    maxJobsPerSubject: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    maxJobBytes: Type.Optional(Type.Integer({ minimum: 16_384, maximum: 64_000_000 })),
+    pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
   },
   strict,
 );
@@ -124,6 +140,7 @@ export function hostConfigSchema() {
       applicationTools: Type.Optional(ApplicationTools),
       state: Type.Optional(Type.Union([SqliteState, PostgresState])),
       idempotency: Type.Optional(Idempotency),
+      jobs: Type.Optional(Jobs),
       usage: Type.Optional(UsageConfig),
       metrics: Type.Optional(MetricsConfig),
       tracing: Type.Optional(TracingConfig),
@@ -163,6 +180,7 @@ export interface HostConfig {
   stateDirectory: string;
   stateLeaseMs: number | undefined;
   idempotency: Static<typeof Idempotency>;
+  jobs: Static<typeof Jobs> | undefined;
   /** Absolute directory of the config file; relative paths resolve against it. */
   configDir: string;
   configPath: string;
@@ -226,6 +244,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     applicationTools?: Static<typeof ApplicationTools>;
     state?: Static<typeof SqliteState> | Static<typeof PostgresState>;
     idempotency?: Static<typeof Idempotency>;
+    jobs?: Static<typeof Jobs>;
     usage?: UsageConfig;
     metrics?: MetricsConfig;
     tracing?: TracingConfig;
@@ -275,6 +294,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     stateDirectory: resolve(configDir, (input.state?.engine !== 'postgres' && input.state?.directory) || 'state'),
     stateLeaseMs: input.state?.leaseMs,
     idempotency: input.idempotency ?? {},
+    jobs: input.jobs,
     configDir,
     configPath,
   };

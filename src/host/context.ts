@@ -1,6 +1,7 @@
 /** What the endpoint families share: the runtime, admission, discovery and live counters. */
 import type { ToolExecutionRegistry } from '../extensions/application-tools.js';
 import type { ApprovalRegistry } from '../extensions/approvals.js';
+import type { JobService } from '../extensions/jobs.js';
 import type { OperationLog } from '../extensions/operations.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { ProviderDiscovery } from '../runtime/discovery.js';
@@ -20,6 +21,8 @@ export interface HostContext {
   toolExecutions: ToolExecutionRegistry | undefined;
   /** Operation records for `idempotencyKey`. */
   operations: OperationLog | undefined;
+  /** Durable jobs, when the config enables them. */
+  jobs: JobService | undefined;
   discovery: ProviderDiscovery;
   admission: Admission;
   metrics: HostMetrics;

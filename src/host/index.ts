@@ -11,6 +11,7 @@ import { UsagePipeline } from '../extensions/usage/pipeline.js';
 import { logSinkFailureToStderr, type SinkLog } from '../extensions/usage/sink.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
+import { JobService } from '../extensions/jobs.js';
 import { OperationLog } from '../extensions/operations.js';
 import { openStore } from '../store/open.js';
 import type { StateStore } from '../store/store.js';
@@ -127,10 +128,6 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, store) : undefined;
   const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools, store) : undefined;
   const operations = new OperationLog(store, clock, config.idempotency);
-  const expireOperations = () => void operations.expire().catch((error: unknown) => logInternalError(error, 'operation record retention'));
-  expireOperations();
-  const retentionTimer = setInterval(expireOperations, Math.min(operations.retentionMs, 10 * 60 * 1000));
-  retentionTimer.unref();
   const driver = new AgenticDriver({
     providers: createProviders(config, env),
     ...(options.tools ? { tools: options.tools } : {}),
@@ -155,12 +152,24 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       }
     },
   });
+  const jobs = config.jobs
+    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'))
+    : undefined;
+  const expireOperations = () => {
+    void operations.expire().catch((error: unknown) => logInternalError(error, 'operation record retention'));
+    void jobs?.expire().catch((error: unknown) => logInternalError(error, 'job retention'));
+  };
+  expireOperations();
+  const shortestRetention = Math.min(operations.retentionMs, config.jobs?.retentionMs ?? Infinity);
+  const retentionTimer = setInterval(expireOperations, Math.max(500, Math.min(shortestRetention / 2, 10 * 60 * 1000)));
+  retentionTimer.unref();
   const metrics: HostMetrics = { runs: { completed: 0, failed: 0, cancelled: 0 } };
   const context: HostContext = {
     driver,
     approvals,
     toolExecutions,
     operations,
+    jobs,
     discovery: new ProviderDiscovery(driver.clock),
     admission: new Admission({
       total: config.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total,
@@ -169,7 +178,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     metrics,
     prometheus,
     tracing: config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined,
-    features: hostFeatures({ approvals, toolExecutions, operations }),
+    features: hostFeatures({ approvals, toolExecutions, operations, jobs }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
     active,
@@ -193,6 +202,8 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     await store.close();
     throw new DriverError('LISTEN_FAILED', `Could not listen on ${config.listen.host}:${config.listen.port}: ${(error as Error).message}`);
   }
+  // Queued jobs are taken only by a host that is listening (a failed bind claims nothing).
+  jobs?.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;
   let closed: Promise<void> | undefined;
@@ -210,6 +221,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         // then close what is left (connections still stuck after the grace period included).
         context.closing = true;
         app.server.close();
+        await jobs?.close();
         context.active.abortAll(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
         await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
         await app.close();

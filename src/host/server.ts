@@ -13,7 +13,8 @@ import { runRoutes } from './routes/runs.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { toolExecutionRoutes } from './routes/tool-executions.js';
 import { ENDPOINTS } from '../protocol/endpoints.js';
-import { bodyValidatorCompiler, PUBLIC_PATHS, QUERY_TARGETS, routeOf, serves } from './routes/table.js';
+import { bodyValidatorCompiler, PUBLIC_PATHS, QUERY_TARGETS, routeOf, routePath, serves } from './routes/table.js';
+import { jobRoutes } from './routes/jobs.js';
 import type { HostContext } from './context.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
@@ -194,6 +195,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(runRoutes, { context });
   app.register(approvalRoutes, { context });
   app.register(toolExecutionRoutes, { context });
+  app.register(jobRoutes, { context });
   const prometheus = context.prometheus;
   if (prometheus) {
     app.route({
@@ -207,7 +209,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   }
   // Every endpoint of the table this host serves has its handler (families register by operation id).
   app.addHook('onReady', async () => {
-    const missing = ENDPOINTS.filter((entry) => serves(context, entry) && !app.hasRoute({ method: entry.method, url: entry.path }));
+    const missing = ENDPOINTS.filter((entry) => serves(context, entry) && !app.hasRoute({ method: entry.method, url: routePath(entry.path) }));
     if (missing.length > 0) throw new Error(`No handler for ${missing.map((entry) => entry.operationId).join(', ')}.`);
   });
   return app;

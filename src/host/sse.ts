@@ -16,6 +16,8 @@ export interface EventStreamOptions {
   writeStallMs: number;
   /** Extra response headers (e.g. `connection: close` while the host drains). */
   headers?: Record<string, string>;
+  /** Send the headers at once instead of after the first event (a stream that may wait long for it). */
+  headersFirst?: boolean;
 }
 
 export function frameEvent(event: RunEvent): string {
@@ -28,7 +30,7 @@ export function frameEvent(event: RunEvent): string {
  * handed to the operating system (or the connection is gone).
  */
 export async function writeEventStream(reply: FastifyReply, events: AsyncGenerator<RunEvent>, options: EventStreamOptions): Promise<void> {
-  const first = await events.next();
+  const first: IteratorResult<RunEvent> = options.headersFirst ? { done: false, value: undefined as never } : await events.next();
   reply.hijack();
   const res = reply.raw;
   res.on('error', () => undefined);
@@ -43,7 +45,7 @@ export async function writeEventStream(reply: FastifyReply, events: AsyncGenerat
     if (!res.writableNeedDrain && !res.destroyed) res.write(': heartbeat\n\n');
   }, options.heartbeatMs);
   try {
-    if (!first.done) await write(res, frameEvent(first.value), options.writeStallMs);
+    if (!first.done && !options.headersFirst) await write(res, frameEvent(first.value), options.writeStallMs);
     for await (const event of events) await write(res, frameEvent(event), options.writeStallMs);
   } finally {
     clearInterval(heartbeat);

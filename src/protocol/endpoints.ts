@@ -39,6 +39,8 @@ export interface Endpoint {
   /** Unauthenticated endpoints (only `/health`). */
   public?: boolean;
   query?: { name: string; description: string; schema: Record<string, unknown> }[];
+  /** `{name}` segments of `path`. */
+  pathParams?: { name: string; description: string; schema: Record<string, unknown> }[];
   request?: TSchema;
   /**
    * How a body that fails `request` is answered: `code`, with the message
@@ -199,5 +201,16 @@ export const ENDPOINTS: Endpoint[] = [
     request: JobEventsRequest,
     invalidBody: { code: 'INVALID_JOB_CURSOR', message: 'The job events request is invalid' },
     response: JobEventPage,
+  },
+  {
+    method: 'GET',
+    path: '/v1/jobs/{id}/stream',
+    operationId: 'streamJob',
+    summary:
+      'The job\'s committed events as server-sent events (`id:` = the event\'s sequence), as they are committed, until the terminal event; `Last-Event-ID` resumes after that sequence, on any replica.',
+    feature: 'job-event-stream',
+    pathParams: [{ name: 'id', description: 'The job id (a lowercase UUID).', schema: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' } }],
+    response: RunEvent,
+    events: RunEvent,
   },
 ];

@@ -11,7 +11,7 @@ import { compileSchema, type CompiledSchema } from './json-schema.js';
 import type { ProviderAdapter, ProviderInfo } from '../providers/spec/v1.js';
 import { executeRun } from './run-loop.js';
 import type { PreparedRun } from './prepared-run.js';
-import { MAX_APPLICATION_TOOL_BYTES, type ApprovalService, type RunJournal, type RunServices, type ToolExecutionService } from './services.js';
+import { MAX_APPLICATION_TOOL_BYTES, type ApprovalService, type ExecuteOptions, type RunServices, type ToolExecutionService } from './services.js';
 import { registerTools, type ApproveCallback, type HostTool, type RegisteredTool, type RunTool } from './tools.js';
 import { jsonBytes } from '../shared/json-identity.js';
 import type { Provider, RunEvent, RunRequest, RunResult } from './types.js';
@@ -234,8 +234,8 @@ export class AgenticDriver {
    * Runs a prepared request. Closing the iterator early (break/return) cancels the run,
    * exactly like aborting `signal`.
    */
-  execute(prepared: PreparedRun, signal?: AbortSignal, journal?: RunJournal): AsyncGenerator<RunEvent> {
-    return executeRun(prepared, signal, journal);
+  execute(prepared: PreparedRun, signal?: AbortSignal, options?: ExecuteOptions): AsyncGenerator<RunEvent> {
+    return executeRun(prepared, signal, options);
   }
 
   /** Validation errors are thrown from the first `next()`, before any event. */

@@ -10,7 +10,7 @@ import { CONTEXT_INSTRUCTIONS, draftArtifact } from './context.js';
 import type { PreparedRun } from './prepared-run.js';
 import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
-import { isJournaled, type RunJournal, type RunServices } from './services.js';
+import { isJournaled, type ExecuteOptions, type RunJournal, type RunServices } from './services.js';
 import type { ProviderMessage, ProviderPart, ProviderRequest } from '../providers/spec/v1.js';
 import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
@@ -22,8 +22,9 @@ const RUN_ENDED = Symbol('run ended');
 /** Abort reasons that end a run as `run.failed` rather than `run.cancelled`. */
 const FAILING_ABORTS: ReadonlySet<string> = new Set(['OUTPUT_BUFFER_LIMIT']);
 
-export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSignal, journal?: RunJournal): AsyncGenerator<RunEvent> {
-  const runId = randomUUID();
+export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSignal, options: ExecuteOptions = {}): AsyncGenerator<RunEvent> {
+  const runId = options.runId ?? randomUUID();
+  const journal = options.journal;
   const abort = new AbortController();
   const onCallerAbort = () => abort.abort(callerSignal?.reason);
   if (callerSignal?.aborted) onCallerAbort();
@@ -127,10 +128,10 @@ class RunBody {
     }
   }
 
-  /** Sends an event on, after the journal (when the run has one) has committed it. */
+  /** Sends an event on and, when the run has a journal, goes on only once it is committed. */
   private async commit(event: EventPayload): Promise<void> {
-    if (this.journal && isJournaled(event)) await this.journal.record(this.runId, event);
     this.channel.push(event);
+    if (this.journal && isJournaled(event)) await this.journal.record(this.runId, event);
   }
 
   /**

@@ -55,6 +55,12 @@ export interface RunJournal {
   record(runId: string, event: EventPayload): Promise<void>;
 }
 
+export interface ExecuteOptions {
+  journal?: RunJournal | undefined;
+  /** The run's id when the caller fixed it beforehand (a durable job's). */
+  runId?: string | undefined;
+}
+
 /** What the journal keeps: everything but streamed text, progress and optional vendor events. */
 export function isJournaled(event: EventPayload): boolean {
   return event.type !== 'text.delta' && event.type !== 'run.progress' && !(event as { optional?: boolean }).optional;

@@ -4,7 +4,7 @@
  * that the embedded SQLite store and a PostgreSQL store shared by several replicas are
  * interchangeable. Both are one implementation (`sql/sql-store.ts`) over an engine.
  */
-import type { ApprovalRequest, ApprovalResolution } from '../protocol/schemas.js';
+import type { ApprovalRequest, ApprovalResolution, ErrorInfo, JobInfo, RunEvent, RunRequest } from '../protocol/schemas.js';
 import type { EventPayload } from '../runtime/types.js';
 import type { AuditRecord } from './audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../runtime/usage-record.js';
@@ -24,6 +24,7 @@ export interface ReconcileReport {
   approvals: number;
   tickets: number;
   operations: number;
+  jobs: number;
 }
 
 export type OperationState = 'running' | 'completed' | 'failed' | 'cancelled' | 'uncertain';
@@ -88,6 +89,49 @@ export interface TicketRow {
   ownerAlive: boolean;
 }
 
+/** A job row as the store keeps it: the public info, and what only the host may see. */
+export interface JobRow {
+  info: JobInfo;
+  subject: string;
+  /** The token that submitted it: dispatch re-checks that it is still configured with its grants. */
+  tokenId: string;
+  fingerprint: string;
+  /** Undefined once retention erased it (the row stays as a tombstone). */
+  request: RunRequest | undefined;
+  expired: boolean;
+  owner: string | undefined;
+}
+
+export interface JobSubmission {
+  subject: string;
+  key: string;
+  fingerprint: string;
+  tokenId: string;
+  request: RunRequest;
+  retentionMs: number;
+  maxJobs: number;
+  maxJobsPerSubject: number;
+}
+
+export interface JobStore {
+  /** Creates the job, or returns the one this subject submitted under the key (IDEMPOTENCY_CONFLICT when the request differs). */
+  submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }>;
+  read(id: string): Promise<JobRow | undefined>;
+  /** Committed events after `after`, at most `limit`, stopping before `maxBytes` of JSON (at least one). */
+  events(id: string, after: number, limit: number, maxBytes: number): Promise<RunEvent[]>;
+  /** Starts the next queued job on this replica (fair across subjects), if any. */
+  claim(): Promise<JobRow | undefined>;
+  /** Commits the next event of a job this replica runs; fenced by ownership. */
+  append(id: string, event: RunEvent, maxJobBytes: number): Promise<void>;
+  cancel(id: string): Promise<JobRow | undefined>;
+  /** This replica's running jobs that a cancel was requested for. */
+  cancelRequested(): Promise<string[]>;
+  /** Ends a queued or running job `failed` (refused at dispatch) or a running one `interrupted` (its log could not grow). */
+  fail(id: string, error: ErrorInfo, state?: 'failed' | 'interrupted'): Promise<void>;
+  /** Tombstones jobs whose retention ended; returns how many. */
+  expire(): Promise<number>;
+}
+
 /** Told to the replica that owns a run: something for it was decided elsewhere. */
 export interface StoreSignal {
   kind: 'approval' | 'ticket' | 'progress';
@@ -98,6 +142,9 @@ export interface StateStore {
   readonly kind: 'sqlite' | 'postgres';
   /** This process's replica id: the owner of the runs, approvals and tickets it starts. */
   readonly replicaId: string;
+  readonly jobs: JobStore;
+  /** At a clean stop: this replica's running jobs become interrupted (never re-run); queued ones stay queued. */
+  interruptOwnJobs(): Promise<number>;
   /**
    * Registers this replica under a lease, reaps what dead replicas left open (on SQLite: all
    * of it, the file is this process's alone) and keeps renewing. `onLeaseLost` is called when

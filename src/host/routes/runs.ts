@@ -59,7 +59,7 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
           if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
         });
         try {
-          const events = counted(context, context.driver.execute(prepared, controller.signal, journal), release);
+          const events = counted(context, context.driver.execute(prepared, controller.signal, { journal }), release);
           const traced = context.tracing ? context.tracing.trace(events, { request: run, vendor: prepared.adapter.info.vendor }) : events;
           return await respond(context, reply, traced, streaming);
         } finally {

@@ -28,13 +28,13 @@ export function serves(offered: Offered, entry: Endpoint): boolean {
   if (entry.feature === 'interactive-approvals') return offered.approvals !== undefined;
   if (entry.feature === 'application-tools') return offered.toolExecutions !== undefined;
   if (entry.feature === 'conversation-sessions') return offered.sessions !== undefined;
-  if (entry.feature === 'durable-jobs') return offered.jobs !== undefined;
+  if (entry.feature === 'durable-jobs' || entry.feature === 'job-event-stream') return offered.jobs !== undefined;
   return true;
 }
 
 /** What `/v1/protocol` advertises: only what this host really serves, in the protocol's order. */
 export function hostFeatures(offered: Offered): string[] {
-  const offeredWithoutEndpoints: Partial<Record<string, unknown>> = { idempotency: offered.operations, 'job-event-stream': offered.jobs };
+  const offeredWithoutEndpoints: Partial<Record<string, unknown>> = { idempotency: offered.operations };
   return FEATURES.filter((feature) => !(feature in offeredWithoutEndpoints) || offeredWithoutEndpoints[feature] !== undefined).filter((feature) => ENDPOINTS.filter((entry) => entry.feature === feature).every((entry) => serves(offered, entry)));
 }
 
@@ -46,15 +46,20 @@ export const QUERY_TARGETS: ReadonlySet<string> = new Set(
   ENDPOINTS.flatMap((entry) => (entry.query ?? []).map((query) => `${entry.path}?${query.name}=${String(query.schema.const)}`)),
 );
 
+/** The table's path as a Fastify route: `{name}` segments become `:name`. */
+export function routePath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
 /** Method, path and (when the table gives one) the body schema of an endpoint, for `app.route`. */
 export function routeOf(operationId: string): Pick<RouteOptions, 'method' | 'url' | 'schema'> {
   const entry = endpoint(operationId);
-  return { method: entry.method, url: entry.path, ...(entry.request && entry.invalidBody ? { schema: { body: entry.request } } : {}) };
+  return { method: entry.method, url: routePath(entry.path), ...(entry.request && entry.invalidBody ? { schema: { body: entry.request } } : {}) };
 }
 
 /** Body schemas are checked with the protocol's validators and refused with the table's error code. */
 export const bodyValidatorCompiler: FastifySchemaCompiler<unknown> = ({ method, url }) => {
-  const entry = ENDPOINTS.find((candidate) => candidate.method === method && candidate.path === url);
+  const entry = ENDPOINTS.find((candidate) => candidate.method === method && routePath(candidate.path) === url);
   if (!entry?.request || !entry.invalidBody) throw new Error(`No body schema for ${method} ${url} in the endpoint table.`);
   const { code, message, reason } = entry.invalidBody;
   const check = validatorFor(entry.request);

@@ -32,6 +32,7 @@ const SQLITE: string[] = [
    DROP TABLE open_approvals;
    ${ticketsTable()};
    ${operationsTables()}`,
+  jobsTables(),
 ];
 
 const POSTGRES: string[] = [
@@ -46,6 +47,7 @@ const POSTGRES: string[] = [
    ${approvalsTable()};
    ${ticketsTable()};
    ${operationsTables()}`,
+  jobsTables(),
 ];
 
 function approvalsTable(): string {
@@ -75,6 +77,18 @@ function operationsTables(): string {
    CREATE TABLE operation_events (
      subject TEXT NOT NULL, key TEXT NOT NULL, seq BIGINT NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL,
      PRIMARY KEY (subject, key, seq))`;
+}
+
+function jobsTables(): string {
+  return `CREATE TABLE jobs (
+     id TEXT PRIMARY KEY, subject TEXT NOT NULL, job_key TEXT NOT NULL, fingerprint TEXT NOT NULL, token_id TEXT NOT NULL,
+     request TEXT, run_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, state TEXT NOT NULL,
+     cursor BIGINT NOT NULL, cancel_requested INTEGER NOT NULL, owner TEXT, created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL, expires_at BIGINT, retention_ms BIGINT NOT NULL, bytes BIGINT NOT NULL,
+     UNIQUE (subject, job_key));
+   CREATE INDEX jobs_queued ON jobs (created_at) WHERE state = 'queued';
+   CREATE INDEX jobs_running ON jobs (owner) WHERE state = 'running';
+   CREATE TABLE job_events (job_id TEXT NOT NULL, seq BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (job_id, seq))`;
 }
 
 /**

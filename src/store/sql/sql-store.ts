@@ -26,6 +26,7 @@ import type {
   UsageSummary,
 } from '../store.js';
 import type { SqlEngine } from './engine.js';
+import { JobTable } from './job-table.js';
 import { migrate } from './migrations.js';
 
 const SIGNALS = 'agenticdriver_signals';
@@ -81,10 +82,14 @@ export class SqlStateStore implements StateStore {
   private leaseMs = 15_000;
   private closed = false;
 
+  readonly jobs: JobTable;
+
   private constructor(
     private readonly engine: SqlEngine,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.jobs = new JobTable(engine, () => this.id, now);
+  }
 
   get replicaId(): string {
     return this.id;
@@ -170,8 +175,13 @@ export class SqlStateStore implements StateStore {
       }
       const tickets = await tx.run(`UPDATE tool_tickets SET state = 'interrupted' WHERE state = 'pending' AND (${ORPHAN})`);
       const operations = await tx.run(`UPDATE operations SET state = 'uncertain', updated_at = ? WHERE state = 'running' AND (${ORPHAN})`, [now]);
-      return { runs: runs.length, approvals: approvals.length, tickets: tickets.changes, operations: operations.changes };
+      const jobs = await this.jobs.interrupt(tx, false);
+      return { runs: runs.length, approvals: approvals.length, tickets: tickets.changes, operations: operations.changes, jobs };
     });
+  }
+
+  async interruptOwnJobs(): Promise<number> {
+    return this.engine.transaction((tx) => this.jobs.interrupt(tx, true));
   }
 
   // --- usage and audit ---------------------------------------------------------------------

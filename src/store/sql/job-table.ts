@@ -1,0 +1,226 @@
+/**
+ * Durable jobs in the SQL store: the job rows, their committed event logs, fair claiming,
+ * fencing by the owning replica's lease, and tombstones after retention. Written once for
+ * both engines; on PostgreSQL a claim skips rows another replica is claiming
+ * (`FOR UPDATE SKIP LOCKED`), so each queued job starts on exactly one replica.
+ */
+import { randomUUID } from 'node:crypto';
+import { DriverError } from '../../protocol/errors.js';
+import type { ErrorInfo, JobInfo, JobState, RunEvent, RunRequest } from '../../protocol/schemas.js';
+import type { JobRow, JobStore, JobSubmission } from '../store.js';
+import type { SqlEngine } from './engine.js';
+
+const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+const ORPHAN = 'owner IS NULL OR NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = owner)';
+
+interface JobColumns {
+  id: string;
+  subject: string;
+  job_key: string;
+  fingerprint: string;
+  token_id: string;
+  request: string | null;
+  run_id: string;
+  provider: string;
+  model: string;
+  state: JobState;
+  cursor: number;
+  cancel_requested: number | boolean;
+  owner: string | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  retention_ms: number;
+  bytes: number;
+}
+
+export class JobTable implements JobStore {
+  constructor(
+    private readonly engine: SqlEngine,
+    private readonly owner: () => string,
+    private readonly now: () => number,
+  ) {}
+
+  async submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }> {
+    return this.engine.transaction(async (tx) => {
+      const [existing] = await tx.all<JobColumns>('SELECT * FROM jobs WHERE subject = ? AND job_key = ?', [submission.subject, submission.key]);
+      if (existing) {
+        if (existing.fingerprint !== submission.fingerprint) throw new DriverError('IDEMPOTENCY_CONFLICT', 'This job key was used with a different request.');
+        return { job: row(existing), created: false };
+      }
+      const [{ total } = { total: 0 }] = await tx.all<{ total: number }>('SELECT COUNT(*) AS total FROM jobs');
+      const [{ mine } = { mine: 0 }] = await tx.all<{ mine: number }>('SELECT COUNT(*) AS mine FROM jobs WHERE subject = ?', [submission.subject]);
+      if (Number(total) >= submission.maxJobs || Number(mine) >= submission.maxJobsPerSubject) {
+        throw new DriverError('JOB_STORE_FULL', 'The job store is full; finished jobs leave it when their retention ends.', { retryable: true });
+      }
+      const now = this.now();
+      const request = JSON.stringify(submission.request);
+      const id = randomUUID();
+      await tx.run(
+        `INSERT INTO jobs (id, subject, job_key, fingerprint, token_id, request, run_id, provider, model, state, cursor, cancel_requested, owner, created_at, updated_at, expires_at, retention_ms, bytes)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 0, NULL, ?, ?, NULL, ?, ?)`,
+        [id, submission.subject, submission.key, submission.fingerprint, submission.tokenId, request, randomUUID(), submission.request.provider, submission.request.model, now, now, submission.retentionMs, Buffer.byteLength(request)],
+      );
+      const [inserted] = await tx.all<JobColumns>('SELECT * FROM jobs WHERE id = ?', [id]);
+      return { job: row(inserted!), created: true };
+    });
+  }
+
+  async read(id: string): Promise<JobRow | undefined> {
+    const [found] = await this.engine.all<JobColumns>('SELECT * FROM jobs WHERE id = ?', [id]);
+    return found && row(found);
+  }
+
+  async events(id: string, after: number, limit: number, maxBytes: number): Promise<RunEvent[]> {
+    const rows = await this.engine.all<{ event: string }>('SELECT event FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [id, after, limit]);
+    const events: RunEvent[] = [];
+    let bytes = 0;
+    for (const { event } of rows) {
+      bytes += Buffer.byteLength(event);
+      if (events.length > 0 && bytes > maxBytes) break;
+      events.push(JSON.parse(event) as RunEvent);
+    }
+    return events;
+  }
+
+  /**
+   * Starts the next queued job on this replica, fairly: the subject with the fewest running
+   * jobs first, then the oldest job. Undefined when nothing is queued.
+   */
+  /** Row locks for read-then-write transactions (SQLite serializes its transactions anyway). */
+  private get lock(): string {
+    return this.engine.dialect === 'postgres' ? 'FOR UPDATE' : '';
+  }
+
+  async claim(): Promise<JobRow | undefined> {
+    const lock = this.engine.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+    return this.engine.transaction(async (tx) => {
+      const [next] = await tx.all<{ id: string }>(
+        `SELECT j.id FROM jobs j WHERE j.state = 'queued'
+         ORDER BY (SELECT COUNT(*) FROM jobs r WHERE r.subject = j.subject AND r.state = 'running'), j.created_at, j.id
+         LIMIT 1 ${lock}`,
+      );
+      if (!next) return undefined;
+      const [started] = await tx.all<JobColumns>(
+        "UPDATE jobs SET state = 'running', owner = ?, updated_at = ? WHERE id = ? AND state = 'queued' RETURNING *",
+        [this.owner(), this.now(), next.id],
+      );
+      return started && row(started);
+    });
+  }
+
+  /**
+   * Commits the next event of a job this replica runs (sequence = cursor + 1); a terminal
+   * event sets the final state and the retention deadline. Fenced: fails once the job is no
+   * longer this replica's running job.
+   */
+  async append(id: string, event: RunEvent, maxJobBytes: number): Promise<void> {
+    const json = JSON.stringify(event);
+    const bytes = Buffer.byteLength(json);
+    const terminal = event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled';
+    const state: JobState | undefined = terminal ? (event.type === 'run.completed' ? 'completed' : event.type === 'run.failed' ? 'failed' : 'cancelled') : undefined;
+    await this.engine.transaction(async (tx) => {
+      const now = this.now();
+      const updated = await tx.run(
+        `UPDATE jobs SET cursor = cursor + 1, bytes = bytes + ?, updated_at = ?, state = ?, expires_at = CASE WHEN ? = 1 THEN ? + retention_ms ELSE expires_at END
+         WHERE id = ? AND owner = ? AND state = 'running' AND cursor = ? AND (? = 1 OR bytes + ? <= ?)`,
+        [bytes, now, state ?? 'running', terminal ? 1 : 0, now, id, this.owner(), event.sequence - 1, terminal ? 1 : 0, bytes, maxJobBytes],
+      );
+      if (updated.changes === 0) {
+        const [current] = await tx.all<{ state: string; owner: string | null; cursor: number }>('SELECT state, owner, cursor FROM jobs WHERE id = ?', [id]);
+        if (current?.state === 'running' && current.owner === this.owner() && Number(current.cursor) === event.sequence - 1) {
+          throw new DriverError('JOB_RECORD_LIMIT', `The job's record would exceed ${maxJobBytes} bytes.`, { outcome: 'uncertain' });
+        }
+        throw new DriverError('JOB_LEASE_LOST', 'This job is no longer this host replica\'s to run.', { outcome: 'uncertain' });
+      }
+      await tx.run('INSERT INTO job_events (job_id, seq, event) VALUES (?, ?, ?)', [id, event.sequence, json]);
+    });
+  }
+
+  /** Cancels a queued job at once (its log gets run.started + run.cancelled); a running one is flagged for its owner. */
+  async cancel(id: string): Promise<JobRow | undefined> {
+    return this.engine.transaction(async (tx) => {
+      const [job] = await tx.all<JobColumns>(`SELECT * FROM jobs WHERE id = ? ${this.lock}`, [id]);
+      if (!job) return undefined;
+      if (job.state === 'queued') {
+        await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
+      } else if (job.state === 'running') {
+        await tx.run('UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?', [Math.max(this.now(), Number(job.updated_at)), id]);
+      }
+      const [after] = await tx.all<JobColumns>('SELECT * FROM jobs WHERE id = ?', [id]);
+      return after && row(after);
+    });
+  }
+
+  /** Ids of this replica's running jobs that a cancel was requested for. */
+  async cancelRequested(): Promise<string[]> {
+    const rows = await this.engine.all<{ id: string }>("SELECT id FROM jobs WHERE owner = ? AND state = 'running' AND cancel_requested = 1", [this.owner()]);
+    return rows.map((found) => found.id);
+  }
+
+  /** Fails a job whose dispatch was refused (queued or running) with the cause's code. */
+  async fail(id: string, error: ErrorInfo, state: 'failed' | 'interrupted' = 'failed'): Promise<void> {
+    await this.engine.transaction(async (tx) => {
+      const [job] = await tx.all<JobColumns>(`SELECT * FROM jobs WHERE id = ? AND state IN ('queued', 'running') ${this.lock}`, [id]);
+      if (job) await this.finish(tx, row(job), state, error);
+    });
+  }
+
+  /**
+   * Running jobs whose owner is gone (or, with `mine`, this replica's own at a clean stop)
+   * become `interrupted`: a `run.failed` JOB_INTERRUPTED barrier, outcome uncertain, closes
+   * their log. They are never run again. Returns how many.
+   */
+  async interrupt(tx: SqlEngine, mine: boolean): Promise<number> {
+    const jobs = await tx.all<JobColumns>(`SELECT * FROM jobs WHERE state = 'running' AND (${mine ? 'owner = ?' : ORPHAN}) ${this.lock}`, mine ? [this.owner()] : []);
+    const error = new DriverError('JOB_INTERRUPTED', 'The host running this job stopped; what it did after its last event is uncertain, and it is not run again.', { outcome: 'uncertain' }).toJSON();
+    for (const job of jobs) await this.finish(tx, row(job), 'interrupted', error);
+    return jobs.length;
+  }
+
+  /** Erases the request and events of jobs whose retention ended; the row stays as a tombstone. */
+  async expire(): Promise<number> {
+    return this.engine.transaction(async (tx) => {
+      const expired = await tx.all<{ id: string }>('UPDATE jobs SET request = NULL, bytes = 0 WHERE expires_at IS NOT NULL AND expires_at <= ? AND request IS NOT NULL RETURNING id', [this.now()]);
+      for (const { id } of expired) await tx.run('DELETE FROM job_events WHERE job_id = ?', [id]);
+      return expired.length;
+    });
+  }
+
+  /** Closes a job's log with its terminal event (and a run.started first when it never started). */
+  private async finish(tx: SqlEngine, job: JobRow, state: JobState, error: ErrorInfo): Promise<void> {
+    const now = Math.max(this.now(), Date.parse(job.info.updatedAt));
+    const at = new Date(now).toISOString();
+    const base = { runId: job.info.runId, timestamp: at };
+    let cursor = job.info.cursor;
+    const events: RunEvent[] = [];
+    if (cursor === 0) events.push({ ...base, type: 'run.started', sequence: ++cursor, provider: job.info.provider, model: job.info.model } as RunEvent);
+    events.push({ ...base, type: state === 'cancelled' ? 'run.cancelled' : 'run.failed', sequence: ++cursor, error } as RunEvent);
+    for (const event of events) await tx.run('INSERT INTO job_events (job_id, seq, event) VALUES (?, ?, ?)', [job.info.id, event.sequence, JSON.stringify(event)]);
+    await tx.run('UPDATE jobs SET state = ?, cursor = ?, updated_at = ?, expires_at = ? + retention_ms WHERE id = ?', [state, cursor, now, now, job.info.id]);
+  }
+}
+
+function row(columns: JobColumns): JobRow {
+  const info: JobInfo = {
+    id: columns.id,
+    runId: columns.run_id,
+    provider: columns.provider,
+    model: columns.model,
+    state: columns.state,
+    cursor: Number(columns.cursor),
+    cancelRequested: Boolean(Number(columns.cancel_requested)),
+    createdAt: new Date(Number(columns.created_at)).toISOString(),
+    updatedAt: new Date(Number(columns.updated_at)).toISOString(),
+  };
+  if (TERMINAL.has(columns.state) && columns.expires_at !== null) info.expiresAt = new Date(Number(columns.expires_at)).toISOString();
+  return {
+    info,
+    subject: columns.subject,
+    tokenId: columns.token_id,
+    fingerprint: columns.fingerprint,
+    request: columns.request === null ? undefined : (JSON.parse(columns.request) as RunRequest),
+    expired: columns.request === null,
+    owner: columns.owner ?? undefined,
+  };
+}
