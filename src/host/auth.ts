@@ -18,6 +18,8 @@ export interface Principal {
   applicationToolApprovals: ReadonlySet<string>;
   /** Durable-job operations (`submit`, `read`, `cancel`). */
   jobs: ReadonlySet<string>;
+  /** Session operations (`create`, `read`, `continue`, `delete`). */
+  sessions: ReadonlySet<string>;
 }
 
 interface StoredToken {
@@ -56,6 +58,7 @@ export class TokenAuthenticator {
           applicationTools: new Set((entry.applicationTools ?? []).map((grant) => grant.name)),
           applicationToolApprovals: new Set((entry.applicationTools ?? []).filter((grant) => grant.requiresApproval !== false).map((grant) => grant.name)),
           jobs: new Set(entry.jobs ?? []),
+          sessions: new Set(entry.sessions ?? []),
         },
       });
     }

@@ -44,8 +44,22 @@ const Token = Type.Object(
     applicationTools: Type.Optional(
       Type.Array(Type.Object({ name: ToolName, requiresApproval: Type.Optional(Type.Boolean()) }, strict), { maxItems: 32 }),
     ),
+    /** Conversation-session operations this token may use. */
+    sessions: Type.Optional(
+      Type.Array(Type.Union([Type.Literal('create'), Type.Literal('read'), Type.Literal('continue'), Type.Literal('delete')]), { maxItems: 4, uniqueItems: true }),
+    ),
     /** Durable-job operations this token may use. */
     jobs: Type.Optional(Type.Array(Type.Union([Type.Literal('submit'), Type.Literal('read'), Type.Literal('cancel')]), { maxItems: 3, uniqueItems: true })),
+  },
+  strict,
+);
+
+const Sessions = Type.Object(
+  {
+    /** Idle time after which a session is gone (a running turn never counts). */
+    retentionMs: Type.Integer({ minimum: 1000, maximum: 2_147_483_647 }),
+    maxEntries: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    maxMessages: Type.Optional(Type.Integer({ minimum: 2, maximum: 100 })),
   },
   strict,
 );
@@ -141,6 +155,7 @@ export function hostConfigSchema() {
       state: Type.Optional(Type.Union([SqliteState, PostgresState])),
       idempotency: Type.Optional(Idempotency),
       jobs: Type.Optional(Jobs),
+      sessions: Type.Optional(Sessions),
       usage: Type.Optional(UsageConfig),
       metrics: Type.Optional(MetricsConfig),
       tracing: Type.Optional(TracingConfig),
@@ -181,6 +196,7 @@ export interface HostConfig {
   stateLeaseMs: number | undefined;
   idempotency: Static<typeof Idempotency>;
   jobs: Static<typeof Jobs> | undefined;
+  sessions: Static<typeof Sessions> | undefined;
   /** Absolute directory of the config file; relative paths resolve against it. */
   configDir: string;
   configPath: string;
@@ -245,6 +261,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     state?: Static<typeof SqliteState> | Static<typeof PostgresState>;
     idempotency?: Static<typeof Idempotency>;
     jobs?: Static<typeof Jobs>;
+    sessions?: Static<typeof Sessions>;
     usage?: UsageConfig;
     metrics?: MetricsConfig;
     tracing?: TracingConfig;
@@ -295,6 +312,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     stateLeaseMs: input.state?.leaseMs,
     idempotency: input.idempotency ?? {},
     jobs: input.jobs,
+    sessions: input.sessions,
     configDir,
     configPath,
   };

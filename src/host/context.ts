@@ -3,6 +3,7 @@ import type { ToolExecutionRegistry } from '../extensions/application-tools.js';
 import type { ApprovalRegistry } from '../extensions/approvals.js';
 import type { JobService } from '../extensions/jobs.js';
 import type { OperationLog } from '../extensions/operations.js';
+import type { SessionService } from '../extensions/sessions.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ActiveRuns } from './active-runs.js';
@@ -23,6 +24,8 @@ export interface HostContext {
   operations: OperationLog | undefined;
   /** Durable jobs, when the config enables them. */
   jobs: JobService | undefined;
+  /** Conversation sessions, when the config enables them. */
+  sessions: SessionService | undefined;
   discovery: ProviderDiscovery;
   admission: Admission;
   metrics: HostMetrics;

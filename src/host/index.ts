@@ -13,6 +13,7 @@ import type { ApproveCallback, HostTool } from '../runtime/tools.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
 import { JobService } from '../extensions/jobs.js';
 import { OperationLog } from '../extensions/operations.js';
+import { SessionService } from '../extensions/sessions.js';
 import { openStore } from '../store/open.js';
 import type { StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
@@ -155,6 +156,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const jobs = config.jobs
     ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'))
     : undefined;
+  const sessions = config.sessions ? new SessionService(store, driver, config.sessions) : undefined;
   const expireOperations = () => {
     void operations.expire().catch((error: unknown) => logInternalError(error, 'operation record retention'));
     void jobs?.expire().catch((error: unknown) => logInternalError(error, 'job retention'));
@@ -170,6 +172,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     toolExecutions,
     operations,
     jobs,
+    sessions,
     discovery: new ProviderDiscovery(driver.clock),
     admission: new Admission({
       total: config.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total,
@@ -178,7 +181,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     metrics,
     prometheus,
     tracing: config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined,
-    features: hostFeatures({ approvals, toolExecutions, operations, jobs }),
+    features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
     active,

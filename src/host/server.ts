@@ -15,6 +15,7 @@ import { toolExecutionRoutes } from './routes/tool-executions.js';
 import { ENDPOINTS } from '../protocol/endpoints.js';
 import { bodyValidatorCompiler, PUBLIC_PATHS, QUERY_TARGETS, routeOf, routePath, serves } from './routes/table.js';
 import { jobRoutes } from './routes/jobs.js';
+import { sessionRoutes } from './routes/sessions.js';
 import type { HostContext } from './context.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
@@ -196,6 +197,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(approvalRoutes, { context });
   app.register(toolExecutionRoutes, { context });
   app.register(jobRoutes, { context });
+  app.register(sessionRoutes, { context });
   const prometheus = context.prometheus;
   if (prometheus) {
     app.route({

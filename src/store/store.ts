@@ -4,7 +4,7 @@
  * that the embedded SQLite store and a PostgreSQL store shared by several replicas are
  * interchangeable. Both are one implementation (`sql/sql-store.ts`) over an engine.
  */
-import type { ApprovalRequest, ApprovalResolution, ErrorInfo, JobInfo, RunEvent, RunRequest } from '../protocol/schemas.js';
+import type { ApprovalRequest, ApprovalResolution, ErrorInfo, HistoryMessage, JobInfo, RunEvent, RunRequest, SessionCreate, SessionInfo } from '../protocol/schemas.js';
 import type { EventPayload } from '../runtime/types.js';
 import type { AuditRecord } from './audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../runtime/usage-record.js';
@@ -25,6 +25,7 @@ export interface ReconcileReport {
   tickets: number;
   operations: number;
   jobs: number;
+  sessions: number;
 }
 
 export type OperationState = 'running' | 'completed' | 'failed' | 'cancelled' | 'uncertain';
@@ -132,9 +133,30 @@ export interface JobStore {
   expire(): Promise<number>;
 }
 
+export interface SessionRow {
+  info: SessionInfo;
+  subject: string;
+  /** The visible history: the turns a person saw. */
+  history: HistoryMessage[];
+  instructions?: string;
+}
+
+export interface SessionStore {
+  create(subject: string, create: SessionCreate, retentionMs: number, maxEntries: number): Promise<SessionRow>;
+  read(id: string): Promise<SessionRow | undefined>;
+  /** Removes it; `runningOn` names the replica running its turn, to be told. */
+  delete(id: string): Promise<{ deleted: boolean; runningOn: string | undefined }>;
+  /** Claims the turn at `revision` for this replica, or throws the session conflict. */
+  begin(id: string, subject: string, revision: number, provider: string, model: string, maxMessages: number): Promise<SessionRow>;
+  /** Appends the exchange and moves to the next revision; undefined when the turn is no longer this replica's. */
+  commit(id: string, exchange: HistoryMessage[]): Promise<SessionRow | undefined>;
+  release(id: string, modelWorkStarted: boolean): Promise<void>;
+}
+
 /** Told to the replica that owns a run: something for it was decided elsewhere. */
 export interface StoreSignal {
-  kind: 'approval' | 'ticket' | 'progress';
+  /** `session`: the session whose turn runs here was deleted. */
+  kind: 'approval' | 'ticket' | 'progress' | 'session';
   id: string;
 }
 
@@ -143,6 +165,9 @@ export interface StateStore {
   /** This process's replica id: the owner of the runs, approvals and tickets it starts. */
   readonly replicaId: string;
   readonly jobs: JobStore;
+  readonly sessions: SessionStore;
+  /** Tells a replica something for a run it owns (e.g. that the session of its turn was deleted). */
+  signalOwner(owner: string, signal: StoreSignal): Promise<void>;
   /** At a clean stop: this replica's running jobs become interrupted (never re-run); queued ones stay queued. */
   interruptOwnJobs(): Promise<number>;
   /**

@@ -56,6 +56,14 @@ const MATRIX: Record<string, Row> = {
   decideApproval: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'APPROVAL_NOT_FOUND' } },
   reportToolProgress: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'TOOL_EXECUTION_NOT_FOUND' } },
   completeTool: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'TOOL_EXECUTION_NOT_FOUND' } },
+  createSession: { noGrant: { status: 403, code: 'FORBIDDEN' } },
+  readSession: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'SESSION_NOT_FOUND' } },
+  deleteSession: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'SESSION_NOT_FOUND' } },
+  submitJob: { noGrant: { status: 403, code: 'FORBIDDEN' } },
+  readJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
+  cancelJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
+  jobEvents: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
+  streamJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
 };
 
 const lookup = { name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } };
@@ -77,6 +85,8 @@ describe('authorization matrix: every endpoint × every way in', () => {
   const open: AsyncGenerator<Record<string, unknown>>[] = [];
   let approval: Record<string, unknown>;
   let execution: Record<string, unknown>;
+  let job: Record<string, unknown>;
+  let session: Record<string, unknown>;
 
   /** Starts a streamed run of the owner and returns its stream once `type` arrives. */
   async function pendingRun(body: unknown, type: string): Promise<Record<string, unknown>> {
@@ -99,7 +109,14 @@ describe('authorization matrix: every endpoint × every way in', () => {
       models: ['m'],
       script: [{ turn: { toolCalls: [{ id: 'call-a', name: 'guarded', arguments: { to: 'ada' } }] } }, { turn: { toolCalls: [{ id: 'call-b', name: 'lookup', arguments: { q: 'x' } }] } }],
     });
-    const grants = { providers: ['vendor', 'mock'], tools: ['guarded'], approveTools: ['guarded'], applicationTools: [{ name: 'lookup', requiresApproval: false }] };
+    const grants = {
+      providers: ['vendor', 'mock'],
+      tools: ['guarded'],
+      approveTools: ['guarded'],
+      applicationTools: [{ name: 'lookup', requiresApproval: false }],
+      jobs: ['submit', 'read', 'cancel'],
+      sessions: ['create', 'read', 'continue', 'delete'],
+    };
     host = await startTestHost(
       {
         providers: [
@@ -108,6 +125,8 @@ describe('authorization matrix: every endpoint × every way in', () => {
         ],
         approvals: { interactive: true },
         applicationTools: { enabled: true, requireApproval: false },
+        jobs: { retentionMs: 60_000 },
+        sessions: { retentionMs: 60_000 },
         metrics: { enabled: true, tokenRef: { env: 'AD_METRICS' } },
         tokens: [
           { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
@@ -124,6 +143,21 @@ describe('authorization matrix: every endpoint × every way in', () => {
     approval = approvalEvent.approval as Record<string, unknown>;
     const executionEvent = await pendingRun({ provider: 'vendor', model: 'm', input: 'look', tools: ['lookup'], applicationTools: [lookup] }, 'tool.execution.requested');
     execution = executionEvent.execution as Record<string, unknown>;
+    // The owner's job (on the mock provider, so the vendor's count stays the same).
+    const submitted = await fetch(`${host.url}/v1/jobs/submit`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OWNER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ key: 'owner-job', request: { provider: 'mock', model: 'demo', input: 'owned' } }),
+    });
+    assert.equal(submitted.status, 200);
+    job = (await submitted.json()) as Record<string, unknown>;
+    const created = await fetch(`${host.url}/v1/sessions/create`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OWNER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'mock', model: 'demo', mode: 'history' }),
+    });
+    assert.equal(created.status, 200);
+    session = ((await created.json()) as { session: Record<string, unknown> }).session;
     assert.equal(vendor.requests.length, 2);
   });
 
@@ -134,7 +168,10 @@ describe('authorization matrix: every endpoint × every way in', () => {
     rmSync(host.dir, { recursive: true, force: true });
   });
 
-  const pathOf = (endpoint: Endpoint) => (endpoint.operationId === 'listProviders' ? `${endpoint.path}?refresh=true` : endpoint.path);
+  const pathOf = (endpoint: Endpoint) => {
+    if (endpoint.operationId === 'listProviders') return `${endpoint.path}?refresh=true`;
+    return endpoint.path.replace('{id}', String(job.id));
+  };
   /** A body that the owner could send successfully, so only the caller decides the answer. */
   function bodyOf(endpoint: Endpoint): unknown {
     const ticket = () => ({ executionId: execution.executionId, runId: execution.runId, callId: (execution.call as { id: string }).id });
@@ -147,6 +184,18 @@ describe('authorization matrix: every endpoint × every way in', () => {
         return ticket();
       case 'completeTool':
         return { ...ticket(), output: { answer: 1 } };
+      case 'createSession':
+        return { provider: 'mock', model: 'demo', mode: 'history' };
+      case 'readSession':
+      case 'deleteSession':
+        return { id: session.id };
+      case 'submitJob':
+        return { key: 'attack-job', request: { provider: 'mock', model: 'demo', input: 'hi' } };
+      case 'readJob':
+      case 'cancelJob':
+        return { id: job.id };
+      case 'jobEvents':
+        return { id: job.id, after: 0 };
       default:
         assert.equal(endpoint.request, undefined, `${endpoint.operationId} takes a body: give it one here`);
         return undefined;

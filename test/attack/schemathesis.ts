@@ -39,9 +39,10 @@ const long = process.env.AGENTICDRIVER_FUZZ === 'long';
  *   beyond the schema (unknown provider or model, grants, a tool the token lacks, an
  *   approval id that is not pending): 400/403/404 are the right answers there.
  * - use_after_free, ensure_resource_availability, object_level_authorization: stateful
- *   checks for create/read/delete resources; the protocol has none (runs are not
- *   addressable resources, approvals and tickets are owned by one streamed run), and
- *   the authorization matrix (authorization-matrix.test.ts) covers other subjects.
+ *   checks that need links between operations, which the contract does not declare (a
+ *   session's or job's id comes from its create/submit answer; approvals and tickets are
+ *   owned by one streamed run); test/store/ covers those lifecycles and the authorization
+ *   matrix (authorization-matrix.test.ts) covers other subjects.
  * - unsupported_method, allow_header_conformance: they want 405 with `Allow` for a method the
  *   contract lacks; the host routes exactly and answers any unknown method/path pair 404
  *   NOT_FOUND in the error envelope (docs/architecture.md). Those requests are still sent
@@ -83,6 +84,8 @@ async function main(): Promise<number> {
     {
       approvals: { interactive: true },
       applicationTools: { enabled: true, requireApproval: false },
+      jobs: { retentionMs: 60_000 },
+      sessions: { retentionMs: 60_000 },
       tokens: [
         {
           id: 'main',
@@ -92,6 +95,8 @@ async function main(): Promise<number> {
           tools: ['echo'],
           approveTools: ['echo'],
           applicationTools: [{ name: 'lookup', requiresApproval: false }],
+          jobs: ['submit', 'read', 'cancel'],
+          sessions: ['create', 'read', 'continue', 'delete'],
         },
       ],
     },

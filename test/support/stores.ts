@@ -121,3 +121,27 @@ export async function openBreakableStore(engine: Engine): Promise<{ store: State
     }
   }
 }
+
+/** State several stores open in turn (SQLite: one at a time, a restart) or at once (PostgreSQL: replicas). */
+export async function sharedState(engine: Engine): Promise<{ open(): Promise<StateStore> }> {
+  switch (engine) {
+    case 'sqlite': {
+      const directory = tempDir('agenticdriver-store-');
+      return { open: () => openSqliteStore(directory) };
+    }
+    case 'postgres': {
+      const database = await freshDatabase();
+      let open = 0;
+      return {
+        open: async () => {
+          open += 1;
+          // The last store closed drops the database.
+          return dropOnClose(await openPostgresStore(database.url), async () => {
+            open -= 1;
+            if (open === 0) await database.drop();
+          });
+        },
+      };
+    }
+  }
+}

@@ -22,13 +22,16 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
       const run = context.driver.parse(request.body);
       authorizeRun(run, principal, streaming);
       const operations = context.operations;
-      const prepared = context.driver.prepareParsed(run, {
+      const options = {
         subject: principal.subject,
         tokenId: principal.tokenId,
         acceptOptionalEvents: streaming && request.acceptOptionalEvents,
         applicationToolApprovals: principal.applicationToolApprovals,
         idempotency: operations !== undefined,
-      });
+      };
+      // A session turn is checked without its session now; its history is filled in once the turn is claimed.
+      const sessions = run.session ? context.sessions : undefined;
+      let prepared = context.driver.prepareParsed(sessions ? withoutSession(run) : run, options);
       const key = run.idempotencyKey;
       const fingerprint = key !== undefined && operations ? operations.fingerprint(run) : undefined;
       // A recorded key replays without an admission slot (spec decision 9).
@@ -59,8 +62,19 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
           if (!reply.raw.writableFinished) controller.abort(new DriverError('CANCELLED', 'The client disconnected.'));
         });
         try {
-          const events = counted(context, context.driver.execute(prepared, controller.signal, { journal }), release);
-          const traced = context.tracing ? context.tracing.trace(events, { request: run, vendor: prepared.adapter.info.vendor }) : events;
+          const turn = sessions ? await sessions.begin(run, principal, controller) : undefined;
+          if (turn) {
+            try {
+              prepared = context.driver.prepareParsed(turn.request, options);
+            } catch (error) {
+              await turn.abandon();
+              throw error;
+            }
+          }
+          const executed = context.driver.execute(prepared, controller.signal, { journal });
+          const events = turn ? turn.run(executed) : executed;
+          const counting = counted(context, events, release);
+          const traced = context.tracing ? context.tracing.trace(counting, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor }) : counting;
           return await respond(context, reply, traced, streaming);
         } finally {
           claimDone?.();
@@ -88,6 +102,11 @@ async function respond(context: HostContext, reply: FastifyReply, events: AsyncG
     if (event.type === 'run.failed' || event.type === 'run.cancelled') return sendError(reply, DriverError.from(event.error));
   }
   throw new DriverError('INTERNAL_ERROR', 'The run ended without a terminal event.');
+}
+
+function withoutSession(run: RunRequest): RunRequest {
+  const { session: _session, ...rest } = run;
+  return rest;
 }
 
 async function* replayed(events: RunEvent[]): AsyncGenerator<RunEvent> {

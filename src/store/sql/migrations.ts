@@ -33,6 +33,7 @@ const SQLITE: string[] = [
    ${ticketsTable()};
    ${operationsTables()}`,
   jobsTables(),
+  sessionsTable(),
 ];
 
 const POSTGRES: string[] = [
@@ -48,6 +49,7 @@ const POSTGRES: string[] = [
    ${ticketsTable()};
    ${operationsTables()}`,
   jobsTables(),
+  sessionsTable(),
 ];
 
 function approvalsTable(): string {
@@ -77,6 +79,14 @@ function operationsTables(): string {
    CREATE TABLE operation_events (
      subject TEXT NOT NULL, key TEXT NOT NULL, seq BIGINT NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL,
      PRIMARY KEY (subject, key, seq))`;
+}
+
+function sessionsTable(): string {
+  return `CREATE TABLE sessions (
+     id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, mode TEXT NOT NULL,
+     revision BIGINT NOT NULL, state TEXT NOT NULL, history TEXT NOT NULL, instructions TEXT, owner TEXT,
+     created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, expires_at BIGINT, retention_ms BIGINT NOT NULL);
+   CREATE INDEX sessions_expiry ON sessions (expires_at)`;
 }
 
 function jobsTables(): string {

@@ -27,6 +27,7 @@ import type {
 } from '../store.js';
 import type { SqlEngine } from './engine.js';
 import { JobTable } from './job-table.js';
+import { SessionTable } from './session-table.js';
 import { migrate } from './migrations.js';
 
 const SIGNALS = 'agenticdriver_signals';
@@ -83,12 +84,14 @@ export class SqlStateStore implements StateStore {
   private closed = false;
 
   readonly jobs: JobTable;
+  readonly sessions: SessionTable;
 
   private constructor(
     private readonly engine: SqlEngine,
     private readonly now: () => number,
   ) {
     this.jobs = new JobTable(engine, () => this.id, now);
+    this.sessions = new SessionTable(engine, () => this.id, now);
   }
 
   get replicaId(): string {
@@ -176,7 +179,8 @@ export class SqlStateStore implements StateStore {
       const tickets = await tx.run(`UPDATE tool_tickets SET state = 'interrupted' WHERE state = 'pending' AND (${ORPHAN})`);
       const operations = await tx.run(`UPDATE operations SET state = 'uncertain', updated_at = ? WHERE state = 'running' AND (${ORPHAN})`, [now]);
       const jobs = await this.jobs.interrupt(tx, false);
-      return { runs: runs.length, approvals: approvals.length, tickets: tickets.changes, operations: operations.changes, jobs };
+      const sessions = await this.sessions.interrupt(tx);
+      return { runs: runs.length, approvals: approvals.length, tickets: tickets.changes, operations: operations.changes, jobs, sessions };
     });
   }
 
@@ -443,6 +447,10 @@ export class SqlStateStore implements StateStore {
     this.signalHandlers.push(handler);
   }
 
+  signalOwner(owner: string, signal: StoreSignal): Promise<void> {
+    return this.signal(this.engine, owner, signal);
+  }
+
   private async signal(tx: SqlEngine, to: string, signal: StoreSignal): Promise<void> {
     await tx.publish(SIGNALS, JSON.stringify({ to, ...signal }));
   }
@@ -455,7 +463,7 @@ export class SqlStateStore implements StateStore {
       return;
     }
     if (message.to !== this.replicaId || typeof message.id !== 'string') return;
-    if (message.kind !== 'approval' && message.kind !== 'ticket' && message.kind !== 'progress') return;
+    if (message.kind !== 'approval' && message.kind !== 'ticket' && message.kind !== 'progress' && message.kind !== 'session') return;
     for (const handler of this.signalHandlers) handler({ kind: message.kind, id: message.id });
   }
 

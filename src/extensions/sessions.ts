@@ -1,0 +1,156 @@
+/**
+ * Conversation sessions (feature `conversation-sessions`), history mode: the store keeps the
+ * visible history; a run with `session: {id, revision}` replays it to the provider, and only
+ * at that revision. The turn commits the exchange and moves the session to the next revision;
+ * a turn that fails after the model was asked leaves the session `interrupted`. Sessions live
+ * in the store, so they survive a restart and continue from any replica.
+ */
+import { DriverError } from '../protocol/errors.js';
+import type { RunEvent, RunRequest, SessionCreate, SessionDeleteResult, SessionSnapshot } from '../protocol/schemas.js';
+import type { AgenticDriver } from '../runtime/driver.js';
+import type { SessionRow, StateStore } from '../store/store.js';
+
+export interface SessionsPolicy {
+  /** Idle time after which a session is gone (never counted while a turn runs). */
+  retentionMs: number;
+  /** Sessions the host holds (default 1000). */
+  maxEntries?: number;
+  /** Visible messages one session may hold (default 100). */
+  maxMessages?: number;
+}
+
+export const SESSION_DEFAULTS = { maxEntries: 1000, maxMessages: 100 };
+
+export interface SessionCaller {
+  subject: string;
+  sessions: ReadonlySet<string>;
+  providers: ReadonlySet<string>;
+}
+
+/** A claimed turn: the request to run (history filled in), and the wrapper that commits it. */
+export interface SessionTurn {
+  request: RunRequest;
+  run(events: AsyncGenerator<RunEvent>): AsyncGenerator<RunEvent>;
+  /** Gives the turn back when the run never started (refused before execution). */
+  abandon(): Promise<void>;
+}
+
+export class SessionService {
+  /** Turns running on this replica, by session id. */
+  private readonly turns = new Map<string, AbortController>();
+
+  constructor(
+    private readonly store: Pick<StateStore, 'sessions' | 'onSignal' | 'signalOwner' | 'replicaId'>,
+    private readonly driver: AgenticDriver,
+    readonly policy: SessionsPolicy,
+  ) {
+    store.onSignal((signal) => {
+      if (signal.kind === 'session') this.turns.get(signal.id)?.abort(deleted());
+    });
+  }
+
+  async create(body: SessionCreate, caller: SessionCaller): Promise<SessionSnapshot> {
+    requireGrant(caller, 'create');
+    if (!caller.providers.has(body.provider)) throw new DriverError('FORBIDDEN', `This token may not use provider ${body.provider}.`);
+    if (body.mode === 'native') {
+      throw new DriverError('UNSUPPORTED_CONTINUATION', 'This host continues sessions by replaying their history; create the session with mode "history".');
+    }
+    // The provider and model must be ones a run could use.
+    this.driver.prepareParsed(this.driver.parse({ provider: body.provider, model: body.model, input: 'session' }), { subject: caller.subject });
+    const created = await this.store.sessions.create(caller.subject, body, this.policy.retentionMs, this.policy.maxEntries ?? SESSION_DEFAULTS.maxEntries);
+    return snapshot(created);
+  }
+
+  async read(id: string, caller: SessionCaller): Promise<SessionSnapshot> {
+    return snapshot(await this.load(id, caller, 'read'));
+  }
+
+  async delete(id: string, caller: SessionCaller): Promise<SessionDeleteResult> {
+    await this.load(id, caller, 'delete');
+    const { deleted: removed, runningOn } = await this.store.sessions.delete(id);
+    if (!removed) throw notFound();
+    if (runningOn === this.store.replicaId) this.turns.get(id)?.abort(deleted());
+    else if (runningOn) await this.store.signalOwner(runningOn, { kind: 'session', id });
+    return { id, deleted: true };
+  }
+
+  /**
+   * Claims the turn the request names (before any model work; every conflict is refused
+   * here) and returns the request with the session's history, plus the wrapper that commits
+   * the exchange. `controller` is aborted with SESSION_DELETED if the session is deleted meanwhile.
+   */
+  async begin(request: RunRequest, caller: SessionCaller, controller: AbortController): Promise<SessionTurn> {
+    const binding = request.session!;
+    requireGrant(caller, 'continue');
+    if (request.history !== undefined || request.instructions !== undefined) {
+      throw new DriverError('SESSION_HISTORY_CONFLICT', 'A session supplies the history and instructions; the request must not.');
+    }
+    if (request.attachments !== undefined || request.retrieval !== undefined) {
+      throw new DriverError('SESSION_CONTEXT_UNSUPPORTED', 'A session turn cannot carry attachments or retrieval.');
+    }
+    const row = await this.store.sessions.begin(binding.id.toLowerCase(), caller.subject, binding.revision, request.provider, request.model, this.policy.maxMessages ?? SESSION_DEFAULTS.maxMessages);
+    const id = row.info.id;
+    this.turns.set(id, controller);
+    const { session: _session, ...rest } = request;
+    const effective: RunRequest = { ...rest, ...(row.history.length > 0 ? { history: row.history } : {}), ...(row.instructions !== undefined ? { instructions: row.instructions } : {}) };
+    const store = this.store.sessions;
+    const turns = this.turns;
+    let settled = false;
+    const settle = async (modelWorkStarted: boolean) => {
+      if (settled) return;
+      settled = true;
+      turns.delete(id);
+      await store.release(id, modelWorkStarted);
+    };
+    return {
+      request: effective,
+      abandon: () => settle(false),
+      async *run(events) {
+        let modelWorkStarted = false;
+        try {
+          for await (const event of events) {
+            if (event.type === 'step.started') modelWorkStarted = true;
+            // The session is settled before the caller learns how the turn ended.
+            if (event.type === 'run.failed' || event.type === 'run.cancelled') await settle(modelWorkStarted);
+            if (event.type !== 'run.completed') {
+              yield event;
+              continue;
+            }
+            const next = await store.commit(id, [
+              { role: 'user', content: request.input },
+              { role: 'assistant', content: event.result.text },
+            ]);
+            settled = true;
+            turns.delete(id);
+            if (!next) {
+              yield { ...event, type: 'run.cancelled', error: deleted().toJSON() } as unknown as RunEvent;
+              return;
+            }
+            yield { ...event, result: { ...event.result, session: next.info } };
+          }
+        } finally {
+          await settle(modelWorkStarted);
+        }
+      },
+    };
+  }
+
+  private async load(id: string, caller: SessionCaller, operation: 'read' | 'delete'): Promise<SessionRow> {
+    requireGrant(caller, operation);
+    const row = await this.store.sessions.read(id);
+    if (!row || row.subject !== caller.subject) throw notFound();
+    if (!caller.providers.has(row.info.provider)) throw new DriverError('FORBIDDEN', `This token may not use provider ${row.info.provider}.`);
+    return row;
+  }
+}
+
+function snapshot(row: SessionRow): SessionSnapshot {
+  return { session: row.info, history: row.history, ...(row.instructions !== undefined ? { instructions: row.instructions } : {}) };
+}
+
+function requireGrant(caller: SessionCaller, operation: 'create' | 'read' | 'continue' | 'delete'): void {
+  if (!caller.sessions.has(operation)) throw new DriverError('FORBIDDEN', `This token may not ${operation} sessions.`);
+}
+
+const notFound = () => new DriverError('SESSION_NOT_FOUND', 'No such session.');
+const deleted = () => new DriverError('SESSION_DELETED', 'The session was deleted during this turn.');
