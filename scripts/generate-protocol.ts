@@ -33,8 +33,18 @@ function openapi(): unknown {
   const errorResponse = { description: 'Error envelope; the status for each code is in status-codes.json.', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of ENDPOINTS) {
-    const content: Record<string, unknown> = { 'application/json': { schema: ref(endpoint.response) } };
-    if (endpoint.events) content['text/event-stream'] = { schema: ref(endpoint.events), description: 'One `id:`/`event:`/`data:` frame per event; `: heartbeat` comments every 15 s.' };
+    const content: Record<string, unknown> = endpoint.streamOnly ? {} : { 'application/json': { schema: ref(endpoint.response) } };
+    if (endpoint.events) {
+      // Each SSE frame as a parsed object; its `data` line is one JSON event.
+      content['text/event-stream'] = {
+        description: 'One `id:` (the sequence) / `event:` (the type) / `data:` (the event as JSON) frame per event; `: heartbeat` comments every 15 s.',
+        schema: {
+          type: 'object',
+          required: ['data'],
+          properties: { id: { type: 'string' }, event: { type: 'string' }, data: { type: 'string', contentMediaType: 'application/json', contentSchema: ref(endpoint.events) } },
+        },
+      };
+    }
     const operation: Record<string, unknown> = {
       operationId: endpoint.operationId,
       summary: endpoint.summary,

@@ -72,8 +72,20 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
     version: 1,
     listen: { host: '127.0.0.1', port: DEFAULT_PORT },
     providers: [provider],
-    tokens: [{ id: LOCAL_TOKEN_ID, subject: 'local', tokenRef: { file: `credentials/${LOCAL_TOKEN_ID}.token` }, providers: [provider.id], tools: [] }],
+    tokens: [
+      {
+        id: LOCAL_TOKEN_ID,
+        subject: 'local',
+        tokenRef: { file: `credentials/${LOCAL_TOKEN_ID}.token` },
+        providers: [provider.id],
+        tools: [],
+        sessions: ['create', 'read', 'continue', 'delete'],
+        jobs: ['submit', 'read', 'cancel'],
+      },
+    ],
     state: { engine: 'sqlite', directory: 'state' },
+    sessions: { retentionMs: 24 * 60 * 60 * 1000 },
+    jobs: { retentionMs: 7 * 24 * 60 * 60 * 1000 },
   };
   parseHostConfig(config, configPath);
 

@@ -51,6 +51,8 @@ export interface Endpoint {
   response: TSchema;
   /** Also answers `text/event-stream` of this event schema when the client accepts it. */
   events?: TSchema;
+  /** Answers only `text/event-stream` (`response` is then the schema of one event). */
+  streamOnly?: boolean;
 }
 
 /**
@@ -212,5 +214,6 @@ export const ENDPOINTS: Endpoint[] = [
     pathParams: [{ name: 'id', description: 'The job id (a lowercase UUID).', schema: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' } }],
     response: RunEvent,
     events: RunEvent,
+    streamOnly: true,
   },
 ];
