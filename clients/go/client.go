@@ -103,6 +103,11 @@ func isLoopback(host string) bool {
 // call sends one request and returns the response once its status and protocol version
 // were accepted. Non-2xx statuses become *DriverError. The caller closes the body.
 func (c *Client) call(ctx context.Context, endpoint string, query url.Values, body any, accept string) (*http.Response, error) {
+	return c.callWith(ctx, endpoint, query, body, accept, nil)
+}
+
+// callWith is call with extra request headers.
+func (c *Client) callWith(ctx context.Context, endpoint string, query url.Values, body any, accept string, extra http.Header) (*http.Response, error) {
 	target := c.base.ResolveReference(&url.URL{Path: endpoint, RawQuery: query.Encode()})
 	method := http.MethodGet
 	var reader io.Reader
@@ -123,6 +128,9 @@ func (c *Client) call(ctx context.Context, endpoint string, query url.Values, bo
 	httpReq.Header.Set("Accept", accept)
 	if body != nil {
 		httpReq.Header.Set("Content-Type", "application/json")
+	}
+	for name, values := range extra {
+		httpReq.Header[name] = values
 	}
 	resp, err := c.http.Do(httpReq)
 	if err != nil {

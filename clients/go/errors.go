@@ -26,6 +26,9 @@ const (
 	CodeCancelled                  = "CANCELLED"
 	CodeTimeout                    = "TIMEOUT"
 	CodeHostUnreachable            = "HOST_UNREACHABLE"
+	CodeInvalidSession             = "INVALID_SESSION"
+	CodeInvalidJob                 = "INVALID_JOB"
+	CodeJobStreamLost              = "JOB_STREAM_LOST"
 )
 
 // OutcomeUncertain marks an error whose side effects need reconciliation.

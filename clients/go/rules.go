@@ -245,3 +245,212 @@ func overlaps(a, b map[int]bool) bool {
 	}
 	return false
 }
+
+// Job states.
+const (
+	JobQueued      = "queued"
+	JobRunning     = "running"
+	JobCompleted   = "completed"
+	JobFailed      = "failed"
+	JobCancelled   = "cancelled"
+	JobInterrupted = "interrupted"
+)
+
+// defaultJobEventsLimit is the page size the host uses when the request names none.
+const defaultJobEventsLimit = 100
+
+// JobTerminal reports whether a job state is final.
+func JobTerminal(state string) bool {
+	switch state {
+	case JobCompleted, JobFailed, JobCancelled, JobInterrupted:
+		return true
+	}
+	return false
+}
+
+// checkSessionCreated checks a create receipt: the session echoes the request (provider,
+// model, mode, instructions, history) at revision 0 and is ready.
+func checkSessionCreated(s *SessionSnapshot, req *SessionCreate) error {
+	if err := checkSessionSnapshot(s, ""); err != nil {
+		return err
+	}
+	info := &s.Session
+	switch {
+	case info.Provider != req.Provider || info.Model != req.Model:
+		return fmt.Errorf("the session is for %s/%s, not the requested %s/%s", info.Provider, info.Model, req.Provider, req.Model)
+	case info.Mode != req.Mode:
+		return fmt.Errorf("the session mode %q is not the requested %q", info.Mode, req.Mode)
+	case info.Revision != 0:
+		return fmt.Errorf("a new session has revision %d, not 0", info.Revision)
+	case info.State != "ready":
+		return fmt.Errorf("a new session is %s, not ready", info.State)
+	case s.Instructions != req.Instructions:
+		return errors.New("the session instructions differ from the requested ones")
+	case len(s.History) != len(req.History):
+		return fmt.Errorf("the session has %d history messages, the request %d", len(s.History), len(req.History))
+	}
+	for i, m := range s.History {
+		if m.Role != req.History[i].Role || m.Content != req.History[i].Content {
+			return fmt.Errorf("session history[%d] differs from the requested one", i)
+		}
+	}
+	return nil
+}
+
+// checkSessionSnapshot checks a snapshot's session timestamps and, when id is set, that
+// it is the requested session.
+func checkSessionSnapshot(s *SessionSnapshot, id string) error {
+	if id != "" && !strings.EqualFold(s.Session.ID, id) {
+		return fmt.Errorf("the host answered for session %q, not %q", s.Session.ID, id)
+	}
+	return checkSessionInfo(&s.Session)
+}
+
+// checkJobInfo checks the invariants of a job's state: updatedAt ≥ createdAt; a finished
+// job, and only a finished one, has expiresAt, later than updatedAt; a queued job has no
+// events; a finished one has at least run.started and its terminal event.
+func checkJobInfo(j *JobInfo) error {
+	created, err1 := time.Parse(time.RFC3339Nano, j.CreatedAt)
+	updated, err2 := time.Parse(time.RFC3339Nano, j.UpdatedAt)
+	if err1 != nil || err2 != nil {
+		return errors.New("job timestamps are invalid")
+	}
+	terminal := JobTerminal(j.State)
+	switch {
+	case updated.Before(created):
+		return errors.New("job.updatedAt is before createdAt")
+	case terminal && j.ExpiresAt == "":
+		return fmt.Errorf("a %s job must have expiresAt", j.State)
+	case !terminal && j.ExpiresAt != "":
+		return fmt.Errorf("a %s job must not have expiresAt", j.State)
+	case j.State == JobQueued && j.Cursor != 0:
+		return fmt.Errorf("a queued job has cursor %d, not 0", j.Cursor)
+	case terminal && j.Cursor < 2:
+		return fmt.Errorf("a %s job has cursor %d, fewer than 2 events", j.State, j.Cursor)
+	}
+	if terminal {
+		expires, err := time.Parse(time.RFC3339Nano, j.ExpiresAt)
+		if err != nil || !expires.After(updated) {
+			return errors.New("job.expiresAt must be after updatedAt")
+		}
+	}
+	return nil
+}
+
+// checkJobPage checks a page of a job's events as the continuation of events 1..after.
+func checkJobPage(p *JobEventPage, req *JobEventsRequest) error {
+	if err := checkJobInfo(&p.Job); err != nil {
+		return err
+	}
+	if p.Job.ID != req.ID {
+		return fmt.Errorf("the page is for job %q, not %q", p.Job.ID, req.ID)
+	}
+	limit := req.Limit
+	if limit <= 0 || limit > defaultJobEventsLimit {
+		limit = defaultJobEventsLimit
+	}
+	if len(p.Events) > limit {
+		return fmt.Errorf("the page holds %d events, more than the limit %d", len(p.Events), limit)
+	}
+	last := req.After
+	for i := range p.Events {
+		if err := checkJobEvent(&p.Job, &p.Events[i], last); err != nil {
+			return fmt.Errorf("events[%d]: %v", i, err)
+		}
+		last = p.Events[i].Sequence
+	}
+	switch {
+	case p.NextCursor != last:
+		return fmt.Errorf("nextCursor %d is not the last sequence %d", p.NextCursor, last)
+	case p.NextCursor > p.Job.Cursor:
+		return fmt.Errorf("nextCursor %d is beyond the job's cursor %d", p.NextCursor, p.Job.Cursor)
+	case p.HasMore != (p.NextCursor < p.Job.Cursor):
+		return fmt.Errorf("hasMore %v contradicts nextCursor %d and the job's cursor %d", p.HasMore, p.NextCursor, p.Job.Cursor)
+	case p.HasMore && len(p.Events) == 0:
+		return errors.New("an empty page says hasMore")
+	}
+	return nil
+}
+
+// checkJobEvent checks one committed event of job j that follows sequence previous.
+// Jobs never negotiate approvals or application tools, and every type is known: an
+// unknown event is refused even when it is marked optional.
+func checkJobEvent(j *JobInfo, ev *Event, previous int64) error {
+	if err := checkJobEventOrder(j, ev, previous); err != nil {
+		return err
+	}
+	if ev.Sequence > j.Cursor {
+		return fmt.Errorf("sequence %d is beyond the job's cursor %d", ev.Sequence, j.Cursor)
+	}
+	atEnd := ev.Sequence == j.Cursor && JobTerminal(j.State)
+	if !ev.Terminal() {
+		if atEnd {
+			return fmt.Errorf("the last event of a %s job is %s, not a terminal event", j.State, ev.Type)
+		}
+		return nil
+	}
+	if !atEnd {
+		return fmt.Errorf("%s at sequence %d of a %s job with cursor %d", ev.Type, ev.Sequence, j.State, j.Cursor)
+	}
+	return checkJobTerminal(j, ev)
+}
+
+// checkJobEventOrder holds the rules every event of job j obeys, in a page or in the
+// live stream: a known type, the job's run, the sequence after previous, run.started
+// exactly at 1 naming the job's provider and model, and no approval or application-tool
+// event (jobs negotiate neither).
+func checkJobEventOrder(j *JobInfo, ev *Event, previous int64) error {
+	if _, known := eventRules[ev.Type]; !known {
+		return fmt.Errorf("event type %q is not a job event", ev.Type)
+	}
+	switch {
+	case ev.RunID != j.RunID:
+		return fmt.Errorf("runId %q is not the job's run %q", ev.RunID, j.RunID)
+	case ev.Sequence != previous+1:
+		return fmt.Errorf("sequence %d does not follow %d", ev.Sequence, previous)
+	case (ev.Sequence == 1) != (ev.Type == EventRunStarted):
+		return fmt.Errorf("%s at sequence %d: run.started comes exactly at sequence 1", ev.Type, ev.Sequence)
+	case ev.Type == EventRunStarted && (ev.Provider != j.Provider || ev.Model != j.Model):
+		return fmt.Errorf("run.started names %s/%s, the job %s/%s", ev.Provider, ev.Model, j.Provider, j.Model)
+	case ev.Type == EventToolExecutionRequested || ev.Type == EventApprovalRequested || ev.Type == EventApprovalResolved:
+		return fmt.Errorf("%s in a job (jobs negotiate no approvals or application tools)", ev.Type)
+	}
+	return nil
+}
+
+// checkJobResult checks that a job's run.completed result is the job's run (jobs have
+// no sessions).
+func checkJobResult(j *JobInfo, r *RunResult) error {
+	switch {
+	case r.RunID != j.RunID || r.Provider != j.Provider || r.Model != j.Model:
+		return errors.New("the run.completed result is not the job's run, provider and model")
+	case r.Session != nil:
+		return errors.New("a job result has no session")
+	}
+	_, err := checkSources(r.Sources)
+	return err
+}
+
+// checkJobTerminal checks that a job's terminal event agrees with its state (and, for
+// run.completed, that the result is the job's run; jobs have no sessions).
+func checkJobTerminal(j *JobInfo, ev *Event) error {
+	switch ev.Type {
+	case EventRunCompleted:
+		if j.State != JobCompleted {
+			return fmt.Errorf("run.completed ends a %s job", j.State)
+		}
+		return checkJobResult(j, ev.Result)
+	case EventRunCancelled:
+		if j.State != JobCancelled {
+			return fmt.Errorf("run.cancelled ends a %s job", j.State)
+		}
+	case EventRunFailed:
+		switch {
+		case j.State != JobFailed && j.State != JobInterrupted:
+			return fmt.Errorf("run.failed ends a %s job", j.State)
+		case j.State == JobInterrupted && ev.Error.Outcome != OutcomeUncertain:
+			return errors.New("an interrupted job's run.failed must have outcome uncertain")
+		}
+	}
+	return nil
+}

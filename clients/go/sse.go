@@ -26,6 +26,10 @@ type sseReader struct {
 	firstLine  bool
 	skipLF     bool // the previous line ended with CR; a following LF belongs to it
 	err        error
+	id         []byte // the id field of the frame being read
+	hasID      bool
+	frameID    string // the id field of the frame next returned, when it had one
+	frameHasID bool
 }
 
 func newSSEReader(r io.Reader) *sseReader {
@@ -124,11 +128,14 @@ func (s *sseReader) processLine(line []byte) ([]byte, bool, error) {
 	if len(line) == 0 {
 		s.frameBytes = 0
 		if !s.hasData {
+			s.id, s.hasID = s.id[:0], false
 			return nil, false, nil
 		}
 		frame := bytes.Clone(s.data.Bytes())
 		s.data.Reset()
 		s.hasData = false
+		s.frameID, s.frameHasID = string(s.id), s.hasID
+		s.id, s.hasID = s.id[:0], false
 		return frame, true, nil
 	}
 	s.frameBytes += len(line)
@@ -139,6 +146,11 @@ func (s *sseReader) processLine(line []byte) ([]byte, bool, error) {
 		return nil, false, newError(CodeInvalidStream, "the event stream is not valid UTF-8")
 	}
 	name, value, _ := bytes.Cut(line, []byte(":"))
+	if string(name) == "id" {
+		s.id = append(s.id[:0], bytes.TrimPrefix(value, []byte(" "))...)
+		s.hasID = true
+		return nil, false, nil
+	}
 	if string(name) != "data" {
 		return nil, false, nil // comments (empty name) and other fields are ignored
 	}
@@ -150,6 +162,9 @@ func (s *sseReader) processLine(line []byte) ([]byte, bool, error) {
 	s.hasData = true
 	return nil, false, nil
 }
+
+// lastID returns the id field of the frame next returned last, and whether it had one.
+func (s *sseReader) lastID() (string, bool) { return s.frameID, s.frameHasID }
 
 func (s *sseReader) checkSize(partial int) error {
 	if s.firstLine && bytes.HasPrefix(s.line, utf8BOM) {

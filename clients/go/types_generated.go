@@ -277,3 +277,70 @@ type Provider struct {
 	Health          *ProviderHealth     `json:"health,omitzero"`
 	ModelCatalog    *ModelCatalog       `json:"modelCatalog,omitzero"`
 }
+
+// SessionCreate is the body of POST /v1/sessions/create.
+type SessionCreate struct {
+	Provider     string           `json:"provider"`
+	Model        string           `json:"model"`
+	Mode         string           `json:"mode"`
+	History      []HistoryMessage `json:"history,omitzero"`
+	Instructions string           `json:"instructions,omitzero"`
+}
+
+// SessionIdentity names one stored session (POST /v1/sessions/read and /delete).
+type SessionIdentity struct {
+	ID string `json:"id"`
+}
+
+// SessionSnapshot is a session with its visible history.
+type SessionSnapshot struct {
+	Session      SessionInfo      `json:"session"`
+	History      []HistoryMessage `json:"history"`
+	Instructions string           `json:"instructions,omitzero"`
+}
+
+// SessionDeleteResult is the answer of POST /v1/sessions/delete.
+type SessionDeleteResult struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// JobSubmit is the body of POST /v1/jobs/submit: an idempotency key and a run request.
+type JobSubmit struct {
+	Key     string     `json:"key"`
+	Request RunRequest `json:"request"`
+}
+
+// JobIdentity names one durable job (POST /v1/jobs/read and /cancel).
+type JobIdentity struct {
+	ID string `json:"id"`
+}
+
+// JobEventsRequest asks for the events after a cursor (POST /v1/jobs/events); Limit 0 means the default.
+type JobEventsRequest struct {
+	ID    string `json:"id"`
+	After int64  `json:"after"`
+	Limit int    `json:"limit,omitzero"`
+}
+
+// JobInfo is the state of one durable job; Cursor counts its committed events.
+type JobInfo struct {
+	ID              string `json:"id"`
+	RunID           string `json:"runId"`
+	Provider        string `json:"provider"`
+	Model           string `json:"model"`
+	State           string `json:"state"`
+	Cursor          int64  `json:"cursor"`
+	CancelRequested bool   `json:"cancelRequested"`
+	CreatedAt       string `json:"createdAt"`
+	UpdatedAt       string `json:"updatedAt"`
+	ExpiresAt       string `json:"expiresAt,omitzero"`
+}
+
+// JobEventPage is one page of a job's committed events.
+type JobEventPage struct {
+	Job        JobInfo `json:"job"`
+	Events     []Event `json:"events"`
+	NextCursor int64   `json:"nextCursor"`
+	HasMore    bool    `json:"hasMore"`
+}

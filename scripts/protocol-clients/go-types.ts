@@ -32,10 +32,26 @@ const STRUCTS: Record<string, string> = {
   ProviderHealth: 'ProviderHealth',
   ModelCatalog: 'ModelCatalog',
   Provider: 'Provider',
+  SessionCreate: 'SessionCreate',
+  SessionIdentity: 'SessionIdentity',
+  SessionSnapshot: 'SessionSnapshot',
+  SessionDeleteResult: 'SessionDeleteResult',
+  JobSubmit: 'JobSubmit',
+  JobIdentity: 'JobIdentity',
+  JobEventsRequest: 'JobEventsRequest',
+  JobInfo: 'JobInfo',
+  JobEventPage: 'JobEventPage',
 };
 
 /** Go names of schemas referred to but modelled by hand (or renamed). */
-const REFERRED: Record<string, string> = { ...STRUCTS, ContextInput: 'ContextInput', ContextManifest: 'ContextManifest', Usage: 'Usage', Capabilities: 'map[string]bool' };
+const REFERRED: Record<string, string> = {
+  ...STRUCTS,
+  ContextInput: 'ContextInput',
+  ContextManifest: 'ContextManifest',
+  Usage: 'Usage',
+  Capabilities: 'map[string]bool',
+  RunEvent: 'Event',
+};
 
 const INLINE: Record<string, string> = { ...NAMES, 'RunRequest.outputArtifact': 'OutputArtifact' };
 
@@ -52,6 +68,9 @@ const FIELD_TYPES: Record<string, string> = {
   'IngestionManifest.inputBytes': 'int64',
   'IngestionManifest.extractedTextBytes': 'int64',
   'IngestionManifest.indexedTextBytes': 'int64',
+  'JobEventsRequest.after': 'int64',
+  'JobInfo.cursor': 'int64',
+  'JobEventPage.nextCursor': 'int64',
 };
 
 const DOCS: Record<string, string> = {
@@ -66,6 +85,15 @@ const DOCS: Record<string, string> = {
   Provider: 'Provider is one provider instance the token may use.',
   ApprovalDecision: 'ApprovalDecision answers one approval.requested event (POST /v1/approvals/decisions).',
   ToolExecutionIdentity: 'ToolExecutionIdentity names one dispatched application-tool execution.',
+  SessionCreate: 'SessionCreate is the body of POST /v1/sessions/create.',
+  SessionIdentity: 'SessionIdentity names one stored session (POST /v1/sessions/read and /delete).',
+  SessionSnapshot: 'SessionSnapshot is a session with its visible history.',
+  SessionDeleteResult: 'SessionDeleteResult is the answer of POST /v1/sessions/delete.',
+  JobSubmit: 'JobSubmit is the body of POST /v1/jobs/submit: an idempotency key and a run request.',
+  JobIdentity: 'JobIdentity names one durable job (POST /v1/jobs/read and /cancel).',
+  JobEventsRequest: 'JobEventsRequest asks for the events after a cursor (POST /v1/jobs/events); Limit 0 means the default.',
+  JobInfo: 'JobInfo is the state of one durable job; Cursor counts its committed events.',
+  JobEventPage: 'JobEventPage is one page of a job\'s committed events.',
 };
 
 const INITIALISMS: Record<string, string> = { Id: 'ID', Ids: 'IDs', Uri: 'URI', Url: 'URL', Sha256: 'SHA256', Ocr: 'OCR', Usd: 'USD', Api: 'API', Json: 'JSON' };

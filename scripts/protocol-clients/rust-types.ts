@@ -44,13 +44,33 @@ const STRUCTS: Record<string, string> = {
   ApprovalDecision: 'ApprovalDecision',
   ToolExecutionIdentity: 'ToolExecutionIdentity',
   ToolExecutionReceipt: 'ToolExecutionReceipt',
+  SessionCreate: 'SessionCreate',
+  SessionIdentity: 'SessionIdentity',
+  SessionSnapshot: 'SessionSnapshot',
+  SessionDeleteResult: 'SessionDeleteResult',
+  JobSubmit: 'JobSubmit',
+  JobIdentity: 'JobIdentity',
+  JobEventsRequest: 'JobEventsRequest',
+  JobInfo: 'JobInfo',
+  JobEventPage: 'JobEventPage',
 };
 
 /** Rust names of schemas referred to but modelled by hand. */
-const REFERRED: Record<string, string> = { ...STRUCTS, ContextInput: 'ContextInput' };
+const REFERRED: Record<string, string> = { ...STRUCTS, ContextInput: 'ContextInput', RunEvent: 'Event' };
 
 /** What the client sends: every object reached from these is strict. */
-const REQUESTS = ['RunRequest', 'ApprovalDecision', 'ToolExecutionIdentity', 'ToolExecutionResult', 'ContextInput'];
+const REQUESTS = [
+  'RunRequest',
+  'ApprovalDecision',
+  'ToolExecutionIdentity',
+  'ToolExecutionResult',
+  'ContextInput',
+  'SessionCreate',
+  'SessionIdentity',
+  'JobSubmit',
+  'JobIdentity',
+  'JobEventsRequest',
+];
 
 /** Names of unnamed objects (the Python table, with the Rust spelling where it differs). */
 const INLINE: Record<string, string> = {
@@ -76,6 +96,8 @@ const ENUMS: Record<string, string> = {
   'ApprovalDecision.decision': 'ApprovalAction',
   'ToolExecutionReceipt.status': 'ReceiptStatus',
   'ErrorInfo.outcome': 'ErrorOutcome',
+  'SessionCreate.mode': 'SessionMode',
+  'JobInfo.state': 'JobState',
 };
 
 /** Enums named above but defined by hand (error.rs). */
@@ -101,6 +123,7 @@ const EQ = new Set([
   'HistoryMessage', 'SessionBinding', 'ApprovalOptions', 'SessionInfo', 'DraftArtifact', 'RetrievalIndex', 'IngestionManifest',
   'ExtractorIdentity', 'ChunkerIdentity', 'PageCoverage', 'MessageCoverage', 'ErrorInfo', 'ApprovalResolution', 'ProtocolInfo',
   'Capabilities', 'ProviderHealth', 'ModelCatalog', 'ToolExecutionIdentity', 'ToolExecutionReceipt',
+  'SessionCreate', 'SessionIdentity', 'SessionSnapshot', 'SessionDeleteResult', 'JobIdentity', 'JobEventsRequest', 'JobInfo',
 ]);
 
 const DOCS: Record<string, string> = {
@@ -119,6 +142,15 @@ const DOCS: Record<string, string> = {
   DecidedCall: 'The call an approval decision is about (strict copy of the requested call).',
   ToolExecutionIdentity: 'Names one dispatched application tool execution (`POST /v1/tool-executions/progress`).',
   ToolExecutionReceipt: "The host's receipt for tool progress or a tool result.",
+  SessionCreate: '`POST /v1/sessions/create` body.',
+  SessionIdentity: 'Names one stored session (`POST /v1/sessions/read`, `/v1/sessions/delete`).',
+  SessionSnapshot: 'A session with its visible history.',
+  SessionDeleteResult: 'The answer of `POST /v1/sessions/delete`.',
+  JobSubmit: '`POST /v1/jobs/submit` body: an idempotency key and a run request.',
+  JobIdentity: 'Names one durable job (`POST /v1/jobs/read`, `/v1/jobs/cancel`).',
+  JobEventsRequest: '`POST /v1/jobs/events`: the committed events after `after` (at most `limit`, default 100).',
+  JobInfo: 'The state of one durable job; `cursor` counts its committed events.',
+  JobEventPage: "One page of a job's committed events.",
 };
 
 const FIELD_DOCS: Record<string, string> = {
@@ -271,7 +303,7 @@ export function emitRustTypes(model: WireModel): string {
     '//! Run `npm run protocol` after changing `src/protocol`. Types Rust models its own way\n',
     '//! (ContextInput, Event and EventPayload, ToolExecutionResult) are in `types.rs`.\n',
     'use crate::error::ErrorOutcome;\n',
-    'use crate::types::{ContextInput, JsonObject};\n',
+    'use crate::types::{ContextInput, Event, JsonObject};\n',
     'use serde::{Deserialize, Serialize};\n',
     'use serde_json::Value;\n',
     'use std::collections::BTreeMap;\n\n',

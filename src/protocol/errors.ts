@@ -168,6 +168,8 @@ export const ERROR_STATUS = {
   UNSUPPORTED_EVENT: 502,
   RESPONSE_TOO_LARGE: 502,
   HTTP_ERROR: 502,
+  // A client's job tail gave up reconnecting to the live job stream.
+  JOB_STREAM_LOST: 503,
   // Client-side: the runtime lacks what the client needs (e.g. no fetch or streams).
   UNSUPPORTED_ENVIRONMENT: 500,
 
@@ -218,6 +220,8 @@ const RETRYABLE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'SESSION_CAPACITY',
   'SESSION_BUSY',
   'JOB_WORKER_BUSY',
+  'JOB_STORE_FULL',
+  'JOB_STREAM_LOST',
 ]);
 
 export function isKnownErrorCode(code: string): code is ErrorCode {

@@ -87,9 +87,10 @@ for (const engine of ENGINES) {
 
     it('answers OPERATION_IN_PROGRESS (retryable) while the first run is still going', async () => {
       const h = await host();
-      const slow = { provider: 'mock', model: 'demo', input: script([{ stallMs: 800 }, { text: 'late' }]), idempotencyKey: 'k-slow' };
+      const slow = { provider: 'mock', model: 'demo', input: script([{ stallMs: 1500 }, { text: 'late' }]), idempotencyKey: 'k-slow' };
       const first = h.post('/v1/runs', slow);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Once the first request owns the key (a loaded machine may take a while to get there).
+      while ((await h.store.findOperation('test-user', 'k-slow'))?.state !== 'running') await new Promise((resolve) => setTimeout(resolve, 20));
       const duplicate = await json(await h.post('/v1/runs', slow));
       assert.equal(duplicate.status, 409);
       assert.deepEqual([duplicate.body.error?.code, duplicate.body.error?.retryable], ['OPERATION_IN_PROGRESS', true]);

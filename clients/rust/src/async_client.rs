@@ -3,6 +3,7 @@ use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::{codes, Error};
 use crate::interactive::{approval_of, check_declared, execution_of, PendingApproval, PendingExecution, ToolFunctions, ToolStream};
 use crate::sse::SseDecoder;
+use crate::tail::{JobTail, TailOptions};
 use crate::transport::{transport_error, ClientConfig, Transport};
 use crate::types::*;
 use crate::validate::{self, EventValidator};
@@ -99,6 +100,79 @@ impl AsyncAgenticClient {
             call_id: result.call_id.clone(),
         };
         Ok(validate::tool_receipt(body, &identity, ReceiptStatus::Accepted)?)
+    }
+
+    /// `POST v1/sessions/create`: a conversation session. The receipt must echo the
+    /// request (provider, model, mode, instructions, history) at revision 0, ready. A
+    /// malformed request fails `INVALID_SESSION` before it is sent.
+    pub async fn create_session(&self, request: &SessionCreate) -> Result<SessionSnapshot, Error> {
+        validate::session_create(request)?;
+        let body = self.transport.post_json("v1/sessions/create", request_body(request)?).await?;
+        Ok(validate::session_created(body, request)?)
+    }
+
+    /// `POST v1/sessions/read`: the session and its visible history (retention is not extended).
+    pub async fn read_session(&self, id: &SessionIdentity) -> Result<SessionSnapshot, Error> {
+        validate::session_identity(id)?;
+        let body = self.transport.post_json("v1/sessions/read", request_body(id)?).await?;
+        Ok(validate::session_snapshot(body, id)?)
+    }
+
+    /// `POST v1/sessions/delete`; a turn running on the session ends `SESSION_DELETED`.
+    pub async fn delete_session(&self, id: &SessionIdentity) -> Result<SessionDeleteResult, Error> {
+        validate::session_identity(id)?;
+        let body = self.transport.post_json("v1/sessions/delete", request_body(id)?).await?;
+        Ok(validate::session_deleted(body, id)?)
+    }
+
+    /// `POST v1/jobs/submit`: a durable job. The same key and request again return the
+    /// same job, so a lost answer is recovered by submitting again. The answer must name
+    /// the submitted provider and model. A malformed submission fails `INVALID_JOB`
+    /// before it is sent.
+    pub async fn submit_job(&self, submission: &JobSubmit) -> Result<JobInfo, Error> {
+        validate::job_submit(submission)?;
+        let body = self.transport.post_json("v1/jobs/submit", request_body(submission)?).await?;
+        Ok(validate::job_submitted(body, submission)?)
+    }
+
+    /// `POST v1/jobs/read`: the job's current state.
+    pub async fn read_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
+        validate::job_identity(id)?;
+        let body = self.transport.post_json("v1/jobs/read", request_body(id)?).await?;
+        Ok(validate::job_info(body, Some(&id.id))?)
+    }
+
+    /// `POST v1/jobs/cancel`: a queued job is cancelled at once, a running one gets
+    /// `cancelRequested` and ends with its own terminal event, a finished one is unchanged.
+    pub async fn cancel_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
+        validate::job_identity(id)?;
+        let body = self.transport.post_json("v1/jobs/cancel", request_body(id)?).await?;
+        Ok(validate::job_info(body, Some(&id.id))?)
+    }
+
+    /// `POST v1/jobs/events`: one page of committed events after `request.after`, checked
+    /// as the continuation of events `1..=after` (the job's run, contiguous sequences,
+    /// nothing beyond the job's cursor, a terminal event only last in a finished job and
+    /// consistent with its state). `has_more` means more is committed now; continue with
+    /// `after = next_cursor`.
+    pub async fn job_events(&self, request: &JobEventsRequest) -> Result<JobEventPage, Error> {
+        validate::job_events_request(request)?;
+        let body = self.transport.post_json("v1/jobs/events", request_body(request)?).await?;
+        Ok(validate::job_event_page(body, request)?)
+    }
+
+    /// Follows a job's events live (`GET v1/jobs/{id}/stream`) from `options.after` to
+    /// its terminal event. It reads the job first and checks every event against it (the
+    /// job's run, contiguous sequences, each frame's SSE id equal to its sequence,
+    /// run.started exactly at 1, no approval or application-tool events, no unknown
+    /// types). A dropped connection is resumed by itself with `Last-Event-ID` set to the
+    /// last sequence yielded, after a doubling backoff, so nothing is yielded twice or
+    /// skipped; after `options.max_attempts` attempts in a row that yielded nothing the
+    /// stream ends with `JOB_STREAM_LOST`. Rule violations and non-retryable host errors
+    /// end it at once. Dropping the stream never cancels the job ([`cancel_job`](Self::cancel_job) does).
+    pub async fn tail_job(&self, id: &JobIdentity, options: &TailOptions) -> Result<JobTail, Error> {
+        let job = self.read_job(id).await?;
+        JobTail::start(Arc::clone(&self.transport), job, options.clone())
     }
 
     /// Starts a run and returns its validated events. The stream ends after the first

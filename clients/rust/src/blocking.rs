@@ -8,6 +8,7 @@ use crate::async_client::{AsyncAgenticClient, EventStream};
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::Error;
 use crate::interactive::check_declared;
+use crate::tail::{JobTail, TailOptions};
 use crate::transport::{transport_error, ClientConfig};
 use crate::types::*;
 use futures_util::StreamExt;
@@ -70,6 +71,42 @@ impl AgenticClient {
         self.runtime.block_on(self.inner.complete_tool(result))
     }
 
+    pub fn create_session(&self, request: &SessionCreate) -> Result<SessionSnapshot, Error> {
+        self.runtime.block_on(self.inner.create_session(request))
+    }
+
+    pub fn read_session(&self, id: &SessionIdentity) -> Result<SessionSnapshot, Error> {
+        self.runtime.block_on(self.inner.read_session(id))
+    }
+
+    pub fn delete_session(&self, id: &SessionIdentity) -> Result<SessionDeleteResult, Error> {
+        self.runtime.block_on(self.inner.delete_session(id))
+    }
+
+    pub fn submit_job(&self, submission: &JobSubmit) -> Result<JobInfo, Error> {
+        self.runtime.block_on(self.inner.submit_job(submission))
+    }
+
+    pub fn read_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
+        self.runtime.block_on(self.inner.read_job(id))
+    }
+
+    pub fn cancel_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
+        self.runtime.block_on(self.inner.cancel_job(id))
+    }
+
+    pub fn job_events(&self, request: &JobEventsRequest) -> Result<JobEventPage, Error> {
+        self.runtime.block_on(self.inner.job_events(request))
+    }
+
+    /// Follows a job's events live, reconnecting by itself (see
+    /// [`AsyncAgenticClient::tail_job`]); iterate until the terminal event or an error.
+    /// Dropping the iterator closes the connection but never cancels the job.
+    pub fn tail_job(&self, id: &JobIdentity, options: &TailOptions) -> Result<JobTailIter, Error> {
+        let tail = self.runtime.block_on(self.inner.tail_job(id, options))?;
+        Ok(JobTailIter { tail, runtime: Arc::clone(&self.runtime) })
+    }
+
     /// Starts a run; iterate its validated events. Dropping the iterator (for example
     /// `break` out of a `for` loop) closes the connection, which cancels the run.
     pub fn stream(&self, request: &RunRequest) -> Result<EventIter, Error> {
@@ -109,5 +146,19 @@ impl Iterator for EventIter {
 
     fn next(&mut self) -> Option<Self::Item> {
         self.runtime.block_on(self.stream.next())
+    }
+}
+
+/// The validated events of a job, live (see [`AgenticClient::tail_job`]).
+pub struct JobTailIter {
+    tail: JobTail,
+    runtime: Arc<Runtime>,
+}
+
+impl Iterator for JobTailIter {
+    type Item = Result<Event, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.runtime.block_on(self.tail.next())
     }
 }

@@ -123,4 +123,11 @@ pub mod codes {
     /// A misused client call: an event this stream did not deliver, or a function
     /// registered for a tool the request does not declare.
     pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
+    /// A malformed session request, refused before it is sent (the host's code).
+    pub const INVALID_SESSION: &str = "INVALID_SESSION";
+    /// A malformed job submission, identity or events request, refused before it is sent
+    /// (the host's code).
+    pub const INVALID_JOB: &str = "INVALID_JOB";
+    /// `tail_job` gave up: its connection attempts failed too many times in a row.
+    pub const JOB_STREAM_LOST: &str = "JOB_STREAM_LOST";
 }

@@ -29,6 +29,8 @@ mod interactive;
 #[cfg(feature = "async")]
 mod sse;
 #[cfg(feature = "async")]
+mod tail;
+#[cfg(feature = "async")]
 mod transport;
 #[cfg(feature = "async")]
 mod validate;
@@ -45,6 +47,8 @@ pub use async_client::{AsyncAgenticClient, EventStream};
 pub use builder::{Build, ClientBuilder};
 #[cfg(feature = "async")]
 pub use interactive::{PendingApproval, PendingExecution, ToolContext, ToolFunctions, ToolStream};
+#[cfg(feature = "async")]
+pub use tail::{JobTail, TailOptions};
 
 /// The wire protocol version this crate speaks.
 pub const WIRE_VERSION: &str = "1.0";

@@ -19,6 +19,10 @@ pub struct SseDecoder {
     after_cr: bool,
     frame_bytes: usize,
     data: Option<String>,
+    /// With [`with_ids`](SseDecoder::with_ids): the `id` field of the frame being read,
+    /// and that of every completed frame, in order.
+    id: Option<String>,
+    ids: Option<std::collections::VecDeque<Option<String>>>,
 }
 
 fn too_large() -> DriverError {
@@ -28,6 +32,17 @@ fn too_large() -> DriverError {
 impl SseDecoder {
     pub fn new() -> Self {
         SseDecoder { start: Some(Vec::new()), ..Default::default() }
+    }
+
+    /// A decoder that also keeps each frame's `id` field (see [`next_id`](Self::next_id)).
+    pub fn with_ids() -> Self {
+        SseDecoder { ids: Some(Default::default()), ..Self::new() }
+    }
+
+    /// The `id` field of the oldest completed frame not asked about yet (`Some(None)`
+    /// when it had none); frames and ids come in the same order.
+    pub fn next_id(&mut self) -> Option<Option<String>> {
+        self.ids.as_mut()?.pop_front()
     }
 
     /// Feeds one read; returns the data of every frame it completed.
@@ -119,7 +134,13 @@ impl SseDecoder {
     fn end_line(&mut self, line: &[u8], frames: &mut Vec<String>) -> Result<(), DriverError> {
         if line.is_empty() {
             self.frame_bytes = 0;
-            frames.extend(self.data.take());
+            let id = self.id.take();
+            if let Some(data) = self.data.take() {
+                frames.push(data);
+                if let Some(ids) = &mut self.ids {
+                    ids.push_back(id);
+                }
+            }
             return Ok(());
         }
         self.frame_bytes += line.len();
@@ -127,6 +148,13 @@ impl SseDecoder {
         // value is turned into a str. The field name ends at the first colon; a line
         // without one is a field name with an empty value, so a bare `data` line is an
         // empty data line.
+        if self.ids.is_some() {
+            if let Some(value) = if line == b"id" { Some(&b""[..]) } else { line.strip_prefix(b"id:") } {
+                let value = value.strip_prefix(b" ").unwrap_or(value);
+                self.id = Some(std::str::from_utf8(value).map_err(|_| invalid_utf8())?.to_owned());
+                return Ok(());
+            }
+        }
         let data_value = if line == b"data" { Some(&b""[..]) } else { line.strip_prefix(b"data:") };
         if let Some(value) = data_value {
             let value = value.strip_prefix(b" ").unwrap_or(value);
@@ -211,6 +239,25 @@ mod tests {
             let seconds = started.elapsed().as_secs_f64();
             println!("AD_SSE_BENCH {{\"frames\":{count},\"mbPerS\":{:.1}}}", body.len() as f64 / 1e6 / seconds);
         }
+    }
+
+    #[test]
+    fn frame_ids_are_kept_in_order_when_asked_for() {
+        let text = b"id: 1\ndata: a\n\nid: 7\n\ndata: b\n\nid:3\r\ndata: c\r\n\r\n";
+        for width in 1..=text.len() {
+            let mut decoder = SseDecoder::with_ids();
+            let mut frames = Vec::new();
+            for piece in text.chunks(width) {
+                decoder.feed(piece, &mut frames).unwrap();
+            }
+            assert_eq!(frames, ["a", "b", "c"]);
+            let ids: Vec<_> = std::iter::from_fn(|| decoder.next_id()).collect();
+            // The id of a frame without data is dropped with it.
+            assert_eq!(ids, [Some("1".to_owned()), None, Some("3".to_owned())], "width {width}");
+        }
+        let mut plain = SseDecoder::new();
+        plain.feed(b"id: 1\ndata: a\n\n", &mut Vec::new()).unwrap();
+        assert_eq!(plain.next_id(), None);
     }
 
     #[test]

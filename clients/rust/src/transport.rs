@@ -104,24 +104,26 @@ impl Transport {
 
     /// `GET` a discovery endpoint and return its JSON body.
     pub async fn get_json(&self, path: &str) -> Result<Value, Error> {
-        let response = self.send(Method::GET, path, None, "application/json", Some(DISCOVERY_TIMEOUT)).await?;
+        let response = self.send(Method::GET, path, None, "application/json", Some(DISCOVERY_TIMEOUT), None).await?;
         read_json(response).await
     }
 
     /// `POST` a JSON body and return the JSON response.
     pub async fn post_json(&self, path: &str, body: Vec<u8>) -> Result<Value, Error> {
-        let response = self.send(Method::POST, path, Some(body), "application/json", None).await?;
+        let response = self.send(Method::POST, path, Some(body), "application/json", None, None).await?;
         read_json(response).await
     }
 
     /// `POST` a JSON body and return the accepted `text/event-stream` response.
     pub async fn post_stream(&self, path: &str, body: Vec<u8>) -> Result<Response, Error> {
-        let response = self.send(Method::POST, path, Some(body), "text/event-stream", None).await?;
-        let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-        if !content_type.to_ascii_lowercase().contains("text/event-stream") {
-            return Err(Error::driver(codes::INVALID_RESPONSE, format!("expected text/event-stream, got {content_type:?}")));
-        }
-        Ok(response)
+        let response = self.send(Method::POST, path, Some(body), "text/event-stream", None, None).await?;
+        event_stream(response)
+    }
+
+    /// `GET` an event stream, resuming after `last_event_id` (the `Last-Event-ID` header).
+    pub async fn get_stream(&self, path: &str, last_event_id: u64) -> Result<Response, Error> {
+        let response = self.send(Method::GET, path, None, "text/event-stream", None, Some(last_event_id)).await?;
+        event_stream(response)
     }
 
     async fn send(
@@ -131,9 +133,13 @@ impl Transport {
         body: Option<Vec<u8>>,
         accept: &'static str,
         timeout: Option<Duration>,
+        last_event_id: Option<u64>,
     ) -> Result<Response, Error> {
         let url = self.base.join(path).map_err(transport_error)?;
         let mut request = self.http.request(method, url).header(AUTHORIZATION, self.auth.clone()).header(ACCEPT, accept);
+        if let Some(id) = last_event_id {
+            request = request.header("last-event-id", id.to_string());
+        }
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body);
         }
@@ -154,6 +160,15 @@ impl Transport {
         }
         Ok(response)
     }
+}
+
+/// An accepted response must be `text/event-stream`.
+fn event_stream(response: Response) -> Result<Response, Error> {
+    let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if !content_type.to_ascii_lowercase().contains("text/event-stream") {
+        return Err(Error::driver(codes::INVALID_RESPONSE, format!("expected text/event-stream, got {content_type:?}")));
+    }
+    Ok(response)
 }
 
 enum Body {

@@ -1,5 +1,6 @@
 //! Both clients against real loopback peers over HTTP and verified HTTPS.
 mod interactive;
+mod jobs;
 mod support;
 
 use agenticdriver::blocking::AgenticClient;

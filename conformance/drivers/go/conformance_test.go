@@ -147,6 +147,20 @@ func (h *harness) runCase(c vectorCase) error {
 		_, err = client.ReportToolProgress(ctx, c.ToolIdentity)
 	case "tool-result":
 		_, err = client.CompleteTool(ctx, c.ToolResult)
+	case "session-create":
+		_, err = client.CreateSession(ctx, c.SessionCreate)
+	case "session-read":
+		_, err = client.ReadSession(ctx, c.SessionIdentity)
+	case "session-delete":
+		_, err = client.DeleteSession(ctx, c.SessionIdentity)
+	case "job-submit":
+		_, err = client.SubmitJob(ctx, c.JobSubmit)
+	case "job-read":
+		_, err = client.ReadJob(ctx, c.JobIdentity)
+	case "job-cancel":
+		_, err = client.CancelJob(ctx, c.JobIdentity)
+	case "job-events":
+		_, err = client.JobEvents(ctx, c.JobEvents)
 	default:
 		return fmt.Errorf("operation %q is not supported by the Go driver", c.Operation)
 	}

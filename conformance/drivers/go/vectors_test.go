@@ -24,6 +24,11 @@ type vectorCase struct {
 	Decision             agenticdriver.ApprovalDecision      `json:"decision"`
 	ToolResult           agenticdriver.ToolExecutionResult   `json:"toolResult"`
 	ToolIdentity         agenticdriver.ToolExecutionIdentity `json:"toolIdentity"`
+	SessionCreate        agenticdriver.SessionCreate         `json:"sessionCreate"`
+	SessionIdentity      agenticdriver.SessionIdentity       `json:"sessionIdentity"`
+	JobSubmit            agenticdriver.JobSubmit             `json:"jobSubmit"`
+	JobIdentity          agenticdriver.JobIdentity           `json:"jobIdentity"`
+	JobEvents            agenticdriver.JobEventsRequest      `json:"jobEvents"`
 }
 
 type versioningCase struct {

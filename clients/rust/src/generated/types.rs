@@ -3,7 +3,7 @@
 //! Run `npm run protocol` after changing `src/protocol`. Types Rust models its own way
 //! (ContextInput, Event and EventPayload, ToolExecutionResult) are in `types.rs`.
 use crate::error::ErrorOutcome;
-use crate::types::{ContextInput, JsonObject};
+use crate::types::{ContextInput, Event, JsonObject};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -571,6 +571,105 @@ pub struct Provider {
     pub health: Option<ProviderHealth>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_catalog: Option<ModelCatalog>,
+}
+
+/// `POST /v1/sessions/create` body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionCreate {
+    pub provider: String,
+    pub model: String,
+    pub mode: SessionMode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<HistoryMessage>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// Names one stored session (`POST /v1/sessions/read`, `/v1/sessions/delete`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionIdentity {
+    pub id: String,
+}
+
+/// A session with its visible history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSnapshot {
+    pub session: SessionInfo,
+    pub history: Vec<HistoryMessage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// The answer of `POST /v1/sessions/delete`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionDeleteResult {
+    pub id: String,
+    pub deleted: bool,
+}
+
+/// `POST /v1/jobs/submit` body: an idempotency key and a run request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSubmit {
+    pub key: String,
+    pub request: RunRequest,
+}
+
+/// Names one durable job (`POST /v1/jobs/read`, `/v1/jobs/cancel`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobIdentity {
+    pub id: String,
+}
+
+/// `POST /v1/jobs/events`: the committed events after `after` (at most `limit`, default 100).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobEventsRequest {
+    pub id: String,
+    pub after: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    Queued,
+    Running,
+    Completed,
+    Failed,
+    Cancelled,
+    Interrupted,
+}
+
+/// The state of one durable job; `cursor` counts its committed events.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobInfo {
+    pub id: String,
+    pub run_id: String,
+    pub provider: String,
+    pub model: String,
+    pub state: JobState,
+    pub cursor: u64,
+    pub cancel_requested: bool,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// One page of a job's committed events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobEventPage {
+    pub job: JobInfo,
+    pub events: Vec<Event>,
+    pub next_cursor: u64,
+    pub has_more: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

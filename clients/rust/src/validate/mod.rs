@@ -9,9 +9,14 @@ mod rules;
 mod stream;
 mod submissions;
 
-pub use receipts::{approval_resolution, tool_receipt};
+pub use receipts::{
+    approval_resolution, job_event_page, job_info, job_submitted, session_created, session_deleted, session_snapshot, tool_receipt,
+};
+pub use rules::job_event_order;
 pub use stream::{json_run_result, EventValidator};
-pub use submissions::{approval_decision, tool_identity, tool_result};
+pub use submissions::{
+    approval_decision, job_events_request, job_identity, job_submit, session_create, session_identity, tool_identity, tool_result,
+};
 
 use crate::error::{codes, DriverError};
 use crate::generated::checks as schema;
@@ -52,4 +57,9 @@ pub fn error_envelope(bytes: &[u8], status: u16) -> Option<DriverError> {
     schema::error_envelope(&value, "").ok()?;
     let Envelope { error } = decode::typed(value).ok()?;
     Some(DriverError { code: error.code, message: error.message, retryable: error.retryable, outcome: error.outcome, status: Some(status) })
+}
+
+/// An event that passed its schema check, as the typed [`crate::types::Event`].
+pub fn typed_event(value: Value) -> Result<crate::types::Event, String> {
+    decode::typed(value)
 }

@@ -1,6 +1,6 @@
 //! Receipts must answer exactly what was submitted; a mismatch means the application
 //! has to reconcile (never retry blindly).
-use super::decode;
+use super::{decode, rules};
 use crate::error::{codes, DriverError};
 use crate::generated::checks as schema;
 use crate::types::*;
@@ -39,4 +39,66 @@ pub fn tool_receipt(value: Value, identity: &ToolExecutionIdentity, status: Rece
         return Err(bad(format!("status {:?}, expected {status:?}", receipt.status)));
     }
     Ok(receipt)
+}
+
+fn invalid(what: &str, e: String) -> DriverError {
+    DriverError::new(codes::INVALID_RESPONSE, format!("{what}: {e}"))
+}
+
+pub fn session_created(value: Value, request: &SessionCreate) -> Result<SessionSnapshot, DriverError> {
+    let bad = |e| invalid("session create receipt", e);
+    schema::session_snapshot(&value, "").map_err(bad)?;
+    let snapshot: SessionSnapshot = decode::typed(value).map_err(bad)?;
+    rules::session_created(&snapshot, request).map_err(bad)?;
+    Ok(snapshot)
+}
+
+pub fn session_snapshot(value: Value, id: &SessionIdentity) -> Result<SessionSnapshot, DriverError> {
+    let bad = |e| invalid("session snapshot", e);
+    schema::session_snapshot(&value, "").map_err(bad)?;
+    let snapshot: SessionSnapshot = decode::typed(value).map_err(bad)?;
+    rules::session_snapshot(&snapshot, &id.id).map_err(bad)?;
+    Ok(snapshot)
+}
+
+pub fn session_deleted(value: Value, id: &SessionIdentity) -> Result<SessionDeleteResult, DriverError> {
+    let bad = |e| mismatch("session delete receipt", e);
+    schema::session_delete_result(&value, "").map_err(bad)?;
+    let receipt: SessionDeleteResult = decode::typed(value).map_err(bad)?;
+    if !receipt.id.eq_ignore_ascii_case(&id.id) {
+        return Err(bad("it names another session".into()));
+    }
+    if !receipt.deleted {
+        return Err(bad("it does not say deleted".into()));
+    }
+    Ok(receipt)
+}
+
+/// A job's state; `expected` is the job id asked about (read, cancel), or `None` after a
+/// submission, whose provider and model the caller compares.
+pub fn job_info(value: Value, expected: Option<&str>) -> Result<JobInfo, DriverError> {
+    let bad = |e| invalid("job", e);
+    schema::job_info(&value, "").map_err(bad)?;
+    let job: JobInfo = decode::typed(value).map_err(bad)?;
+    rules::job_info(&job).map_err(bad)?;
+    if expected.is_some_and(|id| id != job.id) {
+        return Err(bad(format!("the host answered for job {}", job.id)));
+    }
+    Ok(job)
+}
+
+pub fn job_submitted(value: Value, submission: &JobSubmit) -> Result<JobInfo, DriverError> {
+    let job = job_info(value, None)?;
+    if job.provider != submission.request.provider || job.model != submission.request.model {
+        return Err(invalid("job", "its provider/model differ from the submitted request".into()));
+    }
+    Ok(job)
+}
+
+pub fn job_event_page(value: Value, request: &JobEventsRequest) -> Result<JobEventPage, DriverError> {
+    let bad = |e| invalid("job event page", e);
+    schema::job_event_page(&value, "").map_err(bad)?;
+    let page: JobEventPage = decode::typed(value).map_err(bad)?;
+    rules::job_page(&page, request).map_err(bad)?;
+    Ok(page)
 }

@@ -150,7 +150,7 @@ fn ingestion_manifest(m: &IngestionManifest) -> Checked<()> {
 }
 
 /// Session timestamps: host-stamped (fixed width), so they order as strings.
-fn session_info(session: &SessionInfo) -> Checked<()> {
+pub fn session_info(session: &SessionInfo) -> Checked<()> {
     if session.updated_at < session.created_at {
         return Err("session updatedAt is before createdAt".into());
     }
@@ -161,4 +161,153 @@ fn session_info(session: &SessionInfo) -> Checked<()> {
         (_, Some(expires)) if *expires <= session.updated_at => Err("session expiresAt must be later than updatedAt".into()),
         _ => Ok(()),
     }
+}
+
+/// A create receipt echoes the request: provider, model, mode, instructions and the
+/// `{role, content}` history, at revision 0 and ready.
+pub fn session_created(snapshot: &SessionSnapshot, request: &SessionCreate) -> Checked<()> {
+    let info = &snapshot.session;
+    session_info(info)?;
+    if info.provider != request.provider || info.model != request.model {
+        return Err("the session provider/model differ from the request".into());
+    }
+    if info.mode != request.mode {
+        return Err("the session mode differs from the request".into());
+    }
+    if info.revision != 0 {
+        return Err("a new session must have revision 0".into());
+    }
+    if info.state != SessionState::Ready {
+        return Err("a new session must be ready".into());
+    }
+    if snapshot.instructions != request.instructions {
+        return Err("the session instructions differ from the request".into());
+    }
+    if snapshot.history != request.history.clone().unwrap_or_default() {
+        return Err("the session history differs from the request".into());
+    }
+    Ok(())
+}
+
+/// A read receipt names the requested session.
+pub fn session_snapshot(snapshot: &SessionSnapshot, id: &str) -> Checked<()> {
+    if !snapshot.session.id.eq_ignore_ascii_case(id) {
+        return Err(format!("the host answered for session {}", snapshot.session.id));
+    }
+    session_info(&snapshot.session)
+}
+
+fn job_terminal(state: JobState) -> bool {
+    !matches!(state, JobState::Queued | JobState::Running)
+}
+
+/// A job's state: updatedAt ≥ createdAt; a finished job, and only a finished one, has
+/// expiresAt, later than updatedAt; a queued job has no events; a finished one has at
+/// least run.started and its terminal event. Host timestamps are fixed width, so they
+/// order as strings.
+pub fn job_info(job: &JobInfo) -> Checked<()> {
+    let terminal = job_terminal(job.state);
+    if job.updated_at < job.created_at {
+        return Err("job updatedAt is before createdAt".into());
+    }
+    match &job.expires_at {
+        None if terminal => return Err(format!("a {:?} job must carry expiresAt", job.state)),
+        Some(_) if !terminal => return Err(format!("a {:?} job has no expiresAt", job.state)),
+        Some(expires) if *expires <= job.updated_at => return Err("job expiresAt must be later than updatedAt".into()),
+        _ => {}
+    }
+    if job.state == JobState::Queued && job.cursor != 0 {
+        return Err("a queued job has no events".into());
+    }
+    if terminal && job.cursor < 2 {
+        return Err("a finished job has at least two events".into());
+    }
+    Ok(())
+}
+
+/// The rules every event of a job obeys, in a page or in the live stream: the job's run,
+/// the sequence after `previous`, run.started exactly at 1 naming the job's provider and
+/// model, and no approval or application-tool event (jobs negotiate neither). Every type
+/// is known by construction (`Event` has no unknown variant).
+pub fn job_event_order(job: &JobInfo, event: &Event, previous: u64) -> Checked<()> {
+    if event.run_id != job.run_id {
+        return Err("event belongs to another run".into());
+    }
+    if Some(event.sequence) != previous.checked_add(1) {
+        return Err(format!("sequence {} does not follow {previous}", event.sequence));
+    }
+    match &event.payload {
+        EventPayload::RunStarted { provider, model } if event.sequence != 1 || *provider != job.provider || *model != job.model => {
+            Err("run.started must come at sequence 1 and name the job's provider/model".into())
+        }
+        EventPayload::RunStarted { .. } => Ok(()),
+        _ if event.sequence == 1 => Err("the first event is not run.started".into()),
+        EventPayload::ApprovalRequested { .. } | EventPayload::ApprovalResolved { .. } | EventPayload::ToolExecutionRequested { .. } => {
+            Err(format!("{} in a job (jobs negotiate no approvals or application tools)", event.kind()))
+        }
+        EventPayload::RunCompleted { result } => job_result(job, result),
+        _ => Ok(()),
+    }
+}
+
+fn job_result(job: &JobInfo, result: &RunResult) -> Checked<()> {
+    if result.run_id != job.run_id || result.provider != job.provider || result.model != job.model {
+        return Err("the result is not the job's run, provider and model".into());
+    }
+    if result.session.is_some() {
+        return Err("a job result has no session".into());
+    }
+    context_manifests(result.sources.as_deref().unwrap_or_default())
+}
+
+/// A page of a job's events as the continuation of events `1..=after`.
+pub fn job_page(page: &JobEventPage, request: &JobEventsRequest) -> Checked<()> {
+    let job = &page.job;
+    job_info(job)?;
+    if job.id != request.id {
+        return Err(format!("the page is for job {}", job.id));
+    }
+    let limit = request.limit.unwrap_or(100).min(100) as usize;
+    if page.events.len() > limit {
+        return Err(format!("{} events exceed the limit {limit}", page.events.len()));
+    }
+    let mut last = request.after;
+    for event in &page.events {
+        job_event_order(job, event, last)?;
+        if event.sequence > job.cursor {
+            return Err(format!("sequence {} is beyond the job's cursor {}", event.sequence, job.cursor));
+        }
+        let at_end = event.sequence == job.cursor && job_terminal(job.state);
+        match (&event.payload, at_end) {
+            (_, false) if event.is_terminal() => return Err(format!("{} before the end of a finished job", event.kind())),
+            (_, true) if !event.is_terminal() => return Err("a finished job must end with its terminal event".into()),
+            (EventPayload::RunCompleted { .. }, _) if job.state != JobState::Completed => {
+                return Err(format!("run.completed ends a {:?} job", job.state))
+            }
+            (EventPayload::RunCancelled { .. }, _) if job.state != JobState::Cancelled => {
+                return Err(format!("run.cancelled ends a {:?} job", job.state))
+            }
+            (EventPayload::RunFailed { error }, _) => match job.state {
+                JobState::Failed => {}
+                JobState::Interrupted if error.outcome == Some(crate::error::ErrorOutcome::Uncertain) => {}
+                JobState::Interrupted => return Err("an interrupted job's run.failed must have outcome uncertain".into()),
+                state => return Err(format!("run.failed ends a {state:?} job")),
+            },
+            _ => {}
+        }
+        last = event.sequence;
+    }
+    if page.next_cursor != last {
+        return Err(format!("nextCursor {} is not the last sequence {last}", page.next_cursor));
+    }
+    if page.next_cursor > job.cursor {
+        return Err("nextCursor is beyond the job's cursor".into());
+    }
+    if page.has_more != (page.next_cursor < job.cursor) {
+        return Err("hasMore contradicts nextCursor and the job's cursor".into());
+    }
+    if page.has_more && page.events.is_empty() {
+        return Err("an empty page says hasMore".into());
+    }
+    Ok(())
 }

@@ -66,6 +66,34 @@ pub fn tool_result(result: &ToolExecutionResult) -> Result<(), DriverError> {
     check().map_err(invalid_execution)
 }
 
+fn invalid_session(e: String) -> DriverError {
+    DriverError::new(codes::INVALID_SESSION, format!("the session request is invalid: {e}"))
+}
+
+fn invalid_job(e: String) -> DriverError {
+    DriverError::new(codes::INVALID_JOB, format!("the job request is invalid: {e}"))
+}
+
+pub fn session_create(request: &SessionCreate) -> Result<(), DriverError> {
+    checked(request, schema::session_create).map(drop).map_err(invalid_session)
+}
+
+pub fn session_identity(id: &SessionIdentity) -> Result<(), DriverError> {
+    checked(id, schema::session_identity).map(drop).map_err(invalid_session)
+}
+
+pub fn job_submit(submission: &JobSubmit) -> Result<(), DriverError> {
+    checked(submission, schema::job_submit).map(drop).map_err(invalid_job)
+}
+
+pub fn job_identity(id: &JobIdentity) -> Result<(), DriverError> {
+    checked(id, schema::job_identity).map(drop).map_err(invalid_job)
+}
+
+pub fn job_events_request(request: &JobEventsRequest) -> Result<(), DriverError> {
+    checked(request, schema::job_events_request).map(drop).map_err(invalid_job)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

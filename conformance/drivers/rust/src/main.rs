@@ -84,6 +84,34 @@ trait Mode: Sync {
     fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error>;
     fn progress(&self, url: &str, token: &str, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error>;
     fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error>;
+    /// A session or job call; what it returns was validated by the client.
+    fn call(&self, url: &str, token: &str, operation: &Operation) -> Result<(), Error>;
+}
+
+/// The session and job operations of the vectors, with the case's request data.
+enum Operation {
+    SessionCreate(SessionCreate),
+    SessionRead(SessionIdentity),
+    SessionDelete(SessionIdentity),
+    JobSubmit(Box<JobSubmit>),
+    JobRead(JobIdentity),
+    JobCancel(JobIdentity),
+    JobEvents(JobEventsRequest),
+}
+
+impl Operation {
+    fn of(name: &str, case: &Value) -> Result<Option<Operation>, String> {
+        Ok(Some(match name {
+            "session-create" => Operation::SessionCreate(fixture(case, "sessionCreate")?),
+            "session-read" => Operation::SessionRead(fixture(case, "sessionIdentity")?),
+            "session-delete" => Operation::SessionDelete(fixture(case, "sessionIdentity")?),
+            "job-submit" => Operation::JobSubmit(Box::new(fixture(case, "jobSubmit")?)),
+            "job-read" => Operation::JobRead(fixture(case, "jobIdentity")?),
+            "job-cancel" => Operation::JobCancel(fixture(case, "jobIdentity")?),
+            "job-events" => Operation::JobEvents(fixture(case, "jobEvents")?),
+            _ => return Ok(None),
+        }))
+    }
 }
 
 /// A stream being read: its events and its answers.
@@ -155,6 +183,20 @@ impl Mode for Async {
     }
     fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
         self.runtime.block_on(async { self.client(url, token)?.complete_tool(result).await })
+    }
+    fn call(&self, url: &str, token: &str, operation: &Operation) -> Result<(), Error> {
+        self.runtime.block_on(async {
+            let client = self.client(url, token)?;
+            match operation {
+                Operation::SessionCreate(request) => client.create_session(request).await.map(drop),
+                Operation::SessionRead(id) => client.read_session(id).await.map(drop),
+                Operation::SessionDelete(id) => client.delete_session(id).await.map(drop),
+                Operation::JobSubmit(submission) => client.submit_job(submission).await.map(drop),
+                Operation::JobRead(id) => client.read_job(id).await.map(drop),
+                Operation::JobCancel(id) => client.cancel_job(id).await.map(drop),
+                Operation::JobEvents(request) => client.job_events(request).await.map(drop),
+            }
+        })
     }
 }
 
@@ -259,6 +301,18 @@ impl Mode for Blocking {
     fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
         self.client(url, token)?.complete_tool(result)
     }
+    fn call(&self, url: &str, token: &str, operation: &Operation) -> Result<(), Error> {
+        let client = self.client(url, token)?;
+        match operation {
+            Operation::SessionCreate(request) => client.create_session(request).map(drop),
+            Operation::SessionRead(id) => client.read_session(id).map(drop),
+            Operation::SessionDelete(id) => client.delete_session(id).map(drop),
+            Operation::JobSubmit(submission) => client.submit_job(submission).map(drop),
+            Operation::JobRead(id) => client.read_job(id).map(drop),
+            Operation::JobCancel(id) => client.cancel_job(id).map(drop),
+            Operation::JobEvents(request) => client.job_events(request).map(drop),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -347,7 +401,10 @@ fn vector_case(mode: &dyn Mode, env: &Env, case: &Value) -> Result<(), String> {
         }
         Some("tool-progress") => mode.progress(&url, &env.token, &fixture(case, "toolIdentity")?).map(drop),
         Some("tool-result") => mode.complete(&url, &env.token, &fixture(case, "toolResult")?).map(drop),
-        Some(other) => return Err(format!("operation {other} is not implemented by the rust driver")),
+        Some(other) => match Operation::of(other, case)? {
+            Some(operation) => mode.call(&url, &env.token, &operation),
+            None => return Err(format!("operation {other} is not implemented by the rust driver")),
+        },
         None => {
             let request = case_request(case)?;
             if case.get("cancel").and_then(Value::as_bool) == Some(true) {

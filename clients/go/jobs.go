@@ -1,0 +1,99 @@
+package agenticdriver
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// SubmitJob submits a durable job (POST /v1/jobs/submit). Submitting the same key with
+// the same request again returns the same job, so a lost answer is recovered by
+// submitting again. The answer must name the requested provider and model. A malformed
+// submission is refused with INVALID_JOB before anything is sent.
+func (c *Client) SubmitJob(ctx context.Context, req JobSubmit) (*JobInfo, error) {
+	body, err := checkedBody(req, func(v any) error { return jobSubmitRule(v, "job") }, CodeInvalidJob, "job submission")
+	if err != nil {
+		return nil, err
+	}
+	info, err := c.jobCall(ctx, "v1/jobs/submit", body)
+	if err != nil {
+		return nil, err
+	}
+	if info.Provider != req.Request.Provider || info.Model != req.Request.Model {
+		return nil, newError(CodeInvalidResponse, "the job is for %s/%s, not the requested %s/%s", info.Provider, info.Model, req.Request.Provider, req.Request.Model)
+	}
+	return info, nil
+}
+
+// ReadJob returns a job's current state (POST /v1/jobs/read).
+func (c *Client) ReadJob(ctx context.Context, id JobIdentity) (*JobInfo, error) {
+	return c.jobByID(ctx, "v1/jobs/read", id)
+}
+
+// CancelJob asks the host to cancel a job (POST /v1/jobs/cancel) and returns its state
+// afterwards: a queued job is cancelled at once, a running one has CancelRequested set
+// and ends with its own terminal event, a finished one is returned unchanged.
+func (c *Client) CancelJob(ctx context.Context, id JobIdentity) (*JobInfo, error) {
+	return c.jobByID(ctx, "v1/jobs/cancel", id)
+}
+
+func (c *Client) jobByID(ctx context.Context, endpoint string, id JobIdentity) (*JobInfo, error) {
+	body, err := checkedBody(id, func(v any) error { return jobIdentityRule(v, "job") }, CodeInvalidJob, "job identity")
+	if err != nil {
+		return nil, err
+	}
+	info, err := c.jobCall(ctx, endpoint, body)
+	if err != nil {
+		return nil, err
+	}
+	if info.ID != id.ID {
+		return nil, newError(CodeInvalidResponse, "the host answered for job %q, not %q", info.ID, id.ID)
+	}
+	return info, nil
+}
+
+func (c *Client) jobCall(ctx context.Context, endpoint string, body json.RawMessage) (*JobInfo, error) {
+	var info JobInfo
+	if err := c.getJSON(ctx, endpoint, nil, body, jobInfoRule, &info); err != nil {
+		return nil, exchangeError(ctx, err)
+	}
+	if err := checkJobInfo(&info); err != nil {
+		return nil, newError(CodeInvalidResponse, "%v", err)
+	}
+	return &info, nil
+}
+
+// jobEventPageWire keeps each event's bytes, so Event.Raw holds it exactly as received.
+type jobEventPageWire struct {
+	Job        JobInfo           `json:"job"`
+	Events     []json.RawMessage `json:"events"`
+	NextCursor int64             `json:"nextCursor"`
+	HasMore    bool              `json:"hasMore"`
+}
+
+// JobEvents returns one page of a job's committed events after req.After (at most
+// req.Limit, default 100), validated as the continuation of a run that has already
+// delivered events 1..After: the job's run id, contiguous sequences, no event beyond
+// the job's cursor, a terminal event only as the last event of a finished job and
+// consistent with its state. HasMore means more events are committed now, not that the
+// job is still running; continue with After = NextCursor.
+func (c *Client) JobEvents(ctx context.Context, req JobEventsRequest) (*JobEventPage, error) {
+	body, err := checkedBody(req, func(v any) error { return jobEventsRequestRule(v, "events") }, CodeInvalidJob, "job events request")
+	if err != nil {
+		return nil, err
+	}
+	var wire jobEventPageWire
+	if err := c.getJSON(ctx, "v1/jobs/events", nil, body, jobEventPageRule, &wire); err != nil {
+		return nil, exchangeError(ctx, err)
+	}
+	page := &JobEventPage{Job: wire.Job, Events: make([]Event, len(wire.Events)), NextCursor: wire.NextCursor, HasMore: wire.HasMore}
+	for i, raw := range wire.Events {
+		if err := decodeExact(raw, &page.Events[i]); err != nil {
+			return nil, newError(CodeInvalidResponse, "events[%d]: %v", i, err)
+		}
+		page.Events[i].Raw = raw
+	}
+	if err := checkJobPage(page, &req); err != nil {
+		return nil, newError(CodeInvalidResponse, "%v", err)
+	}
+	return page, nil
+}
