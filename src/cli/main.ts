@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The operator CLI: `agenticdriver init | serve | status | doctor | audit | usage | run`.
+ * The operator CLI: `agenticdriver init | serve | status | doctor | audit | usage | run | jobs | sessions`.
  * Success output goes to stdout; a failure is one JSON error line on stderr and exit 1.
  */
 import { readFileSync } from 'node:fs';
@@ -9,6 +9,15 @@ import { DriverError, toDriverError } from '../protocol/errors.js';
 import { readAudit } from './audit.js';
 import { doctor } from './doctor.js';
 import { initConfig, type InitOptions } from './init.js';
+import {
+  cancelJobCommand,
+  createSessionCommand,
+  deleteSessionCommand,
+  readJobCommand,
+  readSessionCommand,
+  submitJobCommand,
+  tailJobCommand,
+} from './jobs.js';
 import { runCommand, statusCommand } from './remote.js';
 import { serve } from './serve.js';
 import { formatUsageTable, parseGrouping, parseSince, usageReport } from './usage.js';
@@ -127,8 +136,42 @@ program
   .option('--token-id <id>', 'token entry to use (default: the first)')
   .option('--idle-timeout-ms <ms>', 'cancel after this much inactivity', positiveInteger('--idle-timeout-ms'))
   .option('--idempotency-key <key>', 'record the run under this key; repeating the command replays its outcome instead of running again')
+  .option('--session <id:revision>', 'continue a conversation session at this revision (see `sessions create`)')
   .option('--json', 'print every event as one JSON line')
   .action(runCommand);
+
+/** Options every client command shares. */
+const clientCommand = (command: Command) =>
+  command.addOption(configOption()).option('--url <url>', 'host URL (default: from the config)').option('--token-id <id>', 'token entry to use (default: the first)');
+
+const jobs = program.command('jobs').description('Durable jobs: runs that outlive the connection.');
+clientCommand(jobs.command('submit'))
+  .description('Submit a job (deduplicated by --key) and print it; --tail follows its events to the end.')
+  .requiredOption('--key <key>', 'the job key: the same key and request give the same job')
+  .requiredOption('--provider <id>', 'provider instance')
+  .requiredOption('--model <id>', 'model')
+  .option('--input <text>', 'the prompt (default: stdin)')
+  .option('--tool <name...>', 'host tools the job may use')
+  .option('--tail', 'follow the job until it ends')
+  .option('--json', 'with --tail: every event as one JSON line')
+  .action(submitJobCommand);
+clientCommand(jobs.command('read').argument('<id>')).description('Print a job.').action(readJobCommand);
+clientCommand(jobs.command('cancel').argument('<id>')).description('Cancel a job and print it.').action(cancelJobCommand);
+clientCommand(jobs.command('tail').argument('<id>'))
+  .description('Follow a job\'s events to its end, reconnecting by itself; --after resumes after that sequence.')
+  .option('--after <sequence>', 'the last sequence already seen (default 0)', positiveInteger('--after'))
+  .option('--json', 'every event as one JSON line')
+  .action(tailJobCommand);
+
+const sessions = program.command('sessions').description('Conversation sessions: continue with `run --session ID:REVISION`.');
+clientCommand(sessions.command('create'))
+  .description('Create a session (history mode) and print it.')
+  .requiredOption('--provider <id>', 'provider instance')
+  .requiredOption('--model <id>', 'model')
+  .option('--instructions <text>', 'instructions for every turn')
+  .action(createSessionCommand);
+clientCommand(sessions.command('read').argument('<id>')).description('Print a session and its history.').action(readSessionCommand);
+clientCommand(sessions.command('delete').argument('<id>')).description('Delete a session.').action(deleteSessionCommand);
 
 try {
   await program.parseAsync(process.argv);

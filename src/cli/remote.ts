@@ -9,7 +9,7 @@ import { usageSinkReport } from '../extensions/usage/report.js';
 import { DriverError } from '../protocol/errors.js';
 import type { RunRequest } from '../protocol/schemas.js';
 
-interface ClientOptions {
+export interface ClientOptions {
   config?: string;
   url?: string;
   tokenId?: string;
@@ -17,7 +17,7 @@ interface ClientOptions {
 
 const MAX_STDIN_BYTES = 400_000;
 
-async function connect(options: ClientOptions): Promise<AgenticClient> {
+export async function connect(options: ClientOptions): Promise<AgenticClient> {
   const config = await readHostConfig(resolveConfigPath(options.config));
   const entry = options.tokenId ? config.tokens.find((token) => token.id === options.tokenId) : config.tokens[0];
   if (!entry) throw new DriverError('INVALID_ARGUMENT', `No token entry named ${options.tokenId}.`);
@@ -34,7 +34,7 @@ async function trustedCertificate(config: HostConfig): Promise<string | undefine
   return readFile(isAbsolute(certFile) ? certFile : resolve(config.configDir, certFile), 'utf8');
 }
 
-function unreachable(error: unknown): never {
+export function unreachable(error: unknown): never {
   if (error instanceof DriverError) throw error;
   throw new DriverError('HOST_UNREACHABLE', 'The host could not be reached.', { retryable: true });
 }
@@ -48,12 +48,13 @@ export async function statusCommand(options: ClientOptions & { refresh?: boolean
 }
 
 export async function runCommand(
-  options: ClientOptions & { provider: string; model: string; input?: string; idleTimeoutMs?: number; idempotencyKey?: string; json?: boolean },
+  options: ClientOptions & { provider: string; model: string; input?: string; idleTimeoutMs?: number; idempotencyKey?: string; session?: string; json?: boolean },
 ): Promise<void> {
   const input = options.input ?? (await readStdin());
   const request: RunRequest = { provider: options.provider, model: options.model, input };
   if (options.idleTimeoutMs !== undefined) request.idleTimeoutMs = options.idleTimeoutMs;
   if (options.idempotencyKey !== undefined) request.idempotencyKey = options.idempotencyKey;
+  if (options.session !== undefined) request.session = sessionBinding(options.session);
   const client = await connect(options);
   const controller = new AbortController();
   const interrupt = () => controller.abort();
@@ -84,7 +85,14 @@ export async function runCommand(
   }
 }
 
-async function readStdin(): Promise<string> {
+/** `ID:REVISION`, as `sessions create` prints it. */
+function sessionBinding(value: string): { id: string; revision: number } {
+  const match = /^([0-9a-fA-F-]{36}):(0|[1-9][0-9]{0,15})$/.exec(value);
+  if (!match) throw new DriverError('INVALID_ARGUMENT', '--session must be ID:REVISION (e.g. 1b4e…:0).');
+  return { id: match[1]!, revision: Number(match[2]) };
+}
+
+export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of process.stdin) {

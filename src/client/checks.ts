@@ -1,18 +1,26 @@
 /**
  * Client-side cross-field rules: what JSON Schema alone cannot say about a host's answer
  * (result vs request, context manifests, retrieval links, ingestion coverage, sessions,
- * approvals, application-tool executions). Each check returns a problem description, or
+ * approvals, application-tool executions, job records and pages). Each check returns a problem description, or
  * undefined when the value is consistent; callers turn problems into typed errors.
  */
-import type {
-  ApprovalDecision,
-  ApprovalRequest,
-  ApprovalResolution,
-  RunRequest,
-  RunResult,
-  ToolExecution,
-  ToolExecutionIdentity,
-  ToolExecutionReceipt,
+import {
+  TERMINAL_EVENT_TYPES,
+  type ApprovalDecision,
+  type ApprovalRequest,
+  type ApprovalResolution,
+  type JobEventPage,
+  type JobEventsRequest,
+  type JobInfo,
+  type RunEvent,
+  type RunRequest,
+  type RunResult,
+  type SessionCreate,
+  type SessionDeleteResult,
+  type SessionSnapshot,
+  type ToolExecution,
+  type ToolExecutionIdentity,
+  type ToolExecutionReceipt,
 } from '../protocol/schemas.js';
 
 type Problem = string | undefined;
@@ -242,4 +250,135 @@ export function checkToolReceipt(receipt: ToolExecutionReceipt, identity: ToolEx
   if (receipt.runId !== identity.runId) return 'the receipt names another run';
   if (receipt.callId !== identity.callId) return 'the receipt names another call';
   return receipt.status === status ? undefined : `the receipt status is ${receipt.status}, not ${status}`;
+}
+
+// ---------------------------------------------------------------------------
+// Conversation sessions
+
+const sameHistory = (a: readonly { role: string; content: string }[], b: readonly { role: string; content: string }[]): boolean =>
+  a.length === b.length && a.every((message, index) => message.role === b[index]!.role && message.content === b[index]!.content);
+
+/** A session snapshot names the session asked for (ids compare case-insensitively) and keeps its timestamp rules. */
+export function checkSessionSnapshot(snapshot: SessionSnapshot, id?: string): Problem {
+  if (id !== undefined && snapshot.session.id.toLowerCase() !== id.toLowerCase()) return 'the snapshot names another session';
+  return checkSessionInfo(snapshot.session as unknown as Json);
+}
+
+/** A create receipt echoes what was asked: provider, model, mode, history and instructions, at revision 0, ready. */
+export function checkSessionCreated(snapshot: SessionSnapshot, request: SessionCreate): Problem {
+  const session = snapshot.session;
+  if (session.provider !== request.provider || session.model !== request.model) {
+    return `the session names ${session.provider}/${session.model}, not the requested ${request.provider}/${request.model}`;
+  }
+  if (session.mode !== request.mode) return `the session mode is ${session.mode}, not ${request.mode}`;
+  if (session.revision !== 0) return `a new session has revision ${session.revision}, not 0`;
+  if (session.state !== 'ready') return `a new session is ${session.state}, not ready`;
+  if (snapshot.instructions !== request.instructions) return 'the session instructions are not the requested ones';
+  if (!sameHistory(snapshot.history, request.history ?? [])) return 'the session history is not the requested one';
+  return checkSessionSnapshot(snapshot);
+}
+
+export function checkSessionDeleted(result: SessionDeleteResult, id: string): Problem {
+  if (result.id.toLowerCase() !== id.toLowerCase()) return 'the receipt names another session';
+  return result.deleted === true ? undefined : 'the receipt does not say the session was deleted';
+}
+
+// ---------------------------------------------------------------------------
+// Durable jobs
+
+export const TERMINAL_JOB_STATES: ReadonlySet<JobInfo['state']> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+/** Most events one page may hold, and the page size when the request names none. */
+export const MAX_JOB_PAGE_EVENTS = 100;
+
+/** JobInfo invariants: expiry exactly when finished and later than the last update, time order, cursors of queued and finished jobs. */
+export function checkJobInfo(job: JobInfo): Problem {
+  const terminal = TERMINAL_JOB_STATES.has(job.state);
+  const created = Date.parse(job.createdAt);
+  const updated = Date.parse(job.updatedAt);
+  if (updated < created) return 'job.updatedAt is before createdAt';
+  if (terminal !== (job.expiresAt !== undefined)) return terminal ? `a ${job.state} job must carry expiresAt` : `a ${job.state} job has no expiresAt`;
+  if (job.expiresAt !== undefined && !(Date.parse(job.expiresAt) > updated)) return 'job.expiresAt must be later than updatedAt';
+  if (job.state === 'queued' && job.cursor !== 0) return 'a queued job has committed no events (cursor 0)';
+  if (terminal && job.cursor < 2) return `a ${job.state} job has at least run.started and its terminal event (cursor >= 2)`;
+  return undefined;
+}
+
+/** submit: the job runs the requested provider and model. read/cancel: the job is the one named. */
+export function checkJobReceipt(job: JobInfo, expected: { id: string } | { request: RunRequest }): Problem {
+  if ('id' in expected) {
+    if (job.id !== expected.id) return 'the answer names another job';
+  } else if (job.provider !== expected.request.provider || job.model !== expected.request.model) {
+    return `the job runs ${job.provider}/${job.model}, not the requested ${expected.request.provider}/${expected.request.model}`;
+  }
+  return checkJobInfo(job);
+}
+
+const JOB_TERMINAL_STATE: Record<string, readonly JobInfo['state'][]> = {
+  'run.completed': ['completed'],
+  'run.cancelled': ['cancelled'],
+  'run.failed': ['failed', 'interrupted'],
+};
+
+/**
+ * One event of a job's log, wherever it is read (a page or the live stream): the job's run,
+ * the expected sequence, run.started exactly first (naming the job's provider and model),
+ * no interactive events (jobs never negotiate them), and a result that is the job's.
+ */
+export function checkJobEvent(event: RunEvent, job: JobInfo, expectedSequence: number): Problem {
+  const where = `event ${event.sequence} (${event.type})`;
+  if (event.type === 'tool.execution.requested' || event.type.startsWith('approval.')) return `${where}: a job never dispatches application tools or asks for approvals`;
+  if (event.runId !== job.runId) return `${where} belongs to another run`;
+  if (event.sequence !== expectedSequence) return `${where} is out of order: expected sequence ${expectedSequence}`;
+  if ((event.sequence === 1) !== (event.type === 'run.started')) return `${where}: run.started comes exactly at sequence 1`;
+  if (event.type === 'run.started' && (event.provider !== job.provider || event.model !== job.model)) {
+    return `run.started names ${event.provider}/${event.model}, not the job's ${job.provider}/${job.model}`;
+  }
+  if (event.type === 'run.completed') {
+    const result = event.result;
+    if (result.runId !== job.runId) return 'the result names another run';
+    if (result.provider !== job.provider || result.model !== job.model) return `the result names ${result.provider}/${result.model}, not the job's ${job.provider}/${job.model}`;
+    if (result.session !== undefined) return 'a job result carries no session';
+  }
+  return undefined;
+}
+
+/**
+ * An event of a page, against the job record the page carries: within the committed
+ * cursor, and a terminal event exactly at the cursor of a finished job, agreeing with its
+ * state (an interrupted job ends in run.failed whose outcome is uncertain).
+ */
+function checkJobPageEvent(event: RunEvent, job: JobInfo, expectedSequence: number): Problem {
+  const problem = checkJobEvent(event, job, expectedSequence);
+  if (problem) return problem;
+  const where = `event ${event.sequence} (${event.type})`;
+  if (event.sequence > job.cursor) return `${where} is beyond the job's cursor ${job.cursor}`;
+  const terminal = TERMINAL_EVENT_TYPES.has(event.type);
+  const finished = TERMINAL_JOB_STATES.has(job.state);
+  const atCursor = event.sequence === job.cursor;
+  if (terminal && (!atCursor || !finished)) return `${where}: a terminal event comes only last in a finished job's log`;
+  if (atCursor && finished && !terminal) return `${where}: the last event of a ${job.state} job must be terminal`;
+  if (!terminal) return undefined;
+  if (!JOB_TERMINAL_STATE[event.type]!.includes(job.state)) return `${where} does not match the job state ${job.state}`;
+  if (event.type === 'run.failed' && job.state === 'interrupted' && event.error.outcome !== 'uncertain') {
+    return 'an interrupted job ends with run.failed whose outcome is uncertain';
+  }
+  return undefined;
+}
+
+/** A page of a job's log: the job asked for, within the limit, contiguous from `after`, and cursors that agree. */
+export function checkJobEventPage(page: JobEventPage, request: JobEventsRequest): Problem {
+  const job = page.job;
+  if (job.id !== request.id) return 'the page describes another job';
+  const jobProblem = checkJobInfo(job);
+  if (jobProblem) return jobProblem;
+  const limit = request.limit ?? MAX_JOB_PAGE_EVENTS;
+  if (page.events.length > limit) return `the page holds ${page.events.length} events, more than the limit ${limit}`;
+  if (request.after > job.cursor) return `the page starts after ${request.after}, beyond the job's cursor ${job.cursor}`;
+  const problem = firstOf(page.events, (event, index) => checkJobPageEvent(event, job, request.after + 1 + index));
+  if (problem) return problem;
+  const last = page.events.length > 0 ? page.events[page.events.length - 1]!.sequence : request.after;
+  if (page.nextCursor !== last) return `nextCursor is ${page.nextCursor}, not the last sequence ${last}`;
+  if (page.hasMore !== last < job.cursor) return `hasMore is ${page.hasMore} with ${last} of ${job.cursor} events read`;
+  if (page.hasMore && page.events.length === 0) return 'an empty page cannot have more';
+  return undefined;
 }

@@ -6,9 +6,18 @@ import { DriverError } from '../protocol/errors.js';
 import {
   ApprovalDecision,
   ApprovalResolution,
+  JobEventPage,
+  JobEventsRequest,
+  JobIdentity,
+  JobInfo,
+  JobSubmit,
   ProtocolInfo as ProtocolInfoSchema,
   ProviderList,
   RunRequest,
+  SessionCreate,
+  SessionDeleteResult,
+  SessionIdentity,
+  SessionSnapshot,
   ToolExecutionIdentity,
   ToolExecutionReceipt,
   ToolExecutionResult,
@@ -21,10 +30,19 @@ import {
 import { hasUnsafeKeys } from '../protocol/plain-json.js';
 import { validatorFor, type Validator } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
-import { checkApprovalReceipt, checkToolReceipt } from './checks.js';
+import {
+  checkApprovalReceipt,
+  checkJobEventPage,
+  checkJobReceipt,
+  checkSessionCreated,
+  checkSessionDeleted,
+  checkSessionSnapshot,
+  checkToolReceipt,
+  TERMINAL_JOB_STATES,
+} from './checks.js';
 import { exchange, readJson, toClientError } from './http.js';
 import { PendingApproval, PendingExecution, runApplicationTools, type InteractiveCalls, type ToolFunctions } from './interactive.js';
-import { RunEventChecker } from './run-events.js';
+import { JobStreamChecker, RunEventChecker } from './run-events.js';
 import { SseFrameReader } from './sse.js';
 
 export type { RunEvent, RunResult } from '../protocol/schemas.js';
@@ -43,6 +61,17 @@ export type {
   ToolExecutionIdentity,
   ToolExecutionReceipt,
   ToolExecutionResult,
+  SessionCreate,
+  SessionDeleteResult,
+  SessionIdentity,
+  SessionInfo,
+  SessionSnapshot,
+  JobEventPage,
+  JobEventsRequest,
+  JobIdentity,
+  JobInfo,
+  JobState,
+  JobSubmit,
 } from '../protocol/schemas.js';
 
 export interface ClientOptions {
@@ -60,6 +89,18 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** How tailJob() reconnects after a dropped job stream. */
+export interface TailOptions extends RequestOptions {
+  /** The last sequence the caller already has; events after it are delivered (default 0: the whole log). */
+  after?: number;
+  /** Consecutive failed connection attempts after which tailJob() gives up with JOB_STREAM_LOST (default 5). */
+  maxAttempts?: number;
+  /** Wait before the first reconnection, doubled per further failure (default 250 ms). */
+  initialDelayMs?: number;
+  /** Longest wait between reconnections (default 5000 ms). */
+  maxDelayMs?: number;
+}
+
 /** Discovery calls (protocol, providers) are bounded; runs never are. */
 export const DISCOVERY_TIMEOUT_MS = 10_000;
 
@@ -71,6 +112,17 @@ const validResolution = validatorFor<ApprovalResolution>(ApprovalResolution);
 const validToolIdentity = validatorFor<ToolExecutionIdentity>(ToolExecutionIdentity);
 const validToolResult = validatorFor<ToolExecutionResult>(ToolExecutionResult);
 const validToolReceipt = validatorFor<ToolExecutionReceipt>(ToolExecutionReceipt);
+const validSessionCreate = validatorFor<SessionCreate>(SessionCreate);
+const validSessionIdentity = validatorFor<SessionIdentity>(SessionIdentity);
+const validSessionSnapshot = validatorFor<SessionSnapshot>(SessionSnapshot);
+const validSessionDeleteResult = validatorFor<SessionDeleteResult>(SessionDeleteResult);
+const validJobSubmit = validatorFor<JobSubmit>(JobSubmit);
+const validJobIdentity = validatorFor<JobIdentity>(JobIdentity);
+const validJobEventsRequest = validatorFor<JobEventsRequest>(JobEventsRequest);
+const validJobInfo = validatorFor<JobInfo>(JobInfo);
+const validJobEventPage = validatorFor<JobEventPage>(JobEventPage);
+/** Errors after which a dropped job stream is worth reconnecting: the connection, not the content, failed. */
+const RESUMABLE = new Set(['HOST_UNREACHABLE', 'INCOMPLETE_STREAM']);
 // A variable specifier keeps bundlers from pulling the Node-only module into browser builds.
 const NODE_CA_MODULE = './node-ca.js';
 
@@ -192,6 +244,128 @@ export class AgenticClient implements InteractiveCalls {
     return checked(receipt, checkToolReceipt(receipt, result, 'accepted'));
   }
 
+  /** POST v1/sessions/create: the receipt must echo the provider, model, mode, history and instructions, at revision 0. */
+  async createSession(request: SessionCreate, options: RequestOptions = {}): Promise<SessionSnapshot> {
+    if (!validSessionCreate(request)) throw new DriverError('INVALID_SESSION', `The session request is invalid: ${validSessionCreate.explain(request)}.`);
+    const snapshot = await this.post('v1/sessions/create', request, validSessionSnapshot, options);
+    return checked(snapshot, checkSessionCreated(snapshot, request));
+  }
+
+  /** POST v1/sessions/read: the session's description and visible history. */
+  async readSession(id: string, options: RequestOptions = {}): Promise<SessionSnapshot> {
+    const identity = sessionIdentity(id);
+    const snapshot = await this.post('v1/sessions/read', identity, validSessionSnapshot, options);
+    return checked(snapshot, checkSessionSnapshot(snapshot, identity.id), 'session');
+  }
+
+  /** POST v1/sessions/delete: the receipt must name the session and say it was deleted. */
+  async deleteSession(id: string, options: RequestOptions = {}): Promise<SessionDeleteResult> {
+    const identity = sessionIdentity(id);
+    const receipt = await this.post('v1/sessions/delete', identity, validSessionDeleteResult, options);
+    return checked(receipt, checkSessionDeleted(receipt, identity.id));
+  }
+
+  /** POST v1/jobs/submit: the same key and request return the same job; the job must run the requested provider and model. */
+  async submitJob(submission: JobSubmit, options: RequestOptions = {}): Promise<JobInfo> {
+    if (!validJobSubmit(submission)) throw new DriverError('INVALID_JOB', `The job submission is invalid: ${validJobSubmit.explain(submission)}.`);
+    const job = await this.post('v1/jobs/submit', submission, validJobInfo, options);
+    return checked(job, checkJobReceipt(job, { request: submission.request }), 'job');
+  }
+
+  /** POST v1/jobs/read: the job's current state and cursor. */
+  async readJob(id: string, options: RequestOptions = {}): Promise<JobInfo> {
+    const identity = jobIdentity(id);
+    const job = await this.post('v1/jobs/read', identity, validJobInfo, options);
+    return checked(job, checkJobReceipt(job, identity), 'job');
+  }
+
+  /** POST v1/jobs/cancel: asks a queued or running job to stop; a finished job is returned unchanged. */
+  async cancelJob(id: string, options: RequestOptions = {}): Promise<JobInfo> {
+    const identity = jobIdentity(id);
+    const job = await this.post('v1/jobs/cancel', identity, validJobInfo, options);
+    return checked(job, checkJobReceipt(job, identity), 'job');
+  }
+
+  /** POST v1/jobs/events: one validated page of the job's committed events after `after`. */
+  async jobEvents(request: JobEventsRequest, options: RequestOptions = {}): Promise<JobEventPage> {
+    if (!validJobEventsRequest(request)) throw new DriverError('INVALID_JOB_CURSOR', `The job events request is invalid: ${validJobEventsRequest.explain(request)}.`);
+    const page = await this.post('v1/jobs/events', request, validJobEventPage, options);
+    return checked(page, checkJobEventPage(page, request), 'job event page');
+  }
+
+  /**
+   * Follows a job's events live (GET v1/jobs/{id}/stream) from `after`, ending with its
+   * terminal event. The job is read first (readJob): its run, provider and model are what
+   * every event must match, and a finished job already read to its cursor needs no stream. A dropped connection is resumed from the last delivered sequence
+   * (`Last-Event-ID`) after a bounded backoff, never repeating or skipping an event; after
+   * `maxAttempts` consecutive failed attempts it throws JOB_STREAM_LOST (its
+   * cause is the last failure). Leaving the loop closes the stream; the job keeps running.
+   */
+  async *tailJob(id: string, options: TailOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+    const after = options.after ?? 0;
+    if (!Number.isSafeInteger(after) || after < 0) throw new DriverError('INVALID_JOB_CURSOR', 'after must be a non-negative integer.');
+    const maxAttempts = options.maxAttempts ?? 5;
+    if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new DriverError('INVALID_ARGUMENT', 'maxAttempts must be a positive integer.');
+    const initialDelay = options.initialDelayMs ?? 250;
+    const maxDelay = options.maxDelayMs ?? 5000;
+    const job = await this.readJob(id, options);
+    if (after > job.cursor) throw new DriverError('INVALID_JOB_CURSOR', `after ${after} is beyond the job's cursor ${job.cursor}.`);
+    if (TERMINAL_JOB_STATES.has(job.state) && after === job.cursor) return;
+    const checker = new JobStreamChecker(job, after);
+    let failures = 0;
+    for (;;) {
+      const before = checker.cursor;
+      let failure: DriverError;
+      try {
+        yield* this.jobStreamOnce(job.id, checker, options.signal);
+        if (checker.finished) return;
+        failure = new DriverError('INCOMPLETE_STREAM', 'The job stream ended before the job did.');
+      } catch (error) {
+        failure = toClientError(error, options.signal);
+        if (options.signal?.aborted || !(RESUMABLE.has(failure.code) || failure.retryable)) throw failure;
+      }
+      failures = checker.cursor > before ? 1 : failures + 1;
+      if (failures >= maxAttempts) {
+        throw new DriverError('JOB_STREAM_LOST', `The job stream could not be resumed after ${failures} attempts: ${failure.message}`, { retryable: true, cause: failure });
+      }
+      await pause(Math.min(maxDelay, initialDelay * 2 ** (failures - 1)), options.signal);
+    }
+  }
+
+  /** One connection of tailJob(): resumes after the checker's cursor and delivers what it accepts. */
+  private async *jobStreamOnce(id: string, checker: JobStreamChecker, callerSignal: AbortSignal | undefined): AsyncGenerator<RunEvent, void, undefined> {
+    const closer = new AbortController();
+    const signal = callerSignal ? AbortSignal.any([callerSignal, closer.signal]) : closer.signal;
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    try {
+      const response = await exchange({
+        fetch: await this.fetchReady,
+        url: this.endpoint(`v1/jobs/${id}/stream`),
+        token: this.token,
+        accept: 'text/event-stream',
+        headers: { 'Last-Event-ID': String(checker.cursor) },
+        signal,
+      });
+      if (!response.headers.get('content-type')?.toLowerCase().includes('text/event-stream') || !response.body) {
+        throw new DriverError('INVALID_RESPONSE', 'The host did not answer the job stream with an event stream.');
+      }
+      reader = response.body.getReader();
+      const frames = new SseFrameReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        for (const data of frames.push(value)) {
+          yield checker.accept(data);
+          if (checker.finished) return;
+        }
+      }
+      frames.end();
+    } finally {
+      closer.abort();
+      reader?.cancel().catch(() => undefined);
+    }
+  }
+
   /** A JSON POST without a client deadline: decisions and results wait on nobody but the host. */
   private async post<T>(path: string, body: unknown, validate: Validator<T>, options: RequestOptions): Promise<T> {
     try {
@@ -223,8 +397,36 @@ export class AgenticClient implements InteractiveCalls {
   }
 }
 
-function checked<T>(receipt: T, problem: string | undefined): T {
-  if (problem) throw new DriverError('INVALID_RESPONSE', `The host's receipt does not match the request: ${problem}.`);
+function sessionIdentity(id: string): SessionIdentity {
+  const identity = { id };
+  if (!validSessionIdentity(identity)) throw new DriverError('INVALID_SESSION', `The session id is invalid: ${validSessionIdentity.explain(identity)}.`);
+  return identity;
+}
+
+function jobIdentity(id: string): JobIdentity {
+  const identity = { id };
+  if (!validJobIdentity(identity)) throw new DriverError('INVALID_JOB', `The job id is invalid: ${validJobIdentity.explain(identity)}.`);
+  return identity;
+}
+
+/** Waits `ms`, or rejects as soon as the caller aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(toClientError(signal.reason, signal));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(toClientError(signal!.reason, signal));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function checked<T>(receipt: T, problem: string | undefined, what = 'receipt'): T {
+  if (problem) throw new DriverError('INVALID_RESPONSE', `The host's ${what} does not match the request: ${problem}.`);
   return receipt;
 }
 

@@ -20,11 +20,14 @@ export interface Exchange {
   body?: unknown;
   accept: 'application/json' | 'text/event-stream';
   signal?: AbortSignal;
+  /** Further request headers (e.g. `Last-Event-ID` when resuming a stream). */
+  headers?: Record<string, string>;
 }
 
 /** Sends the request; resolves only a 2xx response of an acceptable version. */
-export async function exchange({ fetch: fetchImpl, url, token, body, accept, signal }: Exchange): Promise<Response> {
+export async function exchange({ fetch: fetchImpl, url, token, body, accept, signal, headers: extra }: Exchange): Promise<Response> {
   const headers: Record<string, string> = {
+    ...extra,
     Authorization: `Bearer ${token}`,
     [VERSION_HEADER]: WIRE_VERSION,
     [OPTIONAL_EVENTS_HEADER]: 'true',

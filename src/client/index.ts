@@ -3,6 +3,7 @@ export { AgenticClient, DISCOVERY_TIMEOUT_MS } from './client.js';
 export type {
   ClientOptions,
   RequestOptions,
+  TailOptions,
   RunRequestBody as RunRequest,
   ProtocolInfo,
   Provider,
@@ -17,6 +18,17 @@ export type {
   ToolExecutionIdentity,
   ToolExecutionReceipt,
   ToolExecutionResult,
+  SessionCreate,
+  SessionDeleteResult,
+  SessionIdentity,
+  SessionInfo,
+  SessionSnapshot,
+  JobEventPage,
+  JobEventsRequest,
+  JobIdentity,
+  JobInfo,
+  JobState,
+  JobSubmit,
 } from './client.js';
 export { PendingApproval, PendingExecution } from './interactive.js';
 export type { ApplicationToolFunctions, ToolContext, ToolFunction, ToolFunctions } from './interactive.js';

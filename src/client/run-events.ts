@@ -5,11 +5,12 @@
  * valid terminal event ends the stream.
  */
 import { DriverError } from '../protocol/errors.js';
-import { EventEnvelope, TERMINAL_EVENT_TYPES, type RunEvent, type RunEventOf, type RunRequest } from '../protocol/schemas.js';
+import { EventEnvelope, TERMINAL_EVENT_TYPES, type JobInfo, type RunEvent, type RunEventOf, type RunRequest } from '../protocol/schemas.js';
 import { eventValidator, validatorFor } from '../protocol/validate.js';
 import {
   checkApprovalRequest,
   checkApprovalResolution,
+  checkJobEvent,
   checkRunResult,
   checkRunStarted,
   checkToolExecution,
@@ -94,5 +95,49 @@ export class RunEventChecker {
       default:
         return undefined;
     }
+  }
+}
+
+/**
+ * The consumer rules of a job's live event stream, across reconnections: every event is
+ * a known type (an unknown one is refused even when `optional`, since a job's log is
+ * replayed as stored), belongs to the job's run and follows the last delivered sequence
+ * exactly (no duplicate, no gap), and a terminal event ends the job.
+ */
+export class JobStreamChecker {
+  private terminal = false;
+
+  constructor(
+    private readonly job: JobInfo,
+    private last: number,
+  ) {}
+
+  /** The sequence of the last accepted event (the cursor to resume from). */
+  get cursor(): number {
+    return this.last;
+  }
+
+  get finished(): boolean {
+    return this.terminal;
+  }
+
+  accept(data: string): RunEvent {
+    let value: unknown;
+    try {
+      value = JSON.parse(data);
+    } catch {
+      throw invalid('A job event frame is not valid JSON.');
+    }
+    if (!validEnvelope(value)) throw invalid(`A job event envelope is invalid: ${validEnvelope.explain(value)}.`);
+    const type = value.type;
+    const validate = eventValidator(type);
+    if (!validate) throw new DriverError('UNSUPPORTED_EVENT', `The job stream sent event type ${type}, which this client does not understand.`);
+    if (!validate(value)) throw invalid(`A ${type} event is invalid: ${validate.explain(value)}.`);
+    const event = value as RunEvent;
+    const problem = checkJobEvent(event, this.job, this.last + 1);
+    if (problem) throw invalid(`The job stream is inconsistent: ${problem}.`);
+    this.last = event.sequence;
+    if (TERMINAL_EVENT_TYPES.has(event.type)) this.terminal = true;
+    return event;
   }
 }

@@ -101,6 +101,36 @@ describe('agenticdriver CLI', () => {
     assert.equal(errorOf(changed.stderr).code, 'IDEMPOTENCY_CONFLICT');
   });
 
+  it('jobs submit --tail follows a job to its end; jobs read and tail --after find it again', () => {
+    const common = ['--config', config, '--url', url];
+    const submitted = cli(['jobs', 'submit', ...common, '--key', `cli-job-${process.pid}`, '--provider', 'mock', '--model', 'demo', '--input', 'Hello job', '--tail']);
+    assert.equal(submitted.status, 0, submitted.stderr);
+    assert.equal(submitted.stdout, 'Hello job\n');
+    const id = /job ([0-9a-f-]{36})/.exec(submitted.stderr)![1]!;
+    const read = cli(['jobs', 'read', id, ...common]);
+    assert.equal((JSON.parse(read.stdout) as { state: string }).state, 'completed');
+    const tail = cli(['jobs', 'tail', id, ...common, '--after', '2', '--json']);
+    assert.equal(tail.status, 0, tail.stderr);
+    const sequences = tail.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { sequence: number }).sequence);
+    assert.equal(sequences[0], 3);
+    const cancelled = cli(['jobs', 'cancel', id, ...common]);
+    assert.equal((JSON.parse(cancelled.stdout) as { state: string }).state, 'completed', 'a finished job is returned unchanged');
+  });
+
+  it('sessions create, run --session ID:REVISION, sessions read and delete', () => {
+    const common = ['--config', config, '--url', url];
+    const created = cli(['sessions', 'create', ...common, '--provider', 'mock', '--model', 'demo']);
+    assert.equal(created.status, 0, created.stderr);
+    const id = (JSON.parse(created.stdout) as { session: { id: string } }).session.id;
+    const turn = cli(['run', ...common, '--provider', 'mock', '--model', 'demo', '--input', 'first turn', '--session', `${id}:0`]);
+    assert.equal(turn.status, 0, turn.stderr);
+    const stale = cli(['run', ...common, '--provider', 'mock', '--model', 'demo', '--input', 'again', '--session', `${id}:0`]);
+    assert.equal(errorOf(stale.stderr).code, 'SESSION_REVISION_CONFLICT');
+    const read = JSON.parse(cli(['sessions', 'read', id, ...common]).stdout) as { session: { revision: number }; history: { content: string }[] };
+    assert.deepEqual([read.session.revision, read.history.map((message) => message.content)], [1, ['first turn', 'first turn']]);
+    assert.deepEqual(JSON.parse(cli(['sessions', 'delete', id, ...common]).stdout), { id, deleted: true });
+  });
+
   it('run exits 1 with the run error JSON on stderr', () => {
     const input = JSON.stringify({ mockScript: { steps: [{ actions: [{ error: { code: 'RATE_LIMITED', retryable: true } }] }] } });
     const result = cli(['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--input', input]);

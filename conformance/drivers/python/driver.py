@@ -26,11 +26,19 @@ CASE_IO_TIMEOUT = 20.0
 STREAM_FIELDS = ("approvals", "session", "applicationTools", "tools", "retrieval")
 HELLO = {"provider": "mock", "model": "demo", "input": "Hello"}
 EXPECTED_TEXT = "Hello \U0001f30d"
-# Vector operations that call one client method with one field of the case.
+# Vector operations that call one client method with one field of the case (or, when a
+# key is named, with that key of the field: the id of an identity).
 CALLS = {
-    "approval": ("decide_approval", "decision"),
-    "tool-result": ("complete_tool", "toolResult"),
-    "tool-progress": ("report_tool_progress", "toolIdentity"),
+    "approval": ("decide_approval", "decision", None),
+    "tool-result": ("complete_tool", "toolResult", None),
+    "tool-progress": ("report_tool_progress", "toolIdentity", None),
+    "session-create": ("create_session", "sessionCreate", None),
+    "session-read": ("read_session", "sessionIdentity", "id"),
+    "session-delete": ("delete_session", "sessionIdentity", "id"),
+    "job-submit": ("submit_job", "jobSubmit", None),
+    "job-read": ("read_job", "jobIdentity", "id"),
+    "job-cancel": ("cancel_job", "jobIdentity", "id"),
+    "job-events": ("job_events", "jobEvents", None),
 }
 Handler = Callable[[Any, Dict[str, Any]], Awaitable[None]]
 
@@ -241,8 +249,9 @@ async def run_vector(mode: SyncMode, case: Dict[str, Any]) -> Optional[str]:
         elif operation == "protocol":
             await mode.protocol(base, mode.env.token)
         elif operation in CALLS:
-            method, field_name = CALLS[operation]
-            await mode.call(base, mode.env.token, method, case[field_name])
+            method, field_name, key = CALLS[operation]
+            argument = case[field_name] if key is None else case[field_name][key]
+            await mode.call(base, mode.env.token, method, argument)
         else:
             request = dict(HELLO, **{key: case[key] for key in STREAM_FIELDS if key in case})
             cancel = bool(case.get("cancel"))

@@ -16,6 +16,9 @@ import {
   type RunRequest,
   type ToolExecutionIdentity,
   type ToolExecutionResult,
+  type SessionCreate,
+  type JobSubmit,
+  type JobEventsRequest,
 } from '../../../src/client/index.js';
 import { fetchTrustingCa } from '../../../src/client/node-ca.js';
 import { readJson, skipReason, type ConformanceCase, type ConformanceVectors, type SkipList, type VersioningVectors } from '../../peer/fixtures.js';
@@ -123,6 +126,13 @@ const OPERATIONS: Record<string, (peer: AgenticClient, testCase: ConformanceCase
   approval: (peer, testCase) => peer.decideApproval(testCase.decision as ApprovalDecision),
   'tool-result': (peer, testCase) => peer.completeTool(testCase.toolResult as ToolExecutionResult),
   'tool-progress': (peer, testCase) => peer.reportToolProgress(testCase.toolIdentity as ToolExecutionIdentity),
+  'session-create': (peer, testCase) => peer.createSession(testCase.sessionCreate as SessionCreate),
+  'session-read': (peer, testCase) => peer.readSession((testCase.sessionIdentity as { id: string }).id),
+  'session-delete': (peer, testCase) => peer.deleteSession((testCase.sessionIdentity as { id: string }).id),
+  'job-submit': (peer, testCase) => peer.submitJob(testCase.jobSubmit as JobSubmit),
+  'job-read': (peer, testCase) => peer.readJob((testCase.jobIdentity as { id: string }).id),
+  'job-cancel': (peer, testCase) => peer.cancelJob((testCase.jobIdentity as { id: string }).id),
+  'job-events': (peer, testCase) => peer.jobEvents(testCase.jobEvents as JobEventsRequest),
 };
 
 async function runCase(testCase: ConformanceCase): Promise<string | undefined> {

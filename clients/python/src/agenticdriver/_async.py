@@ -6,8 +6,9 @@ followed, nothing is retried and no environment proxy settings are read.
 """
 from __future__ import annotations
 
+import asyncio
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, AsyncIterator, List, Mapping, Optional, Type, cast
+from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Dict, List, Mapping, Optional, Type, cast
 
 from ._endpoint import (
     DEFAULT_DISCOVERY_TIMEOUT,
@@ -20,9 +21,15 @@ from ._endpoint import (
 from ._json import MAX_JSON_BYTES
 from ._responses import (
     MAX_ERROR_BODY_BYTES,
+    JobStreamParser,
     RunStreamParser,
     check_version,
     decode_approval_receipt,
+    decode_job,
+    decode_job_event_page,
+    decode_session_created,
+    decode_session_deleted,
+    decode_session_snapshot,
     decode_protocol,
     decode_providers,
     decode_run_result,
@@ -31,15 +38,30 @@ from ._responses import (
     is_success,
     require_event_stream,
 )
+from ._run_events import JobStreamChecker
 from ._submissions import (
     DECISION_ENDPOINT,
+    JOB_CANCEL_ENDPOINT,
+    JOB_EVENTS_ENDPOINT,
+    JOB_READ_ENDPOINT,
+    JOB_SUBMIT_ENDPOINT,
     PROGRESS_ENDPOINT,
     RESULT_ENDPOINT,
+    SESSION_CREATE_ENDPOINT,
+    SESSION_DELETE_ENDPOINT,
+    SESSION_READ_ENDPOINT,
     decision_body,
     identity_of,
+    job_events_body,
+    job_identity_body,
+    job_stream_endpoint,
+    job_submit_body,
     progress_body,
     result_body,
+    session_create_body,
+    session_identity_body,
 )
+from ._tail import DEFAULT_INITIAL_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, TailPolicy, incomplete, is_resumable
 from ._tickets import (
     AsyncPendingApproval,
     AsyncPendingExecution,
@@ -53,11 +75,18 @@ from .errors import DriverError
 from .types import (
     ApprovalDecision,
     ApprovalResolution,
+    JobEventPage,
+    JobEventsRequest,
+    JobInfo,
+    JobSubmit,
     Provider,
     ProtocolInfo,
     RunEvent,
     RunRequest,
     RunResult,
+    SessionCreate,
+    SessionDeleteResult,
+    SessionSnapshot,
     ToolExecutionIdentity,
     ToolExecutionReceipt,
     ToolExecutionResult,
@@ -181,12 +210,102 @@ class AsyncAgenticClient:
         body = await self._fetch_json("POST", RESULT_ENDPOINT, result_body(result), self._io_timeout)
         return cast(ToolExecutionReceipt, decode_tool_receipt(body, identity_of(result), "accepted"))
 
+    async def create_session(self, request: SessionCreate) -> SessionSnapshot:
+        """Create a conversation session; see ``AgenticClient.create_session``."""
+        body = await self._fetch_json("POST", SESSION_CREATE_ENDPOINT, session_create_body(request), self._io_timeout)
+        return cast(SessionSnapshot, decode_session_created(body, request))
+
+    async def read_session(self, session_id: str) -> SessionSnapshot:
+        """The session's description and visible history."""
+        body = await self._fetch_json("POST", SESSION_READ_ENDPOINT, session_identity_body(session_id), self._io_timeout)
+        return cast(SessionSnapshot, decode_session_snapshot(body, session_id))
+
+    async def delete_session(self, session_id: str) -> SessionDeleteResult:
+        """Delete the session (an active turn is cancelled); the receipt must say ``deleted``."""
+        body = await self._fetch_json("POST", SESSION_DELETE_ENDPOINT, session_identity_body(session_id), self._io_timeout)
+        return cast(SessionDeleteResult, decode_session_deleted(body, session_id))
+
+    async def submit_job(self, submission: JobSubmit) -> JobInfo:
+        """Submit a durable job; the same ``key`` and request return the same job."""
+        body = await self._fetch_json("POST", JOB_SUBMIT_ENDPOINT, job_submit_body(submission), self._io_timeout)
+        return cast(JobInfo, decode_job(body, request=submission["request"]))
+
+    async def read_job(self, job_id: str) -> JobInfo:
+        """The job's state and cursor (how many events are committed)."""
+        body = await self._fetch_json("POST", JOB_READ_ENDPOINT, job_identity_body(job_id), self._io_timeout)
+        return cast(JobInfo, decode_job(body, job_id=job_id))
+
+    async def cancel_job(self, job_id: str) -> JobInfo:
+        """Ask a queued or running job to stop; a finished job comes back unchanged."""
+        body = await self._fetch_json("POST", JOB_CANCEL_ENDPOINT, job_identity_body(job_id), self._io_timeout)
+        return cast(JobInfo, decode_job(body, job_id=job_id))
+
+    async def job_events(self, request: JobEventsRequest) -> JobEventPage:
+        """One validated page of the job's committed events after ``request["after"]``."""
+        body = await self._fetch_json("POST", JOB_EVENTS_ENDPOINT, job_events_body(request), self._io_timeout)
+        return cast(JobEventPage, decode_job_event_page(body, request))
+
+    def tail_job(
+        self,
+        job_id: str,
+        *,
+        after: int = 0,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        initial_delay: float = DEFAULT_INITIAL_DELAY,
+        max_delay: float = DEFAULT_MAX_DELAY,
+    ) -> AsyncGenerator[RunEvent, None]:
+        """Follow a job's events live, resuming dropped connections; see ``AgenticClient.tail_job``.
+        ``aclose()`` on the generator closes the connection; the job keeps running."""
+        job_identity_body(job_id)
+        policy = TailPolicy(after, max_attempts, initial_delay, max_delay)
+        return self._tail(job_id, policy)
+
+    async def _tail(self, job_id: str, policy: TailPolicy) -> AsyncGenerator[RunEvent, None]:
+        job = await self.read_job(job_id)
+        if policy.nothing_to_tail(job):
+            return
+        checker = JobStreamChecker(job, policy.after)
+        transport_errors = (OSError, self._httpx.TransportError)
+        while True:
+            before = checker.cursor
+            failure: BaseException
+            try:
+                # async for does not close its iterator on exit: close the connection explicitly.
+                connection = self._tail_once(job_id, checker)
+                try:
+                    async for event in connection:
+                        yield event
+                finally:
+                    await connection.aclose()
+                if checker.finished:
+                    return
+                failure = incomplete()
+            except (DriverError, *transport_errors) as error:
+                if not is_resumable(error, transport_errors):
+                    raise
+                failure = error
+            await asyncio.sleep(policy.failed(checker.cursor > before, failure))
+
+    async def _tail_once(self, job_id: str, checker: JobStreamChecker) -> AsyncGenerator[RunEvent, None]:
+        headers = {"Last-Event-ID": str(checker.cursor)}
+        response = await self._exchange("GET", job_stream_endpoint(job_id), None, "text/event-stream", self._io_timeout, headers)
+        try:
+            require_event_stream(response.headers.get("Content-Type"))
+            parser = JobStreamParser(checker)
+            async for chunk in response.aiter_raw():
+                for event in parser.feed(chunk):
+                    yield cast(RunEvent, event)
+                if checker.finished:
+                    return
+        finally:
+            await response.aclose()
+
     def _check_open(self) -> None:
         if self._closed:
             raise DriverError("CLIENT_CLOSED", "The client is closed.")
 
     async def _exchange(
-        self, method: str, endpoint: str, body: Optional[bytes], accept: str, timeout: Optional[float]
+        self, method: str, endpoint: str, body: Optional[bytes], accept: str, timeout: Optional[float], extra: Optional[Dict[str, str]] = None
     ) -> "httpx.Response":
         """Send one request and return the open response after the status/version checks."""
         self._check_open()
@@ -194,7 +313,7 @@ class AsyncAgenticClient:
             method,
             self._endpoint.url(endpoint),
             content=body,
-            headers=self._endpoint.headers(accept, body is not None),
+            headers={**self._endpoint.headers(accept, body is not None), **(extra or {})},
             timeout=self._httpx.Timeout(timeout),
         )
         response: "httpx.Response" = await self._http.send(request, stream=True)

@@ -6,13 +6,18 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeV
 from ._json import MAX_JSON_BYTES, parse_json_body
 from ._rules import (
     check_approval_receipt,
+    check_job_event_page,
+    check_job_receipt,
+    check_session_created,
+    check_session_deleted,
+    check_session_snapshot,
     check_protocol_info,
     check_provider_list,
     check_run_result,
     check_tool_receipt,
     error_from_envelope,
 )
-from ._run_events import RunEventChecker
+from ._run_events import JobStreamChecker, RunEventChecker
 from ._schema import Invalid
 from ._sse import SseDecoder
 from ._endpoint import PROTOCOL_VERSION
@@ -78,6 +83,45 @@ def decode_approval_receipt(body: bytes, decision: Mapping[str, Any]) -> Dict[st
 
 def decode_tool_receipt(body: bytes, identity: Mapping[str, Any], status: str) -> Dict[str, Any]:
     return _decoded(body, lambda value: check_tool_receipt(value, identity, status))
+
+
+def decode_session_created(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]:
+    return _decoded(body, lambda value: check_session_created(value, request))
+
+
+def decode_session_snapshot(body: bytes, session_id: str) -> Dict[str, Any]:
+    return _decoded(body, lambda value: check_session_snapshot(value, session_id))
+
+
+def decode_session_deleted(body: bytes, session_id: str) -> Dict[str, Any]:
+    return _decoded(body, lambda value: check_session_deleted(value, session_id))
+
+
+def decode_job(body: bytes, *, job_id: Optional[str] = None, request: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    return _decoded(body, lambda value: check_job_receipt(value, job_id=job_id, request=request))
+
+
+def decode_job_event_page(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]:
+    return _decoded(body, lambda value: check_job_event_page(value, request))
+
+
+class JobStreamParser:
+    """Bytes of one connection of a job's event stream in, validated events out.
+
+    The checker outlives the connection, so a resumed stream continues its sequence.
+    """
+
+    def __init__(self, checker: JobStreamChecker) -> None:
+        self._decoder = SseDecoder()
+        self.checker = checker
+
+    def feed(self, chunk: bytes) -> List[Dict[str, Any]]:
+        events: List[Dict[str, Any]] = []
+        for data in self._decoder.feed(chunk):
+            events.append(self.checker.accept(data))
+            if self.checker.finished:
+                break
+        return events
 
 
 class RunStreamParser:

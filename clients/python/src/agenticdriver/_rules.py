@@ -9,7 +9,19 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from urllib.parse import urlsplit
 
 from ._schema import Invalid, fail
-from .generated.checks import approval_resolution, error_info, protocol_info, provider_list, run_result, tool_execution_receipt
+from .generated.checks import (
+    EVENT_CHECKS,
+    approval_resolution,
+    error_info,
+    job_event_page,
+    job_info,
+    protocol_info,
+    provider_list,
+    run_result,
+    session_delete_result,
+    session_snapshot,
+    tool_execution_receipt,
+)
 
 Json = Dict[str, Any]
 
@@ -238,4 +250,159 @@ def check_tool_receipt(value: object, identity: Mapping[str, Any], status: str) 
         fail("receipt", "names another execution, run or call" + _RECONCILE)
     if value["status"] != status:
         fail("receipt/status", f"must be {status!r}" + _RECONCILE)
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Conversation sessions
+
+
+def check_session_snapshot(value: object, session_id: Optional[str] = None) -> Json:
+    """A snapshot of the session asked for (ids compare case-insensitively), with sane times."""
+    session_snapshot(value, "snapshot")
+    assert isinstance(value, dict)
+    session = value["session"]
+    if session_id is not None and session["id"].lower() != session_id.lower():
+        fail("snapshot/session/id", "names another session")
+    check_session_times(session, "snapshot/session")
+    return value
+
+
+def check_session_created(value: object, request: Mapping[str, Any]) -> Json:
+    """A create receipt echoes provider, model, mode, history and instructions, at revision 0, ready."""
+    snapshot = check_session_snapshot(value)
+    session = snapshot["session"]
+    for key in ("provider", "model", "mode"):
+        if session[key] != request[key]:
+            fail(f"snapshot/session/{key}", "differs from the request")
+    if session["revision"] != 0:
+        fail("snapshot/session/revision", "must be 0 for a new session")
+    if session["state"] != "ready":
+        fail("snapshot/session/state", "must be ready for a new session")
+    if snapshot.get("instructions") != request.get("instructions"):
+        fail("snapshot/instructions", "differ from the requested instructions")
+    echoed = [(message["role"], message["content"]) for message in snapshot["history"]]
+    if echoed != [(message["role"], message["content"]) for message in request.get("history", [])]:
+        fail("snapshot/history", "differs from the requested history")
+    return snapshot
+
+
+def check_session_deleted(value: object, session_id: str) -> Json:
+    session_delete_result(value, "receipt")
+    assert isinstance(value, dict)
+    if value["id"].lower() != session_id.lower():
+        fail("receipt/id", "names another session")
+    if value["deleted"] is not True:
+        fail("receipt/deleted", "must be true")
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Durable jobs
+
+TERMINAL_JOB_STATES = frozenset({"completed", "failed", "cancelled", "interrupted"})
+MAX_JOB_PAGE_EVENTS = 100
+_TERMINAL_EVENT_STATES = {"run.completed": ("completed",), "run.cancelled": ("cancelled",), "run.failed": ("failed", "interrupted")}
+_INTERACTIVE_EVENTS = frozenset({"tool.execution.requested", "approval.requested", "approval.resolved"})
+
+
+def check_job_info(value: object, path: str = "job") -> Json:
+    """JobInfo invariants: expiry exactly when finished and after the last update, time order, cursors."""
+    job_info(value, path)
+    assert isinstance(value, dict)
+    terminal = value["state"] in TERMINAL_JOB_STATES
+    # Host timestamps are fixed-width UTC, so text order is time order.
+    if value["updatedAt"] < value["createdAt"]:
+        fail(f"{path}/updatedAt", "is before createdAt")
+    expires = value.get("expiresAt")
+    if terminal != (expires is not None):
+        fail(f"{path}/expiresAt", "must be present exactly when the job is finished")
+    if expires is not None and expires <= value["updatedAt"]:
+        fail(f"{path}/expiresAt", "must be later than updatedAt")
+    if value["state"] == "queued" and value["cursor"] != 0:
+        fail(f"{path}/cursor", "must be 0 while the job is queued")
+    if terminal and value["cursor"] < 2:
+        fail(f"{path}/cursor", "must count at least run.started and the terminal event of a finished job")
+    return value
+
+
+def check_job_receipt(value: object, *, job_id: Optional[str] = None, request: Optional[Mapping[str, Any]] = None) -> Json:
+    """submit: the job runs the requested provider and model; read/cancel: the job named."""
+    job = check_job_info(value)
+    if job_id is not None and job["id"] != job_id:
+        fail("job/id", "names another job")
+    if request is not None and (job["provider"] != request.get("provider") or job["model"] != request.get("model")):
+        fail("job", "runs another provider or model than the request")
+    return job
+
+
+def check_job_event(event: Mapping[str, Any], job: Mapping[str, Any], expected_sequence: int, path: str = "event") -> None:
+    """One event of a job's log (page or live stream): the job's run, in order, run.started
+    first naming the job's provider and model, no interactive events, the job's own result."""
+    kind = event["type"]
+    if kind in _INTERACTIVE_EVENTS:
+        fail(path, f"{kind} cannot occur in a job (jobs never dispatch application tools or ask for approvals)")
+    if event["runId"] != job["runId"]:
+        fail(f"{path}/runId", "differs from the job's run")
+    if event["sequence"] != expected_sequence:
+        fail(f"{path}/sequence", f"must be {expected_sequence}")
+    if (event["sequence"] == 1) != (kind == "run.started"):
+        fail(path, "run.started must come exactly at sequence 1")
+    if kind == "run.started" and (event["provider"] != job["provider"] or event["model"] != job["model"]):
+        fail(path, "run.started names another provider or model than the job")
+    if kind == "run.completed":
+        result = event["result"]
+        if result["runId"] != job["runId"] or result["provider"] != job["provider"] or result["model"] != job["model"]:
+            fail(f"{path}/result", "names another run, provider or model than the job")
+        if "session" in result:
+            fail(f"{path}/result/session", "cannot occur in a job result")
+
+
+def _check_job_page_event(event: Mapping[str, Any], job: Mapping[str, Any], expected_sequence: int, path: str) -> None:
+    check_job_event(event, job, expected_sequence, path)
+    kind = event["type"]
+    if event["sequence"] > job["cursor"]:
+        fail(f"{path}/sequence", "is beyond the job's cursor")
+    terminal = kind in _TERMINAL_EVENT_STATES
+    finished = job["state"] in TERMINAL_JOB_STATES
+    at_cursor = event["sequence"] == job["cursor"]
+    if terminal and not (at_cursor and finished):
+        fail(path, "a terminal event comes only last in a finished job's log")
+    if at_cursor and finished and not terminal:
+        fail(path, "the last event of a finished job must be terminal")
+    if not terminal:
+        return
+    if job["state"] not in _TERMINAL_EVENT_STATES[kind]:
+        fail(path, f"{kind} does not match the job state {job['state']!r}")
+    if kind == "run.failed" and job["state"] == "interrupted" and event["error"].get("outcome") != "uncertain":
+        fail(f"{path}/error/outcome", "must be uncertain for an interrupted job")
+
+
+def check_job_event_page(value: object, request: Mapping[str, Any]) -> Json:
+    """A page of the job asked for: within the limit, contiguous after ``after``, cursors that agree."""
+    job_event_page(value, "page")
+    assert isinstance(value, dict)
+    job = check_job_info(value["job"], "page/job")
+    if job["id"] != request["id"]:
+        fail("page/job/id", "names another job")
+    events: List[Json] = value["events"]
+    limit = request.get("limit", MAX_JOB_PAGE_EVENTS)
+    if len(events) > limit:
+        fail("page/events", f"holds more than the limit of {limit}")
+    after: int = request["after"]
+    if after > job["cursor"]:
+        fail("page/job/cursor", "is before the requested position")
+    for index, event in enumerate(events):
+        payload = EVENT_CHECKS.get(event["type"])
+        if payload is None:
+            fail(f"page/events/{index}/type", "is not a known event type")
+        payload(event, f"page/events/{index}")
+        _check_job_page_event(event, job, after + 1 + index, f"page/events/{index}")
+    last = events[-1]["sequence"] if events else after
+    if value["nextCursor"] != last:
+        fail("page/nextCursor", "must be the last sequence of the page")
+    if value["hasMore"] != (last < job["cursor"]):
+        fail("page/hasMore", "disagrees with the job's cursor")
+    if value["hasMore"] and not events:
+        fail("page/hasMore", "cannot be true for an empty page")
     return value

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional, Set
 
 from ._json import parse_json_text
-from ._rules import check_run_result
+from ._rules import check_job_event, check_run_result
 from ._schema import Invalid
 from .generated.checks import EVENT_CHECKS, event_envelope
 from .errors import DriverError
@@ -116,3 +116,41 @@ class RunEventChecker:
             raise Invalid(f"more than {MAX_TOOL_EXECUTIONS} tool executions in one run")
         self._execution_ids.add(execution_id)
         self._execution_call_ids.add(call_id)
+
+
+class JobStreamChecker:
+    """Validation of a job's live event stream across reconnections.
+
+    Every event is a known type (an unknown one is refused even when ``optional``: a
+    job's log is replayed as stored), belongs to the job's run and follows the last
+    delivered sequence exactly (no duplicate, no gap); a terminal event ends the job.
+    """
+
+    def __init__(self, job: Mapping[str, Any], after: int) -> None:
+        self._job = job
+        self.cursor = after
+        self.finished = False
+
+    def accept(self, data: str) -> Dict[str, Any]:
+        try:
+            event = parse_json_text(data)
+        except (ValueError, RecursionError):
+            raise _invalid("A job event is not valid JSON.") from None
+        try:
+            event_envelope(event, "event")
+        except Invalid as problem:
+            raise _invalid(f"Invalid job event: {problem}.") from None
+        assert isinstance(event, dict)
+        kind: str = event["type"]
+        payload = EVENT_CHECKS.get(kind)
+        if payload is None:
+            raise DriverError("UNSUPPORTED_EVENT", f"The job stream sent event type {kind!r}, which this client does not understand.")
+        try:
+            payload(event, "event")
+            check_job_event(event, self._job, self.cursor + 1)
+        except Invalid as problem:
+            raise _invalid(f"The job stream is inconsistent: {problem}.") from None
+        self.cursor = event["sequence"]
+        if kind in TERMINAL_EVENT_TYPES:
+            self.finished = True
+        return event

@@ -1,8 +1,10 @@
-"""Bodies of approval decisions and tool-execution reports, checked before they are sent.
+"""Bodies of approval decisions, tool-execution reports, session and job calls, checked
+before they are sent.
 
 The host parses them strictly; checking here turns a malformed submission into the same
-typed error the host would answer (``INVALID_APPROVAL`` / ``INVALID_TOOL_EXECUTION``)
-without spending a request, so a valid retry is still possible.
+typed error the host would answer (``INVALID_APPROVAL``, ``INVALID_TOOL_EXECUTION``,
+``INVALID_SESSION``, ``INVALID_JOB``, ``INVALID_JOB_CURSOR``) without spending a request,
+so a valid retry is still possible.
 """
 from __future__ import annotations
 
@@ -10,12 +12,28 @@ from typing import Any, Mapping
 
 from ._endpoint import encode_body
 from ._schema import Check, Invalid
-from .generated.checks import approval_decision, tool_execution_identity, tool_execution_result
+from .generated.checks import (
+    approval_decision,
+    job_events_request,
+    job_identity,
+    job_submit,
+    session_create,
+    session_identity,
+    tool_execution_identity,
+    tool_execution_result,
+)
 from .errors import DriverError
 
 DECISION_ENDPOINT = "v1/approvals/decisions"
 PROGRESS_ENDPOINT = "v1/tool-executions/progress"
 RESULT_ENDPOINT = "v1/tool-executions/results"
+SESSION_CREATE_ENDPOINT = "v1/sessions/create"
+SESSION_READ_ENDPOINT = "v1/sessions/read"
+SESSION_DELETE_ENDPOINT = "v1/sessions/delete"
+JOB_SUBMIT_ENDPOINT = "v1/jobs/submit"
+JOB_READ_ENDPOINT = "v1/jobs/read"
+JOB_CANCEL_ENDPOINT = "v1/jobs/cancel"
+JOB_EVENTS_ENDPOINT = "v1/jobs/events"
 
 
 # How deep the host follows arguments and outputs when it checks that they survive its
@@ -66,3 +84,28 @@ def result_body(result: object) -> bytes:
 
 def identity_of(submission: Mapping[str, Any]) -> Mapping[str, Any]:
     return {key: submission[key] for key in ("executionId", "runId", "callId")}
+
+
+def session_create_body(request: object) -> bytes:
+    return _checked_body(request, session_create, "INVALID_SESSION", "session request")
+
+
+def session_identity_body(session_id: object) -> bytes:
+    return _checked_body({"id": session_id}, session_identity, "INVALID_SESSION", "session identity")
+
+
+def job_submit_body(submission: object) -> bytes:
+    return _checked_body(submission, job_submit, "INVALID_JOB", "job submission")
+
+
+def job_identity_body(job_id: object) -> bytes:
+    return _checked_body({"id": job_id}, job_identity, "INVALID_JOB", "job identity")
+
+
+def job_events_body(request: object) -> bytes:
+    return _checked_body(request, job_events_request, "INVALID_JOB_CURSOR", "job events request")
+
+
+def job_stream_endpoint(job_id: str) -> str:
+    """The live event stream of a job (its id already checked by ``job_identity_body``)."""
+    return f"v1/jobs/{job_id}/stream"

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import http.client
 import socket
+import time
 import weakref
 from types import TracebackType
-from typing import Any, Iterator, List, Mapping, Optional, Tuple, Type, cast
+from typing import Any, Dict, Generator, Iterator, List, Mapping, Optional, Tuple, Type, cast
 
 from ._endpoint import (
     DEFAULT_DISCOVERY_TIMEOUT,
@@ -23,9 +24,15 @@ from ._json import MAX_JSON_BYTES
 from ._responses import (
     MAX_ERROR_BODY_BYTES,
     READ_SIZE,
+    JobStreamParser,
     RunStreamParser,
     check_version,
     decode_approval_receipt,
+    decode_job,
+    decode_job_event_page,
+    decode_session_created,
+    decode_session_deleted,
+    decode_session_snapshot,
     decode_protocol,
     decode_providers,
     decode_run_result,
@@ -34,15 +41,30 @@ from ._responses import (
     is_success,
     require_event_stream,
 )
+from ._run_events import JobStreamChecker
 from ._submissions import (
     DECISION_ENDPOINT,
+    JOB_CANCEL_ENDPOINT,
+    JOB_EVENTS_ENDPOINT,
+    JOB_READ_ENDPOINT,
+    JOB_SUBMIT_ENDPOINT,
     PROGRESS_ENDPOINT,
     RESULT_ENDPOINT,
+    SESSION_CREATE_ENDPOINT,
+    SESSION_DELETE_ENDPOINT,
+    SESSION_READ_ENDPOINT,
     decision_body,
     identity_of,
+    job_events_body,
+    job_identity_body,
+    job_stream_endpoint,
+    job_submit_body,
     progress_body,
     result_body,
+    session_create_body,
+    session_identity_body,
 )
+from ._tail import DEFAULT_INITIAL_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, TailPolicy, incomplete, is_resumable
 from ._tickets import (
     PendingApproval,
     PendingExecution,
@@ -56,11 +78,18 @@ from .errors import DriverError
 from .types import (
     ApprovalDecision,
     ApprovalResolution,
+    JobEventPage,
+    JobEventsRequest,
+    JobInfo,
+    JobSubmit,
     Provider,
     ProtocolInfo,
     RunEvent,
     RunRequest,
     RunResult,
+    SessionCreate,
+    SessionDeleteResult,
+    SessionSnapshot,
     ToolExecutionIdentity,
     ToolExecutionReceipt,
     ToolExecutionResult,
@@ -169,11 +198,106 @@ class AgenticClient:
         body = self._fetch_json("POST", RESULT_ENDPOINT, result_body(result), self._io_timeout)
         return cast(ToolExecutionReceipt, decode_tool_receipt(body, identity_of(result), "accepted"))
 
+    def create_session(self, request: SessionCreate) -> SessionSnapshot:
+        """Create a conversation session; the receipt must echo the provider, model, mode,
+        history and instructions at revision 0 (else ``INVALID_RESPONSE``)."""
+        body = self._fetch_json("POST", SESSION_CREATE_ENDPOINT, session_create_body(request), self._io_timeout)
+        return cast(SessionSnapshot, decode_session_created(body, request))
+
+    def read_session(self, session_id: str) -> SessionSnapshot:
+        """The session's description and visible history."""
+        body = self._fetch_json("POST", SESSION_READ_ENDPOINT, session_identity_body(session_id), self._io_timeout)
+        return cast(SessionSnapshot, decode_session_snapshot(body, session_id))
+
+    def delete_session(self, session_id: str) -> SessionDeleteResult:
+        """Delete the session (an active turn is cancelled); the receipt must say ``deleted``."""
+        body = self._fetch_json("POST", SESSION_DELETE_ENDPOINT, session_identity_body(session_id), self._io_timeout)
+        return cast(SessionDeleteResult, decode_session_deleted(body, session_id))
+
+    def submit_job(self, submission: JobSubmit) -> JobInfo:
+        """Submit a durable job; the same ``key`` and request return the same job."""
+        body = self._fetch_json("POST", JOB_SUBMIT_ENDPOINT, job_submit_body(submission), self._io_timeout)
+        return cast(JobInfo, decode_job(body, request=submission["request"]))
+
+    def read_job(self, job_id: str) -> JobInfo:
+        """The job's state and cursor (how many events are committed)."""
+        body = self._fetch_json("POST", JOB_READ_ENDPOINT, job_identity_body(job_id), self._io_timeout)
+        return cast(JobInfo, decode_job(body, job_id=job_id))
+
+    def cancel_job(self, job_id: str) -> JobInfo:
+        """Ask a queued or running job to stop; a finished job comes back unchanged."""
+        body = self._fetch_json("POST", JOB_CANCEL_ENDPOINT, job_identity_body(job_id), self._io_timeout)
+        return cast(JobInfo, decode_job(body, job_id=job_id))
+
+    def job_events(self, request: JobEventsRequest) -> JobEventPage:
+        """One validated page of the job's committed events after ``request["after"]``."""
+        body = self._fetch_json("POST", JOB_EVENTS_ENDPOINT, job_events_body(request), self._io_timeout)
+        return cast(JobEventPage, decode_job_event_page(body, request))
+
+    def tail_job(
+        self,
+        job_id: str,
+        *,
+        after: int = 0,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        initial_delay: float = DEFAULT_INITIAL_DELAY,
+        max_delay: float = DEFAULT_MAX_DELAY,
+    ) -> Generator[RunEvent, None, None]:
+        """Follow a job's events live (``GET v1/jobs/{id}/stream``) after ``after``, ending
+        with its terminal event.
+
+        A dropped connection is resumed from the last delivered sequence
+        (``Last-Event-ID``) after a backoff from ``initial_delay`` doubling up to
+        ``max_delay`` seconds, never repeating or skipping an event; after
+        ``max_attempts`` consecutive failed attempts it raises ``JOB_STREAM_LOST``
+        (chained to the last failure). ``close()`` on the generator (or leaving a ``for``
+        loop and dropping it) closes the connection; the job keeps running.
+        """
+        job_identity_body(job_id)
+        policy = TailPolicy(after, max_attempts, initial_delay, max_delay)
+        return self._tail(job_id, policy)
+
+    def _tail(self, job_id: str, policy: TailPolicy) -> Generator[RunEvent, None, None]:
+        job = self.read_job(job_id)
+        if policy.nothing_to_tail(job):
+            return
+        checker = JobStreamChecker(job, policy.after)
+        while True:
+            before = checker.cursor
+            failure: BaseException
+            try:
+                yield from self._tail_once(job_id, checker)
+                if checker.finished:
+                    return
+                failure = incomplete()
+            except (DriverError, OSError) as error:
+                if not is_resumable(error):
+                    raise
+                failure = error
+            time.sleep(policy.failed(checker.cursor > before, failure))
+
+    def _tail_once(self, job_id: str, checker: JobStreamChecker) -> Generator[RunEvent, None, None]:
+        headers = {"Last-Event-ID": str(checker.cursor)}
+        connection, response = self._exchange("GET", job_stream_endpoint(job_id), None, "text/event-stream", self._io_timeout, headers)
+        try:
+            require_event_stream(response.getheader("Content-Type"))
+            parser = JobStreamParser(checker)
+            while not checker.finished:
+                chunk = _read_some(response)
+                if not chunk:
+                    return
+                for event in parser.feed(chunk):
+                    yield cast(RunEvent, event)
+        finally:
+            _close_connection(connection, response)
+
     def _check_open(self) -> None:
         if self._closed:
             raise DriverError("CLIENT_CLOSED", "The client is closed.")
 
-    def _exchange(self, method: str, endpoint: str, body: Optional[bytes], accept: str, timeout: Optional[float]) -> _Exchange:
+    def _exchange(
+        self, method: str, endpoint: str, body: Optional[bytes], accept: str, timeout: Optional[float], extra: Optional[Dict[str, str]] = None
+    ) -> _Exchange:
         """Send one request and return the open response after the status/version checks."""
         self._check_open()
         target = self._endpoint
@@ -183,7 +307,7 @@ class AgenticClient:
         else:
             connection = http.client.HTTPConnection(target.host, target.port, timeout=timeout)
         try:
-            connection.request(method, target.path(endpoint), body=body, headers=target.headers(accept, body is not None))
+            connection.request(method, target.path(endpoint), body=body, headers={**target.headers(accept, body is not None), **(extra or {})})
             response = connection.getresponse()
             check_version(response.headers.get_all("AgenticDriver-Version") or [])
             if not is_success(response.status):

@@ -34,6 +34,11 @@ from .generated.types import (
     HistoryMessage,
     ImageInput,
     IngestionManifest,
+    JobEventPage,
+    JobEventsRequest,
+    JobIdentity,
+    JobInfo,
+    JobSubmit,
     JsonObject,
     MessageCoverage,
     ModelCatalog,
@@ -59,7 +64,11 @@ from .generated.types import (
     RunResult,
     RunStartedEvent,
     SessionBinding,
+    SessionCreate,
+    SessionDeleteResult,
+    SessionIdentity,
     SessionInfo,
+    SessionSnapshot,
     SourceLocation,
     StepStartedEvent,
     TextDeltaEvent,
@@ -82,6 +91,7 @@ MediaType = Literal["text/plain", "text/markdown", "image/png", "image/jpeg", "i
 FinishReason = Literal["stop", "length"]
 ProgressPhase = Literal["model", "tool", "context"]
 Decision = Literal["approve", "deny", "cancel"]
+JobState = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
 
 __all__ = [
     "ApplicationTool",
@@ -108,6 +118,12 @@ __all__ = [
     "HistoryMessage",
     "ImageInput",
     "IngestionManifest",
+    "JobEventPage",
+    "JobEventsRequest",
+    "JobIdentity",
+    "JobInfo",
+    "JobState",
+    "JobSubmit",
     "JsonObject",
     "MediaType",
     "MessageCoverage",
@@ -135,7 +151,11 @@ __all__ = [
     "RunResult",
     "RunStartedEvent",
     "SessionBinding",
+    "SessionCreate",
+    "SessionDeleteResult",
+    "SessionIdentity",
     "SessionInfo",
+    "SessionSnapshot",
     "SourceLocation",
     "StepStartedEvent",
     "TextDeltaEvent",

@@ -7,11 +7,16 @@ from typing import List
 from agenticdriver import AgenticClient, AsyncAgenticClient, AsyncToolContext, DriverError, PendingExecution, ToolContext
 from agenticdriver.types import (
     ApprovalDecision,
+    JobEventPage,
+    JobInfo,
+    JobState,
     JsonObject,
     Provider,
     RunEvent,
     RunRequest,
     RunResult,
+    SessionCreate,
+    SessionSnapshot,
     ToolExecutionReceipt,
     ToolExecutionResult,
 )
@@ -91,6 +96,27 @@ async def interactive_async_app(url: str, token: str) -> List[str]:
                 elif event["type"] == "approval.requested":
                     statuses.append((await client.approval(event).cancel())["outcome"])
     return statuses
+
+
+def sessions_and_jobs_app(url: str, token: str) -> List[int]:
+    client = AgenticClient(url, token)
+    create: SessionCreate = {"provider": "mock", "model": "demo", "mode": "history", "history": [{"role": "user", "content": "hi"}]}
+    snapshot: SessionSnapshot = client.create_session(create)
+    turn: RunRequest = {"provider": "mock", "model": "demo", "input": "next", "session": {"id": snapshot["session"]["id"], "revision": 0}}
+    result = client.run(turn)
+    revision = result["session"]["revision"] if "session" in result else 0
+    deleted: bool = client.delete_session(snapshot["session"]["id"])["deleted"]
+    job: JobInfo = client.submit_job({"key": "nightly-1", "request": {"provider": "mock", "model": "demo", "input": "Hello"}})
+    state: JobState = client.read_job(job["id"])["state"]
+    page: JobEventPage = client.job_events({"id": job["id"], "after": 0, "limit": 10})
+    sequences = [event["sequence"] for event in client.tail_job(job["id"], after=page["nextCursor"], max_attempts=3)]
+    return [revision, int(deleted), len(state), *sequences]
+
+
+async def async_jobs_app(url: str, token: str) -> List[str]:
+    async with AsyncAgenticClient(url, token) as client:
+        job = await client.cancel_job("00000000-0000-4000-8000-000000000001")
+        return [event["type"] async for event in client.tail_job(job["id"], initial_delay=0.1, max_delay=1.0)]
 
 
 if __name__ == "__main__":
