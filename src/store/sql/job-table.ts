@@ -9,9 +9,9 @@ import { DriverError } from '../../protocol/errors.js';
 import type { ErrorInfo, JobInfo, JobState, RunEvent, RunRequest } from '../../protocol/schemas.js';
 import type { JobRow, JobStore, JobSubmission } from '../store.js';
 import type { SqlEngine } from './engine.js';
+import { ORPHAN, rowLock } from './ownership.js';
 
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
-const ORPHAN = 'owner IS NULL OR NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = owner)';
 
 interface JobColumns {
   id: string;
@@ -87,9 +87,8 @@ export class JobTable implements JobStore {
    * Starts the next queued job on this replica, fairly: the subject with the fewest running
    * jobs first, then the oldest job. Undefined when nothing is queued.
    */
-  /** Row locks for read-then-write transactions (SQLite serializes its transactions anyway). */
   private get lock(): string {
-    return this.engine.dialect === 'postgres' ? 'FOR UPDATE' : '';
+    return rowLock(this.engine);
   }
 
   async claim(): Promise<JobRow | undefined> {

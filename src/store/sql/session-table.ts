@@ -9,8 +9,8 @@ import { DriverError } from '../../protocol/errors.js';
 import type { HistoryMessage, SessionCreate, SessionInfo } from '../../protocol/schemas.js';
 import type { SessionRow, SessionStore } from '../store.js';
 import type { SqlEngine } from './engine.js';
+import { ORPHAN, rowLock } from './ownership.js';
 
-const ORPHAN = 'owner IS NULL OR NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = owner)';
 
 interface SessionColumns {
   id: string;
@@ -73,7 +73,7 @@ export class SessionTable implements SessionStore {
   async begin(id: string, subject: string, revision: number, provider: string, model: string, maxMessages: number): Promise<SessionRow> {
     return this.engine.transaction(async (tx) => {
       const now = this.now();
-      const [current] = await tx.all<SessionColumns>(`SELECT * FROM sessions WHERE id = ? AND (expires_at IS NULL OR expires_at > ?) ${this.engine.dialect === 'postgres' ? 'FOR UPDATE' : ''}`, [id, now]);
+      const [current] = await tx.all<SessionColumns>(`SELECT * FROM sessions WHERE id = ? AND (expires_at IS NULL OR expires_at > ?) ${rowLock(this.engine)}`, [id, now]);
       if (!current || current.subject !== subject) throw new DriverError('SESSION_NOT_FOUND', 'No such session.');
       if (current.provider !== provider || current.model !== model) throw new DriverError('SESSION_PROVIDER_MISMATCH', 'The session belongs to another provider or model.');
       if (Number(current.revision) !== revision) throw new DriverError('SESSION_REVISION_CONFLICT', `The session is at revision ${current.revision}, not ${revision}.`);
@@ -90,7 +90,7 @@ export class SessionTable implements SessionStore {
   /** Ends this replica's turn with the exchange appended: revision + 1, ready, idle clock restarted. */
   async commit(id: string, exchange: HistoryMessage[]): Promise<SessionRow | undefined> {
     return this.engine.transaction(async (tx) => {
-      const [current] = await tx.all<SessionColumns>(`SELECT * FROM sessions WHERE id = ? AND owner = ? AND state = 'running' ${this.engine.dialect === 'postgres' ? 'FOR UPDATE' : ''}`, [id, this.owner()]);
+      const [current] = await tx.all<SessionColumns>(`SELECT * FROM sessions WHERE id = ? AND owner = ? AND state = 'running' ${rowLock(this.engine)}`, [id, this.owner()]);
       if (!current) return undefined;
       const now = Math.max(this.now(), Number(current.updated_at));
       const history = [...(JSON.parse(current.history) as HistoryMessage[]), ...exchange];

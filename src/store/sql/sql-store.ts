@@ -29,11 +29,9 @@ import type { SqlEngine } from './engine.js';
 import { JobTable } from './job-table.js';
 import { SessionTable } from './session-table.js';
 import { migrate } from './migrations.js';
+import { LIVE_OWNER, ORPHAN } from './ownership.js';
 
 const SIGNALS = 'agenticdriver_signals';
-/** Owned by nobody alive: no owner, or an owner without a replica row. */
-const ORPHAN = 'owner IS NULL OR NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = owner)';
-const LIVE_OWNER = 'EXISTS (SELECT 1 FROM replicas r WHERE r.id = owner AND r.lease_expires_at > ?)';
 
 type PendingWrite =
   | { kind: 'start'; record: RunStartRecord; done: (error?: unknown) => void }
