@@ -11,6 +11,7 @@ import { readSecret } from '../shared/secrets.js';
 import { PostgresEngine } from '../store/postgres/postgres-engine.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ProviderHealth } from '../protocol/schemas.js';
+import { usageSinkReport, type UsageSinkReport } from '../extensions/usage/report.js';
 
 export interface DoctorReport {
   ok: boolean;
@@ -19,6 +20,8 @@ export interface DoctorReport {
   listener: { host: string; port: number; tls: boolean };
   tokens: number;
   providers: { id: string; kind: string; models: string[]; health: ProviderHealth; version?: string }[];
+  /** The usage sinks' last health and the webhook spool (USAGESTAT_ERROR / USAGESTAT_SCHEMA show here). */
+  usage: UsageSinkReport;
   /** SQLite: where the file lives. PostgreSQL: whether the database answers (nothing is migrated). */
   state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; status: 'ready' | 'unavailable'; reason?: string };
 }
@@ -51,14 +54,19 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
     }),
   );
   await Promise.allSettled(adapters.map((adapter) => adapter.close?.()));
+  const usage = await usageSinkReport(config.usage, config.configDir, config.stateDirectory);
   const state = await probeState(config);
   return {
-    ok: providers.every((provider) => provider.health.status === 'ready' || provider.health.status === 'unknown') && !('status' in state && state.status === 'unavailable'),
+    ok:
+      usage.ok &&
+      providers.every((provider) => provider.health.status === 'ready' || provider.health.status === 'unknown') &&
+      !('status' in state && state.status === 'unavailable'),
     configPath,
     configuration: 'valid',
     listener: { host: config.listen.host, port: config.listen.port, tls: config.listen.tls !== undefined },
     tokens: config.tokens.length,
     providers,
     state,
+    usage,
   };
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The operator CLI: `agenticdriver init | serve | status | doctor | audit | run | jobs | sessions`.
+ * The operator CLI: `agenticdriver init | serve | status | doctor | audit | usage | run | jobs | sessions`.
  * Success output goes to stdout; a failure is one JSON error line on stderr and exit 1.
  */
 import { readFileSync } from 'node:fs';
@@ -20,6 +20,8 @@ import {
 } from './jobs.js';
 import { runCommand, statusCommand } from './remote.js';
 import { serve } from './serve.js';
+import { formatUsageTable, parseGrouping, parseSince, usageReport } from './usage.js';
+import type { UsageGrouping } from '../store/usage-totals.js';
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -108,6 +110,19 @@ program
     const records = await readAudit(options.config, options.limit ?? 100);
     if (options.json) for (const record of records) process.stdout.write(`${JSON.stringify(record)}\n`);
     else printJson(records, false);
+  });
+
+program
+  .command('usage')
+  .description('Print run, token and cost totals from the state store: an aligned table, or one JSON object with --json.')
+  .addOption(configOption())
+  .option('--since <when>', 'only runs that finished since an ISO date/time or a duration back from now (90m, 24h, 7d)', (value: string) => parseSince(value))
+  .option('--by <group>', 'group by subject, provider, model or day (UTC)', parseGrouping)
+  .option('--json', 'one-line JSON output')
+  .action(async (options: { config?: string; since?: string; by?: UsageGrouping; json?: boolean }) => {
+    const report = await usageReport(options.config, { ...(options.since ? { since: options.since } : {}), ...(options.by ? { by: options.by } : {}) });
+    if (options.json) printJson(report, true);
+    else process.stdout.write(`${formatUsageTable(report)}\n`);
   });
 
 program

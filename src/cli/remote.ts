@@ -5,6 +5,7 @@ import { AgenticClient } from '../client/index.js';
 import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
 import { hostUrl } from '../host/index.js';
 import { readSecret } from '../shared/secrets.js';
+import { usageSinkReport } from '../extensions/usage/report.js';
 import { DriverError } from '../protocol/errors.js';
 import type { RunRequest } from '../protocol/schemas.js';
 
@@ -41,7 +42,8 @@ export function unreachable(error: unknown): never {
 export async function statusCommand(options: ClientOptions & { refresh?: boolean; json?: boolean }): Promise<void> {
   const client = await connect(options);
   const [protocol, providers] = await Promise.all([client.protocol(), client.providers({ refresh: options.refresh ?? false })]).catch(unreachable);
-  const report = { protocol, providers };
+  const config = await readHostConfig(resolveConfigPath(options.config));
+  const report = { protocol, providers, usage: await usageSinkReport(config.usage, config.configDir, config.stateDirectory) };
   process.stdout.write(`${options.json ? JSON.stringify(report) : JSON.stringify(report, null, 2)}\n`);
 }
 

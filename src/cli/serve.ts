@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { assertListenerSecure, readHostConfig, resolveConfigPath } from '../host/config.js';
 import { startHost } from '../host/index.js';
+import { createHostLogger } from '../host/logging.js';
 import { exists, initConfig } from './init.js';
 
 export interface ServeOptions {
@@ -24,7 +25,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (options.port !== undefined) config.listen = { ...config.listen, port: options.port };
   assertListenerSecure(config.listen);
 
-  const host = await startHost({ config });
+  const host = await startHost({ config, log: createHostLogger() });
   const tokenFiles = config.tokens.flatMap((token) => ('file' in token.tokenRef ? [resolve(config.configDir, token.tokenRef.file)] : []));
   if (options.json) {
     process.stdout.write(`${JSON.stringify({ event: 'listening', url: host.url, configPath, pid: process.pid })}\n`);

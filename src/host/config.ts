@@ -13,6 +13,9 @@ import { ProviderId, ToolName } from '../protocol/schemas.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
 import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
 import { SecretRef } from '../shared/secrets.js';
+import { checkUsageConfig, UsageConfig } from '../extensions/usage/config.js';
+import { MetricsConfig } from './metrics.js';
+import { checkTracingConfig, TracingConfig } from './tracing.js';
 
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_BODY_BYTES = 1_000_000;
@@ -153,6 +156,9 @@ export function hostConfigSchema() {
       idempotency: Type.Optional(Idempotency),
       jobs: Type.Optional(Jobs),
       sessions: Type.Optional(Sessions),
+      usage: Type.Optional(UsageConfig),
+      metrics: Type.Optional(MetricsConfig),
+      tracing: Type.Optional(TracingConfig),
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
@@ -177,6 +183,12 @@ export interface HostConfig {
   limits: HostLimits;
   approvals: Static<typeof Approvals> | undefined;
   applicationTools: Static<typeof ApplicationTools> | undefined;
+  /** Usage identity, labels, prices and record sinks (src/extensions/usage). */
+  usage: UsageConfig | undefined;
+  /** Prometheus `GET /metrics` (src/host/metrics.ts), when present. */
+  metrics: MetricsConfig | undefined;
+  /** OpenTelemetry traces (src/host/tracing.ts), when present. */
+  tracing: TracingConfig | undefined;
   /** Where durable state lives: SQLite files in a directory, or a shared PostgreSQL database. */
   state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; urlRef: SecretRef };
   /** Absolute directory for SQLite state (with PostgreSQL, the default `state` folder). */
@@ -250,6 +262,9 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     idempotency?: Static<typeof Idempotency>;
     jobs?: Static<typeof Jobs>;
     sessions?: Static<typeof Sessions>;
+    usage?: UsageConfig;
+    metrics?: MetricsConfig;
+    tracing?: TracingConfig;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
@@ -276,6 +291,8 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     if (!origin) throw configError(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`);
     return origin;
   });
+  checkUsageConfig(input.usage);
+  checkTracingConfig(input.tracing);
   const listen = input.listen ?? { host: '127.0.0.1', port: DEFAULT_PORT };
   assertListenerSecure(listen);
   return {
@@ -287,6 +304,9 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     limits: input.limits ?? {},
     approvals: input.approvals,
     applicationTools: input.applicationTools,
+    usage: input.usage,
+    metrics: input.metrics,
+    tracing: input.tracing,
     state: stateOf(input.state, configDir),
     stateDirectory: resolve(configDir, (input.state?.engine !== 'postgres' && input.state?.directory) || 'state'),
     stateLeaseMs: input.state?.leaseMs,

@@ -8,6 +8,8 @@ import type { AgenticDriver } from '../runtime/driver.js';
 import type { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ActiveRuns } from './active-runs.js';
 import type { Admission } from './admission.js';
+import type { PrometheusMetrics } from './metrics.js';
+import type { HostTracing } from './tracing.js';
 
 export interface HostMetrics {
   runs: { completed: number; failed: number; cancelled: number };
@@ -27,6 +29,10 @@ export interface HostContext {
   discovery: ProviderDiscovery;
   admission: Admission;
   metrics: HostMetrics;
+  /** `GET /metrics`, when the config enables it. */
+  prometheus?: PrometheusMetrics | undefined;
+  /** OpenTelemetry spans per run, when the config enables tracing. */
+  tracing?: HostTracing | undefined;
   /** Features this host really offers, in the order `/v1/protocol` lists them. */
   features: readonly string[];
   heartbeatMs: number;

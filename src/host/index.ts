@@ -7,6 +7,8 @@ import { ProviderDiscovery } from '../runtime/discovery.js';
 import { AgenticDriver } from '../runtime/driver.js';
 import { ApprovalRegistry } from '../extensions/approvals.js';
 import { ToolExecutionRegistry } from '../extensions/application-tools.js';
+import { UsagePipeline } from '../extensions/usage/pipeline.js';
+import { logSinkFailureToStderr, type SinkLog } from '../extensions/usage/sink.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
 import { JobService } from '../extensions/jobs.js';
@@ -24,6 +26,10 @@ import { createProviders } from './providers.js';
 import { readSecret } from '../shared/secrets.js';
 import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
 import { DEFAULT_WRITE_STALL_MS } from './sse.js';
+import { PrometheusMetrics } from './metrics.js';
+import { HostTracing } from './tracing.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { logRequest, logRun, logSinkFailure, type HostLogger } from './logging.js';
 
 export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
 
@@ -34,8 +40,10 @@ export interface HostOptions {
   approve?: ApproveCallback;
   /** State store; default: the one the config's `state` names. */
   store?: StateStore;
-  /** Extra metering sink, after the store records the run. */
+  /** Extra metering sink, called in the background once the store has the record (it never holds up a run). */
   onUsage?: (record: UsageRecord) => void | Promise<void>;
+  /** Where usage-sink failures are logged (`USAGESTAT_ERROR` / `USAGESTAT_SCHEMA`); default one JSON line on stderr. */
+  logUsageSinkFailure?: SinkLog;
   heartbeatMs?: number;
   /** Overrides `limits.writeStallTimeoutMs`. */
   writeStallMs?: number;
@@ -43,6 +51,10 @@ export interface HostOptions {
   shutdownGraceMs?: number;
   env?: NodeJS.ProcessEnv;
   logger?: boolean;
+  /** Where spans go when the config enables `tracing` (default: OTLP/HTTP to `tracing.endpoint`); tests pass an in-memory exporter. */
+  spanExporter?: SpanExporter;
+  /** Structured logs: one line per request and per run, and usage sink failures (see src/host/logging.ts). */
+  log?: HostLogger;
   clock?: Clock;
   /** Where every internal error (a 500) is reported; default one JSON line on stderr. */
   logInternalError?: InternalErrorLog;
@@ -57,6 +69,8 @@ export interface RunningHost {
   toolExecutions: ToolExecutionRegistry | undefined;
   store: StateStore;
   metrics: HostMetrics;
+  /** The usage sinks (callback, file, webhook) and their health. */
+  usage: UsagePipeline;
   close(): Promise<void>;
 }
 
@@ -74,6 +88,8 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
   const store = options.store ?? (await openStore(config.state, config.configDir, env));
   const active = new ActiveRuns();
+  let usage: UsagePipeline;
+  let prometheus: PrometheusMetrics | undefined;
   // What dead replicas (on SQLite: the previous process, if it crashed) left open is closed now.
   try {
     await store.start({
@@ -82,6 +98,28 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       onLeaseLost: () => active.abortAll(new DriverError('OPERATION_STORE_ERROR', 'This host replica lost its state-store lease.', { outcome: 'uncertain' })),
       onError: (error) => logInternalError(error, 'state-store lease renewal'),
     });
+    if (config.metrics) {
+      const token = config.metrics.tokenRef ? await readSecret(config.metrics.tokenRef, config.configDir, env) : undefined;
+      if (token !== undefined && (token.length < 32 || /[\s\0]/.test(token))) {
+        throw new DriverError('INVALID_CONFIG', 'metrics.tokenRef must resolve to one line of at least 32 characters without whitespace.');
+      }
+      prometheus = new PrometheusMetrics({ token, activeRuns: () => active.size });
+    }
+    // Usage sinks; runs this replica's previous process left in flight reach them as interrupted.
+    usage = await UsagePipeline.open({
+      usage: config.usage,
+      configDir: config.configDir,
+      stateDirectory: config.stateDirectory,
+      env,
+      callback: options.onUsage,
+      log: (failure) => {
+        prometheus?.sinkFailed(failure);
+        if (options.logUsageSinkFailure) options.logUsageSinkFailure(failure);
+        else if (options.log) logSinkFailure(options.log, failure);
+        else logSinkFailureToStderr(failure);
+      },
+    });
+    await usage.reconcile(isoTimestamp(options.clock ?? systemClock));
   } catch (error) {
     await store.close();
     throw error;
@@ -100,10 +138,19 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(approvals ? { approvals } : {}),
     ...(toolExecutions ? { toolExecutions } : {}),
     onInternalError: (error, runId) => logInternalError(error, `run ${runId}`),
-    onRunStarted: (record) => store.recordRunStart(record),
+    ...(config.usage ? { metering: { hostId: config.usage.hostId, labels: config.usage.labels, prices: config.usage.prices } } : {}),
+    onRunStarted: async (record) => {
+      await Promise.all([store.recordRunStart(record), usage.runStarted(record)]);
+    },
     onUsage: async (record) => {
-      await store.recordUsage(record);
-      await options.onUsage?.(record);
+      prometheus?.observeRecord(record);
+      if (options.log) logRun(options.log, record);
+      try {
+        await usage.finished(record).catch(() => undefined);
+        await store.recordUsage(record);
+      } finally {
+        usage.deliverLater(record);
+      }
     },
   });
   const jobs = config.jobs
@@ -132,6 +179,8 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       perSubject: config.limits.maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject,
     }),
     metrics,
+    prometheus,
+    tracing: config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined,
     features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
@@ -146,10 +195,13 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(tls ? { tls } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     logInternalError,
+    ...(options.log ? { logRequest: (line: Parameters<typeof logRequest>[1]) => logRequest(options.log!, line) } : {}),
   });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
+    await context.tracing?.close();
+    await usage.close();
     await store.close();
     throw new DriverError('LISTEN_FAILED', `Could not listen on ${config.listen.host}:${config.listen.port}: ${(error as Error).message}`);
   }
@@ -165,6 +217,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     toolExecutions,
     store,
     metrics,
+    usage,
     close: () =>
       (closed ??= (async () => {
         // Stop accepting, end every run with its terminal event, let the responses leave,
@@ -177,6 +230,8 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await app.close();
         await driver.close();
         clearInterval(retentionTimer);
+        await context.tracing?.close();
+        await usage.close();
         await store.close();
       })()),
   };

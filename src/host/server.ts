@@ -20,6 +20,9 @@ import type { HostContext } from './context.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
 import { sendError } from './send-error.js';
+import { METRICS_PATH } from './metrics.js';
+import type { RequestLine } from './logging.js';
+import { randomUUID } from 'node:crypto';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -37,6 +40,8 @@ export interface ServerOptions {
   logger?: boolean;
   /** Where every internal error (a 500) is reported; default one JSON line on stderr. */
   logInternalError?: InternalErrorLog;
+  /** Told one line per request once its response is complete or its connection closes. */
+  logRequest?: (line: RequestLine) => void;
 }
 
 /** Receives the unmasked error behind a 500 and where it happened (never sent to a client). */
@@ -73,6 +78,28 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.decorateRequest('principal', null as unknown as Principal);
   app.decorateRequest('acceptOptionalEvents', false);
 
+  const logRequest = options.logRequest;
+  if (logRequest) {
+    // First, so every request is logged, the refused ones included.
+    app.addHook('onRequest', async (request, reply) => {
+      const started = process.hrtime.bigint();
+      const requestId = randomUUID();
+      reply.raw.once('close', () => {
+        const principal = request.principal as Principal | null;
+        logRequest({
+          requestId,
+          method: request.method,
+          // The route pattern, never the raw target: a path or query may carry a pasted secret.
+          route: request.routeOptions.url ?? 'unmatched',
+          status: reply.raw.statusCode,
+          durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+          ...(principal ? { subject: principal.subject, tokenId: principal.tokenId } : {}),
+          ...(reply.raw.writableFinished ? {} : { aborted: true }),
+        });
+      });
+    });
+  }
+
   app.addHook('onRequest', async (request, reply) => {
     reply.headers(commonHeaders(tls));
 
@@ -93,6 +120,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       if (!allowedOrigins.has(origin)) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
     }
     if ((request.method === 'GET' || request.method === 'HEAD') && PUBLIC_PATHS.has(request.url)) return;
+    // The operator's metrics endpoint has its own credential (src/host/metrics.ts), not a host token.
+    if (context.prometheus && request.url === METRICS_PATH && (request.method === 'GET' || request.method === 'HEAD')) {
+      context.prometheus.authorize(request.headers.authorization, request.socket.remoteAddress);
+      return;
+    }
 
     const principal = authenticator.authenticate(request.headers.authorization);
     if (!principal) throw new DriverError('UNAUTHORIZED', 'A valid bearer token is required.');
@@ -166,6 +198,17 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(toolExecutionRoutes, { context });
   app.register(jobRoutes, { context });
   app.register(sessionRoutes, { context });
+  const prometheus = context.prometheus;
+  if (prometheus) {
+    app.route({
+      method: 'GET',
+      url: METRICS_PATH,
+      handler: async (_request, reply) => {
+        const { contentType, body } = await prometheus.render();
+        return reply.type(contentType).send(body);
+      },
+    });
+  }
   // Every endpoint of the table this host serves has its handler (families register by operation id).
   app.addHook('onReady', async () => {
     const missing = ENDPOINTS.filter((entry) => serves(context, entry) && !app.hasRoute({ method: entry.method, url: routePath(entry.path) }));

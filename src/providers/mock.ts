@@ -107,6 +107,7 @@ export class MockProvider implements ProviderAdapter {
       name: options.name ?? 'Mock provider',
       vendor: 'mock',
       authMode: 'none',
+      usageSource: 'synthetic',
       capabilities: { tools: true, textStreaming: true },
       models: options.models ?? ['demo'],
     };

@@ -17,6 +17,7 @@ import { jsonBytes } from '../shared/json-identity.js';
 import type { Provider, RunEvent, RunRequest, RunResult } from './types.js';
 import type { RunStartRecord, UsageRecord } from './usage-record.js';
 import { prepareContext } from './context.js';
+import { Metering, type MeteringOptions } from './metering.js';
 
 export type { PreparedRun } from './prepared-run.js';
 
@@ -34,6 +35,8 @@ export interface DriverOptions {
   approve?: ApproveCallback;
   /** Host caps; each always wins over a larger request value. */
   limits?: DriverLimits;
+  /** Host id, operator labels and price table for usage records. */
+  metering?: MeteringOptions;
   /** Metering sink, awaited at most 2 s; its failures never change a run's outcome. */
   onUsage?: (record: UsageRecord) => void | Promise<void>;
   /** Told that a run starts, before its provider is called; awaited at most 2 s, failures ignored. */
@@ -53,6 +56,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Who the run is for; the host passes the token's subject. Default `local`. */
   subject?: string;
+  /** The id of the caller's token, recorded in the usage record. */
+  tokenId?: string;
   /** Whether advisory (`optional: true`) events may be delivered. Default false. */
   acceptOptionalEvents?: boolean;
   /** Application tools the caller's grant says must be reviewed before they run. */
@@ -81,6 +86,7 @@ export class AgenticDriver {
       approvals: options.approvals,
       toolExecutions: options.toolExecutions,
       onRunStarted: options.onRunStarted,
+      metering: new Metering(options.metering),
       onUsage: options.onUsage,
       onInternalError: options.onInternalError,
       maxAttempts: options.limits?.maxAttempts,
@@ -169,6 +175,7 @@ export class AgenticDriver {
       request,
       adapter,
       subject: options.subject ?? 'local',
+      tokenId: options.tokenId,
       tools,
       outputSchema,
       context,

@@ -10,6 +10,8 @@ export interface PreparedRun {
   request: RunRequest;
   adapter: ProviderAdapter;
   subject: string;
+  /** The id of the token the run was authorized with (usage records carry it). */
+  tokenId: string | undefined;
   tools: RunTool[];
   outputSchema: CompiledSchema | undefined;
   context: PreparedContext;

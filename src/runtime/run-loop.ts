@@ -447,17 +447,8 @@ class RunBody {
   }
 
   private startRecord(): RunStartRecord {
-    const { adapter, request, subject } = this.prepared;
-    return {
-      schema: 'agenticdriver.usage.v1',
-      runId: this.runId,
-      subject,
-      provider: adapter.info.id,
-      vendor: adapter.info.vendor,
-      model: request.model,
-      authMode: adapter.info.authMode,
-      startedAt: new Date(this.startedAt).toISOString(),
-    };
+    const { adapter, request, subject, tokenId } = this.prepared;
+    return this.services.metering.start({ runId: this.runId, subject, tokenId, adapter, model: request.model, startedAt: this.startedAt });
   }
 
   private async recordStart(): Promise<void> {
@@ -468,16 +459,8 @@ class RunBody {
   private async recordUsage(status: UsageRecord['status'], errorCode: string | undefined): Promise<void> {
     const sink = this.services.onUsage;
     if (!sink) return;
-    const finishedAt = this.services.clock.now();
-    const record: UsageRecord = {
-      ...this.startRecord(),
-      status,
-      finishedAt: new Date(finishedAt).toISOString(),
-      durationMs: Math.max(0, finishedAt - this.startedAt),
-      steps: this.steps,
-      usage: this.meter.totals(),
-    };
-    if (errorCode) record.errorCode = errorCode;
+    const end = { status, errorCode, finishedAt: this.services.clock.now(), startedAt: this.startedAt, steps: this.steps, meter: this.meter };
+    const record = this.services.metering.finish(this.startRecord(), end);
     await boundedSink(() => sink(record));
   }
 }

@@ -7,6 +7,7 @@
 import type { DriverError } from '../protocol/errors.js';
 import type { ApprovalRequest, ApprovalResolution, ToolCall, ToolExecution } from '../protocol/schemas.js';
 import type { Clock } from '../shared/clock.js';
+import type { Metering } from './metering.js';
 import type { ApproveCallback } from './tools.js';
 import type { EventPayload } from './types.js';
 import type { RunStartRecord, UsageRecord } from './usage-record.js';
@@ -75,6 +76,8 @@ export interface RunServices {
   toolExecutions?: ToolExecutionService | undefined;
   /** Told that a run starts, before its provider is called. */
   onRunStarted?: ((record: RunStartRecord) => void | Promise<void>) | undefined;
+  /** Host identity, labels and prices stamped on every usage record. */
+  metering: Metering;
   /** Metering sink, after every run. */
   onUsage?: ((record: UsageRecord) => void | Promise<void>) | undefined;
   /** Told the unmasked cause whenever a run ends INTERNAL_ERROR. */

@@ -30,6 +30,7 @@ export function normalizeUsage(raw: Partial<Record<string, unknown>> | undefined
 export class UsageAccumulator {
   private startedSteps = 0;
   private completedSteps = 0;
+  private reportedSteps = 0;
   private readonly sums = new Map<UsageField, number>();
   private readonly reported = new Map<UsageField, number>();
 
@@ -40,6 +41,7 @@ export class UsageAccumulator {
   stepCompleted(usage: Usage | undefined): void {
     this.completedSteps += 1;
     if (!usage) return;
+    this.reportedSteps += 1;
     for (const field of FIELDS) {
       const value = usage[field];
       if (value === undefined) continue;
@@ -59,5 +61,19 @@ export class UsageAccumulator {
       usage[field] = sum;
     }
     return usage;
+  }
+
+  /** Partial sums of whatever the steps reported (safe integers only for counts). */
+  observed(): Usage {
+    const usage: Usage = {};
+    for (const [field, sum] of this.sums) {
+      if (COUNT_FIELDS.includes(field as (typeof COUNT_FIELDS)[number]) && !Number.isSafeInteger(sum)) continue;
+      usage[field] = sum;
+    }
+    return usage;
+  }
+
+  coverage(): { startedSteps: number; completedSteps: number; reportedSteps: number } {
+    return { startedSteps: this.startedSteps, completedSteps: this.completedSteps, reportedSteps: this.reportedSteps };
   }
 }

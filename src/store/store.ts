@@ -8,6 +8,7 @@ import type { ApprovalRequest, ApprovalResolution, ErrorInfo, HistoryMessage, Jo
 import type { EventPayload } from '../runtime/types.js';
 import type { AuditRecord } from './audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../runtime/usage-record.js';
+import type { UsageTotalsQuery, UsageTotalsRow } from './usage-totals.js';
 
 export interface UsageSummary {
   runs: number;
@@ -179,6 +180,8 @@ export interface StateStore {
   recordRunStart(record: RunStartRecord): Promise<void>;
   recordUsage(record: UsageRecord): Promise<void>;
   usageSummary(): Promise<UsageSummary>;
+  /** Token, run and cost totals of the stored usage records, optionally since a time and grouped (`agenticdriver usage`). */
+  usageTotals(query: UsageTotalsQuery): Promise<UsageTotalsRow[]>;
   /** Appends one approval audit record durably, or throws. */
   appendAudit(record: AuditRecord): Promise<void>;
   /** The newest audit records first. */

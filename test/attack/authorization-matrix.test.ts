@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ENDPOINTS, type Endpoint } from '../../src/protocol/endpoints.js';
+import { OPERATOR_ENDPOINTS } from '../../src/host/metrics.js';
 import { sseEvents, startTestHost, type TestHost } from '../support/host.js';
 import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
 
@@ -17,6 +18,8 @@ const OWNER = 'owner-token-0123456789abcdefghijklmnopqr';
 const NO_GRANT = 'nogrant-token-0123456789abcdefghijklmno';
 const STRANGER = 'stranger-token-0123456789abcdefghijklmn';
 const VENDOR_KEY = 'vendor-key-for-the-loopback-provider';
+/** The operator's metrics secret: opens /metrics and nothing else; host tokens do not open /metrics. */
+const METRICS = 'metrics-token-0123456789abcdefghijklmnop';
 
 /** Authorization header values that must never authenticate (undefined: no header at all). */
 const MALFORMED: [string, string | undefined][] = [
@@ -124,6 +127,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
         applicationTools: { enabled: true, requireApproval: false },
         jobs: { retentionMs: 60_000 },
         sessions: { retentionMs: 60_000 },
+        metrics: { enabled: true, tokenRef: { env: 'AD_METRICS' } },
         tokens: [
           { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
           // Same subject as the owner, no grant of any kind.
@@ -131,7 +135,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
           { id: 'stranger', subject: 'stranger', tokenRef: { env: 'AD_STRANGER' }, ...grants },
         ],
       },
-      { tools: [guarded], env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY } },
+      { tools: [guarded], env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY, AD_METRICS: METRICS } },
     );
     // The owner's resources the others attack: one pending approval, one dispatched ticket,
     // each in a run on the vendor provider (one model call each so far).
@@ -243,6 +247,33 @@ describe('authorization matrix: every endpoint × every way in', () => {
           assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
         });
       }
+    });
+  }
+
+  // Operator endpoints (outside the wire table): only their own secret opens them, and it opens nothing else.
+  for (const operator of OPERATOR_ENDPOINTS) {
+    describe(`${operator.method} ${operator.path} (operator)`, () => {
+      const scrape = (authorization: string | undefined) =>
+        fetch(`${host.url}${operator.path}`, { method: operator.method, headers: authorization === undefined ? {} : { authorization } });
+      it('answers 401 UNAUTHORIZED to a missing or malformed token and to every host token', async () => {
+        const attempts: [string, string | undefined][] = [...MALFORMED, ['owner', `Bearer ${OWNER}`], ['no grant', `Bearer ${NO_GRANT}`], ['stranger', `Bearer ${STRANGER}`], ['metrics token with a suffix', `Bearer ${METRICS}x`]];
+        for (const [name, authorization] of attempts) {
+          const response = await scrape(authorization);
+          assert.equal(response.status, 401, name);
+          assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'UNAUTHORIZED', name);
+        }
+        assert.equal(vendor.requests.length, 2);
+      });
+      it('answers 200 to its own token, which opens no protocol endpoint', async () => {
+        assert.equal((await scrape(`Bearer ${METRICS}`)).status, 200);
+        // Authentication comes before routing and body rules, so no body is needed to see the refusal.
+        for (const endpoint of ENDPOINTS.filter((entry) => !entry.public)) {
+          const response = await fetch(`${host.url}${endpoint.path}`, { method: endpoint.method, headers: { authorization: `Bearer ${METRICS}` } });
+          const text = await response.text();
+          assertAnswer({ status: response.status, headers: response.headers, body: JSON.parse(text) }, { status: 401, code: 'UNAUTHORIZED' }, `metrics token on ${endpoint.operationId}`);
+        }
+        assert.equal(vendor.requests.length, 2);
+      });
     });
   }
 

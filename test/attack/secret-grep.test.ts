@@ -28,7 +28,11 @@ const SECRETS = {
   envToken: 'env-token/9876543210+zyxwvutsrq=PONMLK~jih',
   envKey: 'sk-env/key+0123456789abcdef=ghijklmnop',
   fileKey: 'sk-file/key+fedcba9876543210=ponmlkjihg',
+  metricsToken: 'metrics-token/0123456789+abcdefgh=IJKLMN~op',
+  webhookToken: 'webhook-token/0123456789+abcdefgh=IJKLMN~op',
 };
+/** Prompt text: it may come back in a run's own answer, but never in a log, usage record, spool or metric. */
+const PROMPT = 'planted-prompt-text-4d2c81-do-not-log';
 
 interface Capture {
   what: string;
@@ -49,6 +53,7 @@ describe('secret grep: no secret in any captured output', () => {
     AGENTICDRIVER_CONFIG: '',
     AD_ENV_TOKEN: SECRETS.envToken,
     AD_ENV_KEY: SECRETS.envKey,
+    AD_WEBHOOK_TOKEN: SECRETS.webhookToken,
   };
   let vendorEnv: VendorServer;
   let vendorFile: VendorServer;
@@ -92,6 +97,7 @@ describe('secret grep: no secret in any captured output', () => {
     vendorFile = await startChatCompletionsServer({ apiKey: SECRETS.fileKey, models: ['m'] });
     writePrivate(join(configDir, 'credentials', 'main.token'), `${SECRETS.fileToken}\n`);
     writePrivate(join(configDir, 'secrets', 'vendor.key'), `${SECRETS.fileKey}\n`);
+    writePrivate(join(configDir, 'secrets', 'metrics.token'), `${SECRETS.metricsToken}\n`);
     writeConfig(config, {
       version: 1,
       listen: { host: '127.0.0.1', port: 0 },
@@ -105,6 +111,12 @@ describe('secret grep: no secret in any captured output', () => {
         { id: 'env', subject: 'app', tokenRef: { env: 'AD_ENV_TOKEN' }, providers: ['mock'] },
       ],
       state: { directory: join(configDir, 'state') },
+      metrics: { enabled: true, tokenRef: { file: 'secrets/metrics.token' } },
+      // A webhook that is down (nothing listens on port 1): records wait in the spool, failures are logged.
+      usage: {
+        file: { path: 'usage/records.jsonl' },
+        webhook: { url: 'http://127.0.0.1:1/usage', tokenRef: { env: 'AD_WEBHOOK_TOKEN' }, maxAttempts: 2, retryIntervalMs: 1000 },
+      },
     });
     server = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', config, '--json'], { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stderr!.on('data', (chunk: Buffer) => (serverOutput.stderr += chunk.toString('utf8')));
@@ -164,13 +176,26 @@ describe('secret grep: no secret in any captured output', () => {
     assert.equal((await request('bad JSON', '/v1/runs', { method: 'POST', headers: auth(SECRETS.fileToken), body: '{"provider":' })).status, 400);
     assert.equal((await request('bad schema', '/v1/runs', json(SECRETS.fileToken, { provider: 'mock', model: 'demo', input: 'x', outputSchema: { pattern: '(a)\\1', type: 'string' } }))).status, 400);
     assert.equal((await request('unknown model', '/v1/runs', json(SECRETS.fileToken, { provider: 'vendor-file', model: 'nope', input: 'hi' }))).status, 400);
+    // Prompt text through every run kind; then the operator views of it.
+    const prompted = await request('run with planted prompt', '/v1/runs', json(SECRETS.fileToken, { provider: 'mock', model: 'demo', input: PROMPT }));
+    assert.equal(prompted.status, 200);
+    await request('run with planted prompt failing', '/v1/runs', json(SECRETS.fileToken, { provider: 'mock', model: 'demo', input: JSON.stringify({ mockScript: { steps: [{ actions: [{ error: { code: 'PROVIDER_ERROR', message: PROMPT } }] }] } }) }));
+    const metrics = await request('metrics', '/metrics', { headers: { authorization: `Bearer ${SECRETS.metricsToken}` } });
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.body, /agenticdriver_runs_total/);
+    assert.equal((await request('metrics with a host token', '/metrics', { headers: auth(SECRETS.fileToken) })).status, 401);
     assert.equal((await request('wrong content type', '/v1/runs', { method: 'POST', headers: auth(SECRETS.fileToken, { 'content-type': 'text/plain' }), body: 'hi' })).status, 400);
   });
 
   it('runs the CLI commands: status, doctor, audit, run, and config errors', async () => {
     assert.equal((await cli('status', ['status', '--config', config, '--url', url, '--refresh', '--json'])).status, 0);
-    assert.equal((await cli('doctor', ['doctor', '--config', config, '--json'])).status, 0);
+    // The webhook is down: doctor shows the usage sink failure and exits 1.
+    const doctor = await cli('doctor', ['doctor', '--config', config, '--json']);
+    assert.equal(doctor.status, 1, doctor.stderr);
+    assert.match(doctor.stdout, /USAGESTAT_ERROR/);
     assert.equal((await cli('audit', ['audit', '--config', config, '--json'])).status, 0);
+    assert.equal((await cli('usage', ['usage', '--config', config, '--by', 'subject'])).status, 0);
+    assert.equal((await cli('usage json', ['usage', '--config', config, '--by', 'model', '--json'])).status, 0);
     vendorFile.push({ turn: { text: 'from the CLI' } });
     const run = await cli('run', ['run', '--config', config, '--url', url, '--provider', 'vendor-file', '--model', 'm', '--input', 'hi']);
     assert.equal(run.stdout, 'from the CLI\n', run.stderr);
@@ -221,7 +246,7 @@ describe('secret grep: no secret in any captured output', () => {
     server.kill('SIGTERM');
     await new Promise((resolve) => server.once('exit', resolve));
     captures.push({ what: 'serve stdout', text: serverOutput.stdout }, { what: 'serve stderr', text: serverOutput.stderr });
-    const secretFiles = new Set([join(configDir, 'credentials', 'main.token'), join(configDir, 'secrets', 'vendor.key')]);
+    const secretFiles = new Set([join(configDir, 'credentials', 'main.token'), join(configDir, 'secrets', 'vendor.key'), join(configDir, 'secrets', 'metrics.token')]);
     const walk = (path: string): string[] => (statSync(path).isDirectory() ? readdirSync(path).flatMap((name) => walk(join(path, name))) : [path]);
     const files = [...walk(configDir), ...walk(home)].filter((path) => !secretFiles.has(path) && !inputs.includes(path));
     assert.ok(files.some((path) => path.endsWith('.sqlite') || path.endsWith('.db')), `no state file among ${files.map((path) => relative(dir, path)).join(', ')}`);
@@ -238,5 +263,16 @@ describe('secret grep: no secret in any captured output', () => {
       }
     }
     assert.deepEqual(leaks, []);
+
+    // Prompt text: in no log line, usage record (file, spool), metric or CLI report.
+    const operatorViews = captures.filter(
+      (capture) => !capture.what.startsWith('HTTP run') && !capture.what.endsWith('.sqlite') && !capture.what.includes('.sqlite-') && capture.what !== 'run stdout',
+    );
+    assert.ok(operatorViews.some((capture) => capture.what.includes('usage/records.jsonl')), 'the usage file was written');
+    assert.ok(operatorViews.some((capture) => capture.what.includes('usage-spool/pending/')), 'the webhook spool holds the records');
+    assert.match(serverOutput.stderr, /USAGESTAT_ERROR/, 'the down webhook is logged');
+    assert.match(serverOutput.stderr, /"kind":"request"/, 'the host logged its requests');
+    assert.match(serverOutput.stderr, /"kind":"run"/, 'the host logged its runs');
+    assert.deepEqual(operatorViews.filter((capture) => capture.text.includes(PROMPT)).map((capture) => capture.what), []);
   });
 });

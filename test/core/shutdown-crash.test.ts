@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -40,6 +40,8 @@ describe('shutdown and crash (defects 4 and 5)', () => {
         applicationTools: { enabled: true, requireApproval: true },
         limits: { shutdownGraceMs: 5000, maxConcurrentRunsPerSubject: 16 },
         state: { directory: join(dir, 'state') },
+        // Interrupted runs must reach the durable usage sinks too, exactly once.
+        usage: { file: { path: 'usage.jsonl' } },
       }),
       { mode: 0o600 },
     );
@@ -129,5 +131,9 @@ describe('shutdown and crash (defects 4 and 5)', () => {
     } finally {
       await later.close();
     }
+    const lines = readFileSync(join(dir, 'usage.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { runId: string; status: string });
+    const interrupted = lines.filter((line) => line.status === 'interrupted');
+    assert.equal(interrupted.length, 4, 'each interrupted run reached the file sink');
+    assert.equal(new Set(lines.map((line) => line.runId)).size, lines.length, 'one record per run');
   });
 });

@@ -24,6 +24,7 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
       const operations = context.operations;
       const options = {
         subject: principal.subject,
+        tokenId: principal.tokenId,
         acceptOptionalEvents: streaming && request.acceptOptionalEvents,
         applicationToolApprovals: principal.applicationToolApprovals,
         idempotency: operations !== undefined,
@@ -39,7 +40,13 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
         if (replay) return respond(context, reply, replayed(replay), streaming);
       }
       // Refused here (429), the key is not consumed: it is claimed only once the run is admitted.
-      const release = context.admission.acquire(principal.subject);
+      let release: () => void;
+      try {
+        release = context.admission.acquire(principal.subject);
+      } catch (error) {
+        context.prometheus?.admissionRejected();
+        throw error;
+      }
       try {
         let journal: RunJournal | undefined;
         let claimDone: (() => void) | undefined;
@@ -66,7 +73,9 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
           }
           const executed = context.driver.execute(prepared, controller.signal, { journal });
           const events = turn ? turn.run(executed) : executed;
-          return await respond(context, reply, counted(context, events, release), streaming);
+          const counting = counted(context, events, release);
+          const traced = context.tracing ? context.tracing.trace(counting, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor }) : counting;
+          return await respond(context, reply, traced, streaming);
         } finally {
           claimDone?.();
         }
@@ -80,6 +89,8 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
 /** The run's events as SSE, or its result (or error) as JSON. */
 async function respond(context: HostContext, reply: FastifyReply, events: AsyncGenerator<RunEvent>, streaming: boolean): Promise<unknown> {
   if (streaming) {
+    const closeStream = context.prometheus?.streamOpened();
+    reply.raw.once('close', () => closeStream?.());
     return writeEventStream(reply, events, {
       heartbeatMs: context.heartbeatMs,
       writeStallMs: context.writeStallMs,

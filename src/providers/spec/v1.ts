@@ -41,6 +41,8 @@ export interface ProviderInfo {
   models: string[];
   inputMediaTypes?: Record<string, MediaType[]>;
   usageStatId?: string;
+  /** Where this adapter's usage counts come from; default `provider-reported`. */
+  usageSource?: 'provider-reported' | 'estimated' | 'synthetic';
 }
 
 export interface ProviderToolDefinition {

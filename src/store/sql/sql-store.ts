@@ -9,7 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
 import type { ApprovalRequest, ApprovalResolution } from '../../protocol/schemas.js';
-import type { RunStartRecord, UsageRecord } from '../../runtime/usage-record.js';
+import { interruptedRecord, type RunStartRecord, type UsageRecord } from '../../runtime/usage-record.js';
+import { sumUsage, type UsageTotalsQuery, type UsageTotalsRow } from '../usage-totals.js';
 import type { AuditRecord } from '../audit-record.js';
 import type {
   ApprovalRow,
@@ -155,16 +156,8 @@ export class SqlStateStore implements StateStore {
       const runs = await tx.all<{ record: string }>(`DELETE FROM runs_in_flight WHERE ${ORPHAN} RETURNING record`);
       for (const row of runs) {
         const start = JSON.parse(row.record) as RunStartRecord;
-        await this.insertUsage(tx, {
-          ...start,
-          status: 'interrupted',
-          outcome: 'uncertain',
-          finishedAt: at,
-          // Only an upper bound: the replica died somewhere between start and now.
-          durationMs: Math.max(0, now - Date.parse(start.startedAt)),
-          steps: 0,
-          usage: {},
-        });
+        // The duration is only an upper bound: the replica died somewhere between start and now.
+        await this.insertUsage(tx, interruptedRecord(start, at));
       }
       const approvals = await tx.all<{ approval_id: string; subject: string; run_id: string; provider: string; tool: string }>(
         `UPDATE approvals SET state = 'interrupted' WHERE state = 'pending' AND (${ORPHAN}) RETURNING approval_id, subject, run_id, provider, tool`,
@@ -253,6 +246,14 @@ export class SqlStateStore implements StateStore {
       if (status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'interrupted') summary[status] = Number(count);
     }
     return summary;
+  }
+
+  async usageTotals(query: UsageTotalsQuery): Promise<UsageTotalsRow[]> {
+    const rows = await this.engine.all<{ record: string }>('SELECT record FROM usage_records WHERE finished_at >= ?', [query.since ?? '']);
+    return sumUsage(
+      rows.map((row) => JSON.parse(row.record) as UsageRecord),
+      query.by,
+    );
   }
 
   async appendAudit(record: AuditRecord): Promise<void> {

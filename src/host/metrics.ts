@@ -1,0 +1,141 @@
+/**
+ * Prometheus metrics (`GET /metrics`, prom-client). An operator endpoint, not part of the
+ * wire protocol: it is absent unless the config has `metrics`, and it is answered only to
+ * its own bearer secret (`metrics.tokenRef`; host tokens do not work here, and that secret
+ * works nowhere else) or, without one, only to loopback peers. Labels are provider ids,
+ * models, statuses, error codes and sink names — never subjects, tokens or content.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Type, type Static } from '@sinclair/typebox';
+import { DriverError } from '../protocol/errors.js';
+import { isLoopbackHost } from '../shared/addresses.js';
+import { SecretRef } from '../shared/secrets.js';
+import type { UsageRecord } from '../runtime/usage-record.js';
+import type { SinkFailure } from '../extensions/usage/sink.js';
+
+export const METRICS_PATH = '/metrics';
+
+/** Endpoints for the operator, outside the wire protocol's endpoint table (and its OpenAPI document). */
+export const OPERATOR_ENDPOINTS = [{ method: 'GET', path: METRICS_PATH, operationId: 'metrics' }] as const;
+
+export const MetricsConfig = Type.Object(
+  {
+    enabled: Type.Literal(true),
+    /** The scraper's own bearer secret; absent: only loopback peers may scrape. */
+    tokenRef: Type.Optional(SecretRef),
+  },
+  { additionalProperties: false },
+);
+export type MetricsConfig = Static<typeof MetricsConfig>;
+
+const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
+
+export class PrometheusMetrics {
+  readonly registry = new Registry();
+  private readonly runs: Counter<'provider' | 'model' | 'status'>;
+  private readonly durations: Histogram<'provider' | 'model' | 'status'>;
+  private readonly tokens: Counter<'provider' | 'model' | 'kind'>;
+  private readonly errors: Counter<'provider' | 'code'>;
+  private readonly rejections: Counter<'reason'>;
+  private readonly sinkFailures: Counter<'sink' | 'code'>;
+  private streams = 0;
+  private readonly tokenDigest: Buffer | undefined;
+
+  constructor(options: { token?: string | undefined; activeRuns: () => number }) {
+    this.tokenDigest = options.token !== undefined ? digest(options.token) : undefined;
+    const registers = [this.registry];
+    this.runs = new Counter({ name: 'agenticdriver_runs_total', help: 'Runs ended, by provider, model and status.', labelNames: ['provider', 'model', 'status'], registers });
+    this.durations = new Histogram({
+      name: 'agenticdriver_run_duration_seconds',
+      help: 'Run durations, by provider, model and status.',
+      labelNames: ['provider', 'model', 'status'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.tokens = new Counter({
+      name: 'agenticdriver_tokens_total',
+      help: 'Tokens the providers reported (observed sums), by provider, model and kind (input, output, cached_input, reasoning).',
+      labelNames: ['provider', 'model', 'kind'],
+      registers,
+    });
+    this.errors = new Counter({
+      name: 'agenticdriver_run_errors_total',
+      help: 'Failed and cancelled runs by provider and error code (provider errors are PROVIDER_* and CLI_* codes).',
+      labelNames: ['provider', 'code'],
+      registers,
+    });
+    this.rejections = new Counter({ name: 'agenticdriver_admission_rejections_total', help: 'Runs refused at admission (429 BUSY).', labelNames: ['reason'], registers });
+    this.sinkFailures = new Counter({ name: 'agenticdriver_usage_sink_failures_total', help: 'Usage sink failures by sink and code.', labelNames: ['sink', 'code'], registers });
+    const self = this;
+    new Gauge({
+      name: 'agenticdriver_active_runs',
+      help: 'Runs being served now.',
+      registers,
+      collect() {
+        this.set(options.activeRuns());
+      },
+    });
+    new Gauge({
+      name: 'agenticdriver_active_streams',
+      help: 'Event streams (SSE responses) open now.',
+      registers,
+      collect() {
+        this.set(self.streams);
+      },
+    });
+    collectDefaultMetrics({ register: this.registry, prefix: 'agenticdriver_' });
+  }
+
+  observeRecord(record: UsageRecord): void {
+    const labels = { provider: record.provider, model: record.model, status: record.status };
+    this.runs.inc(labels);
+    this.durations.observe(labels, record.durationMs / 1000);
+    const observed = record.observedUsage ?? {};
+    const kinds: [string, number | undefined][] = [
+      ['input', observed.inputTokens],
+      ['output', observed.outputTokens],
+      ['cached_input', observed.cachedInputTokens],
+      ['reasoning', observed.reasoningTokens],
+    ];
+    for (const [kind, count] of kinds) if (count) this.tokens.inc({ provider: record.provider, model: record.model, kind }, count);
+    if (record.errorCode) this.errors.inc({ provider: record.provider, code: record.errorCode });
+  }
+
+  admissionRejected(): void {
+    this.rejections.inc({ reason: 'busy' });
+  }
+
+  sinkFailed(failure: SinkFailure): void {
+    this.sinkFailures.inc({ sink: failure.sink, code: failure.code });
+  }
+
+  streamOpened(): () => void {
+    this.streams += 1;
+    let closed = false;
+    return () => {
+      if (!closed) this.streams -= 1;
+      closed = true;
+    };
+  }
+
+  /** Throws 401 unless the caller may scrape: the metrics secret, or (without one) a loopback peer. */
+  authorize(authorization: string | undefined, remoteAddress: string | undefined): void {
+    if (this.tokenDigest) {
+      const match = /^bearer ([^\s,]{32,4096})$/i.exec(authorization ?? '');
+      if (!match || !timingSafeEqual(digest(match[1]!), this.tokenDigest)) {
+        throw new DriverError('UNAUTHORIZED', 'The metrics token is required.');
+      }
+      return;
+    }
+    if (!remoteAddress || !isLoopbackHost(remoteAddress)) throw new DriverError('FORBIDDEN', 'Metrics are served to loopback peers only.');
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}

@@ -1,0 +1,107 @@
+/** `agenticdriver usage`: totals from the state store, grouped, as a table and as JSON. */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { readHostConfig } from '../../src/host/config.js';
+import { startHost } from '../../src/host/index.js';
+import type { UsageReport } from '../../src/cli/usage.js';
+import { parseSince } from '../../src/cli/usage.js';
+import { tempDir } from '../support/temp.js';
+
+const main = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
+const TOKEN_A = 'usage-cli-token-a-0123456789abcdefghijkl';
+const TOKEN_B = 'usage-cli-token-b-0123456789abcdefghijkl';
+
+function cli(args: string[]) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { encoding: 'utf8', env: { ...process.env, AGENTICDRIVER_CONFIG: '' } });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function script(...steps: unknown[][]): string {
+  return JSON.stringify({ mockScript: { steps: steps.map((actions) => ({ actions })) } });
+}
+
+describe('agenticdriver usage', () => {
+  const dir = tempDir('ad-usage-cli-');
+  const config = join(dir, 'config.json');
+
+  before(async () => {
+    writeFileSync(
+      config,
+      JSON.stringify({
+        version: 1,
+        listen: { host: '127.0.0.1', port: 0 },
+        providers: [
+          { kind: 'mock', id: 'mock', models: ['demo'] },
+          { kind: 'mock', id: 'other', models: ['demo'] },
+        ],
+        tokens: [
+          { id: 'a', subject: 'alice', tokenRef: { env: 'AD_USAGE_A' }, providers: ['mock', 'other'] },
+          { id: 'b', subject: 'bob', tokenRef: { env: 'AD_USAGE_B' }, providers: ['mock'] },
+        ],
+        usage: { prices: [{ vendor: 'mock', model: 'demo', inputUsdPerMTok: 1, outputUsdPerMTok: 2 }] },
+      }),
+    );
+    const host = await startHost({ config: await readHostConfig(config), env: { ...process.env, AD_USAGE_A: TOKEN_A, AD_USAGE_B: TOKEN_B } });
+    const post = (token: string, body: unknown) =>
+      fetch(`${host.url}/v1/runs`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    try {
+      const usage = { inputTokens: 1000, outputTokens: 100, cachedInputTokens: 10 };
+      assert.equal((await post(TOKEN_A, { provider: 'mock', model: 'demo', input: script([{ text: 'x' }, { usage }]) })).status, 200);
+      assert.equal((await post(TOKEN_A, { provider: 'other', model: 'demo', input: script([{ text: 'x' }, { usage }]) })).status, 200);
+      assert.equal((await post(TOKEN_B, { provider: 'mock', model: 'demo', input: script([{ text: 'x' }, { usage: { costUsd: 0.5, inputTokens: 1 } }]) })).status, 200);
+      assert.equal((await post(TOKEN_B, { provider: 'mock', model: 'demo', input: script([{ error: { code: 'PROVIDER_ERROR' } }]) })).status, 502);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('groups by subject as JSON', () => {
+    const result = cli(['usage', '--config', config, '--by', 'subject', '--json']);
+    assert.equal(result.status, 0, result.stderr);
+    const report = JSON.parse(result.stdout) as UsageReport;
+    assert.equal(report.by, 'subject');
+    const [alice, bob] = report.rows;
+    assert.equal(alice!.key, 'alice');
+    assert.equal(alice!.runs, 2);
+    assert.equal(alice!.inputTokens, 2000);
+    assert.equal(alice!.outputTokens, 200);
+    assert.equal(alice!.incompleteRuns, 0);
+    assert.equal(alice!.apiEquivalentCostUsd, 0.0024);
+    assert.equal(bob!.key, 'bob');
+    assert.equal(bob!.runs, 2);
+    assert.equal(bob!.completed, 1);
+    assert.equal(bob!.failed, 1);
+    assert.equal(bob!.incompleteRuns, 2);
+    assert.equal(bob!.costUsd, 0.5);
+  });
+
+  it('prints totals as a table, by provider and by day', () => {
+    const total = cli(['usage', '--config', config]);
+    assert.equal(total.status, 0, total.stderr);
+    assert.match(total.stdout, /^Usage\n/);
+    assert.match(total.stdout, /input tokens/);
+    assert.match(total.stdout, /2,001/);
+    const byProvider = cli(['usage', '--config', config, '--by', 'provider']);
+    assert.match(byProvider.stdout, /\nmock +3 /);
+    assert.match(byProvider.stdout, /\nother +1 /);
+    const byDay = JSON.parse(cli(['usage', '--config', config, '--by', 'day', '--json']).stdout) as UsageReport;
+    assert.equal(byDay.rows.length, 1);
+    assert.match(byDay.rows[0]!.key!, /^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  it('--since filters by finish time; bad arguments are INVALID_ARGUMENT', () => {
+    const future = JSON.parse(cli(['usage', '--config', config, '--since', '2999-01-01', '--json']).stdout) as UsageReport;
+    assert.equal(future.rows[0]!.runs, 0);
+    const recent = JSON.parse(cli(['usage', '--config', config, '--since', '1h', '--json']).stdout) as UsageReport;
+    assert.equal(recent.rows[0]!.runs, 4);
+    for (const args of [['--since', 'yesterday'], ['--by', 'token']]) {
+      const result = cli(['usage', '--config', config, ...args]);
+      assert.equal(result.status, 1);
+      assert.equal((JSON.parse(result.stderr.trim()) as { error: { code: string } }).error.code, 'INVALID_ARGUMENT');
+    }
+    assert.equal(parseSince('2d', Date.parse('2026-01-03T00:00:00Z')), '2026-01-01T00:00:00.000Z');
+  });
+});
