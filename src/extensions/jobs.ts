@@ -185,7 +185,7 @@ export class JobService {
       if (!caller || caller.subject !== job.subject) throw new DriverError('FORBIDDEN', 'The token that submitted this job is no longer configured for its subject.');
       requireGrant(caller, 'submit');
       requireResources(caller, job.request!);
-      prepared = this.driver.prepareParsed(job.request!, { subject: job.subject });
+      prepared = this.driver.prepareParsed(job.request!, { subject: job.subject, tokenId: job.tokenId });
     } catch (error) {
       const failure = toDriverError(error);
       await this.store.jobs.fail(id, { code: failure.code.slice(0, 80), message: 'The job was refused when it was about to start.', retryable: false });
