@@ -43,11 +43,13 @@ export class JobTable implements JobStore {
 
   async submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }> {
     return this.engine.transaction(async (tx) => {
-      const [existing] = await tx.all<JobColumns>('SELECT * FROM jobs WHERE subject = ? AND job_key = ?', [submission.subject, submission.key]);
-      if (existing) {
-        if (existing.fingerprint !== submission.fingerprint) throw new DriverError('IDEMPOTENCY_CONFLICT', 'This job key was used with a different request.');
-        return { job: row(existing), created: false };
-      }
+      const existing = () => tx.all<JobColumns>('SELECT * FROM jobs WHERE subject = ? AND job_key = ?', [submission.subject, submission.key]);
+      const same = (found: JobColumns) => {
+        if (found.fingerprint !== submission.fingerprint) throw new DriverError('IDEMPOTENCY_CONFLICT', 'This job key was used with a different request.');
+        return { job: row(found), created: false };
+      };
+      const [before] = await existing();
+      if (before) return same(before);
       const [{ total } = { total: 0 }] = await tx.all<{ total: number }>('SELECT COUNT(*) AS total FROM jobs');
       const [{ mine } = { mine: 0 }] = await tx.all<{ mine: number }>('SELECT COUNT(*) AS mine FROM jobs WHERE subject = ?', [submission.subject]);
       if (Number(total) >= submission.maxJobs || Number(mine) >= submission.maxJobsPerSubject) {
@@ -56,13 +58,15 @@ export class JobTable implements JobStore {
       const now = this.now();
       const request = JSON.stringify(submission.request);
       const id = randomUUID();
-      await tx.run(
+      // A submission of the same key committing meanwhile wins; this one then returns that job.
+      const inserted = await tx.run(
         `INSERT INTO jobs (id, subject, job_key, fingerprint, token_id, request, run_id, provider, model, state, cursor, cancel_requested, owner, created_at, updated_at, expires_at, retention_ms, bytes)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 0, NULL, ?, ?, NULL, ?, ?)`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 0, NULL, ?, ?, NULL, ?, ?) ON CONFLICT (subject, job_key) DO NOTHING`,
         [id, submission.subject, submission.key, submission.fingerprint, submission.tokenId, request, randomUUID(), submission.request.provider, submission.request.model, now, now, submission.retentionMs, Buffer.byteLength(request)],
       );
-      const [inserted] = await tx.all<JobColumns>('SELECT * FROM jobs WHERE id = ?', [id]);
-      return { job: row(inserted!), created: true };
+      const [after] = await existing();
+      if (!after) throw new DriverError('JOB_STORE_ERROR', 'The job could not be recorded.', { retryable: true });
+      return inserted.changes === 1 ? { job: row(after), created: true } : same(after);
     });
   }
 
