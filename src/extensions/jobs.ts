@@ -9,6 +9,7 @@
 import { DriverError, toDriverError } from '../protocol/errors.js';
 import type { JobEventPage, JobEventsRequest, JobInfo, JobSubmit, RunEvent, RunRequest } from '../protocol/schemas.js';
 import type { AgenticDriver } from '../runtime/driver.js';
+import type { PreparedRun } from '../runtime/prepared-run.js';
 import { isJournaled, type RunJournal } from '../runtime/services.js';
 import type { EventPayload } from '../runtime/types.js';
 import { canonicalJson } from '../shared/json-identity.js';
@@ -59,6 +60,8 @@ export class JobService {
     private readonly callerOf: (tokenId: string) => JobCaller | undefined,
     readonly policy: JobsPolicy,
     private readonly onError: (error: unknown) => void,
+    /** Watches a job's events on their way to the log (the host's tracing); must pass them through unchanged. */
+    private readonly observe: (events: AsyncGenerator<RunEvent>, prepared: PreparedRun) => AsyncGenerator<RunEvent> = (events) => events,
   ) {
     this.workers = policy.workers ?? JOB_DEFAULTS.workers;
     this.maxJobBytes = policy.maxJobBytes ?? JOB_DEFAULTS.maxJobBytes;
@@ -195,7 +198,7 @@ export class JobService {
     let failure: DriverError | undefined;
     // The barrier is released before leaving the loop: leaving waits for the run to end, and
     // the run may be waiting at a commit point.
-    for await (const event of this.driver.execute(prepared, controller.signal, { runId: job.info.runId, journal: barrier })) {
+    for await (const event of this.observe(this.driver.execute(prepared, controller.signal, { runId: job.info.runId, journal: barrier }), prepared)) {
       if (this.closing) {
         barrier.fail(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
         break;

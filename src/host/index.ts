@@ -103,7 +103,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       if (token !== undefined && (token.length < 32 || /[\s\0]/.test(token))) {
         throw new DriverError('INVALID_CONFIG', 'metrics.tokenRef must resolve to one line of at least 32 characters without whitespace.');
       }
-      prometheus = new PrometheusMetrics({ token, activeRuns: () => active.size });
+      prometheus = new PrometheusMetrics({ token, activeRuns: () => active.size, queuedJobs: config.jobs ? () => store.jobs.queued() : undefined });
     }
     // Usage sinks; runs this replica's previous process left in flight reach them as interrupted.
     usage = await UsagePipeline.open({
@@ -153,8 +153,11 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       }
     },
   });
+  const tracing = config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined;
   const jobs = config.jobs
-    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'))
+    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared) =>
+        tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events,
+      )
     : undefined;
   const sessions = config.sessions ? new SessionService(store, driver, config.sessions) : undefined;
   const expireOperations = () => {
@@ -180,7 +183,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     }),
     metrics,
     prometheus,
-    tracing: config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined,
+    tracing,
     features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,

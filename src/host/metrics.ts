@@ -42,7 +42,7 @@ export class PrometheusMetrics {
   private streams = 0;
   private readonly tokenDigest: Buffer | undefined;
 
-  constructor(options: { token?: string | undefined; activeRuns: () => number }) {
+  constructor(options: { token?: string | undefined; activeRuns: () => number; queuedJobs?: (() => Promise<number>) | undefined }) {
     this.tokenDigest = options.token !== undefined ? digest(options.token) : undefined;
     const registers = [this.registry];
     this.runs = new Counter({ name: 'agenticdriver_runs_total', help: 'Runs ended, by provider, model and status.', labelNames: ['provider', 'model', 'status'], registers });
@@ -84,6 +84,17 @@ export class PrometheusMetrics {
         this.set(self.streams);
       },
     });
+    const queuedJobs = options.queuedJobs;
+    if (queuedJobs) {
+      new Gauge({
+        name: 'agenticdriver_jobs_queued',
+        help: 'Durable jobs waiting for a worker, across every replica of the store.',
+        registers,
+        async collect() {
+          this.set(await queuedJobs());
+        },
+      });
+    }
     collectDefaultMetrics({ register: this.registry, prefix: 'agenticdriver_' });
   }
 

@@ -131,6 +131,8 @@ export interface JobStore {
   fail(id: string, error: ErrorInfo, state?: 'failed' | 'interrupted'): Promise<void>;
   /** Tombstones jobs whose retention ended; returns how many. */
   expire(): Promise<number>;
+  /** Jobs waiting for a worker (queue depth, for metrics). */
+  queued(): Promise<number>;
 }
 
 export interface SessionRow {

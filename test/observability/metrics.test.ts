@@ -85,6 +85,25 @@ describe('GET /metrics', () => {
     }
   });
 
+  it('reports the durable-job queue depth', async () => {
+    const host = await startTestHost({
+      metrics: { enabled: true },
+      jobs: { retentionMs: 60_000, workers: 1, pollIntervalMs: 20 },
+      tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], jobs: ['submit', 'read', 'cancel'] }],
+    });
+    try {
+      const hang = { provider: 'mock', model: 'demo', input: script([{ hang: true }]) };
+      const ids: string[] = [];
+      for (const key of ['q1', 'q2', 'q3']) ids.push(((await (await host.post('/v1/jobs/submit', { key, request: hang })).json()) as { id: string }).id);
+      // One worker: the first runs, the other two wait.
+      for (let state = ''; state !== 'running'; ) state = ((await (await host.post('/v1/jobs/read', { id: ids[0] })).json()) as { state: string }).state;
+      const samples = parseExposition(await (await fetch(`${host.url}/metrics`)).text());
+      assert.equal(value(samples, 'agenticdriver_jobs_queued'), 2);
+    } finally {
+      await host.close();
+    }
+  });
+
   it('without a metrics token, loopback peers scrape without credentials; without the config there is no endpoint', async () => {
     const open = await startTestHost({ metrics: { enabled: true } });
     try {

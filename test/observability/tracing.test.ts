@@ -101,6 +101,27 @@ describe('OpenTelemetry spans', () => {
     assert.match(String(tool.attributes['gen_ai.tool.call.result']), new RegExp(SECRET_ARG));
   });
 
+  it('a durable job gets the same run span, with its fixed run id', async () => {
+    const exporter = new InMemorySpanExporter();
+    let spans: ReadableSpan[] = [];
+    const host = await startTestHost(
+      { tracing: { enabled: true }, jobs: { retentionMs: 60_000, pollIntervalMs: 20 }, tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], jobs: ['submit', 'read'] }] },
+      { spanExporter: exporter },
+    );
+    let runId = '';
+    try {
+      const job = (await (await host.post('/v1/jobs/submit', { key: 'traced', request: { provider: 'mock', model: 'demo', input: 'traced job' } })).json()) as { id: string; runId: string };
+      runId = job.runId;
+      for (let state = ''; state !== 'completed'; ) state = ((await (await host.post('/v1/jobs/read', { id: job.id })).json()) as { state: string }).state;
+      spans = exporter.getFinishedSpans();
+    } finally {
+      await host.close();
+    }
+    const agent = spans.find((span) => span.name === 'invoke_agent');
+    assert.ok(agent, spans.map((span) => span.name).join());
+    assert.ok(Object.values(agent.attributes).includes(runId), JSON.stringify(agent.attributes));
+  });
+
   it('exports over OTLP/HTTP to a collector (a loopback server here) when the host shuts down', async () => {
     const bodies: string[] = [];
     const collector = createServer((request, response) => {

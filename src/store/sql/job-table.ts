@@ -181,6 +181,11 @@ export class JobTable implements JobStore {
     return jobs.length;
   }
 
+  async queued(): Promise<number> {
+    const [found] = await this.engine.all<{ count: number }>("SELECT COUNT(*) AS count FROM jobs WHERE state = 'queued'");
+    return Number(found?.count ?? 0);
+  }
+
   /** Erases the request and events of jobs whose retention ended; the row stays as a tombstone. */
   async expire(): Promise<number> {
     return this.engine.transaction(async (tx) => {
