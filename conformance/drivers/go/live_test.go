@@ -369,7 +369,7 @@ func liveJobTail(ctx context.Context, h *harness) error {
 	}
 	last := events[len(events)-1]
 	if last.Type != agenticdriver.EventRunCompleted || last.Result == nil || last.Result.Text != "one two three" {
-		return fmt.Errorf("the last event %+v", last)
+		return fmt.Errorf("the last event: %s %s", last.Type, last.Raw)
 	}
 	read, err := client.ReadJob(ctx, agenticdriver.JobIdentity{ID: job.ID})
 	if err != nil {
