@@ -17,6 +17,7 @@ const (
 	quietScript    = `{"mockScript":{"steps":[{"actions":[{"stallMs":80},{"text":"quiet"}]}]}}`
 	progressScript = `{"mockScript":{"steps":[{"actions":[{"progress":16,"everyMs":20},{"text":"done"}]}]}}`
 	lateScript     = `{"mockScript":{"steps":[{"actions":[{"stallMs":400},{"text":"late"}]}]}}`
+	jobScript      = `{"mockScript":{"steps":[{"actions":[{"text":"one "},{"stallMs":150},{"text":"two "},{"stallMs":150},{"text":"three"}]}]}}`
 )
 
 type liveScenario struct {
@@ -37,6 +38,8 @@ var liveScenarios = []liveScenario{
 	{name: "progress", run: liveProgress},
 	{name: "cancel", run: liveCancel},
 	{name: "idempotency", run: liveIdempotency},
+	{name: "job-tail", run: liveJobTail},
+	{name: "session", run: liveSession},
 	{name: "tls-untrusted", httpsOnly: true, run: func(ctx context.Context, h *harness) error { return expectTLSFailure(ctx, h, h.untrustedURL) }},
 	{name: "tls-mismatch", httpsOnly: true, run: func(ctx context.Context, h *harness) error { return expectTLSFailure(ctx, h, h.mismatchURL) }},
 }
@@ -315,6 +318,119 @@ func liveIdempotency(ctx context.Context, h *harness) error {
 	}
 	if retried.RunID != late.result.RunID || retried.Text != "late" {
 		return fmt.Errorf("the retry got %s %q, the first %s", retried.RunID, retried.Text, late.result.RunID)
+	}
+	return nil
+}
+
+// tailEvents tails a job after `after`; leaving the loop after `limit` events (0: no
+// limit) closes the connection.
+func tailEvents(ctx context.Context, client *agenticdriver.Client, id string, after int64, limit int) ([]agenticdriver.Event, error) {
+	var events []agenticdriver.Event
+	for ev, err := range client.TailJob(ctx, agenticdriver.JobIdentity{ID: id}, agenticdriver.TailOptions{After: after}) {
+		if err != nil {
+			return events, err
+		}
+		events = append(events, ev)
+		if limit > 0 && len(events) >= limit {
+			break
+		}
+	}
+	return events, nil
+}
+
+// liveJobTail: a job submitted by key is tailed for three events, the connection is
+// dropped, and a second tail from the last sequence delivers the rest exactly once.
+func liveJobTail(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	submission := agenticdriver.JobSubmit{Key: freshKey(), Request: demoRequest(jobScript)}
+	job, err := client.SubmitJob(ctx, submission)
+	if err != nil {
+		return err
+	}
+	first, err := tailEvents(ctx, client, job.ID, 0, 3)
+	if err != nil {
+		return fmt.Errorf("the first tail: %w", err)
+	}
+	if len(first) != 3 {
+		return fmt.Errorf("the first tail delivered %d events", len(first))
+	}
+	rest, err := tailEvents(ctx, client, job.ID, first[2].Sequence, 0)
+	if err != nil {
+		return fmt.Errorf("the second tail: %w", err)
+	}
+	events := append(first, rest...)
+	for i, ev := range events {
+		if ev.Sequence != int64(i+1) {
+			return fmt.Errorf("event %d has sequence %d", i, ev.Sequence)
+		}
+	}
+	last := events[len(events)-1]
+	if last.Type != agenticdriver.EventRunCompleted || last.Result == nil || last.Result.Text != "one two three" {
+		return fmt.Errorf("the last event: %s %s", last.Type, last.Raw)
+	}
+	read, err := client.ReadJob(ctx, agenticdriver.JobIdentity{ID: job.ID})
+	if err != nil {
+		return fmt.Errorf("ReadJob: %w", err)
+	}
+	if read.State != "completed" || read.Cursor != int64(len(events)) {
+		return fmt.Errorf("ReadJob: %s at cursor %d, %d events tailed", read.State, read.Cursor, len(events))
+	}
+	again, err := client.SubmitJob(ctx, submission)
+	if err != nil {
+		return fmt.Errorf("submitting again: %w", err)
+	}
+	if again.ID != job.ID {
+		return fmt.Errorf("the same key and request again got job %s, the first %s", again.ID, job.ID)
+	}
+	return nil
+}
+
+// liveSession: a run at revision 0 advances the session to 1, the stale revision
+// conflicts, the history holds both messages, and a deleted session is not found.
+func liveSession(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	created, err := client.CreateSession(ctx, agenticdriver.SessionCreate{Provider: "mock", Model: "demo", Mode: "history"})
+	if err != nil {
+		return err
+	}
+	if created.Session.Revision != 0 {
+		return fmt.Errorf("created at revision %d", created.Session.Revision)
+	}
+	id := agenticdriver.SessionIdentity{ID: created.Session.ID}
+	req := demoRequest("Hello")
+	req.Session = &agenticdriver.SessionBinding{ID: id.ID, Revision: 0}
+	result, err := client.Run(ctx, req)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the run: %w", err)
+	case result.Text != "Hello" || result.Session == nil || result.Session.Revision != 1:
+		return fmt.Errorf("the run: text %q, session %+v", result.Text, result.Session)
+	}
+	if _, err := client.Run(ctx, req); expectCode(err, "SESSION_REVISION_CONFLICT") != nil {
+		return fmt.Errorf("revision 0 again: %w", expectCode(err, "SESSION_REVISION_CONFLICT"))
+	}
+	read, err := client.ReadSession(ctx, id)
+	switch {
+	case err != nil:
+		return fmt.Errorf("ReadSession: %w", err)
+	case read.Session.Revision != 1 || len(read.History) != 2:
+		return fmt.Errorf("ReadSession: revision %d, %d messages", read.Session.Revision, len(read.History))
+	}
+	deleted, err := client.DeleteSession(ctx, id)
+	switch {
+	case err != nil:
+		return fmt.Errorf("DeleteSession: %w", err)
+	case !deleted.Deleted || deleted.ID != id.ID:
+		return fmt.Errorf("DeleteSession %+v", deleted)
+	}
+	if _, err := client.ReadSession(ctx, id); expectCode(err, "SESSION_NOT_FOUND") != nil {
+		return fmt.Errorf("reading the deleted session: %w", expectCode(err, "SESSION_NOT_FOUND"))
 	}
 	return nil
 }

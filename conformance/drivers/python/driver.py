@@ -144,6 +144,19 @@ class SyncMode:
                 await handle(client, events[-1])
         return events
 
+    async def tail(self, url: str, token: str, job_id: str, after: int, limit: Optional[int]) -> List[Dict[str, Any]]:
+        """Tail a job from ``after``; stopping after ``limit`` events closes the connection."""
+        events: List[Dict[str, Any]] = []
+        tail = self.client(url, token).tail_job(job_id, after=after)
+        try:
+            for event in tail:
+                events.append(dict(event))
+                if limit is not None and len(events) >= limit:
+                    break
+        finally:
+            tail.close()
+        return events
+
     def background(self, call: Awaitable[Any]) -> "asyncio.Future[Any]":
         """Runs a client call while the scenario goes on: a blocking call, in a thread of its own."""
         async def settled() -> Any:
@@ -200,6 +213,19 @@ class AsyncMode(SyncMode):
                 async for event in stream:
                     events.append(dict(event))
                     await handle(client, events[-1])
+        return events
+
+    async def tail(self, url: str, token: str, job_id: str, after: int, limit: Optional[int]) -> List[Dict[str, Any]]:
+        events: List[Dict[str, Any]] = []
+        async with self.aclient(url, token) as client:
+            tail = client.tail_job(job_id, after=after)
+            try:
+                async for event in tail:
+                    events.append(dict(event))
+                    if limit is not None and len(events) >= limit:
+                        break
+            finally:
+                await tail.aclose()
         return events
 
     def background(self, call: Awaitable[Any]) -> "asyncio.Future[Any]":
@@ -438,6 +464,47 @@ async def live_idempotency(mode: SyncMode) -> None:
     expect(retried["runId"] == late["runId"] and retried["text"] == "late", f"the retry got {retried['runId']} {retried['text']!r}")
 
 
+JOB_INPUT = script({"text": "one "}, {"stallMs": 150}, {"text": "two "}, {"stallMs": 150}, {"text": "three"})
+
+
+async def live_job_tail(mode: SyncMode) -> None:
+    url, token = mode.env.url, mode.env.token
+    submission = {"key": fresh_key(), "request": dict(HELLO, input=JOB_INPUT)}
+    job = await mode.call(url, token, "submit_job", submission)
+    first = await mode.tail(url, token, job["id"], 0, 3)
+    expect(len(first) == 3, f"the first tail delivered {len(first)} events")
+    rest = await mode.tail(url, token, job["id"], first[-1]["sequence"], None)
+    events = first + rest
+    sequences = [e["sequence"] for e in events]
+    expect(sequences == list(range(1, len(events) + 1)), f"sequences {sequences}")
+    expect_terminal(events, "run.completed", text="one two three")
+    read = await mode.call(url, token, "read_job", job["id"])
+    expect(read["state"] == "completed" and read["cursor"] == len(events),
+           f"read_job: {read['state']} at cursor {read['cursor']}, {len(events)} events tailed")
+    again = await mode.call(url, token, "submit_job", submission)
+    expect(again["id"] == job["id"], f"the same key and request again got job {again['id']}, the first {job['id']}")
+
+
+async def live_session(mode: SyncMode) -> None:
+    url, token = mode.env.url, mode.env.token
+    created = await mode.call(url, token, "create_session", {"provider": "mock", "model": "demo", "mode": "history"})
+    session_id = created["session"]["id"]
+    expect(created["session"]["revision"] == 0, f"created at revision {created['session']['revision']}")
+    binding = {"id": session_id, "revision": 0}
+    result = await mode.run(url, token, dict(HELLO, session=binding))
+    expect(result["text"] == "Hello" and result.get("session", {}).get("revision") == 1,
+           f"the run: text {result['text']!r}, session {result.get('session')}")
+    stale = await driver_error(mode.run(url, token, dict(HELLO, session=binding)))
+    expect(stale is not None and stale.code == "SESSION_REVISION_CONFLICT", f"revision 0 again: {describe_error(stale)}")
+    read = await mode.call(url, token, "read_session", session_id)
+    expect(read["session"]["revision"] == 1 and len(read["history"]) == 2,
+           f"read_session: revision {read['session']['revision']}, {len(read['history'])} messages")
+    deleted = await mode.call(url, token, "delete_session", session_id)
+    expect(deleted["deleted"] is True and deleted["id"] == session_id, f"delete_session {deleted}")
+    gone = await driver_error(mode.call(url, token, "read_session", session_id))
+    expect(gone is not None and gone.code == "SESSION_NOT_FOUND", f"reading the deleted session: {describe_error(gone)}")
+
+
 ANSWER = {"answer": 42}
 INTERACTIVE = {"mode": "interactive", "idlePolicy": "pause"}
 LOOKUP_TOOL = {
@@ -605,6 +672,8 @@ LIVE: Dict[str, Callable[[SyncMode], Awaitable[None]]] = {
     "application-tool": live_application_tool,
     "application-tool-approved": live_application_tool_approved,
     "idempotency": live_idempotency,
+    "job-tail": live_job_tail,
+    "session": live_session,
 }
 HTTPS_LIVE = {"tls-untrusted": live_tls_untrusted, "tls-mismatch": live_tls_mismatch}
 

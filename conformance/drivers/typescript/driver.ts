@@ -269,6 +269,53 @@ async function idempotency(): Promise<string | undefined> {
   );
 }
 
+/** The job-tail script: three texts with pauses, so the first tail stops while the job still runs. */
+const JOB_INPUT = script([{ text: 'one ' }, { stallMs: 150 }, { text: 'two ' }, { stallMs: 150 }, { text: 'three' }]);
+
+/** job-tail: submit by key, tail three events and drop the connection, resume from the last sequence to the end. */
+async function jobTail(): Promise<string | undefined> {
+  const live = client(liveUrl);
+  const submission: JobSubmit = { key: freshKey(), request: { ...BASE_REQUEST, input: JOB_INPUT } };
+  const job = await live.submitJob(submission);
+  const first: RunEvent[] = [];
+  for await (const event of live.tailJob(job.id, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) })) {
+    first.push(event);
+    if (first.length === 3) break;
+  }
+  const after = first.at(-1)?.sequence ?? 0;
+  const rest = await liveEvents(live.tailJob(job.id, { after, signal: AbortSignal.timeout(CASE_TIMEOUT_MS) }));
+  const events = [...first, ...rest];
+  const read = await live.readJob(job.id);
+  const again = await live.submitJob(submission);
+  return expectAll(
+    [first.length === 3, `the first tail delivered ${first.length} events`],
+    [events.every((event, index) => event.sequence === index + 1), `sequences ${events.map((event) => event.sequence).join(',')}`],
+    [terminal(events) === 'completed one two three', terminal(events)],
+    [read.state === 'completed' && read.cursor === events.length, `readJob: ${read.state} at cursor ${read.cursor}, ${events.length} events tailed`],
+    [again.id === job.id, `the same key and request again got job ${again.id}, the first ${job.id}`],
+  );
+}
+
+/** session: create, run at revision 0, a stale revision conflicts, read the history, delete, then not found. */
+async function session(): Promise<string | undefined> {
+  const live = client(liveUrl);
+  const created = await live.createSession({ provider: 'mock', model: 'demo', mode: 'history' });
+  const binding = { id: created.session.id, revision: 0 };
+  const result = await live.run({ ...BASE_REQUEST, session: binding });
+  const stale = await driverError(() => live.run({ ...BASE_REQUEST, session: binding }));
+  const read = await live.readSession(created.session.id);
+  const deleted = await live.deleteSession(created.session.id);
+  const gone = await driverError(() => live.readSession(created.session.id));
+  return expectAll(
+    [created.session.revision === 0, `created at revision ${created.session.revision}`],
+    [result.text === 'Hello' && result.session?.revision === 1, `the run: text ${JSON.stringify(result.text)}, session ${JSON.stringify(result.session)}`],
+    [stale?.code === 'SESSION_REVISION_CONFLICT', `revision 0 again: ${describeError(stale)}`],
+    [read.session.revision === 1 && read.history.length === 2, `readSession: revision ${read.session.revision}, ${read.history.length} messages`],
+    [deleted.deleted === true && deleted.id === created.session.id, `deleteSession ${JSON.stringify(deleted)}`],
+    [gone?.code === 'SESSION_NOT_FOUND', `reading the deleted session: ${describeError(gone)}`],
+  );
+}
+
 const LIVE: Record<string, () => Promise<string | undefined>> = {
   protocol: async () => {
     const info = await client(liveUrl).protocol();
@@ -311,7 +358,10 @@ const LIVE: Record<string, () => Promise<string | undefined>> = {
     const outcome = await streamOutcome(liveUrl, { ...BASE_REQUEST, input: script([{ hang: true }]) }, (event) => event.type === 'run.started');
     if (outcome.code) return `stream failed with ${outcome.code}`;
     return (await grows('live-metrics', 'cancelled', before)) ? undefined : 'the host never counted a cancelled run';
-  },  idempotency,
+  },
+  idempotency,
+  'job-tail': jobTail,
+  session,
 };
 
 const INTERACTIVE_LIVE: Record<string, () => Promise<string | undefined>> = {

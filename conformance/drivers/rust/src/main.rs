@@ -85,7 +85,32 @@ trait Mode: Sync {
     fn progress(&self, url: &str, token: &str, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error>;
     fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error>;
     /// A session or job call; what it returns was validated by the client.
-    fn call(&self, url: &str, token: &str, operation: &Operation) -> Result<(), Error>;
+    fn call(&self, url: &str, token: &str, operation: &Operation) -> Result<Reply, Error>;
+    /// The events of a job's tail after `after`; stopping after `limit` events (dropping
+    /// the tail) closes the connection.
+    fn tail(&self, url: &str, token: &str, id: &JobIdentity, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error>;
+}
+
+/// What a session or job call returned.
+#[derive(Debug)]
+enum Reply {
+    Session(Box<SessionSnapshot>),
+    Deleted(SessionDeleteResult),
+    Job(Box<JobInfo>),
+    /// A page of job events (validated by the client; no scenario reads it).
+    Page,
+}
+
+/// Reads events from a job tail until its end or `limit` events.
+fn take_events(tail: impl Iterator<Item = Result<Event, Error>>, limit: Option<usize>) -> Result<Vec<Event>, Error> {
+    let mut events = Vec::new();
+    for event in tail {
+        events.push(event?);
+        if limit.is_some_and(|limit| events.len() >= limit) {
+            break;
+        }
+    }
+    Ok(events)
 }
 
 /// The session and job operations of the vectors, with the case's request data.
@@ -184,19 +209,25 @@ impl Mode for Async {
     fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
         self.runtime.block_on(async { self.client(url, token)?.complete_tool(result).await })
     }
-    fn call(&self, url: &str, token: &str, operation: &Operation) -> Result<(), Error> {
+    fn call(&self, url: &str, token: &str, operation: &Operation) -> Result<Reply, Error> {
         self.runtime.block_on(async {
             let client = self.client(url, token)?;
             match operation {
-                Operation::SessionCreate(request) => client.create_session(request).await.map(drop),
-                Operation::SessionRead(id) => client.read_session(id).await.map(drop),
-                Operation::SessionDelete(id) => client.delete_session(id).await.map(drop),
-                Operation::JobSubmit(submission) => client.submit_job(submission).await.map(drop),
-                Operation::JobRead(id) => client.read_job(id).await.map(drop),
-                Operation::JobCancel(id) => client.cancel_job(id).await.map(drop),
-                Operation::JobEvents(request) => client.job_events(request).await.map(drop),
+                Operation::SessionCreate(request) => client.create_session(request).await.map(|s| Reply::Session(Box::new(s))),
+                Operation::SessionRead(id) => client.read_session(id).await.map(|s| Reply::Session(Box::new(s))),
+                Operation::SessionDelete(id) => client.delete_session(id).await.map(Reply::Deleted),
+                Operation::JobSubmit(submission) => client.submit_job(submission).await.map(|j| Reply::Job(Box::new(j))),
+                Operation::JobRead(id) => client.read_job(id).await.map(|j| Reply::Job(Box::new(j))),
+                Operation::JobCancel(id) => client.cancel_job(id).await.map(|j| Reply::Job(Box::new(j))),
+                Operation::JobEvents(request) => client.job_events(request).await.map(|_| Reply::Page),
             }
         })
+    }
+    fn tail(&self, url: &str, token: &str, id: &JobIdentity, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error> {
+        let client = self.client(url, token)?;
+        let mut tail = self.runtime.block_on(client.tail_job(id, &TailOptions { after, ..TailOptions::default() }))?;
+        // One block_on per event; dropping the tail closes its connection.
+        take_events(std::iter::from_fn(|| self.runtime.block_on(tail.next())), limit)
     }
 }
 
@@ -301,17 +332,21 @@ impl Mode for Blocking {
     fn complete(&self, url: &str, token: &str, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
         self.client(url, token)?.complete_tool(result)
     }
-    fn call(&self, url: &str, token: &str, operation: &Operation) -> Result<(), Error> {
+    fn call(&self, url: &str, token: &str, operation: &Operation) -> Result<Reply, Error> {
         let client = self.client(url, token)?;
         match operation {
-            Operation::SessionCreate(request) => client.create_session(request).map(drop),
-            Operation::SessionRead(id) => client.read_session(id).map(drop),
-            Operation::SessionDelete(id) => client.delete_session(id).map(drop),
-            Operation::JobSubmit(submission) => client.submit_job(submission).map(drop),
-            Operation::JobRead(id) => client.read_job(id).map(drop),
-            Operation::JobCancel(id) => client.cancel_job(id).map(drop),
-            Operation::JobEvents(request) => client.job_events(request).map(drop),
+            Operation::SessionCreate(request) => client.create_session(request).map(|s| Reply::Session(Box::new(s))),
+            Operation::SessionRead(id) => client.read_session(id).map(|s| Reply::Session(Box::new(s))),
+            Operation::SessionDelete(id) => client.delete_session(id).map(Reply::Deleted),
+            Operation::JobSubmit(submission) => client.submit_job(submission).map(|j| Reply::Job(Box::new(j))),
+            Operation::JobRead(id) => client.read_job(id).map(|j| Reply::Job(Box::new(j))),
+            Operation::JobCancel(id) => client.cancel_job(id).map(|j| Reply::Job(Box::new(j))),
+            Operation::JobEvents(request) => client.job_events(request).map(|_| Reply::Page),
         }
+    }
+    fn tail(&self, url: &str, token: &str, id: &JobIdentity, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error> {
+        let client = self.client(url, token)?;
+        take_events(client.tail_job(id, &TailOptions { after, ..TailOptions::default() })?, limit)
     }
 }
 
@@ -402,7 +437,7 @@ fn vector_case(mode: &dyn Mode, env: &Env, case: &Value) -> Result<(), String> {
         Some("tool-progress") => mode.progress(&url, &env.token, &fixture(case, "toolIdentity")?).map(drop),
         Some("tool-result") => mode.complete(&url, &env.token, &fixture(case, "toolResult")?).map(drop),
         Some(other) => match Operation::of(other, case)? {
-            Some(operation) => mode.call(&url, &env.token, &operation),
+            Some(operation) => mode.call(&url, &env.token, &operation).map(drop),
             None => return Err(format!("operation {other} is not implemented by the rust driver")),
         },
         None => {
@@ -568,6 +603,8 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
     report.record("live:application-tool", application_tool_scenario(mode, env, false));
     report.record("live:application-tool-approved", application_tool_scenario(mode, env, true));
     report.record("live:idempotency", idempotency_scenario(mode, env));
+    report.record("live:job-tail", job_tail_scenario(mode, env));
+    report.record("live:session", session_scenario(mode, env));
     for (name, url) in [("live:tls-untrusted", &env.untrusted), ("live:tls-mismatch", &env.mismatch)] {
         if let Some(url) = url {
             report.record(
@@ -761,6 +798,76 @@ fn idempotency_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
     want(retried.run_id == late.run_id && retried.text == "late", || {
         format!("the retry got {} {:?}, the first {}", retried.run_id, retried.text, late.run_id)
     })
+}
+
+/// The session snapshot of a reply, or what came instead.
+fn session_of(reply: Result<Reply, Error>) -> Result<SessionSnapshot, String> {
+    match reply.map_err(|e| describe(&e))? {
+        Reply::Session(snapshot) => Ok(*snapshot),
+        other => Err(format!("expected a session, got {other:?}")),
+    }
+}
+
+/// The job of a reply, or what came instead.
+fn job_of(reply: Result<Reply, Error>) -> Result<JobInfo, String> {
+    match reply.map_err(|e| describe(&e))? {
+        Reply::Job(job) => Ok(*job),
+        other => Err(format!("expected a job, got {other:?}")),
+    }
+}
+
+/// A job submitted by key is tailed for three events, the connection is dropped, and a
+/// second tail from the last sequence delivers the rest exactly once.
+fn job_tail_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
+    let (live, token) = (env.live.as_str(), env.token.as_str());
+    let script = mock_script(json!([{ "text": "one " }, { "stallMs": 150 }, { "text": "two " }, { "stallMs": 150 }, { "text": "three" }]));
+    let submission = JobSubmit { key: fresh_key(), request: RunRequest::new("mock", "demo", script) };
+    let job = job_of(mode.call(live, token, &Operation::JobSubmit(Box::new(submission.clone()))))?;
+    let id = JobIdentity { id: job.id.clone() };
+    let first = mode.tail(live, token, &id, 0, Some(3)).map_err(|e| format!("the first tail: {}", describe(&e)))?;
+    want(first.len() == 3, || format!("the first tail delivered {} events", first.len()))?;
+    let rest = mode.tail(live, token, &id, first[2].sequence, None).map_err(|e| format!("the second tail: {}", describe(&e)))?;
+    let events: Vec<Event> = first.into_iter().chain(rest).collect();
+    let sequences: Vec<u64> = events.iter().map(|e| e.sequence).collect();
+    want(sequences.iter().enumerate().all(|(i, &s)| s == i as u64 + 1), || format!("sequences {sequences:?}"))?;
+    match terminal(&events) {
+        Some(EventPayload::RunCompleted { result }) if result.text == "one two three" => {}
+        other => return Err(format!("expected run.completed with text \"one two three\", got {other:?}")),
+    }
+    let read = job_of(mode.call(live, token, &Operation::JobRead(id.clone())))?;
+    want(read.state == JobState::Completed && read.cursor == events.len() as u64, || {
+        format!("read_job: {:?} at cursor {}, {} events tailed", read.state, read.cursor, events.len())
+    })?;
+    let again = job_of(mode.call(live, token, &Operation::JobSubmit(Box::new(submission))))?;
+    want(again.id == job.id, || format!("the same key and request again got job {}, the first {}", again.id, job.id))
+}
+
+/// A run at revision 0 advances the session to 1, the stale revision conflicts, the
+/// history holds both messages, and a deleted session is not found.
+fn session_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
+    let (live, token) = (env.live.as_str(), env.token.as_str());
+    let create =
+        SessionCreate { provider: "mock".into(), model: "demo".into(), mode: SessionMode::History, history: None, instructions: None };
+    let created = session_of(mode.call(live, token, &Operation::SessionCreate(create)))?;
+    want(created.session.revision == 0, || format!("created at revision {}", created.session.revision))?;
+    let id = SessionIdentity { id: created.session.id.clone() };
+    let request =
+        RunRequest { session: Some(SessionBinding { id: id.id.clone(), revision: 0 }), ..RunRequest::new("mock", "demo", "Hello") };
+    let result = mode.run(live, token, &request).map_err(|e| format!("the run: {}", describe(&e)))?;
+    want(result.text == "Hello" && result.session.as_ref().map(|s| s.revision) == Some(1), || {
+        format!("the run: text {:?}, session {:?}", result.text, result.session)
+    })?;
+    code_is(mode.run(live, token, &request), "SESSION_REVISION_CONFLICT").map_err(|e| format!("revision 0 again: {e}"))?;
+    let read = session_of(mode.call(live, token, &Operation::SessionRead(id.clone())))?;
+    want(read.session.revision == 1 && read.history.len() == 2, || {
+        format!("read_session: revision {}, {} messages", read.session.revision, read.history.len())
+    })?;
+    match mode.call(live, token, &Operation::SessionDelete(id.clone())).map_err(|e| describe(&e))? {
+        Reply::Deleted(receipt) if receipt.deleted && receipt.id == id.id => {}
+        other => return Err(format!("delete_session: {other:?}")),
+    }
+    code_is(mode.call(live, token, &Operation::SessionRead(id)), "SESSION_NOT_FOUND")
+        .map_err(|e| format!("reading the deleted session: {e}"))
 }
 
 fn run_mode(mode: &dyn Mode, env: &Env) -> Report {
