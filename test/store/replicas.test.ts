@@ -16,6 +16,7 @@ import { startHost, type RunningHost } from '../../src/host/index.js';
 import type { HostTool } from '../../src/runtime/tools.js';
 import { script, sseEvents } from '../support/host.js';
 import { freshDatabase } from '../support/postgres.js';
+import { openPostgresStore } from '../support/stores.js';
 import { tempDir } from '../support/temp.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -112,6 +113,16 @@ describe('replicas on one PostgreSQL database', () => {
       await client.end();
     }
   }
+
+  it('replicas starting together on a fresh database migrate it once', async () => {
+    const fresh = await freshDatabase();
+    try {
+      const stores = await Promise.all(Array.from({ length: 6 }, () => openPostgresStore(fresh.url)));
+      for (const store of stores) await store.close();
+    } finally {
+      await fresh.drop();
+    }
+  });
 
   it('an approval decided on B resumes the run streaming from A; a tool result posted to B completes A\'s ticket', async () => {
     const [a, b] = [await replica(), await replica()];

@@ -107,9 +107,10 @@ function jobsTables(): string {
  */
 export async function migrate(engine: SqlEngine): Promise<void> {
   const versions = engine.dialect === 'sqlite' ? SQLITE : POSTGRES;
-  await engine.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
   await engine.transaction(async (tx) => {
     if (tx.dialect === 'postgres') await tx.all('SELECT pg_advisory_xact_lock(7433)');
+    // Under the lock: two replicas creating the table at once would collide even with IF NOT EXISTS.
+    await tx.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
     const [row] = await tx.all<{ version: number | null }>('SELECT MAX(version) AS version FROM schema_migrations');
     for (let index = row?.version ?? 0; index < versions.length; index += 1) {
       await tx.exec(versions[index]!);
