@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
+import { CLI_MAIN as main, cli, errorOf } from '../support/processes.js';
 import { tempDir } from '../support/temp.js';
-
-const main = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
-
-function cli(args: string[], input?: string) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { encoding: 'utf8', input: input ?? '', env: { ...process.env, AGENTICDRIVER_CONFIG: '' } });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-function errorOf(stderr: string): { code: string; message: string; retryable: boolean } {
-  const lines = stderr.trim().split('\n');
-  return (JSON.parse(lines.at(-1)!) as { error: { code: string; message: string; retryable: boolean } }).error;
-}
 
 describe('agenticdriver CLI', () => {
   const dir = tempDir('ad-cli-');

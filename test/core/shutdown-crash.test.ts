@@ -6,17 +6,15 @@
  * (they used to stay holes in the records).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { readHostConfig, startHost } from '../../src/host/index.js';
 import { script, sseEvents } from '../support/host.js';
+import { CLI_MAIN, killAll, spawnHost } from '../support/processes.js';
 
-const root = join(import.meta.dirname, '..', '..');
-const main = join(root, 'src', 'cli', 'main.ts');
 const TOKEN = 'shutdown-token-0123456789abcdefghijklmn';
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 const hang = { provider: 'mock', model: 'demo', input: script([{ text: 'working' }, { hang: true }]) };
@@ -47,20 +45,11 @@ describe('shutdown and crash (defects 4 and 5)', () => {
     );
   });
   after(() => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    killAll(children);
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function serve(): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', config, '--json'], { env, cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(child);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', resolve);
-      void exited.then((code) => reject(new Error(`serve exited ${code}`)));
-    });
-    return { child, url: (JSON.parse(line) as { url: string }).url, exited };
-  }
+  const serve = () => spawnHost([CLI_MAIN, 'serve', '--config', config, '--json'], env, children);
   const post = (url: string, body: unknown, accept?: string) =>
     fetch(`${url}/v1/runs`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...(accept ? { accept } : {}) }, body: JSON.stringify(body) });
 

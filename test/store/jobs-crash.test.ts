@@ -7,16 +7,15 @@
  * submitted on one is tailed from the other with Last-Event-ID.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 import { script, sseEvents } from '../support/host.js';
+import { killAll, spawnHost } from '../support/processes.js';
 import { ENGINES, stateConfig } from '../support/stores.js';
 import { tempDir } from '../support/temp.js';
 
-const root = join(import.meta.dirname, '..', '..');
 const launcher = join(import.meta.dirname, 'fixtures', 'job-host.ts');
 const TOKEN = 'jobs-crash-token-0123456789abcdefghijk';
 const LEASE_MS = 900;
@@ -31,21 +30,12 @@ for (const engine of ENGINES) {
     let config = '';
     let env: NodeJS.ProcessEnv = {};
     after(async () => {
-      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      killAll(children);
       await cleanup();
       rmSync(dir, { recursive: true, force: true });
     });
 
-    async function serve(): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
-      const child = spawn(process.execPath, ['--import', 'tsx', launcher, config], { env, cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-      children.push(child);
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout! }).once('line', resolve);
-        void exited.then(() => reject(new Error('the host exited')));
-      });
-      return { child, url: (JSON.parse(line) as { url: string }).url, exited };
-    }
+    const serve = () => spawnHost([launcher, config], env, children);
     const post = async (url: string, path: string, body: unknown) => {
       const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       return (await response.json()) as Record<string, any>;
@@ -120,7 +110,7 @@ describe('durable jobs on two replicas (postgres)', () => {
   const children: ChildProcess[] = [];
   let cleanup: () => Promise<void> = async () => undefined;
   after(async () => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    killAll(children);
     await cleanup();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -144,12 +134,7 @@ describe('durable jobs on two replicas (postgres)', () => {
       { mode: 0o600 },
     );
     const env = { ...process.env, HOME: dir, AGENTICDRIVER_CONFIG: '', AD_JOBS_TOKEN: TOKEN, EFFECTS_FILE: effects, ...state.env };
-    const start = async () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', launcher, config], { env, cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-      children.push(child);
-      const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
-      return (JSON.parse(line) as { url: string }).url;
-    };
+    const start = async () => (await spawnHost([launcher, config], env, children)).url;
     const [a, b] = [await start(), await start()];
     const post = async (url: string, path: string, body: unknown) =>
       (await (await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, any>;

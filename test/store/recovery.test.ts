@@ -5,18 +5,16 @@
  * database is intact.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { script, sseEvents } from '../support/host.js';
+import { CLI_MAIN, killAll, spawnHost } from '../support/processes.js';
 import { ENGINES, stateConfig } from '../support/stores.js';
 import { tempDir } from '../support/temp.js';
 
-const root = join(import.meta.dirname, '..', '..');
-const main = join(root, 'src', 'cli', 'main.ts');
 const TOKEN = 'recovery-token-0123456789abcdefghijklmn';
 const LEASE_MS = 900;
 
@@ -29,21 +27,12 @@ for (const engine of ENGINES) {
     let cleanup: () => Promise<void> = async () => undefined;
 
     after(async () => {
-      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      killAll(children);
       await cleanup();
       rmSync(dir, { recursive: true, force: true });
     });
 
-    async function serve(): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
-      const child = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', config, '--json'], { env, cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-      children.push(child);
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout! }).once('line', resolve);
-        void exited.then(() => reject(new Error('serve exited')));
-      });
-      return { child, url: (JSON.parse(line) as { url: string }).url, exited };
-    }
+    const serve = () => spawnHost([CLI_MAIN, 'serve', '--config', config, '--json'], env, children);
     const post = (url: string, path: string, body: unknown, accept?: string) =>
       fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...(accept ? { accept } : {}) }, body: JSON.stringify(body) });
     async function until(url: string, body: unknown, type: string): Promise<Record<string, unknown>> {

@@ -5,10 +5,9 @@
  * no longer commit for the work that was taken from it.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { parseHostConfig } from '../../src/host/config.js';
@@ -16,11 +15,10 @@ import { startHost, type RunningHost } from '../../src/host/index.js';
 import type { HostTool } from '../../src/runtime/tools.js';
 import { script, sseEvents } from '../support/host.js';
 import { freshDatabase } from '../support/postgres.js';
+import { CLI_MAIN, killAll, spawnHost } from '../support/processes.js';
 import { openPostgresStore } from '../support/stores.js';
 import { tempDir } from '../support/temp.js';
 
-const root = join(import.meta.dirname, '..', '..');
-const main = join(root, 'src', 'cli', 'main.ts');
 const TOKEN = 'replica-token-0123456789abcdefghijklmno';
 const LEASE_MS = 900;
 
@@ -59,7 +57,7 @@ describe('replicas on one PostgreSQL database', () => {
     writeFileSync(join(dir, 'config.json'), JSON.stringify(raw), { mode: 0o600 });
   });
   after(async () => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    killAll(children);
     for (const host of hosts) await host.close().catch(() => undefined);
     await database.drop();
     rmSync(dir, { recursive: true, force: true });
@@ -70,16 +68,7 @@ describe('replicas on one PostgreSQL database', () => {
     hosts.push(host);
     return host;
   }
-  async function replicaProcess(): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', join(dir, 'config.json'), '--json'], { env, cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(child);
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', resolve);
-      void exited.then(() => reject(new Error('serve exited')));
-    });
-    return { child, url: (JSON.parse(line) as { url: string }).url, exited };
-  }
+  const replicaProcess = () => spawnHost([CLI_MAIN, 'serve', '--config', join(dir, 'config.json'), '--json'], env, children);
   const post = (url: string, path: string, body: unknown, accept?: string) =>
     fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...(accept ? { accept } : {}) }, body: JSON.stringify(body) });
   async function openStream(url: string, body: unknown, until: string) {

@@ -1,0 +1,50 @@
+/**
+ * Real processes for tests: the `agenticdriver` CLI run from the sources, and host processes
+ * (`serve --json`, or a launcher printing the same first line) started and awaited until they listen.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+// tsx resolves from the working directory: processes run from the repository root.
+export const ROOT = join(import.meta.dirname, '..', '..');
+export const CLI_MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+
+/** Runs the CLI to completion (no config from the environment). */
+export function cli(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { encoding: 'utf8', input: input ?? '', env: { ...process.env, AGENTICDRIVER_CONFIG: '' } });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The error of a failed CLI command: its last stderr line. */
+export function errorOf(stderr: string): { code: string; message: string; retryable: boolean } {
+  const lines = stderr.trim().split('\n');
+  return (JSON.parse(lines.at(-1)!) as { error: { code: string; message: string; retryable: boolean } }).error;
+}
+
+export interface HostProcess {
+  child: ChildProcess;
+  url: string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts `node --import tsx <args>` (e.g. the CLI's `serve --json`) and resolves once its first
+ * stdout line, `{"url": …}`, says it listens. Recorded in `children` so the suite can kill it.
+ */
+export async function spawnHost(args: string[], env: NodeJS.ProcessEnv, children: ChildProcess[]): Promise<HostProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    void exited.then((code) => reject(new Error(`the host process exited (${code}) before listening`)));
+  });
+  return { child, url: (JSON.parse(line) as { url: string }).url, exited };
+}
+
+/** Kills whatever of `children` still runs. */
+export function killAll(children: ChildProcess[]): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
