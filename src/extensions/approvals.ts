@@ -104,10 +104,7 @@ export class ApprovalRegistry implements ApprovalService {
     return {
       approval: structuredClone(approval),
       settled,
-      cancel: async () => {
-        const resolution = await this.resolve(approval.approvalId, 'cancelled').catch(() => undefined);
-        return resolution;
-      },
+      cancel: () => this.resolve(approval.approvalId, 'cancelled').catch(() => undefined),
     };
   }
 

@@ -96,12 +96,14 @@ export class SessionService {
     const store = this.store.sessions;
     const turns = this.turns;
     let settled = false;
-    const settle = async (modelWorkStarted: boolean) => {
-      if (settled) return;
+    // The turn ends once: committed, or given back (interrupted once the model was asked).
+    const end = async <T>(finish: () => Promise<T>): Promise<T | undefined> => {
+      if (settled) return undefined;
       settled = true;
       turns.delete(id);
-      await store.release(id, modelWorkStarted);
+      return finish();
     };
+    const settle = (modelWorkStarted: boolean) => end(() => store.release(id, modelWorkStarted));
     return {
       request: effective,
       abandon: () => settle(false),
@@ -116,12 +118,12 @@ export class SessionService {
               yield event;
               continue;
             }
-            const next = await store.commit(id, [
-              { role: 'user', content: request.input },
-              { role: 'assistant', content: event.result.text },
-            ]);
-            settled = true;
-            turns.delete(id);
+            const next = await end(() =>
+              store.commit(id, [
+                { role: 'user', content: request.input },
+                { role: 'assistant', content: event.result.text },
+              ]),
+            );
             if (!next) {
               yield { ...event, type: 'run.cancelled', error: deleted().toJSON() } as unknown as RunEvent;
               return;
