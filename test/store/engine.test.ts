@@ -190,7 +190,9 @@ describe('PostgresEngine', () => {
     await a.subscribe('cut_two', (payload) => second.push(payload));
     const before = await a.listenerPid();
     await terminateBackend(before);
-    await waitFor(async () => a.listening && (await a.listenerPid()) !== before, 'a new LISTEN connection');
+    // Until the engine notices the cut, asking the old connection for its pid fails: keep polling.
+    const reconnected = async () => a.listening && (await a.listenerPid().catch(() => before)) !== before;
+    await waitFor(reconnected, 'a new LISTEN connection');
     await b.publish('cut_one', 'one');
     await b.publish('cut_two', 'two');
     await waitFor(() => first.length === 1 && second.length === 1, 'signals after the reconnect');
