@@ -83,7 +83,7 @@ type RetrievalIndex struct {
 	AccountID  string `json:"accountId,omitzero"`
 	AuthMode   string `json:"authMode"`
 	Model      string `json:"model"`
-	Dimensions int    `json:"dimensions"`
+	Dimensions int    `json:"dimensions,omitzero"`
 	Metric     string `json:"metric"`
 	Version    string `json:"version"`
 }

@@ -27,6 +27,14 @@ import {
   JobEventsRequest,
   JobInfo,
   JobEventPage,
+  RetrievalSearch,
+  RetrievalResult,
+  RetrievalIndexRequest,
+  RetrievalIndexReceipt,
+  RetrievalDeleteRequest,
+  RetrievalDeleteResult,
+  IngestRequest,
+  IngestResult,
 } from './schemas.js';
 
 export interface Endpoint {
@@ -75,6 +83,10 @@ export const FEATURES = [
   'conversation-sessions',
   'durable-jobs',
   'job-event-stream',
+  'scoped-retrieval',
+  'retrieval-indexing',
+  'document-ingestion',
+  'pdf-ingestion',
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 
@@ -215,5 +227,45 @@ export const ENDPOINTS: Endpoint[] = [
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
+  },
+  {
+    method: 'POST',
+    path: '/v1/retrieval/search',
+    operationId: 'searchRetrieval',
+    summary: 'Search a corpus the token may search: ranked passages of the sources the subject may see, with provenance.',
+    feature: 'scoped-retrieval',
+    request: RetrievalSearch,
+    invalidBody: { code: 'INVALID_RETRIEVAL', message: 'The retrieval request is invalid' },
+    response: RetrievalResult,
+  },
+  {
+    method: 'POST',
+    path: '/v1/retrieval/index',
+    operationId: 'indexSource',
+    summary: 'Index one source revision as given chunks; replaces the source atomically (`unchanged` when identical).',
+    feature: 'retrieval-indexing',
+    request: RetrievalIndexRequest,
+    invalidBody: { code: 'INVALID_RETRIEVAL', message: 'The index request is invalid' },
+    response: RetrievalIndexReceipt,
+  },
+  {
+    method: 'POST',
+    path: '/v1/retrieval/delete',
+    operationId: 'deleteSource',
+    summary: 'Delete one source at its current revision from a corpus.',
+    feature: 'retrieval-indexing',
+    request: RetrievalDeleteRequest,
+    invalidBody: { code: 'INVALID_RETRIEVAL', message: 'The delete request is invalid' },
+    response: RetrievalDeleteResult,
+  },
+  {
+    method: 'POST',
+    path: '/v1/retrieval/ingest',
+    operationId: 'ingestDocument',
+    summary: 'Extract, chunk and index one document (text, Markdown, email thread or PDF); the receipt carries the ingestion manifest.',
+    feature: 'document-ingestion',
+    request: IngestRequest,
+    invalidBody: { code: 'INVALID_INGESTION', message: 'The ingestion request is invalid' },
+    response: IngestResult,
   },
 ];

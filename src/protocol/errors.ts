@@ -39,6 +39,7 @@ export const ERROR_STATUS = {
   PDF_PERMISSIONS: 400,
   RETRIEVAL_UNAVAILABLE: 400,
   NO_RETRIEVAL_EVIDENCE: 400,
+  INVALID_CITATION: 400,
   SESSIONS_UNAVAILABLE: 400,
   INVALID_SESSION: 400,
   UNSUPPORTED_CONTINUATION: 400,
@@ -85,6 +86,8 @@ export const ERROR_STATUS = {
   // Unknown objects (or objects of another subject).
   NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
+  // An unknown corpus, or a source the subject may not see (indistinguishable on purpose).
+  CONTEXT_NOT_FOUND: 404,
   JOB_NOT_FOUND: 404,
   APPROVAL_NOT_FOUND: 404,
   TOOL_EXECUTION_NOT_FOUND: 404,
@@ -161,6 +164,15 @@ export const ERROR_STATUS = {
   CLI_FAILED: 502,
   CLI_OUTPUT_LIMIT: 502,
   INVALID_CLI_OUTPUT: 502,
+  // Retrieval and ingestion: the embedding vendor, the PDF extractor, the index.
+  INVALID_EMBEDDING: 502,
+  EMBEDDING_AUTH_REJECTED: 502,
+  EMBEDDING_HTTP_ERROR: 502,
+  EMBEDDING_FAILED: 502,
+  PDF_EXTRACTOR_UNAVAILABLE: 502,
+  PDF_EXTRACTION_FAILED: 502,
+  INVALID_EXTRACTION: 502,
+  UNSUPPORTED_INGESTION: 502,
   // Received by clients from a peer; listed so every code has a home.
   INVALID_RESPONSE: 502,
   INVALID_STREAM: 502,
@@ -194,6 +206,8 @@ export const ERROR_STATUS = {
   JOB_LEASE_LOST: 503,
   USAGESTAT_ERROR: 503,
   USAGESTAT_SCHEMA: 503,
+  INDEX_FULL: 503,
+  INDEX_STORAGE_ERROR: 503,
 
   // Time bounds.
   IDLE_TIMEOUT: 504,

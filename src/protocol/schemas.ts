@@ -211,8 +211,13 @@ export const RetrievalResult = Type.Object(
         accountId: Type.Optional(Type.String({ minLength: 1 })),
         authMode: Type.Union([Type.Literal('api-key'), Type.Literal('none')]),
         model: Type.String({ minLength: 1 }),
-        dimensions: Type.Integer({ minimum: 1, maximum: 4096 }),
-        metric: Type.Literal('cosine'),
+        /** Present when the corpus has an embedder (metric `cosine` or `rrf`). */
+        dimensions: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
+        /**
+         * `cosine`: embeddings only; `bm25`: the store's full-text ranking only (no embedder);
+         * `rrf`: both rankings fused by reciprocal rank.
+         */
+        metric: Type.Union([Type.Literal('cosine'), Type.Literal('bm25'), Type.Literal('rrf')]),
         version: Type.String({ minLength: 1 }),
       },
       strict,
@@ -235,6 +240,91 @@ export const RetrievalResult = Type.Object(
   },
   { ...strict, $id: 'RetrievalResult' },
 );
+
+export const RetrievalSearch = Type.Object(
+  { ...RetrievalOptions.properties, query: Type.String({ minLength: 1, maxLength: 16_384, pattern: '\\S' }) },
+  { ...strict, $id: 'RetrievalSearch' },
+);
+
+const ChunkText = Type.String({ minLength: 1, maxLength: 16_384 });
+
+export const RetrievalIndexRequest = Type.Object(
+  {
+    corpus: OpaqueKey,
+    source: Type.Ref(ContextSource),
+    chunks: Type.Array(Type.Object({ id: OpaqueKey, text: ChunkText, location: Type.Optional(SourceLocation) }, strict), {
+      minItems: 1,
+      maxItems: 256,
+    }),
+    ingestion: Type.Optional(Type.Ref(IngestionManifest)),
+  },
+  { ...strict, $id: 'RetrievalIndexRequest' },
+);
+
+const receiptFields = {
+  corpus: OpaqueKey,
+  sourceId: OpaqueKey,
+  revision: OpaqueKey,
+  documentSha256: Sha256,
+  chunks: Type.Integer({ minimum: 1, maximum: 256 }),
+  /** `unchanged`: the same content at the same revision was already indexed; nothing was embedded. */
+  status: Type.Union([Type.Literal('indexed'), Type.Literal('unchanged')]),
+};
+
+export const RetrievalIndexReceipt = Type.Object(
+  { ...receiptFields, ingestion: Type.Optional(Type.Ref(IngestionManifest)) },
+  { ...open, $id: 'RetrievalIndexReceipt' },
+);
+
+export const RetrievalDeleteRequest = Type.Object({ corpus: OpaqueKey, sourceId: OpaqueKey, revision: OpaqueKey }, { ...strict, $id: 'RetrievalDeleteRequest' });
+
+export const RetrievalDeleteResult = Type.Object(
+  { corpus: OpaqueKey, sourceId: OpaqueKey, revision: OpaqueKey, deleted: Type.Boolean() },
+  { ...open, $id: 'RetrievalDeleteResult' },
+);
+
+const IngestText = Type.String({ minLength: 1, maxLength: 1_048_576 });
+
+export const IngestDocument = Type.Union(
+  [
+    Type.Object(
+      {
+        type: Type.Literal('text'),
+        source: Type.Ref(ContextSource),
+        mediaType: Type.Union([Type.Literal('text/plain'), Type.Literal('text/markdown')]),
+        text: IngestText,
+      },
+      strict,
+    ),
+    Type.Object(
+      { type: Type.Literal('pdf'), source: Type.Ref(ContextSource), mediaType: Type.Literal('application/pdf'), data: Base64(44_739_244) },
+      strict,
+    ),
+    Type.Object(
+      {
+        type: Type.Literal('email'),
+        source: Type.Ref(ContextSource),
+        threadId: OpaqueKey,
+        messages: Type.Array(Type.Object({ id: OpaqueKey, text: Type.String({ maxLength: 1_048_576 }) }, strict), { minItems: 1, maxItems: 1000 }),
+      },
+      strict,
+    ),
+  ],
+  { $id: 'IngestDocument' },
+);
+
+export const IngestRequest = Type.Object(
+  {
+    corpus: OpaqueKey,
+    document: Type.Ref(IngestDocument),
+    /** Can only lower the host's chunk size. */
+    chunking: Type.Optional(Type.Object({ maxBytes: Type.Integer({ minimum: 128, maximum: 16_384 }) }, strict)),
+    idleTimeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 })),
+  },
+  { ...strict, $id: 'IngestRequest' },
+);
+
+export const IngestResult = Type.Object({ ...receiptFields, ingestion: Type.Ref(IngestionManifest) }, { ...open, $id: 'IngestResult' });
 
 // ---------------------------------------------------------------------------
 // Sessions, approvals, application tools (extension shapes used by runs)
@@ -609,6 +699,14 @@ export const NAMED_SCHEMAS: TSchema[] = [
   DraftArtifact,
   IngestionManifest,
   RetrievalResult,
+  RetrievalSearch,
+  RetrievalIndexRequest,
+  RetrievalIndexReceipt,
+  RetrievalDeleteRequest,
+  RetrievalDeleteResult,
+  IngestDocument,
+  IngestRequest,
+  IngestResult,
   HistoryMessage,
   SessionInfo,
   ApplicationToolDefinition,
@@ -679,6 +777,18 @@ export type JobEventsRequest = Static<typeof JobEventsRequest>;
 export type JobState = Static<typeof JobState>;
 export type JobInfo = Static<typeof JobInfo>;
 export type JobEventPage = Static<typeof JobEventPage>;
+export type RetrievalOptions = Static<typeof RetrievalOptions>;
+export type RetrievalResult = Static<typeof RetrievalResult>;
+export type RetrievalSearch = Static<typeof RetrievalSearch>;
+export type RetrievalIndexRequest = Static<typeof RetrievalIndexRequest>;
+export type RetrievalIndexReceipt = Static<typeof RetrievalIndexReceipt>;
+export type RetrievalDeleteRequest = Static<typeof RetrievalDeleteRequest>;
+export type RetrievalDeleteResult = Static<typeof RetrievalDeleteResult>;
+export type IngestDocument = Static<typeof IngestDocument>;
+export type IngestRequest = Static<typeof IngestRequest>;
+export type IngestResult = Static<typeof IngestResult>;
+export type IngestionManifest = Static<typeof IngestionManifest>;
+export type ContextSource = Static<typeof ContextSource>;
 
 type EnvelopeFields = { runId: string; sequence: number; timestamp: string; optional?: boolean };
 type PayloadOf<T extends EventType> = Omit<Static<(typeof EVENT_SCHEMAS)[T]>, 'type' | keyof EnvelopeFields>;

@@ -255,8 +255,8 @@ pub fn retrieval_result(v: &Value, p: &str) -> Checked<()> {
         o.opt_with("accountId", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
         o.with("authMode", |v, p| literal(v, p, &["api-key", "none"]).map(drop))?;
         o.with("model", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
-        o.with("dimensions", |v, p| integer(v, p, 1.0, 4096.0).map(drop))?;
-        o.with("metric", |v, p| literal(v, p, &["cosine"]).map(drop))?;
+        o.opt_with("dimensions", |v, p| integer(v, p, 1.0, 4096.0).map(drop))?;
+        o.with("metric", |v, p| literal(v, p, &["cosine", "bm25", "rrf"]).map(drop))?;
         o.with("version", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
         Ok(())
     })?;
@@ -275,6 +275,162 @@ pub fn retrieval_result(v: &Value, p: &str) -> Checked<()> {
         Ok(())
     })?;
     o.with("truncated", |v, p| boolean(v, p).map(drop))?;
+    Ok(())
+}
+
+pub fn retrieval_search(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["corpus", "sourceIds", "query", "limit", "maxContextBytes", "minScore"])?;
+    o.with("corpus", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.opt_with("sourceIds", |v, p| {
+        let items = array(v, p, 1, 1000)?;
+        each(items, p, |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+        unique(items, p)?;
+        Ok(())
+    })?;
+    o.with("query", |v, p| {
+        string(v, p, 1, 16384)?;
+        matching(v, p, has_non_space, "not only white space")?;
+        Ok(())
+    })?;
+    o.opt_with("limit", |v, p| integer(v, p, 1.0, 16.0).map(drop))?;
+    o.opt_with("maxContextBytes", |v, p| integer(v, p, 1.0, 262144.0).map(drop))?;
+    o.opt_with("minScore", |v, p| number(v, p, -1.0, 1.0).map(drop))?;
+    Ok(())
+}
+
+pub fn retrieval_index_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["corpus", "source", "chunks", "ingestion"])?;
+    o.with("corpus", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("source", context_source)?;
+    o.with("chunks", |v, p| {
+        let items = array(v, p, 1, 256)?;
+        each(items, p, |v, p| {
+            let o = Obj::strict(v, p, &["id", "text", "location"])?;
+            o.with("id", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+            o.with("text", |v, p| string(v, p, 1, 16384).map(drop))?;
+            o.opt_with("location", |v, p| {
+                let o = Obj::strict(v, p, &["documentId", "page", "pageEnd", "startLine", "endLine", "section", "threadId", "messageId"])?;
+                o.opt_with("documentId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+                o.opt_with("page", |v, p| integer(v, p, 1.0, 1000000.0).map(drop))?;
+                o.opt_with("pageEnd", |v, p| integer(v, p, 1.0, 1000000.0).map(drop))?;
+                o.opt_with("startLine", |v, p| integer(v, p, 1.0, 1000000.0).map(drop))?;
+                o.opt_with("endLine", |v, p| integer(v, p, 1.0, 1000000.0).map(drop))?;
+                o.opt_with("section", |v, p| string(v, p, 0, 256).map(drop))?;
+                o.opt_with("threadId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+                o.opt_with("messageId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+                Ok(())
+            })?;
+            Ok(())
+        })?;
+        Ok(())
+    })?;
+    o.opt_with("ingestion", ingestion_manifest)?;
+    Ok(())
+}
+
+pub fn retrieval_index_receipt(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("corpus", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("sourceId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("revision", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("documentSha256", |v, p| matching(v, p, is_sha256, "a lowercase SHA-256 hex digest").map(drop))?;
+    o.with("chunks", |v, p| integer(v, p, 1.0, 256.0).map(drop))?;
+    o.with("status", |v, p| literal(v, p, &["indexed", "unchanged"]).map(drop))?;
+    o.opt_with("ingestion", ingestion_manifest)?;
+    Ok(())
+}
+
+pub fn retrieval_delete_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["corpus", "sourceId", "revision"])?;
+    o.with("corpus", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("sourceId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("revision", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    Ok(())
+}
+
+pub fn retrieval_delete_result(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("corpus", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("sourceId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("revision", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("deleted", |v, p| boolean(v, p).map(drop))?;
+    Ok(())
+}
+
+pub fn ingest_document(v: &Value, p: &str) -> Checked<()> {
+    any_of(
+        v,
+        p,
+        &[
+            &|v: &Value, p: &str| -> Checked<()> {
+                {
+                    let o = Obj::strict(v, p, &["type", "source", "mediaType", "text"])?;
+                    o.with("type", |v, p| literal(v, p, &["text"]).map(drop))?;
+                    o.with("source", context_source)?;
+                    o.with("mediaType", |v, p| literal(v, p, &["text/plain", "text/markdown"]).map(drop))?;
+                    o.with("text", |v, p| string(v, p, 1, 1048576).map(drop))?;
+                    Ok(())
+                }
+            },
+            &|v: &Value, p: &str| -> Checked<()> {
+                {
+                    let o = Obj::strict(v, p, &["type", "source", "mediaType", "data"])?;
+                    o.with("type", |v, p| literal(v, p, &["pdf"]).map(drop))?;
+                    o.with("source", context_source)?;
+                    o.with("mediaType", |v, p| literal(v, p, &["application/pdf"]).map(drop))?;
+                    o.with("data", |v, p| {
+                        string(v, p, 1, 44739244)?;
+                        matching(v, p, is_base64, "base64")?;
+                        Ok(())
+                    })?;
+                    Ok(())
+                }
+            },
+            &|v: &Value, p: &str| -> Checked<()> {
+                {
+                    let o = Obj::strict(v, p, &["type", "source", "threadId", "messages"])?;
+                    o.with("type", |v, p| literal(v, p, &["email"]).map(drop))?;
+                    o.with("source", context_source)?;
+                    o.with("threadId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+                    o.with("messages", |v, p| {
+                        let items = array(v, p, 1, 1000)?;
+                        each(items, p, |v, p| {
+                            let o = Obj::strict(v, p, &["id", "text"])?;
+                            o.with("id", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+                            o.with("text", |v, p| string(v, p, 0, 1048576).map(drop))?;
+                            Ok(())
+                        })?;
+                        Ok(())
+                    })?;
+                    Ok(())
+                }
+            },
+        ],
+    )
+}
+
+pub fn ingest_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["corpus", "document", "chunking", "idleTimeoutMs"])?;
+    o.with("corpus", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("document", ingest_document)?;
+    o.opt_with("chunking", |v, p| {
+        let o = Obj::strict(v, p, &["maxBytes"])?;
+        o.with("maxBytes", |v, p| integer(v, p, 128.0, 16384.0).map(drop))?;
+        Ok(())
+    })?;
+    o.opt_with("idleTimeoutMs", |v, p| integer(v, p, 0.0, 2147483647.0).map(drop))?;
+    Ok(())
+}
+
+pub fn ingest_result(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("corpus", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("sourceId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("revision", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+    o.with("documentSha256", |v, p| matching(v, p, is_sha256, "a lowercase SHA-256 hex digest").map(drop))?;
+    o.with("chunks", |v, p| integer(v, p, 1.0, 256.0).map(drop))?;
+    o.with("status", |v, p| literal(v, p, &["indexed", "unchanged"]).map(drop))?;
+    o.with("ingestion", ingestion_manifest)?;
     Ok(())
 }
 

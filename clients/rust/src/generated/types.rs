@@ -174,7 +174,8 @@ pub struct RetrievalIndex {
     pub account_id: Option<String>,
     pub auth_mode: String,
     pub model: String,
-    pub dimensions: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimensions: Option<u32>,
     pub metric: String,
     pub version: String,
 }

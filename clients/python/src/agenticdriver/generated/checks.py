@@ -216,12 +216,12 @@ retrieval_result: Check = obj(
                 "vendor": string(min_length=1),
                 "authMode": one_of("api-key", "none"),
                 "model": string(min_length=1),
-                "dimensions": integer(1, 4096),
-                "metric": one_of("cosine"),
+                "metric": one_of("cosine", "bm25", "rrf"),
                 "version": string(min_length=1),
             },
             {
                 "accountId": string(min_length=1),
+                "dimensions": integer(1, 4096),
             },
             strict=True,
         ),
@@ -241,6 +241,151 @@ retrieval_result: Check = obj(
         "truncated": boolean(),
     },
     strict=True,
+)
+
+retrieval_search: Check = obj(
+    {
+        "corpus": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "query": string(min_length=1, max_length=16384, pattern=r"[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"),
+    },
+    {
+        "sourceIds": array(string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"), min_items=1, max_items=1000, unique=True),
+        "limit": integer(1, 16),
+        "maxContextBytes": integer(1, 262144),
+        "minScore": number(-1, 1),
+    },
+    strict=True,
+)
+
+retrieval_index_request: Check = obj(
+    {
+        "corpus": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "source": context_source,
+        "chunks": array(obj(
+            {
+                "id": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+                "text": string(min_length=1, max_length=16384),
+            },
+            {
+                "location": obj(
+                    {},
+                    {
+                        "documentId": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+                        "page": integer(1, 1000000),
+                        "pageEnd": integer(1, 1000000),
+                        "startLine": integer(1, 1000000),
+                        "endLine": integer(1, 1000000),
+                        "section": string(max_length=256),
+                        "threadId": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+                        "messageId": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+                    },
+                    strict=True,
+                ),
+            },
+            strict=True,
+        ), min_items=1, max_items=256),
+    },
+    {
+        "ingestion": ingestion_manifest,
+    },
+    strict=True,
+)
+
+retrieval_index_receipt: Check = obj(
+    {
+        "corpus": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "sourceId": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "revision": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "documentSha256": string(pattern=r"^[0-9a-f]{64}\Z"),
+        "chunks": integer(1, 256),
+        "status": one_of("indexed", "unchanged"),
+    },
+    {
+        "ingestion": ingestion_manifest,
+    },
+)
+
+retrieval_delete_request: Check = obj(
+    {
+        "corpus": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "sourceId": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "revision": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+    },
+    strict=True,
+)
+
+retrieval_delete_result: Check = obj(
+    {
+        "corpus": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "sourceId": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "revision": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "deleted": boolean(),
+    },
+)
+
+ingest_document: Check = any_of(
+    obj(
+        {
+            "type": one_of("text"),
+            "source": context_source,
+            "mediaType": one_of("text/plain", "text/markdown"),
+            "text": string(min_length=1, max_length=1048576),
+        },
+        strict=True,
+    ),
+    obj(
+        {
+            "type": one_of("pdf"),
+            "source": context_source,
+            "mediaType": one_of("application/pdf"),
+            "data": string(min_length=1, max_length=44739244, pattern=r"^[A-Za-z0-9+/]*={0,2}\Z"),
+        },
+        strict=True,
+    ),
+    obj(
+        {
+            "type": one_of("email"),
+            "source": context_source,
+            "threadId": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+            "messages": array(obj(
+                {
+                    "id": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+                    "text": string(max_length=1048576),
+                },
+                strict=True,
+            ), min_items=1, max_items=1000),
+        },
+        strict=True,
+    ),
+)
+
+ingest_request: Check = obj(
+    {
+        "corpus": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "document": ingest_document,
+    },
+    {
+        "chunking": obj(
+            {
+                "maxBytes": integer(128, 16384),
+            },
+            strict=True,
+        ),
+        "idleTimeoutMs": integer(0, 2147483647),
+    },
+    strict=True,
+)
+
+ingest_result: Check = obj(
+    {
+        "corpus": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "sourceId": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "revision": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+        "documentSha256": string(pattern=r"^[0-9a-f]{64}\Z"),
+        "chunks": integer(1, 256),
+        "status": one_of("indexed", "unchanged"),
+        "ingestion": ingestion_manifest,
+    },
 )
 
 history_message: Check = obj(

@@ -158,13 +158,13 @@ class _RetrievalIndexRequired(TypedDict):
     vendor: str
     authMode: Literal["api-key", "none"]
     model: str
-    dimensions: int
-    metric: Literal["cosine"]
+    metric: Literal["cosine", "bm25", "rrf"]
     version: str
 
 
 class RetrievalIndex(_RetrievalIndexRequired, total=False):
     accountId: str
+    dimensions: int
 
 
 class _RetrievalHitRequired(TypedDict):
@@ -184,6 +184,116 @@ class RetrievalResult(TypedDict):
     index: RetrievalIndex
     hits: List[RetrievalHit]
     truncated: bool
+
+
+class _RetrievalSearchRequired(TypedDict):
+    corpus: str
+    query: str
+
+
+class RetrievalSearch(_RetrievalSearchRequired, total=False):
+    sourceIds: List[str]
+    limit: int
+    maxContextBytes: int
+    minScore: float
+
+
+class _IndexChunkRequired(TypedDict):
+    id: str
+    text: str
+
+
+class IndexChunk(_IndexChunkRequired, total=False):
+    location: SourceLocation
+
+
+class _RetrievalIndexRequestRequired(TypedDict):
+    corpus: str
+    source: ContextSource
+    chunks: List[IndexChunk]
+
+
+class RetrievalIndexRequest(_RetrievalIndexRequestRequired, total=False):
+    ingestion: IngestionManifest
+
+
+class _RetrievalIndexReceiptRequired(TypedDict):
+    corpus: str
+    sourceId: str
+    revision: str
+    documentSha256: str
+    chunks: int
+    status: Literal["indexed", "unchanged"]
+
+
+class RetrievalIndexReceipt(_RetrievalIndexReceiptRequired, total=False):
+    ingestion: IngestionManifest
+
+
+class RetrievalDeleteRequest(TypedDict):
+    corpus: str
+    sourceId: str
+    revision: str
+
+
+class RetrievalDeleteResult(TypedDict):
+    corpus: str
+    sourceId: str
+    revision: str
+    deleted: bool
+
+
+class IngestTextDocument(TypedDict):
+    type: Literal["text"]
+    source: ContextSource
+    mediaType: Literal["text/plain", "text/markdown"]
+    text: str
+
+
+class IngestPdfDocument(TypedDict):
+    type: Literal["pdf"]
+    source: ContextSource
+    mediaType: Literal["application/pdf"]
+    data: str
+
+
+class EmailMessage(TypedDict):
+    id: str
+    text: str
+
+
+class IngestEmailDocument(TypedDict):
+    type: Literal["email"]
+    source: ContextSource
+    threadId: str
+    messages: List[EmailMessage]
+
+
+IngestDocument = Union[IngestTextDocument, IngestPdfDocument, IngestEmailDocument]
+
+
+class ChunkingOptions(TypedDict):
+    maxBytes: int
+
+
+class _IngestRequestRequired(TypedDict):
+    corpus: str
+    document: IngestDocument
+
+
+class IngestRequest(_IngestRequestRequired, total=False):
+    chunking: ChunkingOptions
+    idleTimeoutMs: int
+
+
+class IngestResult(TypedDict):
+    corpus: str
+    sourceId: str
+    revision: str
+    documentSha256: str
+    chunks: int
+    status: Literal["indexed", "unchanged"]
+    ingestion: IngestionManifest
 
 
 class HistoryMessage(TypedDict):
