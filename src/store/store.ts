@@ -4,7 +4,19 @@
  * that the embedded SQLite store and a PostgreSQL store shared by several replicas are
  * interchangeable. Both are one implementation (`sql/sql-store.ts`) over an engine.
  */
-import type { ApprovalRequest, ApprovalResolution, ErrorInfo, HistoryMessage, JobInfo, RunEvent, RunRequest, SessionCreate, SessionInfo } from '../protocol/schemas.js';
+import type {
+  ApprovalRequest,
+  ApprovalResolution,
+  ContextSource,
+  ErrorInfo,
+  HistoryMessage,
+  IngestionManifest,
+  JobInfo,
+  RunEvent,
+  RunRequest,
+  SessionCreate,
+  SessionInfo,
+} from '../protocol/schemas.js';
 import type { EventPayload } from '../runtime/types.js';
 import type { AuditRecord } from './audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../runtime/usage-record.js';
@@ -160,6 +172,78 @@ export interface StoreSignal {
   /** `session`: the session whose turn runs here was deleted. */
   kind: 'approval' | 'ticket' | 'progress' | 'session';
   id: string;
+}
+
+/**
+ * One corpus's identity, frozen when it is first used: the lexical engine and, when the corpus has
+ * an embedder, the embedder's identity and dimensions. A different descriptor → INDEX_INCOMPATIBLE.
+ */
+export interface CorpusIndex {
+  corpus: string;
+  /** Canonical JSON of the wire `RetrievalResult.index` object (compared byte for byte). */
+  descriptor: string;
+}
+
+/** Which sources (at which exact revisions) one call may see: filtered before ranking. */
+export interface RetrievalScope {
+  corpus: string;
+  /** The tenant partition inside the corpus (from the source authorizer). */
+  namespace: string;
+  /** sourceId → the revision the subject may see. */
+  sources: Record<string, string>;
+}
+
+/** One indexed source revision. */
+export interface IndexedDocument {
+  sourceId: string;
+  revision: string;
+  /** documentSha256 of the receipt. */
+  digest: string;
+  /** The ContextSource as indexed (title, uri, location), JSON. */
+  source: ContextSource;
+  ingestion?: IngestionManifest;
+  chunks: number;
+  /** UTF-8 bytes of all chunk texts. */
+  bytes: number;
+}
+
+export interface IndexedChunk {
+  chunkId: string;
+  sourceId: string;
+  revision: string;
+  ordinal: number;
+  text: string;
+  location: NonNullable<ContextSource['location']>;
+  /** Unit-length embedding, when the corpus has an embedder. */
+  vector?: Float32Array;
+}
+
+export interface ChunkMatch {
+  chunk: IndexedChunk;
+  document: IndexedDocument;
+  /** 1-based position in this ranking. */
+  rank: number;
+  /** Lexical: the engine's relevance mapped into (0, 1]; vector: cosine in [-1, 1]. */
+  score: number;
+}
+
+/** Indexed sources and their chunks, with the engine's own full-text search (FTS5 / tsvector). */
+export interface RetrievalIndexStore {
+  /** Records the descriptor the first time; INDEX_INCOMPATIBLE when it differs. */
+  ensureIndex(index: CorpusIndex): Promise<void>;
+  documents(corpus: string, namespace: string, sourceIds?: string[]): Promise<IndexedDocument[]>;
+  /**
+   * Replaces a source's document and chunks in one transaction (searches see the old or the new,
+   * never a mix). SOURCE_CONFLICT when the stored digest is not `expectedDigest` (null: none stored);
+   * CHUNK_CONFLICT when a chunk id is taken by another source; INDEX_FULL past the capacity.
+   */
+  replace(corpus: string, namespace: string, document: IndexedDocument, chunks: IndexedChunk[], expectedDigest: string | null): Promise<void>;
+  /** False when no document is stored; SOURCE_CONFLICT when it is stored at another revision. */
+  delete(corpus: string, namespace: string, sourceId: string, revision: string): Promise<boolean>;
+  /** Best first (score desc, then chunkId asc); at most `limit`. */
+  searchLexical(scope: RetrievalScope, query: string, limit: number, signal?: AbortSignal): Promise<ChunkMatch[]>;
+  /** Exact cosine over the stored vectors; best first; at most `limit`. */
+  searchVector(scope: RetrievalScope, vector: Float32Array, limit: number, signal?: AbortSignal): Promise<ChunkMatch[]>;
 }
 
 export interface StateStore {
