@@ -7,8 +7,6 @@ import { DriverError } from '../../../protocol/errors.js';
 import { raceAbort, throwIfAborted, type IngestionProgress } from './abort.js';
 import type { ExtractorIdentity } from './types.js';
 
-type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
-
 export interface PdfLimits {
   maxPages: number;
   maxTextBytes: number;
@@ -21,24 +19,36 @@ export interface PdfExtraction {
   textBytes: number;
 }
 
-let loading: Promise<PdfJs> | undefined;
+export type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
+export type PdfJsLoader = () => Promise<PdfJs>;
 
-function loadPdfJs(): Promise<PdfJs> {
-  loading ??= import('pdfjs-dist/legacy/build/pdf.mjs').catch((error: unknown) => {
-    loading = undefined;
-    throw new DriverError('PDF_EXTRACTOR_UNAVAILABLE', 'The PDF extractor (pdfjs-dist) could not be loaded.', { cause: error });
-  });
-  return loading;
+/** A loader that imports pdf.js once; a failed import is PDF_EXTRACTOR_UNAVAILABLE and is retried next time. */
+export function pdfJsLoader(importer: () => Promise<PdfJs> = () => import('pdfjs-dist/legacy/build/pdf.mjs')): PdfJsLoader {
+  let loading: Promise<PdfJs> | undefined;
+  return () => {
+    loading ??= importer().catch((error: unknown) => {
+      loading = undefined;
+      throw new DriverError('PDF_EXTRACTOR_UNAVAILABLE', 'The PDF extractor (pdfjs-dist) could not be loaded.', { cause: error });
+    });
+    return loading;
+  };
 }
+
+const loadPdfJs = pdfJsLoader();
 
 export const PDF_SIGNATURE = '%PDF-';
 
-export async function extractPdfPages(bytes: Uint8Array, limits: PdfLimits, progress: IngestionProgress = {}): Promise<PdfExtraction> {
+export async function extractPdfPages(
+  bytes: Uint8Array,
+  limits: PdfLimits,
+  progress: IngestionProgress = {},
+  load: PdfJsLoader = loadPdfJs,
+): Promise<PdfExtraction> {
   const { signal, onProgress } = progress;
   if (Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 5)).toString('latin1') !== PDF_SIGNATURE) {
     throw new DriverError('INVALID_DOCUMENT', 'The document is not a PDF (it does not start with "%PDF-").');
   }
-  const pdfjs = await loadPdfJs();
+  const pdfjs = await load();
   throwIfAborted(signal);
   const task = pdfjs.getDocument({
     // pdf.js may take over the buffer it is given; hand it a copy.
