@@ -4,3 +4,4 @@ export { prepareDocument } from './prepare.js';
 export { CHUNKER_ID, chunkId } from './chunker.js';
 export type { IngestionProgress } from './abort.js';
 export type { PreparedChunk, PreparedDocument, SourceLocation } from './types.js';
+export { documentFromFile, INGESTIBLE_EXTENSIONS, sourceForFile, sourceIdForPath } from './files.js';
