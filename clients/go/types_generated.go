@@ -104,6 +104,79 @@ type RetrievalResult struct {
 	Truncated bool           `json:"truncated"`
 }
 
+// RetrievalSearch is the body of POST /v1/retrieval/search; MinScore nil means none.
+type RetrievalSearch struct {
+	Corpus          string   `json:"corpus"`
+	SourceIDs       []string `json:"sourceIds,omitzero"`
+	Query           string   `json:"query"`
+	Limit           int      `json:"limit,omitzero"`
+	MaxContextBytes int      `json:"maxContextBytes,omitzero"`
+	MinScore        *float64 `json:"minScore,omitzero"`
+}
+
+type IndexChunk struct {
+	ID       string          `json:"id"`
+	Text     string          `json:"text"`
+	Location *SourceLocation `json:"location,omitzero"`
+}
+
+// RetrievalIndexRequest is the body of POST /v1/retrieval/index: a source revision's own chunks.
+type RetrievalIndexRequest struct {
+	Corpus    string             `json:"corpus"`
+	Source    ContextSource      `json:"source"`
+	Chunks    []IndexChunk       `json:"chunks"`
+	Ingestion *IngestionManifest `json:"ingestion,omitzero"`
+}
+
+// RetrievalIndexReceipt is the answer of POST /v1/retrieval/index.
+type RetrievalIndexReceipt struct {
+	Corpus         string             `json:"corpus"`
+	SourceID       string             `json:"sourceId"`
+	Revision       string             `json:"revision"`
+	DocumentSHA256 string             `json:"documentSha256"`
+	Chunks         int                `json:"chunks"`
+	Status         string             `json:"status"`
+	Ingestion      *IngestionManifest `json:"ingestion,omitzero"`
+}
+
+// RetrievalDeleteRequest is the body of POST /v1/retrieval/delete.
+type RetrievalDeleteRequest struct {
+	Corpus   string `json:"corpus"`
+	SourceID string `json:"sourceId"`
+	Revision string `json:"revision"`
+}
+
+// RetrievalDeleteResult is the answer of POST /v1/retrieval/delete.
+type RetrievalDeleteResult struct {
+	Corpus   string `json:"corpus"`
+	SourceID string `json:"sourceId"`
+	Revision string `json:"revision"`
+	Deleted  bool   `json:"deleted"`
+}
+
+type ChunkingOptions struct {
+	MaxBytes int `json:"maxBytes"`
+}
+
+// IngestRequest is the body of POST /v1/retrieval/ingest: one document to extract, chunk and index.
+type IngestRequest struct {
+	Corpus        string           `json:"corpus"`
+	Document      IngestDocument   `json:"document"`
+	Chunking      *ChunkingOptions `json:"chunking,omitzero"`
+	IdleTimeoutMs int64            `json:"idleTimeoutMs,omitzero"`
+}
+
+// IngestResult is the answer of POST /v1/retrieval/ingest, with its ingestion manifest.
+type IngestResult struct {
+	Corpus         string            `json:"corpus"`
+	SourceID       string            `json:"sourceId"`
+	Revision       string            `json:"revision"`
+	DocumentSHA256 string            `json:"documentSha256"`
+	Chunks         int               `json:"chunks"`
+	Status         string            `json:"status"`
+	Ingestion      IngestionManifest `json:"ingestion"`
+}
+
 type HistoryMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`

@@ -41,6 +41,13 @@ const STRUCTS: Record<string, string> = {
   JobEventsRequest: 'JobEventsRequest',
   JobInfo: 'JobInfo',
   JobEventPage: 'JobEventPage',
+  RetrievalSearch: 'RetrievalSearch',
+  RetrievalIndexRequest: 'RetrievalIndexRequest',
+  RetrievalIndexReceipt: 'RetrievalIndexReceipt',
+  RetrievalDeleteRequest: 'RetrievalDeleteRequest',
+  RetrievalDeleteResult: 'RetrievalDeleteResult',
+  IngestRequest: 'IngestRequest',
+  IngestResult: 'IngestResult',
 };
 
 /** Go names of schemas referred to but modelled by hand (or renamed). */
@@ -51,6 +58,7 @@ const REFERRED: Record<string, string> = {
   Usage: 'Usage',
   Capabilities: 'map[string]bool',
   RunEvent: 'Event',
+  IngestDocument: 'IngestDocument',
 };
 
 const INLINE: Record<string, string> = { ...NAMES, 'RunRequest.outputArtifact': 'OutputArtifact' };
@@ -65,6 +73,8 @@ const FIELD_TYPES: Record<string, string> = {
   'RunRequest.retry.baseDelayMs': '*int',
   'RunRequest.retry.maxDelayMs': '*int',
   'RunRequest.retrieval.minScore': '*float64',
+  'RetrievalSearch.minScore': '*float64',
+  'IngestRequest.idleTimeoutMs': 'int64',
   'IngestionManifest.inputBytes': 'int64',
   'IngestionManifest.extractedTextBytes': 'int64',
   'IngestionManifest.indexedTextBytes': 'int64',
@@ -94,6 +104,13 @@ const DOCS: Record<string, string> = {
   JobEventsRequest: 'JobEventsRequest asks for the events after a cursor (POST /v1/jobs/events); Limit 0 means the default.',
   JobInfo: 'JobInfo is the state of one durable job; Cursor counts its committed events.',
   JobEventPage: 'JobEventPage is one page of a job\'s committed events.',
+  RetrievalSearch: 'RetrievalSearch is the body of POST /v1/retrieval/search; MinScore nil means none.',
+  RetrievalIndexRequest: "RetrievalIndexRequest is the body of POST /v1/retrieval/index: a source revision's own chunks.",
+  RetrievalIndexReceipt: 'RetrievalIndexReceipt is the answer of POST /v1/retrieval/index.',
+  RetrievalDeleteRequest: 'RetrievalDeleteRequest is the body of POST /v1/retrieval/delete.',
+  RetrievalDeleteResult: 'RetrievalDeleteResult is the answer of POST /v1/retrieval/delete.',
+  IngestRequest: 'IngestRequest is the body of POST /v1/retrieval/ingest: one document to extract, chunk and index.',
+  IngestResult: 'IngestResult is the answer of POST /v1/retrieval/ingest, with its ingestion manifest.',
 };
 
 const INITIALISMS: Record<string, string> = { Id: 'ID', Ids: 'IDs', Uri: 'URI', Url: 'URL', Sha256: 'SHA256', Ocr: 'OCR', Usd: 'USD', Api: 'API', Json: 'JSON' };

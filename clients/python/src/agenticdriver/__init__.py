@@ -4,6 +4,7 @@
 ``AsyncAgenticClient`` runs on asyncio and needs the ``agenticdriver[async]`` extra.
 """
 from ._async import AsyncAgenticClient, AsyncRunStream
+from ._citations import check_citations
 from ._endpoint import PROTOCOL_VERSION
 from ._sync import AgenticClient, RunStream
 from ._tickets import (
@@ -37,5 +38,6 @@ __all__ = [
     "ToolContext",
     "ToolFunction",
     "ToolFunctions",
+    "check_citations",
 ]
 __version__ = "0.1.0"
