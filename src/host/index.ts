@@ -17,6 +17,7 @@ import { OperationLog } from '../extensions/operations.js';
 import { SessionService } from '../extensions/sessions.js';
 import { RetrievalService } from '../extensions/retrieval/service.js';
 import type { SourceAuthorizer } from '../extensions/retrieval/types.js';
+import { ingestionPolicy, prepareDocument } from '../extensions/retrieval/ingestion/index.js';
 import { openStore } from '../store/open.js';
 import type { RetrievalIndexStore, StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
@@ -266,7 +267,9 @@ function retrievalService(
   if (!settings) return undefined;
   const index = (store as StateStore & { retrieval?: RetrievalIndexStore }).retrieval;
   if (!index) throw new DriverError('INVALID_CONFIG', 'This state store has no retrieval index.');
+  const policy = ingestionPolicy(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {});
   return new RetrievalService({
+    prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
     store: index,
     engine: store.kind,
     corpora: settings.corpora.map((corpus) => ({ id: corpus.id, ...(corpus.namespace ? { namespace: corpus.namespace } : {}) })),
