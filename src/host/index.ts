@@ -266,7 +266,8 @@ function retrievalService(
   const settings = config.retrieval;
   if (!settings) return undefined;
   const index = (store as StateStore & { retrieval?: RetrievalIndexStore }).retrieval;
-  if (!index) throw new DriverError('INVALID_CONFIG', 'This state store has no retrieval index.');
+  // A store without a retrieval index (an in-process one of an application) offers no retrieval.
+  if (!index) return undefined;
   const policy = ingestionPolicy(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {});
   return new RetrievalService({
     prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),

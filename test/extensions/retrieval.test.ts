@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { checkRunResult } from '../../src/client/checks.js';
 import type { RunRequest, RunResult } from '../../src/protocol/schemas.js';
 import type { SourceGrant } from '../../src/extensions/retrieval/types.js';
@@ -73,6 +74,8 @@ for (const engine of ENGINES) {
       const features = ((await response.json()) as { features: string[] }).features;
       assert.ok(features.includes('scoped-retrieval'));
       assert.ok(features.includes('retrieval-indexing'));
+      assert.ok(features.includes('document-ingestion'));
+      assert.ok(features.includes('pdf-ingestion'));
     });
 
     it('indexes a source, then answers unchanged for the same content and SOURCE_CONFLICT for other content at the same revision', async () => {
@@ -214,6 +217,58 @@ for (const engine of ENGINES) {
         assert.equal(refused.status, 400, `${path} ${JSON.stringify(body).slice(0, 80)}: ${JSON.stringify(refused.body)}`);
         assert.equal(refused.body.error.code, 'INVALID_RETRIEVAL');
       }
+    });
+
+    it('ingests Markdown, an email thread and a PDF (with an empty page), and finds each with its manifest', async () => {
+      const markdown = await post('/v1/retrieval/ingest', {
+        corpus: 'docs',
+        document: { type: 'text', mediaType: 'text/markdown', source: { id: 'guide', revision: '1' }, text: '# Intro\n\nWelcome aboard.\n\n## Parking\n\nThe garage closes at midnight.\n' },
+      });
+      assert.equal(markdown.status, 200, JSON.stringify(markdown.body));
+      assert.equal(markdown.body.ingestion.format, 'markdown');
+      assert.equal(markdown.body.ingestion.chunks, markdown.body.chunks);
+      const email = await post('/v1/retrieval/ingest', {
+        corpus: 'docs',
+        document: { type: 'email', source: { id: 'thread', revision: '1' }, threadId: 't1', messages: [{ id: 'm1', text: 'Lunch is at noon on Fridays.' }, { id: 'm2', text: '' }] },
+      });
+      assert.equal(email.status, 200, JSON.stringify(email.body));
+      assert.deepEqual(email.body.ingestion.messages, { total: 2, empty: 1 });
+      const document = await PDFDocument.create();
+      const font = await document.embedFont(StandardFonts.Helvetica);
+      document.addPage([300, 200]).drawText('The printer is on floor two.', { x: 10, y: 150, size: 10, font });
+      document.addPage([300, 200]);
+      document.addPage([300, 200]).drawText('Toner sits in the supply cabinet.', { x: 10, y: 150, size: 10, font });
+      const data = Buffer.from(await document.save()).toString('base64');
+      const pdf = await post('/v1/retrieval/ingest', { corpus: 'docs', document: { type: 'pdf', mediaType: 'application/pdf', source: { id: 'printer', revision: '1' }, data } });
+      assert.equal(pdf.status, 200, JSON.stringify(pdf.body));
+      assert.deepEqual(pdf.body.ingestion.pages, { total: 3, ocr: [], empty: [2] });
+      const repeat = await post('/v1/retrieval/ingest', { corpus: 'docs', document: { type: 'pdf', mediaType: 'application/pdf', source: { id: 'printer', revision: '1' }, data } });
+      assert.equal(repeat.body.status, 'unchanged');
+
+      const parking = await post('/v1/retrieval/search', { corpus: 'docs', query: 'when does the garage close' });
+      assert.equal(parking.body.hits[0].source.id, 'guide');
+      assert.equal(parking.body.hits[0].source.location.section, 'Parking');
+      assert.equal(parking.body.hits[0].ingestion.inputSha256, markdown.body.ingestion.inputSha256);
+      const lunch = await post('/v1/retrieval/search', { corpus: 'docs', query: 'lunch fridays' });
+      assert.equal(lunch.body.hits[0].source.location.threadId, 't1');
+      assert.equal(lunch.body.hits[0].source.location.messageId, 'm1');
+      const toner = await post('/v1/retrieval/search', { corpus: 'docs', query: 'toner supply cabinet' });
+      assert.equal(toner.body.hits[0].source.id, 'printer');
+      assert.equal(toner.body.hits[0].source.location.page, 3);
+    });
+
+    it('refuses ingestion without the index grant (403), of an unknown corpus (404) and of a broken PDF (400)', async () => {
+      const text = { type: 'text', mediaType: 'text/plain', source: { id: 'n', revision: '1' }, text: 'hello' };
+      const refused = await post('/v1/retrieval/ingest', { corpus: 'docs', document: text }, RESTRICTED_TOKEN);
+      assert.equal(refused.status, 403);
+      const ghost = await post('/v1/retrieval/ingest', { corpus: 'ghost', document: text });
+      assert.equal(ghost.status, 404);
+      assert.equal(ghost.body.error.code, 'CONTEXT_NOT_FOUND');
+      const broken = await post('/v1/retrieval/ingest', { corpus: 'docs', document: { type: 'pdf', mediaType: 'application/pdf', source: { id: 'bad', revision: '1' }, data: Buffer.from('%PDF-1.7 broken').toString('base64') } });
+      assert.equal(broken.status, 400, JSON.stringify(broken.body));
+      const invalid = await post('/v1/retrieval/ingest', { corpus: 'docs', document: text, chunking: { maxBytes: 64 } });
+      assert.equal(invalid.status, 400);
+      assert.equal(invalid.body.error.code, 'INVALID_INGESTION');
     });
 
     it('deletes a source at its revision: deleted, then not found, and it is no longer found', async () => {
