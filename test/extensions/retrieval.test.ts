@@ -271,6 +271,27 @@ for (const engine of ENGINES) {
       assert.equal(invalid.body.error.code, 'INVALID_INGESTION');
     });
 
+    it('replays a completed grounded run only while its evidence stands, and never a failed one', async () => {
+      const source = (revision: string, text: string) => ({ corpus: 'docs', source: { id: 'policy', revision }, chunks: [{ id: `policy-${revision}`, text }] });
+      assert.equal((await post('/v1/retrieval/index', source('1', 'Bicycles are parked in the courtyard rack.'))).status, 200);
+      const request = { provider: 'mock', model: 'demo', input: 'Where are bicycles parked?', idempotencyKey: `rag-${engine}`, retrieval: { corpus: 'docs', sourceIds: ['policy'] } };
+      const first = await post('/v1/runs', request);
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const replay = await post('/v1/runs', request);
+      assert.deepEqual(replay.body, first.body);
+      assert.equal((await post('/v1/retrieval/index', source('2', 'Bicycles now go to the basement.'))).status, 200);
+      const stale = await post('/v1/runs', request);
+      assert.equal(stale.status, 404);
+      assert.equal(stale.body.error.code, 'CONTEXT_NOT_FOUND');
+
+      const failing = { provider: 'mock', model: 'demo', input: 'zebra quantum', idempotencyKey: `rag-failed-${engine}`, retrieval: { corpus: 'docs' } };
+      assert.equal((await post('/v1/runs', failing)).body.error.code, 'NO_RETRIEVAL_EVIDENCE');
+      const again = await post('/v1/runs', failing);
+      assert.equal(again.status, 400);
+      assert.equal(again.body.error.code, 'CONTEXT_REPLAY_UNAVAILABLE');
+      assert.equal(again.body.error.outcome, 'uncertain');
+    });
+
     it('deletes a source at its revision: deleted, then not found, and it is no longer found', async () => {
       const stale = await post('/v1/retrieval/delete', { corpus: 'docs', sourceId: 'handbook', revision: 'r0' });
       assert.equal(stale.status, 409);

@@ -37,7 +37,10 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
       // A recorded key replays without an admission slot (spec decision 9).
       if (key !== undefined && operations && fingerprint) {
         const replay = await operations.lookup(principal.subject, key, fingerprint);
-        if (replay) return respond(context, reply, replayed(replay), streaming);
+        if (replay) {
+          await replayableEvidence(context, run, replay, principal.subject);
+          return respond(context, reply, replayed(replay), streaming);
+        }
       }
       // Refused here (429), the key is not consumed: it is claimed only once the run is admitted.
       let release: () => void;
@@ -52,7 +55,10 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
         let claimDone: (() => void) | undefined;
         if (key !== undefined && operations && fingerprint) {
           const claim = await operations.claim(principal.subject, key, run, fingerprint);
-          if ('replay' in claim) return await respond(context, reply, replayed(claim.replay), streaming);
+          if ('replay' in claim) {
+            await replayableEvidence(context, run, claim.replay, principal.subject);
+            return await respond(context, reply, replayed(claim.replay), streaming);
+          }
           journal = claim.journal;
           claimDone = claim.done;
         }
@@ -107,6 +113,20 @@ async function respond(context: HostContext, reply: FastifyReply, events: AsyncG
 function withoutSession(run: RunRequest): RunRequest {
   const { session: _session, ...rest } = run;
   return rest;
+}
+
+/**
+ * A recorded run that searched a corpus replays only when it completed and its evidence is still
+ * visible at the same revisions (re-authorized, no new search and no model call).
+ */
+async function replayableEvidence(context: HostContext, run: RunRequest, events: RunEvent[], subject: string): Promise<void> {
+  if (!run.retrieval) return;
+  const terminal = events.at(-1);
+  const evidence = terminal?.type === 'run.completed' ? terminal.result.retrieval : undefined;
+  if (!evidence || !context.retrieval) {
+    throw new DriverError('CONTEXT_REPLAY_UNAVAILABLE', 'This run searched a corpus and did not complete, so its outcome cannot be replayed.', { outcome: 'uncertain' });
+  }
+  await context.retrieval.revalidate(evidence, { subject, signal: new AbortController().signal });
 }
 
 async function* replayed(events: RunEvent[]): AsyncGenerator<RunEvent> {
