@@ -1,0 +1,50 @@
+/**
+ * Markdown split into sections at its top-level headings (ATX `#` and setext underlines), as
+ * CommonMark parses them: a `#` line inside a code fence is code, not a heading.
+ */
+import { fromMarkdown } from 'mdast-util-from-markdown';
+import type { Segment } from './segment.js';
+
+export const MARKDOWN_EXTRACTOR = { id: 'markdown-sections', version: '1' } as const;
+const MAX_TITLE = 256;
+
+interface Node {
+  type: string;
+  value?: string;
+  children?: Node[];
+  position?: { start: { line: number } };
+}
+
+/** `text` is LF-normalised; `lineOffset` shifts every line number (a source that starts mid-file). */
+export function markdownSections(text: string, lineOffset: number): Segment[] {
+  const root = fromMarkdown(text) as unknown as Node;
+  const lines = text.split('\n');
+  const headings = (root.children ?? []).filter((node) => node.type === 'heading' && node.position);
+  const segments: Segment[] = [];
+  const push = (fromLine: number, toLine: number, title: string | undefined) => {
+    if (toLine < fromLine) return;
+    segments.push({
+      location: title === undefined ? {} : { section: title },
+      text: lines.slice(fromLine - 1, toLine).join('\n'),
+      firstLine: fromLine + lineOffset,
+    });
+  };
+  push(1, (headings[0]?.position!.start.line ?? lines.length + 1) - 1, undefined);
+  for (const [index, heading] of headings.entries()) {
+    const start = heading.position!.start.line;
+    const end = (headings[index + 1]?.position!.start.line ?? lines.length + 1) - 1;
+    push(start, end, headingTitle(heading) || undefined);
+  }
+  return segments;
+}
+
+function headingTitle(heading: Node): string {
+  const title = collectText(heading).replace(/\s+/g, ' ').trim();
+  const codePoints = Array.from(title);
+  return codePoints.length > MAX_TITLE ? codePoints.slice(0, MAX_TITLE).join('') : title;
+}
+
+function collectText(node: Node): string {
+  if (node.type === 'text' || node.type === 'inlineCode') return node.value ?? '';
+  return (node.children ?? []).map(collectText).join('');
+}
