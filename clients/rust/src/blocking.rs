@@ -99,6 +99,22 @@ impl AgenticClient {
         self.runtime.block_on(self.inner.job_events(request))
     }
 
+    pub fn search_retrieval(&self, request: &RetrievalSearch) -> Result<RetrievalResult, Error> {
+        self.runtime.block_on(self.inner.search_retrieval(request))
+    }
+
+    pub fn index_source(&self, request: &RetrievalIndexRequest) -> Result<RetrievalIndexReceipt, Error> {
+        self.runtime.block_on(self.inner.index_source(request))
+    }
+
+    pub fn delete_source(&self, corpus: &str, source_id: &str, revision: &str) -> Result<RetrievalDeleteResult, Error> {
+        self.runtime.block_on(self.inner.delete_source(corpus, source_id, revision))
+    }
+
+    pub fn ingest_document(&self, request: &IngestRequest) -> Result<IngestResult, Error> {
+        self.runtime.block_on(self.inner.ingest_document(request))
+    }
+
     /// Follows a job's events live, reconnecting by itself (see
     /// [`AsyncAgenticClient::tail_job`]); iterate until the terminal event or an error.
     /// Dropping the iterator closes the connection but never cancels the job.

@@ -14,6 +14,7 @@
 //! [`AsyncAgenticClient::execution`]), or let [`AsyncAgenticClient::stream_with_tools`]
 //! run your registered [`ToolFunctions`] while you read the stream. The names are those of
 //! the TypeScript, Python and Go clients (`docs/client.md`).
+mod citations;
 pub mod error;
 pub mod types;
 
@@ -38,6 +39,7 @@ mod validate;
 #[cfg(all(test, feature = "async"))]
 mod proptests;
 
+pub use citations::check_citations;
 pub use error::{codes, DriverError, Error, ErrorOutcome};
 pub use types::*;
 

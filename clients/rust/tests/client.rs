@@ -1,6 +1,7 @@
 //! Both clients against real loopback peers over HTTP and verified HTTPS.
 mod interactive;
 mod jobs;
+mod retrieval;
 mod support;
 
 use agenticdriver::blocking::AgenticClient;
