@@ -108,6 +108,15 @@ describe('pdf', () => {
     assert.equal(again.chunks.length, 30);
   });
 
+  it('extracts several PDFs at once, each with its own pages', async () => {
+    const documents = await Promise.all([1, 2, 3].map((n) => makePdf(Array.from({ length: n + 1 }, (_, page) => [`doc ${n} page ${page + 1}`]))));
+    const prepared = await Promise.all(documents.map((bytes) => prepareDocument(pdfRequest(bytes), policy)));
+    assert.deepEqual(
+      prepared.map((document) => document.chunks.map((chunk) => chunk.text)),
+      [1, 2, 3].map((n) => Array.from({ length: n + 1 }, (_, page) => `doc ${n} page ${page + 1}`)),
+    );
+  });
+
   it('maps a missing pdf.js and a failing or malformed extraction to their codes', async () => {
     const bytes = await makePdf(PAGES);
     const limits = { maxPages: 200, maxTextBytes: 1024 * 1024 };
