@@ -82,6 +82,11 @@ describe('pdf', () => {
     const bytes = await makePdf(PAGES);
     await rejectsWith(prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxPages: 2 })), 'DOCUMENT_LIMIT', /3 pages; at most 2/);
     await rejectsWith(prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxTextBytes: 20 })), 'DOCUMENT_LIMIT', /more than 20 bytes/);
+    // Page 1 fits; page 3 passes the limit.
+    await rejectsWith(prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxTextBytes: 80 })), 'DOCUMENT_LIMIT', /more than 80 bytes/);
+    // One page with far more text than the limit is stopped while pdf.js streams it.
+    const crowded = await makePdf([Array.from({ length: 50 }, (_, i) => `crowded line ${i} `.repeat(6))]);
+    await rejectsWith(prepareDocument(pdfRequest(crowded), ingestionPolicy({ maxTextBytes: 200 })), 'DOCUMENT_LIMIT', /more than 200 bytes/);
     await rejectsWith(prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxDocumentBytes: bytes.length - 1 })), 'DOCUMENT_LIMIT', /at most/);
     assert.ok((await prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxDocumentBytes: bytes.length }))).chunks.length === 2);
     await rejectsWith(prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxChunks: 1 })), 'DOCUMENT_LIMIT', /chunks/);
