@@ -98,7 +98,7 @@ describe('pdf', () => {
     const controller = new AbortController();
     let progress = 0;
     const onProgress = () => {
-      // The first tick is the document opening; then one per page.
+      // Ticks come from opening the document and from each page's text as pdf.js streams it.
       if (++progress === 4) controller.abort(new DriverError('IDLE_TIMEOUT', 'No progress.'));
     };
     await rejectsWith(prepareDocument(pdfRequest(bytes), policy, { signal: controller.signal, onProgress }), 'IDLE_TIMEOUT');
