@@ -8,10 +8,11 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { checkRunResult } from '../../src/client/checks.js';
+import { AgenticClient } from '../../src/client/index.js';
 import type { RunRequest, RunResult } from '../../src/protocol/schemas.js';
 import type { SourceGrant } from '../../src/extensions/retrieval/types.js';
 import type { RetrievalIndexStore } from '../../src/store/store.js';
-import { parseSse, RESTRICTED_TOKEN, script, startTestHost, type TestHost } from '../support/host.js';
+import { parseSse, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { openRetrievalStore } from '../support/retrieval-index.js';
 import { ENGINES } from '../support/stores.js';
 
@@ -290,6 +291,20 @@ for (const engine of ENGINES) {
       assert.equal(again.status, 400);
       assert.equal(again.body.error.code, 'CONTEXT_REPLAY_UNAVAILABLE');
       assert.equal(again.body.error.outcome, 'uncertain');
+    });
+
+    it('round-trips through the TypeScript client with its answer checks', async () => {
+      const client = new AgenticClient({ url: host.url, token: TOKEN });
+      const receipt = await client.indexSource({ corpus: 'docs', source: { id: 'client-doc', revision: '1' }, chunks: [{ id: 'client-1', text: 'The library lends umbrellas on rainy days.' }] });
+      assert.equal(receipt.status, 'indexed');
+      const ingested = await client.ingestDocument({ corpus: 'docs', document: { type: 'text', mediaType: 'text/plain', source: { id: 'client-note', revision: '1' }, text: 'Umbrella returns go to the front desk.' } });
+      assert.equal(ingested.ingestion.format, 'text');
+      const found = await client.searchRetrieval({ corpus: 'docs', query: 'umbrella umbrellas', limit: 3 });
+      assert.deepEqual(found.hits.map((hit) => hit.source.id).sort(), ['client-doc', 'client-note']);
+      const result = await client.run({ provider: 'mock', model: 'demo', input: 'lends umbrellas', retrieval: { corpus: 'docs', sourceIds: ['client-doc'] } });
+      assert.deepEqual(result.sources?.map((source) => source.id), ['client-1']);
+      const deleted = await client.deleteSource('docs', 'client-doc', '1');
+      assert.equal(deleted.deleted, true);
     });
 
     it('deletes a source at its revision: deleted, then not found, and it is no longer found', async () => {
