@@ -258,6 +258,16 @@ for (const engine of ENGINES) {
       assert.equal(toner.body.hits[0].source.location.page, 3);
     });
 
+    it('takes an ingest body larger than the general body limit (a whole document), up to its own limit', async () => {
+      const text = 'Line about the annual meeting in the great hall.\n'.repeat(22_000); // ~1.1 MB: over the 1 MB default
+      const big = await post('/v1/retrieval/ingest', { corpus: 'docs', document: { type: 'text', mediaType: 'text/plain', source: { id: 'big', revision: '1' }, text: text.slice(0, 1_048_000) } });
+      assert.notEqual(big.status, 413, JSON.stringify(big.body));
+      const tooBig = await host.post('/v1/retrieval/ingest', JSON.stringify({ corpus: 'docs', pad: 'x'.repeat(13 * 1024 * 1024) }));
+      assert.equal(tooBig.status, 413);
+      const search = await host.post('/v1/retrieval/search', JSON.stringify({ corpus: 'docs', query: 'x', pad: 'x'.repeat(1_100_000) }));
+      assert.equal(search.status, 413);
+    });
+
     it('refuses ingestion without the index grant (403), of an unknown corpus (404) and of a broken PDF (400)', async () => {
       const text = { type: 'text', mediaType: 'text/plain', source: { id: 'n', revision: '1' }, text: 'hello' };
       const refused = await post('/v1/retrieval/ingest', { corpus: 'docs', document: text }, RESTRICTED_TOKEN);

@@ -12,6 +12,12 @@ import { routeOf } from './table.js';
 
 type Operation = 'search' | 'index' | 'delete';
 
+/**
+ * An ingest body may carry a whole document (a PDF of up to 8 MiB is 11.2 MB of base64), so its
+ * route takes more than the host's general body limit; every other route keeps that one.
+ */
+export const INGEST_BODY_BYTES = 12 * 1024 * 1024;
+
 export const retrievalRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
   const retrieval = context.retrieval;
   if (!retrieval) return;
@@ -55,6 +61,7 @@ export const retrievalRoutes: FastifyPluginAsync<{ context: HostContext }> = asy
   if (retrieval.ingests) {
     app.route<{ Body: IngestRequest }>({
       ...routeOf('ingestDocument'),
+      bodyLimit: Math.max(INGEST_BODY_BYTES, app.initialConfig.bodyLimit ?? 0),
       handler: async (request, reply) => admitted(request, reply, 'index', request.body.corpus, (call) => retrieval.ingest(request.body, call)),
     });
   }
