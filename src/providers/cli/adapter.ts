@@ -5,7 +5,7 @@
  */
 import { homedir } from 'node:os';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../spec/v1.js';
+import type { ProviderAdapter, ProviderContinuation, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../spec/v1.js';
 import type { CliProviderOptions } from './config.js';
 import type { CliDialect } from './dialect.js';
 import { childEnvironment } from './environment.js';
@@ -13,16 +13,19 @@ import { inspectionFromFailure, inspectionFromStatus } from './health.js';
 import type { CliInstance } from './instance.js';
 import { startToolBridge } from './mcp-bridge.js';
 import { streamNativeSession } from './native-session.js';
-import { relayNativePermission, type NativeRelay } from './native-tools.js';
+import { relayNativePermission, type NativeRelay, type NativeToolProfile } from './native-tools.js';
 import { streamOneShot } from './one-shot.js';
 import type { CliProbe } from './probe.js';
 import { checkReadiness } from './readiness.js';
 import { WarmRuns } from './warm-runs.js';
-import { createRunWorkspace, type RunWorkspace } from './workspace.js';
+import { openSessionFolder, removeSessionFolder } from './session-folder.js';
+import { streamSessionTurn } from './session-turn.js';
+import { createRunWorkspace, type RunWorkspace, type WorkspaceOptions } from './workspace.js';
 
 export type {
   CliDialect,
   CliRunContext,
+  CliResume,
   CliRunPlan,
   CliStreamParser,
   NativeSessionContext,
@@ -37,6 +40,9 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
   private readiness: Promise<string> | undefined;
   /** The warm-pool mode, when the config and the kind both offer it. */
   private readonly warm: WarmRuns | undefined;
+  /** Sessions with a turn running here, and those deleted meanwhile (their folder goes when the turn ends). */
+  private readonly activeSessions = new Set<string>();
+  private readonly forgotten = new Set<string>();
 
   constructor(
     readonly dialect: CliDialect,
@@ -50,7 +56,7 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
       vendor: dialect.vendor,
       authMode: 'cli-session',
       // Every kind takes the run's tools through the MCP bridge.
-      capabilities: { tools: true, textStreaming: warm ? warm.textStreaming : dialect.textStreaming },
+      capabilities: { tools: true, textStreaming: warm ? warm.textStreaming : dialect.textStreaming, nativeContinuation: this.resumable },
       models: options.models ?? [],
     };
   }
@@ -64,6 +70,12 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
     const withTools = request.tools.length > 0;
     if (withTools && !request.callTool) throw new DriverError('UNSUPPORTED_TOOLS', `${this.dialect.product} runs do not support tools.`);
     const nativeTools = this.options.nativeTools ?? 'off';
+    // Native tool profiles on a long-lived protocol keep no conversation between runs: those turns replay.
+    const continuation = this.resumable && !(nativeTools !== 'off' && this.dialect.nativeSession) ? request.continuation : undefined;
+    if (continuation) {
+      yield* this.sessionTurn(request, continuation, nativeTools, signal);
+      return;
+    }
     if (this.warm && !withTools && nativeTools === 'off') {
       yield* this.warm.stream(request, signal);
       return;
@@ -96,6 +108,51 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
     await this.warm?.close();
   }
 
+  /**
+   * Native continuation needs a dedicated account directory: the session's private home
+   * shares its sign-in, so the CLI's saved conversations never land in the user's own home.
+   */
+  private get resumable(): boolean {
+    return this.dialect.resume !== undefined && this.options.accountDirectory !== undefined;
+  }
+
+  /** A session deleted: its folder goes now, or when the turn running for it here ends. */
+  async forgetSession(sessionId: string): Promise<void> {
+    if (!this.resumable) return;
+    if (this.activeSessions.has(sessionId)) {
+      this.forgotten.add(sessionId);
+      return;
+    }
+    await removeSessionFolder(this.workspaceOptions(), sessionId);
+  }
+
+  private async *sessionTurn(request: ProviderRequest, continuation: ProviderContinuation, nativeTools: NativeToolProfile, signal: AbortSignal): AsyncGenerator<ProviderPart> {
+    const id = continuation.sessionId;
+    if (this.activeSessions.has(id)) throw new DriverError('SESSION_BUSY', 'A turn of this session is running.', { retryable: true });
+    this.activeSessions.add(id);
+    try {
+      const folder = await openSessionFolder(this.workspaceOptions(), id, continuation.retentionMs, this.activeSessions);
+      const toolFailure = new AbortController();
+      const relay: NativeRelay = (call) => relayNativePermission(request, this.dialect.product, call);
+      const permissionTool = nativeTools === 'off' ? undefined : this.dialect.permissionTool?.(relay);
+      const withTools = request.tools.length > 0;
+      const bridge =
+        withTools || permissionTool
+          ? await startToolBridge(request.tools, request.callTool, (error) => toolFailure.abort(error), permissionTool ? [permissionTool] : [])
+          : undefined;
+      try {
+        const env = await this.environment(folder, {});
+        await this.ensureReady(env, folder.workDir, signal);
+        yield* streamSessionTurn(this, request, continuation, folder, { bridge, nativeTools, prepareHome: (home) => this.dialect.resume!.prepareHome(this.options.accountDirectory!, home) }, AbortSignal.any([signal, toolFailure.signal]));
+      } finally {
+        await bridge?.close();
+      }
+    } finally {
+      this.activeSessions.delete(id);
+      if (this.forgotten.delete(id)) await removeSessionFolder(this.workspaceOptions(), id);
+    }
+  }
+
   /** Version and sign-in state, never a generation call; bounded by the caller's signal. */
   async inspect(signal: AbortSignal): Promise<ProviderInspection> {
     let workspace: RunWorkspace;
@@ -122,7 +179,11 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
 
   /** Checked before every run: the CLI must honour the run's private files where they are written. */
   createWorkspace(): Promise<RunWorkspace> {
-    return createRunWorkspace({ product: this.dialect.product, ...(this.options.runBases ? { bases: this.options.runBases } : {}) });
+    return createRunWorkspace(this.workspaceOptions());
+  }
+
+  private workspaceOptions(): WorkspaceOptions {
+    return { product: this.dialect.product, ...(this.options.runBases ? { bases: this.options.runBases } : {}) };
   }
 
   get binary(): string {
