@@ -29,7 +29,8 @@ interface Kind {
   product: string;
   model: string;
   startServer(options: VendorServerOptions): Promise<VendorServer>;
-  adapter(server: VendorServer, directory: string, proxy: RefusingProxy): Promise<ProviderAdapter>;
+  account(server: VendorServer, directory: string): Promise<string>;
+  adapter(server: VendorServer, account: string, proxy: RefusingProxy): Promise<ProviderAdapter>;
   /** The conversation a model request carried, in the vendor's shape. */
   spoken(body: any): Spoken[];
 }
@@ -43,11 +44,12 @@ const KINDS: Kind[] = [
     product: 'Codex CLI',
     model: 'gpt-5.5',
     startServer: startOpenAIResponsesServer,
-    adapter: async (server, directory, proxy) =>
+    account: (server, directory) => codexAccount(directory, server.url),
+    adapter: async (server, account, proxy) =>
       codex({
         binary: binary('codex'),
         models: ['gpt-5.5'],
-        accountDirectory: await codexAccount(await mkdtemp(join(directory, 'account-')), server.url),
+        accountDirectory: account,
         environment: async () => ({ LOOPBACK_OPENAI_KEY: API_KEY }),
         hostEnvironment: hostEnvironment(proxy),
       }),
@@ -61,11 +63,12 @@ const KINDS: Kind[] = [
     product: 'Claude Code',
     model: 'claude-test',
     startServer: startAnthropicMessagesServer,
-    adapter: async (server, directory, proxy) =>
+    account: (_server, directory) => claudeAccount(directory),
+    adapter: async (server, account, proxy) =>
       claudeCode({
         binary: binary('claude'),
         models: ['claude-test'],
-        accountDirectory: await claudeAccount(await mkdtemp(join(directory, 'account-'))),
+        accountDirectory: account,
         environment: async () => ({ ANTHROPIC_BASE_URL: server.origin, ANTHROPIC_API_KEY: API_KEY }),
         hostEnvironment: hostEnvironment(proxy),
       }),
@@ -76,11 +79,12 @@ const KINDS: Kind[] = [
     product: 'Gemini CLI',
     model: 'gemini-2.5-flash',
     startServer: startGeminiServer,
-    adapter: async (server, directory, proxy) =>
+    account: (_server, directory) => geminiAccount(directory),
+    adapter: async (server, account, proxy) =>
       geminiCli({
         binary: binary('gemini'),
         models: ['gemini-2.5-flash'],
-        accountDirectory: await geminiAccount(await mkdtemp(join(directory, 'account-'))),
+        accountDirectory: account,
         environment: async () => ({ GOOGLE_GEMINI_BASE_URL: server.origin, GEMINI_API_KEY: API_KEY }),
         hostEnvironment: hostEnvironment(proxy),
       }),
@@ -116,6 +120,7 @@ class Session {
   }
 }
 
+const listTree = async (root: string): Promise<string[]> => (await readdir(root, { recursive: true })).map(String).sort();
 const exists = (path: string) => lstat(path).then(() => true, () => false);
 
 for (const kind of KINDS.filter((k) => !process.env.RESUME_ONLY || k.name === process.env.RESUME_ONLY)) {
@@ -125,20 +130,28 @@ for (const kind of KINDS.filter((k) => !process.env.RESUME_ONLY || k.name === pr
     let scratch: { path: string; remove(): Promise<void> };
     let adapter: ProviderAdapter;
     let base: string;
+    let account: string;
+    let accountFiles: string[];
 
     before(async () => {
       server = await kind.startServer({ apiKey: API_KEY });
       proxy = await startRefusingProxy();
       scratch = await scratchDirectory(`${kind.name}-resume`);
-      adapter = await kind.adapter(server, scratch.path, proxy);
+      account = await kind.account(server, await mkdtemp(join(scratch.path, 'account-')));
+      accountFiles = await listTree(account);
+      adapter = await kind.adapter(server, account, proxy);
       base = await chooseRunBase({ product: kind.product });
     });
     after(async () => {
       await adapter.close?.();
+      const accountAfter = await listTree(account);
       await server.close();
       await proxy.close();
       await scratch.remove();
       assert.deepEqual(proxy.attempts, []);
+      // The CLI's saved conversations (Codex sessions/, Claude projects/, Gemini chats/) lived only in the sessions' private folders.
+      const added = accountAfter.filter((path) => !accountFiles.includes(path));
+      assert.deepEqual(added.filter((path) => /(^|\/)(sessions|projects|chats)(\/|$)|\.jsonl$|rollout-/.test(path)), [], added.join(', '));
     });
 
     test('advertises native continuation', () => {
