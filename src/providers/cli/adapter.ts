@@ -4,6 +4,7 @@
  * the kind's dialect. Each dialect only knows its CLI's flags, files and event vocabulary.
  */
 import { homedir } from 'node:os';
+import { dirname } from 'node:path';
 import { DriverError } from '../../protocol/errors.js';
 import type { ProviderAdapter, ProviderContinuation, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../spec/v1.js';
 import type { CliProviderOptions } from './config.js';
@@ -18,7 +19,7 @@ import { streamOneShot } from './one-shot.js';
 import type { CliProbe } from './probe.js';
 import { checkReadiness } from './readiness.js';
 import { WarmRuns } from './warm-runs.js';
-import { openSessionFolder, removeSessionFolder } from './session-folder.js';
+import { openSessionFolder, removeSessionFolder, sweepSessionFolders } from './session-folder.js';
 import { streamSessionTurn } from './session-turn.js';
 import { createRunWorkspace, type RunWorkspace, type WorkspaceOptions } from './workspace.js';
 
@@ -178,8 +179,11 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
   }
 
   /** Checked before every run: the CLI must honour the run's private files where they are written. */
-  createWorkspace(): Promise<RunWorkspace> {
-    return createRunWorkspace(this.workspaceOptions());
+  async createWorkspace(): Promise<RunWorkspace> {
+    const workspace = await createRunWorkspace(this.workspaceOptions());
+    // Session folders of sessions deleted or expired elsewhere go with the runs' sweep (throttled).
+    await sweepSessionFolders(dirname(workspace.root), this.activeSessions);
+    return workspace;
   }
 
   private workspaceOptions(): WorkspaceOptions {

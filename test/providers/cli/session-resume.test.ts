@@ -123,7 +123,7 @@ class Session {
 const listTree = async (root: string): Promise<string[]> => (await readdir(root, { recursive: true })).map(String).sort();
 const exists = (path: string) => lstat(path).then(() => true, () => false);
 
-for (const kind of KINDS.filter((k) => !process.env.RESUME_ONLY || k.name === process.env.RESUME_ONLY)) {
+for (const kind of KINDS) {
   describe(`${kind.name}: native session turns (real CLI, loopback model server)`, () => {
     let server: VendorServer;
     let proxy: RefusingProxy;
@@ -197,6 +197,21 @@ for (const kind of KINDS.filter((k) => !process.env.RESUME_ONLY || k.name === pr
       await adapter.forgetSession!(session.id);
       assert.equal(await exists(folder), false, 'deleting the session removes its folder');
       assert.deepEqual((await readdir(base)).filter((name) => name.includes(session.id)), []);
+    });
+
+    test('deleted during its turn: the folder goes once the turn has ended', TIMEOUT, async () => {
+      const session = new Session();
+      const folder = join(base, `session-${session.id}`);
+      const requests = server.requests.length;
+      server.push({ hang: true });
+      const controller = new AbortController();
+      const running = drain(adapter, session.request('Wait for me.', kind.model), controller.signal).catch((error: unknown) => ({ thrown: error }));
+      while (server.requests.length === requests) await new Promise((resolve) => setTimeout(resolve, 25));
+      await adapter.forgetSession!(session.id);
+      assert.ok(await exists(folder), 'the running CLI keeps its folder until it stops');
+      controller.abort(new Error('session deleted'));
+      await running;
+      assert.equal(await exists(folder), false);
     });
 
     test('a saved state the folder does not hold (replayed elsewhere since) replays', TIMEOUT, async () => {
