@@ -182,21 +182,53 @@ for (const kind of KINDS) {
       assert.ok(!resumed.some((m) => m.text.includes('assistant:\nNoted')), 'no replayed transcript');
       assert.ok(resumed.at(-1)?.role === 'user' && resumed.at(-1)!.text.includes('Which word?'));
       session.commit('Which word?', second.text);
+      const saved = session.state;
+
+      // A third turn resumes the conversation the second one continued (both earlier exchanges, the CLI's own).
+      server.push({ turn: { text: 'Kiwi, again.', usage: { input: 12, output: 3 } } });
+      const third = await drain(adapter, session.request('Once more?', kind.model));
+      assert.equal(third.error, undefined, third.error?.message);
+      const chained = kind.spoken(server.generations.at(-1)!.body);
+      assert.ok(chained.some((m) => m.role === 'user' && m.text.includes('Which word?') && !m.text.includes('Once more?')), JSON.stringify(chained));
+      assert.ok(chained.some((m) => m.role === 'assistant' && m.text.includes('The word was kiwi.')), JSON.stringify(chained));
+      session.commit('Once more?', third.text);
+      assert.equal(session.state, saved, 'a resumed turn keeps the same CLI conversation');
 
       // Another replica: no folder here. The turn replays the visible history into a new conversation.
       await rm(folder, { recursive: true, force: true });
       server.push({ turn: { text: 'Still kiwi.', usage: { input: 12, output: 2 } } });
-      const third = await drain(adapter, session.request('And now?', kind.model));
-      assert.equal(third.error, undefined, third.error?.message);
-      assert.equal(third.text, 'Still kiwi.');
+      const fourth = await drain(adapter, session.request('And now?', kind.model));
+      assert.equal(fourth.error, undefined, fourth.error?.message);
+      assert.equal(fourth.text, 'Still kiwi.');
       const replayed = kind.spoken(server.generations.at(-1)!.body).filter((m) => m.role === 'user');
-      assert.ok(replayed.some((m) => m.text.includes('assistant:\nThe word was kiwi.') && m.text.includes('And now?')), JSON.stringify(replayed));
-      session.commit('And now?', third.text);
+      assert.ok(replayed.some((m) => m.text.includes('assistant:\nKiwi, again.') && m.text.includes('And now?')), JSON.stringify(replayed));
+      session.commit('And now?', fourth.text);
+      assert.notEqual(session.state, saved, 'the replay started a new CLI conversation');
       assert.ok(await exists(folder));
 
       await adapter.forgetSession!(session.id);
       assert.equal(await exists(folder), false, 'deleting the session removes its folder');
       assert.deepEqual((await readdir(base)).filter((name) => name.includes(session.id)), []);
+    });
+
+    test('a resume the CLI cannot do (its saved conversation lost) fails before any output and falls back to the replay', TIMEOUT, async () => {
+      const session = new Session();
+      server.push({ turn: { text: 'Alpha.', usage: { input: 1, output: 1 } } });
+      const first = await drain(adapter, session.request('Say alpha.', kind.model));
+      assert.equal(first.error, undefined, first.error?.message);
+      session.commit('Say alpha.', first.text);
+      // The folder still names the conversation, but the CLI's files are gone.
+      await rm(join(base, `session-${session.id}`, 'home'), { recursive: true, force: true });
+      const before = server.generations.length;
+      server.push({ turn: { text: 'Beta.', usage: { input: 1, output: 1 } } });
+      const second = await drain(adapter, session.request('Say beta.', kind.model));
+      assert.equal(second.error, undefined, second.error?.message);
+      assert.equal(second.text, 'Beta.');
+      assert.equal(server.generations.length, before + 1, 'the failed resume never reached the model');
+      const users = kind.spoken(server.generations.at(-1)!.body).filter((m) => m.role === 'user');
+      assert.ok(users.some((m) => m.text.includes('assistant:\nAlpha.') && m.text.includes('Say beta.')), JSON.stringify(users));
+      session.commit('Say beta.', second.text);
+      await adapter.forgetSession!(session.id);
     });
 
     test('deleted during its turn: the folder goes once the turn has ended', TIMEOUT, async () => {
