@@ -45,7 +45,7 @@ export interface SessionTurn {
 
 export class SessionService {
   /** Turns running on this replica, by session id. */
-  private readonly turns = new Map<string, AbortController>();
+  private readonly turns = new Map<string, { controller: AbortController; provider: string }>();
 
   constructor(
     private readonly store: Pick<StateStore, 'sessions' | 'onSignal' | 'signalOwner' | 'replicaId'>,
@@ -53,7 +53,12 @@ export class SessionService {
     readonly policy: SessionsPolicy,
   ) {
     store.onSignal((signal) => {
-      if (signal.kind === 'session') this.turns.get(signal.id)?.abort(deleted());
+      if (signal.kind !== 'session') return;
+      const turn = this.turns.get(signal.id);
+      if (!turn) return;
+      turn.controller.abort(deleted());
+      // Deleted on another replica while its turn ran here: this replica's native state goes too (once the turn ends).
+      void this.forget(turn.provider, signal.id);
     });
   }
 
@@ -77,10 +82,10 @@ export class SessionService {
     const row = await this.load(id, caller, 'delete');
     const { deleted: removed, runningOn } = await this.store.sessions.delete(id);
     if (!removed) throw notFound();
-    if (runningOn === this.store.replicaId) this.turns.get(id)?.abort(deleted());
+    if (runningOn === this.store.replicaId) this.turns.get(id)?.controller.abort(deleted());
     else if (runningOn) await this.store.signalOwner(runningOn, { kind: 'session', id });
     // This replica's copy of the provider's state; other replicas' are swept once idle past retention.
-    if (row.info.mode === 'native') await this.driver.provider(row.info.provider)?.forgetSession?.(row.info.id).catch(() => undefined);
+    if (row.info.mode === 'native') await this.forget(row.info.provider, row.info.id);
     return { id, deleted: true };
   }
 
@@ -100,7 +105,7 @@ export class SessionService {
     }
     const row = await this.store.sessions.begin(binding.id.toLowerCase(), caller.subject, binding.revision, request.provider, request.model, this.policy.maxMessages ?? SESSION_DEFAULTS.maxMessages);
     const id = row.info.id;
-    this.turns.set(id, controller);
+    this.turns.set(id, { controller, provider: row.info.provider });
     const { session: _session, ...rest } = request;
     const effective: RunRequest = { ...rest, ...(row.history.length > 0 ? { history: row.history } : {}), ...(row.instructions !== undefined ? { instructions: row.instructions } : {}) };
     const store = this.store.sessions;
@@ -163,6 +168,11 @@ export class SessionService {
         }
       },
     };
+  }
+
+  /** Best effort: a folder left behind is swept once idle past retention. */
+  private async forget(provider: string, id: string): Promise<void> {
+    await this.driver.provider(provider)?.forgetSession?.(id).catch(() => undefined);
   }
 
   private async load(id: string, caller: SessionCaller, operation: 'read' | 'delete'): Promise<SessionRow> {

@@ -12,14 +12,14 @@ import type { CliDialect } from './dialect.js';
 import { childEnvironment } from './environment.js';
 import { inspectionFromFailure, inspectionFromStatus } from './health.js';
 import type { CliInstance } from './instance.js';
-import { startToolBridge } from './mcp-bridge.js';
+import { startToolBridge, type ToolBridge } from './mcp-bridge.js';
 import { streamNativeSession } from './native-session.js';
-import { relayNativePermission, type NativeRelay, type NativeToolProfile } from './native-tools.js';
+import { relayNativePermission, type NativeRelay } from './native-tools.js';
 import { streamOneShot } from './one-shot.js';
 import type { CliProbe } from './probe.js';
 import { checkReadiness } from './readiness.js';
 import { WarmRuns } from './warm-runs.js';
-import { openSessionFolder, removeSessionFolder, sweepSessionFolders } from './session-folder.js';
+import { openSessionFolder, removeSessionFolder, sweepSessionFolders, type SessionFolder } from './session-folder.js';
 import { streamSessionTurn } from './session-turn.js';
 import { createRunWorkspace, type RunWorkspace, type WorkspaceOptions } from './workspace.js';
 
@@ -63,8 +63,9 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
   }
 
   /**
-   * One run in one of three modes: a warm pooled process (no tools, no native profile), a
-   * native session (a native tool profile on a kind that has one), or a one-shot process.
+   * One run in one of four modes: a native-mode session turn (the CLI's own conversation in
+   * the session's folder), a warm pooled process (no tools, no native profile), a native
+   * session (a native tool profile on a kind that has one), or a one-shot process.
    */
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {
     signal.throwIfAborted();
@@ -73,35 +74,38 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
     const nativeTools = this.options.nativeTools ?? 'off';
     // Native tool profiles on a long-lived protocol keep no conversation between runs: those turns replay.
     const continuation = this.resumable && !(nativeTools !== 'off' && this.dialect.nativeSession) ? request.continuation : undefined;
-    if (continuation) {
-      yield* this.sessionTurn(request, continuation, nativeTools, signal);
-      return;
-    }
-    if (this.warm && !withTools && nativeTools === 'off') {
+    if (!continuation && this.warm && !withTools && nativeTools === 'off') {
       yield* this.warm.stream(request, signal);
       return;
     }
-    const workspace = await this.createWorkspace();
-    // A failed tool call (validation, denial, limit) stops the CLI and ends the step with that error.
-    const toolFailure = new AbortController();
-    const relay: NativeRelay = (call) => relayNativePermission(request, this.dialect.product, call);
-    const permissionTool = nativeTools === 'off' ? undefined : this.dialect.permissionTool?.(relay);
-    const bridge =
-      withTools || permissionTool
-        ? await startToolBridge(request.tools, request.callTool, (error) => toolFailure.abort(error), permissionTool ? [permissionTool] : [])
-        : undefined;
+    const session = continuation && (await this.claimSession(continuation));
+    let workspace: RunWorkspace | undefined;
+    let bridge: ToolBridge | undefined;
     try {
+      workspace = session ? session.folder : await this.createWorkspace();
+      // A failed tool call (validation, denial, limit) stops the CLI and ends the step with that error.
+      const toolFailure = new AbortController();
+      const relay: NativeRelay = (call) => relayNativePermission(request, this.dialect.product, call);
+      const permissionTool = nativeTools === 'off' ? undefined : this.dialect.permissionTool?.(relay);
+      if (withTools || permissionTool) {
+        bridge = await startToolBridge(request.tools, request.callTool, (error) => toolFailure.abort(error), permissionTool ? [permissionTool] : []);
+      }
       const env = await this.environment(workspace, {});
       await this.ensureReady(env, workspace.workDir, signal);
       const runSignal = AbortSignal.any([signal, toolFailure.signal]);
-      if (nativeTools !== 'off' && this.dialect.nativeSession) {
+      if (session && continuation) {
+        const prepareHome = (home: string) => this.dialect.resume!.prepareHome(this.options.accountDirectory!, home);
+        yield* streamSessionTurn(this, request, continuation, session.folder, { bridge, nativeTools, prepareHome }, runSignal);
+      } else if (nativeTools !== 'off' && this.dialect.nativeSession) {
         yield* streamNativeSession(this, this.dialect.nativeSession, request, workspace, { profile: nativeTools, relay, ...(bridge ? { bridge } : {}) }, runSignal);
-        return;
+      } else {
+        yield* streamOneShot(this, request, workspace, { bridge, nativeTools }, runSignal);
       }
-      yield* streamOneShot(this, request, workspace, { bridge, nativeTools }, runSignal);
     } finally {
       await bridge?.close();
-      await workspace.remove();
+      // A session's folder outlives the run (its remove() keeps it); a run workspace goes.
+      await workspace?.remove();
+      await session?.release();
     }
   }
 
@@ -127,30 +131,20 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
     await removeSessionFolder(this.workspaceOptions(), sessionId);
   }
 
-  private async *sessionTurn(request: ProviderRequest, continuation: ProviderContinuation, nativeTools: NativeToolProfile, signal: AbortSignal): AsyncGenerator<ProviderPart> {
+  /** The session's folder for this turn, never swept meanwhile; released (or removed, if deleted meanwhile) when the turn ends. */
+  private async claimSession(continuation: ProviderContinuation): Promise<{ folder: SessionFolder; release(): Promise<void> }> {
     const id = continuation.sessionId;
     if (this.activeSessions.has(id)) throw new DriverError('SESSION_BUSY', 'A turn of this session is running.', { retryable: true });
     this.activeSessions.add(id);
-    try {
-      const folder = await openSessionFolder(this.workspaceOptions(), id, continuation.retentionMs, this.activeSessions);
-      const toolFailure = new AbortController();
-      const relay: NativeRelay = (call) => relayNativePermission(request, this.dialect.product, call);
-      const permissionTool = nativeTools === 'off' ? undefined : this.dialect.permissionTool?.(relay);
-      const withTools = request.tools.length > 0;
-      const bridge =
-        withTools || permissionTool
-          ? await startToolBridge(request.tools, request.callTool, (error) => toolFailure.abort(error), permissionTool ? [permissionTool] : [])
-          : undefined;
-      try {
-        const env = await this.environment(folder, {});
-        await this.ensureReady(env, folder.workDir, signal);
-        yield* streamSessionTurn(this, request, continuation, folder, { bridge, nativeTools, prepareHome: (home) => this.dialect.resume!.prepareHome(this.options.accountDirectory!, home) }, AbortSignal.any([signal, toolFailure.signal]));
-      } finally {
-        await bridge?.close();
-      }
-    } finally {
+    const release = async () => {
       this.activeSessions.delete(id);
       if (this.forgotten.delete(id)) await removeSessionFolder(this.workspaceOptions(), id);
+    };
+    try {
+      return { folder: await openSessionFolder(this.workspaceOptions(), id, continuation.retentionMs, this.activeSessions), release };
+    } catch (error) {
+      await release();
+      throw error;
     }
   }
 
