@@ -36,14 +36,19 @@ export type {
   WarmSpawn,
 } from './dialect.js';
 
+/**
+ * Sessions with a turn running in this process (never swept, by any instance sharing the
+ * base), and those deleted meanwhile (their folder goes when the turn ends). Session ids are
+ * UUIDs, so instances can share the sets.
+ */
+const activeSessions = new Set<string>();
+const forgotten = new Set<string>();
+
 export class CliProviderAdapter implements ProviderAdapter, CliInstance {
   readonly info: ProviderInfo;
   private readiness: Promise<string> | undefined;
   /** The warm-pool mode, when the config and the kind both offer it. */
   private readonly warm: WarmRuns | undefined;
-  /** Sessions with a turn running here, and those deleted meanwhile (their folder goes when the turn ends). */
-  private readonly activeSessions = new Set<string>();
-  private readonly forgotten = new Set<string>();
 
   constructor(
     readonly dialect: CliDialect,
@@ -124,8 +129,8 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
   /** A session deleted: its folder goes now, or when the turn running for it here ends. */
   async forgetSession(sessionId: string): Promise<void> {
     if (!this.resumable) return;
-    if (this.activeSessions.has(sessionId)) {
-      this.forgotten.add(sessionId);
+    if (activeSessions.has(sessionId)) {
+      forgotten.add(sessionId);
       return;
     }
     await removeSessionFolder(this.workspaceOptions(), sessionId);
@@ -134,14 +139,14 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
   /** The session's folder for this turn, never swept meanwhile; released (or removed, if deleted meanwhile) when the turn ends. */
   private async claimSession(continuation: ProviderContinuation): Promise<{ folder: SessionFolder; release(): Promise<void> }> {
     const id = continuation.sessionId;
-    if (this.activeSessions.has(id)) throw new DriverError('SESSION_BUSY', 'A turn of this session is running.', { retryable: true });
-    this.activeSessions.add(id);
+    if (activeSessions.has(id)) throw new DriverError('SESSION_BUSY', 'A turn of this session is running.', { retryable: true });
+    activeSessions.add(id);
     const release = async () => {
-      this.activeSessions.delete(id);
-      if (this.forgotten.delete(id)) await removeSessionFolder(this.workspaceOptions(), id);
+      activeSessions.delete(id);
+      if (forgotten.delete(id)) await removeSessionFolder(this.workspaceOptions(), id);
     };
     try {
-      return { folder: await openSessionFolder(this.workspaceOptions(), id, continuation.retentionMs, this.activeSessions), release };
+      return { folder: await openSessionFolder(this.workspaceOptions(), id, continuation.retentionMs, activeSessions), release };
     } catch (error) {
       await release();
       throw error;
@@ -176,7 +181,7 @@ export class CliProviderAdapter implements ProviderAdapter, CliInstance {
   async createWorkspace(): Promise<RunWorkspace> {
     const workspace = await createRunWorkspace(this.workspaceOptions());
     // Session folders of sessions deleted or expired elsewhere go with the runs' sweep (throttled).
-    await sweepSessionFolders(dirname(workspace.root), this.activeSessions);
+    await sweepSessionFolders(dirname(workspace.root), activeSessions);
     return workspace;
   }
 
