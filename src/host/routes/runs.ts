@@ -71,7 +71,7 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
               throw error;
             }
           }
-          const executed = context.driver.execute(prepared, controller.signal, { journal });
+          const executed = context.driver.execute(prepared, controller.signal, { journal, continuation: turn?.continuation });
           const events = turn ? turn.run(executed) : executed;
           const counting = counted(context, events, release);
           const traced = context.tracing ? context.tracing.trace(counting, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor }) : counting;
