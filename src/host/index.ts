@@ -17,6 +17,7 @@ import { SessionService } from '../extensions/sessions.js';
 import { openStore } from '../store/open.js';
 import type { StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
+import { RunMonitor } from './run-monitor.js';
 import { Admission } from './admission.js';
 import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
@@ -154,10 +155,13 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     },
   });
   const tracing = config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined;
+  // The operator endpoints exist when some token has the operator grant.
+  const monitor = config.tokens.some((token) => token.operator) ? new RunMonitor() : undefined;
   const jobs = config.jobs
-    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared) =>
-        tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events,
-      )
+    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared) => {
+        const traced = tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events;
+        return monitor ? monitor.track(traced, { subject: prepared.subject }) : traced;
+      })
     : undefined;
   const sessions = config.sessions ? new SessionService(store, driver, config.sessions) : undefined;
   const expireOperations = () => {
@@ -184,7 +188,8 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     metrics,
     prometheus,
     tracing,
-    features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions }),
+    operator: monitor ? { store, monitor } : undefined,
+    features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions, operator: monitor }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
     active,
