@@ -201,7 +201,11 @@ function Providers({ api, fail }: ViewProps) {
               <td>{provider.authMode}</td>
               <td>
                 <span class={`badge ${provider.health?.status ?? 'unknown'}`}>{provider.health?.status ?? 'unknown'}</span> {provider.health?.message ?? ''}
-                {provider.health?.checkedAt && <div class="muted">checked {time(provider.health.checkedAt)}</div>}
+                {provider.health?.checkedAt && (
+                  <div class="muted">
+                    {provider.health.code} · checked {time(provider.health.checkedAt)}
+                  </div>
+                )}
               </td>
               <td>
                 {(provider.modelCatalog?.models ?? provider.models ?? []).join(', ')}
