@@ -164,9 +164,9 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   // The operator endpoints exist when some token has the operator grant.
   const monitor = config.tokens.some((token) => token.operator) ? new RunMonitor() : undefined;
   const jobs = config.jobs
-    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared) => {
+    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared, jobId) => {
         const traced = tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events;
-        return monitor ? monitor.track(traced, { subject: prepared.subject }) : traced;
+        return monitor ? monitor.track(traced, { subject: prepared.subject, jobId }) : traced;
       })
     : undefined;
   const sessions = config.sessions ? new SessionService(store, driver, config.sessions) : undefined;
