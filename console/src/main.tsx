@@ -65,7 +65,7 @@ function SignIn({ notice, onSignIn }: { notice: string | undefined; onSignIn: (t
 
 function describeFailure(failure: unknown): string {
   if (failure instanceof ApiError) {
-    if (failure.status === 403) return `Forbidden (403 ${failure.code}): this token does not have the operator grant. ${failure.message}`;
+    if (failure.status === 403) return `Forbidden (403 ${failure.code}): ${failure.message} The console needs a token with "operator": true.`;
     if (failure.status === 401) return `The host refused this token (401 ${failure.code}).`;
     return `${failure.code}: ${failure.message}`;
   }
