@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { buildConsole } from '../../scripts/build-console.js';
 import { CONSOLE_CSP, ConsoleAssets, isConsoleOrigin } from '../../src/host/console.js';
+import { parseHostConfig } from '../../src/host/config.js';
 import { OTHER_TOKEN, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { tempDir } from '../support/temp.js';
 
@@ -84,6 +85,14 @@ describe('console page', () => {
     // An application token still gets FORBIDDEN from the page's origin.
     const application = await fetch(`${host.url}/v1/operator/runs`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', origin: `http://${own}` }, body: '{}' });
     assert.equal(application.status, 403);
+  });
+
+  it('takes console and the operator grant in the config, strictly', () => {
+    const base = { version: 1, providers: [{ kind: 'mock', id: 'mock', models: ['demo'] }], tokens: [{ id: 'ops', subject: 'ops', tokenRef: { env: 'X' }, providers: ['mock'], operator: true }] };
+    assert.deepEqual(parseHostConfig({ ...base, console: { enabled: true, allowRemote: true } }, '/tmp/c.json').console, { enabled: true, allowRemote: true });
+    assert.equal(parseHostConfig({ ...base, console: { enabled: false } }, '/tmp/c.json').console, undefined);
+    assert.throws(() => parseHostConfig({ ...base, console: { enabled: true, port: 1 } }, '/tmp/c.json'), { code: 'INVALID_CONFIG' });
+    assert.throws(() => parseHostConfig({ ...base, tokens: [{ ...base.tokens[0], operator: 'yes' }] }, '/tmp/c.json'), { code: 'INVALID_CONFIG' });
   });
 
   it('serves loopback peers only unless allowRemote, and says when the console is not built', async () => {

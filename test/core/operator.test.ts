@@ -198,6 +198,21 @@ describe('operator endpoints', () => {
   });
 });
 
+describe('operator endpoints without an operator token', () => {
+  it('are neither advertised nor served', async () => {
+    const host = await startTestHost();
+    try {
+      const protocol = (await (await call(host, TOKEN, 'GET', '/v1/protocol')).json()) as { features: string[] };
+      assert.ok(!protocol.features.includes('operator-endpoints'));
+      const response = await call(host, TOKEN, 'POST', '/v1/operator/runs', {});
+      assert.equal(response.status, 404);
+      assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'NOT_FOUND');
+    } finally {
+      await host.close();
+    }
+  });
+});
+
 describe('run monitor', () => {
   it('drops a watcher that falls behind and never holds the run', async () => {
     const monitor = new RunMonitor();
