@@ -12,6 +12,8 @@ import { DEFAULT_PORT, parseHostConfig } from '../host/config.js';
 export interface InitResult {
   configPath: string;
   tokenFile: string;
+  /** The operator token (the console and the `/v1/operator/...` endpoints). */
+  operatorTokenFile: string;
   provider: string;
   models: string[];
 }
@@ -26,6 +28,7 @@ export interface InitOptions {
 }
 
 export const LOCAL_TOKEN_ID = 'local';
+export const OPERATOR_TOKEN_ID = 'operator';
 
 const API_KEY_ENV: Record<string, string> = {
   openai: 'OPENAI_API_KEY',
@@ -67,6 +70,7 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
   const credentials = join(directory, 'credentials');
   await mkdir(credentials, { recursive: true, mode: 0o700 });
   const tokenFile = join(credentials, `${LOCAL_TOKEN_ID}.token`);
+  const operatorTokenFile = join(credentials, `${OPERATOR_TOKEN_ID}.token`);
   const config = {
     $schema: 'https://agenticdriver.dev/schemas/host-config.json',
     version: 1,
@@ -82,21 +86,33 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
         sessions: ['create', 'read', 'continue', 'delete'],
         jobs: ['submit', 'read', 'cancel'],
       },
+      // A separate token for the person running the host: the console and the operator endpoints.
+      {
+        id: OPERATOR_TOKEN_ID,
+        subject: 'operator',
+        tokenRef: { file: `credentials/${OPERATOR_TOKEN_ID}.token` },
+        providers: [provider.id],
+        operator: true,
+      },
     ],
     state: { engine: 'sqlite', directory: 'state' },
     sessions: { retentionMs: 24 * 60 * 60 * 1000 },
     jobs: { retentionMs: 7 * 24 * 60 * 60 * 1000 },
+    // The operator console at /console, for loopback clients only.
+    console: { enabled: true },
   };
   parseHostConfig(config, configPath);
 
   await writeExclusive(tokenFile, `${randomBytes(32).toString('base64url')}\n`);
   try {
+    await writeExclusive(operatorTokenFile, `${randomBytes(32).toString('base64url')}\n`);
     await writeExclusive(configPath, `${JSON.stringify(config, null, 2)}\n`);
   } catch (error) {
     await unlink(tokenFile).catch(() => undefined);
+    await unlink(operatorTokenFile).catch(() => undefined);
     throw error;
   }
-  return { configPath, tokenFile, provider: provider.id as string, models: provider.models as string[] };
+  return { configPath, tokenFile, operatorTokenFile, provider: provider.id as string, models: provider.models as string[] };
 }
 
 async function writeExclusive(path: string, text: string): Promise<void> {

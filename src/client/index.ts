@@ -31,6 +31,25 @@ export type {
   JobSubmit,
 } from './client.js';
 export { PendingApproval, PendingExecution } from './interactive.js';
+export { OperatorClient } from './operator.js';
+export type {
+  OperatorClientOptions,
+  AuditEntry,
+  OperatorApproval,
+  OperatorApprovalList,
+  OperatorAuditPage,
+  OperatorAuditRequest,
+  OperatorJob,
+  OperatorJobList,
+  OperatorJobsRequest,
+  OperatorListRequest,
+  OperatorRun,
+  OperatorRunList,
+  OperatorRunsRequest,
+  OperatorUsage,
+  OperatorUsageRequest,
+  UsageTotals,
+} from './operator.js';
 export type { ApplicationToolFunctions, ToolContext, ToolFunction, ToolFunctions } from './interactive.js';
 export { DriverError } from '../protocol/errors.js';
 export { WIRE_VERSION } from '../protocol/version.js';

@@ -20,6 +20,8 @@ export interface Principal {
   jobs: ReadonlySet<string>;
   /** Session operations (`create`, `read`, `continue`, `delete`). */
   sessions: ReadonlySet<string>;
+  /** The operator grant: the `/v1/operator/...` endpoints. */
+  operator: boolean;
 }
 
 interface StoredToken {
@@ -59,6 +61,7 @@ export class TokenAuthenticator {
           applicationToolApprovals: new Set((entry.applicationTools ?? []).filter((grant) => grant.requiresApproval !== false).map((grant) => grant.name)),
           jobs: new Set(entry.jobs ?? []),
           sessions: new Set(entry.sessions ?? []),
+          operator: entry.operator === true,
         },
       });
     }

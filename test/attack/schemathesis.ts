@@ -97,6 +97,8 @@ async function main(): Promise<number> {
           applicationTools: [{ name: 'lookup', requiresApproval: false }],
           jobs: ['submit', 'read', 'cancel'],
           sessions: ['create', 'read', 'continue', 'delete'],
+          // The operator endpoints are fuzzed too (an application token's FORBIDDEN is the authorization matrix's).
+          operator: true,
         },
       ],
     },

@@ -15,6 +15,7 @@ export interface Offered {
   operations: unknown;
   sessions?: unknown;
   jobs?: unknown;
+  operator?: unknown;
 }
 
 export function endpoint(operationId: string): Endpoint {
@@ -29,6 +30,7 @@ export function serves(offered: Offered, entry: Endpoint): boolean {
   if (entry.feature === 'application-tools') return offered.toolExecutions !== undefined;
   if (entry.feature === 'conversation-sessions') return offered.sessions !== undefined;
   if (entry.feature === 'durable-jobs' || entry.feature === 'job-event-stream') return offered.jobs !== undefined;
+  if (entry.feature === 'operator-endpoints') return offered.operator !== undefined;
   return true;
 }
 
