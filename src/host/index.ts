@@ -21,6 +21,7 @@ import { ingestionPolicy, prepareDocument } from '../extensions/retrieval/ingest
 import { openStore } from '../store/open.js';
 import type { RetrievalIndexStore, StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
+import { RunMonitor } from './run-monitor.js';
 import { Admission } from './admission.js';
 import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
@@ -168,10 +169,13 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(retrieval ? { retrieval } : {}),
   });
   const tracing = config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined;
+  // The operator endpoints exist when some token has the operator grant.
+  const monitor = config.tokens.some((token) => token.operator) ? new RunMonitor() : undefined;
   const jobs = config.jobs
-    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared) =>
-        tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events,
-      )
+    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared) => {
+        const traced = tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events;
+        return monitor ? monitor.track(traced, { subject: prepared.subject }) : traced;
+      })
     : undefined;
   const sessions = config.sessions ? new SessionService(store, driver, config.sessions) : undefined;
   const expireOperations = () => {
@@ -199,7 +203,8 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     metrics,
     prometheus,
     tracing,
-    features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions, retrieval }),
+    operator: monitor ? { store, monitor } : undefined,
+    features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions, retrieval, operator: monitor }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
     active,

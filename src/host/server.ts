@@ -17,6 +17,7 @@ import { bodyValidatorCompiler, PUBLIC_PATHS, QUERY_TARGETS, routeOf, routePath,
 import { jobRoutes } from './routes/jobs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { retrievalRoutes } from './routes/retrieval.js';
+import { operatorRoutes } from './routes/operator.js';
 import type { HostContext } from './context.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
@@ -200,6 +201,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(jobRoutes, { context });
   app.register(sessionRoutes, { context });
   app.register(retrievalRoutes, { context });
+  app.register(operatorRoutes, { context });
   const prometheus = context.prometheus;
   if (prometheus) {
     app.route({
