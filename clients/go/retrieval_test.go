@@ -22,14 +22,19 @@ type seenRequest struct {
 func recorder(t *testing.T, body string) (*Client, *[]seenRequest) {
 	seen := &[]seenRequest{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var decoded map[string]any
-		_ = json.Unmarshal(raw, &decoded)
-		*seen = append(*seen, seenRequest{r.URL.Path, r.Header.Get("Authorization"), decoded})
+		record(seen, r)
 		writeJSON(w, 200, body)
 	}))
 	t.Cleanup(srv.Close)
 	return newTestClient(t, srv.URL), seen
+}
+
+// record keeps the path, bearer and JSON body of a request.
+func record(seen *[]seenRequest, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var decoded map[string]any
+	_ = json.Unmarshal(raw, &decoded)
+	*seen = append(*seen, seenRequest{r.URL.Path, r.Header.Get("Authorization"), decoded})
 }
 
 func toJSON(v any) string {
