@@ -63,6 +63,9 @@ export function providerEntry(options: InitOptions): Record<string, unknown> {
   return entry;
 }
 
+/** The corpus `agenticdriver ingest` and `run --retrieval` use unless told otherwise. */
+export const DEFAULT_CORPUS = 'default';
+
 export async function initConfig(configPath: string, options: InitOptions = {}): Promise<InitResult> {
   const provider = providerEntry(options);
   if (await exists(configPath)) throw new DriverError('CONFIG_EXISTS', `${configPath} already exists; init never overwrites.`);
@@ -85,6 +88,8 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
         tools: [],
         sessions: ['create', 'read', 'continue', 'delete'],
         jobs: ['submit', 'read', 'cancel'],
+        // Scoped retrieval: the local token searches, indexes (ingests) and deletes the default corpus.
+        retrieval: { search: [DEFAULT_CORPUS], index: [DEFAULT_CORPUS], delete: [DEFAULT_CORPUS] },
       },
       // A separate token for the person running the host: the console and the operator endpoints.
       {
@@ -100,6 +105,8 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
     jobs: { retentionMs: 7 * 24 * 60 * 60 * 1000 },
     // The operator console at /console, for loopback clients only.
     console: { enabled: true },
+    // Lexical search in the state store: no embedding model, no network (docs/retrieval.md).
+    retrieval: { corpora: [{ id: DEFAULT_CORPUS }] },
   };
   parseHostConfig(config, configPath);
 

@@ -29,7 +29,18 @@ export type {
   JobInfo,
   JobState,
   JobSubmit,
+  IngestDocument,
+  IngestionManifest,
+  IngestRequest,
+  IngestResult,
+  RetrievalDeleteRequest,
+  RetrievalDeleteResult,
+  RetrievalIndexReceipt,
+  RetrievalIndexRequest,
+  RetrievalResult,
+  RetrievalSearch,
 } from './client.js';
+export { checkCitations, type SourceManifest } from './citations.js';
 export { PendingApproval, PendingExecution } from './interactive.js';
 export { OperatorClient } from './operator.js';
 export type {

@@ -41,6 +41,8 @@ export interface JobCaller {
   jobs: ReadonlySet<string>;
   providers: ReadonlySet<string>;
   tools: ReadonlySet<string>;
+  /** Retrieval corpora the caller may search (a job's run with `retrieval`). */
+  retrieval?: { search: ReadonlySet<string> };
 }
 
 const UNSUPPORTED: (keyof RunRequest)[] = ['session', 'applicationTools', 'approvals', 'idempotencyKey'];
@@ -269,6 +271,9 @@ function requireResources(caller: JobCaller, request: RunRequest): void {
   if (!caller.providers.has(request.provider)) throw new DriverError('FORBIDDEN', `This token may not use provider ${request.provider}.`);
   for (const tool of request.tools ?? []) {
     if (!caller.tools.has(tool)) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
+  }
+  if (request.retrieval && !caller.retrieval?.search.has(request.retrieval.corpus)) {
+    throw new DriverError('FORBIDDEN', `This token may not search corpus ${request.retrieval.corpus}.`);
   }
 }
 

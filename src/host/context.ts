@@ -4,6 +4,7 @@ import type { ApprovalRegistry } from '../extensions/approvals.js';
 import type { JobService } from '../extensions/jobs.js';
 import type { OperationLog } from '../extensions/operations.js';
 import type { SessionService } from '../extensions/sessions.js';
+import type { RetrievalService } from '../extensions/retrieval/service.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { ProviderDiscovery } from '../runtime/discovery.js';
 import type { StateStore } from '../store/store.js';
@@ -34,6 +35,8 @@ export interface HostContext {
   jobs: JobService | undefined;
   /** Conversation sessions, when the config enables them. */
   sessions: SessionService | undefined;
+  /** Scoped retrieval and ingestion, when the config names corpora. */
+  retrieval?: RetrievalService | undefined;
   discovery: ProviderDiscovery;
   admission: Admission;
   metrics: HostMetrics;

@@ -1,4 +1,5 @@
 /** The standalone host: config -> runtime + store + auth -> HTTP(S) listener. */
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { DriverError } from '../protocol/errors.js';
@@ -14,8 +15,11 @@ import type { UsageRecord } from '../runtime/usage-record.js';
 import { JobService } from '../extensions/jobs.js';
 import { OperationLog } from '../extensions/operations.js';
 import { SessionService } from '../extensions/sessions.js';
+import { RetrievalService } from '../extensions/retrieval/service.js';
+import type { SourceAuthorizer } from '../extensions/retrieval/types.js';
+import { ingestionPolicy, prepareDocument } from '../extensions/retrieval/ingestion/index.js';
 import { openStore } from '../store/open.js';
-import type { StateStore } from '../store/store.js';
+import type { RetrievalIndexStore, StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
 import { RunMonitor } from './run-monitor.js';
 import { CONSOLE_PATH, ConsoleAssets, defaultConsoleDirectory } from './console.js';
@@ -62,6 +66,8 @@ export interface HostOptions {
   logInternalError?: InternalErrorLog;
   /** The built console's folder (default: dist/console of this package). */
   consoleDirectory?: string;
+  /** Which sources of a configured corpus a subject may see (default: the corpus's config namespace). */
+  authorizeRetrieval?: SourceAuthorizer;
 }
 
 export interface RunningHost {
@@ -77,6 +83,8 @@ export interface RunningHost {
   metrics: HostMetrics;
   /** The usage sinks (callback, file, webhook) and their health. */
   usage: UsagePipeline;
+  /** Scoped retrieval, when the config names corpora. */
+  retrieval: RetrievalService | undefined;
   close(): Promise<void>;
 }
 
@@ -133,6 +141,20 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   }
   const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
   const clock = options.clock ?? systemClock;
+  // One path for every usage record, runs and embedding calls alike: metrics, logs, sinks, store.
+  const recordUsage = async (record: UsageRecord) => {
+    prometheus?.observeRecord(record);
+    if (options.log) logRun(options.log, record);
+    try {
+      await usage.finished(record).catch(() => undefined);
+      await store.recordUsage(record);
+    } finally {
+      usage.deliverLater(record);
+    }
+  };
+  // Runs and embedding calls carry the same host id.
+  const hostId = config.usage?.hostId ?? randomUUID();
+  const retrieval = retrievalService(config, store, options, { hostId, ...(config.usage?.labels ? { labels: config.usage.labels } : {}), record: recordUsage });
   const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, store) : undefined;
   const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools, store) : undefined;
   const operations = new OperationLog(store, clock, config.idempotency);
@@ -145,20 +167,12 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(approvals ? { approvals } : {}),
     ...(toolExecutions ? { toolExecutions } : {}),
     onInternalError: (error, runId) => logInternalError(error, `run ${runId}`),
-    ...(config.usage ? { metering: { hostId: config.usage.hostId, labels: config.usage.labels, prices: config.usage.prices } } : {}),
+    metering: { hostId, ...(config.usage ? { labels: config.usage.labels, prices: config.usage.prices } : {}) },
     onRunStarted: async (record) => {
       await Promise.all([store.recordRunStart(record), usage.runStarted(record)]);
     },
-    onUsage: async (record) => {
-      prometheus?.observeRecord(record);
-      if (options.log) logRun(options.log, record);
-      try {
-        await usage.finished(record).catch(() => undefined);
-        await store.recordUsage(record);
-      } finally {
-        usage.deliverLater(record);
-      }
-    },
+    onUsage: recordUsage,
+    ...(retrieval ? { retrieval } : {}),
   });
   const tracing = config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined;
   // The operator endpoints exist when some token has the operator grant.
@@ -186,6 +200,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     operations,
     jobs,
     sessions,
+    retrieval,
     discovery: new ProviderDiscovery(driver.clock),
     admission: new Admission({
       total: config.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total,
@@ -195,7 +210,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     prometheus,
     tracing,
     operator: monitor ? { store, monitor } : undefined,
-    features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions, operator: monitor }),
+    features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions, retrieval, operator: monitor }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
     active,
@@ -235,6 +250,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     store,
     metrics,
     usage,
+    retrieval,
     close: () =>
       (closed ??= (async () => {
         // Stop accepting, end every run with its terminal event, let the responses leave,
@@ -252,6 +268,31 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await store.close();
       })()),
   };
+}
+
+/** Scoped retrieval over the store's index, for the corpora the config names. */
+function retrievalService(
+  config: HostConfig,
+  store: StateStore,
+  options: HostOptions,
+  usage: { hostId: string; labels?: Record<string, string>; record(record: UsageRecord): Promise<void> },
+): RetrievalService | undefined {
+  const settings = config.retrieval;
+  if (!settings) return undefined;
+  const index = (store as StateStore & { retrieval?: RetrievalIndexStore }).retrieval;
+  // A store without a retrieval index (an in-process one of an application) offers no retrieval.
+  if (!index) return undefined;
+  const policy = ingestionPolicy(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {});
+  return new RetrievalService({
+    prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
+    store: index,
+    engine: store.kind,
+    corpora: settings.corpora.map((corpus) => ({ id: corpus.id, ...(corpus.namespace ? { namespace: corpus.namespace } : {}) })),
+    ...(options.authorizeRetrieval ? { authorize: options.authorizeRetrieval } : {}),
+    pdf: settings.pdf !== false,
+    ...(config.limits.idleTimeoutMs ? { idleTimeoutMs: config.limits.idleTimeoutMs } : {}),
+    usage,
+  });
 }
 
 /** The URL clients use: wildcard binds are reached on loopback; IPv6 literals are bracketed. */

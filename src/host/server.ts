@@ -16,6 +16,7 @@ import { ENDPOINTS } from '../protocol/endpoints.js';
 import { bodyValidatorCompiler, PUBLIC_PATHS, QUERY_TARGETS, routeOf, routePath, serves } from './routes/table.js';
 import { jobRoutes } from './routes/jobs.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { retrievalRoutes } from './routes/retrieval.js';
 import { operatorRoutes } from './routes/operator.js';
 import type { HostContext } from './context.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
@@ -206,6 +207,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(toolExecutionRoutes, { context });
   app.register(jobRoutes, { context });
   app.register(sessionRoutes, { context });
+  app.register(retrievalRoutes, { context });
   app.register(operatorRoutes, { context });
   if (consolePage) {
     for (const url of consolePage.assets.paths) {

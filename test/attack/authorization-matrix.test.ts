@@ -13,6 +13,7 @@ import { ENDPOINTS, type Endpoint } from '../../src/protocol/endpoints.js';
 import { OPERATOR_ENDPOINTS } from '../../src/host/metrics.js';
 import { sseEvents, startTestHost, type TestHost } from '../support/host.js';
 import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
+import { openRetrievalStore } from '../support/retrieval-index.js';
 
 const OWNER = 'owner-token-0123456789abcdefghijklmnopqr';
 const NO_GRANT = 'nogrant-token-0123456789abcdefghijklmno';
@@ -69,6 +70,11 @@ const MATRIX: Record<string, Row> = {
   cancelJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
   jobEvents: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
   streamJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
+  // Retrieval: the owner's notes live in the owner's namespace; a stranger searches and deletes its own (empty) one.
+  searchRetrieval: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 200, check: (body) => assert.deepEqual(body.hits, []) } },
+  indexSource: { noGrant: { status: 403, code: 'FORBIDDEN' } },
+  deleteSource: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 200, check: (body) => assert.equal(body.deleted, false) } },
+  ingestDocument: { noGrant: { status: 403, code: 'FORBIDDEN' } },
   // Operator endpoints: every application token (the stranger, and the owner below) is FORBIDDEN.
   operatorListRuns: { noGrant: FORBIDDEN, operator: { status: 200 } },
   operatorWatchRun: { noGrant: FORBIDDEN, operator: { status: 404, code: 'RUN_NOT_FOUND' } },
@@ -79,6 +85,8 @@ const MATRIX: Record<string, Row> = {
   operatorUsage: { noGrant: FORBIDDEN, operator: { status: 200 } },
   operatorAudit: { noGrant: FORBIDDEN, operator: { status: 200 } },
 };
+
+const OWNED_NOTE = { corpus: 'notes', source: { id: 'owned-note', revision: '1' }, chunks: [{ id: 'owned-1', text: 'The owned note of the owner.' }] };
 
 const lookup = { name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } };
 const effects: unknown[] = [];
@@ -130,6 +138,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
       applicationTools: [{ name: 'lookup', requiresApproval: false }],
       jobs: ['submit', 'read', 'cancel'],
       sessions: ['create', 'read', 'continue', 'delete'],
+      retrieval: { search: ['notes'], index: ['notes'], delete: ['notes'] },
     };
     host = await startTestHost(
       {
@@ -141,6 +150,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
         applicationTools: { enabled: true, requireApproval: false },
         jobs: { retentionMs: 60_000 },
         sessions: { retentionMs: 60_000 },
+        retrieval: { corpora: [{ id: 'notes', namespace: 'subject' }] },
         metrics: { enabled: true, tokenRef: { env: 'AD_METRICS' } },
         tokens: [
           { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
@@ -150,7 +160,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
           { id: 'operator', subject: 'ops', tokenRef: { env: 'AD_OPERATOR' }, providers: [], operator: true },
         ],
       },
-      { tools: [guarded], env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY, AD_METRICS: METRICS, AD_OPERATOR: OPERATOR } },
+      { tools: [guarded], store: await openRetrievalStore('sqlite'), env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY, AD_METRICS: METRICS, AD_OPERATOR: OPERATOR } },
     );
     // The owner's resources the others attack: one pending approval, one dispatched ticket,
     // each in a run on the vendor provider (one model call each so far).
@@ -173,6 +183,12 @@ describe('authorization matrix: every endpoint × every way in', () => {
     });
     assert.equal(created.status, 200);
     session = ((await created.json()) as { session: Record<string, unknown> }).session;
+    const indexed = await fetch(`${host.url}/v1/retrieval/index`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OWNER}`, 'content-type': 'application/json' },
+      body: JSON.stringify(OWNED_NOTE),
+    });
+    assert.equal(indexed.status, 200);
     assert.equal(vendor.requests.length, 2);
   });
 
@@ -211,6 +227,14 @@ describe('authorization matrix: every endpoint × every way in', () => {
         return { id: job.id };
       case 'jobEvents':
         return { id: job.id, after: 0 };
+      case 'searchRetrieval':
+        return { corpus: 'notes', query: 'owned note' };
+      case 'indexSource':
+        return { corpus: 'notes', source: { id: 'attack-note', revision: '1' }, chunks: [{ id: 'attack-1', text: 'An attacker note.' }] };
+      case 'deleteSource':
+        return { corpus: 'notes', sourceId: OWNED_NOTE.source.id, revision: OWNED_NOTE.source.revision };
+      case 'ingestDocument':
+        return { corpus: 'notes', document: { type: 'text', source: { id: 'attack-doc', revision: '1' }, mediaType: 'text/plain', text: 'An attacker document.' } };
       case 'operatorListRuns':
       case 'operatorListApprovals':
       case 'operatorListJobs':
@@ -310,6 +334,16 @@ describe('authorization matrix: every endpoint × every way in', () => {
       });
     });
   }
+
+  it("left the owner's indexed note intact and visible to the owner only", async () => {
+    const searched = await fetch(`${host.url}/v1/retrieval/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OWNER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ corpus: 'notes', query: 'owned note' }),
+    });
+    assert.equal(searched.status, 200);
+    assert.deepEqual(((await searched.json()) as { hits: { chunkId: string }[] }).hits.map((hit) => hit.chunkId), ['owned-1']);
+  });
 
   it('left the attacked approval and ticket intact for their owner', async () => {
     assert.deepEqual(effects, [], 'the guarded tool ran without its owner deciding');

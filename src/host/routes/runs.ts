@@ -127,6 +127,9 @@ function authorizeRun(run: RunRequest, principal: Principal, streaming: boolean)
     const granted = applicationTools.has(tool) ? principal.applicationTools.has(tool) : principal.tools.has(tool);
     if (!granted) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
   }
+  if (run.retrieval && !principal.retrieval.search.has(run.retrieval.corpus)) {
+    throw new DriverError('FORBIDDEN', `This token may not search corpus ${run.retrieval.corpus}.`);
+  }
   if (!streaming) requireNoStream(run);
 }
 
