@@ -22,14 +22,19 @@ type seenRequest struct {
 func recorder(t *testing.T, body string) (*Client, *[]seenRequest) {
 	seen := &[]seenRequest{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var decoded map[string]any
-		_ = json.Unmarshal(raw, &decoded)
-		*seen = append(*seen, seenRequest{r.URL.Path, r.Header.Get("Authorization"), decoded})
+		record(seen, r)
 		writeJSON(w, 200, body)
 	}))
 	t.Cleanup(srv.Close)
 	return newTestClient(t, srv.URL), seen
+}
+
+// record keeps the path, bearer and JSON body of a request.
+func record(seen *[]seenRequest, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var decoded map[string]any
+	_ = json.Unmarshal(raw, &decoded)
+	*seen = append(*seen, seenRequest{r.URL.Path, r.Header.Get("Authorization"), decoded})
 }
 
 func toJSON(v any) string {
@@ -231,5 +236,54 @@ func TestCheckCitations(t *testing.T) {
 	}
 	if _, err := CheckCitations(&RunResult{Text: "[source:c1]"}); !isCode(err, CodeInvalidCitation) {
 		t.Errorf("no sources: %v", err)
+	}
+}
+
+// A grounded run's result: retrieval in scope and budget (the same defaults as a search),
+// each hit cited by one retrieval manifest with its revision, document and byte count.
+func TestRunResultRetrievalRules(t *testing.T) {
+	manifest := func(h map[string]any, changes map[string]any) map[string]any {
+		text := h["text"].(string)
+		return with(map[string]any{"id": h["chunkId"], "revision": "r1", "location": map[string]any{"documentId": h["source"].(map[string]any)["id"]},
+			"mediaType": "text/plain", "bytes": len(text), "sha256": sha, "origin": "retrieval"}, changes)
+	}
+	result := func(hits []any, sources []any) string {
+		retrieval := with(map[string]any{}, map[string]any{"corpus": "docs", "hits": hits, "truncated": false,
+			"index": map[string]any{"providerId": "store", "vendor": "sqlite", "authMode": "none", "model": "fts5", "metric": "bm25", "version": "1"}})
+		return toJSON(map[string]any{"runId": "r1", "provider": "mock", "model": "demo", "text": "Hi", "usage": map[string]any{}, "steps": 1, "finishReason": "stop",
+			"retrieval": retrieval, "sources": sources})
+	}
+	one := hitJSON("c1", "guide", "Install with npm.", 0.5)
+	nine := manyHits(9, "x")
+	var nineSources []any
+	for _, h := range nine {
+		nineSources = append(nineSources, manifest(h.(map[string]any), nil))
+	}
+	big := manyHits(5, strings.Repeat("é", 8000))
+	var bigSources []any
+	for _, h := range big {
+		bigSources = append(bigSources, manifest(h.(map[string]any), nil))
+	}
+	cases := []struct {
+		name string
+		body string
+		ok   bool
+	}{
+		{"consistent", result([]any{one}, []any{manifest(one, nil)}), true},
+		{"over the default limit", result(nine, nineSources), false},
+		{"over the default bytes", result(big, bigSources), false},
+		{"another byte count", result([]any{one}, []any{manifest(one, map[string]any{"bytes": 3})}), false},
+		{"another document", result([]any{one}, []any{manifest(one, map[string]any{"location": map[string]any{"documentId": "faq"}})}), false},
+		{"no manifest", result([]any{one}, []any{}), false},
+	}
+	for _, c := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, c.body) }))
+		req := demo()
+		req.Retrieval = &RetrievalOptions{Corpus: "docs"}
+		_, err := newTestClient(t, srv.URL).Run(t.Context(), req)
+		srv.Close()
+		if (c.ok && err != nil) || (!c.ok && !isCode(err, CodeInvalidResponse)) {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 }

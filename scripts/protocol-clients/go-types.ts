@@ -48,6 +48,21 @@ const STRUCTS: Record<string, string> = {
   RetrievalDeleteResult: 'RetrievalDeleteResult',
   IngestRequest: 'IngestRequest',
   IngestResult: 'IngestResult',
+  OperatorRun: 'OperatorRun',
+  OperatorRunsRequest: 'OperatorRunsRequest',
+  OperatorRunList: 'OperatorRunList',
+  OperatorListRequest: 'OperatorListRequest',
+  OperatorApproval: 'OperatorApproval',
+  OperatorApprovalList: 'OperatorApprovalList',
+  OperatorJobsRequest: 'OperatorJobsRequest',
+  OperatorJob: 'OperatorJob',
+  OperatorJobList: 'OperatorJobList',
+  OperatorUsageRequest: 'OperatorUsageRequest',
+  UsageTotals: 'UsageTotals',
+  OperatorUsage: 'OperatorUsage',
+  OperatorAuditRequest: 'OperatorAuditRequest',
+  AuditEntry: 'AuditEntry',
+  OperatorAuditPage: 'OperatorAuditPage',
 };
 
 /** Go names of schemas referred to but modelled by hand (or renamed). */
@@ -75,6 +90,10 @@ const FIELD_TYPES: Record<string, string> = {
   'RunRequest.retrieval.minScore': '*float64',
   'RetrievalSearch.minScore': '*float64',
   'IngestRequest.idleTimeoutMs': 'int64',
+  'OperatorRunsRequest.finished': '*int',
+  'OperatorAuditRequest.before': 'int64',
+  'OperatorAuditPage.nextBefore': 'int64',
+  'AuditEntry.id': 'int64',
   'IngestionManifest.inputBytes': 'int64',
   'IngestionManifest.extractedTextBytes': 'int64',
   'IngestionManifest.indexedTextBytes': 'int64',
@@ -111,6 +130,12 @@ const DOCS: Record<string, string> = {
   RetrievalDeleteResult: 'RetrievalDeleteResult is the answer of POST /v1/retrieval/delete.',
   IngestRequest: 'IngestRequest is the body of POST /v1/retrieval/ingest: one document to extract, chunk and index.',
   IngestResult: 'IngestResult is the answer of POST /v1/retrieval/ingest, with its ingestion manifest.',
+  OperatorRunsRequest: 'OperatorRunsRequest is the body of POST /v1/operator/runs; Finished nil means the host default (20).',
+  OperatorRunList: 'OperatorRunList is the answer of POST /v1/operator/runs.',
+  OperatorListRequest: 'OperatorListRequest is the body of POST /v1/operator/approvals; Limit 0 means the default.',
+  OperatorJobsRequest: 'OperatorJobsRequest is the body of POST /v1/operator/jobs.',
+  OperatorUsageRequest: 'OperatorUsageRequest is the body of POST /v1/operator/usage.',
+  OperatorAuditRequest: 'OperatorAuditRequest is the body of POST /v1/operator/audit; Before 0 means the newest page.',
 };
 
 const INITIALISMS: Record<string, string> = { Id: 'ID', Ids: 'IDs', Uri: 'URI', Url: 'URL', Sha256: 'SHA256', Ocr: 'OCR', Usd: 'USD', Api: 'API', Json: 'JSON' };

@@ -60,6 +60,21 @@ const STRUCTS: Record<string, string> = {
   RetrievalDeleteResult: 'RetrievalDeleteResult',
   IngestRequest: 'IngestRequest',
   IngestResult: 'IngestResult',
+  OperatorRun: 'OperatorRun',
+  OperatorRunsRequest: 'OperatorRunsRequest',
+  OperatorRunList: 'OperatorRunList',
+  OperatorListRequest: 'OperatorListRequest',
+  OperatorApproval: 'OperatorApproval',
+  OperatorApprovalList: 'OperatorApprovalList',
+  OperatorJobsRequest: 'OperatorJobsRequest',
+  OperatorJob: 'OperatorJob',
+  OperatorJobList: 'OperatorJobList',
+  OperatorUsageRequest: 'OperatorUsageRequest',
+  UsageTotals: 'UsageTotals',
+  OperatorUsage: 'OperatorUsage',
+  OperatorAuditRequest: 'OperatorAuditRequest',
+  AuditEntry: 'AuditEntry',
+  OperatorAuditPage: 'OperatorAuditPage',
 };
 
 /** Rust names of schemas referred to but modelled by hand. */
@@ -82,6 +97,11 @@ const REQUESTS = [
   'RetrievalDeleteRequest',
   'IngestRequest',
   'IngestDocument',
+  'OperatorRunsRequest',
+  'OperatorListRequest',
+  'OperatorJobsRequest',
+  'OperatorUsageRequest',
+  'OperatorAuditRequest',
 ];
 
 /** Names of unnamed objects (the Python table, with the Rust spelling where it differs). */
@@ -132,7 +152,10 @@ const FIELD_TYPES: Record<string, string> = {
 };
 
 /** Derives beyond `Debug, Clone, PartialEq, Serialize, Deserialize`. */
-const DEFAULT = new Set(['RunRequest', 'ContextSource', 'SourceLocation', 'RetrievalOptions', 'Usage', 'RetrievalSearch']);
+const DEFAULT = new Set([
+  'RunRequest', 'ContextSource', 'SourceLocation', 'RetrievalOptions', 'Usage', 'RetrievalSearch',
+  'OperatorRunsRequest', 'OperatorListRequest', 'OperatorJobsRequest', 'OperatorUsageRequest', 'OperatorAuditRequest',
+]);
 const EQ = new Set([
   'HistoryMessage', 'SessionBinding', 'ApprovalOptions', 'SessionInfo', 'DraftArtifact', 'RetrievalIndex', 'IngestionManifest',
   'ExtractorIdentity', 'ChunkerIdentity', 'PageCoverage', 'MessageCoverage', 'ErrorInfo', 'ApprovalResolution', 'ProtocolInfo',
@@ -173,6 +196,12 @@ const DOCS: Record<string, string> = {
   RetrievalDeleteResult: 'The answer of `POST /v1/retrieval/delete`.',
   IngestRequest: '`POST /v1/retrieval/ingest` body: one document to extract, chunk and index.',
   IngestResult: 'The answer of `POST /v1/retrieval/ingest`, with its ingestion manifest.',
+  OperatorRunsRequest: '`POST /v1/operator/runs` body; `finished` absent = the host default (20).',
+  OperatorRunList: 'The answer of `POST /v1/operator/runs`: active runs on this replica, the last finished ones.',
+  OperatorListRequest: '`POST /v1/operator/approvals` body.',
+  OperatorJobsRequest: '`POST /v1/operator/jobs` body.',
+  OperatorUsageRequest: '`POST /v1/operator/usage` body.',
+  OperatorAuditRequest: '`POST /v1/operator/audit` body; `before` is the previous page\'s `next_before`.',
 };
 
 const FIELD_DOCS: Record<string, string> = {

@@ -22,6 +22,8 @@ export interface Principal {
   sessions: ReadonlySet<string>;
   /** Retrieval corpora per operation (ingest uses `index`). */
   retrieval: { search: ReadonlySet<string>; index: ReadonlySet<string>; delete: ReadonlySet<string> };
+  /** The operator grant: the `/v1/operator/...` endpoints. */
+  operator: boolean;
 }
 
 interface StoredToken {
@@ -62,6 +64,7 @@ export class TokenAuthenticator {
           jobs: new Set(entry.jobs ?? []),
           sessions: new Set(entry.sessions ?? []),
           retrieval: { search: new Set(entry.retrieval?.search ?? []), index: new Set(entry.retrieval?.index ?? []), delete: new Set(entry.retrieval?.delete ?? []) },
+          operator: entry.operator === true,
         },
       });
     }

@@ -82,6 +82,18 @@ const Token = Type.Object(
     jobs: Type.Optional(Type.Array(Type.Union([Type.Literal('submit'), Type.Literal('read'), Type.Literal('cancel')]), { maxItems: 3, uniqueItems: true })),
     /** Retrieval corpora this token may search, index (and ingest into) and delete from; omitted = none. */
     retrieval: Type.Optional(RetrievalGrant),
+    /** The operator grant: the `/v1/operator/...` endpoints (every subject's runs, approvals, jobs, usage and audit). */
+    operator: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+
+/** The operator console page (`GET /console`), served from the package's built files. */
+const Console = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    /** Serve the page to clients off loopback too (default false: loopback clients only). */
+    allowRemote: Type.Optional(Type.Boolean()),
   },
   strict,
 );
@@ -192,6 +204,7 @@ export function hostConfigSchema() {
       metrics: Type.Optional(MetricsConfig),
       tracing: Type.Optional(TracingConfig),
       retrieval: Type.Optional(Retrieval),
+      console: Type.Optional(Console),
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
@@ -222,6 +235,8 @@ export interface HostConfig {
   metrics: MetricsConfig | undefined;
   /** OpenTelemetry traces (src/host/tracing.ts), when present. */
   tracing: TracingConfig | undefined;
+  /** The operator console page, when enabled. */
+  console: Static<typeof Console> | undefined;
   /** Where durable state lives: SQLite files in a directory, or a shared PostgreSQL database. */
   state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; urlRef: SecretRef };
   /** Absolute directory for SQLite state (with PostgreSQL, the default `state` folder). */
@@ -301,6 +316,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     metrics?: MetricsConfig;
     tracing?: TracingConfig;
     retrieval?: RetrievalConfig;
+    console?: Static<typeof Console>;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
@@ -344,6 +360,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     usage: input.usage,
     metrics: input.metrics,
     tracing: input.tracing,
+    console: input.console?.enabled ? input.console : undefined,
     state: stateOf(input.state, configDir),
     stateDirectory: resolve(configDir, (input.state?.engine !== 'postgres' && input.state?.directory) || 'state'),
     stateLeaseMs: input.state?.leaseMs,

@@ -21,6 +21,8 @@ const STRANGER = 'stranger-token-0123456789abcdefghijklmn';
 const VENDOR_KEY = 'vendor-key-for-the-loopback-provider';
 /** The operator's metrics secret: opens /metrics and nothing else; host tokens do not open /metrics. */
 const METRICS = 'metrics-token-0123456789abcdefghijklmnop';
+/** A token with the operator grant only. */
+const OPERATOR = 'operator-token-0123456789abcdefghijklmn';
 
 /** Authorization header values that must never authenticate (undefined: no header at all). */
 const MALFORMED: [string, string | undefined][] = [
@@ -42,9 +44,12 @@ const MALFORMED: [string, string | undefined][] = [
 ];
 
 type Expected = { status: number; code?: string; check?: (body: any) => void };
+const FORBIDDEN: Expected = { status: 403, code: 'FORBIDDEN' };
 /** One row per endpoint: what a token lacking the grant and a stranger (another subject with every grant) get. */
 interface Row {
   noGrant: Expected;
+  /** Operator endpoints: what the operator token gets (every application token, however granted, gets FORBIDDEN). */
+  operator?: Expected;
   /** Undefined: the endpoint holds no resource of a subject (the stranger is an ordinary caller). */
   stranger?: Expected;
 }
@@ -70,6 +75,15 @@ const MATRIX: Record<string, Row> = {
   indexSource: { noGrant: { status: 403, code: 'FORBIDDEN' } },
   deleteSource: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 200, check: (body) => assert.equal(body.deleted, false) } },
   ingestDocument: { noGrant: { status: 403, code: 'FORBIDDEN' } },
+  // Operator endpoints: every application token (the stranger, and the owner below) is FORBIDDEN.
+  operatorListRuns: { noGrant: FORBIDDEN, operator: { status: 200 } },
+  operatorWatchRun: { noGrant: FORBIDDEN, operator: { status: 404, code: 'RUN_NOT_FOUND' } },
+  operatorListApprovals: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body.approvals.length, 1) } },
+  operatorDecideApproval: { noGrant: FORBIDDEN, operator: { status: 404, code: 'APPROVAL_NOT_FOUND' } },
+  operatorListJobs: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body.jobs.length, 1) } },
+  operatorStreamJob: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body, undefined) } },
+  operatorUsage: { noGrant: FORBIDDEN, operator: { status: 200 } },
+  operatorAudit: { noGrant: FORBIDDEN, operator: { status: 200 } },
 };
 
 const OWNED_NOTE = { corpus: 'notes', source: { id: 'owned-note', revision: '1' }, chunks: [{ id: 'owned-1', text: 'The owned note of the owner.' }] };
@@ -143,9 +157,10 @@ describe('authorization matrix: every endpoint × every way in', () => {
           // Same subject as the owner, no grant of any kind.
           { id: 'nogrant', subject: 'owner', tokenRef: { env: 'AD_NO_GRANT' }, providers: [] },
           { id: 'stranger', subject: 'stranger', tokenRef: { env: 'AD_STRANGER' }, ...grants },
+          { id: 'operator', subject: 'ops', tokenRef: { env: 'AD_OPERATOR' }, providers: [], operator: true },
         ],
       },
-      { tools: [guarded], store: await openRetrievalStore('sqlite'), env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY, AD_METRICS: METRICS } },
+      { tools: [guarded], store: await openRetrievalStore('sqlite'), env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY, AD_METRICS: METRICS, AD_OPERATOR: OPERATOR } },
     );
     // The owner's resources the others attack: one pending approval, one dispatched ticket,
     // each in a run on the vendor provider (one model call each so far).
@@ -189,7 +204,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
     return endpoint.path.replace('{id}', String(job.id));
   };
   /** A body that the owner could send successfully, so only the caller decides the answer. */
-  function bodyOf(endpoint: Endpoint): unknown {
+  function bodyOf(endpoint: Endpoint, authorization?: string): unknown {
     const ticket = () => ({ executionId: execution.executionId, runId: execution.runId, callId: (execution.call as { id: string }).id });
     switch (endpoint.operationId) {
       case 'run':
@@ -220,18 +235,28 @@ describe('authorization matrix: every endpoint × every way in', () => {
         return { corpus: 'notes', sourceId: OWNED_NOTE.source.id, revision: OWNED_NOTE.source.revision };
       case 'ingestDocument':
         return { corpus: 'notes', document: { type: 'text', source: { id: 'attack-doc', revision: '1' }, mediaType: 'text/plain', text: 'An attacker document.' } };
+      case 'operatorListRuns':
+      case 'operatorListApprovals':
+      case 'operatorListJobs':
+      case 'operatorUsage':
+      case 'operatorAudit':
+        return {};
+      case 'operatorDecideApproval':
+        // The owner's real approval for application tokens; one that does not exist for the operator (the owner decides it last).
+        return { approvalId: authorization === `Bearer ${OPERATOR}` ? 'no-such-approval' : approval.approvalId, runId: approval.runId, call: approval.call, decision: 'approve' };
       default:
         assert.equal(endpoint.request, undefined, `${endpoint.operationId} takes a body: give it one here`);
         return undefined;
     }
   }
   async function call(endpoint: Endpoint, authorization: string | undefined) {
-    const body = bodyOf(endpoint);
+    const body = bodyOf(endpoint, authorization);
     const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
     if (authorization !== undefined) headers.authorization = authorization;
     const response = await fetch(`${host.url}${pathOf(endpoint)}`, { method: endpoint.method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text === '' ? undefined : (JSON.parse(text) as any) };
+    const stream = response.headers.get('content-type')?.startsWith('text/event-stream');
+    return { status: response.status, headers: response.headers, body: text === '' || stream ? undefined : (JSON.parse(text) as any) };
   }
   function assertAnswer(answer: Awaited<ReturnType<typeof call>>, expected: Expected, what: string) {
     assert.equal(answer.status, expected.status, `${what}: ${JSON.stringify(answer.body)}`);
@@ -264,6 +289,15 @@ describe('authorization matrix: every endpoint × every way in', () => {
         assertAnswer(await call(endpoint, `Bearer ${NO_GRANT}`), row!.noGrant, 'no grant');
         assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
       });
+
+      if (row?.operator) {
+        it('refuses every application token, however granted, and answers the operator token', async () => {
+          assertAnswer(await call(endpoint, `Bearer ${STRANGER}`), FORBIDDEN, 'stranger');
+          assertAnswer(await call(endpoint, `Bearer ${OWNER}`), FORBIDDEN, 'owner');
+          assertAnswer(await call(endpoint, `Bearer ${OPERATOR}`), row.operator!, 'operator');
+          assert.equal(vendor.requests.length, 2, 'an operator request reached the provider');
+        });
+      }
 
       if (row?.stranger) {
         it("hides another subject's resources (404) from a token with every grant", async () => {

@@ -101,6 +101,8 @@ async function main(): Promise<number> {
           jobs: ['submit', 'read', 'cancel'],
           sessions: ['create', 'read', 'continue', 'delete'],
           retrieval: { search: ['default', 'mine'], index: ['default', 'mine'], delete: ['default', 'mine'] },
+          // The operator endpoints are fuzzed too (an application token's FORBIDDEN is the authorization matrix's).
+          operator: true,
         },
       ],
     },

@@ -28,6 +28,8 @@ mod generated;
 #[cfg(feature = "async")]
 mod interactive;
 #[cfg(feature = "async")]
+mod operator;
+#[cfg(feature = "async")]
 mod sse;
 #[cfg(feature = "async")]
 mod tail;
@@ -49,6 +51,8 @@ pub use async_client::{AsyncAgenticClient, EventStream};
 pub use builder::{Build, ClientBuilder};
 #[cfg(feature = "async")]
 pub use interactive::{PendingApproval, PendingExecution, ToolContext, ToolFunctions, ToolStream};
+#[cfg(feature = "async")]
+pub use operator::AsyncOperatorClient;
 #[cfg(feature = "async")]
 pub use tail::{JobTail, TailOptions};
 

@@ -17,6 +17,7 @@ export interface Offered {
   jobs?: unknown;
   /** Scoped retrieval, and whether it ingests documents (and PDFs). */
   retrieval?: { readonly ingests: boolean; readonly ingestsPdf: boolean } | undefined;
+  operator?: unknown;
 }
 
 export function endpoint(operationId: string): Endpoint {
@@ -33,6 +34,7 @@ export function serves(offered: Offered, entry: Endpoint): boolean {
   if (entry.feature === 'durable-jobs' || entry.feature === 'job-event-stream') return offered.jobs !== undefined;
   if (entry.feature === 'scoped-retrieval' || entry.feature === 'retrieval-indexing') return offered.retrieval !== undefined;
   if (entry.feature === 'document-ingestion') return offered.retrieval?.ingests === true;
+  if (entry.feature === 'operator-endpoints') return offered.operator !== undefined;
   return true;
 }
 

@@ -6,6 +6,7 @@
 from ._async import AsyncAgenticClient, AsyncRunStream
 from ._citations import check_citations
 from ._endpoint import PROTOCOL_VERSION
+from ._operator import AsyncOperatorClient, OperatorClient
 from ._sync import AgenticClient, RunStream
 from ._tickets import (
     AsyncPendingApproval,
@@ -27,11 +28,13 @@ __all__ = [
     "AsyncAgenticClient",
     "AsyncPendingApproval",
     "AsyncPendingExecution",
+    "AsyncOperatorClient",
     "AsyncRunStream",
     "AsyncToolContext",
     "AsyncToolFunction",
     "AsyncToolFunctions",
     "DriverError",
+    "OperatorClient",
     "PendingApproval",
     "PendingExecution",
     "RunStream",

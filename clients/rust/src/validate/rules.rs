@@ -75,35 +75,32 @@ fn session(result: &RunResult, binding: Option<&SessionBinding>) -> Checked<()> 
 }
 
 fn retrieval_result(retrieval: &RetrievalResult, options: &RetrievalOptions, sources: &[ContextManifest]) -> Checked<()> {
-    if retrieval.corpus != options.corpus {
-        return Err("retrieval corpus differs from the request".into());
-    }
-    let mut chunk_ids = HashSet::new();
-    if !retrieval.hits.iter().all(|hit| chunk_ids.insert(hit.chunk_id.as_str())) {
-        return Err("retrieval lists a chunk twice".into());
-    }
-    if options.limit.is_some_and(|limit| retrieval.hits.len() > limit as usize) {
-        return Err("retrieval returned more hits than the limit".into());
+    let scope = RetrievalSearch {
+        corpus: options.corpus.clone(),
+        source_ids: options.source_ids.clone(),
+        limit: options.limit,
+        max_context_bytes: options.max_context_bytes,
+        min_score: options.min_score,
+        ..Default::default()
+    };
+    search_result(retrieval, &scope).map_err(|e| format!("retrieval: {e}"))?;
+    // Every hit is cited by exactly one retrieval manifest that describes it.
+    if sources.iter().filter(|s| s.origin == ContextOrigin::Retrieval).count() != retrieval.hits.len() {
+        return Err("result sources must hold exactly one retrieval manifest per hit".into());
     }
     for hit in &retrieval.hits {
         let at = format!("retrieval hit {}", hit.chunk_id);
-        if options.source_ids.as_ref().is_some_and(|ids| !ids.contains(&hit.source.id)) {
-            return Err(format!("{at} comes from a source the request did not select"));
+        let Some(manifest) = sources.iter().find(|s| s.id == hit.chunk_id && s.origin == ContextOrigin::Retrieval) else {
+            return Err(format!("{at} has no retrieval manifest in the result sources"));
+        };
+        if manifest.revision != hit.source.revision {
+            return Err(format!("{at} and its manifest disagree on the revision"));
         }
-        if options.min_score.is_some_and(|min| hit.score < min) {
-            return Err(format!("{at} scores below minScore"));
+        if manifest.location.as_ref().and_then(|l| l.document_id.as_deref()) != Some(hit.source.id.as_str()) {
+            return Err(format!("{at} and its manifest disagree on location.documentId"));
         }
-        match sources.iter().find(|s| s.id == hit.chunk_id) {
-            Some(manifest) if manifest.origin == ContextOrigin::Retrieval => {
-                if manifest.revision != hit.source.revision {
-                    return Err(format!("{at} and its manifest disagree on the revision"));
-                }
-            }
-            _ => return Err(format!("{at} has no retrieval manifest in the result sources")),
-        }
-        source_location(hit.source.location.as_ref(), hit.source.uri.as_deref(), &at)?;
-        if let Some(manifest) = &hit.ingestion {
-            ingestion_manifest(manifest).map_err(|e| format!("{at} ingestion: {e}"))?;
+        if manifest.bytes != hit.text.len() as u64 {
+            return Err(format!("{at} and its manifest disagree on the byte count"));
         }
     }
     Ok(())

@@ -238,3 +238,44 @@ fn citations_name_listed_sources_in_order_of_first_citation() {
     no_sources.sources = None;
     assert_eq!(check_citations(&no_sources).unwrap_err().code, codes::INVALID_CITATION);
 }
+
+/// A grounded run's result: retrieval in scope and budget (the same defaults as a search),
+/// each hit cited by one retrieval manifest with its revision, document and byte count.
+#[tokio::test]
+async fn grounded_run_results_keep_the_retrieval_rules() {
+    let manifest = |hit: &Value, changes: Value| {
+        let text = hit["text"].as_str().unwrap();
+        with(
+            json!({"id": hit["chunkId"], "revision": "r1", "location": {"documentId": hit["source"]["id"]}, "mediaType": "text/plain",
+                   "bytes": text.len(), "sha256": SHA, "origin": "retrieval"}),
+            changes,
+        )
+    };
+    let result = |hits: Value, sources: Value| {
+        json!({"runId": "r1", "provider": "mock", "model": "demo", "text": "Hi", "usage": {}, "steps": 1, "finishReason": "stop",
+               "retrieval": with(search_answer(json!({})), json!({"hits": hits})), "sources": sources})
+    };
+    let one = hit("c1", "guide", "Install with npm.", 0.5);
+    let sources_of = |hits: &Value| Value::Array(hits.as_array().unwrap().iter().map(|h| manifest(h, json!({}))).collect());
+    let nine = many_hits(9, "x");
+    let big = many_hits(5, &"é".repeat(8000));
+    let cases = [
+        ("consistent", result(json!([one]), json!([manifest(&one, json!({}))])), true),
+        ("over the default limit", result(nine.clone(), sources_of(&nine)), false),
+        ("over the default bytes", result(big.clone(), sources_of(&big)), false),
+        ("another byte count", result(json!([one]), json!([manifest(&one, json!({"bytes": 3}))])), false),
+        ("another document", result(json!([one]), json!([manifest(&one, json!({"location": {"documentId": "faq"}}))])), false),
+        ("no manifest", result(json!([one]), json!([])), false),
+    ];
+    for (name, body, ok) in cases {
+        let request = RunRequest {
+            retrieval: Some(RetrievalOptions { corpus: "docs".into(), ..Default::default() }),
+            ..RunRequest::new("mock", "demo", "Hello")
+        };
+        let outcome = peer_answer(&body).await.run(&request).await;
+        match outcome {
+            Ok(_) => assert!(ok, "{name}: accepted"),
+            Err(e) => assert!(!ok && e.code() == Some(codes::INVALID_RESPONSE), "{name}: {e:?}"),
+        }
+    }
+}
