@@ -34,6 +34,7 @@ const SQLITE: string[] = [
    ${operationsTables()}`,
   jobsTables(),
   sessionsTable(),
+  retrievalTables('sqlite'),
 ];
 
 const POSTGRES: string[] = [
@@ -50,6 +51,7 @@ const POSTGRES: string[] = [
    ${operationsTables()}`,
   jobsTables(),
   sessionsTable(),
+  retrievalTables('postgres'),
 ];
 
 function approvalsTable(): string {
@@ -99,6 +101,43 @@ function jobsTables(): string {
    CREATE INDEX jobs_queued ON jobs (created_at) WHERE state = 'queued';
    CREATE INDEX jobs_running ON jobs (owner) WHERE state = 'running';
    CREATE TABLE job_events (job_id TEXT NOT NULL, seq BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (job_id, seq))`;
+}
+
+/**
+ * The retrieval index: corpora (frozen descriptor), documents (one revision per source) and
+ * chunks with their vectors (float32 little-endian BLOB/bytea). The lexical index is the
+ * engine's own: an FTS5 table kept in step by triggers on SQLite, a generated tsvector with
+ * a GIN index on PostgreSQL (Porter / English stemming on both).
+ */
+function retrievalTables(dialect: 'sqlite' | 'postgres'): string {
+  const tables = `CREATE TABLE retrieval_corpora (corpus TEXT PRIMARY KEY, descriptor TEXT NOT NULL);
+   CREATE TABLE retrieval_documents (
+     corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL, revision TEXT NOT NULL,
+     digest TEXT NOT NULL, source TEXT NOT NULL, ingestion TEXT, chunks BIGINT NOT NULL, bytes BIGINT NOT NULL,
+     stored_bytes BIGINT NOT NULL, PRIMARY KEY (corpus, namespace, source_id))`;
+  if (dialect === 'sqlite') {
+    return `${tables};
+   CREATE TABLE retrieval_chunks (
+     id INTEGER PRIMARY KEY, corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL,
+     chunk_id TEXT NOT NULL, ordinal BIGINT NOT NULL, text TEXT NOT NULL, location TEXT NOT NULL, vector BLOB,
+     UNIQUE (corpus, namespace, chunk_id));
+   CREATE INDEX retrieval_chunks_source ON retrieval_chunks (corpus, namespace, source_id);
+   CREATE VIRTUAL TABLE retrieval_fts USING fts5(text, content='retrieval_chunks', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2');
+   CREATE TRIGGER retrieval_chunks_fts_insert AFTER INSERT ON retrieval_chunks BEGIN
+     INSERT INTO retrieval_fts (rowid, text) VALUES (new.id, new.text);
+   END;
+   CREATE TRIGGER retrieval_chunks_fts_delete AFTER DELETE ON retrieval_chunks BEGIN
+     INSERT INTO retrieval_fts (retrieval_fts, rowid, text) VALUES ('delete', old.id, old.text);
+   END`;
+  }
+  return `${tables};
+   CREATE TABLE retrieval_chunks (
+     id BIGSERIAL PRIMARY KEY, corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL,
+     chunk_id TEXT NOT NULL, ordinal BIGINT NOT NULL, text TEXT NOT NULL, location TEXT NOT NULL, vector BYTEA,
+     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
+     UNIQUE (corpus, namespace, chunk_id));
+   CREATE INDEX retrieval_chunks_source ON retrieval_chunks (corpus, namespace, source_id);
+   CREATE INDEX retrieval_chunks_tsv ON retrieval_chunks USING GIN (tsv)`;
 }
 
 /**
