@@ -47,9 +47,10 @@ describe('pdf worker thread', () => {
     const work = rejectsWith(extractPdfPages(bytes, limits, { signal: controller.signal }, { pdfjs: fakePdfJs('spin') }), 'CANCELLED');
     const gap = await longestTimerGap(work);
     const afterAbort = performance.now() - abortedAt;
-    // Wide margins for a loaded machine: the point is "not blocked", not a speed.
-    assert.ok(gap < 200, `the host's timers stalled for ${gap.toFixed(0)} ms`);
-    assert.ok(afterAbort < 200, `the abort took ${afterAbort.toFixed(0)} ms to reach the caller`);
+    // Wide margins (an idle process here sees 90 ms stalls when the 2 cores are shared): the
+    // point is "not blocked", not a speed; pdf.js in this thread would never let a tick through.
+    assert.ok(gap < 500, `the host's timers stalled for ${gap.toFixed(0)} ms`);
+    assert.ok(afterAbort < 500, `the abort took ${afterAbort.toFixed(0)} ms to reach the caller`);
     await allWorkersGone();
   });
 
@@ -78,7 +79,8 @@ describe('pdf worker thread', () => {
     assert.equal(extraction.pages[399], pages[399]!.join('\n'));
     assert.ok(ticks >= 400);
     const maxMs = delay.max / 1e6;
-    assert.ok(maxMs < 200, `the event loop was blocked for ${maxMs.toFixed(0)} ms`);
+    // A wide bound for a loaded machine (see above), far below what a pdf.js loop would cost.
+    assert.ok(maxMs < 500, `the event loop was blocked for ${maxMs.toFixed(0)} ms`);
   });
 
   it('turns a worker that exits, throws outside any promise or runs out of memory into PDF_EXTRACTION_FAILED', async () => {
