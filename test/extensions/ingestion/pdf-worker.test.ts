@@ -18,6 +18,11 @@ async function allWorkersGone(): Promise<void> {
   }
 }
 
+const queue = () => {
+  const { running, waiting } = pdfWorkerStats();
+  return { running, waiting };
+};
+
 /** The longest gap between 10 ms ticks while `work` runs. */
 async function longestTimerGap(work: Promise<unknown>): Promise<number> {
   let last = performance.now();
@@ -64,7 +69,7 @@ describe('pdf worker thread', () => {
     clearTimeout(timer);
     assert.equal(signal, null, 'the process did not exit by itself within 60 s (a PDF thread was left running)');
     assert.equal(code, 0);
-    assert.equal(output.trim(), 'CANCELLED');
+    assert.equal(output.trim(), 'warm\nCANCELLED');
   });
 
   it("keeps the host's event loop free while a several-hundred-page PDF is extracted", async () => {
@@ -95,6 +100,22 @@ describe('pdf worker thread', () => {
     await allWorkersGone();
   });
 
+  it('keeps a thread warm for the next PDF, also after a refused one, but never one that was aborted', async () => {
+    const bytes = await makePdf([['Warm page']]);
+    await extractPdfPages(bytes, limits);
+    assert.equal(pdfWorkerStats().idle, 1);
+    await rejectsWith(extractPdfPages(bytes, { ...limits, maxPages: 0 }), 'DOCUMENT_LIMIT');
+    await rejectsWith(extractPdfPages(Buffer.from('%PDF-1.7 nonsense'), limits), 'INVALID_DOCUMENT');
+    assert.deepEqual(pdfWorkerStats(), { running: 0, waiting: 0, idle: 1 });
+    const controller = new AbortController();
+    await rejectsWith(extractPdfPages(bytes, limits, { signal: controller.signal, onProgress: () => controller.abort() }), 'CANCELLED');
+    await allWorkersGone();
+    assert.equal(pdfWorkerStats().idle, 0);
+    // Many documents through one warm thread, each with its own text.
+    for (let n = 1; n <= 12; n++) assert.deepEqual((await extractPdfPages(await makePdf([[`document ${n}`]]), limits)).pages, [`document ${n}`]);
+    assert.equal(pdfWorkerStats().idle, 1);
+  });
+
   it(`runs at most ${MAX_PDF_WORKERS} PDF threads; the rest wait in line and leave it when aborted`, async () => {
     const bytes = await makePdf([['Queued page']]);
     const spinners = Array.from({ length: MAX_PDF_WORKERS }, () => new AbortController());
@@ -104,10 +125,10 @@ describe('pdf worker thread', () => {
     const queued = new AbortController();
     const leaving = rejectsWith(extractPdfPages(bytes, limits, { signal: queued.signal }), 'CANCELLED');
     const waiting = extractPdfPages(bytes, limits);
-    assert.deepEqual(pdfWorkerStats(), { running: MAX_PDF_WORKERS, waiting: 2 });
+    assert.deepEqual(queue(), { running: MAX_PDF_WORKERS, waiting: 2 });
     queued.abort();
     await leaving;
-    assert.deepEqual(pdfWorkerStats(), { running: MAX_PDF_WORKERS, waiting: 1 });
+    assert.deepEqual(queue(), { running: MAX_PDF_WORKERS, waiting: 1 });
     // The line moves when a thread is gone.
     spinners.forEach((controller) => controller.abort());
     await Promise.all(spinning);

@@ -1,19 +1,23 @@
 /**
  * The PDF worker thread: runs pdf.js (its legacy build with the in-thread fake worker, no
- * canvas, no system binaries) on one document and streams the result to the host thread, so
- * a PDF that makes pdf.js loop never blocks the host's event loop. The host terminates this
- * thread to abort; it never runs pdf.js code itself.
+ * canvas, no system binaries) on the documents the host sends it, one at a time, and streams
+ * each result back, so a PDF that makes pdf.js loop never blocks the host's event loop. The
+ * host terminates this thread to abort; it never runs pdf.js code itself.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { DriverError } from '../../../protocol/errors.js';
 import type { ErrorInfo } from '../../../protocol/schemas.js';
 
 export interface PdfWorkerData {
+  /** The module imported as pdf.js (tests swap in a failing one). */
+  pdfjs: string;
+}
+
+/** Host → worker: one document. */
+export interface PdfJob {
   data: Uint8Array;
   maxPages: number;
   maxTextBytes: number;
-  /** The module imported as pdf.js (tests swap in a failing one). */
-  pdfjs: string;
 }
 
 /** Worker → host. 'progress' is real work done; 'page' is the next page's text, in order. */
@@ -30,13 +34,13 @@ const port = parentPort;
 if (!port) throw new Error('pdf-worker.ts runs only as a worker thread.');
 const post = (message: PdfWorkerMessage) => port.postMessage(message);
 
-async function extract({ data, maxPages, maxTextBytes, pdfjs: specifier }: PdfWorkerData): Promise<void> {
-  let pdfjs: PdfJs;
-  try {
-    pdfjs = (await import(specifier)) as PdfJs;
-  } catch (error) {
+const loading = import((workerData as PdfWorkerData).pdfjs) as Promise<PdfJs>;
+loading.catch(() => {}); // reported with the first job
+
+async function extract({ data, maxPages, maxTextBytes }: PdfJob): Promise<void> {
+  const pdfjs = await loading.catch((error: unknown) => {
     throw new DriverError('PDF_EXTRACTOR_UNAVAILABLE', 'The PDF extractor (pdfjs-dist) could not be loaded.', { cause: error });
-  }
+  });
   const task = pdfjs.getDocument({
     data,
     verbosity: pdfjs.VerbosityLevel.ERRORS,
@@ -149,10 +153,12 @@ function pageError(error: unknown): DriverError {
   });
 }
 
-extract(workerData as PdfWorkerData).catch((error: unknown) => {
-  const failure =
-    error instanceof DriverError
-      ? error
-      : new DriverError('PDF_EXTRACTION_FAILED', `The PDF worker failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300));
-  post({ type: 'error', error: failure.toJSON() });
+port.on('message', (job: PdfJob) => {
+  extract(job).catch((error: unknown) => {
+    const failure =
+      error instanceof DriverError
+        ? error
+        : new DriverError('PDF_EXTRACTION_FAILED', `The PDF worker failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300));
+    post({ type: 'error', error: failure.toJSON() });
+  });
 });

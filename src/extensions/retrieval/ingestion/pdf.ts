@@ -1,6 +1,6 @@
 /**
- * PDF text extraction, host side. pdf.js runs in a worker thread (pdf-worker.ts), one per
- * document, never on the host's event loop: aborting the signal (a cancel or the caller's idle
+ * PDF text extraction, host side. pdf.js runs in a worker thread (pdf-worker.ts), one
+ * document at a time per thread, never on the host's event loop: aborting the signal (a cancel or the caller's idle
  * timer) terminates the thread at once, even inside a page; the thread's heap is capped and its
  * crash or out-of-memory is PDF_EXTRACTION_FAILED; and at most MAX_PDF_WORKERS run at once,
  * the rest waiting in line (abortable).
@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { DriverError } from '../../../protocol/errors.js';
 import { abortError, throwIfAborted, type IngestionProgress } from './abort.js';
-import type { PdfWorkerData, PdfWorkerMessage } from './pdf-worker.js';
+import type { PdfJob, PdfWorkerData, PdfWorkerMessage } from './pdf-worker.js';
 import { Semaphore } from './semaphore.js';
 import type { ExtractorIdentity } from './types.js';
 
@@ -46,10 +46,10 @@ export const PDF_WORKER_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 256, 
 
 const slots = new Semaphore(MAX_PDF_WORKERS);
 
-/** Threads running now and extractions waiting for one (for tests and diagnostics). */
-export function pdfWorkerStats(): { running: number; waiting: number } {
+/** Threads working now, extractions waiting for one, warm threads idle (for tests and diagnostics). */
+export function pdfWorkerStats(): { running: number; waiting: number; idle: number } {
   const { held, waiting } = slots.stats;
-  return { running: held, waiting };
+  return { running: held, waiting, idle: idle.length };
 }
 
 /**
@@ -83,42 +83,83 @@ export async function extractPdfPages(bytes: Uint8Array, limits: PdfLimits, prog
     release();
     throw error;
   }
-  return runWorker(bytes, limits, progress, options, release);
+  return runJob(bytes, limits, progress, options, release);
 }
 
-function runWorker(bytes: Uint8Array, limits: PdfLimits, { signal, onProgress }: IngestionProgress, options: PdfWorkerOptions, release: () => void): Promise<PdfExtraction> {
+/**
+ * Threads with the real pdf.js and default limits are kept warm between documents (a fresh
+ * thread starts with cold code and runs at about half speed); idle, they do not keep the
+ * process alive, are retired after IDLE_MS, and are replaced after RECYCLE_AFTER documents.
+ */
+const IDLE_MS = 60_000;
+const RECYCLE_AFTER = 100;
+const idle: { worker: Worker; jobs: number; timer: NodeJS.Timeout; onExit: () => void }[] = [];
+/** Refusals of the document itself: the thread that refused it is sound. */
+const DOCUMENT_REFUSALS = new Set(['INVALID_DOCUMENT', 'PDF_ENCRYPTED', 'DOCUMENT_LIMIT', 'INVALID_EXTRACTION']);
+
+function spawnWorker(options: PdfWorkerOptions): Worker {
+  const workerData: PdfWorkerData = { pdfjs: options.pdfjs ?? PDFJS };
+  return new Worker(WORKER.entry, { eval: WORKER.eval, workerData, resourceLimits: options.resourceLimits ?? PDF_WORKER_LIMITS, stdin: false });
+}
+
+function takeWorker(options: PdfWorkerOptions): { worker: Worker; jobs: number; reusable: boolean } {
+  const reusable = options.pdfjs === undefined && options.resourceLimits === undefined;
+  const warm = reusable ? idle.pop() : undefined;
+  if (warm) {
+    clearTimeout(warm.timer);
+    warm.worker.off('exit', warm.onExit);
+    warm.worker.ref();
+    return { worker: warm.worker, jobs: warm.jobs, reusable };
+  }
+  return { worker: spawnWorker(options), jobs: 0, reusable };
+}
+
+function keepWarm(worker: Worker, jobs: number): void {
+  if (jobs >= RECYCLE_AFTER) return void worker.terminate();
+  worker.unref();
+  const entry = { worker, jobs, timer: setTimeout(() => retire(entry), IDLE_MS).unref(), onExit: () => retire(entry) };
+  idle.push(entry);
+  worker.once('exit', entry.onExit);
+}
+
+function retire(entry: (typeof idle)[number]): void {
+  const index = idle.indexOf(entry);
+  if (index < 0) return;
+  idle.splice(index, 1);
+  clearTimeout(entry.timer);
+  void entry.worker.terminate();
+}
+
+function runJob(bytes: Uint8Array, limits: PdfLimits, { signal, onProgress }: IngestionProgress, options: PdfWorkerOptions, release: () => void): Promise<PdfExtraction> {
+  const { worker, jobs, reusable } = takeWorker(options);
   // The worker gets its own copy, moved rather than cloned.
   const data = new Uint8Array(bytes);
-  const workerData: PdfWorkerData = {
-    data,
-    maxPages: limits.maxPages,
-    maxTextBytes: limits.maxTextBytes,
-    pdfjs: options.pdfjs ?? PDFJS,
-  };
-  const worker = new Worker(WORKER.entry, {
-    eval: WORKER.eval,
-    workerData,
-    transferList: [data.buffer],
-    resourceLimits: options.resourceLimits ?? PDF_WORKER_LIMITS,
-    stdin: false,
-  });
-  // The slot is given back when the thread is gone, not when the caller stops waiting for it.
-  worker.once('exit', release);
+  const job: PdfJob = { data, maxPages: limits.maxPages, maxTextBytes: limits.maxTextBytes };
   return new Promise<PdfExtraction>((resolve, reject) => {
     const pages: string[] = [];
     let textBytes = 0;
     let settled = false;
-    const settle = (error: DriverError | undefined, result?: PdfExtraction) => {
+    const settle = (error: DriverError | undefined, result?: PdfExtraction, exited = false) => {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', onAbort);
-      void worker.terminate();
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      // A thread that finished its document (or refused it) is kept for the next; any other is
+      // ended, and its place in the line is given back once it is gone, not before.
+      if (reusable && (!error || (DOCUMENT_REFUSALS.has(error.code) && !signal?.aborted))) {
+        keepWarm(worker, jobs + 1);
+        release();
+      } else if (exited) {
+        release();
+      } else {
+        worker.once('exit', release);
+        void worker.terminate();
+      }
       if (error) reject(error);
       else resolve(result!);
     };
     const onAbort = () => settle(abortError(signal!));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    worker.on('message', (message: PdfWorkerMessage) => {
+    const onMessage = (message: PdfWorkerMessage) => {
       if (settled) return;
       switch (message.type) {
         case 'progress':
@@ -135,12 +176,15 @@ function runWorker(bytes: Uint8Array, limits: PdfLimits, { signal, onProgress }:
         case 'error':
           settle(DriverError.from(message.error));
       }
-    });
-    worker.on('error', (error: Error & { code?: string }) => {
+    };
+    const onError = (error: Error & { code?: string }) => {
       const reason = error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `it ran out of memory (${error.message})` : error.message;
       settle(failed(`The PDF worker failed: ${reason}`));
-    });
-    worker.on('exit', (code) => settle(failed(`The PDF worker stopped (exit code ${code}) before it finished.`)));
+    };
+    const onExit = (code: number) => settle(failed(`The PDF worker stopped (exit code ${code}) before it finished.`), undefined, true);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    worker.postMessage(job, [data.buffer]);
   });
 }
 
