@@ -29,6 +29,9 @@ const (
 	CodeInvalidSession             = "INVALID_SESSION"
 	CodeInvalidJob                 = "INVALID_JOB"
 	CodeJobStreamLost              = "JOB_STREAM_LOST"
+	CodeInvalidRetrieval           = "INVALID_RETRIEVAL"
+	CodeInvalidIngestion           = "INVALID_INGESTION"
+	CodeInvalidCitation            = "INVALID_CITATION"
 )
 
 // OutcomeUncertain marks an error whose side effects need reconciliation.

@@ -15,12 +15,17 @@ var decisionOutcomes = map[string]string{
 // host's resolution, checked against the decision. A malformed decision is refused with
 // INVALID_APPROVAL before anything is sent.
 func (c *Client) DecideApproval(ctx context.Context, d ApprovalDecision) (*ApprovalResolution, error) {
+	return c.decide(ctx, "v1/approvals/decisions", d)
+}
+
+// decide posts a decision to endpoint and checks that the receipt answers exactly it.
+func (c *Client) decide(ctx context.Context, endpoint string, d ApprovalDecision) (*ApprovalResolution, error) {
 	body, err := decisionBody(d)
 	if err != nil {
 		return nil, err
 	}
 	var r ApprovalResolution
-	if err := c.getJSON(ctx, "v1/approvals/decisions", nil, body, approvalResolutionRule, &r); err != nil {
+	if err := c.getJSON(ctx, endpoint, nil, body, approvalResolutionRule, &r); err != nil {
 		return nil, exchangeError(ctx, err)
 	}
 	switch {

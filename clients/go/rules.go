@@ -139,49 +139,34 @@ func checkContextSource(s *ContextSource) error {
 }
 
 func checkRetrieval(r *RetrievalResult, opts *RetrievalOptions, sources []ContextManifest) error {
-	if r.Corpus != opts.Corpus {
-		return fmt.Errorf("retrieval corpus %q is not the requested %q", r.Corpus, opts.Corpus)
+	scope := RetrievalSearch{Corpus: opts.Corpus, SourceIDs: opts.SourceIDs, Limit: opts.Limit, MaxContextBytes: opts.MaxContextBytes, MinScore: opts.MinScore}
+	if err := checkSearch(r, &scope); err != nil {
+		return fmt.Errorf("retrieval: %v", err)
 	}
-	chunks := map[string]bool{}
-	for _, h := range r.Hits {
-		if chunks[h.ChunkID] {
-			return fmt.Errorf("retrieval lists chunk %q twice", h.ChunkID)
-		}
-		chunks[h.ChunkID] = true
-	}
-	if opts.Limit > 0 && len(r.Hits) > opts.Limit {
-		return fmt.Errorf("retrieval returned %d hits, more than the limit %d", len(r.Hits), opts.Limit)
-	}
-	selected := map[string]bool{}
-	for _, id := range opts.SourceIDs {
-		selected[id] = true
-	}
+	// Every hit is cited by exactly one retrieval manifest that describes it.
 	manifests := map[string]ContextManifest{}
+	retrieved := 0
 	for _, s := range sources {
 		manifests[s.ID] = s
+		if s.Origin == "retrieval" {
+			retrieved++
+		}
+	}
+	if retrieved != len(r.Hits) {
+		return fmt.Errorf("result.sources holds %d retrieval manifests for %d hits", retrieved, len(r.Hits))
 	}
 	for i, h := range r.Hits {
 		path := fmt.Sprintf("retrieval.hits[%d]", i)
-		if opts.SourceIDs != nil && !selected[h.Source.ID] {
-			return fmt.Errorf("%s: source %q was not selected", path, h.Source.ID)
-		}
-		if opts.MinScore != nil && h.Score < *opts.MinScore {
-			return fmt.Errorf("%s: score %g is below minScore %g", path, h.Score, *opts.MinScore)
-		}
 		m, ok := manifests[h.ChunkID]
-		if !ok || m.Origin != "retrieval" {
+		switch {
+		case !ok || m.Origin != "retrieval":
 			return fmt.Errorf("%s: no retrieval manifest in result.sources", path)
-		}
-		if m.Revision != h.Source.Revision {
+		case m.Revision != h.Source.Revision:
 			return fmt.Errorf("%s: the manifest has revision %q, the hit %q", path, m.Revision, h.Source.Revision)
-		}
-		if err := checkContextSource(&h.Source); err != nil {
-			return fmt.Errorf("%s.source: %v", path, err)
-		}
-		if h.Ingestion != nil {
-			if err := checkIngestion(h.Ingestion); err != nil {
-				return fmt.Errorf("%s.ingestion: %v", path, err)
-			}
+		case m.Location == nil || m.Location.DocumentID != h.Source.ID:
+			return fmt.Errorf("%s: the manifest's location.documentId is not the hit's source %q", path, h.Source.ID)
+		case m.Bytes != int64(len(h.Text)):
+			return fmt.Errorf("%s: the manifest counts %d bytes, the hit text %d", path, m.Bytes, len(h.Text))
 		}
 	}
 	return nil

@@ -37,6 +37,26 @@ type ContextInput struct {
 	Data      string         `json:"data,omitzero"`
 }
 
+// IngestDocument is the document of an IngestRequest, by Type: "text" (Source, MediaType
+// text/plain or text/markdown, Text), "pdf" (Source, MediaType application/pdf, Data in
+// base64) or "email" (Source, ThreadID, Messages).
+type IngestDocument struct {
+	Type      string         `json:"type"`
+	Source    ContextSource  `json:"source"`
+	MediaType string         `json:"mediaType,omitzero"`
+	Text      string         `json:"text,omitzero"`
+	Data      string         `json:"data,omitzero"`
+	ThreadID  string         `json:"threadId,omitzero"`
+	Messages  []EmailMessage `json:"messages,omitzero"`
+}
+
+// EmailMessage is one message of an email-thread IngestDocument; an empty Text is a
+// message without text.
+type EmailMessage struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
 // Usage counters are nil when the provider did not report them (0 is a real count).
 type Usage struct {
 	InputTokens          *int64   `json:"inputTokens,omitzero"`

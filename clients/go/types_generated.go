@@ -104,6 +104,79 @@ type RetrievalResult struct {
 	Truncated bool           `json:"truncated"`
 }
 
+// RetrievalSearch is the body of POST /v1/retrieval/search; MinScore nil means none.
+type RetrievalSearch struct {
+	Corpus          string   `json:"corpus"`
+	SourceIDs       []string `json:"sourceIds,omitzero"`
+	Query           string   `json:"query"`
+	Limit           int      `json:"limit,omitzero"`
+	MaxContextBytes int      `json:"maxContextBytes,omitzero"`
+	MinScore        *float64 `json:"minScore,omitzero"`
+}
+
+type IndexChunk struct {
+	ID       string          `json:"id"`
+	Text     string          `json:"text"`
+	Location *SourceLocation `json:"location,omitzero"`
+}
+
+// RetrievalIndexRequest is the body of POST /v1/retrieval/index: a source revision's own chunks.
+type RetrievalIndexRequest struct {
+	Corpus    string             `json:"corpus"`
+	Source    ContextSource      `json:"source"`
+	Chunks    []IndexChunk       `json:"chunks"`
+	Ingestion *IngestionManifest `json:"ingestion,omitzero"`
+}
+
+// RetrievalIndexReceipt is the answer of POST /v1/retrieval/index.
+type RetrievalIndexReceipt struct {
+	Corpus         string             `json:"corpus"`
+	SourceID       string             `json:"sourceId"`
+	Revision       string             `json:"revision"`
+	DocumentSHA256 string             `json:"documentSha256"`
+	Chunks         int                `json:"chunks"`
+	Status         string             `json:"status"`
+	Ingestion      *IngestionManifest `json:"ingestion,omitzero"`
+}
+
+// RetrievalDeleteRequest is the body of POST /v1/retrieval/delete.
+type RetrievalDeleteRequest struct {
+	Corpus   string `json:"corpus"`
+	SourceID string `json:"sourceId"`
+	Revision string `json:"revision"`
+}
+
+// RetrievalDeleteResult is the answer of POST /v1/retrieval/delete.
+type RetrievalDeleteResult struct {
+	Corpus   string `json:"corpus"`
+	SourceID string `json:"sourceId"`
+	Revision string `json:"revision"`
+	Deleted  bool   `json:"deleted"`
+}
+
+type ChunkingOptions struct {
+	MaxBytes int `json:"maxBytes"`
+}
+
+// IngestRequest is the body of POST /v1/retrieval/ingest: one document to extract, chunk and index.
+type IngestRequest struct {
+	Corpus        string           `json:"corpus"`
+	Document      IngestDocument   `json:"document"`
+	Chunking      *ChunkingOptions `json:"chunking,omitzero"`
+	IdleTimeoutMs int64            `json:"idleTimeoutMs,omitzero"`
+}
+
+// IngestResult is the answer of POST /v1/retrieval/ingest, with its ingestion manifest.
+type IngestResult struct {
+	Corpus         string            `json:"corpus"`
+	SourceID       string            `json:"sourceId"`
+	Revision       string            `json:"revision"`
+	DocumentSHA256 string            `json:"documentSha256"`
+	Chunks         int               `json:"chunks"`
+	Status         string            `json:"status"`
+	Ingestion      IngestionManifest `json:"ingestion"`
+}
+
 type HistoryMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
@@ -343,4 +416,112 @@ type JobEventPage struct {
 	Events     []Event `json:"events"`
 	NextCursor int64   `json:"nextCursor"`
 	HasMore    bool    `json:"hasMore"`
+}
+
+type OperatorRun struct {
+	RunID      string `json:"runId"`
+	Subject    string `json:"subject"`
+	Provider   string `json:"provider"`
+	Model      string `json:"model"`
+	State      string `json:"state"`
+	StartedAt  string `json:"startedAt"`
+	FinishedAt string `json:"finishedAt,omitzero"`
+	Steps      int    `json:"steps"`
+	Usage      Usage  `json:"usage"`
+	ErrorCode  string `json:"errorCode,omitzero"`
+	JobID      string `json:"jobId,omitzero"`
+}
+
+// OperatorRunsRequest is the body of POST /v1/operator/runs; Finished nil means the host default (20).
+type OperatorRunsRequest struct {
+	Finished *int `json:"finished,omitzero"`
+}
+
+// OperatorRunList is the answer of POST /v1/operator/runs.
+type OperatorRunList struct {
+	Active   []OperatorRun `json:"active"`
+	Finished []OperatorRun `json:"finished"`
+}
+
+// OperatorListRequest is the body of POST /v1/operator/approvals; Limit 0 means the default.
+type OperatorListRequest struct {
+	Limit int `json:"limit,omitzero"`
+}
+
+type OperatorApproval struct {
+	Approval ApprovalRequest `json:"approval"`
+	Subject  string          `json:"subject"`
+	Provider string          `json:"provider"`
+}
+
+type OperatorApprovalList struct {
+	Approvals []OperatorApproval `json:"approvals"`
+}
+
+// OperatorJobsRequest is the body of POST /v1/operator/jobs.
+type OperatorJobsRequest struct {
+	Limit int    `json:"limit,omitzero"`
+	State string `json:"state,omitzero"`
+}
+
+type OperatorJob struct {
+	Job     JobInfo `json:"job"`
+	Subject string  `json:"subject"`
+}
+
+type OperatorJobList struct {
+	Jobs []OperatorJob `json:"jobs"`
+}
+
+// OperatorUsageRequest is the body of POST /v1/operator/usage.
+type OperatorUsageRequest struct {
+	By    string `json:"by,omitzero"`
+	Since string `json:"since,omitzero"`
+}
+
+type UsageTotals struct {
+	Key                  string  `json:"key,omitzero"`
+	Runs                 int     `json:"runs"`
+	Completed            int     `json:"completed"`
+	Failed               int     `json:"failed"`
+	Cancelled            int     `json:"cancelled"`
+	Interrupted          int     `json:"interrupted"`
+	IncompleteRuns       int     `json:"incompleteRuns"`
+	InputTokens          int     `json:"inputTokens"`
+	OutputTokens         int     `json:"outputTokens"`
+	CachedInputTokens    int     `json:"cachedInputTokens"`
+	ReasoningTokens      int     `json:"reasoningTokens"`
+	DurationMs           float64 `json:"durationMs"`
+	CostUSD              float64 `json:"costUsd"`
+	APIEquivalentCostUSD float64 `json:"apiEquivalentCostUsd"`
+}
+
+type OperatorUsage struct {
+	Totals []UsageTotals `json:"totals"`
+}
+
+// OperatorAuditRequest is the body of POST /v1/operator/audit; Before 0 means the newest page.
+type OperatorAuditRequest struct {
+	Limit  int   `json:"limit,omitzero"`
+	Before int64 `json:"before,omitzero"`
+}
+
+type AuditEntry struct {
+	ID         int64  `json:"id"`
+	Kind       string `json:"kind"`
+	At         string `json:"at"`
+	Subject    string `json:"subject"`
+	TokenID    string `json:"tokenId,omitzero"`
+	Operator   string `json:"operator,omitzero"`
+	ApprovalID string `json:"approvalId,omitzero"`
+	RunID      string `json:"runId,omitzero"`
+	Provider   string `json:"provider,omitzero"`
+	Tool       string `json:"tool,omitzero"`
+	Outcome    string `json:"outcome,omitzero"`
+	Code       string `json:"code,omitzero"`
+}
+
+type OperatorAuditPage struct {
+	Records    []AuditEntry `json:"records"`
+	NextBefore int64        `json:"nextBefore,omitzero"`
 }

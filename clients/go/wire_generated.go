@@ -651,6 +651,108 @@ var jobEventPageRule = object(false,
 	req("hasMore", boolean()),
 )
 
+var operatorRunRule = object(false,
+	req("runId", str(strOpts{min: 1, max: 256})),
+	req("subject", str(strOpts{min: 1})),
+	req("provider", str(strOpts{min: 1})),
+	req("model", str(strOpts{min: 1})),
+	req("state", oneOf("running", "completed", "failed", "cancelled", "interrupted")),
+	req("startedAt", str(strOpts{format: isDateTime})),
+	opt("finishedAt", str(strOpts{format: isDateTime})),
+	req("steps", integer(0, 9007199254740991)),
+	req("usage", usageRule),
+	opt("errorCode", str(strOpts{min: 1})),
+	opt("jobId", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+)
+
+var operatorRunsRequestRule = object(true,
+	opt("finished", integer(0, 100)),
+)
+
+var operatorRunListRule = object(false,
+	req("active", arrayOf(operatorRunRule, arrayOpts{max: 100000})),
+	req("finished", arrayOf(operatorRunRule, arrayOpts{max: 100})),
+)
+
+var operatorListRequestRule = object(true,
+	opt("limit", integer(1, 100)),
+)
+
+var operatorApprovalRule = object(false,
+	req("approval", approvalRequestRule),
+	req("subject", str(strOpts{min: 1})),
+	req("provider", str(strOpts{min: 1})),
+)
+
+var operatorApprovalListRule = object(false,
+	req("approvals", arrayOf(operatorApprovalRule, arrayOpts{max: 100})),
+)
+
+var operatorJobsRequestRule = object(true,
+	opt("limit", integer(1, 100)),
+	opt("state", oneOf("queued", "running", "completed", "failed", "cancelled", "interrupted")),
+)
+
+var operatorJobRule = object(false,
+	req("job", jobInfoRule),
+	req("subject", str(strOpts{min: 1})),
+)
+
+var operatorJobListRule = object(false,
+	req("jobs", arrayOf(operatorJobRule, arrayOpts{max: 100})),
+)
+
+var operatorUsageRequestRule = object(true,
+	opt("by", oneOf("subject", "provider", "model", "day")),
+	opt("since", str(strOpts{pattern: regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`), format: isDateTime})),
+)
+
+var usageTotalsRule = object(false,
+	opt("key", str(strOpts{})),
+	req("runs", integer(0, 9007199254740991)),
+	req("completed", integer(0, 9007199254740991)),
+	req("failed", integer(0, 9007199254740991)),
+	req("cancelled", integer(0, 9007199254740991)),
+	req("interrupted", integer(0, 9007199254740991)),
+	req("incompleteRuns", integer(0, 9007199254740991)),
+	req("inputTokens", integer(0, 9007199254740991)),
+	req("outputTokens", integer(0, 9007199254740991)),
+	req("cachedInputTokens", integer(0, 9007199254740991)),
+	req("reasoningTokens", integer(0, 9007199254740991)),
+	req("durationMs", number(0, maxFloat)),
+	req("costUsd", number(0, maxFloat)),
+	req("apiEquivalentCostUsd", number(0, maxFloat)),
+)
+
+var operatorUsageRule = object(false,
+	req("totals", arrayOf(usageTotalsRule, arrayOpts{max: 100000})),
+)
+
+var operatorAuditRequestRule = object(true,
+	opt("limit", integer(1, 500)),
+	opt("before", integer(1, 9007199254740991)),
+)
+
+var auditEntryRule = object(false,
+	req("id", integer(1, 9007199254740991)),
+	req("kind", oneOf("approval.requested", "approval.resolved", "approval.rejected")),
+	req("at", str(strOpts{format: isDateTime})),
+	req("subject", str(strOpts{min: 1})),
+	opt("tokenId", str(strOpts{min: 1})),
+	opt("operator", str(strOpts{min: 1})),
+	opt("approvalId", str(strOpts{min: 1})),
+	opt("runId", str(strOpts{min: 1})),
+	opt("provider", str(strOpts{min: 1})),
+	opt("tool", str(strOpts{min: 1})),
+	opt("outcome", str(strOpts{min: 1})),
+	opt("code", str(strOpts{min: 1})),
+)
+
+var operatorAuditPageRule = object(false,
+	req("records", arrayOf(auditEntryRule, arrayOpts{max: 500})),
+	opt("nextBefore", integer(1, 9007199254740991)),
+)
+
 // eventRules checks a whole event of each known type.
 var eventRules = map[string]rule{
 	"run.started":              runStartedEventRule,

@@ -53,10 +53,32 @@ const STRUCTS: Record<string, string> = {
   JobEventsRequest: 'JobEventsRequest',
   JobInfo: 'JobInfo',
   JobEventPage: 'JobEventPage',
+  RetrievalSearch: 'RetrievalSearch',
+  RetrievalIndexRequest: 'RetrievalIndexRequest',
+  RetrievalIndexReceipt: 'RetrievalIndexReceipt',
+  RetrievalDeleteRequest: 'RetrievalDeleteRequest',
+  RetrievalDeleteResult: 'RetrievalDeleteResult',
+  IngestRequest: 'IngestRequest',
+  IngestResult: 'IngestResult',
+  OperatorRun: 'OperatorRun',
+  OperatorRunsRequest: 'OperatorRunsRequest',
+  OperatorRunList: 'OperatorRunList',
+  OperatorListRequest: 'OperatorListRequest',
+  OperatorApproval: 'OperatorApproval',
+  OperatorApprovalList: 'OperatorApprovalList',
+  OperatorJobsRequest: 'OperatorJobsRequest',
+  OperatorJob: 'OperatorJob',
+  OperatorJobList: 'OperatorJobList',
+  OperatorUsageRequest: 'OperatorUsageRequest',
+  UsageTotals: 'UsageTotals',
+  OperatorUsage: 'OperatorUsage',
+  OperatorAuditRequest: 'OperatorAuditRequest',
+  AuditEntry: 'AuditEntry',
+  OperatorAuditPage: 'OperatorAuditPage',
 };
 
 /** Rust names of schemas referred to but modelled by hand. */
-const REFERRED: Record<string, string> = { ...STRUCTS, ContextInput: 'ContextInput', RunEvent: 'Event' };
+const REFERRED: Record<string, string> = { ...STRUCTS, ContextInput: 'ContextInput', RunEvent: 'Event', IngestDocument: 'IngestDocument' };
 
 /** What the client sends: every object reached from these is strict. */
 const REQUESTS = [
@@ -70,6 +92,16 @@ const REQUESTS = [
   'JobSubmit',
   'JobIdentity',
   'JobEventsRequest',
+  'RetrievalSearch',
+  'RetrievalIndexRequest',
+  'RetrievalDeleteRequest',
+  'IngestRequest',
+  'IngestDocument',
+  'OperatorRunsRequest',
+  'OperatorListRequest',
+  'OperatorJobsRequest',
+  'OperatorUsageRequest',
+  'OperatorAuditRequest',
 ];
 
 /** Names of unnamed objects (the Python table, with the Rust spelling where it differs). */
@@ -110,6 +142,8 @@ const STANDALONE_ENUMS = ['RunProgressEvent.phase'];
 const FIELD_TYPES: Record<string, string> = {
   'RunRequest.idleTimeoutMs': 'u64',
   'RunRequest.retrieval.maxContextBytes': 'u64',
+  'RetrievalSearch.maxContextBytes': 'u64',
+  'IngestRequest.idleTimeoutMs': 'u64',
   'RunResult.steps': 'u32',
   'ContextManifest.bytes': 'u64',
   'IngestionManifest.inputBytes': 'u64',
@@ -118,12 +152,16 @@ const FIELD_TYPES: Record<string, string> = {
 };
 
 /** Derives beyond `Debug, Clone, PartialEq, Serialize, Deserialize`. */
-const DEFAULT = new Set(['RunRequest', 'ContextSource', 'SourceLocation', 'RetrievalOptions', 'Usage']);
+const DEFAULT = new Set([
+  'RunRequest', 'ContextSource', 'SourceLocation', 'RetrievalOptions', 'Usage', 'RetrievalSearch',
+  'OperatorRunsRequest', 'OperatorListRequest', 'OperatorJobsRequest', 'OperatorUsageRequest', 'OperatorAuditRequest',
+]);
 const EQ = new Set([
   'HistoryMessage', 'SessionBinding', 'ApprovalOptions', 'SessionInfo', 'DraftArtifact', 'RetrievalIndex', 'IngestionManifest',
   'ExtractorIdentity', 'ChunkerIdentity', 'PageCoverage', 'MessageCoverage', 'ErrorInfo', 'ApprovalResolution', 'ProtocolInfo',
   'Capabilities', 'ProviderHealth', 'ModelCatalog', 'ToolExecutionIdentity', 'ToolExecutionReceipt',
   'SessionCreate', 'SessionIdentity', 'SessionSnapshot', 'SessionDeleteResult', 'JobIdentity', 'JobEventsRequest', 'JobInfo',
+  'RetrievalIndexReceipt', 'RetrievalDeleteRequest', 'RetrievalDeleteResult', 'IngestResult',
 ]);
 
 const DOCS: Record<string, string> = {
@@ -151,6 +189,19 @@ const DOCS: Record<string, string> = {
   JobEventsRequest: '`POST /v1/jobs/events`: the committed events after `after` (at most `limit`, default 100).',
   JobInfo: 'The state of one durable job; `cursor` counts its committed events.',
   JobEventPage: "One page of a job's committed events.",
+  RetrievalSearch: '`POST /v1/retrieval/search` body. Build with `RetrievalSearch { corpus, query, ..Default::default() }`.',
+  RetrievalIndexRequest: "`POST /v1/retrieval/index` body: a source revision's own chunks.",
+  RetrievalIndexReceipt: 'The answer of `POST /v1/retrieval/index`.',
+  RetrievalDeleteRequest: '`POST /v1/retrieval/delete` body.',
+  RetrievalDeleteResult: 'The answer of `POST /v1/retrieval/delete`.',
+  IngestRequest: '`POST /v1/retrieval/ingest` body: one document to extract, chunk and index.',
+  IngestResult: 'The answer of `POST /v1/retrieval/ingest`, with its ingestion manifest.',
+  OperatorRunsRequest: '`POST /v1/operator/runs` body; `finished` absent = the host default (20).',
+  OperatorRunList: 'The answer of `POST /v1/operator/runs`: active runs on this replica, the last finished ones.',
+  OperatorListRequest: '`POST /v1/operator/approvals` body.',
+  OperatorJobsRequest: '`POST /v1/operator/jobs` body.',
+  OperatorUsageRequest: '`POST /v1/operator/usage` body.',
+  OperatorAuditRequest: '`POST /v1/operator/audit` body; `before` is the previous page\'s `next_before`.',
 };
 
 const FIELD_DOCS: Record<string, string> = {
@@ -301,9 +352,9 @@ export function emitRustTypes(model: WireModel): string {
     '// Code generated by scripts/generate-protocol.ts from protocol/schemas/agenticdriver.schema.json; DO NOT EDIT.\n',
     '//! The plain wire structs and string enums of protocol 1.0, re-exported by `crate::types`.\n',
     '//! Run `npm run protocol` after changing `src/protocol`. Types Rust models its own way\n',
-    '//! (ContextInput, Event and EventPayload, ToolExecutionResult) are in `types.rs`.\n',
+    '//! (ContextInput, IngestDocument, Event and EventPayload, ToolExecutionResult) are in `types.rs`.\n',
     'use crate::error::ErrorOutcome;\n',
-    'use crate::types::{ContextInput, Event, JsonObject};\n',
+    'use crate::types::{ContextInput, Event, IngestDocument, JsonObject};\n',
     'use serde::{Deserialize, Serialize};\n',
     'use serde_json::Value;\n',
     'use std::collections::BTreeMap;\n\n',

@@ -24,6 +24,8 @@ export interface DoctorReport {
   usage: UsageSinkReport;
   /** SQLite: where the file lives. PostgreSQL: whether the database answers (nothing is migrated). */
   state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; status: 'ready' | 'unavailable'; reason?: string };
+  /** Scoped retrieval: the configured corpora (lexical search in the state store) and whether PDFs are ingested. */
+  retrieval: { enabled: false } | { enabled: true; corpora: { id: string; namespace: 'shared' | 'subject'; ranking: 'bm25' }[]; pdf: boolean; engine: string };
 }
 
 async function probeState(config: HostConfig): Promise<DoctorReport['state']> {
@@ -68,5 +70,13 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
     providers,
     state,
     usage,
+    retrieval: config.retrieval
+      ? {
+          enabled: true,
+          corpora: config.retrieval.corpora.map((corpus) => ({ id: corpus.id, namespace: corpus.namespace ?? 'shared', ranking: 'bm25' as const })),
+          pdf: config.retrieval.pdf !== false,
+          engine: config.state.engine === 'sqlite' ? 'sqlite-fts5' : 'postgres-fts',
+        }
+      : { enabled: false },
   };
 }

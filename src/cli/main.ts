@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The operator CLI: `agenticdriver init | serve | status | doctor | audit | usage | run | jobs | sessions`.
+ * The operator CLI: `agenticdriver init | serve | status | doctor | audit | usage | run | ingest | jobs | sessions`.
  * Success output goes to stdout; a failure is one JSON error line on stderr and exit 1.
  */
 import { readFileSync } from 'node:fs';
@@ -19,6 +19,7 @@ import {
   tailJobCommand,
 } from './jobs.js';
 import { runCommand, statusCommand } from './remote.js';
+import { ingestCommand } from './ingest.js';
 import { serve } from './serve.js';
 import { formatUsageTable, parseGrouping, parseSince, usageReport } from './usage.js';
 import type { UsageGrouping } from '../store/usage-totals.js';
@@ -137,8 +138,20 @@ program
   .option('--idle-timeout-ms <ms>', 'cancel after this much inactivity', positiveInteger('--idle-timeout-ms'))
   .option('--idempotency-key <key>', 'record the run under this key; repeating the command replays its outcome instead of running again')
   .option('--session <id:revision>', 'continue a conversation session at this revision (see `sessions create`)')
+  .option('--retrieval <corpus>', 'ground the run on passages searched in this corpus, and print the sources after the answer')
   .option('--json', 'print every event as one JSON line')
   .action(runCommand);
+
+program
+  .command('ingest')
+  .description('Ingest files and folders (.md, .txt, .eml, .pdf; recursively) into a retrieval corpus of a running host.')
+  .argument('<path...>', 'files or folders')
+  .addOption(configOption())
+  .option('--corpus <id>', 'the corpus', 'default')
+  .option('--url <url>', 'host URL (default: from the config)')
+  .option('--token-id <id>', 'token entry to use (default: the first)')
+  .option('--json', 'one JSON line per file, then the summary')
+  .action(ingestCommand);
 
 /** Options every client command shares. */
 const clientCommand = (command: Command) =>
@@ -165,10 +178,11 @@ clientCommand(jobs.command('tail').argument('<id>'))
 
 const sessions = program.command('sessions').description('Conversation sessions: continue with `run --session ID:REVISION`.');
 clientCommand(sessions.command('create'))
-  .description('Create a session (history mode) and print it.')
+  .description('Create a session and print it.')
   .requiredOption('--provider <id>', 'provider instance')
   .requiredOption('--model <id>', 'model')
   .option('--instructions <text>', 'instructions for every turn')
+  .option('--native', 'mode native: the provider continues its own conversation (providers whose capabilities say nativeContinuation)')
   .action(createSessionCommand);
 clientCommand(sessions.command('read').argument('<id>')).description('Print a session and its history.').action(readSessionCommand);
 clientCommand(sessions.command('delete').argument('<id>')).description('Delete a session.').action(deleteSessionCommand);

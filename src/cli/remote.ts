@@ -7,7 +7,7 @@ import { hostUrl } from '../host/index.js';
 import { readSecret } from '../shared/secrets.js';
 import { usageSinkReport } from '../extensions/usage/report.js';
 import { DriverError } from '../protocol/errors.js';
-import type { RunRequest } from '../protocol/schemas.js';
+import type { RunRequest, RunResult } from '../protocol/schemas.js';
 
 export interface ClientOptions {
   config?: string;
@@ -48,13 +48,14 @@ export async function statusCommand(options: ClientOptions & { refresh?: boolean
 }
 
 export async function runCommand(
-  options: ClientOptions & { provider: string; model: string; input?: string; idleTimeoutMs?: number; idempotencyKey?: string; session?: string; json?: boolean },
+  options: ClientOptions & { provider: string; model: string; input?: string; idleTimeoutMs?: number; idempotencyKey?: string; session?: string; retrieval?: string; json?: boolean },
 ): Promise<void> {
   const input = options.input ?? (await readStdin());
   const request: RunRequest = { provider: options.provider, model: options.model, input };
   if (options.idleTimeoutMs !== undefined) request.idleTimeoutMs = options.idleTimeoutMs;
   if (options.idempotencyKey !== undefined) request.idempotencyKey = options.idempotencyKey;
   if (options.session !== undefined) request.session = sessionBinding(options.session);
+  if (options.retrieval !== undefined) request.retrieval = { corpus: options.retrieval };
   const client = await connect(options);
   const controller = new AbortController();
   const interrupt = () => controller.abort();
@@ -67,7 +68,10 @@ export async function runCommand(
       else if (event.type === 'text.delta') {
         process.stdout.write(event.text);
         streamed = true;
-      } else if (event.type === 'run.completed' && !streamed) process.stdout.write(event.result.text);
+      } else if (event.type === 'run.completed') {
+        if (!streamed) process.stdout.write(event.result.text);
+        if (event.result.sources?.length) process.stdout.write(`\n\n${formatSources(event.result.sources)}`);
+      }
       if (event.type === 'run.failed' || event.type === 'run.cancelled') throw DriverError.from(event.error);
     }
     if (!options.json) process.stdout.write('\n');
@@ -83,6 +87,22 @@ export async function runCommand(
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
   }
+}
+
+/** `Sources:` and one line per manifest: the cited id, the title or document, and where in it. */
+export function formatSources(sources: NonNullable<RunResult['sources']>): string {
+  const lines = sources.map((source) => {
+    const where = source.location ?? {};
+    const document = source.title ?? where.documentId ?? source.id;
+    const place = [
+      where.section ? `§ ${where.section}` : undefined,
+      where.page !== undefined ? `p. ${where.page}${where.pageEnd !== undefined && where.pageEnd !== where.page ? `-${where.pageEnd}` : ''}` : undefined,
+      where.startLine !== undefined ? `lines ${where.startLine}-${where.endLine ?? where.startLine}` : undefined,
+      where.messageId ? `message ${where.messageId}` : undefined,
+    ].filter((part) => part !== undefined);
+    return `  [source:${source.id}] ${document}${place.length > 0 ? ` (${place.join(', ')})` : ''}`;
+  });
+  return `Sources:\n${lines.join('\n')}`;
 }
 
 /** `ID:REVISION`, as `sessions create` prints it. */

@@ -12,6 +12,8 @@ import {
   type JobEventPage,
   type JobEventsRequest,
   type JobInfo,
+  type RetrievalResult,
+  type RetrievalSearch,
   type RunEvent,
   type RunRequest,
   type RunResult,
@@ -189,6 +191,59 @@ export function checkIngestionManifest(manifest: Json, where = 'ingestion'): Pro
     if (chunks < messages.total - messages.empty) return `${where} has fewer chunks than messages with text`;
   }
   return undefined;
+}
+
+// ---------------------------------------------------------------------------
+// Retrieval search and index/ingest receipts
+
+/**
+ * A search answer: the requested corpus, at most `limit` hits (default 8) with unique chunk
+ * ids, every hit from a selected source and at or above minScore, and at most
+ * maxContextBytes (default 65,536) of hit text in total.
+ */
+export function checkRetrievalSearch(result: RetrievalResult, request: RetrievalSearch): Problem {
+  if (result.corpus !== request.corpus) return `the answer searched corpus ${result.corpus}, not the requested ${request.corpus}`;
+  const limit = request.limit ?? DEFAULT_RETRIEVAL_LIMIT;
+  if (result.hits.length > limit) return `the answer has ${result.hits.length} hits, more than the limit ${limit}`;
+  if (duplicates(result.hits.map((hit) => hit.chunkId))) return 'the answer lists a chunk twice';
+  const maxBytes = request.maxContextBytes ?? DEFAULT_RETRIEVAL_MAX_CONTEXT_BYTES;
+  if (result.hits.reduce((sum, hit) => sum + utf8Bytes(hit.text), 0) > maxBytes) return `the hits carry more than ${maxBytes} bytes of text`;
+  const allowed = request.sourceIds ? new Set(request.sourceIds) : undefined;
+  return firstOf(result.hits, (hit, index) => {
+    const where = `hits[${index}]`;
+    if (allowed && !allowed.has(hit.source.id)) return `${where} comes from source ${hit.source.id}, which the request did not select`;
+    if (request.minScore !== undefined && hit.score < request.minScore) return `${where}.score ${hit.score} is below minScore ${request.minScore}`;
+    return first(
+      locationProblem(hit.source.location as Json, `${where}.source.location`),
+      hit.ingestion ? checkIngestionManifest(hit.ingestion as unknown as Json, `${where}.ingestion`) : undefined,
+    );
+  });
+}
+
+/** What an index, delete or ingest receipt must echo. */
+export interface SourceRevision {
+  corpus: string;
+  sourceId: string;
+  revision: string;
+}
+
+interface IndexReceiptLike extends SourceRevision {
+  chunks?: number;
+  ingestion?: unknown;
+}
+
+/**
+ * An index/delete/ingest receipt names the corpus, source and revision asked for; an ingestion
+ * manifest, required when `ingest`, counts the same chunks as the receipt and is consistent.
+ */
+export function checkSourceReceipt(receipt: IndexReceiptLike, expected: SourceRevision, ingest = false): Problem {
+  if (receipt.corpus !== expected.corpus) return `the receipt names corpus ${receipt.corpus}, not ${expected.corpus}`;
+  if (receipt.sourceId !== expected.sourceId) return `the receipt names source ${receipt.sourceId}, not ${expected.sourceId}`;
+  if (receipt.revision !== expected.revision) return `the receipt names revision ${receipt.revision}, not ${expected.revision}`;
+  const manifest = receipt.ingestion as Json | undefined;
+  if (!manifest) return ingest ? 'an ingestion receipt must carry its ingestion manifest' : undefined;
+  if (manifest.chunks !== receipt.chunks) return `the ingestion manifest counts ${String(manifest.chunks)} chunks, the receipt ${String(receipt.chunks)}`;
+  return checkIngestionManifest(manifest);
 }
 
 // ---------------------------------------------------------------------------

@@ -13,6 +13,14 @@ import {
   JobSubmit,
   ProtocolInfo as ProtocolInfoSchema,
   ProviderList,
+  IngestRequest,
+  IngestResult,
+  RetrievalDeleteRequest,
+  RetrievalDeleteResult,
+  RetrievalIndexReceipt,
+  RetrievalIndexRequest,
+  RetrievalResult,
+  RetrievalSearch,
   RunRequest,
   SessionCreate,
   SessionDeleteResult,
@@ -36,7 +44,9 @@ import {
   checkJobReceipt,
   checkSessionCreated,
   checkSessionDeleted,
+  checkRetrievalSearch,
   checkSessionSnapshot,
+  checkSourceReceipt,
   checkToolReceipt,
   TERMINAL_JOB_STATES,
 } from './checks.js';
@@ -72,6 +82,16 @@ export type {
   JobInfo,
   JobState,
   JobSubmit,
+  IngestDocument,
+  IngestionManifest,
+  IngestRequest,
+  IngestResult,
+  RetrievalDeleteRequest,
+  RetrievalDeleteResult,
+  RetrievalIndexReceipt,
+  RetrievalIndexRequest,
+  RetrievalResult,
+  RetrievalSearch,
 } from '../protocol/schemas.js';
 
 export interface ClientOptions {
@@ -121,6 +141,14 @@ const validJobIdentity = validatorFor<JobIdentity>(JobIdentity);
 const validJobEventsRequest = validatorFor<JobEventsRequest>(JobEventsRequest);
 const validJobInfo = validatorFor<JobInfo>(JobInfo);
 const validJobEventPage = validatorFor<JobEventPage>(JobEventPage);
+const validRetrievalSearch = validatorFor<RetrievalSearch>(RetrievalSearch);
+const validRetrievalResult = validatorFor<RetrievalResult>(RetrievalResult);
+const validIndexRequest = validatorFor<RetrievalIndexRequest>(RetrievalIndexRequest);
+const validIndexReceipt = validatorFor<RetrievalIndexReceipt>(RetrievalIndexReceipt);
+const validDeleteRequest = validatorFor<RetrievalDeleteRequest>(RetrievalDeleteRequest);
+const validDeleteResult = validatorFor<RetrievalDeleteResult>(RetrievalDeleteResult);
+const validIngestRequest = validatorFor<IngestRequest>(IngestRequest);
+const validIngestResult = validatorFor<IngestResult>(IngestResult);
 /** Errors after which a dropped job stream is worth reconnecting: the connection, not the content, failed. */
 const RESUMABLE = new Set(['HOST_UNREACHABLE', 'INCOMPLETE_STREAM']);
 // A variable specifier keeps bundlers from pulling the Node-only module into browser builds.
@@ -291,6 +319,44 @@ export class AgenticClient implements InteractiveCalls {
     if (!validJobEventsRequest(request)) throw new DriverError('INVALID_JOB_CURSOR', `The job events request is invalid: ${validJobEventsRequest.explain(request)}.`);
     const page = await this.post('v1/jobs/events', request, validJobEventPage, options);
     return checked(page, checkJobEventPage(page, request), 'job event page');
+  }
+
+  /**
+   * POST v1/retrieval/search: the validated hits of one corpus. The answer must be the
+   * requested corpus, at most `limit` (default 8) unique chunks, each from a selected source
+   * and at or above minScore, with at most maxContextBytes (default 65,536) of text.
+   */
+  async searchRetrieval(request: RetrievalSearch, options: RequestOptions = {}): Promise<RetrievalResult> {
+    if (!validRetrievalSearch(request)) throw new DriverError('INVALID_RETRIEVAL', `The search request is invalid: ${validRetrievalSearch.explain(request)}.`);
+    const result = await this.post('v1/retrieval/search', request, validRetrievalResult, options);
+    return checked(result, checkRetrievalSearch(result, request), 'search answer');
+  }
+
+  /** POST v1/retrieval/index: the receipt must name the corpus, source and revision indexed. */
+  async indexSource(request: RetrievalIndexRequest, options: RequestOptions = {}): Promise<RetrievalIndexReceipt> {
+    if (!validIndexRequest(request)) throw new DriverError('INVALID_RETRIEVAL', `The index request is invalid: ${validIndexRequest.explain(request)}.`);
+    const receipt = await this.post('v1/retrieval/index', request, validIndexReceipt, options);
+    return checked(receipt, checkSourceReceipt(receipt, { corpus: request.corpus, sourceId: request.source.id, revision: request.source.revision }));
+  }
+
+  /** POST v1/retrieval/delete: removes one source revision; the receipt must name it. */
+  async deleteSource(corpus: string, sourceId: string, revision: string, options: RequestOptions = {}): Promise<RetrievalDeleteResult> {
+    const request = { corpus, sourceId, revision };
+    if (!validDeleteRequest(request)) throw new DriverError('INVALID_RETRIEVAL', `The delete request is invalid: ${validDeleteRequest.explain(request)}.`);
+    const receipt = await this.post('v1/retrieval/delete', request, validDeleteResult, options);
+    return checked(receipt, checkSourceReceipt(receipt, request));
+  }
+
+  /**
+   * POST v1/retrieval/ingest: extracts, chunks and indexes one document. The receipt must name
+   * the corpus, the document's source and revision, and carry an ingestion manifest counting
+   * the receipt's chunks.
+   */
+  async ingestDocument(request: IngestRequest, options: RequestOptions = {}): Promise<IngestResult> {
+    if (!validIngestRequest(request)) throw new DriverError('INVALID_INGESTION', `The ingestion request is invalid: ${validIngestRequest.explain(request)}.`);
+    const receipt = await this.post('v1/retrieval/ingest', request, validIngestResult, options);
+    const { source } = request.document;
+    return checked(receipt, checkSourceReceipt(receipt, { corpus: request.corpus, sourceId: source.id, revision: source.revision }, true));
   }
 
   /**

@@ -29,8 +29,38 @@ export type {
   JobInfo,
   JobState,
   JobSubmit,
+  IngestDocument,
+  IngestionManifest,
+  IngestRequest,
+  IngestResult,
+  RetrievalDeleteRequest,
+  RetrievalDeleteResult,
+  RetrievalIndexReceipt,
+  RetrievalIndexRequest,
+  RetrievalResult,
+  RetrievalSearch,
 } from './client.js';
+export { checkCitations, type SourceManifest } from './citations.js';
 export { PendingApproval, PendingExecution } from './interactive.js';
+export { OperatorClient } from './operator.js';
+export type {
+  OperatorClientOptions,
+  AuditEntry,
+  OperatorApproval,
+  OperatorApprovalList,
+  OperatorAuditPage,
+  OperatorAuditRequest,
+  OperatorJob,
+  OperatorJobList,
+  OperatorJobsRequest,
+  OperatorListRequest,
+  OperatorRun,
+  OperatorRunList,
+  OperatorRunsRequest,
+  OperatorUsage,
+  OperatorUsageRequest,
+  UsageTotals,
+} from './operator.js';
 export type { ApplicationToolFunctions, ToolContext, ToolFunction, ToolFunctions } from './interactive.js';
 export { DriverError } from '../protocol/errors.js';
 export { WIRE_VERSION } from '../protocol/version.js';

@@ -26,6 +26,8 @@ export interface Decider {
   tokenId?: string;
   providers: ReadonlySet<string>;
   approveTools: ReadonlySet<string>;
+  /** An operator token: it may decide any subject's approval, whatever its tool grants. */
+  operator?: boolean;
 }
 
 export type { ApprovalSettlement, OpenApproval };
@@ -111,20 +113,20 @@ export class ApprovalRegistry implements ApprovalService {
   async decide(decision: ApprovalDecision, decider: Decider): Promise<ApprovalResolution> {
     const reject = async (error: DriverError): Promise<never> => {
       await this.store
-        .appendAudit(this.audit({ kind: 'approval.rejected', subject: decider.subject, ...(decider.tokenId ? { tokenId: decider.tokenId } : {}), approvalId: decision.approvalId, runId: decision.runId, code: error.code }))
+        .appendAudit(this.audit({ kind: 'approval.rejected', subject: decider.subject, ...(decider.tokenId ? { tokenId: decider.tokenId } : {}), ...(decider.operator ? { operator: decider.subject } : {}), approvalId: decision.approvalId, runId: decision.runId, code: error.code }))
         .catch(() => undefined);
       throw error;
     };
     if (hasUnsafeKeys(decision.call.arguments)) return reject(new DriverError('INVALID_APPROVAL', 'The decision carries arguments that are not plain JSON.'));
     const row = await this.store.readApproval(decision.approvalId);
-    if (!row || row.subject !== decider.subject) return reject(notFound());
+    if (!row || (row.subject !== decider.subject && !decider.operator)) return reject(notFound());
     if (row.state === 'interrupted' || (row.state === 'pending' && !row.ownerAlive)) return reject(interrupted());
     if (row.state !== 'pending') return reject(notFound());
     if (row.expiresAt !== undefined && this.clock.now() >= row.expiresAt) {
       await this.resolve(row.approval.approvalId, 'expired').catch(() => undefined);
       return reject(notFound());
     }
-    if (!decider.providers.has(row.provider) || !decider.approveTools.has(row.approval.call.name)) {
+    if (!decider.operator && (!decider.providers.has(row.provider) || !decider.approveTools.has(row.approval.call.name))) {
       return reject(new DriverError('FORBIDDEN', 'This token may not decide approvals for this tool.'));
     }
     if (decision.runId !== row.approval.runId || canonicalJson(decision.call) !== row.call) {
@@ -133,7 +135,7 @@ export class ApprovalRegistry implements ApprovalService {
     const outcome = decision.decision === 'approve' ? 'approved' : decision.decision === 'deny' ? 'denied' : 'cancelled';
     let resolution: ApprovalResolution | undefined;
     try {
-      resolution = await this.resolve(row.approval.approvalId, outcome, decider.tokenId);
+      resolution = await this.resolve(row.approval.approvalId, outcome, decider.tokenId, decider.operator ? decider.subject : undefined);
     } catch (error) {
       // Fail closed: the waiting run (when it is here) ends, and nothing executes.
       this.settleLocal(row.approval.approvalId, { failure: auditFailed() });
@@ -150,7 +152,7 @@ export class ApprovalRegistry implements ApprovalService {
    * Commits a resolution once (the store's guarded update decides the race between replicas)
    * and wakes the waiting run when it is on this replica. Undefined when it was not pending.
    */
-  private async resolve(approvalId: string, outcome: ApprovalResolution['outcome'], tokenId?: string): Promise<ApprovalResolution | undefined> {
+  private async resolve(approvalId: string, outcome: ApprovalResolution['outcome'], tokenId?: string, operator?: string): Promise<ApprovalResolution | undefined> {
     const row = await this.store.readApproval(approvalId);
     if (!row || row.state !== 'pending') return undefined;
     const resolution: ApprovalResolution = {
@@ -164,7 +166,7 @@ export class ApprovalRegistry implements ApprovalService {
     try {
       committed = await this.store.resolveApproval(
         resolution,
-        this.audit({ kind: 'approval.resolved', subject: row.subject, ...(tokenId ? { tokenId } : {}), approvalId, runId: resolution.runId, provider: row.provider, tool: row.approval.call.name, outcome }),
+        this.audit({ kind: 'approval.resolved', subject: row.subject, ...(tokenId ? { tokenId } : {}), ...(operator ? { operator } : {}), approvalId, runId: resolution.runId, provider: row.provider, tool: row.approval.call.name, outcome }),
       );
     } catch {
       throw auditFailed();

@@ -20,6 +20,10 @@ export interface Principal {
   jobs: ReadonlySet<string>;
   /** Session operations (`create`, `read`, `continue`, `delete`). */
   sessions: ReadonlySet<string>;
+  /** Retrieval corpora per operation (ingest uses `index`). */
+  retrieval: { search: ReadonlySet<string>; index: ReadonlySet<string>; delete: ReadonlySet<string> };
+  /** The operator grant: the `/v1/operator/...` endpoints. */
+  operator: boolean;
 }
 
 interface StoredToken {
@@ -59,6 +63,8 @@ export class TokenAuthenticator {
           applicationToolApprovals: new Set((entry.applicationTools ?? []).filter((grant) => grant.requiresApproval !== false).map((grant) => grant.name)),
           jobs: new Set(entry.jobs ?? []),
           sessions: new Set(entry.sessions ?? []),
+          retrieval: { search: new Set(entry.retrieval?.search ?? []), index: new Set(entry.retrieval?.index ?? []), delete: new Set(entry.retrieval?.delete ?? []) },
+          operator: entry.operator === true,
         },
       });
     }

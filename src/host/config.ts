@@ -9,7 +9,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { DriverError } from '../protocol/errors.js';
 import { describe } from '../protocol/validate.js';
-import { ProviderId, ToolName } from '../protocol/schemas.js';
+import { OpaqueKey, ProviderId, ToolName } from '../protocol/schemas.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
 import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
 import { SecretRef } from '../shared/secrets.js';
@@ -33,6 +33,36 @@ const Listen = Type.Object(
   strict,
 );
 
+// --- Scoped retrieval (docs/retrieval.md) ---------------------------------------------------
+const CorpusIds = Type.Array(OpaqueKey, { maxItems: 1000, uniqueItems: true });
+const RetrievalGrant = Type.Object({ search: Type.Optional(CorpusIds), index: Type.Optional(CorpusIds), delete: Type.Optional(CorpusIds) }, strict);
+
+const RetrievalCorpus = Type.Object(
+  {
+    id: OpaqueKey,
+    /** `shared`: one namespace for every subject (default); `subject`: each subject sees only what it indexed. */
+    namespace: Type.Optional(Type.Union([Type.Literal('shared'), Type.Literal('subject')])),
+  },
+  strict,
+);
+
+const Retrieval = Type.Object(
+  {
+    corpora: Type.Array(RetrievalCorpus, { minItems: 1, maxItems: 1000 }),
+    /** Ingestion chunk size in bytes (default 2048). */
+    chunkBytes: Type.Optional(Type.Integer({ minimum: 128, maximum: 16_384 })),
+    /** Index capacity across every corpus (default 20,000 chunks / 128 MiB). */
+    capacity: Type.Optional(
+      Type.Object({ maxChunks: Type.Integer({ minimum: 1, maximum: 1_000_000 }), maxBytes: Type.Integer({ minimum: 1024, maximum: 1_073_741_824 }) }, strict),
+    ),
+    /** Whether PDF documents may be ingested (default true). */
+    pdf: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+export type RetrievalConfig = Static<typeof Retrieval>;
+// ---------------------------------------------------------------------------------------------
+
 const Token = Type.Object(
   {
     id: ProviderId,
@@ -50,6 +80,20 @@ const Token = Type.Object(
     ),
     /** Durable-job operations this token may use. */
     jobs: Type.Optional(Type.Array(Type.Union([Type.Literal('submit'), Type.Literal('read'), Type.Literal('cancel')]), { maxItems: 3, uniqueItems: true })),
+    /** Retrieval corpora this token may search, index (and ingest into) and delete from; omitted = none. */
+    retrieval: Type.Optional(RetrievalGrant),
+    /** The operator grant: the `/v1/operator/...` endpoints (every subject's runs, approvals, jobs, usage and audit). */
+    operator: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+
+/** The operator console page (`GET /console`), served from the package's built files. */
+const Console = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    /** Serve the page to clients off loopback too (default false: loopback clients only). */
+    allowRemote: Type.Optional(Type.Boolean()),
   },
   strict,
 );
@@ -159,6 +203,8 @@ export function hostConfigSchema() {
       usage: Type.Optional(UsageConfig),
       metrics: Type.Optional(MetricsConfig),
       tracing: Type.Optional(TracingConfig),
+      retrieval: Type.Optional(Retrieval),
+      console: Type.Optional(Console),
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
@@ -189,6 +235,8 @@ export interface HostConfig {
   metrics: MetricsConfig | undefined;
   /** OpenTelemetry traces (src/host/tracing.ts), when present. */
   tracing: TracingConfig | undefined;
+  /** The operator console page, when enabled. */
+  console: Static<typeof Console> | undefined;
   /** Where durable state lives: SQLite files in a directory, or a shared PostgreSQL database. */
   state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; urlRef: SecretRef };
   /** Absolute directory for SQLite state (with PostgreSQL, the default `state` folder). */
@@ -197,6 +245,8 @@ export interface HostConfig {
   idempotency: Static<typeof Idempotency>;
   jobs: Static<typeof Jobs> | undefined;
   sessions: Static<typeof Sessions> | undefined;
+  /** Scoped retrieval corpora and ingestion settings, when present. */
+  retrieval: RetrievalConfig | undefined;
   /** Absolute directory of the config file; relative paths resolve against it. */
   configDir: string;
   configPath: string;
@@ -265,6 +315,8 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     usage?: UsageConfig;
     metrics?: MetricsConfig;
     tracing?: TracingConfig;
+    retrieval?: RetrievalConfig;
+    console?: Static<typeof Console>;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
@@ -291,6 +343,7 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     if (!origin) throw configError(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`);
     return origin;
   });
+  checkRetrievalConfig(input.retrieval);
   checkUsageConfig(input.usage);
   checkTracingConfig(input.tracing);
   const listen = input.listen ?? { host: '127.0.0.1', port: DEFAULT_PORT };
@@ -307,15 +360,25 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     usage: input.usage,
     metrics: input.metrics,
     tracing: input.tracing,
+    console: input.console?.enabled ? input.console : undefined,
     state: stateOf(input.state, configDir),
     stateDirectory: resolve(configDir, (input.state?.engine !== 'postgres' && input.state?.directory) || 'state'),
     stateLeaseMs: input.state?.leaseMs,
     idempotency: input.idempotency ?? {},
     jobs: input.jobs,
     sessions: input.sessions,
+    retrieval: input.retrieval,
     configDir,
     configPath,
   };
+}
+
+function checkRetrievalConfig(retrieval: RetrievalConfig | undefined): void {
+  const ids = new Set<string>();
+  for (const corpus of retrieval?.corpora ?? []) {
+    if (ids.has(corpus.id)) throw configError(`Retrieval corpus ${corpus.id} is configured twice.`);
+    ids.add(corpus.id);
+  }
 }
 
 function stateOf(state: Static<typeof SqliteState> | Static<typeof PostgresState> | undefined, configDir: string): HostConfig['state'] {

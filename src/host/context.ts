@@ -4,15 +4,24 @@ import type { ApprovalRegistry } from '../extensions/approvals.js';
 import type { JobService } from '../extensions/jobs.js';
 import type { OperationLog } from '../extensions/operations.js';
 import type { SessionService } from '../extensions/sessions.js';
+import type { RetrievalService } from '../extensions/retrieval/service.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { ProviderDiscovery } from '../runtime/discovery.js';
+import type { StateStore } from '../store/store.js';
 import type { ActiveRuns } from './active-runs.js';
+import type { RunMonitor } from './run-monitor.js';
 import type { Admission } from './admission.js';
 import type { PrometheusMetrics } from './metrics.js';
 import type { HostTracing } from './tracing.js';
 
 export interface HostMetrics {
   runs: { completed: number; failed: number; cancelled: number };
+}
+
+/** What the operator endpoints read beyond the rest of the context: the store, and this replica's live runs. */
+export interface OperatorServices {
+  store: Pick<StateStore, 'recentUsage' | 'pendingApprovals' | 'jobs' | 'usageTotals' | 'auditPage'>;
+  monitor: RunMonitor;
 }
 
 export interface HostContext {
@@ -26,6 +35,8 @@ export interface HostContext {
   jobs: JobService | undefined;
   /** Conversation sessions, when the config enables them. */
   sessions: SessionService | undefined;
+  /** Scoped retrieval and ingestion, when the config names corpora. */
+  retrieval?: RetrievalService | undefined;
   discovery: ProviderDiscovery;
   admission: Admission;
   metrics: HostMetrics;
@@ -33,6 +44,8 @@ export interface HostContext {
   prometheus?: PrometheusMetrics | undefined;
   /** OpenTelemetry spans per run, when the config enables tracing. */
   tracing?: HostTracing | undefined;
+  /** The operator endpoints, when a token has the operator grant. */
+  operator?: OperatorServices | undefined;
   /** Features this host really offers, in the order `/v1/protocol` lists them. */
   features: readonly string[];
   heartbeatMs: number;

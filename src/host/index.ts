@@ -1,4 +1,5 @@
 /** The standalone host: config -> runtime + store + auth -> HTTP(S) listener. */
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { DriverError } from '../protocol/errors.js';
@@ -14,9 +15,14 @@ import type { UsageRecord } from '../runtime/usage-record.js';
 import { JobService } from '../extensions/jobs.js';
 import { OperationLog } from '../extensions/operations.js';
 import { SessionService } from '../extensions/sessions.js';
+import { RetrievalService } from '../extensions/retrieval/service.js';
+import type { SourceAuthorizer } from '../extensions/retrieval/types.js';
+import { ingestionPolicy, prepareDocument } from '../extensions/retrieval/ingestion/index.js';
 import { openStore } from '../store/open.js';
-import type { StateStore } from '../store/store.js';
+import type { RetrievalIndexStore, StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
+import { RunMonitor } from './run-monitor.js';
+import { CONSOLE_PATH, ConsoleAssets, defaultConsoleDirectory } from './console.js';
 import { Admission } from './admission.js';
 import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
@@ -58,10 +64,16 @@ export interface HostOptions {
   clock?: Clock;
   /** Where every internal error (a 500) is reported; default one JSON line on stderr. */
   logInternalError?: InternalErrorLog;
+  /** The built console's folder (default: dist/console of this package). */
+  consoleDirectory?: string;
+  /** Which sources of a configured corpus a subject may see (default: the corpus's config namespace). */
+  authorizeRetrieval?: SourceAuthorizer;
 }
 
 export interface RunningHost {
   url: string;
+  /** The operator console page, when `console` is enabled. */
+  consoleUrl: string | undefined;
   driver: AgenticDriver;
   /** Present when the config enables interactive approvals. */
   approvals: ApprovalRegistry | undefined;
@@ -71,6 +83,8 @@ export interface RunningHost {
   metrics: HostMetrics;
   /** The usage sinks (callback, file, webhook) and their health. */
   usage: UsagePipeline;
+  /** Scoped retrieval, when the config names corpora. */
+  retrieval: RetrievalService | undefined;
   close(): Promise<void>;
 }
 
@@ -86,6 +100,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   assertListenerSecure(config.listen);
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
+  const consoleAssets = config.console ? await ConsoleAssets.load(options.consoleDirectory ?? defaultConsoleDirectory(), config.console.allowRemote === true) : undefined;
   const store = options.store ?? (await openStore(config.state, config.configDir, env));
   const active = new ActiveRuns();
   let usage: UsagePipeline;
@@ -126,6 +141,20 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   }
   const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
   const clock = options.clock ?? systemClock;
+  // One path for every usage record, runs and embedding calls alike: metrics, logs, sinks, store.
+  const recordUsage = async (record: UsageRecord) => {
+    prometheus?.observeRecord(record);
+    if (options.log) logRun(options.log, record);
+    try {
+      await usage.finished(record).catch(() => undefined);
+      await store.recordUsage(record);
+    } finally {
+      usage.deliverLater(record);
+    }
+  };
+  // Runs and embedding calls carry the same host id.
+  const hostId = config.usage?.hostId ?? randomUUID();
+  const retrieval = retrievalService(config, store, options, { hostId, ...(config.usage?.labels ? { labels: config.usage.labels } : {}), record: recordUsage });
   const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, store) : undefined;
   const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools, store) : undefined;
   const operations = new OperationLog(store, clock, config.idempotency);
@@ -138,26 +167,21 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(approvals ? { approvals } : {}),
     ...(toolExecutions ? { toolExecutions } : {}),
     onInternalError: (error, runId) => logInternalError(error, `run ${runId}`),
-    ...(config.usage ? { metering: { hostId: config.usage.hostId, labels: config.usage.labels, prices: config.usage.prices } } : {}),
+    metering: { hostId, ...(config.usage ? { labels: config.usage.labels, prices: config.usage.prices } : {}) },
     onRunStarted: async (record) => {
       await Promise.all([store.recordRunStart(record), usage.runStarted(record)]);
     },
-    onUsage: async (record) => {
-      prometheus?.observeRecord(record);
-      if (options.log) logRun(options.log, record);
-      try {
-        await usage.finished(record).catch(() => undefined);
-        await store.recordUsage(record);
-      } finally {
-        usage.deliverLater(record);
-      }
-    },
+    onUsage: recordUsage,
+    ...(retrieval ? { retrieval } : {}),
   });
   const tracing = config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined;
+  // The operator endpoints exist when some token has the operator grant.
+  const monitor = config.tokens.some((token) => token.operator) ? new RunMonitor() : undefined;
   const jobs = config.jobs
-    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared) =>
-        tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events,
-      )
+    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared, jobId) => {
+        const traced = tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events;
+        return monitor ? monitor.track(traced, { subject: prepared.subject, jobId }) : traced;
+      })
     : undefined;
   const sessions = config.sessions ? new SessionService(store, driver, config.sessions) : undefined;
   const expireOperations = () => {
@@ -176,6 +200,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     operations,
     jobs,
     sessions,
+    retrieval,
     discovery: new ProviderDiscovery(driver.clock),
     admission: new Admission({
       total: config.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total,
@@ -184,7 +209,8 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     metrics,
     prometheus,
     tracing,
-    features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions }),
+    operator: monitor ? { store, monitor } : undefined,
+    features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions, retrieval, operator: monitor }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
     active,
@@ -199,6 +225,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     logInternalError,
     ...(options.log ? { logRequest: (line: Parameters<typeof logRequest>[1]) => logRequest(options.log!, line) } : {}),
+    ...(consoleAssets ? { console: { assets: consoleAssets, listenHost: config.listen.host } } : {}),
   });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -213,14 +240,17 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;
   let closed: Promise<void> | undefined;
+  const url = hostUrl(config.listen.host, port, tls !== undefined);
   return {
-    url: hostUrl(config.listen.host, port, tls !== undefined),
+    url,
+    consoleUrl: consoleAssets ? `${url}${CONSOLE_PATH}` : undefined,
     driver,
     approvals,
     toolExecutions,
     store,
     metrics,
     usage,
+    retrieval,
     close: () =>
       (closed ??= (async () => {
         // Stop accepting, end every run with its terminal event, let the responses leave,
@@ -238,6 +268,31 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await store.close();
       })()),
   };
+}
+
+/** Scoped retrieval over the store's index, for the corpora the config names. */
+function retrievalService(
+  config: HostConfig,
+  store: StateStore,
+  options: HostOptions,
+  usage: { hostId: string; labels?: Record<string, string>; record(record: UsageRecord): Promise<void> },
+): RetrievalService | undefined {
+  const settings = config.retrieval;
+  if (!settings) return undefined;
+  const index = (store as StateStore & { retrieval?: RetrievalIndexStore }).retrieval;
+  // A store without a retrieval index (an in-process one of an application) offers no retrieval.
+  if (!index) return undefined;
+  const policy = ingestionPolicy(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {});
+  return new RetrievalService({
+    prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
+    store: index,
+    engine: store.kind,
+    corpora: settings.corpora.map((corpus) => ({ id: corpus.id, ...(corpus.namespace ? { namespace: corpus.namespace } : {}) })),
+    ...(options.authorizeRetrieval ? { authorize: options.authorizeRetrieval } : {}),
+    pdf: settings.pdf !== false,
+    ...(config.limits.idleTimeoutMs ? { idleTimeoutMs: config.limits.idleTimeoutMs } : {}),
+    usage,
+  });
 }
 
 /** The URL clients use: wildcard binds are reached on loopback; IPv6 literals are bracketed. */

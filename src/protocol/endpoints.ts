@@ -35,6 +35,16 @@ import {
   RetrievalDeleteResult,
   IngestRequest,
   IngestResult,
+  OperatorRunsRequest,
+  OperatorRunList,
+  OperatorListRequest,
+  OperatorApprovalList,
+  OperatorJobsRequest,
+  OperatorJobList,
+  OperatorUsageRequest,
+  OperatorUsage,
+  OperatorAuditRequest,
+  OperatorAuditPage,
 } from './schemas.js';
 
 export interface Endpoint {
@@ -87,8 +97,12 @@ export const FEATURES = [
   'retrieval-indexing',
   'document-ingestion',
   'pdf-ingestion',
+  'operator-endpoints',
 ] as const;
 export type Feature = (typeof FEATURES)[number];
+
+const UUID_PARAM = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' };
+const INVALID_OPERATOR = { code: 'INVALID_OPERATOR_REQUEST', message: 'The operator request is invalid' } as const;
 
 export const ENDPOINTS: Endpoint[] = [
   { method: 'GET', path: '/health', operationId: 'health', summary: 'Liveness; no authentication.', public: true, response: Health },
@@ -267,5 +281,89 @@ export const ENDPOINTS: Endpoint[] = [
     request: IngestRequest,
     invalidBody: { code: 'INVALID_INGESTION', message: 'The ingestion request is invalid' },
     response: IngestResult,
+  },
+  // Operator endpoints: only tokens with the `operator` grant (any other token gets FORBIDDEN).
+  {
+    method: 'POST',
+    path: '/v1/operator/runs',
+    operationId: 'operatorListRuns',
+    summary: 'Operator: the runs this host replica is serving now (steps and tokens so far) and the most recently finished ones with their outcome.',
+    feature: 'operator-endpoints',
+    request: OperatorRunsRequest,
+    invalidBody: INVALID_OPERATOR,
+    response: OperatorRunList,
+  },
+  {
+    method: 'GET',
+    path: '/v1/operator/runs/{id}/events',
+    operationId: 'operatorWatchRun',
+    summary:
+      'Operator: the events of one active run as server-sent events — the recent ones first, then live, until its terminal event. A watcher that falls behind is disconnected; the run is never slowed.',
+    feature: 'operator-endpoints',
+    pathParams: [{ name: 'id', description: 'The run id (a lowercase UUID).', schema: UUID_PARAM }],
+    response: RunEvent,
+    events: RunEvent,
+    streamOnly: true,
+  },
+  {
+    method: 'POST',
+    path: '/v1/operator/approvals',
+    operationId: 'operatorListApprovals',
+    summary: 'Operator: pending interactive approvals of every subject, oldest first.',
+    feature: 'operator-endpoints',
+    request: OperatorListRequest,
+    invalidBody: INVALID_OPERATOR,
+    response: OperatorApprovalList,
+  },
+  {
+    method: 'POST',
+    path: '/v1/operator/approvals/decisions',
+    operationId: 'operatorDecideApproval',
+    summary: 'Operator: decide a pending approval of any subject; audited with the operator token like any decision.',
+    feature: 'operator-endpoints',
+    request: ApprovalDecision,
+    invalidBody: { code: 'INVALID_APPROVAL', message: 'The decision is invalid' },
+    response: ApprovalResolution,
+  },
+  {
+    method: 'POST',
+    path: '/v1/operator/jobs',
+    operationId: 'operatorListJobs',
+    summary: 'Operator: durable jobs of every subject, most recently updated first.',
+    feature: 'operator-endpoints',
+    request: OperatorJobsRequest,
+    invalidBody: INVALID_OPERATOR,
+    response: OperatorJobList,
+  },
+  {
+    method: 'GET',
+    path: '/v1/operator/jobs/{id}/stream',
+    operationId: 'operatorStreamJob',
+    summary: 'Operator: any job\'s committed events as server-sent events, like `GET /v1/jobs/{id}/stream` (`Last-Event-ID` resumes).',
+    feature: 'operator-endpoints',
+    pathParams: [{ name: 'id', description: 'The job id (a lowercase UUID).', schema: UUID_PARAM }],
+    response: RunEvent,
+    events: RunEvent,
+    streamOnly: true,
+  },
+  {
+    method: 'POST',
+    path: '/v1/operator/usage',
+    operationId: 'operatorUsage',
+    summary: 'Operator: usage totals of the stored usage records, optionally grouped by subject, provider, model or day.',
+    feature: 'operator-endpoints',
+    request: OperatorUsageRequest,
+    invalidBody: INVALID_OPERATOR,
+    response: OperatorUsage,
+  },
+  {
+    method: 'POST',
+    path: '/v1/operator/audit',
+    operationId: 'operatorAudit',
+    summary: 'Operator: one page of the approval audit log, newest first.',
+    feature: 'operator-endpoints',
+    request: OperatorAuditRequest,
+    invalidBody: INVALID_OPERATOR,
+    response: OperatorAuditPage,
   },
 ];

@@ -127,8 +127,9 @@ export class MockProvider implements ProviderAdapter {
     const script = parseMockScript(input);
     if (!script) {
       const inputTokens = tokens(request.messages.map((m) => m.content).join('\n') + (request.instructions ?? ''));
-      yield { type: 'text-delta', text: input };
-      yield { type: 'usage', usage: { inputTokens, outputTokens: tokens(input) } };
+      const answer = input + groundedNotes(request.messages);
+      yield { type: 'text-delta', text: answer };
+      yield { type: 'usage', usage: { inputTokens, outputTokens: tokens(answer) } };
       yield { type: 'finish', finishReason: 'stop' };
       return;
     }
@@ -170,6 +171,18 @@ export class MockProvider implements ProviderAdapter {
       yield { type: 'text-delta', text: JSON.stringify(results) };
     } else if ('advisory' in action) yield { type: 'advisory', event: action.advisory };
   }
+}
+
+/** With text context (attachments, retrieved passages): one cited line per source, so the echo visibly uses them. */
+function groundedNotes(messages: readonly ProviderMessage[]): string {
+  const user = [...messages].reverse().find((message) => message.role === 'user');
+  const items = (user && 'context' in user ? (user.context ?? []) : []).filter((item) => item.text !== undefined);
+  if (items.length === 0) return '';
+  const lines = items.map((item) => {
+    const excerpt = item.text!.replace(/\s+/g, ' ').trim();
+    return `- ${excerpt.length > 160 ? `${excerpt.slice(0, 157)}...` : excerpt} [source:${item.source.id}]`;
+  });
+  return `\n\nFrom the supplied sources:\n${lines.join('\n')}`;
 }
 
 /** The latest user input and how many model steps this run has already taken. */

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
-import type { ContextManifest as ContextManifestSchema, ContextSource, DraftArtifact as DraftArtifactSchema } from '../protocol/schemas.js';
+import type { ContextManifest as ContextManifestSchema, ContextSource, DraftArtifact as DraftArtifactSchema, RetrievalResult } from '../protocol/schemas.js';
 import type { ContextItem, ProviderInfo } from '../providers/spec/v1.js';
 import type { RunRequest } from './types.js';
 
@@ -42,6 +42,30 @@ export function prepareContext(request: RunRequest, info: ProviderInfo): Prepare
   }
   const name = request.outputArtifact?.name;
   if (name === '.' || name === '..') throw new DriverError('INVALID_ARTIFACT', 'The artifact name is not valid.');
+  return { items, manifests };
+}
+
+/** Attachments and retrieved passages of one run, together. */
+export const MAX_CONTEXT_INPUTS = 16;
+export const DEFAULT_RETRIEVAL_LIMIT = 8;
+
+/**
+ * Retrieved passages as text context: one per hit, its source id the chunk id (so citations name
+ * the passage) and `location.documentId` the document it came from. A chunk id equal to an
+ * attachment's source id → INVALID_CONTEXT.
+ */
+export function retrievalContext(result: RetrievalResult, attached: readonly ContextManifest[]): PreparedContext {
+  const taken = new Set(attached.map((manifest) => manifest.id));
+  const items: ContextItem[] = [];
+  const manifests: ContextManifest[] = [];
+  for (const hit of result.hits) {
+    if (taken.has(hit.chunkId)) throw new DriverError('INVALID_CONTEXT', `Retrieved passage ${hit.chunkId} has the id of an attachment.`);
+    taken.add(hit.chunkId);
+    const { id, title, uri, location, revision } = hit.source;
+    const source: ContextSourceValue = { id: hit.chunkId, revision, ...(title !== undefined ? { title } : {}), ...(uri !== undefined ? { uri } : {}), location: { ...location, documentId: id } };
+    items.push({ source, mediaType: 'text/plain', text: hit.text });
+    manifests.push({ ...source, mediaType: 'text/plain', bytes: Buffer.byteLength(hit.text), sha256: sha256(hit.text), origin: 'retrieval' });
+  }
   return { items, manifests };
 }
 

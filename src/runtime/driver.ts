@@ -11,12 +11,12 @@ import { compileSchema, type CompiledSchema } from './json-schema.js';
 import type { ProviderAdapter, ProviderInfo } from '../providers/spec/v1.js';
 import { executeRun } from './run-loop.js';
 import type { PreparedRun } from './prepared-run.js';
-import { MAX_APPLICATION_TOOL_BYTES, type ApprovalService, type ExecuteOptions, type RunServices, type ToolExecutionService } from './services.js';
+import { MAX_APPLICATION_TOOL_BYTES, type ApprovalService, type ExecuteOptions, type RetrievalContext, type RunServices, type ToolExecutionService } from './services.js';
 import { registerTools, type ApproveCallback, type HostTool, type RegisteredTool, type RunTool } from './tools.js';
 import { jsonBytes } from '../shared/json-identity.js';
 import type { Provider, RunEvent, RunRequest, RunResult } from './types.js';
 import type { RunStartRecord, UsageRecord } from './usage-record.js';
-import { prepareContext } from './context.js';
+import { DEFAULT_RETRIEVAL_LIMIT, MAX_CONTEXT_INPUTS, prepareContext } from './context.js';
 import { Metering, type MeteringOptions } from './metering.js';
 
 export type { PreparedRun } from './prepared-run.js';
@@ -50,6 +50,8 @@ export interface DriverOptions {
   toolExecutions?: ToolExecutionService;
   /** Told the unmasked cause whenever a run ends INTERNAL_ERROR (the wire only says "internal"). */
   onInternalError?: (error: unknown, runId: string) => void;
+  /** Enables the `retrieval` run option (search before generation), e.g. a `RetrievalService`. */
+  retrieval?: RetrievalContext;
 }
 
 export interface RunOptions {
@@ -90,6 +92,7 @@ export class AgenticDriver {
       onUsage: options.onUsage,
       onInternalError: options.onInternalError,
       maxAttempts: options.limits?.maxAttempts,
+      retrieval: options.retrieval,
     };
     for (const adapter of options.providers) {
       if (this.providers.has(adapter.info.id)) throw new DriverError('INVALID_CONFIG', `Provider ${adapter.info.id} is configured twice.`);
@@ -132,7 +135,12 @@ export class AgenticDriver {
   /** The rest of validation, on a request `parse` returned. */
   prepareParsed(request: RunRequest, options: RunOptions = {}): PreparedRun {
     if (request.session) throw new DriverError('SESSIONS_UNAVAILABLE', 'This host does not offer conversation sessions.');
-    if (request.retrieval) throw new DriverError('RETRIEVAL_UNAVAILABLE', 'This host does not offer retrieval.');
+    if (request.retrieval) {
+      if (!this.services.retrieval) throw new DriverError('RETRIEVAL_UNAVAILABLE', 'This host does not offer retrieval.');
+      if ((request.attachments?.length ?? 0) + (request.retrieval.limit ?? DEFAULT_RETRIEVAL_LIMIT) > MAX_CONTEXT_INPUTS) {
+        throw new DriverError('INVALID_RETRIEVAL', `Attachments and retrieval passages together may not exceed ${MAX_CONTEXT_INPUTS}.`);
+      }
+    }
     if (request.idempotencyKey !== undefined && !options.idempotency) {
       throw new DriverError('IDEMPOTENCY_UNAVAILABLE', 'This host has no operation store, so idempotency keys are not accepted.');
     }

@@ -6,14 +6,15 @@ import { randomUUID } from 'node:crypto';
 import { DriverError, toDriverError } from '../protocol/errors.js';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../protocol/json-depth.js';
 import { isoTimestamp } from '../shared/clock.js';
-import { CONTEXT_INSTRUCTIONS, draftArtifact } from './context.js';
+import { CONTEXT_INSTRUCTIONS, draftArtifact, retrievalContext, type PreparedContext } from './context.js';
 import type { PreparedRun } from './prepared-run.js';
 import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
 import { isJournaled, type ExecuteOptions, type RunJournal, type RunServices } from './services.js';
-import type { ProviderMessage, ProviderPart, ProviderRequest } from '../providers/spec/v1.js';
+import type { ProviderContinuation, ProviderMessage, ProviderPart, ProviderRequest } from '../providers/spec/v1.js';
 import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
+import type { RetrievalResult } from '../protocol/schemas.js';
 import { normalizeUsage, UsageAccumulator } from './usage.js';
 import type { RunStartRecord, UsageRecord } from './usage-record.js';
 
@@ -31,7 +32,7 @@ export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSig
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
 
   const channel = new EventChannel((error) => abort.abort(error));
-  const body = new RunBody(prepared, runId, abort, channel, journal);
+  const body = new RunBody(prepared, runId, abort, channel, journal, options.continuation);
   const task = body.run();
   let sequence = 0;
   let ended = false;
@@ -65,6 +66,9 @@ class RunBody {
   private readonly usedCallIds = new Set<string>();
   private steps = 0;
   private toolPending = false;
+  /** The attachments, plus the retrieved passages once the search ran. */
+  private context: PreparedContext;
+  private retrieved: RetrievalResult | undefined;
 
   private readonly services: RunServices;
 
@@ -74,8 +78,10 @@ class RunBody {
     private readonly abort: AbortController,
     private readonly channel: EventChannel,
     private readonly journal: RunJournal | undefined,
+    private readonly continuation: ProviderContinuation | undefined,
   ) {
     this.services = prepared.services;
+    this.context = prepared.context;
     const ms = prepared.idleTimeoutMs;
     this.idle = new IdleTimer(this.services.clock, ms, () =>
       abort.abort(new DriverError('IDLE_TIMEOUT', `The run made no progress for ${ms} ms.`, { retryable: true })),
@@ -96,13 +102,16 @@ class RunBody {
       await this.commit({ type: 'run.started', provider: request.provider, model: request.model });
       this.signal.throwIfAborted();
       this.idle.start();
+      await this.retrieve();
       const messages = this.initialMessages();
       for (let step = 1; ; step += 1) {
         this.signal.throwIfAborted();
+        if (step > 1) await this.revalidate();
         await this.commit({ type: 'step.started', step });
         this.steps = step;
-        const outcome = await this.modelStep(messages);
+        const outcome = await this.modelStep(messages, step);
         if (outcome.toolCalls.length === 0) {
+          await this.revalidate();
           await this.commitTerminal({ type: 'run.completed', result: this.result(outcome) }, true);
           return;
         }
@@ -150,15 +159,41 @@ class RunBody {
     this.channel.pushTerminal(event);
   }
 
+  /** The `retrieval` option: search before generation; no passage → NO_RETRIEVAL_EVIDENCE. */
+  private async retrieve(): Promise<void> {
+    const { request, subject } = this.prepared;
+    const options = request.retrieval;
+    const retrieval = this.services.retrieval;
+    if (!options || !retrieval) return;
+    const progress = this.progressReporter('context');
+    progress();
+    const result = await abortable(
+      retrieval.search({ ...options, query: options.query ?? request.input }, { subject, runId: this.runId, signal: this.signal, onProgress: progress }),
+      this.signal,
+    );
+    if (result.hits.length === 0) throw new DriverError('NO_RETRIEVAL_EVIDENCE', 'The search found no passage to ground the answer on.');
+    const passages = retrievalContext(result, this.context.manifests);
+    this.retrieved = result;
+    this.context = { items: [...this.context.items, ...passages.items], manifests: [...this.context.manifests, ...passages.manifests] };
+  }
+
+  /** The evidence must still be visible, at the same revisions, before each further step and before completion. */
+  private async revalidate(): Promise<void> {
+    if (!this.retrieved) return;
+    await abortable(this.services.retrieval!.revalidate(this.retrieved, { subject: this.prepared.subject, runId: this.runId, signal: this.signal }), this.signal);
+  }
+
   private initialMessages(): ProviderMessage[] {
-    const { request, context } = this.prepared;
+    const { request } = this.prepared;
+    const { context } = this;
     const messages: ProviderMessage[] = (request.history ?? []).map((m) => ({ role: m.role, content: m.content }));
     messages.push(context.items.length > 0 ? { role: 'user', content: request.input, context: context.items } : { role: 'user', content: request.input });
     return messages;
   }
 
   private instructions(): string | undefined {
-    const { request, outputSchema, context } = this.prepared;
+    const { request, outputSchema } = this.prepared;
+    const { context } = this;
     const parts = [request.instructions ?? ''];
     if (outputSchema) {
       parts.push(`Respond with only a JSON value that matches this JSON Schema:\n${JSON.stringify(request.outputSchema)}`);
@@ -168,7 +203,7 @@ class RunBody {
     return text === '' ? undefined : text;
   }
 
-  private async modelStep(messages: ProviderMessage[]): Promise<StepOutcome> {
+  private async modelStep(messages: ProviderMessage[], step: number): Promise<StepOutcome> {
     const { request, adapter, tools, maxOutputTokens } = this.prepared;
     const providerRequest: ProviderRequest = {
       model: request.model,
@@ -181,6 +216,8 @@ class RunBody {
     if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;
     if (tools.length > 0) providerRequest.callTool = this.midStepToolCaller();
     if (request.approvals) providerRequest.requestApproval = (call) => this.review(call);
+    // Only the first step continues the session's native state; later steps carry their own messages.
+    if (this.continuation && step === 1) providerRequest.continuation = this.continuation;
     if (request.retry) {
       const cap = this.services.maxAttempts ?? request.retry.maxAttempts;
       providerRequest.retry = { ...request.retry, maxAttempts: Math.min(request.retry.maxAttempts, cap) };
@@ -389,7 +426,8 @@ class RunBody {
   }
 
   private result(outcome: StepOutcome): RunResult {
-    const { request, outputSchema, context } = this.prepared;
+    const { request, outputSchema } = this.prepared;
+    const { context } = this;
     const result: RunResult = {
       runId: this.runId,
       provider: request.provider,
@@ -414,6 +452,7 @@ class RunBody {
       result.output = output;
     }
     if (context.manifests.length > 0) result.sources = structuredClone(context.manifests);
+    if (this.retrieved) result.retrieval = structuredClone(this.retrieved);
     if (request.outputArtifact) {
       const content = request.outputArtifact.mediaType === 'application/json' ? JSON.stringify(result.output) : outcome.text;
       result.artifacts = [draftArtifact(request, content, context.manifests)];

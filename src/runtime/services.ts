@@ -5,7 +5,8 @@
  * registries in `src/extensions/`.
  */
 import type { DriverError } from '../protocol/errors.js';
-import type { ApprovalRequest, ApprovalResolution, ToolCall, ToolExecution } from '../protocol/schemas.js';
+import type { ProviderContinuation } from '../providers/spec/v1.js';
+import type { ApprovalRequest, ApprovalResolution, RetrievalOptions, RetrievalResult, ToolCall, ToolExecution } from '../protocol/schemas.js';
 import type { Clock } from '../shared/clock.js';
 import type { Metering } from './metering.js';
 import type { ApproveCallback } from './tools.js';
@@ -59,11 +60,33 @@ export interface ExecuteOptions {
   journal?: RunJournal | undefined;
   /** The run's id when the caller fixed it beforehand (a durable job's). */
   runId?: string | undefined;
+  /** A native-mode session turn: handed to the run's first model step. */
+  continuation?: ProviderContinuation | undefined;
 }
 
 /** What the journal keeps: everything but streamed text, progress and optional vendor events. */
 export function isJournaled(event: EventPayload): boolean {
   return event.type !== 'text.delta' && event.type !== 'run.progress' && !(event as { optional?: boolean }).optional;
+}
+
+/** Who asks, for which run, and how real work is reported (resets the run's idle timer). */
+export interface RetrievalCallContext {
+  subject: string;
+  /** The run the search serves (its embedding usage record names it as the parent). */
+  runId?: string;
+  signal: AbortSignal;
+  onProgress?: () => void;
+}
+
+/**
+ * Scoped retrieval for runs (`retrieval` run option): a search authorized for the subject,
+ * and the re-check of that evidence (same corpus index, still authorized, unchanged sources)
+ * before the run completes. `src/extensions/retrieval` implements it.
+ */
+export interface RetrievalContext {
+  search(options: RetrievalOptions & { query: string }, context: RetrievalCallContext): Promise<RetrievalResult>;
+  /** CONTEXT_NOT_FOUND when any hit is no longer visible at its revision and digest. */
+  revalidate(result: RetrievalResult, context: RetrievalCallContext): Promise<void>;
 }
 
 export interface RunServices {
@@ -84,4 +107,6 @@ export interface RunServices {
   onInternalError?: ((error: unknown, runId: string) => void) | undefined;
   /** The host's cap on provider attempts per step. */
   maxAttempts?: number | undefined;
+  /** Scoped retrieval for the `retrieval` run option; absent → RETRIEVAL_UNAVAILABLE. */
+  retrieval?: RetrievalContext | undefined;
 }

@@ -66,6 +66,12 @@ export interface UsageRecord {
   apiEquivalentCostUsd?: ApiEquivalentCost;
   /** The operator's labels from host config. */
   labels?: Record<string, string>;
+  /** `embedding`: one embedding call of scoped retrieval (absent: a run). */
+  operation?: 'embedding';
+  /** Of an embedding call: indexing a source or embedding a search query. */
+  purpose?: 'index' | 'query';
+  /** Of an embedding call made for a run (its retrieval search). */
+  parentRunId?: string;
 }
 
 /**

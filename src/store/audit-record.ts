@@ -6,6 +6,8 @@ export interface AuditRecord {
   subject: string;
   /** The token that made the decision (resolved/rejected by a decision). */
   tokenId?: string;
+  /** The operator token's subject, when an operator decided (`/v1/operator/approvals/decisions`). */
+  operator?: string;
   approvalId?: string;
   runId?: string;
   provider?: string;

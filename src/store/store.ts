@@ -12,6 +12,7 @@ import type {
   HistoryMessage,
   IngestionManifest,
   JobInfo,
+  JobState,
   RunEvent,
   RunRequest,
   SessionCreate,
@@ -130,6 +131,8 @@ export interface JobStore {
   /** Creates the job, or returns the one this subject submitted under the key (IDEMPOTENCY_CONFLICT when the request differs). */
   submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }>;
   read(id: string): Promise<JobRow | undefined>;
+  /** Jobs of every subject (optionally in one state), most recently updated first (the operator's list). */
+  list(limit: number, state?: JobState): Promise<JobRow[]>;
   /** Committed events after `after`, at most `limit`, stopping before `maxBytes` of JSON (at least one). */
   events(id: string, after: number, limit: number, maxBytes: number): Promise<RunEvent[]>;
   /** Starts the next queued job on this replica (fair across subjects), if any. */
@@ -153,6 +156,8 @@ export interface SessionRow {
   /** The visible history: the turns a person saw. */
   history: HistoryMessage[];
   instructions?: string;
+  /** Native mode: what the provider saved on the last turn (opaque; never in a snapshot or result). */
+  providerState?: string;
 }
 
 export interface SessionStore {
@@ -162,8 +167,11 @@ export interface SessionStore {
   delete(id: string): Promise<{ deleted: boolean; runningOn: string | undefined }>;
   /** Claims the turn at `revision` for this replica, or throws the session conflict. */
   begin(id: string, subject: string, revision: number, provider: string, model: string, maxMessages: number): Promise<SessionRow>;
-  /** Appends the exchange and moves to the next revision; undefined when the turn is no longer this replica's. */
-  commit(id: string, exchange: HistoryMessage[]): Promise<SessionRow | undefined>;
+  /**
+   * Appends the exchange and moves to the next revision, with the provider state the turn saved
+   * (none: the next turn replays); undefined when the turn is no longer this replica's.
+   */
+  commit(id: string, exchange: HistoryMessage[], providerState?: string): Promise<SessionRow | undefined>;
   release(id: string, modelWorkStarted: boolean): Promise<void>;
 }
 
@@ -274,6 +282,12 @@ export interface StateStore {
   appendAudit(record: AuditRecord): Promise<void>;
   /** The newest audit records first. */
   readAudit(limit: number): Promise<AuditRecord[]>;
+  /** One page of the audit log, newest first, older than the record `before` when given, with each record's id. */
+  auditPage(limit: number, before?: number): Promise<{ id: number; record: AuditRecord }[]>;
+  /** The most recently finished runs' usage records, newest first. */
+  recentUsage(limit: number): Promise<UsageRecord[]>;
+  /** Pending approvals of every subject, oldest first (the operator's list). */
+  pendingApprovals(limit: number): Promise<ApprovalRow[]>;
 
   findOperation(subject: string, key: string): Promise<OperationRecord | undefined>;
   /** Claims the key for this replica, or returns the record of whoever owns it. */

@@ -13,6 +13,7 @@ import { ENDPOINTS, type Endpoint } from '../../src/protocol/endpoints.js';
 import { OPERATOR_ENDPOINTS } from '../../src/host/metrics.js';
 import { sseEvents, startTestHost, type TestHost } from '../support/host.js';
 import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
+import { openRetrievalStore } from '../support/retrieval-index.js';
 
 const OWNER = 'owner-token-0123456789abcdefghijklmnopqr';
 const NO_GRANT = 'nogrant-token-0123456789abcdefghijklmno';
@@ -20,6 +21,8 @@ const STRANGER = 'stranger-token-0123456789abcdefghijklmn';
 const VENDOR_KEY = 'vendor-key-for-the-loopback-provider';
 /** The operator's metrics secret: opens /metrics and nothing else; host tokens do not open /metrics. */
 const METRICS = 'metrics-token-0123456789abcdefghijklmnop';
+/** A token with the operator grant only. */
+const OPERATOR = 'operator-token-0123456789abcdefghijklmn';
 
 /** Authorization header values that must never authenticate (undefined: no header at all). */
 const MALFORMED: [string, string | undefined][] = [
@@ -41,9 +44,12 @@ const MALFORMED: [string, string | undefined][] = [
 ];
 
 type Expected = { status: number; code?: string; check?: (body: any) => void };
+const FORBIDDEN: Expected = { status: 403, code: 'FORBIDDEN' };
 /** One row per endpoint: what a token lacking the grant and a stranger (another subject with every grant) get. */
 interface Row {
   noGrant: Expected;
+  /** Operator endpoints: what the operator token gets (every application token, however granted, gets FORBIDDEN). */
+  operator?: Expected;
   /** Undefined: the endpoint holds no resource of a subject (the stranger is an ordinary caller). */
   stranger?: Expected;
 }
@@ -64,7 +70,23 @@ const MATRIX: Record<string, Row> = {
   cancelJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
   jobEvents: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
   streamJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
+  // Retrieval: the owner's notes live in the owner's namespace; a stranger searches and deletes its own (empty) one.
+  searchRetrieval: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 200, check: (body) => assert.deepEqual(body.hits, []) } },
+  indexSource: { noGrant: { status: 403, code: 'FORBIDDEN' } },
+  deleteSource: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 200, check: (body) => assert.equal(body.deleted, false) } },
+  ingestDocument: { noGrant: { status: 403, code: 'FORBIDDEN' } },
+  // Operator endpoints: every application token (the stranger, and the owner below) is FORBIDDEN.
+  operatorListRuns: { noGrant: FORBIDDEN, operator: { status: 200 } },
+  operatorWatchRun: { noGrant: FORBIDDEN, operator: { status: 404, code: 'RUN_NOT_FOUND' } },
+  operatorListApprovals: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body.approvals.length, 1) } },
+  operatorDecideApproval: { noGrant: FORBIDDEN, operator: { status: 404, code: 'APPROVAL_NOT_FOUND' } },
+  operatorListJobs: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body.jobs.length, 1) } },
+  operatorStreamJob: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body, undefined) } },
+  operatorUsage: { noGrant: FORBIDDEN, operator: { status: 200 } },
+  operatorAudit: { noGrant: FORBIDDEN, operator: { status: 200 } },
 };
+
+const OWNED_NOTE = { corpus: 'notes', source: { id: 'owned-note', revision: '1' }, chunks: [{ id: 'owned-1', text: 'The owned note of the owner.' }] };
 
 const lookup = { name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } };
 const effects: unknown[] = [];
@@ -116,6 +138,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
       applicationTools: [{ name: 'lookup', requiresApproval: false }],
       jobs: ['submit', 'read', 'cancel'],
       sessions: ['create', 'read', 'continue', 'delete'],
+      retrieval: { search: ['notes'], index: ['notes'], delete: ['notes'] },
     };
     host = await startTestHost(
       {
@@ -127,15 +150,17 @@ describe('authorization matrix: every endpoint × every way in', () => {
         applicationTools: { enabled: true, requireApproval: false },
         jobs: { retentionMs: 60_000 },
         sessions: { retentionMs: 60_000 },
+        retrieval: { corpora: [{ id: 'notes', namespace: 'subject' }] },
         metrics: { enabled: true, tokenRef: { env: 'AD_METRICS' } },
         tokens: [
           { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
           // Same subject as the owner, no grant of any kind.
           { id: 'nogrant', subject: 'owner', tokenRef: { env: 'AD_NO_GRANT' }, providers: [] },
           { id: 'stranger', subject: 'stranger', tokenRef: { env: 'AD_STRANGER' }, ...grants },
+          { id: 'operator', subject: 'ops', tokenRef: { env: 'AD_OPERATOR' }, providers: [], operator: true },
         ],
       },
-      { tools: [guarded], env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY, AD_METRICS: METRICS } },
+      { tools: [guarded], store: await openRetrievalStore('sqlite'), env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY, AD_METRICS: METRICS, AD_OPERATOR: OPERATOR } },
     );
     // The owner's resources the others attack: one pending approval, one dispatched ticket,
     // each in a run on the vendor provider (one model call each so far).
@@ -158,6 +183,12 @@ describe('authorization matrix: every endpoint × every way in', () => {
     });
     assert.equal(created.status, 200);
     session = ((await created.json()) as { session: Record<string, unknown> }).session;
+    const indexed = await fetch(`${host.url}/v1/retrieval/index`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OWNER}`, 'content-type': 'application/json' },
+      body: JSON.stringify(OWNED_NOTE),
+    });
+    assert.equal(indexed.status, 200);
     assert.equal(vendor.requests.length, 2);
   });
 
@@ -173,7 +204,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
     return endpoint.path.replace('{id}', String(job.id));
   };
   /** A body that the owner could send successfully, so only the caller decides the answer. */
-  function bodyOf(endpoint: Endpoint): unknown {
+  function bodyOf(endpoint: Endpoint, authorization?: string): unknown {
     const ticket = () => ({ executionId: execution.executionId, runId: execution.runId, callId: (execution.call as { id: string }).id });
     switch (endpoint.operationId) {
       case 'run':
@@ -196,18 +227,36 @@ describe('authorization matrix: every endpoint × every way in', () => {
         return { id: job.id };
       case 'jobEvents':
         return { id: job.id, after: 0 };
+      case 'searchRetrieval':
+        return { corpus: 'notes', query: 'owned note' };
+      case 'indexSource':
+        return { corpus: 'notes', source: { id: 'attack-note', revision: '1' }, chunks: [{ id: 'attack-1', text: 'An attacker note.' }] };
+      case 'deleteSource':
+        return { corpus: 'notes', sourceId: OWNED_NOTE.source.id, revision: OWNED_NOTE.source.revision };
+      case 'ingestDocument':
+        return { corpus: 'notes', document: { type: 'text', source: { id: 'attack-doc', revision: '1' }, mediaType: 'text/plain', text: 'An attacker document.' } };
+      case 'operatorListRuns':
+      case 'operatorListApprovals':
+      case 'operatorListJobs':
+      case 'operatorUsage':
+      case 'operatorAudit':
+        return {};
+      case 'operatorDecideApproval':
+        // The owner's real approval for application tokens; one that does not exist for the operator (the owner decides it last).
+        return { approvalId: authorization === `Bearer ${OPERATOR}` ? 'no-such-approval' : approval.approvalId, runId: approval.runId, call: approval.call, decision: 'approve' };
       default:
         assert.equal(endpoint.request, undefined, `${endpoint.operationId} takes a body: give it one here`);
         return undefined;
     }
   }
   async function call(endpoint: Endpoint, authorization: string | undefined) {
-    const body = bodyOf(endpoint);
+    const body = bodyOf(endpoint, authorization);
     const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
     if (authorization !== undefined) headers.authorization = authorization;
     const response = await fetch(`${host.url}${pathOf(endpoint)}`, { method: endpoint.method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text === '' ? undefined : (JSON.parse(text) as any) };
+    const stream = response.headers.get('content-type')?.startsWith('text/event-stream');
+    return { status: response.status, headers: response.headers, body: text === '' || stream ? undefined : (JSON.parse(text) as any) };
   }
   function assertAnswer(answer: Awaited<ReturnType<typeof call>>, expected: Expected, what: string) {
     assert.equal(answer.status, expected.status, `${what}: ${JSON.stringify(answer.body)}`);
@@ -240,6 +289,15 @@ describe('authorization matrix: every endpoint × every way in', () => {
         assertAnswer(await call(endpoint, `Bearer ${NO_GRANT}`), row!.noGrant, 'no grant');
         assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
       });
+
+      if (row?.operator) {
+        it('refuses every application token, however granted, and answers the operator token', async () => {
+          assertAnswer(await call(endpoint, `Bearer ${STRANGER}`), FORBIDDEN, 'stranger');
+          assertAnswer(await call(endpoint, `Bearer ${OWNER}`), FORBIDDEN, 'owner');
+          assertAnswer(await call(endpoint, `Bearer ${OPERATOR}`), row.operator!, 'operator');
+          assert.equal(vendor.requests.length, 2, 'an operator request reached the provider');
+        });
+      }
 
       if (row?.stranger) {
         it("hides another subject's resources (404) from a token with every grant", async () => {
@@ -276,6 +334,16 @@ describe('authorization matrix: every endpoint × every way in', () => {
       });
     });
   }
+
+  it("left the owner's indexed note intact and visible to the owner only", async () => {
+    const searched = await fetch(`${host.url}/v1/retrieval/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OWNER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ corpus: 'notes', query: 'owned note' }),
+    });
+    assert.equal(searched.status, 200);
+    assert.deepEqual(((await searched.json()) as { hits: { chunkId: string }[] }).hits.map((hit) => hit.chunkId), ['owned-1']);
+  });
 
   it('left the attacked approval and ticket intact for their owner', async () => {
     assert.deepEqual(effects, [], 'the guarded tool ran without its owner deciding');

@@ -1,6 +1,7 @@
 /**
  * Fuzzes a live host with schemathesis against the generated protocol/openapi.json (issue 13,
- * "keep attacking"). The host is real (loopback, mock provider, every endpoint enabled); the
+ * "keep attacking"). The host is real (loopback, mock provider, every endpoint enabled, retrieval
+ * corpora the token may search, index, ingest into and delete from); the
  * run fails on any 5xx, any response outside the contract, or any internal error the host
  * logs. Bounded for CI; `AGENTICDRIVER_FUZZ=long` runs the long campaign.
  *
@@ -15,6 +16,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestHost, TOKEN } from '../support/host.js';
+import { openRetrievalStore } from '../support/retrieval-index.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const venv = join(root, '.venv-attack');
@@ -86,6 +88,7 @@ async function main(): Promise<number> {
       applicationTools: { enabled: true, requireApproval: false },
       jobs: { retentionMs: 60_000 },
       sessions: { retentionMs: 60_000 },
+      retrieval: { corpora: [{ id: 'default' }, { id: 'mine', namespace: 'subject' }] },
       tokens: [
         {
           id: 'main',
@@ -97,10 +100,13 @@ async function main(): Promise<number> {
           applicationTools: [{ name: 'lookup', requiresApproval: false }],
           jobs: ['submit', 'read', 'cancel'],
           sessions: ['create', 'read', 'continue', 'delete'],
+          retrieval: { search: ['default', 'mine'], index: ['default', 'mine'], delete: ['default', 'mine'] },
+          // The operator endpoints are fuzzed too (an application token's FORBIDDEN is the authorization matrix's).
+          operator: true,
         },
       ],
     },
-    { logInternalError: (error, where) => void internalErrors.push({ where, error: String(error) }) },
+    { store: await openRetrievalStore('sqlite'), logInternalError: (error, where) => void internalErrors.push({ where, error: String(error) }) },
   );
   const reports = mkdtempSync(join(tmpdir(), 'agenticdriver-fuzz-'));
   try {

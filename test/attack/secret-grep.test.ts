@@ -107,7 +107,7 @@ describe('secret grep: no secret in any captured output', () => {
         { kind: 'mock', id: 'mock', models: ['demo'] },
       ],
       tokens: [
-        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'] },
+        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'], operator: true },
         { id: 'env', subject: 'app', tokenRef: { env: 'AD_ENV_TOKEN' }, providers: ['mock'] },
       ],
       state: { directory: join(configDir, 'state') },
@@ -185,6 +185,13 @@ describe('secret grep: no secret in any captured output', () => {
     assert.match(metrics.body, /agenticdriver_runs_total/);
     assert.equal((await request('metrics with a host token', '/metrics', { headers: auth(SECRETS.fileToken) })).status, 401);
     assert.equal((await request('wrong content type', '/v1/runs', { method: 'POST', headers: auth(SECRETS.fileToken, { 'content-type': 'text/plain' }), body: 'hi' })).status, 400);
+    // The operator endpoints: answers with every subject's runs, usage and audit, and refusals.
+    for (const path of ['runs', 'approvals', 'jobs', 'usage', 'audit']) {
+      assert.equal((await request(`operator ${path}`, `/v1/operator/${path}`, json(SECRETS.fileToken, {}))).status, 200);
+      assert.equal((await request(`operator ${path} with an application token`, `/v1/operator/${path}`, json(SECRETS.envToken, {}))).status, 403);
+    }
+    assert.equal((await request('operator usage by subject', '/v1/operator/usage', json(SECRETS.fileToken, { by: 'subject' }))).status, 200);
+    assert.equal((await request('operator watch of no run', '/v1/operator/runs/00000000-0000-4000-8000-000000000000/events', { headers: auth(SECRETS.fileToken) })).status, 404);
   });
 
   it('runs the CLI commands: status, doctor, audit, run, and config errors', async () => {

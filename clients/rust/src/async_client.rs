@@ -161,6 +161,43 @@ impl AsyncAgenticClient {
         Ok(validate::job_event_page(body, request)?)
     }
 
+    /// `POST v1/retrieval/search`: the validated hits of one corpus. The answer must be the
+    /// requested corpus with at most `limit` (default 8) unique chunks, each from a selected
+    /// source and at or above `min_score`, and at most `max_context_bytes` (default 65,536)
+    /// bytes of text, else `INVALID_RESPONSE`. A malformed request fails `INVALID_RETRIEVAL`
+    /// before it is sent.
+    pub async fn search_retrieval(&self, request: &RetrievalSearch) -> Result<RetrievalResult, Error> {
+        validate::retrieval_search(request)?;
+        let body = self.transport.post_json("v1/retrieval/search", request_body(request)?).await?;
+        Ok(validate::search_result(body, request)?)
+    }
+
+    /// `POST v1/retrieval/index`: indexes a source revision's own chunks; the receipt must
+    /// name the corpus, source and revision.
+    pub async fn index_source(&self, request: &RetrievalIndexRequest) -> Result<RetrievalIndexReceipt, Error> {
+        validate::retrieval_index(request)?;
+        let body = self.transport.post_json("v1/retrieval/index", request_body(request)?).await?;
+        Ok(validate::index_receipt(body, request)?)
+    }
+
+    /// `POST v1/retrieval/delete`: removes one source revision; the receipt must name it.
+    pub async fn delete_source(&self, corpus: &str, source_id: &str, revision: &str) -> Result<RetrievalDeleteResult, Error> {
+        let request = RetrievalDeleteRequest { corpus: corpus.into(), source_id: source_id.into(), revision: revision.into() };
+        validate::retrieval_delete(&request)?;
+        let body = self.transport.post_json("v1/retrieval/delete", request_body(&request)?).await?;
+        Ok(validate::delete_receipt(body, &request)?)
+    }
+
+    /// `POST v1/retrieval/ingest`: extracts, chunks and indexes one document. The receipt
+    /// must name the corpus and the document's source and revision, and carry an ingestion
+    /// manifest counting its chunks. A malformed request fails `INVALID_INGESTION` before
+    /// it is sent.
+    pub async fn ingest_document(&self, request: &IngestRequest) -> Result<IngestResult, Error> {
+        validate::ingest_request(request)?;
+        let body = self.transport.post_json("v1/retrieval/ingest", request_body(request)?).await?;
+        Ok(validate::ingest_receipt(body, request)?)
+    }
+
     /// Follows a job's events live (`GET v1/jobs/{id}/stream`) from `options.after` to
     /// its terminal event. It reads the job first and checks every event against it (the
     /// job's run, contiguous sequences, each frame's SSE id equal to its sequence,

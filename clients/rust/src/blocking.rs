@@ -99,6 +99,22 @@ impl AgenticClient {
         self.runtime.block_on(self.inner.job_events(request))
     }
 
+    pub fn search_retrieval(&self, request: &RetrievalSearch) -> Result<RetrievalResult, Error> {
+        self.runtime.block_on(self.inner.search_retrieval(request))
+    }
+
+    pub fn index_source(&self, request: &RetrievalIndexRequest) -> Result<RetrievalIndexReceipt, Error> {
+        self.runtime.block_on(self.inner.index_source(request))
+    }
+
+    pub fn delete_source(&self, corpus: &str, source_id: &str, revision: &str) -> Result<RetrievalDeleteResult, Error> {
+        self.runtime.block_on(self.inner.delete_source(corpus, source_id, revision))
+    }
+
+    pub fn ingest_document(&self, request: &IngestRequest) -> Result<IngestResult, Error> {
+        self.runtime.block_on(self.inner.ingest_document(request))
+    }
+
     /// Follows a job's events live, reconnecting by itself (see
     /// [`AsyncAgenticClient::tail_job`]); iterate until the terminal event or an error.
     /// Dropping the iterator closes the connection but never cancels the job.
@@ -160,5 +176,60 @@ impl Iterator for JobTailIter {
 
     fn next(&mut self) -> Option<Self::Item> {
         self.runtime.block_on(self.tail.next())
+    }
+}
+
+/// The blocking twin of [`crate::AsyncOperatorClient`]: same methods, same rules.
+#[derive(Clone)]
+pub struct OperatorClient {
+    inner: crate::AsyncOperatorClient,
+    runtime: Arc<Runtime>,
+}
+
+impl sealed::Sealed for OperatorClient {}
+impl Build for OperatorClient {
+    fn build(config: ClientConfig) -> Result<Self, Error> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("agenticdriver-io")
+            .enable_all()
+            .build()
+            .map_err(transport_error)?;
+        let _guard = runtime.enter();
+        Ok(OperatorClient { inner: crate::AsyncOperatorClient::build(config)?, runtime: Arc::new(runtime) })
+    }
+}
+
+impl OperatorClient {
+    pub fn new(url: &str, token: &str) -> Result<Self, Error> {
+        Self::builder(url, token).build()
+    }
+
+    pub fn builder(url: &str, token: &str) -> ClientBuilder<Self> {
+        ClientBuilder::new(url, token)
+    }
+
+    pub fn runs(&self, request: &OperatorRunsRequest) -> Result<OperatorRunList, Error> {
+        self.runtime.block_on(self.inner.runs(request))
+    }
+
+    pub fn approvals(&self, request: &OperatorListRequest) -> Result<OperatorApprovalList, Error> {
+        self.runtime.block_on(self.inner.approvals(request))
+    }
+
+    pub fn decide_approval(&self, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
+        self.runtime.block_on(self.inner.decide_approval(decision))
+    }
+
+    pub fn jobs(&self, request: &OperatorJobsRequest) -> Result<OperatorJobList, Error> {
+        self.runtime.block_on(self.inner.jobs(request))
+    }
+
+    pub fn usage(&self, request: &OperatorUsageRequest) -> Result<OperatorUsage, Error> {
+        self.runtime.block_on(self.inner.usage(request))
+    }
+
+    pub fn audit(&self, request: &OperatorAuditRequest) -> Result<OperatorAuditPage, Error> {
+        self.runtime.block_on(self.inner.audit(request))
     }
 }

@@ -130,4 +130,12 @@ pub mod codes {
     pub const INVALID_JOB: &str = "INVALID_JOB";
     /// `tail_job` gave up: its connection attempts failed too many times in a row.
     pub const JOB_STREAM_LOST: &str = "JOB_STREAM_LOST";
+    /// A malformed search, index or delete request, refused before it is sent (the host's code).
+    pub const INVALID_RETRIEVAL: &str = "INVALID_RETRIEVAL";
+    /// A malformed ingestion request, refused before it is sent (the host's code).
+    pub const INVALID_INGESTION: &str = "INVALID_INGESTION";
+    /// A malformed operator request, refused before it is sent (the host's code).
+    pub const INVALID_OPERATOR_REQUEST: &str = "INVALID_OPERATOR_REQUEST";
+    /// A `[source:ID]` citation that is malformed or names no source of the result.
+    pub const INVALID_CITATION: &str = "INVALID_CITATION";
 }

@@ -14,6 +14,7 @@
 //! [`AsyncAgenticClient::execution`]), or let [`AsyncAgenticClient::stream_with_tools`]
 //! run your registered [`ToolFunctions`] while you read the stream. The names are those of
 //! the TypeScript, Python and Go clients (`docs/client.md`).
+mod citations;
 pub mod error;
 pub mod types;
 
@@ -27,6 +28,8 @@ mod generated;
 #[cfg(feature = "async")]
 mod interactive;
 #[cfg(feature = "async")]
+mod operator;
+#[cfg(feature = "async")]
 mod sse;
 #[cfg(feature = "async")]
 mod tail;
@@ -38,6 +41,7 @@ mod validate;
 #[cfg(all(test, feature = "async"))]
 mod proptests;
 
+pub use citations::check_citations;
 pub use error::{codes, DriverError, Error, ErrorOutcome};
 pub use types::*;
 
@@ -47,6 +51,8 @@ pub use async_client::{AsyncAgenticClient, EventStream};
 pub use builder::{Build, ClientBuilder};
 #[cfg(feature = "async")]
 pub use interactive::{PendingApproval, PendingExecution, ToolContext, ToolFunctions, ToolStream};
+#[cfg(feature = "async")]
+pub use operator::AsyncOperatorClient;
 #[cfg(feature = "async")]
 pub use tail::{JobTail, TailOptions};
 

@@ -55,6 +55,50 @@ pub enum ContextInput {
     },
 }
 
+/// The document of an [`IngestRequest`]: Markdown or plain text, a PDF, or an email thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum IngestDocument {
+    Text {
+        source: ContextSource,
+        /// `text/plain` or `text/markdown`.
+        #[serde(rename = "mediaType")]
+        media_type: String,
+        text: String,
+    },
+    Pdf {
+        source: ContextSource,
+        /// `application/pdf`.
+        #[serde(rename = "mediaType")]
+        media_type: String,
+        /// Base64 bytes.
+        data: String,
+    },
+    Email {
+        source: ContextSource,
+        #[serde(rename = "threadId")]
+        thread_id: String,
+        messages: Vec<EmailMessage>,
+    },
+}
+
+impl IngestDocument {
+    /// The source (id and revision) the document is indexed as.
+    pub fn source(&self) -> &ContextSource {
+        match self {
+            IngestDocument::Text { source, .. } | IngestDocument::Pdf { source, .. } | IngestDocument::Email { source, .. } => source,
+        }
+    }
+}
+
+/// One message of an email-thread [`IngestDocument`]; an empty `text` is a message without text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmailMessage {
+    pub id: String,
+    pub text: String,
+}
+
 // ---------------------------------------------------------------------------
 // Events
 

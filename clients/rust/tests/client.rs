@@ -1,6 +1,8 @@
 //! Both clients against real loopback peers over HTTP and verified HTTPS.
 mod interactive;
 mod jobs;
+mod operator;
+mod retrieval;
 mod support;
 
 use agenticdriver::blocking::AgenticClient;

@@ -161,6 +161,8 @@ func (h *harness) runCase(c vectorCase) error {
 		_, err = client.CancelJob(ctx, c.JobIdentity)
 	case "job-events":
 		_, err = client.JobEvents(ctx, c.JobEvents)
+	case "ingest":
+		_, err = client.IngestDocument(ctx, ingestRequest)
 	default:
 		return fmt.Errorf("operation %q is not supported by the Go driver", c.Operation)
 	}
@@ -171,6 +173,12 @@ func (h *harness) runCase(c vectorCase) error {
 }
 
 var logf = func(string, ...any) {}
+
+// ingestRequest is the document every ingest case sends (CONTRACT.md); the peer answers
+// the case's receipt.
+var ingestRequest = agenticdriver.IngestRequest{Corpus: "library", Document: agenticdriver.IngestDocument{
+	Type: "text", Source: agenticdriver.ContextSource{ID: "paper", Revision: "r1"}, MediaType: "text/markdown", Text: "# Paper\n\nA short paper.\n",
+}}
 
 func streamCase(ctx context.Context, client *agenticdriver.Client, c vectorCase) error {
 	req := agenticdriver.RunRequest{Provider: "mock", Model: "demo", Input: "Hello",

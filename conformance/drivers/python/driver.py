@@ -40,6 +40,9 @@ CALLS = {
     "job-cancel": ("cancel_job", "jobIdentity", "id"),
     "job-events": ("job_events", "jobEvents", None),
 }
+# The document every `ingest` case sends (CONTRACT.md); the peer answers the case's receipt.
+INGEST_REQUEST = {"corpus": "library", "document": {"type": "text", "source": {"id": "paper", "revision": "r1"},
+                                                    "mediaType": "text/markdown", "text": "# Paper\n\nA short paper.\n"}}
 Handler = Callable[[Any, Dict[str, Any]], Awaitable[None]]
 
 
@@ -278,6 +281,8 @@ async def run_vector(mode: SyncMode, case: Dict[str, Any]) -> Optional[str]:
             method, field_name, key = CALLS[operation]
             argument = case[field_name] if key is None else case[field_name][key]
             await mode.call(base, mode.env.token, method, argument)
+        elif operation == "ingest":
+            await mode.call(base, mode.env.token, "ingest_document", INGEST_REQUEST)
         else:
             request = dict(HELLO, **{key: case[key] for key in STREAM_FIELDS if key in case})
             cancel = bool(case.get("cancel"))

@@ -121,6 +121,12 @@ function expectError(expected: string | undefined, actual: string | undefined): 
   return actual === undefined ? undefined : `expected success, got ${actual}`;
 }
 
+/** The document every `ingest` case sends (CONTRACT.md); the peer answers the case's receipt. */
+const INGEST_REQUEST = {
+  corpus: 'library',
+  document: { type: 'text', source: { id: 'paper', revision: 'r1' }, mediaType: 'text/markdown', text: '# Paper\n\nA short paper.\n' },
+} as const;
+
 /** Client calls of the `operation` cases that post a body and check the receipt. */
 const OPERATIONS: Record<string, (peer: AgenticClient, testCase: ConformanceCase) => Promise<unknown>> = {
   approval: (peer, testCase) => peer.decideApproval(testCase.decision as ApprovalDecision),
@@ -133,6 +139,7 @@ const OPERATIONS: Record<string, (peer: AgenticClient, testCase: ConformanceCase
   'job-read': (peer, testCase) => peer.readJob((testCase.jobIdentity as { id: string }).id),
   'job-cancel': (peer, testCase) => peer.cancelJob((testCase.jobIdentity as { id: string }).id),
   'job-events': (peer, testCase) => peer.jobEvents(testCase.jobEvents as JobEventsRequest),
+  ingest: (peer) => peer.ingestDocument(INGEST_REQUEST),
 };
 
 async function runCase(testCase: ConformanceCase): Promise<string | undefined> {

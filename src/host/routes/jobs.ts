@@ -44,7 +44,7 @@ export const jobRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
 };
 
 /** `Last-Event-ID`: the cursor the client already has (absent: from the start). */
-function lastEventId(header: string | string[] | undefined, cursor: number): number {
+export function lastEventId(header: string | string[] | undefined, cursor: number): number {
   if (header === undefined) return 0;
   const value = Array.isArray(header) ? header.join(',') : header;
   if (!/^(0|[1-9][0-9]{0,15})$/.test(value.trim())) throw new DriverError('INVALID_JOB_CURSOR', 'Last-Event-ID must be the sequence of the last event received.');
@@ -54,7 +54,7 @@ function lastEventId(header: string | string[] | undefined, cursor: number): num
 }
 
 /** Committed events after `after`, as they are committed (on any replica), until the terminal one. */
-async function* follow(jobs: JobService, id: string, after: number, signal: AbortSignal): AsyncGenerator<RunEvent> {
+export async function* follow(jobs: Pick<JobService, 'committed'>, id: string, after: number, signal: AbortSignal): AsyncGenerator<RunEvent> {
   let cursor = after;
   while (!signal.aborted) {
     const page = await jobs.committed(id, cursor, MAX_PAGE_EVENTS, MAX_PAGE_BYTES);

@@ -71,9 +71,10 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
               throw error;
             }
           }
-          const executed = context.driver.execute(prepared, controller.signal, { journal });
+          const executed = context.driver.execute(prepared, controller.signal, { journal, continuation: turn?.continuation });
           const events = turn ? turn.run(executed) : executed;
-          const counting = counted(context, events, release);
+          const watched = context.operator ? context.operator.monitor.track(events, { subject: principal.subject }) : events;
+          const counting = counted(context, watched, release);
           const traced = context.tracing ? context.tracing.trace(counting, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor }) : counting;
           return await respond(context, reply, traced, streaming);
         } finally {
@@ -125,6 +126,9 @@ function authorizeRun(run: RunRequest, principal: Principal, streaming: boolean)
   for (const tool of run.tools ?? []) {
     const granted = applicationTools.has(tool) ? principal.applicationTools.has(tool) : principal.tools.has(tool);
     if (!granted) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
+  }
+  if (run.retrieval && !principal.retrieval.search.has(run.retrieval.corpus)) {
+    throw new DriverError('FORBIDDEN', `This token may not search corpus ${run.retrieval.corpus}.`);
   }
   if (!streaming) requireNoStream(run);
 }

@@ -15,6 +15,9 @@ export interface Offered {
   operations: unknown;
   sessions?: unknown;
   jobs?: unknown;
+  /** Scoped retrieval, and whether it ingests documents (and PDFs). */
+  retrieval?: { readonly ingests: boolean; readonly ingestsPdf: boolean } | undefined;
+  operator?: unknown;
 }
 
 export function endpoint(operationId: string): Endpoint {
@@ -29,12 +32,18 @@ export function serves(offered: Offered, entry: Endpoint): boolean {
   if (entry.feature === 'application-tools') return offered.toolExecutions !== undefined;
   if (entry.feature === 'conversation-sessions') return offered.sessions !== undefined;
   if (entry.feature === 'durable-jobs' || entry.feature === 'job-event-stream') return offered.jobs !== undefined;
+  if (entry.feature === 'scoped-retrieval' || entry.feature === 'retrieval-indexing') return offered.retrieval !== undefined;
+  if (entry.feature === 'document-ingestion') return offered.retrieval?.ingests === true;
+  if (entry.feature === 'operator-endpoints') return offered.operator !== undefined;
   return true;
 }
 
 /** What `/v1/protocol` advertises: only what this host really serves, in the protocol's order. */
 export function hostFeatures(offered: Offered): string[] {
-  const offeredWithoutEndpoints: Partial<Record<string, unknown>> = { idempotency: offered.operations };
+  const offeredWithoutEndpoints: Partial<Record<string, unknown>> = {
+    idempotency: offered.operations,
+    'pdf-ingestion': offered.retrieval?.ingestsPdf === true ? true : undefined,
+  };
   return FEATURES.filter((feature) => !(feature in offeredWithoutEndpoints) || offeredWithoutEndpoints[feature] !== undefined).filter((feature) => ENDPOINTS.filter((entry) => entry.feature === feature).every((entry) => serves(offered, entry)));
 }
 

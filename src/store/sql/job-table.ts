@@ -75,6 +75,12 @@ export class JobTable implements JobStore {
     return found && row(found);
   }
 
+  async list(limit: number, state?: JobState): Promise<JobRow[]> {
+    const where = state ? 'WHERE state = ?' : '';
+    const rows = await this.engine.all<JobColumns>(`SELECT * FROM jobs ${where} ORDER BY updated_at DESC, id LIMIT ?`, state ? [state, limit] : [limit]);
+    return rows.map(row);
+  }
+
   async events(id: string, after: number, limit: number, maxBytes: number): Promise<RunEvent[]> {
     const rows = await this.engine.all<{ event: string }>('SELECT event FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [id, after, limit]);
     const events: RunEvent[] = [];

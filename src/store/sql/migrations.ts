@@ -5,6 +5,11 @@
  */
 import type { SqlEngine } from './engine.js';
 
+/** A native-mode session's opaque provider state (a CLI's conversation id); never part of a snapshot. */
+const SESSION_PROVIDER_STATE = 'ALTER TABLE sessions ADD COLUMN provider_state TEXT';
+// The console and `usage --since` read the newest records first.
+const USAGE_BY_TIME = 'CREATE INDEX usage_records_finished ON usage_records (finished_at)';
+
 const SQLITE: string[] = [
   `CREATE TABLE usage_records (
      run_id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
@@ -34,7 +39,9 @@ const SQLITE: string[] = [
    ${operationsTables()}`,
   jobsTables(),
   sessionsTable(),
+  SESSION_PROVIDER_STATE,
   retrievalTables('sqlite'),
+  USAGE_BY_TIME,
 ];
 
 const POSTGRES: string[] = [
@@ -51,7 +58,9 @@ const POSTGRES: string[] = [
    ${operationsTables()}`,
   jobsTables(),
   sessionsTable(),
+  SESSION_PROVIDER_STATE,
   retrievalTables('postgres'),
+  USAGE_BY_TIME,
 ];
 
 function approvalsTable(): string {

@@ -284,6 +284,19 @@ export class SqlStateStore implements StateStore {
     return rows.map((row) => JSON.parse(row.record) as AuditRecord);
   }
 
+  async auditPage(limit: number, before?: number): Promise<{ id: number; record: AuditRecord }[]> {
+    const rows = await this.engine.all<{ id: number; record: string }>('SELECT id, record FROM approval_audit WHERE id < ? ORDER BY id DESC LIMIT ?', [
+      before ?? Number.MAX_SAFE_INTEGER,
+      limit,
+    ]);
+    return rows.map((row) => ({ id: Number(row.id), record: JSON.parse(row.record) as AuditRecord }));
+  }
+
+  async recentUsage(limit: number): Promise<UsageRecord[]> {
+    const rows = await this.engine.all<{ record: string }>('SELECT record FROM usage_records ORDER BY finished_at DESC, run_id LIMIT ?', [limit]);
+    return rows.map((row) => JSON.parse(row.record) as UsageRecord);
+  }
+
   // --- operation records (idempotency) -------------------------------------------------------
 
   async findOperation(subject: string, key: string): Promise<OperationRecord | undefined> {
@@ -370,17 +383,17 @@ export class SqlStateStore implements StateStore {
 
   async readApproval(approvalId: string): Promise<ApprovalRow | undefined> {
     const [row] = await this.engine.all<ApprovalColumns>(`SELECT *, ${LIVE_OWNER} AS owner_alive FROM approvals WHERE approval_id = ?`, [this.now(), approvalId]);
-    if (!row) return undefined;
-    return {
-      approval: JSON.parse(row.request) as ApprovalRequest,
-      subject: row.subject,
-      provider: row.provider,
-      call: row.call_json,
-      expiresAt: row.expires_at ?? undefined,
-      state: row.state,
-      resolution: row.resolution ? (JSON.parse(row.resolution) as ApprovalResolution) : undefined,
-      ownerAlive: Boolean(row.owner_alive),
-    };
+    return row && approvalRow(row);
+  }
+
+  async pendingApprovals(limit: number): Promise<ApprovalRow[]> {
+    const rows = await this.engine.all<ApprovalColumns>(
+      `SELECT *, ${LIVE_OWNER} AS owner_alive FROM approvals WHERE state = 'pending' AND ${LIVE_OWNER} LIMIT ?`,
+      [this.now(), this.now(), MAX_PENDING_LISTED],
+    );
+    // Oldest first by when they were requested (kept in the row's JSON, the same on both engines).
+    const pending = rows.map(approvalRow).sort((a, b) => a.approval.requestedAt.localeCompare(b.approval.requestedAt) || a.approval.approvalId.localeCompare(b.approval.approvalId));
+    return pending.slice(0, limit);
   }
 
   async resolveApproval(resolution: ApprovalResolution, audit: AuditRecord): Promise<boolean> {
@@ -491,6 +504,22 @@ export class SqlStateStore implements StateStore {
  * asked, never a 500; errors the store raises itself pass through. A failed transaction
  * rolled back, so nothing is half written.
  */
+function approvalRow(row: ApprovalColumns): ApprovalRow {
+  return {
+    approval: JSON.parse(row.request) as ApprovalRequest,
+    subject: row.subject,
+    provider: row.provider,
+    call: row.call_json,
+    expiresAt: row.expires_at ?? undefined,
+    state: row.state,
+    resolution: row.resolution ? (JSON.parse(row.resolution) as ApprovalResolution) : undefined,
+    ownerAlive: Boolean(row.owner_alive),
+  };
+}
+
+/** Pending approvals read for the operator's list before sorting (they are bounded per replica by approvals.maxPending). */
+const MAX_PENDING_LISTED = 10_000;
+
 function guarded(engine: SqlEngine): SqlEngine {
   const wrap = async <T>(work: () => Promise<T>): Promise<T> => {
     try {

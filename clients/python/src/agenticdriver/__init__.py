@@ -4,7 +4,9 @@
 ``AsyncAgenticClient`` runs on asyncio and needs the ``agenticdriver[async]`` extra.
 """
 from ._async import AsyncAgenticClient, AsyncRunStream
+from ._citations import check_citations
 from ._endpoint import PROTOCOL_VERSION
+from ._operator import AsyncOperatorClient, OperatorClient
 from ._sync import AgenticClient, RunStream
 from ._tickets import (
     AsyncPendingApproval,
@@ -26,16 +28,19 @@ __all__ = [
     "AsyncAgenticClient",
     "AsyncPendingApproval",
     "AsyncPendingExecution",
+    "AsyncOperatorClient",
     "AsyncRunStream",
     "AsyncToolContext",
     "AsyncToolFunction",
     "AsyncToolFunctions",
     "DriverError",
+    "OperatorClient",
     "PendingApproval",
     "PendingExecution",
     "RunStream",
     "ToolContext",
     "ToolFunction",
     "ToolFunctions",
+    "check_citations",
 ]
 __version__ = "0.1.0"

@@ -27,6 +27,8 @@ from ._responses import (
     decode_approval_receipt,
     decode_job,
     decode_job_event_page,
+    decode_search,
+    decode_source_receipt,
     decode_session_created,
     decode_session_deleted,
     decode_session_snapshot,
@@ -45,6 +47,10 @@ from ._submissions import (
     JOB_EVENTS_ENDPOINT,
     JOB_READ_ENDPOINT,
     JOB_SUBMIT_ENDPOINT,
+    DELETE_ENDPOINT,
+    INDEX_ENDPOINT,
+    INGEST_ENDPOINT,
+    SEARCH_ENDPOINT,
     PROGRESS_ENDPOINT,
     RESULT_ENDPOINT,
     SESSION_CREATE_ENDPOINT,
@@ -56,6 +62,11 @@ from ._submissions import (
     job_identity_body,
     job_stream_endpoint,
     job_submit_body,
+    delete_body,
+    index_body,
+    ingest_body,
+    search_body,
+    source_of,
     progress_body,
     result_body,
     session_create_body,
@@ -79,10 +90,17 @@ from .types import (
     JobEventsRequest,
     JobInfo,
     JobSubmit,
+    IngestRequest,
+    IngestResult,
     Provider,
     ProtocolInfo,
     RunEvent,
     RunRequest,
+    RetrievalDeleteResult,
+    RetrievalIndexReceipt,
+    RetrievalIndexRequest,
+    RetrievalResult,
+    RetrievalSearch,
     RunResult,
     SessionCreate,
     SessionDeleteResult,
@@ -244,6 +262,30 @@ class AsyncAgenticClient:
         """One validated page of the job's committed events after ``request["after"]``."""
         body = await self._fetch_json("POST", JOB_EVENTS_ENDPOINT, job_events_body(request), self._io_timeout)
         return cast(JobEventPage, decode_job_event_page(body, request))
+
+    async def search_retrieval(self, request: RetrievalSearch) -> RetrievalResult:
+        """Search one corpus; see ``AgenticClient.search_retrieval``."""
+        body = await self._fetch_json("POST", SEARCH_ENDPOINT, search_body(request), self._io_timeout)
+        return cast(RetrievalResult, decode_search(body, request))
+
+    async def index_source(self, request: RetrievalIndexRequest) -> RetrievalIndexReceipt:
+        """Index a source revision's chunks; see ``AgenticClient.index_source``."""
+        payload = index_body(request)
+        body = await self._fetch_json("POST", INDEX_ENDPOINT, payload, self._io_timeout)
+        return cast(RetrievalIndexReceipt, decode_source_receipt(body, "index", source_of(request, request["source"])))
+
+    async def delete_source(self, corpus: str, source_id: str, revision: str) -> RetrievalDeleteResult:
+        """Remove one source revision; see ``AgenticClient.delete_source``."""
+        payload = delete_body(corpus, source_id, revision)
+        body = await self._fetch_json("POST", DELETE_ENDPOINT, payload, self._io_timeout)
+        expected = {"corpus": corpus, "sourceId": source_id, "revision": revision}
+        return cast(RetrievalDeleteResult, decode_source_receipt(body, "delete", expected))
+
+    async def ingest_document(self, request: IngestRequest) -> IngestResult:
+        """Extract, chunk and index one document; see ``AgenticClient.ingest_document``."""
+        payload = ingest_body(request)
+        body = await self._fetch_json("POST", INGEST_ENDPOINT, payload, self._io_timeout)
+        return cast(IngestResult, decode_source_receipt(body, "ingest", source_of(request, request["document"]["source"])))
 
     def tail_job(
         self,

@@ -13,7 +13,9 @@ from ._rules import (
     check_session_snapshot,
     check_protocol_info,
     check_provider_list,
+    check_retrieval_search,
     check_run_result,
+    check_source_receipt,
     check_tool_receipt,
     error_from_envelope,
 )
@@ -103,6 +105,14 @@ def decode_job(body: bytes, *, job_id: Optional[str] = None, request: Optional[M
 
 def decode_job_event_page(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]:
     return _decoded(body, lambda value: check_job_event_page(value, request))
+
+
+def decode_search(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]:
+    return _decoded(body, lambda value: check_retrieval_search(value, request))
+
+
+def decode_source_receipt(body: bytes, kind: str, expected: Mapping[str, str]) -> Dict[str, Any]:
+    return _decoded(body, lambda value: check_source_receipt(value, kind, expected))
 
 
 class JobStreamParser:

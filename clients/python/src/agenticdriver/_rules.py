@@ -13,10 +13,14 @@ from .generated.checks import (
     EVENT_CHECKS,
     approval_resolution,
     error_info,
+    ingest_result,
     job_event_page,
     job_info,
     protocol_info,
     provider_list,
+    retrieval_delete_result,
+    retrieval_index_receipt,
+    retrieval_result,
     run_result,
     session_delete_result,
     session_snapshot,
@@ -110,7 +114,13 @@ def _check_pdf_pages(manifest: Mapping[str, Any], pages: Mapping[str, Any], path
 
 
 def check_retrieval(retrieval: Json, options: Mapping[str, Any], sources: Sequence[Json]) -> None:
-    path = "result/retrieval"
+    check_hits(retrieval, options, "result/retrieval")
+    _check_retrieval_sources(retrieval["hits"], sources)
+
+
+def check_hits(retrieval: Json, options: Mapping[str, Any], path: str) -> None:
+    """Retrieval evidence in the requested scope and budget: corpus, limit (default 8),
+    unique chunks, selected sources, minScore, maxContextBytes (default 65,536)."""
     if retrieval["corpus"] != options["corpus"]:
         fail(f"{path}/corpus", "differs from the requested corpus")
     hits: List[Json] = retrieval["hits"]
@@ -134,7 +144,6 @@ def check_retrieval(retrieval: Json, options: Mapping[str, Any], sources: Sequen
         total_bytes += len(hit["text"].encode("utf-8", "surrogatepass"))
     if total_bytes > options.get("maxContextBytes", DEFAULT_MAX_CONTEXT_BYTES):
         fail(f"{path}/hits", "carry more text than the requested maximum")
-    _check_retrieval_sources(hits, sources)
 
 
 def _check_retrieval_sources(hits: Sequence[Json], sources: Sequence[Json]) -> None:
@@ -250,6 +259,37 @@ def check_tool_receipt(value: object, identity: Mapping[str, Any], status: str) 
         fail("receipt", "names another execution, run or call" + _RECONCILE)
     if value["status"] != status:
         fail("receipt/status", f"must be {status!r}" + _RECONCILE)
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Retrieval search and source receipts
+
+
+def check_retrieval_search(value: object, request: Mapping[str, Any]) -> Json:
+    """A search answer within the request's corpus, sources, limit, score and byte budget."""
+    retrieval_result(value, "answer")
+    assert isinstance(value, dict)
+    check_hits(value, request, "answer")
+    return value
+
+
+_RECEIPT_SHAPES = {"index": retrieval_index_receipt, "delete": retrieval_delete_result, "ingest": ingest_result}
+
+
+def check_source_receipt(value: object, kind: str, expected: Mapping[str, str]) -> Json:
+    """An index/delete/ingest receipt echoes corpus, sourceId and revision; an ingestion
+    manifest (required for ingest) counts the receipt's chunks and is consistent."""
+    _RECEIPT_SHAPES[kind](value, "receipt")
+    assert isinstance(value, dict)
+    for key in ("corpus", "sourceId", "revision"):
+        if value[key] != expected[key]:
+            fail(f"receipt/{key}", f"is {value[key]!r}, not the requested {expected[key]!r}")
+    manifest = value.get("ingestion")
+    if manifest is not None:
+        if manifest["chunks"] != value.get("chunks"):
+            fail("receipt/ingestion/chunks", "differs from the receipt's chunks")
+        check_ingestion(manifest, "receipt/ingestion")
     return value
 
 

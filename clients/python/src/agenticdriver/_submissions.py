@@ -8,7 +8,7 @@ so a valid retry is still possible.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Dict, Mapping
 
 from ._endpoint import encode_body
 from ._schema import Check, Invalid
@@ -17,6 +17,10 @@ from .generated.checks import (
     job_events_request,
     job_identity,
     job_submit,
+    ingest_request,
+    retrieval_delete_request,
+    retrieval_index_request,
+    retrieval_search,
     session_create,
     session_identity,
     tool_execution_identity,
@@ -34,6 +38,10 @@ JOB_SUBMIT_ENDPOINT = "v1/jobs/submit"
 JOB_READ_ENDPOINT = "v1/jobs/read"
 JOB_CANCEL_ENDPOINT = "v1/jobs/cancel"
 JOB_EVENTS_ENDPOINT = "v1/jobs/events"
+SEARCH_ENDPOINT = "v1/retrieval/search"
+INDEX_ENDPOINT = "v1/retrieval/index"
+DELETE_ENDPOINT = "v1/retrieval/delete"
+INGEST_ENDPOINT = "v1/retrieval/ingest"
 
 
 # How deep the host follows arguments and outputs when it checks that they survive its
@@ -104,6 +112,27 @@ def job_identity_body(job_id: object) -> bytes:
 
 def job_events_body(request: object) -> bytes:
     return _checked_body(request, job_events_request, "INVALID_JOB_CURSOR", "job events request")
+
+
+def search_body(request: object) -> bytes:
+    return _checked_body(request, retrieval_search, "INVALID_RETRIEVAL", "search request")
+
+
+def index_body(request: object) -> bytes:
+    return _checked_body(request, retrieval_index_request, "INVALID_RETRIEVAL", "index request")
+
+
+def delete_body(corpus: object, source_id: object, revision: object) -> bytes:
+    return _checked_body({"corpus": corpus, "sourceId": source_id, "revision": revision}, retrieval_delete_request, "INVALID_RETRIEVAL", "delete request")
+
+
+def ingest_body(request: object) -> bytes:
+    return _checked_body(request, ingest_request, "INVALID_INGESTION", "ingestion request")
+
+
+def source_of(request: Mapping[str, Any], source: Mapping[str, Any]) -> Dict[str, str]:
+    """What a receipt must echo: the request's corpus and its source's id and revision."""
+    return {"corpus": request["corpus"], "sourceId": source["id"], "revision": source["revision"]}
 
 
 def job_stream_endpoint(job_id: str) -> str:

@@ -30,6 +30,8 @@ from ._responses import (
     decode_approval_receipt,
     decode_job,
     decode_job_event_page,
+    decode_search,
+    decode_source_receipt,
     decode_session_created,
     decode_session_deleted,
     decode_session_snapshot,
@@ -48,6 +50,10 @@ from ._submissions import (
     JOB_EVENTS_ENDPOINT,
     JOB_READ_ENDPOINT,
     JOB_SUBMIT_ENDPOINT,
+    DELETE_ENDPOINT,
+    INDEX_ENDPOINT,
+    INGEST_ENDPOINT,
+    SEARCH_ENDPOINT,
     PROGRESS_ENDPOINT,
     RESULT_ENDPOINT,
     SESSION_CREATE_ENDPOINT,
@@ -59,6 +65,11 @@ from ._submissions import (
     job_identity_body,
     job_stream_endpoint,
     job_submit_body,
+    delete_body,
+    index_body,
+    ingest_body,
+    search_body,
+    source_of,
     progress_body,
     result_body,
     session_create_body,
@@ -82,10 +93,17 @@ from .types import (
     JobEventsRequest,
     JobInfo,
     JobSubmit,
+    IngestRequest,
+    IngestResult,
     Provider,
     ProtocolInfo,
     RunEvent,
     RunRequest,
+    RetrievalDeleteResult,
+    RetrievalIndexReceipt,
+    RetrievalIndexRequest,
+    RetrievalResult,
+    RetrievalSearch,
     RunResult,
     SessionCreate,
     SessionDeleteResult,
@@ -233,6 +251,33 @@ class AgenticClient:
         """One validated page of the job's committed events after ``request["after"]``."""
         body = self._fetch_json("POST", JOB_EVENTS_ENDPOINT, job_events_body(request), self._io_timeout)
         return cast(JobEventPage, decode_job_event_page(body, request))
+
+    def search_retrieval(self, request: RetrievalSearch) -> RetrievalResult:
+        """Search one corpus. The answer must be the requested corpus with at most ``limit``
+        (default 8) unique chunks, each from a selected source and at or above ``minScore``,
+        and at most ``maxContextBytes`` (default 65,536) of text (else ``INVALID_RESPONSE``)."""
+        body = self._fetch_json("POST", SEARCH_ENDPOINT, search_body(request), self._io_timeout)
+        return cast(RetrievalResult, decode_search(body, request))
+
+    def index_source(self, request: RetrievalIndexRequest) -> RetrievalIndexReceipt:
+        """Index a source revision's chunks; the receipt must name the corpus, source and revision."""
+        payload = index_body(request)
+        body = self._fetch_json("POST", INDEX_ENDPOINT, payload, self._io_timeout)
+        return cast(RetrievalIndexReceipt, decode_source_receipt(body, "index", source_of(request, request["source"])))
+
+    def delete_source(self, corpus: str, source_id: str, revision: str) -> RetrievalDeleteResult:
+        """Remove one source revision from a corpus; the receipt must name it."""
+        payload = delete_body(corpus, source_id, revision)
+        body = self._fetch_json("POST", DELETE_ENDPOINT, payload, self._io_timeout)
+        expected = {"corpus": corpus, "sourceId": source_id, "revision": revision}
+        return cast(RetrievalDeleteResult, decode_source_receipt(body, "delete", expected))
+
+    def ingest_document(self, request: IngestRequest) -> IngestResult:
+        """Extract, chunk and index one document. The receipt must name the corpus and the
+        document's source and revision, and carry an ``ingestion`` manifest counting its chunks."""
+        payload = ingest_body(request)
+        body = self._fetch_json("POST", INGEST_ENDPOINT, payload, self._io_timeout)
+        return cast(IngestResult, decode_source_receipt(body, "ingest", source_of(request, request["document"]["source"])))
 
     def tail_job(
         self,

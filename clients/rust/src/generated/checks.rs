@@ -1083,6 +1083,166 @@ pub fn job_event_page(v: &Value, p: &str) -> Checked<()> {
     Ok(())
 }
 
+pub fn operator_run(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("runId", |v, p| string(v, p, 1, 256).map(drop))?;
+    o.with("subject", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.with("provider", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.with("model", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.with("state", |v, p| literal(v, p, &["running", "completed", "failed", "cancelled", "interrupted"]).map(drop))?;
+    o.with("startedAt", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
+    o.opt_with("finishedAt", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
+    o.with("steps", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("usage", usage)?;
+    o.opt_with("errorCode", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("jobId", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    Ok(())
+}
+
+pub fn operator_runs_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["finished"])?;
+    o.opt_with("finished", |v, p| integer(v, p, 0.0, 100.0).map(drop))?;
+    Ok(())
+}
+
+pub fn operator_run_list(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("active", |v, p| {
+        let items = array(v, p, 0, 100000)?;
+        each(items, p, operator_run)?;
+        Ok(())
+    })?;
+    o.with("finished", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, operator_run)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn operator_list_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["limit"])?;
+    o.opt_with("limit", |v, p| integer(v, p, 1.0, 100.0).map(drop))?;
+    Ok(())
+}
+
+pub fn operator_approval(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("approval", approval_request)?;
+    o.with("subject", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.with("provider", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    Ok(())
+}
+
+pub fn operator_approval_list(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("approvals", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, operator_approval)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn operator_jobs_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["limit", "state"])?;
+    o.opt_with("limit", |v, p| integer(v, p, 1.0, 100.0).map(drop))?;
+    o.opt_with("state", |v, p| literal(v, p, &["queued", "running", "completed", "failed", "cancelled", "interrupted"]).map(drop))?;
+    Ok(())
+}
+
+pub fn operator_job(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("job", job_info)?;
+    o.with("subject", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    Ok(())
+}
+
+pub fn operator_job_list(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("jobs", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, operator_job)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn operator_usage_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["by", "since"])?;
+    o.opt_with("by", |v, p| literal(v, p, &["subject", "provider", "model", "day"]).map(drop))?;
+    o.opt_with("since", |v, p| {
+        matching(v, p, is_host_timestamp, "a host timestamp (UTC, milliseconds)")?;
+        matching(v, p, is_date_time, "an RFC 3339 date-time")?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn usage_totals(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.opt_with("key", |v, p| string(v, p, 0, usize::MAX).map(drop))?;
+    o.with("runs", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("completed", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("failed", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("cancelled", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("interrupted", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("incompleteRuns", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("inputTokens", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("outputTokens", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("cachedInputTokens", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("reasoningTokens", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("durationMs", |v, p| number(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.with("costUsd", |v, p| number(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.with("apiEquivalentCostUsd", |v, p| number(v, p, 0.0, f64::INFINITY).map(drop))?;
+    Ok(())
+}
+
+pub fn operator_usage(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("totals", |v, p| {
+        let items = array(v, p, 0, 100000)?;
+        each(items, p, usage_totals)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn operator_audit_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["limit", "before"])?;
+    o.opt_with("limit", |v, p| integer(v, p, 1.0, 500.0).map(drop))?;
+    o.opt_with("before", |v, p| integer(v, p, 1.0, 9007199254740991.0).map(drop))?;
+    Ok(())
+}
+
+pub fn audit_entry(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("id", |v, p| integer(v, p, 1.0, 9007199254740991.0).map(drop))?;
+    o.with("kind", |v, p| literal(v, p, &["approval.requested", "approval.resolved", "approval.rejected"]).map(drop))?;
+    o.with("at", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
+    o.with("subject", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("tokenId", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("operator", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("approvalId", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("runId", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("provider", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("tool", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("outcome", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("code", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    Ok(())
+}
+
+pub fn operator_audit_page(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("records", |v, p| {
+        let items = array(v, p, 0, 500)?;
+        each(items, p, audit_entry)?;
+        Ok(())
+    })?;
+    o.opt_with("nextBefore", |v, p| integer(v, p, 1.0, 9007199254740991.0).map(drop))?;
+    Ok(())
+}
+
 /// The check of a whole event of a known type; `None` for an unfamiliar type.
 pub fn event_check(kind: &str) -> Option<fn(&Value, &str) -> Checked<()>> {
     Some(match kind {

@@ -102,3 +102,47 @@ pub fn job_event_page(value: Value, request: &JobEventsRequest) -> Result<JobEve
     rules::job_page(&page, request).map_err(bad)?;
     Ok(page)
 }
+
+pub fn search_result(value: Value, request: &RetrievalSearch) -> Result<RetrievalResult, DriverError> {
+    let bad = |e| invalid("search answer", e);
+    schema::retrieval_result(&value, "").map_err(bad)?;
+    let result: RetrievalResult = decode::typed(value).map_err(bad)?;
+    rules::search_result(&result, request).map_err(bad)?;
+    Ok(result)
+}
+
+fn asked<'a>(corpus: &'a str, source: &'a ContextSource) -> rules::Touched<'a> {
+    rules::Touched { corpus, source_id: &source.id, revision: &source.revision }
+}
+
+fn said<'a>(corpus: &'a str, source_id: &'a str, revision: &'a str) -> rules::Touched<'a> {
+    rules::Touched { corpus, source_id, revision }
+}
+
+pub fn index_receipt(value: Value, request: &RetrievalIndexRequest) -> Result<RetrievalIndexReceipt, DriverError> {
+    let bad = |e| invalid("index receipt", e);
+    schema::retrieval_index_receipt(&value, "").map_err(bad)?;
+    let r: RetrievalIndexReceipt = decode::typed(value).map_err(bad)?;
+    let got = said(&r.corpus, &r.source_id, &r.revision);
+    rules::source_receipt(got, asked(&request.corpus, &request.source), r.chunks, r.ingestion.as_ref()).map_err(bad)?;
+    Ok(r)
+}
+
+pub fn delete_receipt(value: Value, request: &RetrievalDeleteRequest) -> Result<RetrievalDeleteResult, DriverError> {
+    let bad = |e| invalid("delete receipt", e);
+    schema::retrieval_delete_result(&value, "").map_err(bad)?;
+    let r: RetrievalDeleteResult = decode::typed(value).map_err(bad)?;
+    let want = said(&request.corpus, &request.source_id, &request.revision);
+    rules::source_receipt(said(&r.corpus, &r.source_id, &r.revision), want, 0, None).map_err(bad)?;
+    Ok(r)
+}
+
+/// An ingest receipt must also carry its ingestion manifest (the schema requires it).
+pub fn ingest_receipt(value: Value, request: &IngestRequest) -> Result<IngestResult, DriverError> {
+    let bad = |e| invalid("ingest receipt", e);
+    schema::ingest_result(&value, "").map_err(bad)?;
+    let r: IngestResult = decode::typed(value).map_err(bad)?;
+    let got = said(&r.corpus, &r.source_id, &r.revision);
+    rules::source_receipt(got, asked(&request.corpus, request.document.source()), r.chunks, Some(&r.ingestion)).map_err(bad)?;
+    Ok(r)
+}

@@ -75,31 +75,67 @@ fn session(result: &RunResult, binding: Option<&SessionBinding>) -> Checked<()> 
 }
 
 fn retrieval_result(retrieval: &RetrievalResult, options: &RetrievalOptions, sources: &[ContextManifest]) -> Checked<()> {
-    if retrieval.corpus != options.corpus {
-        return Err("retrieval corpus differs from the request".into());
-    }
-    let mut chunk_ids = HashSet::new();
-    if !retrieval.hits.iter().all(|hit| chunk_ids.insert(hit.chunk_id.as_str())) {
-        return Err("retrieval lists a chunk twice".into());
-    }
-    if options.limit.is_some_and(|limit| retrieval.hits.len() > limit as usize) {
-        return Err("retrieval returned more hits than the limit".into());
+    let scope = RetrievalSearch {
+        corpus: options.corpus.clone(),
+        source_ids: options.source_ids.clone(),
+        limit: options.limit,
+        max_context_bytes: options.max_context_bytes,
+        min_score: options.min_score,
+        ..Default::default()
+    };
+    search_result(retrieval, &scope).map_err(|e| format!("retrieval: {e}"))?;
+    // Every hit is cited by exactly one retrieval manifest that describes it.
+    if sources.iter().filter(|s| s.origin == ContextOrigin::Retrieval).count() != retrieval.hits.len() {
+        return Err("result sources must hold exactly one retrieval manifest per hit".into());
     }
     for hit in &retrieval.hits {
         let at = format!("retrieval hit {}", hit.chunk_id);
-        if options.source_ids.as_ref().is_some_and(|ids| !ids.contains(&hit.source.id)) {
+        let Some(manifest) = sources.iter().find(|s| s.id == hit.chunk_id && s.origin == ContextOrigin::Retrieval) else {
+            return Err(format!("{at} has no retrieval manifest in the result sources"));
+        };
+        if manifest.revision != hit.source.revision {
+            return Err(format!("{at} and its manifest disagree on the revision"));
+        }
+        if manifest.location.as_ref().and_then(|l| l.document_id.as_deref()) != Some(hit.source.id.as_str()) {
+            return Err(format!("{at} and its manifest disagree on location.documentId"));
+        }
+        if manifest.bytes != hit.text.len() as u64 {
+            return Err(format!("{at} and its manifest disagree on the byte count"));
+        }
+    }
+    Ok(())
+}
+
+/// Retrieval defaults a host applies when the request leaves them out.
+const DEFAULT_RETRIEVAL_LIMIT: usize = 8;
+const DEFAULT_MAX_CONTEXT_BYTES: u64 = 65_536;
+
+/// A search answer: the requested corpus, at most `limit` (default 8) unique chunks, each
+/// from a selected source and at or above `minScore`, and at most `maxContextBytes`
+/// (default 65,536) bytes of hit text.
+pub fn search_result(result: &RetrievalResult, request: &RetrievalSearch) -> Checked<()> {
+    if result.corpus != request.corpus {
+        return Err(format!("corpus {} is not the requested {}", result.corpus, request.corpus));
+    }
+    let limit = request.limit.map_or(DEFAULT_RETRIEVAL_LIMIT, |limit| limit as usize);
+    if result.hits.len() > limit {
+        return Err(format!("{} hits, more than the limit {limit}", result.hits.len()));
+    }
+    let mut chunk_ids = HashSet::new();
+    if !result.hits.iter().all(|hit| chunk_ids.insert(hit.chunk_id.as_str())) {
+        return Err("a chunk is listed twice".into());
+    }
+    let max_bytes = request.max_context_bytes.unwrap_or(DEFAULT_MAX_CONTEXT_BYTES);
+    if result.hits.iter().map(|hit| hit.text.len() as u64).sum::<u64>() > max_bytes {
+        return Err(format!("the hits carry more than {max_bytes} bytes of text"));
+    }
+    for hit in &result.hits {
+        let at = format!("hit {}", hit.chunk_id);
+        if request.source_ids.as_ref().is_some_and(|ids| !ids.contains(&hit.source.id)) {
             return Err(format!("{at} comes from a source the request did not select"));
         }
-        if options.min_score.is_some_and(|min| hit.score < min) {
+        if request.min_score.is_some_and(|min| hit.score < min) {
             return Err(format!("{at} scores below minScore"));
-        }
-        match sources.iter().find(|s| s.id == hit.chunk_id) {
-            Some(manifest) if manifest.origin == ContextOrigin::Retrieval => {
-                if manifest.revision != hit.source.revision {
-                    return Err(format!("{at} and its manifest disagree on the revision"));
-                }
-            }
-            _ => return Err(format!("{at} has no retrieval manifest in the result sources")),
         }
         source_location(hit.source.location.as_ref(), hit.source.uri.as_deref(), &at)?;
         if let Some(manifest) = &hit.ingestion {
@@ -107,6 +143,32 @@ fn retrieval_result(retrieval: &RetrievalResult, options: &RetrievalOptions, sou
         }
     }
     Ok(())
+}
+
+/// What an index, delete or ingest receipt says it touched.
+pub struct Touched<'a> {
+    pub corpus: &'a str,
+    pub source_id: &'a str,
+    pub revision: &'a str,
+}
+
+/// A receipt names the corpus, source and revision asked for; an ingestion manifest,
+/// when there is one, counts the receipt's chunks and is consistent.
+pub fn source_receipt(got: Touched<'_>, want: Touched<'_>, chunks: u32, manifest: Option<&IngestionManifest>) -> Checked<()> {
+    if got.corpus != want.corpus {
+        return Err(format!("it names corpus {}, not {}", got.corpus, want.corpus));
+    }
+    if got.source_id != want.source_id {
+        return Err(format!("it names source {}, not {}", got.source_id, want.source_id));
+    }
+    if got.revision != want.revision {
+        return Err(format!("it names revision {}, not {}", got.revision, want.revision));
+    }
+    let Some(manifest) = manifest else { return Ok(()) };
+    if manifest.chunks != chunks {
+        return Err(format!("its ingestion manifest counts {} chunks, the receipt {chunks}", manifest.chunks));
+    }
+    ingestion_manifest(manifest).map_err(|e| format!("ingestion: {e}"))
 }
 
 fn has_duplicates(values: &[u32]) -> bool {

@@ -94,6 +94,28 @@ pub fn job_events_request(request: &JobEventsRequest) -> Result<(), DriverError>
     checked(request, schema::job_events_request).map(drop).map_err(invalid_job)
 }
 
+fn invalid_retrieval(e: String) -> DriverError {
+    DriverError::new(codes::INVALID_RETRIEVAL, format!("the retrieval request is invalid: {e}"))
+}
+
+pub fn retrieval_search(request: &RetrievalSearch) -> Result<(), DriverError> {
+    checked(request, schema::retrieval_search).map(drop).map_err(invalid_retrieval)
+}
+
+pub fn retrieval_index(request: &RetrievalIndexRequest) -> Result<(), DriverError> {
+    checked(request, schema::retrieval_index_request).map(drop).map_err(invalid_retrieval)
+}
+
+pub fn retrieval_delete(request: &RetrievalDeleteRequest) -> Result<(), DriverError> {
+    checked(request, schema::retrieval_delete_request).map(drop).map_err(invalid_retrieval)
+}
+
+pub fn ingest_request(request: &IngestRequest) -> Result<(), DriverError> {
+    checked(request, schema::ingest_request)
+        .map(drop)
+        .map_err(|e| DriverError::new(codes::INVALID_INGESTION, format!("the ingestion request is invalid: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -99,6 +99,8 @@ enum Reply {
     Job(Box<JobInfo>),
     /// A page of job events (validated by the client; no scenario reads it).
     Page,
+    /// An ingestion receipt (validated by the client; only the vectors use it).
+    Ingested,
 }
 
 /// Reads events from a job tail until its end or `limit` events.
@@ -113,6 +115,20 @@ fn take_events(tail: impl Iterator<Item = Result<Event, Error>>, limit: Option<u
     Ok(events)
 }
 
+/// The document every `ingest` case sends (CONTRACT.md); the peer answers the case's receipt.
+fn ingest_request() -> IngestRequest {
+    IngestRequest {
+        corpus: "library".into(),
+        document: IngestDocument::Text {
+            source: ContextSource { id: "paper".into(), revision: "r1".into(), ..Default::default() },
+            media_type: "text/markdown".into(),
+            text: "# Paper\n\nA short paper.\n".into(),
+        },
+        chunking: None,
+        idle_timeout_ms: None,
+    }
+}
+
 /// The session and job operations of the vectors, with the case's request data.
 enum Operation {
     SessionCreate(SessionCreate),
@@ -122,6 +138,7 @@ enum Operation {
     JobRead(JobIdentity),
     JobCancel(JobIdentity),
     JobEvents(JobEventsRequest),
+    Ingest(Box<IngestRequest>),
 }
 
 impl Operation {
@@ -134,6 +151,7 @@ impl Operation {
             "job-read" => Operation::JobRead(fixture(case, "jobIdentity")?),
             "job-cancel" => Operation::JobCancel(fixture(case, "jobIdentity")?),
             "job-events" => Operation::JobEvents(fixture(case, "jobEvents")?),
+            "ingest" => Operation::Ingest(Box::new(ingest_request())),
             _ => return Ok(None),
         }))
     }
@@ -220,6 +238,7 @@ impl Mode for Async {
                 Operation::JobRead(id) => client.read_job(id).await.map(|j| Reply::Job(Box::new(j))),
                 Operation::JobCancel(id) => client.cancel_job(id).await.map(|j| Reply::Job(Box::new(j))),
                 Operation::JobEvents(request) => client.job_events(request).await.map(|_| Reply::Page),
+                Operation::Ingest(request) => client.ingest_document(request).await.map(|_| Reply::Ingested),
             }
         })
     }
@@ -342,6 +361,7 @@ impl Mode for Blocking {
             Operation::JobRead(id) => client.read_job(id).map(|j| Reply::Job(Box::new(j))),
             Operation::JobCancel(id) => client.cancel_job(id).map(|j| Reply::Job(Box::new(j))),
             Operation::JobEvents(request) => client.job_events(request).map(|_| Reply::Page),
+            Operation::Ingest(request) => client.ingest_document(request).map(|_| Reply::Ingested),
         }
     }
     fn tail(&self, url: &str, token: &str, id: &JobIdentity, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error> {

@@ -954,6 +954,156 @@ job_event_page: Check = obj(
     },
 )
 
+operator_run: Check = obj(
+    {
+        "runId": string(min_length=1, max_length=256),
+        "subject": string(min_length=1),
+        "provider": string(min_length=1),
+        "model": string(min_length=1),
+        "state": one_of("running", "completed", "failed", "cancelled", "interrupted"),
+        "startedAt": string(fmt=is_date_time),
+        "steps": integer(0, 9007199254740991),
+        "usage": usage,
+    },
+    {
+        "finishedAt": string(fmt=is_date_time),
+        "errorCode": string(min_length=1),
+        "jobId": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+    },
+)
+
+operator_runs_request: Check = obj(
+    {},
+    {
+        "finished": integer(0, 100),
+    },
+    strict=True,
+)
+
+operator_run_list: Check = obj(
+    {
+        "active": array(operator_run, max_items=100000),
+        "finished": array(operator_run, max_items=100),
+    },
+)
+
+operator_list_request: Check = obj(
+    {},
+    {
+        "limit": integer(1, 100),
+    },
+    strict=True,
+)
+
+operator_approval: Check = obj(
+    {
+        "approval": approval_request,
+        "subject": string(min_length=1),
+        "provider": string(min_length=1),
+    },
+)
+
+operator_approval_list: Check = obj(
+    {
+        "approvals": array(operator_approval, max_items=100),
+    },
+)
+
+operator_jobs_request: Check = obj(
+    {},
+    {
+        "limit": integer(1, 100),
+        "state": one_of("queued", "running", "completed", "failed", "cancelled", "interrupted"),
+    },
+    strict=True,
+)
+
+operator_job: Check = obj(
+    {
+        "job": job_info,
+        "subject": string(min_length=1),
+    },
+)
+
+operator_job_list: Check = obj(
+    {
+        "jobs": array(operator_job, max_items=100),
+    },
+)
+
+operator_usage_request: Check = obj(
+    {},
+    {
+        "by": one_of("subject", "provider", "model", "day"),
+        "since": string(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z", fmt=is_date_time),
+    },
+    strict=True,
+)
+
+usage_totals: Check = obj(
+    {
+        "runs": integer(0, 9007199254740991),
+        "completed": integer(0, 9007199254740991),
+        "failed": integer(0, 9007199254740991),
+        "cancelled": integer(0, 9007199254740991),
+        "interrupted": integer(0, 9007199254740991),
+        "incompleteRuns": integer(0, 9007199254740991),
+        "inputTokens": integer(0, 9007199254740991),
+        "outputTokens": integer(0, 9007199254740991),
+        "cachedInputTokens": integer(0, 9007199254740991),
+        "reasoningTokens": integer(0, 9007199254740991),
+        "durationMs": number(0, None),
+        "costUsd": number(0, None),
+        "apiEquivalentCostUsd": number(0, None),
+    },
+    {
+        "key": string(),
+    },
+)
+
+operator_usage: Check = obj(
+    {
+        "totals": array(usage_totals, max_items=100000),
+    },
+)
+
+operator_audit_request: Check = obj(
+    {},
+    {
+        "limit": integer(1, 500),
+        "before": integer(1, 9007199254740991),
+    },
+    strict=True,
+)
+
+audit_entry: Check = obj(
+    {
+        "id": integer(1, 9007199254740991),
+        "kind": one_of("approval.requested", "approval.resolved", "approval.rejected"),
+        "at": string(fmt=is_date_time),
+        "subject": string(min_length=1),
+    },
+    {
+        "tokenId": string(min_length=1),
+        "operator": string(min_length=1),
+        "approvalId": string(min_length=1),
+        "runId": string(min_length=1),
+        "provider": string(min_length=1),
+        "tool": string(min_length=1),
+        "outcome": string(min_length=1),
+        "code": string(min_length=1),
+    },
+)
+
+operator_audit_page: Check = obj(
+    {
+        "records": array(audit_entry, max_items=500),
+    },
+    {
+        "nextBefore": integer(1, 9007199254740991),
+    },
+)
+
 #: A check of a whole event, by event type.
 EVENT_CHECKS: Dict[str, Check] = {
     "run.started": run_started_event,

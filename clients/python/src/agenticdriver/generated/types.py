@@ -769,3 +769,117 @@ class JobEventPage(TypedDict):
     events: List[RunEvent]
     nextCursor: int
     hasMore: bool
+
+
+class _OperatorRunRequired(TypedDict):
+    runId: str
+    subject: str
+    provider: str
+    model: str
+    state: Literal["running", "completed", "failed", "cancelled", "interrupted"]
+    startedAt: str
+    steps: int
+    usage: Usage
+
+
+class OperatorRun(_OperatorRunRequired, total=False):
+    finishedAt: str
+    errorCode: str
+    jobId: str
+
+
+class OperatorRunsRequest(TypedDict, total=False):
+    finished: int
+
+
+class OperatorRunList(TypedDict):
+    active: List[OperatorRun]
+    finished: List[OperatorRun]
+
+
+class OperatorListRequest(TypedDict, total=False):
+    limit: int
+
+
+class OperatorApproval(TypedDict):
+    approval: ApprovalRequest
+    subject: str
+    provider: str
+
+
+class OperatorApprovalList(TypedDict):
+    approvals: List[OperatorApproval]
+
+
+class OperatorJobsRequest(TypedDict, total=False):
+    limit: int
+    state: Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
+
+
+class OperatorJob(TypedDict):
+    job: JobInfo
+    subject: str
+
+
+class OperatorJobList(TypedDict):
+    jobs: List[OperatorJob]
+
+
+class OperatorUsageRequest(TypedDict, total=False):
+    by: Literal["subject", "provider", "model", "day"]
+    since: str
+
+
+class _UsageTotalsRequired(TypedDict):
+    runs: int
+    completed: int
+    failed: int
+    cancelled: int
+    interrupted: int
+    incompleteRuns: int
+    inputTokens: int
+    outputTokens: int
+    cachedInputTokens: int
+    reasoningTokens: int
+    durationMs: float
+    costUsd: float
+    apiEquivalentCostUsd: float
+
+
+class UsageTotals(_UsageTotalsRequired, total=False):
+    key: str
+
+
+class OperatorUsage(TypedDict):
+    totals: List[UsageTotals]
+
+
+class OperatorAuditRequest(TypedDict, total=False):
+    limit: int
+    before: int
+
+
+class _AuditEntryRequired(TypedDict):
+    id: int
+    kind: Literal["approval.requested", "approval.resolved", "approval.rejected"]
+    at: str
+    subject: str
+
+
+class AuditEntry(_AuditEntryRequired, total=False):
+    tokenId: str
+    operator: str
+    approvalId: str
+    runId: str
+    provider: str
+    tool: str
+    outcome: str
+    code: str
+
+
+class _OperatorAuditPageRequired(TypedDict):
+    records: List[AuditEntry]
+
+
+class OperatorAuditPage(_OperatorAuditPageRequired, total=False):
+    nextBefore: int

@@ -1,0 +1,110 @@
+package agenticdriver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func operatorRecorder(t *testing.T, status int, body string) (*OperatorClient, *[]seenRequest) {
+	seen := &[]seenRequest{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(seen, r)
+		writeJSON(w, status, body)
+	}))
+	t.Cleanup(srv.Close)
+	o, err := NewOperator(srv.URL, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, seen
+}
+
+const (
+	operatorRun = `{"runId":"00000000-0000-4000-8000-000000000002","subject":"alice","provider":"mock","model":"demo","state":"running","startedAt":"2026-09-21T12:00:00.000Z","steps":1,"usage":{}}`
+	usageTotals = `{"runs":1,"completed":1,"failed":0,"cancelled":0,"interrupted":0,"incompleteRuns":0,"inputTokens":3,"outputTokens":2,"cachedInputTokens":0,"reasoningTokens":0,"durationMs":12,"costUsd":0,"apiEquivalentCostUsd":0}`
+)
+
+func TestOperatorCalls(t *testing.T) {
+	finished := 5
+	cases := []struct {
+		name, path, sent, good, bad string
+		call                        func(*OperatorClient) error
+	}{
+		{"runs", "/v1/operator/runs", `{"finished":5}`, `{"active":[` + operatorRun + `],"finished":[]}`, `{"active":[{"runId":"x"}],"finished":[]}`,
+			func(o *OperatorClient) error {
+				_, err := o.Runs(t.Context(), OperatorRunsRequest{Finished: &finished})
+				return err
+			}},
+		{"approvals", "/v1/operator/approvals", `{"limit":10}`, `{"approvals":[]}`, `{"approvals":[{"subject":"alice"}]}`,
+			func(o *OperatorClient) error {
+				_, err := o.Approvals(t.Context(), OperatorListRequest{Limit: 10})
+				return err
+			}},
+		{"jobs", "/v1/operator/jobs", `{"state":"running"}`, `{"jobs":[]}`, `{"jobs":{}}`,
+			func(o *OperatorClient) error {
+				_, err := o.Jobs(t.Context(), OperatorJobsRequest{State: "running"})
+				return err
+			}},
+		{"usage", "/v1/operator/usage", `{"by":"subject"}`, `{"totals":[` + usageTotals + `]}`, `{"totals":[{"runs":-1}]}`,
+			func(o *OperatorClient) error {
+				_, err := o.Usage(t.Context(), OperatorUsageRequest{By: "subject"})
+				return err
+			}},
+		{"audit", "/v1/operator/audit", `{"limit":2}`, `{"records":[{"id":7,"kind":"approval.resolved","at":"2026-09-21T12:00:00.000Z","subject":"alice","operator":"ops"}],"nextBefore":7}`,
+			`{"records":[{"id":0,"kind":"approval.resolved","at":"2026-09-21T12:00:00.000Z","subject":"alice"}]}`,
+			func(o *OperatorClient) error {
+				_, err := o.Audit(t.Context(), OperatorAuditRequest{Limit: 2})
+				return err
+			}},
+	}
+	for _, c := range cases {
+		o, seen := operatorRecorder(t, 200, c.good)
+		if err := c.call(o); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := (*seen)[0]
+		if got.path != c.path || got.auth != "Bearer "+testToken || toJSON(got.body) != c.sent {
+			t.Errorf("%s sent %+v", c.name, got)
+		}
+		o, _ = operatorRecorder(t, 200, c.bad)
+		if err := c.call(o); !isCode(err, CodeInvalidResponse) {
+			t.Errorf("%s with a malformed answer: %v", c.name, err)
+		}
+		o, _ = operatorRecorder(t, 403, `{"error":{"code":"FORBIDDEN","message":"no operator grant","retryable":false}}`)
+		if err := c.call(o); !isCode(err, "FORBIDDEN") {
+			t.Errorf("%s without the grant: %v", c.name, err)
+		}
+	}
+
+	o, seen := operatorRecorder(t, 200, `{"runs":[]}`)
+	tooMany := 101
+	for name, err := range map[string]error{
+		"runs":      func() error { _, err := o.Runs(t.Context(), OperatorRunsRequest{Finished: &tooMany}); return err }(),
+		"jobs":      func() error { _, err := o.Jobs(t.Context(), OperatorJobsRequest{State: "asleep"}); return err }(),
+		"usage":     func() error { _, err := o.Usage(t.Context(), OperatorUsageRequest{By: "week"}); return err }(),
+		"approvals": func() error { _, err := o.Approvals(t.Context(), OperatorListRequest{Limit: 101}); return err }(),
+	} {
+		if !isCode(err, CodeInvalidOperatorRequest) {
+			t.Errorf("malformed %s request: %v", name, err)
+		}
+	}
+	if len(*seen) != 0 {
+		t.Errorf("%d malformed requests were sent", len(*seen))
+	}
+}
+
+func TestOperatorDecisionChecksTheReceipt(t *testing.T) {
+	d := ApprovalDecision{ApprovalID: "appr-1", RunID: "00000000-0000-4000-8000-000000000002", Call: ToolCall{ID: "call-1", Name: "guarded", Arguments: map[string]json.RawMessage{"text": json.RawMessage(`"hi"`)}}, Decision: "deny"}
+	receipt := `{"approvalId":"appr-1","runId":"00000000-0000-4000-8000-000000000002","callId":"call-1","outcome":"%s","decidedAt":"2026-09-21T12:00:00.000Z"}`
+	o, seen := operatorRecorder(t, 200, fmt.Sprintf(receipt, "denied"))
+	if r, err := o.DecideApproval(t.Context(), d); err != nil || r.Outcome != "denied" || (*seen)[0].path != "/v1/operator/approvals/decisions" {
+		t.Fatalf("decide: %+v %v %+v", r, err, *seen)
+	}
+	o, _ = operatorRecorder(t, 200, fmt.Sprintf(receipt, "approved"))
+	if _, err := o.DecideApproval(t.Context(), d); !isCode(err, CodeInvalidResponse) {
+		t.Errorf("a receipt with another outcome: %v", err)
+	}
+}

@@ -1,0 +1,98 @@
+"""The operator clients (sync and async) over real loopback HTTP: the bearer and the body
+sent to each ``/v1/operator/...`` endpoint, requests refused before sending, and answers
+validated (a malformed one is ``INVALID_RESPONSE``)."""
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Callable, Dict
+
+import pytest
+
+from agenticdriver import AsyncOperatorClient, DriverError, OperatorClient
+from hosts import TOKEN, Exchange, ScriptedHost
+
+RUN = "00000000-0000-4000-8000-000000000002"
+T0 = "2026-09-21T12:00:00.000Z"
+Json = Dict[str, Any]
+
+
+def sync_call(url: str, method: str, *args: Any) -> Any:
+    with OperatorClient(url, TOKEN) as client:
+        return getattr(client, method)(*args)
+
+
+def async_call(url: str, method: str, *args: Any) -> Any:
+    async def main() -> Any:
+        async with AsyncOperatorClient(url, TOKEN) as client:
+            return await getattr(client, method)(*args)
+
+    return asyncio.run(main())
+
+
+CALLS = pytest.mark.parametrize("call", [sync_call, async_call], ids=["sync", "async"])
+
+
+def answer(value: Any) -> Callable[[Exchange], None]:
+    return lambda exchange: exchange.reply(200, value)
+
+
+def code_of(call: Callable[[], Any]) -> str:
+    with pytest.raises(DriverError) as raised:
+        call()
+    return raised.value.code
+
+
+RUN_RECORD: Json = {"runId": RUN, "subject": "alice", "provider": "mock", "model": "demo", "state": "running", "startedAt": T0, "steps": 1, "usage": {}}
+TOTALS: Json = {"runs": 1, "completed": 1, "failed": 0, "cancelled": 0, "interrupted": 0, "incompleteRuns": 0, "inputTokens": 3, "outputTokens": 2,
+                "cachedInputTokens": 0, "reasoningTokens": 0, "durationMs": 12, "costUsd": 0, "apiEquivalentCostUsd": 0}
+
+# method, endpoint, request, a valid answer, an invalid answer
+LISTS = [
+    ("runs", "operator/runs", {"finished": 5}, {"active": [RUN_RECORD], "finished": []}, {"active": [{**RUN_RECORD, "state": "sleeping"}], "finished": []}),
+    ("approvals", "operator/approvals", {"limit": 10}, {"approvals": []}, {"approvals": [{"subject": "alice"}]}),
+    ("jobs", "operator/jobs", {"limit": 10, "state": "running"}, {"jobs": []}, {"jobs": {}}),
+    ("usage", "operator/usage", {"by": "subject"}, {"totals": [{**TOTALS, "key": "alice"}]}, {"totals": [{**TOTALS, "runs": -1}]}),
+    ("audit", "operator/audit", {"limit": 2}, {"records": [{"id": 7, "kind": "approval.resolved", "at": T0, "subject": "alice", "operator": "ops"}], "nextBefore": 7},
+     {"records": [{"id": 0, "kind": "approval.resolved", "at": T0, "subject": "alice"}]}),
+]
+
+
+@CALLS
+@pytest.mark.parametrize("method, endpoint, request_, good, bad", LISTS, ids=[row[0] for row in LISTS])
+def test_operator_lists_send_the_bearer_and_validate_the_answer(host: ScriptedHost, call: Any, method: str, endpoint: str, request_: Json, good: Json, bad: Json) -> None:
+    host.routes[endpoint] = answer(good)
+    assert call(host.url, method, request_) == good
+    sent = host.requests[-1]
+    assert (sent["path"], sent["headers"]["Authorization"], json.loads(sent["body"])) == (f"/v1/{endpoint}", f"Bearer {TOKEN}", request_)
+    assert call(host.url, method) == good
+    assert json.loads(host.requests[-1]["body"]) == {}
+    host.routes[endpoint] = answer(bad)
+    assert code_of(lambda: call(host.url, method, request_)) == "INVALID_RESPONSE"
+
+
+@CALLS
+def test_malformed_operator_requests_are_refused_before_sending(host: ScriptedHost, call: Any) -> None:
+    for method, request_ in (("runs", {"finished": 101}), ("approvals", {"limit": 0}), ("jobs", {"state": "asleep"}), ("usage", {"by": "week"}), ("audit", {"before": 0})):
+        assert code_of(lambda: call(host.url, method, request_)) == "INVALID_OPERATOR_REQUEST", method
+    assert host.requests == []
+
+
+DECISION: Json = {"approvalId": "appr-1", "runId": RUN, "call": {"id": "call-1", "name": "guarded", "arguments": {"text": "hi"}}, "decision": "deny"}
+
+
+@CALLS
+def test_operator_decisions_check_the_receipt(host: ScriptedHost, call: Any) -> None:
+    receipt = {"approvalId": "appr-1", "runId": RUN, "callId": "call-1", "outcome": "denied", "decidedAt": T0}
+    host.routes["operator/approvals/decisions"] = answer(receipt)
+    assert call(host.url, "decide_approval", DECISION)["outcome"] == "denied"
+    assert json.loads(host.requests[-1]["body"]) == DECISION
+    host.routes["operator/approvals/decisions"] = answer({**receipt, "outcome": "approved"})
+    assert code_of(lambda: call(host.url, "decide_approval", DECISION)) == "INVALID_RESPONSE"
+    assert code_of(lambda: call(host.url, "decide_approval", {**DECISION, "decision": "maybe"})) == "INVALID_APPROVAL"
+
+
+@CALLS
+def test_a_forbidden_token_gets_the_hosts_code(host: ScriptedHost, call: Any) -> None:
+    host.routes["operator/runs"] = lambda exchange: exchange.reply(403, {"error": {"code": "FORBIDDEN", "message": "no operator grant", "retryable": False}})
+    assert code_of(lambda: call(host.url, "runs")) == "FORBIDDEN"

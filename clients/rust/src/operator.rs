@@ -1,0 +1,83 @@
+//! The operator client: the `/v1/operator/...` endpoints, open only to a token with the
+//! `operator` grant (every subject's runs, pending approvals, jobs, usage totals and the
+//! approval audit log); any other token gets `FORBIDDEN`. Requests are checked before they
+//! are sent (`INVALID_OPERATOR_REQUEST`, `INVALID_APPROVAL`), answers like every other
+//! answer (`INVALID_RESPONSE`).
+use crate::builder::{sealed, Build, ClientBuilder};
+use crate::error::Error;
+use crate::transport::{transport_error, ClientConfig, Transport};
+use crate::types::*;
+use crate::validate::{self, schemas, Schema};
+use serde::{de::DeserializeOwned, Serialize};
+use std::sync::Arc;
+
+/// An operator client of one host. Cheap to clone; clones share connections.
+#[derive(Clone)]
+pub struct AsyncOperatorClient {
+    transport: Arc<Transport>,
+}
+
+impl sealed::Sealed for AsyncOperatorClient {}
+impl Build for AsyncOperatorClient {
+    fn build(config: ClientConfig) -> Result<Self, Error> {
+        Ok(AsyncOperatorClient { transport: Arc::new(Transport::new(&config)?) })
+    }
+}
+
+impl AsyncOperatorClient {
+    pub fn new(url: &str, token: &str) -> Result<Self, Error> {
+        Self::builder(url, token).build()
+    }
+
+    pub fn builder(url: &str, token: &str) -> ClientBuilder<Self> {
+        ClientBuilder::new(url, token)
+    }
+
+    /// `POST v1/operator/runs`: the runs this replica is serving now and the most recently finished ones.
+    pub async fn runs(&self, request: &OperatorRunsRequest) -> Result<OperatorRunList, Error> {
+        self.call("v1/operator/runs", request, schemas::operator_runs_request, schemas::operator_run_list).await
+    }
+
+    /// `POST v1/operator/approvals`: pending approvals of every subject, oldest first.
+    pub async fn approvals(&self, request: &OperatorListRequest) -> Result<OperatorApprovalList, Error> {
+        self.call("v1/operator/approvals", request, schemas::operator_list_request, schemas::operator_approval_list).await
+    }
+
+    /// `POST v1/operator/approvals/decisions`: decides any subject's pending approval; the
+    /// receipt must answer exactly this decision.
+    pub async fn decide_approval(&self, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
+        validate::approval_decision(decision)?;
+        let body = serde_json::to_vec(decision).map_err(transport_error)?;
+        let answer = self.transport.post_json("v1/operator/approvals/decisions", body).await?;
+        Ok(validate::approval_resolution(answer, decision)?)
+    }
+
+    /// `POST v1/operator/jobs`: durable jobs of every subject, most recently updated first.
+    pub async fn jobs(&self, request: &OperatorJobsRequest) -> Result<OperatorJobList, Error> {
+        self.call("v1/operator/jobs", request, schemas::operator_jobs_request, schemas::operator_job_list).await
+    }
+
+    /// `POST v1/operator/usage`: usage totals, optionally grouped.
+    pub async fn usage(&self, request: &OperatorUsageRequest) -> Result<OperatorUsage, Error> {
+        self.call("v1/operator/usage", request, schemas::operator_usage_request, schemas::operator_usage).await
+    }
+
+    /// `POST v1/operator/audit`: one page of the approval audit log, newest first; pass
+    /// `next_before` as `before` for the next page.
+    pub async fn audit(&self, request: &OperatorAuditRequest) -> Result<OperatorAuditPage, Error> {
+        self.call("v1/operator/audit", request, schemas::operator_audit_request, schemas::operator_audit_page).await
+    }
+
+    async fn call<Q: Serialize, A: DeserializeOwned>(
+        &self,
+        path: &str,
+        request: &Q,
+        request_schema: Schema,
+        answer_schema: Schema,
+    ) -> Result<A, Error> {
+        validate::operator_request(request, request_schema)?;
+        let body = serde_json::to_vec(request).map_err(transport_error)?;
+        let answer = self.transport.post_json(path, body).await?;
+        Ok(validate::operator_answer(answer, answer_schema)?)
+    }
+}

@@ -1,0 +1,100 @@
+//! The operator client against loopback peers: the bearer and body sent to each
+//! `/v1/operator/...` endpoint, malformed requests refused before sending, answers validated.
+use crate::support::*;
+use agenticdriver::*;
+use serde_json::{json, Value};
+
+const RUN_ID: &str = "00000000-0000-4000-8000-000000000002";
+const T0: &str = "2026-09-21T12:00:00.000Z";
+
+async fn operator(status: &str, body: &Value) -> (AsyncOperatorClient, Peer) {
+    let peer = serve(Reply::Close(json(status, body)), None).await;
+    (AsyncOperatorClient::new(&peer.url, TOKEN).unwrap(), peer)
+}
+
+/// The request line, whether the bearer was sent, and the JSON body.
+async fn received(peer: &mut Peer) -> (String, bool, Value) {
+    let raw = peer.requests.recv().await.unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let bearer = head.to_ascii_lowercase().contains(&format!("authorization: bearer {}", TOKEN.to_ascii_lowercase()));
+    (head.lines().next().unwrap().to_string(), bearer, serde_json::from_str(body).unwrap())
+}
+
+fn code<T: std::fmt::Debug>(outcome: Result<T, Error>) -> String {
+    outcome.expect_err("the call succeeded").code().unwrap_or("no code").to_string()
+}
+
+fn totals() -> Value {
+    json!({"runs": 1, "completed": 1, "failed": 0, "cancelled": 0, "interrupted": 0, "incompleteRuns": 0, "inputTokens": 3, "outputTokens": 2,
+           "cachedInputTokens": 0, "reasoningTokens": 0, "durationMs": 12, "costUsd": 0, "apiEquivalentCostUsd": 0})
+}
+
+/// One call of each list endpoint: (name, path, body sent, good answer, bad answer).
+async fn call(client: &AsyncOperatorClient, name: &str) -> Result<(), Error> {
+    match name {
+        "runs" => client.runs(&OperatorRunsRequest { finished: Some(5) }).await.map(drop),
+        "approvals" => client.approvals(&OperatorListRequest { limit: Some(10) }).await.map(drop),
+        "jobs" => client.jobs(&OperatorJobsRequest { state: Some("running".into()), ..Default::default() }).await.map(drop),
+        "usage" => client.usage(&OperatorUsageRequest { by: Some("subject".into()), ..Default::default() }).await.map(drop),
+        _ => client.audit(&OperatorAuditRequest { limit: Some(2), ..Default::default() }).await.map(drop),
+    }
+}
+
+#[tokio::test]
+async fn operator_lists_send_the_bearer_and_validate_the_answer() {
+    let run = json!({"runId": RUN_ID, "subject": "alice", "provider": "mock", "model": "demo", "state": "running", "startedAt": T0, "steps": 1, "usage": {}});
+    let cases = [
+        ("runs", json!({"finished": 5}), json!({"active": [run], "finished": []}), json!({"active": [{"runId": "x"}], "finished": []})),
+        ("approvals", json!({"limit": 10}), json!({"approvals": []}), json!({"approvals": [{"subject": "alice"}]})),
+        ("jobs", json!({"state": "running"}), json!({"jobs": []}), json!({"jobs": {}})),
+        ("usage", json!({"by": "subject"}), json!({"totals": [totals()]}), json!({"totals": [{"runs": -1}]})),
+        (
+            "audit",
+            json!({"limit": 2}),
+            json!({"records": [{"id": 7, "kind": "approval.resolved", "at": T0, "subject": "alice", "operator": "ops"}], "nextBefore": 7}),
+            json!({"records": [{"id": 0, "kind": "approval.resolved", "at": T0, "subject": "alice"}]}),
+        ),
+    ];
+    for (name, sent, good, bad) in cases {
+        let (client, mut peer) = operator("200 OK", &good).await;
+        call(&client, name).await.unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert_eq!(received(&mut peer).await, (format!("POST /v1/operator/{name} HTTP/1.1"), true, sent), "{name}");
+        assert_eq!(code(call(&operator("200 OK", &bad).await.0, name).await), codes::INVALID_RESPONSE, "{name}");
+        let forbidden = json!({"error": {"code": "FORBIDDEN", "message": "no operator grant", "retryable": false}});
+        assert_eq!(code(call(&operator("403 Forbidden", &forbidden).await.0, name).await), "FORBIDDEN", "{name}");
+    }
+}
+
+#[tokio::test]
+async fn malformed_operator_requests_are_refused_before_sending() {
+    let (client, mut peer) = operator("200 OK", &json!({})).await;
+    assert_eq!(code(client.runs(&OperatorRunsRequest { finished: Some(101) }).await), codes::INVALID_OPERATOR_REQUEST);
+    assert_eq!(code(client.approvals(&OperatorListRequest { limit: Some(0) }).await), codes::INVALID_OPERATOR_REQUEST);
+    assert_eq!(
+        code(client.jobs(&OperatorJobsRequest { state: Some("asleep".into()), ..Default::default() }).await),
+        codes::INVALID_OPERATOR_REQUEST
+    );
+    assert_eq!(
+        code(client.usage(&OperatorUsageRequest { by: Some("week".into()), ..Default::default() }).await),
+        codes::INVALID_OPERATOR_REQUEST
+    );
+    assert_eq!(code(client.audit(&OperatorAuditRequest { before: Some(0), ..Default::default() }).await), codes::INVALID_OPERATOR_REQUEST);
+    assert!(peer.requests.try_recv().is_err());
+}
+
+#[test]
+fn operator_decisions_check_the_receipt_blocking_too() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let decision: ApprovalDecision = serde_json::from_value(
+        json!({"approvalId": "appr-1", "runId": RUN_ID, "call": {"id": "call-1", "name": "guarded", "arguments": {"text": "hi"}}, "decision": "deny"}),
+    )
+    .unwrap();
+    let receipt = |outcome: &str| json!({"approvalId": "appr-1", "runId": RUN_ID, "callId": "call-1", "outcome": outcome, "decidedAt": T0});
+    let mut peer = runtime.block_on(serve(Reply::Close(json("200 OK", &receipt("denied"))), None));
+    let client = blocking::OperatorClient::new(&peer.url, TOKEN).unwrap();
+    assert_eq!(client.decide_approval(&decision).unwrap().outcome, ApprovalOutcome::Denied);
+    let (line, bearer, _) = runtime.block_on(received(&mut peer));
+    assert_eq!((line.as_str(), bearer), ("POST /v1/operator/approvals/decisions HTTP/1.1", true));
+    let other = runtime.block_on(serve(Reply::Close(json("200 OK", &receipt("approved"))), None));
+    assert_eq!(code(blocking::OperatorClient::new(&other.url, TOKEN).unwrap().decide_approval(&decision)), codes::INVALID_RESPONSE);
+}

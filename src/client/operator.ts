@@ -1,0 +1,202 @@
+/**
+ * OperatorClient: the operator endpoints (`/v1/operator/...`) for a token with the operator
+ * grant — every subject's runs, pending approvals, jobs, usage totals and the audit log, a
+ * live tap of an active run and any job's stream. Answers are validated like AgenticClient's.
+ */
+import { DriverError } from '../protocol/errors.js';
+import {
+  ApprovalDecision,
+  ApprovalResolution,
+  OperatorApprovalList,
+  OperatorAuditPage,
+  OperatorAuditRequest,
+  OperatorJobList,
+  OperatorJobsRequest,
+  OperatorListRequest,
+  OperatorRunList,
+  OperatorRunsRequest,
+  OperatorUsage,
+  OperatorUsageRequest,
+  RunEvent,
+  TERMINAL_EVENT_TYPES,
+} from '../protocol/schemas.js';
+import { hasUnsafeKeys } from '../protocol/plain-json.js';
+import { validatorFor, type Validator } from '../protocol/validate.js';
+import { parseBaseUrl } from './base-url.js';
+import { checkApprovalReceipt } from './checks.js';
+import { exchange, readJson, toClientError } from './http.js';
+import { SseFrameReader } from './sse.js';
+
+export type {
+  AuditEntry,
+  OperatorApproval,
+  OperatorApprovalList,
+  OperatorAuditPage,
+  OperatorAuditRequest,
+  OperatorJob,
+  OperatorJobList,
+  OperatorJobsRequest,
+  OperatorListRequest,
+  OperatorRun,
+  OperatorRunList,
+  OperatorRunsRequest,
+  OperatorUsage,
+  OperatorUsageRequest,
+  UsageTotals,
+} from '../protocol/schemas.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const valid = {
+  runsRequest: validatorFor<OperatorRunsRequest>(OperatorRunsRequest),
+  runs: validatorFor<OperatorRunList>(OperatorRunList),
+  listRequest: validatorFor<OperatorListRequest>(OperatorListRequest),
+  approvals: validatorFor<OperatorApprovalList>(OperatorApprovalList),
+  decision: validatorFor<ApprovalDecision>(ApprovalDecision),
+  resolution: validatorFor<ApprovalResolution>(ApprovalResolution),
+  jobsRequest: validatorFor<OperatorJobsRequest>(OperatorJobsRequest),
+  jobs: validatorFor<OperatorJobList>(OperatorJobList),
+  usageRequest: validatorFor<OperatorUsageRequest>(OperatorUsageRequest),
+  usage: validatorFor<OperatorUsage>(OperatorUsage),
+  auditRequest: validatorFor<OperatorAuditRequest>(OperatorAuditRequest),
+  audit: validatorFor<OperatorAuditPage>(OperatorAuditPage),
+  event: validatorFor<RunEvent>(RunEvent),
+};
+
+export interface OperatorClientOptions {
+  url: string;
+  /** A token with the operator grant. */
+  token: string;
+  fetch?: typeof fetch;
+}
+
+export class OperatorClient {
+  private readonly baseUrl: URL;
+  private readonly token: string;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: OperatorClientOptions) {
+    this.baseUrl = parseBaseUrl(options.url);
+    if (typeof options.token !== 'string' || options.token.length === 0 || options.token.length > 4096 || /[\s\0]/.test(options.token)) {
+      throw new DriverError('AUTH_REQUIRED', 'A bearer token (1-4096 characters, no whitespace) is required.');
+    }
+    this.token = options.token;
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    if (typeof fetchImpl !== 'function') throw new DriverError('UNSUPPORTED_ENVIRONMENT', 'No fetch implementation is available; pass one as options.fetch.');
+    this.fetchImpl = options.fetch ? fetchImpl : fetchImpl.bind(globalThis);
+  }
+
+  /** POST v1/operator/runs: active runs on this replica, and the last `finished` finished runs. */
+  runs(request: OperatorRunsRequest = {}, signal?: AbortSignal): Promise<OperatorRunList> {
+    return this.post('v1/operator/runs', request, valid.runsRequest, valid.runs, signal);
+  }
+
+  /** POST v1/operator/approvals: pending approvals of every subject. */
+  approvals(request: OperatorListRequest = {}, signal?: AbortSignal): Promise<OperatorApprovalList> {
+    return this.post('v1/operator/approvals', request, valid.listRequest, valid.approvals, signal);
+  }
+
+  /** POST v1/operator/approvals/decisions: the receipt must name the decided approval, run and call, with the decided outcome. */
+  async decideApproval(decision: ApprovalDecision, signal?: AbortSignal): Promise<ApprovalResolution> {
+    if (valid.decision(decision) && hasUnsafeKeys(decision.call.arguments)) throw new DriverError('INVALID_APPROVAL', 'The decision carries arguments that are not plain JSON.');
+    const receipt = await this.post('v1/operator/approvals/decisions', decision, valid.decision, valid.resolution, signal, 'INVALID_APPROVAL');
+    const problem = checkApprovalReceipt(receipt, decision);
+    if (problem) throw new DriverError('INVALID_RESPONSE', `The host's receipt does not match the request: ${problem}.`);
+    return receipt;
+  }
+
+  /** POST v1/operator/jobs: jobs of every subject, most recently updated first. */
+  jobs(request: OperatorJobsRequest = {}, signal?: AbortSignal): Promise<OperatorJobList> {
+    return this.post('v1/operator/jobs', request, valid.jobsRequest, valid.jobs, signal);
+  }
+
+  /** POST v1/operator/usage: usage totals, optionally grouped. */
+  usage(request: OperatorUsageRequest = {}, signal?: AbortSignal): Promise<OperatorUsage> {
+    return this.post('v1/operator/usage', request, valid.usageRequest, valid.usage, signal);
+  }
+
+  /** POST v1/operator/audit: one page of the approval audit log, newest first. */
+  audit(request: OperatorAuditRequest = {}, signal?: AbortSignal): Promise<OperatorAuditPage> {
+    return this.post('v1/operator/audit', request, valid.auditRequest, valid.audit, signal);
+  }
+
+  /**
+   * GET v1/operator/runs/{id}/events: an active run's recent and live events, ending with its
+   * terminal event — or early, without one, when the host dropped this watcher for falling behind.
+   */
+  watchRun(runId: string, signal?: AbortSignal): AsyncGenerator<RunEvent, void, undefined> {
+    if (!UUID.test(runId)) throw new DriverError('INVALID_OPERATOR_REQUEST', 'The run id must be a lowercase UUID.');
+    return this.stream(`v1/operator/runs/${runId}/events`, runId, 0, signal);
+  }
+
+  /** GET v1/operator/jobs/{id}/stream: a job's committed events after `after`, until its terminal event. */
+  tailJob(jobId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<RunEvent, void, undefined> {
+    if (!UUID.test(jobId)) throw new DriverError('INVALID_JOB', 'The job id must be a lowercase UUID.');
+    const after = options.after ?? 0;
+    if (!Number.isSafeInteger(after) || after < 0) throw new DriverError('INVALID_JOB_CURSOR', 'after must be a non-negative integer.');
+    return this.stream(`v1/operator/jobs/${jobId}/stream`, undefined, after, options.signal);
+  }
+
+  private async *stream(path: string, runId: string | undefined, after: number, callerSignal: AbortSignal | undefined): AsyncGenerator<RunEvent, void, undefined> {
+    const closer = new AbortController();
+    const signal = callerSignal ? AbortSignal.any([callerSignal, closer.signal]) : closer.signal;
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    try {
+      const response = await exchange({
+        fetch: this.fetchImpl,
+        url: new URL(path, this.baseUrl),
+        token: this.token,
+        accept: 'text/event-stream',
+        ...(after > 0 ? { headers: { 'Last-Event-ID': String(after) } } : {}),
+        signal,
+      });
+      if (!response.headers.get('content-type')?.toLowerCase().includes('text/event-stream') || !response.body) {
+        throw new DriverError('INVALID_RESPONSE', 'The host did not answer with an event stream.');
+      }
+      reader = response.body.getReader();
+      const frames = new SseFrameReader();
+      let last = after;
+      let expectedRun = runId;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        for (const data of frames.push(value)) {
+          const event = parseEvent(data);
+          expectedRun ??= event.runId;
+          if (event.runId !== expectedRun) throw new DriverError('INVALID_RESPONSE', `An event of run ${event.runId} arrived on the stream of run ${expectedRun}.`);
+          if (event.sequence <= last) throw new DriverError('INVALID_RESPONSE', `Event sequence ${event.sequence} does not follow ${last}.`);
+          last = event.sequence;
+          yield event;
+          if (TERMINAL_EVENT_TYPES.has(event.type)) return;
+        }
+      }
+    } catch (error) {
+      throw toClientError(error, callerSignal);
+    } finally {
+      closer.abort();
+      reader?.cancel().catch(() => undefined);
+    }
+  }
+
+  private async post<Q, T>(path: string, body: Q, validRequest: Validator<Q>, validAnswer: Validator<T>, signal: AbortSignal | undefined, invalidCode = 'INVALID_OPERATOR_REQUEST'): Promise<T> {
+    if (!validRequest(body)) throw new DriverError(invalidCode, `The operator request is invalid: ${validRequest.explain(body)}.`);
+    try {
+      const response = await exchange({ fetch: this.fetchImpl, url: new URL(path, this.baseUrl), token: this.token, body, accept: 'application/json', signal });
+      const answer = await readJson(response);
+      if (!validAnswer(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${validAnswer.explain(answer)}.`);
+      return answer;
+    } catch (error) {
+      throw toClientError(error, signal);
+    }
+  }
+}
+
+function parseEvent(data: string): RunEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new DriverError('INVALID_RESPONSE', 'An event is not JSON.');
+  }
+  if (!valid.event(value)) throw new DriverError('INVALID_RESPONSE', `An event is invalid: ${valid.event.explain(value)}.`);
+  return value;
+}
