@@ -6,3 +6,4 @@ export { startChatCompletionsServer, chatCompletionsDialect, renderChatCompletio
 export { startAnthropicMessagesServer, anthropicMessagesDialect, renderMessages } from './anthropic-messages.js';
 export { startGeminiServer, geminiDialect, renderGenerateContent } from './gemini.js';
 export { makeServerIdentity, type ServerIdentity } from '../support/pki.js';
+export { startEmbeddingServer, fakeVector, type EmbeddingServer, type EmbeddingReply } from './embeddings.js';
