@@ -15,6 +15,7 @@ import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
 import { SecretRef } from '../shared/secrets.js';
 import { checkUsageConfig, UsageConfig } from '../extensions/usage/config.js';
 import { MetricsConfig } from './metrics.js';
+import { EmbeddingConfig } from '../providers/embeddings/index.js';
 import { checkTracingConfig, TracingConfig } from './tracing.js';
 
 export const DEFAULT_PORT = 7433;
@@ -42,6 +43,8 @@ const RetrievalCorpus = Type.Object(
     id: OpaqueKey,
     /** `shared`: one namespace for every subject (default); `subject`: each subject sees only what it indexed. */
     namespace: Type.Optional(Type.Union([Type.Literal('shared'), Type.Literal('subject')])),
+    /** An embedding provider: exact cosine search fused with the lexical ranking (metric rrf). */
+    embedding: Type.Optional(EmbeddingConfig),
   },
   strict,
 );

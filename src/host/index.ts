@@ -18,6 +18,7 @@ import { SessionService } from '../extensions/sessions.js';
 import { RetrievalService } from '../extensions/retrieval/service.js';
 import type { SourceAuthorizer } from '../extensions/retrieval/types.js';
 import { ingestionPolicy, prepareDocument } from '../extensions/retrieval/ingestion/index.js';
+import { createEmbeddingAdapter } from '../providers/embeddings/index.js';
 import { openStore } from '../store/open.js';
 import type { RetrievalIndexStore, StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
@@ -101,7 +102,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
   const consoleAssets = config.console ? await ConsoleAssets.load(options.consoleDirectory ?? defaultConsoleDirectory(), config.console.allowRemote === true) : undefined;
-  const store = options.store ?? (await openStore(config.state, config.configDir, env));
+  const store = options.store ?? (await openStore(config.state, config.configDir, env, config.retrieval?.capacity ? { retrievalCapacity: config.retrieval.capacity } : {}));
   const active = new ActiveRuns();
   let usage: UsagePipeline;
   let prometheus: PrometheusMetrics | undefined;
@@ -154,7 +155,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   };
   // Runs and embedding calls carry the same host id.
   const hostId = config.usage?.hostId ?? randomUUID();
-  const retrieval = retrievalService(config, store, options, { hostId, ...(config.usage?.labels ? { labels: config.usage.labels } : {}), record: recordUsage });
+  const retrieval = retrievalService(config, store, options, { hostId, ...(config.usage?.labels ? { labels: config.usage.labels } : {}), record: recordUsage }, env);
   const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, store) : undefined;
   const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools, store) : undefined;
   const operations = new OperationLog(store, clock, config.idempotency);
@@ -262,6 +263,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
         await app.close();
         await driver.close();
+        await retrieval?.close();
         clearInterval(retentionTimer);
         await context.tracing?.close();
         await usage.close();
@@ -276,6 +278,7 @@ function retrievalService(
   store: StateStore,
   options: HostOptions,
   usage: { hostId: string; labels?: Record<string, string>; record(record: UsageRecord): Promise<void> },
+  env: NodeJS.ProcessEnv,
 ): RetrievalService | undefined {
   const settings = config.retrieval;
   if (!settings) return undefined;
@@ -287,7 +290,11 @@ function retrievalService(
     prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
     store: index,
     engine: store.kind,
-    corpora: settings.corpora.map((corpus) => ({ id: corpus.id, ...(corpus.namespace ? { namespace: corpus.namespace } : {}) })),
+    corpora: settings.corpora.map((corpus) => ({
+      id: corpus.id,
+      ...(corpus.namespace ? { namespace: corpus.namespace } : {}),
+      ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, config.configDir, env) }) } : {}),
+    })),
     ...(options.authorizeRetrieval ? { authorize: options.authorizeRetrieval } : {}),
     pdf: settings.pdf !== false,
     ...(config.limits.idleTimeoutMs ? { idleTimeoutMs: config.limits.idleTimeoutMs } : {}),

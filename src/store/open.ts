@@ -3,14 +3,14 @@ import type { SecretRef } from '../shared/secrets.js';
 import { readSecret } from '../shared/secrets.js';
 import { DriverError } from '../protocol/errors.js';
 import { PostgresEngine } from './postgres/postgres-engine.js';
-import { SqlStateStore } from './sql/sql-store.js';
+import { SqlStateStore, type SqlStoreOptions } from './sql/sql-store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { StateStore } from './store.js';
 
 export type StateConfig = { engine: 'sqlite'; directory: string } | { engine: 'postgres'; urlRef: SecretRef };
 
-export async function openStore(state: StateConfig, configDir: string, env: NodeJS.ProcessEnv): Promise<StateStore> {
-  if (state.engine === 'sqlite') return openSqliteStore(state.directory);
+export async function openStore(state: StateConfig, configDir: string, env: NodeJS.ProcessEnv, options: SqlStoreOptions = {}): Promise<StateStore> {
+  if (state.engine === 'sqlite') return openSqliteStore(state.directory, undefined, options);
   const url = await readSecret(state.urlRef, configDir, env);
   if (!url) throw new DriverError('INVALID_CONFIG', 'The PostgreSQL URL (state.urlRef) is missing or empty.');
   let engine: PostgresEngine;
@@ -21,7 +21,7 @@ export async function openStore(state: StateConfig, configDir: string, env: Node
     throw new DriverError('OPERATION_STORE_ERROR', `The state store could not be opened: ${(error as Error).message}`, { retryable: true, cause: error });
   }
   try {
-    return await SqlStateStore.open(engine);
+    return await SqlStateStore.open(engine, undefined, options);
   } catch (error) {
     await engine.close();
     throw error;

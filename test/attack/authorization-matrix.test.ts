@@ -13,7 +13,6 @@ import { ENDPOINTS, type Endpoint } from '../../src/protocol/endpoints.js';
 import { OPERATOR_ENDPOINTS } from '../../src/host/metrics.js';
 import { sseEvents, startTestHost, type TestHost } from '../support/host.js';
 import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
-import { openRetrievalStore } from '../support/retrieval-index.js';
 
 const OWNER = 'owner-token-0123456789abcdefghijklmnopqr';
 const NO_GRANT = 'nogrant-token-0123456789abcdefghijklmno';
@@ -160,7 +159,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
           { id: 'operator', subject: 'ops', tokenRef: { env: 'AD_OPERATOR' }, providers: [], operator: true },
         ],
       },
-      { tools: [guarded], store: await openRetrievalStore('sqlite'), env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY, AD_METRICS: METRICS, AD_OPERATOR: OPERATOR } },
+      { tools: [guarded], env: { ...process.env, AD_OWNER: OWNER, AD_NO_GRANT: NO_GRANT, AD_STRANGER: STRANGER, AD_VENDOR_KEY: VENDOR_KEY, AD_METRICS: METRICS, AD_OPERATOR: OPERATOR } },
     );
     // The owner's resources the others attack: one pending approval, one dispatched ticket,
     // each in a run on the vendor provider (one model call each so far).

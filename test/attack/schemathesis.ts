@@ -16,7 +16,6 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestHost, TOKEN } from '../support/host.js';
-import { openRetrievalStore } from '../support/retrieval-index.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const venv = join(root, '.venv-attack');
@@ -106,7 +105,7 @@ async function main(): Promise<number> {
         },
       ],
     },
-    { store: await openRetrievalStore('sqlite'), logInternalError: (error, where) => void internalErrors.push({ where, error: String(error) }) },
+    { logInternalError: (error, where) => void internalErrors.push({ where, error: String(error) }) },
   );
   const reports = mkdtempSync(join(tmpdir(), 'agenticdriver-fuzz-'));
   try {

@@ -12,8 +12,7 @@ import { RetrievalService } from '../../src/extensions/retrieval/service.js';
 import type { EmbeddingAdapter } from '../../src/extensions/retrieval/types.js';
 import type { UsageRecord } from '../../src/runtime/usage-record.js';
 import type { RetrievalIndexStore, StateStore } from '../../src/store/store.js';
-import { openRetrievalStore } from '../support/retrieval-index.js';
-import { ENGINES } from '../support/stores.js';
+import { ENGINES, openTestStore } from '../support/stores.js';
 
 const DIMENSIONS = 16;
 
@@ -51,8 +50,8 @@ for (const engine of ENGINES) {
     let store: StateStore;
     let index: RetrievalIndexStore;
     before(async () => {
-      store = await openRetrievalStore(engine);
-      index = (store as unknown as { retrieval: RetrievalIndexStore }).retrieval;
+      store = await openTestStore(engine);
+      index = store.retrieval;
     });
     after(async () => store.close());
 

@@ -11,10 +11,8 @@ import { checkRunResult } from '../../src/client/checks.js';
 import { AgenticClient } from '../../src/client/index.js';
 import type { RunRequest, RunResult } from '../../src/protocol/schemas.js';
 import type { SourceGrant } from '../../src/extensions/retrieval/types.js';
-import type { RetrievalIndexStore } from '../../src/store/store.js';
 import { parseSse, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
-import { openRetrievalStore } from '../support/retrieval-index.js';
-import { ENGINES } from '../support/stores.js';
+import { ENGINES, openTestStore } from '../support/stores.js';
 
 const GRANTS = { search: ['docs', 'ghost', 'private'], index: ['docs', 'ghost', 'private'], delete: ['docs', 'ghost', 'private'] };
 
@@ -35,7 +33,7 @@ for (const engine of ENGINES) {
     let authorizations = 0;
 
     before(async () => {
-      const store = await openRetrievalStore(engine);
+      const store = await openTestStore(engine);
       host = await startTestHost(
         {
           retrieval: { corpora: [{ id: 'docs' }, { id: 'private', namespace: 'subject' }] },
@@ -53,7 +51,7 @@ for (const engine of ENGINES) {
             // The config default, written out: what is indexed in the corpus's namespace.
             const namespace = request.corpus === 'private' ? `subject:${context.subject}` : 'shared';
             if (request.operation !== 'search') return { namespace, sources: Object.fromEntries((request.sourceIds ?? []).map((id) => [id, request.revision!])) };
-            const documents = await (store as unknown as { retrieval: RetrievalIndexStore }).retrieval.documents(request.corpus, namespace, request.sourceIds);
+            const documents = await store.retrieval.documents(request.corpus, namespace, request.sourceIds);
             return { namespace, sources: Object.fromEntries(documents.map((document) => [document.sourceId, document.revision])) };
           },
         },

@@ -260,6 +260,11 @@ export class RetrievalService implements RetrievalContext {
     }
   }
 
+  /** Closes the corpora's embedders (their HTTP connections). */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.corpora.values()].map((corpus) => (corpus.embedding as { close?: () => Promise<void> } | undefined)?.close?.()));
+  }
+
   private corpus(id: string): CorpusDefinition {
     const corpus = this.corpora.get(id);
     if (!corpus) throw notFound();

@@ -1,20 +1,8 @@
 /** What the retrieval service is built from: corpora, their embedders and the source authorizer. */
 
-/** Who an embedder is (frozen into the corpus's index descriptor). */
-export interface EmbeddingIdentity {
-  providerId: string;
-  vendor: string;
-  accountId?: string;
-  authMode: 'api-key' | 'none';
-  model: string;
-  dimensions: number;
-}
+import type { EmbeddingAdapter } from '../../providers/embeddings/index.js';
 
-/** One embedding vendor call for a batch of texts; vectors in input order. */
-export interface EmbeddingAdapter {
-  identity: EmbeddingIdentity;
-  embed(texts: string[], signal: AbortSignal): Promise<{ vectors: Float32Array[]; usage?: { inputTokens: number } }>;
-}
+export type { EmbeddingAdapter, EmbeddingIdentity } from '../../providers/embeddings/index.js';
 
 export type RetrievalOperation = 'search' | 'index' | 'delete';
 

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteEngine } from './sqlite-engine.js';
-import { SqlStateStore } from '../sql/sql-store.js';
+import { SqlStateStore, type SqlStoreOptions } from '../sql/sql-store.js';
 import { preparePrivateDatabaseFile } from './private-file.js';
 
 export const SQLITE_FILE = 'agenticdriver.sqlite';
@@ -17,11 +17,11 @@ export function openSqliteEngine(path: string): SqliteEngine {
 }
 
 /** Opens (creating, owner-only) the state directory's database and brings its schema up to date. */
-export async function openSqliteStore(directory: string, now?: () => number): Promise<SqlStateStore> {
+export async function openSqliteStore(directory: string, now?: () => number, options: SqlStoreOptions = {}): Promise<SqlStateStore> {
   mkdirSync(directory, { recursive: true, mode: 0o700 });
   const engine = openSqliteEngine(join(directory, SQLITE_FILE));
   try {
-    return await SqlStateStore.open(engine, now);
+    return await SqlStateStore.open(engine, now, options);
   } catch (error) {
     await engine.close();
     throw error;
