@@ -3,7 +3,7 @@
  * bench/results/, then one table of all figures with their baselines and the issue-17
  * targets, written to bench/results/all.json as well.
  *
- *   npm run bench -- [--skip host,provider,decoders,idle,cli] [--quick]
+ *   npm run bench -- [--skip host,provider,decoders,idle,cli,ingest] [--quick]
  *
  * `--quick` shortens every bench (a smoke run; figures are then rough). The idle-streams
  * row comes from bench/sse-hold.ts when that bench is present (it owns the 10,000 idle
@@ -32,6 +32,7 @@ const BENCHES: Bench[] = [
   { key: 'decoders', script: 'decoders.ts', args: quick ? ['--rounds', '1'] : [] },
   { key: 'idle', script: 'sse-hold.ts', args: [] },
   { key: 'cli', script: 'cli-warm-cold.ts', args: quick ? ['--runs', '1'] : [] },
+  { key: 'ingest', script: 'retrieval-ingest.ts', args: quick ? ['--pdf-pages', '200', '--sections', '1000', '--rounds', '1'] : [] },
 ];
 
 type Row = Record<string, any>;
@@ -125,6 +126,15 @@ const CLI_BASELINE: Record<string, number> = { codex: 38, 'claude-code': 100, 'g
 for (const row of rowsOf('cli')) {
   const before = CLI_BASELINE[row.target];
   table.push([`CLI warm start to first text, ${row.target} (cold ${fmt(row.coldMs)} ms)`, `${fmt(row.warmMs)} ms`, before ? `recorded ${before} ms` : '', before ? `${(row.warmMs / before).toFixed(2)}×` : '', 'no regression', '']);
+}
+
+const INGEST_LABELS: Record<string, string> = {
+  'pdf-pages-per-s': 'ingest: PDF pages/s (pdf.js extraction + chunking)',
+  'markdown-sections-per-s': 'ingest: Markdown sections/s (extraction + chunking)',
+};
+for (const row of rowsOf('ingest')) {
+  const label = INGEST_LABELS[row.metric];
+  if (label) table.push([`${label}, ${fmt(row.units)} in ${row.documents} files`, fmt(row.value), '', '', '', '']);
 }
 
 const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));

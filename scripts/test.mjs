@@ -82,6 +82,8 @@ async function stage(name, command, args, options = {}) {
 }
 
 await stage('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
+// The operator console is browser code outside src/ (console/, bundled by scripts/build-console.ts).
+await stage('typecheck', 'npx', ['tsc', '-p', 'console/tsconfig.json']);
 // The layer order and no import cycles in src/ (.dependency-cruiser.cjs; docs/architecture.md).
 await stage('layers', 'npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']);
 await stage('build', 'npm', ['run', 'build', '--silent']);

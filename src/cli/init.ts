@@ -12,6 +12,8 @@ import { DEFAULT_PORT, parseHostConfig } from '../host/config.js';
 export interface InitResult {
   configPath: string;
   tokenFile: string;
+  /** The operator token (the console and the `/v1/operator/...` endpoints). */
+  operatorTokenFile: string;
   provider: string;
   models: string[];
 }
@@ -26,6 +28,7 @@ export interface InitOptions {
 }
 
 export const LOCAL_TOKEN_ID = 'local';
+export const OPERATOR_TOKEN_ID = 'operator';
 
 const API_KEY_ENV: Record<string, string> = {
   openai: 'OPENAI_API_KEY',
@@ -70,6 +73,7 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
   const credentials = join(directory, 'credentials');
   await mkdir(credentials, { recursive: true, mode: 0o700 });
   const tokenFile = join(credentials, `${LOCAL_TOKEN_ID}.token`);
+  const operatorTokenFile = join(credentials, `${OPERATOR_TOKEN_ID}.token`);
   const config = {
     $schema: 'https://agenticdriver.dev/schemas/host-config.json',
     version: 1,
@@ -87,10 +91,20 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
         // Scoped retrieval: the local token searches, indexes (ingests) and deletes the default corpus.
         retrieval: { search: [DEFAULT_CORPUS], index: [DEFAULT_CORPUS], delete: [DEFAULT_CORPUS] },
       },
+      // A separate token for the person running the host: the console and the operator endpoints.
+      {
+        id: OPERATOR_TOKEN_ID,
+        subject: 'operator',
+        tokenRef: { file: `credentials/${OPERATOR_TOKEN_ID}.token` },
+        providers: [provider.id],
+        operator: true,
+      },
     ],
     state: { engine: 'sqlite', directory: 'state' },
     sessions: { retentionMs: 24 * 60 * 60 * 1000 },
     jobs: { retentionMs: 7 * 24 * 60 * 60 * 1000 },
+    // The operator console at /console, for loopback clients only.
+    console: { enabled: true },
     // Lexical search in the state store: no embedding model, no network (docs/retrieval.md).
     retrieval: { corpora: [{ id: DEFAULT_CORPUS }] },
   };
@@ -98,12 +112,14 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
 
   await writeExclusive(tokenFile, `${randomBytes(32).toString('base64url')}\n`);
   try {
+    await writeExclusive(operatorTokenFile, `${randomBytes(32).toString('base64url')}\n`);
     await writeExclusive(configPath, `${JSON.stringify(config, null, 2)}\n`);
   } catch (error) {
     await unlink(tokenFile).catch(() => undefined);
+    await unlink(operatorTokenFile).catch(() => undefined);
     throw error;
   }
-  return { configPath, tokenFile, provider: provider.id as string, models: provider.models as string[] };
+  return { configPath, tokenFile, operatorTokenFile, provider: provider.id as string, models: provider.models as string[] };
 }
 
 async function writeExclusive(path: string, text: string): Promise<void> {

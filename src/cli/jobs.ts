@@ -53,9 +53,9 @@ async function tail(client: Awaited<ReturnType<typeof connect>>, id: string, aft
   if (last && (last.type === 'run.failed' || last.type === 'run.cancelled')) throw DriverError.from(last.error);
 }
 
-export async function createSessionCommand(options: ClientOptions & { provider: string; model: string; instructions?: string }): Promise<void> {
+export async function createSessionCommand(options: ClientOptions & { provider: string; model: string; instructions?: string; native?: boolean }): Promise<void> {
   const snapshot = await (await connect(options))
-    .createSession({ provider: options.provider, model: options.model, mode: 'history', ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) })
+    .createSession({ provider: options.provider, model: options.model, mode: options.native ? 'native' : 'history', ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) })
     .catch(unreachable);
   print(snapshot);
 }

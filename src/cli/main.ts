@@ -178,10 +178,11 @@ clientCommand(jobs.command('tail').argument('<id>'))
 
 const sessions = program.command('sessions').description('Conversation sessions: continue with `run --session ID:REVISION`.');
 clientCommand(sessions.command('create'))
-  .description('Create a session (history mode) and print it.')
+  .description('Create a session and print it.')
   .requiredOption('--provider <id>', 'provider instance')
   .requiredOption('--model <id>', 'model')
   .option('--instructions <text>', 'instructions for every turn')
+  .option('--native', 'mode native: the provider continues its own conversation (providers whose capabilities say nativeContinuation)')
   .action(createSessionCommand);
 clientCommand(sessions.command('read').argument('<id>')).description('Print a session and its history.').action(readSessionCommand);
 clientCommand(sessions.command('delete').argument('<id>')).description('Delete a session.').action(deleteSessionCommand);

@@ -26,9 +26,11 @@ export async function serve(options: ServeOptions): Promise<void> {
   assertListenerSecure(config.listen);
 
   const host = await startHost({ config, log: createHostLogger() });
+  const operatorToken = config.tokens.find((token) => token.operator && 'file' in token.tokenRef);
+  const operatorFile = operatorToken && 'file' in operatorToken.tokenRef ? resolve(config.configDir, operatorToken.tokenRef.file) : undefined;
   const tokenFiles = config.tokens.flatMap((token) => ('file' in token.tokenRef ? [resolve(config.configDir, token.tokenRef.file)] : []));
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ event: 'listening', url: host.url, configPath, pid: process.pid })}\n`);
+    process.stdout.write(`${JSON.stringify({ event: 'listening', url: host.url, ...(host.consoleUrl ? { consoleUrl: host.consoleUrl } : {}), configPath, pid: process.pid })}\n`);
   } else {
     process.stdout.write(
       [
@@ -36,6 +38,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         `config: ${configPath}${created ? ' (created)' : ''}`,
         ...tokenFiles.map((file) => `bearer token file: ${file}`),
         `try: curl -H "Authorization: Bearer $(cat ${tokenFiles[0] ?? 'TOKEN_FILE'})" ${host.url}/v1/providers`,
+        ...(host.consoleUrl ? [`operator console: ${host.consoleUrl} (sign in with a token that has the operator grant${operatorFile ? `: cat ${operatorFile}` : ''})`] : []),
         '',
       ].join('\n'),
     );

@@ -62,8 +62,8 @@ export class JobService {
     private readonly callerOf: (tokenId: string) => JobCaller | undefined,
     readonly policy: JobsPolicy,
     private readonly onError: (error: unknown) => void,
-    /** Watches a job's events on their way to the log (the host's tracing); must pass them through unchanged. */
-    private readonly observe: (events: AsyncGenerator<RunEvent>, prepared: PreparedRun) => AsyncGenerator<RunEvent> = (events) => events,
+    /** Watches a job's events on their way to the log (the host's tracing and run monitor); must pass them through unchanged. */
+    private readonly observe: (events: AsyncGenerator<RunEvent>, prepared: PreparedRun, jobId: string) => AsyncGenerator<RunEvent> = (events) => events,
   ) {
     this.workers = policy.workers ?? JOB_DEFAULTS.workers;
     this.maxJobBytes = policy.maxJobBytes ?? JOB_DEFAULTS.maxJobBytes;
@@ -200,7 +200,7 @@ export class JobService {
     let failure: DriverError | undefined;
     // The barrier is released before leaving the loop: leaving waits for the run to end, and
     // the run may be waiting at a commit point.
-    for await (const event of this.observe(this.driver.execute(prepared, controller.signal, { runId: job.info.runId, journal: barrier }), prepared)) {
+    for await (const event of this.observe(this.driver.execute(prepared, controller.signal, { runId: job.info.runId, journal: barrier }), prepared, id)) {
       if (this.closing) {
         barrier.fail(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
         break;

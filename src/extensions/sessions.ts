@@ -1,12 +1,18 @@
 /**
- * Conversation sessions (feature `conversation-sessions`), history mode: the store keeps the
- * visible history; a run with `session: {id, revision}` replays it to the provider, and only
- * at that revision. The turn commits the exchange and moves the session to the next revision;
- * a turn that fails after the model was asked leaves the session `interrupted`. Sessions live
- * in the store, so they survive a restart and continue from any replica.
+ * Conversation sessions (feature `conversation-sessions`): the store keeps the visible
+ * history; a run with `session: {id, revision}` replays it to the provider, and only at that
+ * revision. The turn commits the exchange and moves the session to the next revision; a turn
+ * that fails after the model was asked leaves the session `interrupted`. Sessions live in the
+ * store, so they survive a restart and continue from any replica.
+ *
+ * Native mode, on providers that advertise `nativeContinuation` (CLI providers that resume
+ * their own conversation): the turn also hands the provider a continuation, and the opaque
+ * state it saves is committed with the exchange; the replayed history is still there for
+ * whenever the provider cannot resume (another replica, state lost), so the turn stays correct.
  */
 import { DriverError } from '../protocol/errors.js';
 import type { RunEvent, RunRequest, SessionCreate, SessionDeleteResult, SessionSnapshot } from '../protocol/schemas.js';
+import type { ProviderContinuation } from '../providers/spec/v1.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { SessionRow, StateStore } from '../store/store.js';
 
@@ -30,6 +36,8 @@ export interface SessionCaller {
 /** A claimed turn: the request to run (history filled in), and the wrapper that commits it. */
 export interface SessionTurn {
   request: RunRequest;
+  /** Native mode: for the run's first model step (see ExecuteOptions). */
+  continuation?: ProviderContinuation;
   run(events: AsyncGenerator<RunEvent>): AsyncGenerator<RunEvent>;
   /** Gives the turn back when the run never started (refused before execution). */
   abandon(): Promise<void>;
@@ -37,7 +45,7 @@ export interface SessionTurn {
 
 export class SessionService {
   /** Turns running on this replica, by session id. */
-  private readonly turns = new Map<string, AbortController>();
+  private readonly turns = new Map<string, { controller: AbortController; provider: string }>();
 
   constructor(
     private readonly store: Pick<StateStore, 'sessions' | 'onSignal' | 'signalOwner' | 'replicaId'>,
@@ -45,18 +53,23 @@ export class SessionService {
     readonly policy: SessionsPolicy,
   ) {
     store.onSignal((signal) => {
-      if (signal.kind === 'session') this.turns.get(signal.id)?.abort(deleted());
+      if (signal.kind !== 'session') return;
+      const turn = this.turns.get(signal.id);
+      if (!turn) return;
+      turn.controller.abort(deleted());
+      // Deleted on another replica while its turn ran here: this replica's native state goes too (once the turn ends).
+      void this.forget(turn.provider, signal.id);
     });
   }
 
   async create(body: SessionCreate, caller: SessionCaller): Promise<SessionSnapshot> {
     requireGrant(caller, 'create');
     if (!caller.providers.has(body.provider)) throw new DriverError('FORBIDDEN', `This token may not use provider ${body.provider}.`);
-    if (body.mode === 'native') {
-      throw new DriverError('UNSUPPORTED_CONTINUATION', 'This host continues sessions by replaying their history; create the session with mode "history".');
-    }
     // The provider and model must be ones a run could use.
-    this.driver.prepareParsed(this.driver.parse({ provider: body.provider, model: body.model, input: 'session' }), { subject: caller.subject });
+    const prepared = this.driver.prepareParsed(this.driver.parse({ provider: body.provider, model: body.model, input: 'session' }), { subject: caller.subject });
+    if (body.mode === 'native' && prepared.adapter.info.capabilities.nativeContinuation !== true) {
+      throw new DriverError('UNSUPPORTED_CONTINUATION', `Provider ${body.provider} continues sessions by replaying their history; create the session with mode "history".`);
+    }
     const created = await this.store.sessions.create(caller.subject, body, this.policy.retentionMs, this.policy.maxEntries ?? SESSION_DEFAULTS.maxEntries);
     return snapshot(created);
   }
@@ -66,11 +79,13 @@ export class SessionService {
   }
 
   async delete(id: string, caller: SessionCaller): Promise<SessionDeleteResult> {
-    await this.load(id, caller, 'delete');
+    const row = await this.load(id, caller, 'delete');
     const { deleted: removed, runningOn } = await this.store.sessions.delete(id);
     if (!removed) throw notFound();
-    if (runningOn === this.store.replicaId) this.turns.get(id)?.abort(deleted());
+    if (runningOn === this.store.replicaId) this.turns.get(id)?.controller.abort(deleted());
     else if (runningOn) await this.store.signalOwner(runningOn, { kind: 'session', id });
+    // This replica's copy of the provider's state; other replicas' are swept once idle past retention.
+    if (row.info.mode === 'native') await this.forget(row.info.provider, row.info.id);
     return { id, deleted: true };
   }
 
@@ -90,11 +105,24 @@ export class SessionService {
     }
     const row = await this.store.sessions.begin(binding.id.toLowerCase(), caller.subject, binding.revision, request.provider, request.model, this.policy.maxMessages ?? SESSION_DEFAULTS.maxMessages);
     const id = row.info.id;
-    this.turns.set(id, controller);
+    this.turns.set(id, { controller, provider: row.info.provider });
     const { session: _session, ...rest } = request;
     const effective: RunRequest = { ...rest, ...(row.history.length > 0 ? { history: row.history } : {}), ...(row.instructions !== undefined ? { instructions: row.instructions } : {}) };
     const store = this.store.sessions;
     const turns = this.turns;
+    let providerState: string | undefined;
+    const continuation: ProviderContinuation | undefined =
+      row.info.mode === 'native'
+        ? {
+            sessionId: id,
+            ...(row.providerState !== undefined ? { state: row.providerState } : {}),
+            historyLength: row.history.length,
+            retentionMs: this.policy.retentionMs,
+            save: (state) => {
+              providerState = state;
+            },
+          }
+        : undefined;
     let settled = false;
     // The turn ends once: committed, or given back (interrupted once the model was asked).
     const end = async <T>(finish: () => Promise<T>): Promise<T | undefined> => {
@@ -106,6 +134,7 @@ export class SessionService {
     const settle = (modelWorkStarted: boolean) => end(() => store.release(id, modelWorkStarted));
     return {
       request: effective,
+      ...(continuation ? { continuation } : {}),
       abandon: () => settle(false),
       async *run(events) {
         let modelWorkStarted = false;
@@ -119,10 +148,14 @@ export class SessionService {
               continue;
             }
             const next = await end(() =>
-              store.commit(id, [
-                { role: 'user', content: request.input },
-                { role: 'assistant', content: event.result.text },
-              ]),
+              store.commit(
+                id,
+                [
+                  { role: 'user', content: request.input },
+                  { role: 'assistant', content: event.result.text },
+                ],
+                providerState,
+              ),
             );
             if (!next) {
               yield { ...event, type: 'run.cancelled', error: deleted().toJSON() } as unknown as RunEvent;
@@ -135,6 +168,11 @@ export class SessionService {
         }
       },
     };
+  }
+
+  /** Best effort: a folder left behind is swept once idle past retention. */
+  private async forget(provider: string, id: string): Promise<void> {
+    await this.driver.provider(provider)?.forgetSession?.(id).catch(() => undefined);
   }
 
   private async load(id: string, caller: SessionCaller, operation: 'read' | 'delete'): Promise<SessionRow> {

@@ -22,6 +22,7 @@ import { openStore } from '../store/open.js';
 import type { RetrievalIndexStore, StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
 import { RunMonitor } from './run-monitor.js';
+import { CONSOLE_PATH, ConsoleAssets, defaultConsoleDirectory } from './console.js';
 import { Admission } from './admission.js';
 import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
@@ -63,12 +64,16 @@ export interface HostOptions {
   clock?: Clock;
   /** Where every internal error (a 500) is reported; default one JSON line on stderr. */
   logInternalError?: InternalErrorLog;
+  /** The built console's folder (default: dist/console of this package). */
+  consoleDirectory?: string;
   /** Which sources of a configured corpus a subject may see (default: the corpus's config namespace). */
   authorizeRetrieval?: SourceAuthorizer;
 }
 
 export interface RunningHost {
   url: string;
+  /** The operator console page, when `console` is enabled. */
+  consoleUrl: string | undefined;
   driver: AgenticDriver;
   /** Present when the config enables interactive approvals. */
   approvals: ApprovalRegistry | undefined;
@@ -95,6 +100,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   assertListenerSecure(config.listen);
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
+  const consoleAssets = config.console ? await ConsoleAssets.load(options.consoleDirectory ?? defaultConsoleDirectory(), config.console.allowRemote === true) : undefined;
   const store = options.store ?? (await openStore(config.state, config.configDir, env));
   const active = new ActiveRuns();
   let usage: UsagePipeline;
@@ -172,9 +178,9 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   // The operator endpoints exist when some token has the operator grant.
   const monitor = config.tokens.some((token) => token.operator) ? new RunMonitor() : undefined;
   const jobs = config.jobs
-    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared) => {
+    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared, jobId) => {
         const traced = tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events;
-        return monitor ? monitor.track(traced, { subject: prepared.subject }) : traced;
+        return monitor ? monitor.track(traced, { subject: prepared.subject, jobId }) : traced;
       })
     : undefined;
   const sessions = config.sessions ? new SessionService(store, driver, config.sessions) : undefined;
@@ -219,6 +225,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     logInternalError,
     ...(options.log ? { logRequest: (line: Parameters<typeof logRequest>[1]) => logRequest(options.log!, line) } : {}),
+    ...(consoleAssets ? { console: { assets: consoleAssets, listenHost: config.listen.host } } : {}),
   });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -233,8 +240,10 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;
   let closed: Promise<void> | undefined;
+  const url = hostUrl(config.listen.host, port, tls !== undefined);
   return {
-    url: hostUrl(config.listen.host, port, tls !== undefined),
+    url,
+    consoleUrl: consoleAssets ? `${url}${CONSOLE_PATH}` : undefined,
     driver,
     approvals,
     toolExecutions,

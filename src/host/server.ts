@@ -25,6 +25,7 @@ import { sendError } from './send-error.js';
 import { METRICS_PATH } from './metrics.js';
 import type { RequestLine } from './logging.js';
 import { randomUUID } from 'node:crypto';
+import { CONSOLE_CSP, isConsoleOrigin, type ConsoleAssets } from './console.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,6 +45,8 @@ export interface ServerOptions {
   logInternalError?: InternalErrorLog;
   /** Told one line per request once its response is complete or its connection closes. */
   logRequest?: (line: RequestLine) => void;
+  /** The operator console page, when enabled; `listenHost` names the host's own origin for its requests. */
+  console?: { assets: ConsoleAssets; listenHost: string };
 }
 
 /** Receives the unmasked error behind a 500 and where it happened (never sent to a client). */
@@ -61,6 +64,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const allowedOrigins = new Set(options.allowedOrigins);
   const tls = options.tls !== undefined;
   const logInternalError = options.logInternalError ?? logToStderr;
+  const consolePage = options.console;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit,
@@ -119,9 +123,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         reply.header('Access-Control-Allow-Headers', ALLOW_HEADERS);
         return reply.code(204).send();
       }
-      if (!allowedOrigins.has(origin)) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
+      const own = consolePage !== undefined && isConsoleOrigin(origin, request.headers.host, tls, consolePage.listenHost);
+      if (!allowedOrigins.has(origin) && !own) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
     }
     if ((request.method === 'GET' || request.method === 'HEAD') && PUBLIC_PATHS.has(request.url)) return;
+    // The console page holds no data and needs no token (it asks the operator for one).
+    if (consolePage && (request.method === 'GET' || request.method === 'HEAD') && consolePage.assets.serves(request.url)) return;
     // The operator's metrics endpoint has its own credential (src/host/metrics.ts), not a host token.
     if (context.prometheus && request.url === METRICS_PATH && (request.method === 'GET' || request.method === 'HEAD')) {
       context.prometheus.authorize(request.headers.authorization, request.socket.remoteAddress);
@@ -202,6 +209,18 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(sessionRoutes, { context });
   app.register(retrievalRoutes, { context });
   app.register(operatorRoutes, { context });
+  if (consolePage) {
+    for (const url of consolePage.assets.paths) {
+      app.route({
+        method: 'GET',
+        url,
+        handler: async (request, reply) => {
+          const { type, body } = consolePage.assets.file(request.url, request.socket.remoteAddress);
+          return reply.type(type).header('Content-Security-Policy', CONSOLE_CSP).header('Referrer-Policy', 'no-referrer').header('X-Frame-Options', 'DENY').send(body);
+        },
+      });
+    }
+  }
   const prometheus = context.prometheus;
   if (prometheus) {
     app.route({

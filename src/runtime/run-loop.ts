@@ -11,7 +11,7 @@ import type { PreparedRun } from './prepared-run.js';
 import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
 import { isJournaled, type ExecuteOptions, type RunJournal, type RunServices } from './services.js';
-import type { ProviderMessage, ProviderPart, ProviderRequest } from '../providers/spec/v1.js';
+import type { ProviderContinuation, ProviderMessage, ProviderPart, ProviderRequest } from '../providers/spec/v1.js';
 import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
 import type { RetrievalResult } from '../protocol/schemas.js';
@@ -32,7 +32,7 @@ export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSig
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
 
   const channel = new EventChannel((error) => abort.abort(error));
-  const body = new RunBody(prepared, runId, abort, channel, journal);
+  const body = new RunBody(prepared, runId, abort, channel, journal, options.continuation);
   const task = body.run();
   let sequence = 0;
   let ended = false;
@@ -78,6 +78,7 @@ class RunBody {
     private readonly abort: AbortController,
     private readonly channel: EventChannel,
     private readonly journal: RunJournal | undefined,
+    private readonly continuation: ProviderContinuation | undefined,
   ) {
     this.services = prepared.services;
     this.context = prepared.context;
@@ -108,7 +109,7 @@ class RunBody {
         if (step > 1) await this.revalidate();
         await this.commit({ type: 'step.started', step });
         this.steps = step;
-        const outcome = await this.modelStep(messages);
+        const outcome = await this.modelStep(messages, step);
         if (outcome.toolCalls.length === 0) {
           await this.revalidate();
           await this.commitTerminal({ type: 'run.completed', result: this.result(outcome) }, true);
@@ -202,7 +203,7 @@ class RunBody {
     return text === '' ? undefined : text;
   }
 
-  private async modelStep(messages: ProviderMessage[]): Promise<StepOutcome> {
+  private async modelStep(messages: ProviderMessage[], step: number): Promise<StepOutcome> {
     const { request, adapter, tools, maxOutputTokens } = this.prepared;
     const providerRequest: ProviderRequest = {
       model: request.model,
@@ -215,6 +216,8 @@ class RunBody {
     if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;
     if (tools.length > 0) providerRequest.callTool = this.midStepToolCaller();
     if (request.approvals) providerRequest.requestApproval = (call) => this.review(call);
+    // Only the first step continues the session's native state; later steps carry their own messages.
+    if (this.continuation && step === 1) providerRequest.continuation = this.continuation;
     if (request.retry) {
       const cap = this.services.maxAttempts ?? request.retry.maxAttempts;
       providerRequest.retry = { ...request.retry, maxAttempts: Math.min(request.retry.maxAttempts, cap) };

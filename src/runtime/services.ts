@@ -5,6 +5,7 @@
  * registries in `src/extensions/`.
  */
 import type { DriverError } from '../protocol/errors.js';
+import type { ProviderContinuation } from '../providers/spec/v1.js';
 import type { ApprovalRequest, ApprovalResolution, RetrievalOptions, RetrievalResult, ToolCall, ToolExecution } from '../protocol/schemas.js';
 import type { Clock } from '../shared/clock.js';
 import type { Metering } from './metering.js';
@@ -59,6 +60,8 @@ export interface ExecuteOptions {
   journal?: RunJournal | undefined;
   /** The run's id when the caller fixed it beforehand (a durable job's). */
   runId?: string | undefined;
+  /** A native-mode session turn: handed to the run's first model step. */
+  continuation?: ProviderContinuation | undefined;
 }
 
 /** What the journal keeps: everything but streamed text, progress and optional vendor events. */

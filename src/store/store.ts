@@ -156,6 +156,8 @@ export interface SessionRow {
   /** The visible history: the turns a person saw. */
   history: HistoryMessage[];
   instructions?: string;
+  /** Native mode: what the provider saved on the last turn (opaque; never in a snapshot or result). */
+  providerState?: string;
 }
 
 export interface SessionStore {
@@ -165,8 +167,11 @@ export interface SessionStore {
   delete(id: string): Promise<{ deleted: boolean; runningOn: string | undefined }>;
   /** Claims the turn at `revision` for this replica, or throws the session conflict. */
   begin(id: string, subject: string, revision: number, provider: string, model: string, maxMessages: number): Promise<SessionRow>;
-  /** Appends the exchange and moves to the next revision; undefined when the turn is no longer this replica's. */
-  commit(id: string, exchange: HistoryMessage[]): Promise<SessionRow | undefined>;
+  /**
+   * Appends the exchange and moves to the next revision, with the provider state the turn saved
+   * (none: the next turn replays); undefined when the turn is no longer this replica's.
+   */
+  commit(id: string, exchange: HistoryMessage[], providerState?: string): Promise<SessionRow | undefined>;
   release(id: string, modelWorkStarted: boolean): Promise<void>;
 }
 

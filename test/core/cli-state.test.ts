@@ -71,6 +71,10 @@ describe('agenticdriver CLI: keys, jobs and sessions', () => {
     const read = JSON.parse(cli(['sessions', 'read', id, ...common]).stdout) as { session: { revision: number }; history: { content: string }[] };
     assert.deepEqual([read.session.revision, read.history.map((message) => message.content)], [1, ['first turn', 'first turn']]);
     assert.deepEqual(JSON.parse(cli(['sessions', 'delete', id, ...common]).stdout), { id, deleted: true });
+    // --native asks for mode native, which the mock provider does not offer (it replays history).
+    const native = cli(['sessions', 'create', ...common, '--provider', 'mock', '--model', 'demo', '--native']);
+    assert.equal(native.status, 1);
+    assert.equal(errorOf(native.stderr).code, 'UNSUPPORTED_CONTINUATION');
   });
 
 });

@@ -18,8 +18,9 @@ describe('agenticdriver CLI', () => {
     assert.equal(init.status, 0, init.stderr);
     server = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', config, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const line = await new Promise<string>((resolve) => createInterface({ input: server.stdout! }).once('line', resolve));
-    const listening = JSON.parse(line) as { event: string; url: string; configPath: string };
+    const listening = JSON.parse(line) as { event: string; url: string; consoleUrl?: string; configPath: string };
     assert.equal(listening.event, 'listening');
+    assert.equal(listening.consoleUrl, `${listening.url}/console`);
     assert.equal(listening.configPath, config);
     url = listening.url;
   });
@@ -33,8 +34,14 @@ describe('agenticdriver CLI', () => {
     assert.equal(statSync(join(dir, 'nested', 'credentials', 'local.token')).mode & 0o777, 0o600);
     assert.equal(statSync(config).mode & 0o777, 0o600);
     assert.equal(statSync(join(dir, 'nested', 'credentials')).mode & 0o777, 0o700);
-    const parsed = JSON.parse(readFileSync(config, 'utf8')) as { providers: { kind: string }[] };
+    const parsed = JSON.parse(readFileSync(config, 'utf8')) as { providers: { kind: string }[]; tokens: { id: string; operator?: boolean }[]; console?: { enabled: boolean } };
     assert.equal(parsed.providers[0]!.kind, 'mock');
+    // The console is on, with a separate operator token; the application token has no operator grant.
+    assert.deepEqual(parsed.console, { enabled: true });
+    assert.deepEqual(parsed.tokens.map((entry) => [entry.id, entry.operator === true]), [['local', false], ['operator', true]]);
+    const operatorToken = readFileSync(join(dir, 'nested', 'credentials', 'operator.token'), 'utf8').trim();
+    assert.ok(operatorToken.length >= 32 && operatorToken !== token);
+    assert.equal(statSync(join(dir, 'nested', 'credentials', 'operator.token')).mode & 0o777, 0o600);
     const again = cli(['init', '--config', config]);
     assert.equal(again.status, 1);
     assert.equal(errorOf(again.stderr).code, 'CONFIG_EXISTS');

@@ -161,9 +161,17 @@ describe('operator endpoints', () => {
   });
 
   it('lists every subject\'s jobs and streams any job to its terminal event', async () => {
-    const submitted = await call(host, TOKEN, 'POST', '/v1/jobs/submit', { key: 'op-job-1', request: { provider: 'mock', model: 'demo', input: 'job for the operator' } });
+    const input = script([{ text: 'job for the operator' }, { stallMs: 400 }, { text: ' done' }]);
+    const submitted = await call(host, TOKEN, 'POST', '/v1/jobs/submit', { key: 'op-job-1', request: { provider: 'mock', model: 'demo', input } });
     assert.equal(submitted.status, 200);
-    const job = (await submitted.json()) as { id: string };
+    const job = (await submitted.json()) as { id: string; runId: string };
+    // While it runs, the active list names its job.
+    const active = await waitFor(async () => {
+      const runs = await operator(host, '/v1/operator/runs', { finished: 0 });
+      return runs.body.active.find((run: { runId: string }) => run.runId === job.runId);
+    }, 'the running job');
+    assert.equal(active.jobId, job.id);
+    assert.equal(active.subject, 'test-user');
     const list = await operator(host, '/v1/operator/jobs', { limit: 10 });
     assert.equal(list.status, 200);
     assert.equal(list.body.jobs.find((item: { job: { id: string } }) => item.job.id === job.id).subject, 'test-user');
@@ -187,6 +195,21 @@ describe('operator endpoints', () => {
     assert.equal(byModel.body.totals[0].key, 'mock/demo');
     const byDay = await operator(host, '/v1/operator/usage', { by: 'day' });
     assert.match(byDay.body.totals[0].key, /^\d{4}-\d{2}-\d{2}$/);
+  });
+});
+
+describe('operator endpoints without an operator token', () => {
+  it('are neither advertised nor served', async () => {
+    const host = await startTestHost();
+    try {
+      const protocol = (await (await call(host, TOKEN, 'GET', '/v1/protocol')).json()) as { features: string[] };
+      assert.ok(!protocol.features.includes('operator-endpoints'));
+      const response = await call(host, TOKEN, 'POST', '/v1/operator/runs', {});
+      assert.equal(response.status, 404);
+      assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'NOT_FOUND');
+    } finally {
+      await host.close();
+    }
   });
 });
 

@@ -129,6 +129,9 @@ for (const engine of ENGINES) {
       assert.deepEqual([forged.status, forged.body.error.code], [400, 'INVALID_SESSION']);
       const native = await post(h, '/v1/sessions/create', { provider: 'mock', model: 'demo', mode: 'native' });
       assert.deepEqual([native.status, native.body.error.code], [400, 'UNSUPPORTED_CONTINUATION']);
+      // API providers replay history; only providers that advertise nativeContinuation take native sessions.
+      const nativeApi = await post(h, '/v1/sessions/create', { provider: 'vendor', model: 'm', mode: 'native' });
+      assert.deepEqual([nativeApi.status, nativeApi.body.error.code], [400, 'UNSUPPORTED_CONTINUATION']);
       // Nothing was spent: the session is still at revision 0, ready.
       assert.deepEqual([(await post(h, '/v1/sessions/read', { id })).body.session.revision, (await post(h, '/v1/sessions/read', { id })).body.session.state], [0, 'ready']);
     });

@@ -71,7 +71,7 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
               throw error;
             }
           }
-          const executed = context.driver.execute(prepared, controller.signal, { journal });
+          const executed = context.driver.execute(prepared, controller.signal, { journal, continuation: turn?.continuation });
           const events = turn ? turn.run(executed) : executed;
           const watched = context.operator ? context.operator.monitor.track(events, { subject: principal.subject }) : events;
           const counting = counted(context, watched, release);

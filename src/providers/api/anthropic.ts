@@ -168,7 +168,8 @@ export const anthropicDialect: ApiDialect = {
   defaultName: 'Anthropic',
   defaultBaseUrl: 'https://api.anthropic.com/v1/',
   mediaTypes: ['image/png', 'image/jpeg', 'image/webp', 'application/pdf'],
-  capabilities: { nativeContinuation: true },
+  // Opaque native state is replayed between the steps of one run; sessions replay their history.
+  capabilities: { nativeContinuation: false },
   authHeaders: (key) => ({ 'x-api-key': key, 'anthropic-version': '2023-06-01' }),
   generation: (request, base) => ({ url: new URL('messages', base), body: messagesBody(request) }),
   parse: (events) => parseMessages(events),

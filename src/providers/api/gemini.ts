@@ -122,7 +122,8 @@ export const geminiDialect: ApiDialect = {
   defaultName: 'Gemini API',
   defaultBaseUrl: 'https://generativelanguage.googleapis.com/v1beta/',
   mediaTypes: ['image/png', 'image/jpeg', 'image/webp', 'application/pdf'],
-  capabilities: { nativeContinuation: true },
+  // Opaque native state is replayed between the steps of one run; sessions replay their history.
+  capabilities: { nativeContinuation: false },
   authHeaders: (key) => ({ 'x-goog-api-key': key }),
   generation: (request, base) => {
     const url = new URL(`models/${encodeURIComponent(request.model.replace(/^models\//, ''))}:streamGenerateContent`, base);

@@ -116,7 +116,8 @@ export const openaiDialect: ApiDialect = {
   defaultName: 'OpenAI',
   defaultBaseUrl: 'https://api.openai.com/v1/',
   mediaTypes: ['image/png', 'image/jpeg', 'image/webp', 'application/pdf'],
-  capabilities: { nativeContinuation: true },
+  // Opaque native state is replayed between the steps of one run; sessions replay their history.
+  capabilities: { nativeContinuation: false },
   authHeaders: bearer,
   generation: (request, base) => ({ url: new URL('responses', base), body: responsesBody(request) }),
   parse: (events) => parseResponses(events),

@@ -15,6 +15,7 @@ import { firstSemver } from './readiness.js';
 import { BRIDGE_SERVER_NAME, type BridgeTool, type ToolBridge } from './mcp-bridge.js';
 import { nativeCall, type NativeToolProfile } from './native-tools.js';
 import { SingleUseStreamSession } from './claude-stream-session.js';
+import { linkFromAccount } from './session-folder.js';
 import type { RunWorkspace } from './workspace.js';
 import { join } from 'node:path';
 
@@ -257,10 +258,12 @@ export const claudeCodeDialect: CliDialect = {
   textStreaming: true,
   safetyEnv: SAFETY_ENV,
   parseVersion: (output) => (/\(Claude Code\)/.test(output) ? firstSemver(output) : undefined),
-  plan: ({ model, prompt, bridge, workspace, nativeTools }) => {
+  plan: ({ model, prompt, bridge, workspace, nativeTools, conversation }) => {
     const tools = bridgeArgs(bridge, workspace, nativeTools);
+    // A session turn saves its conversation (in the session's private CLAUDE_CONFIG_DIR) to resume it next turn.
+    const persistence = conversation === undefined ? SAFETY_ARGS : [...SAFETY_ARGS.filter((arg) => arg !== '--no-session-persistence'), ...(conversation.resumeId !== undefined ? ['--resume', conversation.resumeId] : ['--session-id', conversation.newId])];
     return {
-      args: [...STREAM_ARGS, ...SAFETY_ARGS, ...nativeArgs(nativeTools), ...tools.args, '--model', model],
+      args: [...STREAM_ARGS, ...persistence, ...nativeArgs(nativeTools), ...tools.args, '--model', model],
       stdin: prompt,
       env: SAFETY_ENV,
       files: tools.files,
@@ -279,6 +282,10 @@ export const claudeCodeDialect: CliDialect = {
     },
   },
   status: claudeStatus,
+  resume: {
+    // The sign-in stays in the account directory (Claude's credential store is told so); settings are linked.
+    prepareHome: async (account, home) => (await linkFromAccount(account, home, ['settings.json']), { CLAUDE_CONFIG_DIR: home, CLAUDE_SECURESTORAGE_CONFIG_DIR: account }),
+  },
 };
 
 export const claudeCode = (options: CliProviderOptions = {}) => new CliProviderAdapter(claudeCodeDialect, options);

@@ -12,6 +12,7 @@ import { CodexAppServer } from './codex-app-server.js';
 import { converse, runCommand, type CliProbe, type CliStatus } from './probe.js';
 import { firstSemver } from './readiness.js';
 import { BRIDGE_SERVER_NAME, type ToolBridge } from './mcp-bridge.js';
+import { linkFromAccount } from './session-folder.js';
 
 const PRODUCT = 'Codex CLI';
 
@@ -88,11 +89,15 @@ class CodexExecParser implements CliStreamParser {
 
   private completed = false;
   private failure: string | undefined;
+  private threadId: string | undefined;
   private readonly sent = new Map<string, string>();
 
   line(line: string): ProviderPart[] {
     const event = parseEventLine(line, PRODUCT);
     switch (event.type) {
+      case 'thread.started':
+        this.threadId = text(event.thread_id);
+        return [{ type: 'progress' }];
       case 'item.started':
       case 'item.updated':
       case 'item.completed':
@@ -114,6 +119,10 @@ class CodexExecParser implements CliStreamParser {
       default:
         return [{ type: 'progress' }];
     }
+  }
+
+  conversationId(): string | undefined {
+    return this.threadId;
   }
 
   exit(code: number | null, _signal: NodeJS.Signals | null, stderrTail: string): ProviderPart[] {
@@ -170,6 +179,9 @@ async function codexStatus(probe: CliProbe, signal: AbortSignal): Promise<CliSta
   return finished && models.length > 0 ? { signedIn, models, complete } : { signedIn };
 }
 
+/** What a session's private CODEX_HOME shares with the account: its sign-in and its config, not its sessions or state. */
+const ACCOUNT_ENTRIES = ['config.toml', 'auth.json'];
+
 const lastLine = (stderr: string) => stderr.trim().split('\n').at(-1)?.trim() ?? '';
 
 export const codexDialect: CliDialect = {
@@ -183,8 +195,20 @@ export const codexDialect: CliDialect = {
   textStreaming: false,
   safetyEnv: { NO_COLOR: '1' },
   parseVersion: (output) => (/^codex-cli \d/m.test(output) ? firstSemver(output) : undefined),
-  plan: ({ model, prompt, bridge }) => ({
-    args: ['exec', '--json', '--skip-git-repo-check', '--ephemeral', '--sandbox', 'read-only', '--model', model, ...bridgeOverrides(bridge).flatMap((override) => ['--config', override]), '-'],
+  plan: ({ model, prompt, bridge, conversation }) => ({
+    args: [
+      'exec',
+      // A session turn keeps its thread (in the session's private CODEX_HOME) and may resume it.
+      ...(conversation?.resumeId !== undefined ? ['resume', conversation.resumeId] : []),
+      '--json',
+      '--skip-git-repo-check',
+      ...(conversation ? [] : ['--ephemeral']),
+      ...(conversation?.resumeId !== undefined ? [] : ['--sandbox', 'read-only']),
+      '--model',
+      model,
+      ...bridgeOverrides(bridge).flatMap((override) => ['--config', override]),
+      '-',
+    ],
     stdin: prompt,
     env: { NO_COLOR: '1', ...(bridge ? { [BRIDGE_TOKEN_VARIABLE]: bridge.token } : {}) },
   }),
@@ -200,6 +224,8 @@ export const codexDialect: CliDialect = {
       { sandbox: 'workspace-write', approvalPolicy: 'untrusted', items: ['fileChange', ...(bridge ? ['mcpToolCall'] : [])], relay },
     ),
   status: codexStatus,
+  // `exec resume` has no --sandbox: the read-only sandbox comes from the overrides' `sandbox_mode`.
+  resume: { prepareHome: async (account, home) => (await linkFromAccount(account, home, ACCOUNT_ENTRIES), { CODEX_HOME: home }) },
   warm: { textStreaming: true, perModel: false, start: (spawn, signal) => CodexAppServer.start(spawn, SAFETY_OVERRIDES, classifyCodexFailure, signal) },
 };
 

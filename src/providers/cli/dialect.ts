@@ -28,6 +28,8 @@ export interface CliRunContext {
   bridge?: ToolBridge;
   /** The operator's native tool profile for this instance. */
   nativeTools: NativeToolProfile;
+  /** A native-mode session turn: the CLI keeps its conversation, resuming `resumeId` or starting one as `newId`. */
+  conversation?: { resumeId?: string; newId: string };
 }
 
 /** Turns one run's stdout lines into parts; throws a DriverError for failures. */
@@ -35,6 +37,18 @@ export interface CliStreamParser {
   line(text: string): ProviderPart[];
   /** The process ended: yield the closing parts (usage, finish) or throw the classified failure. */
   exit(code: number | null, signal: NodeJS.Signals | null, stderrTail: string): ProviderPart[];
+  /** The CLI conversation the run reported, for kinds that name it themselves (Codex threads). */
+  conversationId?(): string | undefined;
+}
+
+/**
+ * How a kind keeps a session's conversation between runs: the CLI's home for the session's
+ * turns is the session's private folder, which shares the account's sign-in and settings but
+ * nothing else, so the saved conversation lives only there.
+ */
+export interface CliResume {
+  /** Fills `home` from the account directory and returns the variables that point the CLI at it. */
+  prepareHome(account: string, home: string): Promise<Record<string, string>>;
 }
 
 /** How a warm process is spawned: its own workspace and env, fixed for its lifetime. */
@@ -111,4 +125,6 @@ export interface CliDialect {
   /** Sign-in state and model catalog from the CLI's own non-generating commands. */
   status(probe: CliProbe, signal: AbortSignal): Promise<CliStatus>;
   warm?: WarmMode;
+  /** Kinds that can continue their own conversation in a later run (native-mode sessions). */
+  resume?: CliResume;
 }

@@ -25,6 +25,7 @@ import type { CliProbe, CliStatus } from './probe.js';
 import { BRIDGE_SERVER_NAME, type ToolBridge } from './mcp-bridge.js';
 import type { NativeToolProfile } from './native-tools.js';
 import { firstSemver } from './readiness.js';
+import { linkFromAccount } from './session-folder.js';
 
 const PRODUCT = 'Gemini CLI';
 /** The workspace settings file, relative to the run's working directory. */
@@ -214,6 +215,9 @@ export async function verifyGeminiRun(env: Record<string, string>, cwd: string):
   if (stats && stats.uid !== (process.getuid?.() ?? stats.uid)) refuse(`${file} is not this user's`);
 }
 
+/** What a session's private Gemini home shares with the account: sign-in and user settings, not its saved chats. */
+const ACCOUNT_ENTRIES = ['settings.json', 'oauth_creds.json', 'google_accounts.json', '.env'];
+
 /** The workspace settings path relative to the run root, for one-shot plan files. */
 const planSettingsPath = (root: string, cwd: string) => relative(root, join(cwd, SETTINGS_FILE));
 
@@ -237,8 +241,12 @@ export const geminiCliDialect: CliDialect = {
   textStreaming: true,
   safetyEnv: { NO_COLOR: '1' },
   parseVersion: (output) => (/^\d+\.\d+\.\d+\s*$/m.test(output) ? firstSemver(output) : undefined),
-  plan: ({ model, prompt, workspace, bridge }) => ({
-    args: ['--prompt', PROMPT_SUFFIX, '--output-format', 'stream-json', ...lockedDownArgs(workspace.root), '--model', model],
+  plan: ({ model, prompt, workspace, bridge, conversation }) => ({
+    args: [
+      '--prompt', PROMPT_SUFFIX, '--output-format', 'stream-json', ...lockedDownArgs(workspace.root), '--model', model,
+      // A session turn's conversation is saved in the session's private GEMINI_CLI_HOME and resumed by id.
+      ...(conversation === undefined ? [] : conversation.resumeId !== undefined ? ['--resume', conversation.resumeId] : ['--session-id', conversation.newId]),
+    ],
     stdin: prompt,
     env: lockedDownEnv,
     files: (({ settings, policy }) => ({ [planSettingsPath(workspace.root, workspace.workDir)]: settings, [POLICY_FILE]: policy }))(runFiles(bridge, 'off')),
@@ -252,6 +260,9 @@ export const geminiCliDialect: CliDialect = {
     return GeminiAcp.start(spawn, { args: lockedDownArgs(spawn.root), env: lockedDownEnv, prepare: (cwd) => prepareSession(files, spawn, cwd), classify: classifyGeminiError, toolKinds: [...NATIVE_PROFILES[profile].kinds, ...(bridge ? [MCP_TOOL_KIND] : [])], relay }, signal);
   },
   status: geminiStatus,
+  resume: {
+    prepareHome: async (account, home) => (await linkFromAccount(join(account, '.gemini'), join(home, '.gemini'), ACCOUNT_ENTRIES), { GEMINI_CLI_HOME: home }),
+  },
   warm: {
     textStreaming: true,
     perModel: true,

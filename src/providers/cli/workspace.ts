@@ -54,7 +54,7 @@ async function flaw(path: string): Promise<string | undefined> {
 }
 
 /** Why `path` or one of its ancestors fails the rule; symbolic links are resolved first. */
-async function chainFlaw(path: string): Promise<string | undefined> {
+export async function chainFlaw(path: string): Promise<string | undefined> {
   let current = await realpath(path);
   for (;;) {
     const problem = await flaw(current);

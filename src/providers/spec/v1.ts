@@ -84,6 +84,25 @@ export interface ProviderRequest {
   callTool?: ToolCaller;
   /** Present only when the run opted into interactive approvals. */
   requestApproval?: ApprovalRequester;
+  /** Present on a native-mode session turn, for adapters that continue their own conversation state. */
+  continuation?: ProviderContinuation;
+}
+
+/**
+ * A conversation session the adapter may continue in its own state instead of reading the
+ * replayed history. The state is opaque to the host, kept only in its store and never shown.
+ */
+export interface ProviderContinuation {
+  /** The host's session id (a UUID): names the adapter's private state for the session. */
+  sessionId: string;
+  /** What the adapter saved on the session's last turn; absent on the first turn or after a replay elsewhere. */
+  state?: string;
+  /** How many leading `messages` are the session's history, already in the native state when `state` is honoured. */
+  historyLength: number;
+  /** Idle time after which the session expires: private state left behind may be swept after it. */
+  retentionMs: number;
+  /** Records the state the next turn gets as `state`; a turn that saves nothing leaves the next one replaying. */
+  save(state: string): void;
 }
 
 /** What an adapter yields while one model step runs. */
@@ -115,4 +134,6 @@ export interface ProviderAdapter {
   inspect?(signal: AbortSignal): Promise<ProviderInspection>;
   /** Optional release of resources (warm processes, sockets) when the driver closes. */
   close?(): Promise<void>;
+  /** Removes the adapter's private state for a session (it was deleted); adapters with `nativeContinuation`. */
+  forgetSession?(sessionId: string): Promise<void>;
 }

@@ -5,6 +5,9 @@
  */
 import type { SqlEngine } from './engine.js';
 
+/** A native-mode session's opaque provider state (a CLI's conversation id); never part of a snapshot. */
+const SESSION_PROVIDER_STATE = 'ALTER TABLE sessions ADD COLUMN provider_state TEXT';
+
 const SQLITE: string[] = [
   `CREATE TABLE usage_records (
      run_id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
@@ -34,6 +37,7 @@ const SQLITE: string[] = [
    ${operationsTables()}`,
   jobsTables(),
   sessionsTable(),
+  SESSION_PROVIDER_STATE,
 ];
 
 const POSTGRES: string[] = [
@@ -50,6 +54,7 @@ const POSTGRES: string[] = [
    ${operationsTables()}`,
   jobsTables(),
   sessionsTable(),
+  SESSION_PROVIDER_STATE,
 ];
 
 function approvalsTable(): string {

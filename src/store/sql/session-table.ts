@@ -1,5 +1,5 @@
 /**
- * Conversation sessions (history mode) in the SQL store. A turn is claimed with a guarded
+ * Conversation sessions in the SQL store (a native-mode session also keeps its provider's opaque state). A turn is claimed with a guarded
  * update (the revision must match and the session be ready), so two replicas can never run
  * the same turn; the replica running a turn owns it, and a turn whose replica died is reaped
  * as `interrupted`. Retention counts idle time only: a running session has no expiry.
@@ -27,6 +27,7 @@ interface SessionColumns {
   updated_at: number;
   expires_at: number | null;
   retention_ms: number;
+  provider_state: string | null;
 }
 
 export class SessionTable implements SessionStore {
@@ -88,15 +89,15 @@ export class SessionTable implements SessionStore {
   }
 
   /** Ends this replica's turn with the exchange appended: revision + 1, ready, idle clock restarted. */
-  async commit(id: string, exchange: HistoryMessage[]): Promise<SessionRow | undefined> {
+  async commit(id: string, exchange: HistoryMessage[], providerState?: string): Promise<SessionRow | undefined> {
     return this.engine.transaction(async (tx) => {
       const [current] = await tx.all<SessionColumns>(`SELECT * FROM sessions WHERE id = ? AND owner = ? AND state = 'running' ${rowLock(this.engine)}`, [id, this.owner()]);
       if (!current) return undefined;
       const now = Math.max(this.now(), Number(current.updated_at));
       const history = [...(JSON.parse(current.history) as HistoryMessage[]), ...exchange];
       const [updated] = await tx.all<SessionColumns>(
-        "UPDATE sessions SET state = 'ready', owner = NULL, revision = revision + 1, history = ?, updated_at = ?, expires_at = ? + retention_ms WHERE id = ? RETURNING *",
-        [JSON.stringify(history), now, now, id],
+        "UPDATE sessions SET state = 'ready', owner = NULL, revision = revision + 1, history = ?, provider_state = ?, updated_at = ?, expires_at = ? + retention_ms WHERE id = ? RETURNING *",
+        [JSON.stringify(history), providerState ?? null, now, now, id],
       );
       return updated && row(updated);
     });
@@ -141,5 +142,6 @@ function row(columns: SessionColumns): SessionRow {
     subject: columns.subject,
     history: JSON.parse(columns.history) as HistoryMessage[],
     ...(columns.instructions !== null ? { instructions: columns.instructions } : {}),
+    ...(columns.provider_state !== null && columns.provider_state !== undefined ? { providerState: columns.provider_state } : {}),
   };
 }

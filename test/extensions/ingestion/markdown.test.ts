@@ -75,6 +75,20 @@ describe('markdown sections', () => {
     assert.equal(chunk!.location.endLine, 11);
   });
 
+  it('keeps YAML front matter in the first segment instead of reading it as a setext heading', async () => {
+    const prepared = await prepareDocument(markdown('---\ntitle: Guide\ntags: [a]\n---\n\n# Start\nBody\n'), policy);
+    assert.deepEqual(
+      prepared.chunks.map((chunk) => [chunk.location.section, chunk.location.startLine, chunk.location.endLine]),
+      [
+        [undefined, 1, 4],
+        ['Start', 6, 7],
+      ],
+    );
+    // Without a closing line it is ordinary Markdown.
+    const open = await prepareDocument(markdown('---\ntitle: x\n\n# Start\n'), policy);
+    assert.deepEqual(open.chunks.map((chunk) => chunk.location.section), [undefined, 'Start']);
+  });
+
   it('a heading-only document still indexes its headings', async () => {
     const prepared = await prepareDocument(markdown('# One\n\n## Two\n'), policy);
     assert.deepEqual(

@@ -82,6 +82,11 @@ describe('pdf', () => {
     const bytes = await makePdf(PAGES);
     await rejectsWith(prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxPages: 2 })), 'DOCUMENT_LIMIT', /3 pages; at most 2/);
     await rejectsWith(prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxTextBytes: 20 })), 'DOCUMENT_LIMIT', /more than 20 bytes/);
+    // Page 1 fits; page 3 passes the limit.
+    await rejectsWith(prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxTextBytes: 80 })), 'DOCUMENT_LIMIT', /more than 80 bytes/);
+    // One page with far more text than the limit is stopped while pdf.js streams it.
+    const crowded = await makePdf([Array.from({ length: 50 }, (_, i) => `crowded line ${i} `.repeat(6))]);
+    await rejectsWith(prepareDocument(pdfRequest(crowded), ingestionPolicy({ maxTextBytes: 200 })), 'DOCUMENT_LIMIT', /more than 200 bytes/);
     await rejectsWith(prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxDocumentBytes: bytes.length - 1 })), 'DOCUMENT_LIMIT', /at most/);
     assert.ok((await prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxDocumentBytes: bytes.length }))).chunks.length === 2);
     await rejectsWith(prepareDocument(pdfRequest(bytes), ingestionPolicy({ maxChunks: 1 })), 'DOCUMENT_LIMIT', /chunks/);
@@ -93,7 +98,7 @@ describe('pdf', () => {
     const controller = new AbortController();
     let progress = 0;
     const onProgress = () => {
-      // The first tick is the document opening; then one per page.
+      // Ticks come from opening the document and from each page's text as pdf.js streams it.
       if (++progress === 4) controller.abort(new DriverError('IDLE_TIMEOUT', 'No progress.'));
     };
     await rejectsWith(prepareDocument(pdfRequest(bytes), policy, { signal: controller.signal, onProgress }), 'IDLE_TIMEOUT');
@@ -106,6 +111,15 @@ describe('pdf', () => {
     assert.ok(ticks < 31, `extraction went on after the abort (${ticks} ticks)`);
     const again = await prepareDocument(pdfRequest(bytes), policy);
     assert.equal(again.chunks.length, 30);
+  });
+
+  it('extracts several PDFs at once, each with its own pages', async () => {
+    const documents = await Promise.all([1, 2, 3].map((n) => makePdf(Array.from({ length: n + 1 }, (_, page) => [`doc ${n} page ${page + 1}`]))));
+    const prepared = await Promise.all(documents.map((bytes) => prepareDocument(pdfRequest(bytes), policy)));
+    assert.deepEqual(
+      prepared.map((document) => document.chunks.map((chunk) => chunk.text)),
+      [1, 2, 3].map((n) => Array.from({ length: n + 1 }, (_, page) => `doc ${n} page ${page + 1}`)),
+    );
   });
 
   it('maps a missing pdf.js and a failing or malformed extraction to their codes', async () => {

@@ -4,10 +4,11 @@
  * the CLI's version, and `doctor` on the same configuration.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { doctor } from '../../../src/cli/doctor.js';
+import { chooseRunBase } from '../../../src/providers/cli/workspace.js';
 import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
 import { parseSse, sseEvents, startTestHost, TOKEN, type TestHost } from '../../support/host.js';
 import { API_KEY, binary, claudeAccount, codexAccount, geminiAccount, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
@@ -28,6 +29,7 @@ const guarded = {
 
 interface Kind {
   id: string;
+  product: string;
   model: string;
   version: string;
   server?: VendorServer;
@@ -41,6 +43,7 @@ const proxied = (proxy: RefusingProxy) => ({ HTTPS_PROXY: proxy.url, https_proxy
 const KINDS: Kind[] = [
   {
     id: 'codex',
+    product: 'Codex CLI',
     model: 'gpt-5.5',
     version: '0.171.0',
     start: startOpenAIResponsesServer,
@@ -55,6 +58,7 @@ const KINDS: Kind[] = [
   },
   {
     id: 'claude',
+    product: 'Claude Code',
     model: 'claude-test',
     version: '2.1.332',
     start: startAnthropicMessagesServer,
@@ -69,6 +73,7 @@ const KINDS: Kind[] = [
   },
   {
     id: 'gemini',
+    product: 'Gemini CLI',
     model: 'gemini-2.5-flash',
     version: '0.61.0',
     start: startGeminiServer,
@@ -101,6 +106,7 @@ describe('CLI providers through the host', () => {
       {
         providers: entries,
         approvals: { interactive: true, maxPending: 2 },
+        sessions: { retentionMs: 600_000 },
         applicationTools: { enabled: true, requireApproval: false, maxPending: 1 },
         tokens: [
           {
@@ -111,6 +117,7 @@ describe('CLI providers through the host', () => {
             tools: ['guarded'],
             approveTools: ['guarded'],
             applicationTools: [{ name: 'catalog', requiresApproval: false }],
+            sessions: ['create', 'read', 'continue', 'delete'],
           },
         ],
       },
@@ -157,6 +164,40 @@ describe('CLI providers through the host', () => {
         const events = parseSse(await (await host.post('/v1/runs', { provider: kind.id, model: kind.model, input: 'hi' }, { accept: 'text/event-stream' })).text());
         assert.equal(events.at(-1)!.type, 'run.failed');
         assert.equal((events.at(-1)!.error as { code: string }).code, 'RATE_LIMITED');
+      });
+
+      test('native session: advertised, the second turn resumes the CLI conversation, nothing native shows, delete removes the folder', TIMEOUT, async () => {
+        const listed = (await (await fetch(`${host.url}/v1/providers`, { headers: host.headers() })).json()) as { providers: { id: string; capabilities: Record<string, boolean> }[] };
+        assert.equal(listed.providers.find((provider) => provider.id === kind.id)?.capabilities.nativeContinuation, true);
+        const created = await host.post('/v1/sessions/create', { provider: kind.id, model: kind.model, mode: 'native' });
+        const { session } = (await created.json()) as { session: { id: string; revision: number; mode: string } };
+        assert.equal(created.status, 200);
+        assert.equal(session.mode, 'native');
+        const folder = join(await chooseRunBase({ product: kind.product }), `session-${session.id}`);
+
+        kind.server!.push({ turn: { text: 'Noted: plum.', usage: { input: 4, output: 3 } } });
+        const first = await host.post('/v1/runs', { provider: kind.id, model: kind.model, input: 'Remember the word plum.', session: { id: session.id, revision: 0 } });
+        const firstBody = (await first.json()) as { text: string; session: Record<string, unknown> };
+        assert.equal(first.status, 200, JSON.stringify(firstBody));
+        assert.deepEqual(Object.keys(firstBody.session).sort(), ['createdAt', 'expiresAt', 'id', 'mode', 'model', 'provider', 'revision', 'state', 'updatedAt']);
+
+        kind.server!.push({ turn: { text: 'It was plum.', usage: { input: 8, output: 3 } } });
+        const second = await host.post('/v1/runs', { provider: kind.id, model: kind.model, input: 'Which word?', session: { id: session.id, revision: 1 } }, { accept: 'text/event-stream' });
+        const events = parseSse(await second.text());
+        assert.equal(events.at(-1)!.type, 'run.completed', JSON.stringify(events.at(-1)));
+        const sent = kind.server!.generations.at(-1)!.rawBody;
+        // The CLI's own record of turn one, not our replayed transcript (whose sections are labelled).
+        assert.ok(sent.includes('Remember the word plum.') && sent.includes('Noted: plum.') && !sent.includes('assistant:\\n'), sent.slice(0, 2000));
+        assert.ok(!JSON.stringify(events).includes(folder), 'no native detail in the events');
+
+        const read = (await (await host.post('/v1/sessions/read', { id: session.id })).json()) as { session: Record<string, unknown>; history: unknown[] };
+        assert.equal(read.history.length, 4);
+        assert.equal(read.session.revision, 2);
+        assert.ok(!JSON.stringify(read).match(/provider_?state/i));
+        assert.ok(await lstat(folder).then(() => true, () => false), 'the CLI conversation is kept between turns');
+
+        assert.equal((await host.post('/v1/sessions/delete', { id: session.id })).status, 200);
+        assert.equal(await lstat(folder).then(() => true, () => false), false, 'deleting the session removes its folder');
       });
     });
   }

@@ -17,8 +17,11 @@ interface Node {
 
 /** `text` is LF-normalised; `lineOffset` shifts every line number (a source that starts mid-file). */
 export function markdownSections(text: string, lineOffset: number): Segment[] {
-  const root = fromMarkdown(text) as unknown as Node;
   const lines = text.split('\n');
+  // YAML front matter is not Markdown (its closing `---` would make a setext heading): it is
+  // parsed as blank lines, so it stays in the first segment and line numbers hold.
+  const front = frontMatterLines(lines);
+  const root = fromMarkdown(front > 0 ? '\n'.repeat(front) + lines.slice(front).join('\n') : text) as unknown as Node;
   const headings = (root.children ?? []).filter((node) => node.type === 'heading' && node.position);
   const segments: Segment[] = [];
   const push = (fromLine: number, toLine: number, title: string | undefined) => {
@@ -36,6 +39,16 @@ export function markdownSections(text: string, lineOffset: number): Segment[] {
     push(start, end, headingTitle(heading) || undefined);
   }
   return segments;
+}
+
+/** The number of lines of a leading `---` … `---` (or `...`) block, else 0. */
+function frontMatterLines(lines: string[]): number {
+  if (lines[0]?.trimEnd() !== '---') return 0;
+  for (let index = 1; index < lines.length; index++) {
+    const line = lines[index]!.trimEnd();
+    if (line === '---' || line === '...') return index + 1;
+  }
+  return 0;
 }
 
 function headingTitle(heading: Node): string {

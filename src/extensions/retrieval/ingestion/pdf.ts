@@ -78,13 +78,11 @@ export async function extractPdfPages(
     let textBytes = 0;
     for (let number = 1; number <= total; number++) {
       throwIfAborted(signal);
-      const text = await raceAbort(pageText(document, number), signal).catch((error: unknown) => {
+      const text = await raceAbort(pageText(document, number, textBytes, limits.maxTextBytes, onProgress), signal).catch((error: unknown) => {
         throw pageError(error);
       });
       textBytes += Buffer.byteLength(text, 'utf8');
-      if (textBytes > limits.maxTextBytes) {
-        throw new DriverError('DOCUMENT_LIMIT', `The PDF's text is more than ${limits.maxTextBytes} bytes.`);
-      }
+      if (textBytes > limits.maxTextBytes) throw textLimit(limits.maxTextBytes);
       pages.push(text);
       onProgress?.();
     }
@@ -96,18 +94,32 @@ export async function extractPdfPages(
 
 type PdfDocument = Awaited<ReturnType<PdfJs['getDocument']>['promise']>;
 
-async function pageText(document: PdfDocument, number: number): Promise<string> {
+/**
+ * A page's text, read from pdf.js's text stream so a page is stopped as soon as the document's
+ * text passes `maxTextBytes` (a small compressed content stream can hold a lot of text).
+ */
+async function pageText(document: PdfDocument, number: number, usedBytes: number, maxTextBytes: number, onProgress?: () => void): Promise<string> {
   const page = await document.getPage(number);
+  const reader = (page.streamTextContent() as ReadableStream<{ items: unknown[] }>).getReader();
   try {
-    const content = await page.getTextContent();
     let text = '';
-    for (const item of content.items) {
-      if (!('str' in item)) continue; // marked-content boundaries carry no text
-      text += item.str;
-      if (item.hasEOL) text += '\n';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      for (const item of value.items as { str?: string; hasEOL?: boolean }[]) {
+        if (typeof item.str !== 'string') continue; // marked-content boundaries carry no text
+        text += item.str;
+        if (item.hasEOL) text += '\n';
+      }
+      // UTF-16 code units never outnumber UTF-8 bytes, so this errs only towards going on.
+      if (usedBytes + text.length > maxTextBytes) throw textLimit(maxTextBytes);
+      onProgress?.();
     }
     return cleanPageText(text);
   } finally {
+    // The stream is not cancelled when the budget runs out: pdf.js 5.4 then closes the cancelled
+    // stream again and rejects unhandled. Destroying the loading task (the caller always does)
+    // stops the page's work instead.
     page.cleanup();
   }
 }
@@ -127,6 +139,10 @@ function cleanPageText(text: string): string {
     .map((line) => line.trimEnd());
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   return lines.join('\n');
+}
+
+function textLimit(maxTextBytes: number): DriverError {
+  return new DriverError('DOCUMENT_LIMIT', `The PDF's text is more than ${maxTextBytes} bytes.`);
 }
 
 function encrypted(): DriverError {
