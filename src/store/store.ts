@@ -260,6 +260,8 @@ export interface StateStore {
   readonly replicaId: string;
   readonly jobs: JobStore;
   readonly sessions: SessionStore;
+  /** Indexed sources and chunks for scoped retrieval, searched with the engine's own full-text search. */
+  readonly retrieval: RetrievalIndexStore;
   /** Tells a replica something for a run it owns (e.g. that the session of its turn was deleted). */
   signalOwner(owner: string, signal: StoreSignal): Promise<void>;
   /** At a clean stop: this replica's running jobs become interrupted (never re-run); queued ones stay queued. */

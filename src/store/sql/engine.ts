@@ -4,9 +4,9 @@
  * PostgreSQL (shared by replicas) each implement it; everything above it is written once.
  *
  * Conventions every engine keeps: integer columns (BIGINT) come back as JS numbers; JSON is
- * stored as TEXT; `?` never appears inside a string literal of the store's SQL.
+ * stored as TEXT; binary (BLOB / BYTEA) comes back as a Buffer; `?` never appears inside a string literal of the store's SQL.
  */
-export type SqlValue = string | number | null;
+export type SqlValue = string | number | null | Uint8Array;
 
 export interface SqlEngine {
   readonly dialect: 'sqlite' | 'postgres';

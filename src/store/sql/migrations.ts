@@ -7,6 +7,8 @@ import type { SqlEngine } from './engine.js';
 
 /** A native-mode session's opaque provider state (a CLI's conversation id); never part of a snapshot. */
 const SESSION_PROVIDER_STATE = 'ALTER TABLE sessions ADD COLUMN provider_state TEXT';
+// The console and `usage --since` read the newest records first.
+const USAGE_BY_TIME = 'CREATE INDEX usage_records_finished ON usage_records (finished_at)';
 
 const SQLITE: string[] = [
   `CREATE TABLE usage_records (
@@ -38,6 +40,8 @@ const SQLITE: string[] = [
   jobsTables(),
   sessionsTable(),
   SESSION_PROVIDER_STATE,
+  retrievalTables('sqlite'),
+  USAGE_BY_TIME,
 ];
 
 const POSTGRES: string[] = [
@@ -55,6 +59,8 @@ const POSTGRES: string[] = [
   jobsTables(),
   sessionsTable(),
   SESSION_PROVIDER_STATE,
+  retrievalTables('postgres'),
+  USAGE_BY_TIME,
 ];
 
 function approvalsTable(): string {
@@ -104,6 +110,43 @@ function jobsTables(): string {
    CREATE INDEX jobs_queued ON jobs (created_at) WHERE state = 'queued';
    CREATE INDEX jobs_running ON jobs (owner) WHERE state = 'running';
    CREATE TABLE job_events (job_id TEXT NOT NULL, seq BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (job_id, seq))`;
+}
+
+/**
+ * The retrieval index: corpora (frozen descriptor), documents (one revision per source) and
+ * chunks with their vectors (float32 little-endian BLOB/bytea). The lexical index is the
+ * engine's own: an FTS5 table kept in step by triggers on SQLite, a generated tsvector with
+ * a GIN index on PostgreSQL (Porter / English stemming on both).
+ */
+function retrievalTables(dialect: 'sqlite' | 'postgres'): string {
+  const tables = `CREATE TABLE retrieval_corpora (corpus TEXT PRIMARY KEY, descriptor TEXT NOT NULL);
+   CREATE TABLE retrieval_documents (
+     corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL, revision TEXT NOT NULL,
+     digest TEXT NOT NULL, source TEXT NOT NULL, ingestion TEXT, chunks BIGINT NOT NULL, bytes BIGINT NOT NULL,
+     stored_bytes BIGINT NOT NULL, PRIMARY KEY (corpus, namespace, source_id))`;
+  if (dialect === 'sqlite') {
+    return `${tables};
+   CREATE TABLE retrieval_chunks (
+     id INTEGER PRIMARY KEY, corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL,
+     chunk_id TEXT NOT NULL, ordinal BIGINT NOT NULL, text TEXT NOT NULL, location TEXT NOT NULL, vector BLOB,
+     UNIQUE (corpus, namespace, chunk_id));
+   CREATE INDEX retrieval_chunks_source ON retrieval_chunks (corpus, namespace, source_id);
+   CREATE VIRTUAL TABLE retrieval_fts USING fts5(text, content='retrieval_chunks', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2');
+   CREATE TRIGGER retrieval_chunks_fts_insert AFTER INSERT ON retrieval_chunks BEGIN
+     INSERT INTO retrieval_fts (rowid, text) VALUES (new.id, new.text);
+   END;
+   CREATE TRIGGER retrieval_chunks_fts_delete AFTER DELETE ON retrieval_chunks BEGIN
+     INSERT INTO retrieval_fts (retrieval_fts, rowid, text) VALUES ('delete', old.id, old.text);
+   END`;
+  }
+  return `${tables};
+   CREATE TABLE retrieval_chunks (
+     id BIGSERIAL PRIMARY KEY, corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL,
+     chunk_id TEXT NOT NULL, ordinal BIGINT NOT NULL, text TEXT NOT NULL, location TEXT NOT NULL, vector BYTEA,
+     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
+     UNIQUE (corpus, namespace, chunk_id));
+   CREATE INDEX retrieval_chunks_source ON retrieval_chunks (corpus, namespace, source_id);
+   CREATE INDEX retrieval_chunks_tsv ON retrieval_chunks USING GIN (tsv)`;
 }
 
 /**

@@ -28,6 +28,7 @@ import type {
 import type { SqlEngine } from './engine.js';
 import { JobTable } from './job-table.js';
 import { SessionTable } from './session-table.js';
+import { RetrievalTable, type RetrievalCapacity } from './retrieval-table.js';
 import { migrate } from './migrations.js';
 import { LIVE_OWNER, ORPHAN } from './ownership.js';
 
@@ -72,6 +73,11 @@ interface TicketColumns {
   owner_alive: number | boolean;
 }
 
+export interface SqlStoreOptions {
+  /** Bounds of the retrieval index across all corpora (default 20,000 chunks, 128 MiB). */
+  retrievalCapacity?: RetrievalCapacity;
+}
+
 export class SqlStateStore implements StateStore {
   private id = randomUUID();
   /** Run starts and usage records, written together in one transaction per turn of the event loop. */
@@ -83,13 +89,16 @@ export class SqlStateStore implements StateStore {
 
   readonly jobs: JobTable;
   readonly sessions: SessionTable;
+  readonly retrieval: RetrievalTable;
 
   private constructor(
     private readonly engine: SqlEngine,
     private readonly now: () => number,
+    options: SqlStoreOptions,
   ) {
     this.jobs = new JobTable(engine, () => this.id, now);
     this.sessions = new SessionTable(engine, () => this.id, now);
+    this.retrieval = new RetrievalTable(engine, options.retrievalCapacity);
   }
 
   get replicaId(): string {
@@ -101,8 +110,8 @@ export class SqlStateStore implements StateStore {
   }
 
   /** Migrates the schema and listens for signals addressed to this replica. */
-  static async open(engine: SqlEngine, now: () => number = Date.now): Promise<SqlStateStore> {
-    const store = new SqlStateStore(guarded(engine), now);
+  static async open(engine: SqlEngine, now: () => number = Date.now, options: SqlStoreOptions = {}): Promise<SqlStateStore> {
+    const store = new SqlStateStore(guarded(engine), now, options);
     await migrate(engine);
     await engine.subscribe(SIGNALS, (payload) => store.deliver(payload));
     return store;

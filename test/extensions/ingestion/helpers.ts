@@ -39,3 +39,8 @@ export function assertWellFormed(prepared: PreparedDocument): void {
   assert.equal(indexed, ingestion.indexedTextBytes);
   assert.equal(new Set(chunks.map((chunk) => chunk.id)).size, chunks.length, 'chunk ids repeat');
 }
+
+/** The pdf.js stand-in the PDF worker imports for `mode` (see fake-pdfjs.ts). */
+export function fakePdfJs(mode: 'missing' | 'failing-page' | 'no-pages' | 'spin' | 'exit' | 'uncaught-throw' | 'out-of-memory'): string {
+  return new URL(`./fake-pdfjs.ts?mode=${mode}`, import.meta.url).href;
+}

@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { ingestionPolicy, prepareDocument } from '../../../src/extensions/retrieval/ingestion/index.js';
-import { extractPdfPages, pdfJsLoader, type PdfJs } from '../../../src/extensions/retrieval/ingestion/pdf.js';
+import { extractPdfPages } from '../../../src/extensions/retrieval/ingestion/pdf.js';
 import { DriverError } from '../../../src/protocol/errors.js';
 import type { IngestRequest } from '../../../src/protocol/schemas.js';
-import { assertWellFormed, rejectsWith } from './helpers.js';
+import { assertWellFormed, fakePdfJs, rejectsWith } from './helpers.js';
 import { makeEncryptedPdf, makePdf } from './pdfs.js';
 
 const policy = ingestionPolicy();
@@ -125,28 +125,9 @@ describe('pdf', () => {
   it('maps a missing pdf.js and a failing or malformed extraction to their codes', async () => {
     const bytes = await makePdf(PAGES);
     const limits = { maxPages: 200, maxTextBytes: 1024 * 1024 };
-    const missing = pdfJsLoader(() => Promise.reject(new Error("Cannot find package 'pdfjs-dist'")));
-    await rejectsWith(extractPdfPages(bytes, limits, {}, missing), 'PDF_EXTRACTOR_UNAVAILABLE');
-    const real = (await import('pdfjs-dist/legacy/build/pdf.mjs')) as PdfJs;
+    await rejectsWith(extractPdfPages(bytes, limits, {}, { pdfjs: fakePdfJs('missing') }), 'PDF_EXTRACTOR_UNAVAILABLE');
     // The real pdf.js, with its document altered after loading: page 2 fails, or the page count is nonsense.
-    const altered = (change: (document: Record<string, unknown>) => void): (() => Promise<PdfJs>) => () =>
-      Promise.resolve({
-        ...real,
-        getDocument: ((...args: Parameters<PdfJs['getDocument']>) => {
-          const task = real.getDocument(...args);
-          const promise = task.promise.then((document) => {
-            change(document as unknown as Record<string, unknown>);
-            return document;
-          });
-          return { promise, destroy: () => task.destroy() };
-        }) as unknown as PdfJs['getDocument'],
-      } as PdfJs);
-    const failingPage = altered((document) => {
-      const getPage = (document.getPage as (n: number) => Promise<unknown>).bind(document);
-      document.getPage = (n: number) => (n === 2 ? Promise.reject(new TypeError('glyph table exploded')) : getPage(n));
-    });
-    await rejectsWith(extractPdfPages(bytes, limits, {}, failingPage), 'PDF_EXTRACTION_FAILED', /glyph table exploded/);
-    const noPages = altered((document) => Object.defineProperty(document, 'numPages', { value: 0 }));
-    await rejectsWith(extractPdfPages(bytes, limits, {}, noPages), 'INVALID_EXTRACTION');
+    await rejectsWith(extractPdfPages(bytes, limits, {}, { pdfjs: fakePdfJs('failing-page') }), 'PDF_EXTRACTION_FAILED', /glyph table exploded/);
+    await rejectsWith(extractPdfPages(bytes, limits, {}, { pdfjs: fakePdfJs('no-pages') }), 'INVALID_EXTRACTION');
   });
 });
