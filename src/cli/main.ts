@@ -6,25 +6,21 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { DriverError, toDriverError } from '../protocol/errors.js';
-import { readAudit } from './audit.js';
-import { doctor } from './doctor.js';
-import { initConfig, type InitOptions } from './init.js';
-import {
-  cancelJobCommand,
-  createSessionCommand,
-  deleteSessionCommand,
-  readJobCommand,
-  readSessionCommand,
-  submitJobCommand,
-  tailJobCommand,
-} from './jobs.js';
-import { runCommand, statusCommand } from './remote.js';
-import { ingestCommand } from './ingest.js';
-import { serve } from './serve.js';
-import { formatUsageTable, parseGrouping, parseSince, usageReport } from './usage.js';
+import type { InitOptions } from './init.js';
+import { parseGrouping, parseSince } from './usage.js';
 import type { UsageGrouping } from '../store/usage-totals.js';
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/**
+ * An action whose module loads only when its command runs, so a client command does not pay
+ * for loading the host, the store and every provider.
+ */
+function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => unknown>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    await (await load())(...args);
+  };
+}
 
 function printJson(value: unknown, compact: boolean): void {
   process.stdout.write(`${compact ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
@@ -66,6 +62,7 @@ program
   .option('--json', 'one-line JSON output')
   .action(async (options: InitOptions & { config?: string; json?: boolean }) => {
     const { resolveConfigPath } = await import('../host/config.js');
+    const { initConfig } = await import('./init.js');
     const result = await initConfig(resolveConfigPath(options.config), options);
     printJson({ ...result, next: 'agenticdriver serve' }, options.json ?? false);
   });
@@ -78,7 +75,7 @@ program
   .option('--port <port>', 'listen port (overrides the config; 0 picks one)', port)
   .option('--init', 'create a default config first when none exists')
   .option('--json', 'print one JSON line when listening')
-  .action(serve);
+  .action(lazy(async () => (await import('./serve.js')).serve));
 
 program
   .command('status')
@@ -88,7 +85,7 @@ program
   .option('--token-id <id>', 'token entry to use (default: the first)')
   .option('--refresh', 'force fresh provider discovery')
   .option('--json', 'one-line JSON output')
-  .action(statusCommand);
+  .action(lazy(async () => (await import('./remote.js')).statusCommand));
 
 program
   .command('doctor')
@@ -96,6 +93,7 @@ program
   .addOption(configOption())
   .option('--json', 'one-line JSON output')
   .action(async (options: { config?: string; json?: boolean }) => {
+    const { doctor } = await import('./doctor.js');
     const report = await doctor(options.config);
     printJson(report, options.json ?? false);
     if (!report.ok) process.exitCode = 1;
@@ -108,6 +106,7 @@ program
   .option('--limit <n>', 'how many records (default 100)', positiveInteger('--limit'))
   .option('--json', 'one JSON line per record')
   .action(async (options: { config?: string; limit?: number; json?: boolean }) => {
+    const { readAudit } = await import('./audit.js');
     const records = await readAudit(options.config, options.limit ?? 100);
     if (options.json) for (const record of records) process.stdout.write(`${JSON.stringify(record)}\n`);
     else printJson(records, false);
@@ -121,6 +120,7 @@ program
   .option('--by <group>', 'group by subject, provider, model or day (UTC)', parseGrouping)
   .option('--json', 'one-line JSON output')
   .action(async (options: { config?: string; since?: string; by?: UsageGrouping; json?: boolean }) => {
+    const { usageReport, formatUsageTable } = await import('./usage.js');
     const report = await usageReport(options.config, { ...(options.since ? { since: options.since } : {}), ...(options.by ? { by: options.by } : {}) });
     if (options.json) printJson(report, true);
     else process.stdout.write(`${formatUsageTable(report)}\n`);
@@ -140,7 +140,7 @@ program
   .option('--session <id:revision>', 'continue a conversation session at this revision (see `sessions create`)')
   .option('--retrieval <corpus>', 'ground the run on passages searched in this corpus, and print the sources after the answer')
   .option('--json', 'print every event as one JSON line')
-  .action(runCommand);
+  .action(lazy(async () => (await import('./remote.js')).runCommand));
 
 program
   .command('ingest')
@@ -151,7 +151,7 @@ program
   .option('--url <url>', 'host URL (default: from the config)')
   .option('--token-id <id>', 'token entry to use (default: the first)')
   .option('--json', 'one JSON line per file, then the summary')
-  .action(ingestCommand);
+  .action(lazy(async () => (await import('./ingest.js')).ingestCommand));
 
 /** Options every client command shares. */
 const clientCommand = (command: Command) =>
@@ -167,14 +167,14 @@ clientCommand(jobs.command('submit'))
   .option('--tool <name...>', 'host tools the job may use')
   .option('--tail', 'follow the job until it ends')
   .option('--json', 'with --tail: every event as one JSON line')
-  .action(submitJobCommand);
-clientCommand(jobs.command('read').argument('<id>')).description('Print a job.').action(readJobCommand);
-clientCommand(jobs.command('cancel').argument('<id>')).description('Cancel a job and print it.').action(cancelJobCommand);
+  .action(lazy(async () => (await import('./jobs.js')).submitJobCommand));
+clientCommand(jobs.command('read').argument('<id>')).description('Print a job.').action(lazy(async () => (await import('./jobs.js')).readJobCommand));
+clientCommand(jobs.command('cancel').argument('<id>')).description('Cancel a job and print it.').action(lazy(async () => (await import('./jobs.js')).cancelJobCommand));
 clientCommand(jobs.command('tail').argument('<id>'))
   .description('Follow a job\'s events to its end, reconnecting by itself; --after resumes after that sequence.')
   .option('--after <sequence>', 'the last sequence already seen (default 0)', positiveInteger('--after'))
   .option('--json', 'every event as one JSON line')
-  .action(tailJobCommand);
+  .action(lazy(async () => (await import('./jobs.js')).tailJobCommand));
 
 const sessions = program.command('sessions').description('Conversation sessions: continue with `run --session ID:REVISION`.');
 clientCommand(sessions.command('create'))
@@ -183,9 +183,9 @@ clientCommand(sessions.command('create'))
   .requiredOption('--model <id>', 'model')
   .option('--instructions <text>', 'instructions for every turn')
   .option('--native', 'mode native: the provider continues its own conversation (providers whose capabilities say nativeContinuation)')
-  .action(createSessionCommand);
-clientCommand(sessions.command('read').argument('<id>')).description('Print a session and its history.').action(readSessionCommand);
-clientCommand(sessions.command('delete').argument('<id>')).description('Delete a session.').action(deleteSessionCommand);
+  .action(lazy(async () => (await import('./jobs.js')).createSessionCommand));
+clientCommand(sessions.command('read').argument('<id>')).description('Print a session and its history.').action(lazy(async () => (await import('./jobs.js')).readSessionCommand));
+clientCommand(sessions.command('delete').argument('<id>')).description('Delete a session.').action(lazy(async () => (await import('./jobs.js')).deleteSessionCommand));
 
 try {
   await program.parseAsync(process.argv);

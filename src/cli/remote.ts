@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { AgenticClient } from '../client/index.js';
 import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
-import { hostUrl } from '../host/index.js';
+import { hostUrl } from '../host/host-url.js';
 import { readSecret } from '../shared/secrets.js';
 import { usageSinkReport } from '../extensions/usage/report.js';
 import { DriverError } from '../protocol/errors.js';

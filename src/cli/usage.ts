@@ -1,7 +1,5 @@
 /** `agenticdriver usage`: token, run and cost totals from the host's state store, as a table or JSON. */
 import { DriverError } from '../protocol/errors.js';
-import { readHostConfig, resolveConfigPath } from '../host/config.js';
-import { openStore } from '../store/open.js';
 import type { UsageGrouping, UsageTotalsRow } from '../store/usage-totals.js';
 
 export const GROUPINGS: readonly UsageGrouping[] = ['subject', 'provider', 'model', 'day'];
@@ -30,6 +28,9 @@ export function parseGrouping(value: string): UsageGrouping {
 }
 
 export async function usageReport(explicitPath: string | undefined, options: { since?: string; by?: UsageGrouping }): Promise<UsageReport> {
+  // Loaded here so `--since`/`--by` parsing, done for every command, stays light.
+  const { readHostConfig, resolveConfigPath } = await import('../host/config.js');
+  const { openStore } = await import('../store/open.js');
   const config = await readHostConfig(resolveConfigPath(explicitPath));
   const store = await openStore(config.state, config.configDir, process.env);
   try {

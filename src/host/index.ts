@@ -37,6 +37,8 @@ import { PrometheusMetrics } from './metrics.js';
 import { HostTracing } from './tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { logRequest, logRun, logSinkFailure, type HostLogger } from './logging.js';
+import { hostUrl } from './host-url.js';
+export { hostUrl };
 
 export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
 
@@ -303,12 +305,6 @@ function retrievalService(
 }
 
 /** The URL clients use: wildcard binds are reached on loopback; IPv6 literals are bracketed. */
-export function hostUrl(host: string, port: number, tls: boolean): string {
-  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
-  const bracketed = reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable;
-  return `${tls ? 'https' : 'http'}://${bracketed}:${port}`;
-}
-
 export async function loadTls(config: HostConfig, env: NodeJS.ProcessEnv): Promise<{ cert: string; key: string }> {
   const tls = config.listen.tls!;
   const certPath = isAbsolute(tls.certFile) ? tls.certFile : resolve(config.configDir, tls.certFile);

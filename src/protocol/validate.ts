@@ -22,11 +22,16 @@ export interface Validator<T> {
   explain(value: unknown): string | undefined;
 }
 
+/** Compiled on first use: a process (e.g. one CLI command) pays only for the schemas it checks. */
 export function validatorFor<T>(schema: TSchema): Validator<T> {
   const id = schema.$id;
-  const compiled: ValidateFunction = id ? ajv.getSchema(id)! : ajv.compile(schema as object);
-  const check = ((value: unknown) => compiled(value)) as Validator<T>;
-  check.explain = (value: unknown) => (compiled(value) ? undefined : describe(compiled.errors));
+  let compiled: ValidateFunction | undefined;
+  const get = (): ValidateFunction => (compiled ??= id ? ajv.getSchema(id)! : ajv.compile(schema as object));
+  const check = ((value: unknown) => get()(value)) as Validator<T>;
+  check.explain = (value: unknown) => {
+    const validate = get();
+    return validate(value) ? undefined : describe(validate.errors);
+  };
   return check;
 }
 
