@@ -164,8 +164,8 @@ export class RetrievalTable implements RetrievalIndexStore {
       const ranked =
         tx.dialect === 'sqlite'
           ? await tx.all<{ id: number; relevance: number }>(
-              `SELECT c.id AS id, -bm25(retrieval_fts) AS relevance FROM retrieval_fts JOIN retrieval_chunks AS c ON c.id = retrieval_fts.rowid
-               WHERE retrieval_fts MATCH ? AND c.corpus = ? AND c.namespace = ? AND c.source_id IN (SELECT value FROM json_each(?))
+              `SELECT c.id AS id, -bm25(retrieval_fts) AS relevance FROM retrieval_fts CROSS JOIN retrieval_chunks AS c
+               WHERE c.id = retrieval_fts.rowid AND retrieval_fts MATCH ? AND c.corpus = ? AND c.namespace = ? AND c.source_id IN (SELECT value FROM json_each(?))
                ORDER BY relevance DESC, c.chunk_id LIMIT ?`,
               [terms.map((term) => `"${term}"`).join(' OR '), scope.corpus, scope.namespace, sourceIds, limit],
             )
@@ -217,13 +217,12 @@ export class RetrievalTable implements RetrievalIndexStore {
 
   /** The in-scope documents (namespace, exact revision), by source id in order. */
   private async scopedDocuments(tx: SqlEngine, scope: RetrievalScope): Promise<Map<string, IndexedDocument>> {
-    const pairs =
-      tx.dialect === 'sqlite'
-        ? 'json_each(?) AS s ON s.key = d.source_id AND s.value = d.revision'
-        : 'jsonb_each_text(?::jsonb) AS s ON s.key = d.source_id AND s.value = d.revision';
+    // SQLite: CROSS JOIN keeps the scope's pairs as the outer loop (a primary-key lookup each),
+    // never a scan of the pairs per stored document.
+    const pairs = tx.dialect === 'sqlite' ? 'json_each(?) AS s CROSS JOIN retrieval_documents AS d' : 'jsonb_each_text(?::jsonb) AS s JOIN retrieval_documents AS d ON TRUE';
     const rows = await tx.all<DocumentColumns>(
-      `SELECT d.source_id, d.revision, d.digest, d.source, d.ingestion, d.chunks, d.bytes FROM retrieval_documents AS d JOIN ${pairs}
-       WHERE d.corpus = ? AND d.namespace = ? ORDER BY d.source_id`,
+      `SELECT d.source_id, d.revision, d.digest, d.source, d.ingestion, d.chunks, d.bytes FROM ${pairs}
+       WHERE d.corpus = ? AND d.namespace = ? AND d.source_id = s.key AND d.revision = s.value ORDER BY d.source_id`,
       [JSON.stringify(scope.sources), scope.corpus, scope.namespace],
     );
     return new Map(rows.map((row) => [row.source_id, toDocument(row)]));
