@@ -1,7 +1,8 @@
 /**
  * Starts the real agenticdriver host (src/host) for the live scenarios: mock provider,
  * host tools `echo` and `guarded` (needs approval), interactive approvals and application
- * tools enabled, a main and a restricted token. Loaded dynamically so the harness still
+ * tools enabled, a retrieval corpus `default` the main token may search, index and delete,
+ * a main and a restricted token. Loaded dynamically so the harness still
  * runs the peer while the host is not built.
  */
 import { randomBytes } from 'node:crypto';
@@ -77,6 +78,7 @@ export async function startLiveHost(
             applicationTools: [{ name: 'application_lookup', requiresApproval: false }],
             sessions: ['create', 'read', 'continue', 'delete'],
             jobs: ['submit', 'read', 'cancel'],
+            retrieval: { search: ['default'], index: ['default'], delete: ['default'] },
           },
           { id: 'restricted', subject: 'restricted-user', tokenRef: secret('restricted-token', tokens.restricted), providers: [] },
         ],
@@ -85,6 +87,7 @@ export async function startLiveHost(
         applicationTools: { enabled: true, requireApproval: false },
         sessions: { retentionMs: 600_000 },
         jobs: { retentionMs: 600_000, pollIntervalMs: 20 },
+        retrieval: { corpora: [{ id: 'default' }] },
         state: { directory: join(directory, 'state') },
       },
       join(directory, 'config.json'),

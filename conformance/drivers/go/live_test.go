@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +41,7 @@ var liveScenarios = []liveScenario{
 	{name: "idempotency", run: liveIdempotency},
 	{name: "job-tail", run: liveJobTail},
 	{name: "session", run: liveSession},
+	{name: "retrieval", run: liveRetrieval},
 	{name: "tls-untrusted", httpsOnly: true, run: func(ctx context.Context, h *harness) error { return expectTLSFailure(ctx, h, h.untrustedURL) }},
 	{name: "tls-mismatch", httpsOnly: true, run: func(ctx context.Context, h *harness) error { return expectTLSFailure(ctx, h, h.mismatchURL) }},
 }
@@ -431,6 +433,59 @@ func liveSession(ctx context.Context, h *harness) error {
 	}
 	if _, err := client.ReadSession(ctx, id); expectCode(err, "SESSION_NOT_FOUND") != nil {
 		return fmt.Errorf("reading the deleted session: %w", expectCode(err, "SESSION_NOT_FOUND"))
+	}
+	return nil
+}
+
+// retrievalDocument is the retrieval scenario's Markdown document: the same in every
+// driver, mode and transport (a repeated ingest is unchanged).
+var retrievalDocument = agenticdriver.IngestRequest{Corpus: "default", Document: agenticdriver.IngestDocument{
+	Type: "text", Source: agenticdriver.ContextSource{ID: "conformance-lighthouse", Revision: "r1"}, MediaType: "text/markdown",
+	Text: "# Lighthouse keeping\n\nThe lamp is lit at dusk and trimmed every four hours.\n\n## Fog\n\nIn fog the keeper sounds the horn every thirty seconds.\n",
+}}
+
+func liveRetrieval(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	receipt, err := client.IngestDocument(ctx, retrievalDocument)
+	switch {
+	case err != nil:
+		return fmt.Errorf("IngestDocument: %w", err)
+	case receipt.Ingestion.Format != "markdown" || receipt.Chunks < 1:
+		return fmt.Errorf("ingest receipt %+v", receipt)
+	}
+	scope := agenticdriver.RetrievalOptions{Corpus: "default", Query: "horn", SourceIDs: []string{"conformance-lighthouse"}}
+	found, err := client.SearchRetrieval(ctx, agenticdriver.RetrievalSearch{Corpus: scope.Corpus, Query: scope.Query, SourceIDs: scope.SourceIDs})
+	if err != nil {
+		return fmt.Errorf("SearchRetrieval: %w", err)
+	}
+	if !slices.ContainsFunc(found.Hits, func(hit agenticdriver.RetrievalHit) bool { return strings.Contains(hit.Text, "horn") }) {
+		return fmt.Errorf("search found %+v", found.Hits)
+	}
+	req := demoRequest("When is the horn sounded?")
+	req.Retrieval = &scope
+	result, err := client.Run(ctx, req)
+	if err != nil {
+		return fmt.Errorf("the grounded run: %w", err)
+	}
+	if result.Retrieval == nil || len(result.Retrieval.Hits) == 0 {
+		return errors.New("the run retrieved nothing")
+	}
+	cited, err := agenticdriver.CheckCitations(result)
+	if err != nil {
+		return fmt.Errorf("CheckCitations: %w", err)
+	}
+	var hits, ids []string
+	for _, hit := range result.Retrieval.Hits {
+		hits = append(hits, hit.ChunkID)
+	}
+	for _, source := range cited {
+		ids = append(ids, source.ID)
+	}
+	if !slices.Equal(ids, hits) {
+		return fmt.Errorf("the answer cites %v, the hits are %v", ids, hits)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 from urllib.parse import urlsplit
 
-from agenticdriver import AgenticClient, AsyncAgenticClient, DriverError
+from agenticdriver import AgenticClient, AsyncAgenticClient, DriverError, check_citations
 
 # A generous bound so that a misbehaving case fails instead of hanging the harness.
 CASE_IO_TIMEOUT = 20.0
@@ -510,6 +510,27 @@ async def live_session(mode: SyncMode) -> None:
     expect(gone is not None and gone.code == "SESSION_NOT_FOUND", f"reading the deleted session: {describe_error(gone)}")
 
 
+# The retrieval scenario's Markdown document: the same in every driver, mode and transport
+# (a repeated ingest is `unchanged`).
+RETRIEVAL_DOCUMENT = {"corpus": "default", "document": {
+    "type": "text", "source": {"id": "conformance-lighthouse", "revision": "r1"}, "mediaType": "text/markdown",
+    "text": "# Lighthouse keeping\n\nThe lamp is lit at dusk and trimmed every four hours.\n\n## Fog\n\nIn fog the keeper sounds the horn every thirty seconds.\n"}}
+RETRIEVAL_SCOPE = {"corpus": "default", "query": "horn", "sourceIds": ["conformance-lighthouse"]}
+
+
+async def live_retrieval(mode: SyncMode) -> None:
+    url, token = mode.env.url, mode.env.token
+    receipt = await mode.call(url, token, "ingest_document", RETRIEVAL_DOCUMENT)
+    expect(receipt["ingestion"]["format"] == "markdown" and receipt["chunks"] >= 1, f"ingest receipt {receipt}")
+    found = await mode.call(url, token, "search_retrieval", RETRIEVAL_SCOPE)
+    expect(any("horn" in hit["text"] for hit in found["hits"]), f"search found {[hit['text'] for hit in found['hits']]}")
+    result = await mode.run(url, token, dict(HELLO, input="When is the horn sounded?", retrieval=RETRIEVAL_SCOPE))
+    hits = [hit["chunkId"] for hit in result.get("retrieval", {}).get("hits", [])]
+    expect(len(hits) >= 1, "the run retrieved nothing")
+    cited = [source["id"] for source in check_citations(result)]
+    expect(cited == hits, f"the answer cites {cited}, the hits are {hits}")
+
+
 ANSWER = {"answer": 42}
 INTERACTIVE = {"mode": "interactive", "idlePolicy": "pause"}
 LOOKUP_TOOL = {
@@ -679,6 +700,7 @@ LIVE: Dict[str, Callable[[SyncMode], Awaitable[None]]] = {
     "idempotency": live_idempotency,
     "job-tail": live_job_tail,
     "session": live_session,
+    "retrieval": live_retrieval,
 }
 HTTPS_LIVE = {"tls-untrusted": live_tls_untrusted, "tls-mismatch": live_tls_mismatch}
 

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   AgenticClient,
+  checkCitations,
   DriverError,
   type ApprovalDecision,
   type ApprovalResolution,
@@ -323,6 +324,34 @@ async function session(): Promise<string | undefined> {
   );
 }
 
+/** The Markdown document of the retrieval scenario: the same in every driver, mode and transport (a re-ingest is `unchanged`). */
+const RETRIEVAL_DOCUMENT = {
+  corpus: 'default',
+  document: {
+    type: 'text',
+    source: { id: 'conformance-lighthouse', revision: 'r1' },
+    mediaType: 'text/markdown',
+    text: '# Lighthouse keeping\n\nThe lamp is lit at dusk and trimmed every four hours.\n\n## Fog\n\nIn fog the keeper sounds the horn every thirty seconds.\n',
+  },
+} as const;
+
+/** retrieval: ingest a Markdown document, search it, run grounded on it, and check the run's citations. */
+async function retrieval(): Promise<string | undefined> {
+  const live = client(liveUrl);
+  const scope = { corpus: 'default', query: 'horn', sourceIds: ['conformance-lighthouse'] };
+  const receipt = await live.ingestDocument(RETRIEVAL_DOCUMENT);
+  const found = await live.searchRetrieval(scope);
+  const result = await live.run({ ...BASE_REQUEST, input: 'When is the horn sounded?', retrieval: scope });
+  const hits = result.retrieval?.hits ?? [];
+  const cited = checkCitations(result).map((source) => source.id);
+  return expectAll(
+    [receipt.ingestion.format === 'markdown' && receipt.chunks >= 1, `ingest receipt ${JSON.stringify(receipt)}`],
+    [found.hits.some((hit) => hit.text.includes('horn')), `search found ${JSON.stringify(found.hits.map((hit) => hit.text))}`],
+    [hits.length >= 1, 'the run retrieved nothing'],
+    [JSON.stringify(cited) === JSON.stringify(hits.map((hit) => hit.chunkId)), `the answer cites ${JSON.stringify(cited)}, the hits are ${JSON.stringify(hits.map((hit) => hit.chunkId))}`],
+  );
+}
+
 const LIVE: Record<string, () => Promise<string | undefined>> = {
   protocol: async () => {
     const info = await client(liveUrl).protocol();
@@ -369,6 +398,7 @@ const LIVE: Record<string, () => Promise<string | undefined>> = {
   idempotency,
   'job-tail': jobTail,
   session,
+  retrieval,
 };
 
 const INTERACTIVE_LIVE: Record<string, () => Promise<string | undefined>> = {

@@ -99,8 +99,10 @@ enum Reply {
     Job(Box<JobInfo>),
     /// A page of job events (validated by the client; no scenario reads it).
     Page,
-    /// An ingestion receipt (validated by the client; only the vectors use it).
-    Ingested,
+    /// An ingestion receipt.
+    Ingested(Box<IngestResult>),
+    /// A search answer.
+    Found(Box<RetrievalResult>),
 }
 
 /// Reads events from a job tail until its end or `limit` events.
@@ -139,6 +141,7 @@ enum Operation {
     JobCancel(JobIdentity),
     JobEvents(JobEventsRequest),
     Ingest(Box<IngestRequest>),
+    Search(Box<RetrievalSearch>),
 }
 
 impl Operation {
@@ -238,7 +241,8 @@ impl Mode for Async {
                 Operation::JobRead(id) => client.read_job(id).await.map(|j| Reply::Job(Box::new(j))),
                 Operation::JobCancel(id) => client.cancel_job(id).await.map(|j| Reply::Job(Box::new(j))),
                 Operation::JobEvents(request) => client.job_events(request).await.map(|_| Reply::Page),
-                Operation::Ingest(request) => client.ingest_document(request).await.map(|_| Reply::Ingested),
+                Operation::Ingest(request) => client.ingest_document(request).await.map(|r| Reply::Ingested(Box::new(r))),
+                Operation::Search(request) => client.search_retrieval(request).await.map(|r| Reply::Found(Box::new(r))),
             }
         })
     }
@@ -361,7 +365,8 @@ impl Mode for Blocking {
             Operation::JobRead(id) => client.read_job(id).map(|j| Reply::Job(Box::new(j))),
             Operation::JobCancel(id) => client.cancel_job(id).map(|j| Reply::Job(Box::new(j))),
             Operation::JobEvents(request) => client.job_events(request).map(|_| Reply::Page),
-            Operation::Ingest(request) => client.ingest_document(request).map(|_| Reply::Ingested),
+            Operation::Ingest(request) => client.ingest_document(request).map(|r| Reply::Ingested(Box::new(r))),
+            Operation::Search(request) => client.search_retrieval(request).map(|r| Reply::Found(Box::new(r))),
         }
     }
     fn tail(&self, url: &str, token: &str, id: &JobIdentity, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error> {
@@ -625,6 +630,7 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
     report.record("live:idempotency", idempotency_scenario(mode, env));
     report.record("live:job-tail", job_tail_scenario(mode, env));
     report.record("live:session", session_scenario(mode, env));
+    report.record("live:retrieval", retrieval_scenario(mode, env));
     for (name, url) in [("live:tls-untrusted", &env.untrusted), ("live:tls-mismatch", &env.mismatch)] {
         if let Some(url) = url {
             report.record(
@@ -888,6 +894,51 @@ fn session_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
     }
     code_is(mode.call(live, token, &Operation::SessionRead(id)), "SESSION_NOT_FOUND")
         .map_err(|e| format!("reading the deleted session: {e}"))
+}
+
+/// The retrieval scenario's Markdown document: the same in every driver, mode and
+/// transport (a repeated ingest is `unchanged`).
+fn retrieval_document() -> IngestRequest {
+    IngestRequest {
+        corpus: "default".into(),
+        document: IngestDocument::Text {
+            source: ContextSource { id: "conformance-lighthouse".into(), revision: "r1".into(), ..Default::default() },
+            media_type: "text/markdown".into(),
+            text: "# Lighthouse keeping\n\nThe lamp is lit at dusk and trimmed every four hours.\n\n## Fog\n\nIn fog the keeper sounds the horn every thirty seconds.\n"
+                .into(),
+        },
+        chunking: None,
+        idle_timeout_ms: None,
+    }
+}
+
+/// Ingest a Markdown document, search it, run grounded on it, and check the run's citations.
+fn retrieval_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
+    let (live, token) = (env.live.as_str(), env.token.as_str());
+    let receipt = match mode.call(live, token, &Operation::Ingest(Box::new(retrieval_document()))).map_err(|e| describe(&e))? {
+        Reply::Ingested(receipt) => receipt,
+        other => return Err(format!("ingest_document: {other:?}")),
+    };
+    want(receipt.ingestion.format == "markdown" && receipt.chunks >= 1, || format!("ingest receipt {receipt:?}"))?;
+    let scope = RetrievalOptions {
+        corpus: "default".into(),
+        query: Some("horn".into()),
+        source_ids: Some(vec!["conformance-lighthouse".into()]),
+        ..Default::default()
+    };
+    let search =
+        RetrievalSearch { corpus: scope.corpus.clone(), query: "horn".into(), source_ids: scope.source_ids.clone(), ..Default::default() };
+    let found = match mode.call(live, token, &Operation::Search(Box::new(search))).map_err(|e| describe(&e))? {
+        Reply::Found(found) => found,
+        other => return Err(format!("search_retrieval: {other:?}")),
+    };
+    want(found.hits.iter().any(|hit| hit.text.contains("horn")), || format!("search found {:?}", found.hits))?;
+    let request = RunRequest { retrieval: Some(scope), ..RunRequest::new("mock", "demo", "When is the horn sounded?") };
+    let result = mode.run(live, token, &request).map_err(|e| format!("the grounded run: {}", describe(&e)))?;
+    let hits: Vec<String> = result.retrieval.iter().flat_map(|r| r.hits.iter().map(|hit| hit.chunk_id.clone())).collect();
+    want(!hits.is_empty(), || "the run retrieved nothing".into())?;
+    let cited: Vec<String> = check_citations(&result).map_err(|e| format!("check_citations: {e:?}"))?.into_iter().map(|s| s.id).collect();
+    want(cited == hits, || format!("the answer cites {cited:?}, the hits are {hits:?}"))
 }
 
 fn run_mode(mode: &dyn Mode, env: &Env) -> Report {
