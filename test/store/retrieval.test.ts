@@ -326,6 +326,26 @@ for (const engine of ENGINES) {
 }
 
 describe('retrieval index on a SQLite file', () => {
+  it('drops query terms in more than half the chunks of a large index, keeping the rare terms and their hits', async () => {
+    const store = await openTestStore('sqlite');
+    try {
+      await store.retrieval.ensureIndex({ corpus: 'docs', descriptor: DESCRIPTOR });
+      for (let source = 0; source < 10; source += 1) {
+        const texts = Array.from({ length: 210 }, (_, index) => (source === 3 && index === 7 ? 'walruses gather on common ice floes' : `common words number ${source} ${index}`));
+        const { document, chunks } = doc(`s${source}`, 'r1', texts);
+        await store.retrieval.replace('docs', 'n', document, chunks, null);
+      }
+      const all = scope(Object.fromEntries(Array.from({ length: 10 }, (_, source) => [`s${source}`, 'r1'])), 'n');
+      // "common" is in every chunk: only the rare term (stemmed "walrus") is searched.
+      const hits = await store.retrieval.searchLexical(all, 'common walruses', 8);
+      assert.deepEqual(hits.map((hit) => hit.chunk.chunkId), ['s3#7']);
+      // A query of common terms only keeps its rarest one, so it still finds chunks.
+      assert.equal((await store.retrieval.searchLexical(all, 'common words', 8)).length, 8);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps corpora, documents, chunks, vectors and the full-text index across a reopen', async () => {
     const directory = tempDir('agenticdriver-retrieval-');
     const first = await openSqliteStore(directory);

@@ -25,6 +25,10 @@ const MAX_QUERY_TERMS = 64;
 const VECTOR_PAGE = 512;
 /** Serialises index writes across PostgreSQL replicas (capacity and chunk ownership are global). */
 const WRITE_LOCK = 7434;
+/** SQLite lexical search drops query terms found in more than this share of the chunks… */
+const PRUNE_SHARE = 0.5;
+/** …once the index holds this many chunks (below it, every term is cheap enough). */
+const PRUNE_MIN_CHUNKS = 2000;
 /** Memory for the in-process copies of namespaces' vectors (20,000 × 256 dims ≈ 22 MB). */
 export const VECTOR_CACHE_BYTES = 64 * 1024 * 1024;
 /** Estimated bytes a cached chunk costs besides its vector (ids as strings and numbers). */
@@ -189,7 +193,7 @@ export class RetrievalTable implements RetrievalIndexStore {
               `SELECT c.id AS id, -bm25(retrieval_fts) AS relevance FROM retrieval_fts CROSS JOIN retrieval_chunks AS c
                WHERE c.id = retrieval_fts.rowid AND retrieval_fts MATCH ? AND c.corpus = ? AND c.namespace = ? AND c.source_id IN (SELECT value FROM json_each(?))
                ORDER BY relevance DESC, c.chunk_id LIMIT ?`,
-              [terms.map((term) => `"${term}"`).join(' OR '), scope.corpus, scope.namespace, sourceIds, limit],
+              [(await this.selectiveTerms(tx, terms)).map((term) => `"${term}"`).join(' OR '), scope.corpus, scope.namespace, sourceIds, limit],
             )
           : await tx.all<{ id: number; relevance: number }>(
               `SELECT c.id AS id, ts_rank_cd(c.tsv, q.query) AS relevance FROM retrieval_chunks AS c, to_tsquery('english', ?) AS q(query)
@@ -300,6 +304,34 @@ export class RetrievalTable implements RetrievalIndexStore {
       if (signal?.aborted) throw signal.reason;
       throw error;
     }
+  }
+
+  /**
+   * SQLite: the query terms without those in more than half the index's chunks. FTS5 clamps
+   * such a term's idf to almost nothing, so it adds matches (each scored by bm25 before the
+   * limit) but no ranking. Keeps the rarest term, so a query never empties. A term's document
+   * count is read from the fts5vocab table under its longest prefix there: the porter stem is
+   * a prefix of the word but for a few suffix rewrites, and a term with none is kept.
+   */
+  private async selectiveTerms(tx: SqlEngine, terms: string[]): Promise<string[]> {
+    const [{ total } = { total: 0 }] = await tx.all<{ total: number }>('SELECT COUNT(*) AS total FROM retrieval_chunks');
+    if (total < PRUNE_MIN_CHUNKS) return terms;
+    const prefixes = new Set(terms.flatMap((term) => Array.from({ length: Math.max(0, term.length - 2) }, (_, cut) => term.slice(0, term.length - cut))));
+    const counts = new Map(
+      (await tx.all<{ term: string; doc: number }>('SELECT term, doc FROM retrieval_fts_vocab WHERE term IN (SELECT value FROM json_each(?))', [JSON.stringify([...prefixes])])).map(
+        (row) => [row.term, Number(row.doc)],
+      ),
+    );
+    const frequency = (term: string): number => {
+      for (let length = term.length; length >= 3; length -= 1) {
+        const count = counts.get(term.slice(0, length));
+        if (count !== undefined) return count;
+      }
+      return 0;
+    };
+    const rated = terms.map((term) => ({ term, frequency: frequency(term) })).sort((a, b) => a.frequency - b.frequency);
+    const kept = rated.filter((entry, index) => index === 0 || entry.frequency <= total * PRUNE_SHARE);
+    return kept.map((entry) => entry.term);
   }
 
   private async bumpGeneration(tx: SqlEngine, corpus: string): Promise<void> {
