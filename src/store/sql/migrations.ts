@@ -50,6 +50,8 @@ const SQLITE: string[] = [
   USAGE_BY_TIME,
   `${RETRIEVAL_GENERATION} INTEGER NOT NULL DEFAULT 0;
    CREATE VIRTUAL TABLE retrieval_fts_vocab USING fts5vocab(retrieval_fts, 'row')`,
+  // Lexical search checks each full-text match's scope here, not in the wide chunk rows.
+  'CREATE INDEX retrieval_chunks_rank ON retrieval_chunks (id, corpus, namespace, source_id, chunk_id)',
 ];
 
 const POSTGRES: string[] = [

@@ -190,8 +190,8 @@ export class RetrievalTable implements RetrievalIndexStore {
       const ranked =
         tx.dialect === 'sqlite'
           ? await tx.all<{ id: number; relevance: number }>(
-              `SELECT c.id AS id, -bm25(retrieval_fts) AS relevance FROM retrieval_fts CROSS JOIN retrieval_chunks AS c
-               WHERE c.id = retrieval_fts.rowid AND retrieval_fts MATCH ? AND c.corpus = ? AND c.namespace = ? AND c.source_id IN (SELECT value FROM json_each(?))
+              `SELECT c.id AS id, -bm25(retrieval_fts) AS relevance FROM retrieval_fts CROSS JOIN retrieval_chunks AS c INDEXED BY retrieval_chunks_rank
+               WHERE c.id = retrieval_fts.rowid AND retrieval_fts MATCH ? AND c.corpus = ? AND c.namespace = ? AND +c.source_id IN (SELECT value FROM json_each(?))
                ORDER BY relevance DESC, c.chunk_id LIMIT ?`,
               [(await this.selectiveTerms(tx, terms)).map((term) => `"${term}"`).join(' OR '), scope.corpus, scope.namespace, sourceIds, limit],
             )
