@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PostgresEngine } from '../../src/store/postgres/postgres-engine.js';
+import type { SqlEngine } from '../../src/store/sql/engine.js';
 import { SqlStateStore } from '../../src/store/sql/sql-store.js';
-import type { RetrievalCapacity } from '../../src/store/sql/retrieval-table.js';
+import { DEFAULT_RETRIEVAL_CAPACITY, type RetrievalCapacity, RetrievalTable } from '../../src/store/sql/retrieval-table.js';
 import { openSqliteEngine, openSqliteStore, SQLITE_FILE } from '../../src/store/sqlite/sqlite-store.js';
-import type { IndexedChunk, IndexedDocument, RetrievalScope, StateStore } from '../../src/store/store.js';
+import type { IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope, StateStore } from '../../src/store/store.js';
 import { freshDatabase } from '../support/postgres.js';
 import { ENGINES, type Engine, openTestStore } from '../support/stores.js';
 import { tempDir } from '../support/temp.js';
@@ -48,6 +49,35 @@ async function openWithCapacity(engine: Engine, capacity: RetrievalCapacity): Pr
     await database.drop();
   };
   return store;
+}
+
+/** Two stores on one database: two SQLite connections to one file, or two PostgreSQL pools. */
+async function sharedDatabase(engine: Engine): Promise<{ open(): Promise<{ store: StateStore; engine: SqlEngine }> }> {
+  if (engine === 'sqlite') {
+    const file = join(tempDir('agenticdriver-retrieval-'), SQLITE_FILE);
+    return {
+      open: async () => {
+        const sql = openSqliteEngine(file);
+        return { store: await SqlStateStore.open(sql), engine: sql };
+      },
+    };
+  }
+  const database = await freshDatabase();
+  let open = 0;
+  return {
+    open: async () => {
+      const sql = await PostgresEngine.connect(database.url);
+      const store = await SqlStateStore.open(sql);
+      open += 1;
+      const close = store.close.bind(store);
+      store.close = async () => {
+        await close();
+        open -= 1;
+        if (open === 0) await database.drop();
+      };
+      return { store, engine: sql };
+    },
+  };
 }
 
 async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
@@ -240,6 +270,36 @@ for (const engine of ENGINES) {
     });
   });
 
+  describe(`retrieval vector cache (${engine})`, () => {
+    it("sees another store's replace and delete on the same database, and scans pages when the cache is too small", async () => {
+      const state = await sharedDatabase(engine);
+      const { store: writer } = await state.open();
+      const { store: reader, engine: readerEngine } = await state.open();
+      try {
+        const uncached = new RetrievalTable(readerEngine, DEFAULT_RETRIEVAL_CAPACITY, 0);
+        await writer.retrieval.ensureIndex({ corpus: 'docs', descriptor: DESCRIPTOR });
+        const put = (revision: string, direction: number[], previous: string | null) =>
+          writer.retrieval.replace('docs', 'n', { sourceId: 's', revision, digest: revision, source: { id: 's', revision }, chunks: 2, bytes: 2 }, [chunk('s', revision, `s-${revision}-a`, 0, 'a', direction), chunk('s', revision, `s-${revision}-b`, 1, 'b', [0, 0, 1])], previous);
+        await put('r1', [1, 0, 0], null);
+        const search = (table: RetrievalIndexStore, revision: string) => table.searchVector(scope({ s: revision }, 'n'), unit([1, 0, 0]), 1);
+        assert.equal((await search(reader.retrieval, 'r1'))[0]!.chunk.chunkId, 's-r1-a');
+        await put('r2', [-1, 0, 0], 'r1');
+        // The reader's cached copy (generation of r1) must not answer for r2.
+        for (const table of [reader.retrieval, uncached]) {
+          const [best] = await search(table, 'r2');
+          assert.equal(best!.chunk.chunkId, 's-r2-b');
+          assert.ok(Math.abs(best!.score) < 1e-6);
+          assert.deepEqual(await search(table, 'r1'), []);
+        }
+        assert.equal(await writer.retrieval.delete('docs', 'n', 's', 'r2'), true);
+        assert.deepEqual(await search(reader.retrieval, 'r2'), []);
+      } finally {
+        await reader.close();
+        await writer.close();
+      }
+    });
+  });
+
   describe(`retrieval index capacity (${engine})`, () => {
     it('refuses past maxChunks or maxBytes (INDEX_FULL) and keeps the previous revision searchable', async () => {
       const store = await openWithCapacity(engine, { maxChunks: 4, maxBytes: 1000 });
@@ -266,6 +326,26 @@ for (const engine of ENGINES) {
 }
 
 describe('retrieval index on a SQLite file', () => {
+  it('drops query terms in more than half the chunks of a large index, keeping the rare terms and their hits', async () => {
+    const store = await openTestStore('sqlite');
+    try {
+      await store.retrieval.ensureIndex({ corpus: 'docs', descriptor: DESCRIPTOR });
+      for (let source = 0; source < 10; source += 1) {
+        const texts = Array.from({ length: 210 }, (_, index) => (source === 3 && index === 7 ? 'walruses gather on common ice floes' : `common words number ${source} ${index}`));
+        const { document, chunks } = doc(`s${source}`, 'r1', texts);
+        await store.retrieval.replace('docs', 'n', document, chunks, null);
+      }
+      const all = scope(Object.fromEntries(Array.from({ length: 10 }, (_, source) => [`s${source}`, 'r1'])), 'n');
+      // "common" is in every chunk: only the rare term (stemmed "walrus") is searched.
+      const hits = await store.retrieval.searchLexical(all, 'common walruses', 8);
+      assert.deepEqual(hits.map((hit) => hit.chunk.chunkId), ['s3#7']);
+      // A query of common terms only keeps its rarest one, so it still finds chunks.
+      assert.equal((await store.retrieval.searchLexical(all, 'common words', 8)).length, 8);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps corpora, documents, chunks, vectors and the full-text index across a reopen', async () => {
     const directory = tempDir('agenticdriver-retrieval-');
     const first = await openSqliteStore(directory);

@@ -10,6 +10,12 @@ const SESSION_PROVIDER_STATE = 'ALTER TABLE sessions ADD COLUMN provider_state T
 // The console and `usage --since` read the newest records first.
 const USAGE_BY_TIME = 'CREATE INDEX usage_records_finished ON usage_records (finished_at)';
 
+/**
+ * Bumped by every replace/delete in a corpus, in the same transaction: a search reads it to
+ * know whether its in-process copy of the corpus's vectors is still current (on any replica).
+ */
+const RETRIEVAL_GENERATION = 'ALTER TABLE retrieval_corpora ADD COLUMN generation';
+
 const SQLITE: string[] = [
   `CREATE TABLE usage_records (
      run_id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
@@ -42,6 +48,10 @@ const SQLITE: string[] = [
   SESSION_PROVIDER_STATE,
   retrievalTables('sqlite'),
   USAGE_BY_TIME,
+  `${RETRIEVAL_GENERATION} INTEGER NOT NULL DEFAULT 0;
+   CREATE VIRTUAL TABLE retrieval_fts_vocab USING fts5vocab(retrieval_fts, 'row')`,
+  // Lexical search checks each full-text match's scope here, not in the wide chunk rows.
+  'CREATE INDEX retrieval_chunks_rank ON retrieval_chunks (id, corpus, namespace, source_id, chunk_id)',
 ];
 
 const POSTGRES: string[] = [
@@ -61,6 +71,7 @@ const POSTGRES: string[] = [
   SESSION_PROVIDER_STATE,
   retrievalTables('postgres'),
   USAGE_BY_TIME,
+  `${RETRIEVAL_GENERATION} BIGINT NOT NULL DEFAULT 0`,
 ];
 
 function approvalsTable(): string {

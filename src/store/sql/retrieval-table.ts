@@ -25,6 +25,25 @@ const MAX_QUERY_TERMS = 64;
 const VECTOR_PAGE = 512;
 /** Serialises index writes across PostgreSQL replicas (capacity and chunk ownership are global). */
 const WRITE_LOCK = 7434;
+/** SQLite lexical search drops query terms found in more than this share of the chunks… */
+const PRUNE_SHARE = 0.5;
+/** …once the index holds this many chunks (below it, every term is cheap enough). */
+const PRUNE_MIN_CHUNKS = 2000;
+/** Memory for the in-process copies of namespaces' vectors (20,000 × 256 dims ≈ 22 MB). */
+export const VECTOR_CACHE_BYTES = 64 * 1024 * 1024;
+/** Estimated bytes a cached chunk costs besides its vector (ids as strings and numbers). */
+const CACHED_ROW_OVERHEAD = 96;
+
+interface CachedVectors {
+  generation: string;
+  dimensions: number;
+  bytes: number;
+  ids: number[];
+  sourceIds: string[];
+  chunkIds: string[];
+  /** Row i's vector is vectors[i * dimensions, (i + 1) * dimensions). */
+  vectors: Float32Array;
+}
 
 interface DocumentColumns {
   source_id: string;
@@ -64,7 +83,12 @@ export class RetrievalTable implements RetrievalIndexStore {
   constructor(
     private readonly engine: SqlEngine,
     private readonly capacity: RetrievalCapacity = DEFAULT_RETRIEVAL_CAPACITY,
+    private readonly vectorCacheBytes: number = VECTOR_CACHE_BYTES,
   ) {}
+
+  /** (corpus, namespace) → vectors, least recently used first. */
+  private readonly vectorCache = new Map<string, CachedVectors>();
+  private cachedBytes = 0;
 
   async ensureIndex(index: CorpusIndex): Promise<void> {
     await this.engine.transaction(async (tx) => {
@@ -131,6 +155,7 @@ export class RetrievalTable implements RetrievalIndexStore {
           storedBytes,
         ],
       );
+      await this.bumpGeneration(tx, corpus);
       for (const chunk of chunks) {
         await tx.run(
           'INSERT INTO retrieval_chunks (corpus, namespace, source_id, chunk_id, ordinal, text, location, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -148,6 +173,7 @@ export class RetrievalTable implements RetrievalIndexStore {
       if (current.revision !== revision) throw new DriverError('SOURCE_CONFLICT', `The source ${sourceId} is indexed at another revision.`);
       await tx.run('DELETE FROM retrieval_chunks WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, sourceId]);
       await tx.run('DELETE FROM retrieval_documents WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, sourceId]);
+      await this.bumpGeneration(tx, corpus);
       return true;
     });
   }
@@ -164,10 +190,10 @@ export class RetrievalTable implements RetrievalIndexStore {
       const ranked =
         tx.dialect === 'sqlite'
           ? await tx.all<{ id: number; relevance: number }>(
-              `SELECT c.id AS id, -bm25(retrieval_fts) AS relevance FROM retrieval_fts JOIN retrieval_chunks AS c ON c.id = retrieval_fts.rowid
-               WHERE retrieval_fts MATCH ? AND c.corpus = ? AND c.namespace = ? AND c.source_id IN (SELECT value FROM json_each(?))
+              `SELECT c.id AS id, -bm25(retrieval_fts) AS relevance FROM retrieval_fts CROSS JOIN retrieval_chunks AS c INDEXED BY retrieval_chunks_rank
+               WHERE c.id = retrieval_fts.rowid AND retrieval_fts MATCH ? AND c.corpus = ? AND c.namespace = ? AND +c.source_id IN (SELECT value FROM json_each(?))
                ORDER BY relevance DESC, c.chunk_id LIMIT ?`,
-              [terms.map((term) => `"${term}"`).join(' OR '), scope.corpus, scope.namespace, sourceIds, limit],
+              [(await this.selectiveTerms(tx, terms)).map((term) => `"${term}"`).join(' OR '), scope.corpus, scope.namespace, sourceIds, limit],
             )
           : await tx.all<{ id: number; relevance: number }>(
               `SELECT c.id AS id, ts_rank_cd(c.tsv, q.query) AS relevance FROM retrieval_chunks AS c, to_tsquery('english', ?) AS q(query)
@@ -185,7 +211,25 @@ export class RetrievalTable implements RetrievalIndexStore {
     if (limit < 1 || Object.keys(scope.sources).length === 0) return [];
     return this.snapshot(async (tx) => {
       const documents = await this.scopedDocuments(tx, scope);
+      if (documents.size === 0) return [];
       const best: { id: number; chunkId: string; score: number }[] = [];
+      const offer = (candidate: { id: number; chunkId: string; score: number }): void => {
+        if (best.length === limit && !better(candidate, best[best.length - 1]!)) return;
+        best.splice(insertionPoint(best, candidate), 0, candidate);
+        if (best.length > limit) best.pop();
+      };
+      const cached = await this.cachedVectors(tx, scope.corpus, scope.namespace, vector.length);
+      if (cached) {
+        const { dimensions, vectors } = cached;
+        for (let row = 0; row < cached.ids.length; row += 1) {
+          if (!documents.has(cached.sourceIds[row]!)) continue;
+          let sum = 0;
+          for (let index = 0, base = row * dimensions; index < dimensions; index += 1) sum += vector[index]! * vectors[base + index]!;
+          offer({ id: cached.ids[row]!, chunkId: cached.chunkIds[row]!, score: Math.max(-1, Math.min(1, sum)) });
+        }
+        signal?.throwIfAborted();
+        return this.matches(tx, documents, new Map(best.map((entry) => [entry.id, entry.score])));
+      }
       // Pages of whole sources (a source holds at most a few hundred chunks), in source order.
       let page: string[] = [];
       let pageChunks = 0;
@@ -194,12 +238,7 @@ export class RetrievalTable implements RetrievalIndexStore {
           `SELECT id, chunk_id, vector FROM retrieval_chunks WHERE corpus = ? AND namespace = ? AND vector IS NOT NULL AND source_id IN (${this.jsonArray(tx)})`,
           [scope.corpus, scope.namespace, JSON.stringify(page)],
         );
-        for (const row of rows) {
-          const candidate = { id: Number(row.id), chunkId: row.chunk_id, score: Math.max(-1, Math.min(1, dot(vector, row.vector))) };
-          if (best.length === limit && !better(candidate, best[best.length - 1]!)) continue;
-          best.splice(insertionPoint(best, candidate), 0, candidate);
-          if (best.length > limit) best.pop();
-        }
+        for (const row of rows) offer({ id: Number(row.id), chunkId: row.chunk_id, score: Math.max(-1, Math.min(1, dot(vector, row.vector))) });
         page = [];
         pageChunks = 0;
         await new Promise((resolve) => setImmediate(resolve));
@@ -217,13 +256,12 @@ export class RetrievalTable implements RetrievalIndexStore {
 
   /** The in-scope documents (namespace, exact revision), by source id in order. */
   private async scopedDocuments(tx: SqlEngine, scope: RetrievalScope): Promise<Map<string, IndexedDocument>> {
-    const pairs =
-      tx.dialect === 'sqlite'
-        ? 'json_each(?) AS s ON s.key = d.source_id AND s.value = d.revision'
-        : 'jsonb_each_text(?::jsonb) AS s ON s.key = d.source_id AND s.value = d.revision';
+    // SQLite: CROSS JOIN keeps the scope's pairs as the outer loop (a primary-key lookup each),
+    // never a scan of the pairs per stored document.
+    const pairs = tx.dialect === 'sqlite' ? 'json_each(?) AS s CROSS JOIN retrieval_documents AS d' : 'jsonb_each_text(?::jsonb) AS s JOIN retrieval_documents AS d ON TRUE';
     const rows = await tx.all<DocumentColumns>(
-      `SELECT d.source_id, d.revision, d.digest, d.source, d.ingestion, d.chunks, d.bytes FROM retrieval_documents AS d JOIN ${pairs}
-       WHERE d.corpus = ? AND d.namespace = ? ORDER BY d.source_id`,
+      `SELECT d.source_id, d.revision, d.digest, d.source, d.ingestion, d.chunks, d.bytes FROM ${pairs}
+       WHERE d.corpus = ? AND d.namespace = ? AND d.source_id = s.key AND d.revision = s.value ORDER BY d.source_id`,
       [JSON.stringify(scope.sources), scope.corpus, scope.namespace],
     );
     return new Map(rows.map((row) => [row.source_id, toDocument(row)]));
@@ -266,6 +304,86 @@ export class RetrievalTable implements RetrievalIndexStore {
       if (signal?.aborted) throw signal.reason;
       throw error;
     }
+  }
+
+  /**
+   * SQLite: the query terms without those in more than half the index's chunks. FTS5 clamps
+   * such a term's idf to almost nothing, so it adds matches (each scored by bm25 before the
+   * limit) but no ranking. Keeps the rarest term, so a query never empties. A term's document
+   * count is read from the fts5vocab table under its longest prefix there: the porter stem is
+   * a prefix of the word but for a few suffix rewrites, and a term with none is kept.
+   */
+  private async selectiveTerms(tx: SqlEngine, terms: string[]): Promise<string[]> {
+    const [{ total } = { total: 0 }] = await tx.all<{ total: number }>('SELECT COUNT(*) AS total FROM retrieval_chunks');
+    if (total < PRUNE_MIN_CHUNKS) return terms;
+    const prefixes = new Set(terms.flatMap((term) => Array.from({ length: Math.max(0, term.length - 2) }, (_, cut) => term.slice(0, term.length - cut))));
+    const counts = new Map(
+      (await tx.all<{ term: string; doc: number }>('SELECT term, doc FROM retrieval_fts_vocab WHERE term IN (SELECT value FROM json_each(?))', [JSON.stringify([...prefixes])])).map(
+        (row) => [row.term, Number(row.doc)],
+      ),
+    );
+    const frequency = (term: string): number => {
+      for (let length = term.length; length >= 3; length -= 1) {
+        const count = counts.get(term.slice(0, length));
+        if (count !== undefined) return count;
+      }
+      return 0;
+    };
+    const rated = terms.map((term) => ({ term, frequency: frequency(term) })).sort((a, b) => a.frequency - b.frequency);
+    const kept = rated.filter((entry, index) => index === 0 || entry.frequency <= total * PRUNE_SHARE);
+    return kept.map((entry) => entry.term);
+  }
+
+  private async bumpGeneration(tx: SqlEngine, corpus: string): Promise<void> {
+    await tx.run('UPDATE retrieval_corpora SET generation = generation + 1 WHERE corpus = ?', [corpus]);
+  }
+
+  /**
+   * The namespace's vectors as one flat array, read once per corpus generation (the generation
+   * is read in the search's own snapshot, so another replica's write invalidates the copy).
+   * Undefined when they would not fit the cache's budget: the caller scans pages instead.
+   */
+  private async cachedVectors(tx: SqlEngine, corpus: string, namespace: string, dimensions: number): Promise<CachedVectors | undefined> {
+    const [row] = await tx.all<{ generation: number | string }>('SELECT generation FROM retrieval_corpora WHERE corpus = ?', [corpus]);
+    if (!row) return undefined;
+    const generation = String(row.generation);
+    const key = JSON.stringify([corpus, namespace]);
+    const hit = this.vectorCache.get(key);
+    if (hit) {
+      this.vectorCache.delete(key);
+      if (hit.generation === generation && hit.dimensions === dimensions) {
+        this.vectorCache.set(key, hit); // most recently used last
+        return hit;
+      }
+      this.cachedBytes -= hit.bytes;
+    }
+    const [{ count } = { count: 0 }] = await tx.all<{ count: number | string }>(
+      'SELECT COUNT(*) AS count FROM retrieval_chunks WHERE corpus = ? AND namespace = ? AND vector IS NOT NULL',
+      [corpus, namespace],
+    );
+    const bytes = Number(count) * (dimensions * 4 + CACHED_ROW_OVERHEAD);
+    if (bytes > this.vectorCacheBytes) return undefined;
+    for (const [oldest, entry] of this.vectorCache) {
+      if (this.cachedBytes + bytes <= this.vectorCacheBytes) break;
+      this.vectorCache.delete(oldest);
+      this.cachedBytes -= entry.bytes;
+    }
+    const rows = await tx.all<{ id: number; source_id: string; chunk_id: string; vector: Buffer }>(
+      'SELECT id, source_id, chunk_id, vector FROM retrieval_chunks WHERE corpus = ? AND namespace = ? AND vector IS NOT NULL',
+      [corpus, namespace],
+    );
+    const entry: CachedVectors = { generation, dimensions, bytes, ids: [], sourceIds: [], chunkIds: [], vectors: new Float32Array(rows.length * dimensions) };
+    rows.forEach((stored, index) => {
+      entry.ids.push(Number(stored.id));
+      entry.sourceIds.push(stored.source_id);
+      entry.chunkIds.push(stored.chunk_id);
+      // A shorter stored vector is zero-padded, a longer one cut: the same dot product as the scan's.
+      const length = Math.min(dimensions, stored.vector.byteLength >> 2);
+      entry.vectors.set(new Float32Array(Uint8Array.prototype.slice.call(stored.vector, 0, length * 4).buffer), index * dimensions);
+    });
+    this.vectorCache.set(key, entry);
+    this.cachedBytes += bytes;
+    return entry;
   }
 
   private async lockWrites(tx: SqlEngine): Promise<void> {
