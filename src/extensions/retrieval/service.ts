@@ -8,6 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
 import type { ContextSource, IngestionManifest, IngestRequest, IngestResult, RetrievalDeleteRequest, RetrievalDeleteResult, RetrievalIndexReceipt, RetrievalIndexRequest, RetrievalOptions, RetrievalResult } from '../../protocol/schemas.js';
 import type { RetrievalCallContext, RetrievalContext } from '../../runtime/services.js';
+import { abortable } from '../../runtime/run-loop.js';
 import { USAGE_RECORD_SCHEMA, type UsageRecord } from '../../runtime/usage-record.js';
 import { canonicalJson } from '../../shared/json-identity.js';
 import type { ChunkMatch, IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope } from '../../store/store.js';
@@ -480,25 +481,4 @@ function validateIndexRequest(request: RetrievalIndexRequest): void {
     if (manifest.indexedTextBytes !== total) throw invalid('The ingestion manifest counts another number of indexed bytes.');
     if (request.chunks.some((chunk) => utf8Bytes(chunk.text) > manifest.chunker.maxBytes)) throw invalid('A chunk is larger than the ingestion manifest\'s chunker allows.');
   }
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
