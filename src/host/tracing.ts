@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry traces, opt-in (`tracing` in the host config): a span per run with child
- * spans per model step, tool call and approval wait, named and attributed after the GenAI
+ * spans per retrieval search, model step, tool call and approval wait, named and attributed after the GenAI
  * semantic conventions (`invoke_agent`, `chat <model>`, `execute_tool <tool>`, `gen_ai.*`).
  * Spans are derived from the run's event stream as it is delivered, so the run loop carries
  * no tracing code and a tracing failure can never touch a run. Spans hold ids, names,
@@ -94,6 +94,8 @@ export class HostTracing {
 class RunSpans {
   private run: Span | undefined;
   private step: Span | undefined;
+  /** The search of a run with `retrieval`: from its `context` progress to the first model step. */
+  private retrieval: Span | undefined;
   private readonly tools = new Map<string, Span>();
   private readonly approvals = new Map<string, Span>();
 
@@ -126,7 +128,14 @@ class RunSpans {
         this.run = this.tracer.startSpan('invoke_agent', { kind: SpanKind.INTERNAL, startTime: at, attributes });
         return;
       }
+      case 'run.progress':
+        if (event.phase === 'context' && this.request.retrieval && !this.retrieval && this.step === undefined) {
+          const corpus = this.request.retrieval.corpus;
+          this.retrieval = this.child(`retrieval ${corpus}`, SpanKind.INTERNAL, at, { 'gen_ai.operation.name': 'retrieval', 'gen_ai.data_source.id': corpus });
+        }
+        return;
       case 'step.started':
+        this.endRetrieval(at);
         this.endStep(at);
         this.endTools(at);
         this.step = this.child(`chat ${this.request.model}`, SpanKind.CLIENT, at, { 'gen_ai.operation.name': 'chat', ...this.common(), 'agenticdriver.step': event.step });
@@ -188,7 +197,7 @@ class RunSpans {
       case 'run.cancelled': {
         // The code only: an error message may quote a vendor's reply.
         const code = event.error.code;
-        for (const span of [this.step, ...this.tools.values(), ...this.approvals.values(), this.run]) {
+        for (const span of [this.retrieval, this.step, ...this.tools.values(), ...this.approvals.values(), this.run]) {
           span?.setAttribute('error.type', code);
           span?.setStatus({ code: SpanStatusCode.ERROR, message: code });
         }
@@ -199,6 +208,11 @@ class RunSpans {
       default:
         return;
     }
+  }
+
+  private endRetrieval(at: number): void {
+    this.retrieval?.end(at);
+    this.retrieval = undefined;
   }
 
   private endStep(at: number, finishReasons?: string[]): void {
@@ -217,6 +231,7 @@ class RunSpans {
 
   /** Ends whatever is still open (a consumer that stopped reading ends the run's spans too). */
   endAll(at = Date.now()): void {
+    this.endRetrieval(at);
     this.endStep(at);
     this.endTools(at);
     this.run?.end(at);

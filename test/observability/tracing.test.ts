@@ -101,6 +101,41 @@ describe('OpenTelemetry spans', () => {
     assert.match(String(tool.attributes['gen_ai.tool.call.result']), new RegExp(SECRET_ARG));
   });
 
+  it('a grounded run gets a retrieval span for its search, ended before the first model step', async () => {
+    const exporter = new InMemorySpanExporter();
+    let spans: ReadableSpan[] = [];
+    const host = await startTestHost(
+      {
+        tracing: { enabled: true },
+        retrieval: { corpora: [{ id: 'notes' }] },
+        tokens: [{ id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], retrieval: { search: ['notes'], index: ['notes'] } }],
+      },
+      { spanExporter: exporter },
+    );
+    try {
+      const indexed = await host.post('/v1/retrieval/index', {
+        corpus: 'notes',
+        source: { id: 'handbook', revision: 'r1' },
+        chunks: [{ id: 'c1', text: 'Expense reports are due on the first Monday of each month.' }],
+      });
+      assert.equal(indexed.status, 200, await indexed.text());
+      const answered = await host.post('/v1/runs', { ...run, input: 'When are expense reports due?', retrieval: { corpus: 'notes' } });
+      assert.equal(answered.status, 200, await answered.text());
+      spans = exporter.getFinishedSpans();
+    } finally {
+      await host.close();
+    }
+    const agent = spans.find((span) => span.name === 'invoke_agent')!;
+    const search = spans.find((span) => span.name === 'retrieval notes');
+    assert.ok(search, spans.map((span) => span.name).join());
+    assert.equal(parentOf(search), agent.spanContext().spanId);
+    assert.equal(search.attributes['gen_ai.operation.name'], 'retrieval');
+    assert.equal(search.attributes['gen_ai.data_source.id'], 'notes');
+    const step = spans.find((span) => span.name === 'chat demo')!;
+    const toMs = (time: [number, number]) => time[0] * 1000 + time[1] / 1e6;
+    assert.ok(toMs(search.endTime) <= toMs(step.startTime), 'the search ends before the model step starts');
+  });
+
   it('a durable job gets the same run span, with its fixed run id', async () => {
     const exporter = new InMemorySpanExporter();
     let spans: ReadableSpan[] = [];
