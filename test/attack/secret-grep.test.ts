@@ -1,7 +1,8 @@
 /**
  * The secret grep (issue 13, "keep attacking"): a host started by the real CLI
  * (`agenticdriver serve`) with two bearer tokens (one from a file, one from the
- * environment) and two provider API keys (one from the environment, one from a file) goes
+ * environment), two provider API keys (one from the environment, one from a file) and a
+ * retrieval corpus's embedding key (from a file) goes
  * through a battery of requests (successes, every kind of refusal, vendor failures that
  * echo the key) and CLI commands (`status`, `doctor`, `run`, config errors). Then every
  * captured byte (HTTP bodies and headers, stdout/stderr of every process, the SQLite state
@@ -17,6 +18,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { encodedForms } from '../support/secrets.js';
 import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
+import { startEmbeddingServer, type EmbeddingServer } from '../vendors/embeddings.js';
 
 // tsx resolves from the working directory: the CLI runs from the repository root.
 const root = join(import.meta.dirname, '..', '..');
@@ -30,6 +32,7 @@ const SECRETS = {
   fileKey: 'sk-file/key+fedcba9876543210=ponmlkjihg',
   metricsToken: 'metrics-token/0123456789+abcdefgh=IJKLMN~op',
   webhookToken: 'webhook-token/0123456789+abcdefgh=IJKLMN~op',
+  embeddingKey: 'sk-embed/key+0123456789abcdef=EMBEDkeyz',
 };
 /** Prompt text: it may come back in a run's own answer, but never in a log, usage record, spool or metric. */
 const PROMPT = 'planted-prompt-text-4d2c81-do-not-log';
@@ -57,6 +60,7 @@ describe('secret grep: no secret in any captured output', () => {
   };
   let vendorEnv: VendorServer;
   let vendorFile: VendorServer;
+  let embedder: EmbeddingServer;
   let server: ChildProcess;
   let url: string;
   const serverOutput = { stdout: '', stderr: '' };
@@ -95,9 +99,11 @@ describe('secret grep: no secret in any captured output', () => {
     mkdirSync(home, { recursive: true });
     vendorEnv = await startChatCompletionsServer({ apiKey: SECRETS.envKey, models: ['m'] });
     vendorFile = await startChatCompletionsServer({ apiKey: SECRETS.fileKey, models: ['m'] });
+    embedder = await startEmbeddingServer('openai', { apiKey: SECRETS.embeddingKey, dimensions: 8 });
     writePrivate(join(configDir, 'credentials', 'main.token'), `${SECRETS.fileToken}\n`);
     writePrivate(join(configDir, 'secrets', 'vendor.key'), `${SECRETS.fileKey}\n`);
     writePrivate(join(configDir, 'secrets', 'metrics.token'), `${SECRETS.metricsToken}\n`);
+    writePrivate(join(configDir, 'secrets', 'embedding.key'), `${SECRETS.embeddingKey}\n`);
     writeConfig(config, {
       version: 1,
       listen: { host: '127.0.0.1', port: 0 },
@@ -107,11 +113,13 @@ describe('secret grep: no secret in any captured output', () => {
         { kind: 'mock', id: 'mock', models: ['demo'] },
       ],
       tokens: [
-        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'], operator: true },
+        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'], operator: true, retrieval: { search: ['hybrid'], index: ['hybrid'], delete: ['hybrid'] } },
         { id: 'env', subject: 'app', tokenRef: { env: 'AD_ENV_TOKEN' }, providers: ['mock'] },
       ],
       state: { directory: join(configDir, 'state') },
       metrics: { enabled: true, tokenRef: { file: 'secrets/metrics.token' } },
+      // A corpus whose embedder needs a key (from a file); the vendor also gets a reply echoing it.
+      retrieval: { corpora: [{ id: 'hybrid', embedding: { kind: 'openai', model: 'embed-small', dimensions: 8, baseUrl: embedder.url, apiKeyRef: { file: 'secrets/embedding.key' } } }] },
       // A webhook that is down (nothing listens on port 1): records wait in the spool, failures are logged.
       usage: {
         file: { path: 'usage/records.jsonl' },
@@ -136,6 +144,7 @@ describe('secret grep: no secret in any captured output', () => {
     }
     await vendorEnv.close();
     await vendorFile.close();
+    await embedder.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -191,6 +200,15 @@ describe('secret grep: no secret in any captured output', () => {
       assert.equal((await request(`operator ${path} with an application token`, `/v1/operator/${path}`, json(SECRETS.envToken, {}))).status, 403);
     }
     assert.equal((await request('operator usage by subject', '/v1/operator/usage', json(SECRETS.fileToken, { by: 'subject' }))).status, 200);
+    // Retrieval with a keyed embedder: index, search, a grounded run, and a vendor error that echoes the key.
+    const indexed = await request('retrieval index', '/v1/retrieval/index', json(SECRETS.fileToken, { corpus: 'hybrid', source: { id: 'handbook', revision: 'r1' }, chunks: [{ id: 'c1', text: `Expense reports are due monthly. ${PROMPT}` }] }));
+    assert.equal(indexed.status, 200, indexed.body);
+    assert.equal((await request('retrieval search', '/v1/retrieval/search', json(SECRETS.fileToken, { corpus: 'hybrid', query: 'expense reports' }))).status, 200);
+    assert.equal((await request('grounded run', '/v1/runs', json(SECRETS.fileToken, { provider: 'mock', model: 'demo', input: 'When are expense reports due?', retrieval: { corpus: 'hybrid' } }))).status, 200);
+    embedder.next.push({ status: 401, body: { error: { message: `Incorrect API key provided: ${SECRETS.embeddingKey}` } } });
+    const rejected = await request('embedding vendor 401 echoing the key', '/v1/retrieval/search', json(SECRETS.fileToken, { corpus: 'hybrid', query: 'expense' }));
+    assert.equal(rejected.status, 502, rejected.body);
+    assert.match(rejected.body, /EMBEDDING_AUTH_REJECTED/);
     assert.equal((await request('operator watch of no run', '/v1/operator/runs/00000000-0000-4000-8000-000000000000/events', { headers: auth(SECRETS.fileToken) })).status, 404);
   });
 
@@ -253,7 +271,7 @@ describe('secret grep: no secret in any captured output', () => {
     server.kill('SIGTERM');
     await new Promise((resolve) => server.once('exit', resolve));
     captures.push({ what: 'serve stdout', text: serverOutput.stdout }, { what: 'serve stderr', text: serverOutput.stderr });
-    const secretFiles = new Set([join(configDir, 'credentials', 'main.token'), join(configDir, 'secrets', 'vendor.key'), join(configDir, 'secrets', 'metrics.token')]);
+    const secretFiles = new Set([join(configDir, 'credentials', 'main.token'), join(configDir, 'secrets', 'vendor.key'), join(configDir, 'secrets', 'metrics.token'), join(configDir, 'secrets', 'embedding.key')]);
     const walk = (path: string): string[] => (statSync(path).isDirectory() ? readdirSync(path).flatMap((name) => walk(join(path, name))) : [path]);
     const files = [...walk(configDir), ...walk(home)].filter((path) => !secretFiles.has(path) && !inputs.includes(path));
     assert.ok(files.some((path) => path.endsWith('.sqlite') || path.endsWith('.db')), `no state file among ${files.map((path) => relative(dir, path)).join(', ')}`);
@@ -261,6 +279,7 @@ describe('secret grep: no secret in any captured output', () => {
     // The vendors saw the keys (the grep is not vacuous: the secrets really were used).
     assert.ok(vendorEnv.requests.some((request) => request.headers.authorization === `Bearer ${SECRETS.envKey}`));
     assert.ok(vendorFile.requests.some((request) => request.headers.authorization === `Bearer ${SECRETS.fileKey}`));
+    assert.ok(embedder.requests.some((request) => request.headers.authorization === `Bearer ${SECRETS.embeddingKey}`));
     assert.ok(captures.length >= 50, `only ${captures.length} captures`);
 
     const leaks: string[] = [];
@@ -271,9 +290,11 @@ describe('secret grep: no secret in any captured output', () => {
     }
     assert.deepEqual(leaks, []);
 
-    // Prompt text: in no log line, usage record (file, spool), metric or CLI report.
+    // Prompt text (also planted in an indexed passage): in no log line, usage record (file, spool),
+    // metric or CLI report; only the answers that carry it to their caller may hold it.
+    const answers = new Set(['HTTP retrieval search', 'HTTP grounded run']);
     const operatorViews = captures.filter(
-      (capture) => !capture.what.startsWith('HTTP run') && !capture.what.endsWith('.sqlite') && !capture.what.includes('.sqlite-') && capture.what !== 'run stdout',
+      (capture) => !capture.what.startsWith('HTTP run') && !answers.has(capture.what) && !capture.what.endsWith('.sqlite') && !capture.what.includes('.sqlite-') && capture.what !== 'run stdout',
     );
     assert.ok(operatorViews.some((capture) => capture.what.includes('usage/records.jsonl')), 'the usage file was written');
     assert.ok(operatorViews.some((capture) => capture.what.includes('usage-spool/pending/')), 'the webhook spool holds the records');
