@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { claudeCode, codex, geminiCli, type CliProviderOptions } from '../src/providers/cli/index.js';
-import type { ProviderAdapter } from '../src/providers/spec/v1.js';
+import type { ProviderAdapter } from '../src/providers/contract/v1.js';
 import { API_KEY, binary, claudeAccount, codexAccount, geminiAccount, hostEnvironment, request, scratchDirectory, startRefusingProxy } from '../test/providers/cli/harness.js';
 import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesServer, type VendorServer } from '../test/vendors/index.js';
 

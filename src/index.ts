@@ -1,7 +1,7 @@
 /** The in-process runtime and everything needed to embed it. */
 export * from './protocol/index.js';
 export { AgenticDriver, type DriverOptions, type DriverLimits, type RunOptions, type PreparedRun } from './runtime/driver.js';
-export type { ProviderAdapter, ProviderInfo, ProviderRequest, ProviderPart, ProviderMessage, ProviderInspection } from './providers/spec/v1.js';
+export type { ProviderAdapter, ProviderInfo, ProviderRequest, ProviderPart, ProviderMessage, ProviderInspection } from './providers/contract/v1.js';
 export type { HostTool, ToolContext, ApproveCallback } from './runtime/tools.js';
 export type { ApiEquivalentCost, RunStartRecord, UsageCoverage, UsageRecord, UsageSource } from './runtime/usage-record.js';
 export type { MeteringOptions } from './runtime/metering.js';

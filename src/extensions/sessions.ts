@@ -12,7 +12,7 @@
  */
 import { DriverError } from '../protocol/errors.js';
 import type { RunEvent, RunRequest, SessionCreate, SessionDeleteResult, SessionSnapshot } from '../protocol/schemas.js';
-import type { ProviderContinuation } from '../providers/spec/v1.js';
+import type { ProviderContinuation } from '../providers/contract/v1.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { SessionRow, StateStore } from '../store/store.js';
 

@@ -1,7 +1,7 @@
 /** Builds the configured provider instances from their config entries. */
 import { DriverError } from '../protocol/errors.js';
 import { providerKind } from '../providers/kinds.js';
-import type { ProviderAdapter } from '../providers/spec/v1.js';
+import type { ProviderAdapter } from '../providers/contract/v1.js';
 import type { HostConfig } from './config.js';
 import { readSecret } from '../shared/secrets.js';
 

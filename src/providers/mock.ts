@@ -7,7 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
 import { validatorFor } from '../protocol/validate.js';
 import { isoTimestamp, sleep, systemClock, type Clock } from '../shared/clock.js';
-import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderMessage, ProviderPart, ProviderRequest } from './spec/v1.js';
+import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderMessage, ProviderPart, ProviderRequest } from './contract/v1.js';
 import { defineProviderKind } from './registry.js';
 import { ModelId, ProviderId } from '../protocol/schemas.js';
 

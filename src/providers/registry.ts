@@ -4,7 +4,7 @@
  * plus one line in ./kinds.ts.
  */
 import type { TObject, Static } from '@sinclair/typebox';
-import type { ProviderAdapter } from './spec/v1.js';
+import type { ProviderAdapter } from './contract/v1.js';
 import type { SecretRef } from '../shared/secrets.js';
 
 export interface ProviderEnvironment {

@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
 import type { ContextManifest as ContextManifestSchema, ContextSource, DraftArtifact as DraftArtifactSchema, RetrievalResult } from '../protocol/schemas.js';
-import type { ContextItem, ProviderInfo } from '../providers/spec/v1.js';
+import type { ContextItem, ProviderInfo } from '../providers/contract/v1.js';
 import type { RunRequest } from './types.js';
 
 export type ContextManifest = Static<typeof ContextManifestSchema>;

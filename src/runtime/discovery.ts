@@ -5,7 +5,7 @@
  */
 import { DriverError } from '../protocol/errors.js';
 import { isoTimestamp, type Clock } from '../shared/clock.js';
-import type { ProviderAdapter, ProviderInspection } from '../providers/spec/v1.js';
+import type { ProviderAdapter, ProviderInspection } from '../providers/contract/v1.js';
 
 export interface DiscoveryOptions {
   cacheTtlMs?: number;

@@ -8,7 +8,7 @@ import { validatorFor } from '../protocol/validate.js';
 import { MAX_JSON_DEPTH, valueTooDeep } from '../protocol/json-depth.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { compileSchema, type CompiledSchema } from './json-schema.js';
-import type { ProviderAdapter, ProviderInfo } from '../providers/spec/v1.js';
+import type { ProviderAdapter, ProviderInfo } from '../providers/contract/v1.js';
 import { executeRun } from './run-loop.js';
 import type { PreparedRun } from './prepared-run.js';
 import { MAX_APPLICATION_TOOL_BYTES, type ApprovalService, type ExecuteOptions, type RetrievalContext, type RunServices, type ToolExecutionService } from './services.js';

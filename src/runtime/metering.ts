@@ -1,6 +1,6 @@
 /** Builds the run-start and usage records of one run (src/runtime/usage-record.ts). */
 import { randomUUID } from 'node:crypto';
-import type { ProviderAdapter } from '../providers/spec/v1.js';
+import type { ProviderAdapter } from '../providers/contract/v1.js';
 import { PriceTable, type ModelPrice } from './pricing.js';
 import type { UsageAccumulator } from './usage.js';
 import { meteredFields, USAGE_RECORD_SCHEMA, type RunStartRecord, type UsageIdentity, type UsageRecord } from './usage-record.js';

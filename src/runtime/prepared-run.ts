@@ -1,5 +1,5 @@
 /** A validated request, bound to its provider instance and its services, ready to execute. */
-import type { ProviderAdapter } from '../providers/spec/v1.js';
+import type { ProviderAdapter } from '../providers/contract/v1.js';
 import type { PreparedContext } from './context.js';
 import type { CompiledSchema } from './json-schema.js';
 import type { RunServices } from './services.js';

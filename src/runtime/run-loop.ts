@@ -11,7 +11,7 @@ import type { PreparedRun } from './prepared-run.js';
 import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
 import { isJournaled, type ExecuteOptions, type RunJournal, type RunServices } from './services.js';
-import type { ProviderContinuation, ProviderMessage, ProviderPart, ProviderRequest } from '../providers/spec/v1.js';
+import type { ProviderContinuation, ProviderMessage, ProviderPart, ProviderRequest } from '../providers/contract/v1.js';
 import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
 import type { RetrievalResult } from '../protocol/schemas.js';

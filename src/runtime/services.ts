@@ -5,7 +5,7 @@
  * registries in `src/extensions/`.
  */
 import type { DriverError } from '../protocol/errors.js';
-import type { ProviderContinuation } from '../providers/spec/v1.js';
+import type { ProviderContinuation } from '../providers/contract/v1.js';
 import type { ApprovalRequest, ApprovalResolution, RetrievalOptions, RetrievalResult, ToolCall, ToolExecution } from '../protocol/schemas.js';
 import type { Clock } from '../shared/clock.js';
 import type { Metering } from './metering.js';

@@ -17,4 +17,4 @@ export type {
   ToolCall,
   Usage,
 } from '../protocol/schemas.js';
-export type { RetryPolicyValue } from '../providers/spec/v1.js';
+export type { RetryPolicyValue } from '../providers/contract/v1.js';

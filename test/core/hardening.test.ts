@@ -12,7 +12,7 @@ import { DriverError } from '../../src/protocol/errors.js';
 import { MockProvider } from '../../src/providers/mock.js';
 import { clientErrorHandler } from '../../src/host/parser-errors.js';
 import { AgenticDriver } from '../../src/runtime/driver.js';
-import type { ProviderAdapter, ProviderPart } from '../../src/providers/spec/v1.js';
+import type { ProviderAdapter, ProviderPart } from '../../src/providers/contract/v1.js';
 import type { RunEvent } from '../../src/protocol/schemas.js';
 import { parseSse, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 

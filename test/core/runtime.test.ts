@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DriverError } from '../../src/protocol/errors.js';
 import { AgenticDriver, type DriverOptions } from '../../src/runtime/driver.js';
-import type { ProviderAdapter, ProviderPart, ProviderRequest } from '../../src/providers/spec/v1.js';
+import type { ProviderAdapter, ProviderPart, ProviderRequest } from '../../src/providers/contract/v1.js';
 import type { RunEvent, RunRequest } from '../../src/protocol/schemas.js';
 import { MockProvider } from '../../src/providers/mock.js';
 import { FakeClock, settle } from '../support/fake-clock.js';

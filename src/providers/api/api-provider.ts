@@ -6,7 +6,7 @@
 import { DriverError } from '../../protocol/errors.js';
 import { describeSecretRef } from '../../shared/secrets.js';
 import { systemClock, type Clock } from '../../shared/clock.js';
-import type { MediaType, ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../spec/v1.js';
+import type { MediaType, ProviderAdapter, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../contract/v1.js';
 import type { ProviderEnvironment } from '../registry.js';
 import type { ApiProviderEntry } from './config.js';
 import { openWithRetry } from './retry.js';

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderMessage, ProviderPart, ProviderRequest, ToolCall } from '../spec/v1.js';
+import type { ProviderMessage, ProviderPart, ProviderRequest, ToolCall } from '../contract/v1.js';
 import { defineProviderKind } from '../registry.js';
 import { ApiProvider, type ApiDialect } from './api-provider.js';
 import { apiProviderConfig } from './config.js';

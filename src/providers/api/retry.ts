@@ -5,7 +5,7 @@
  * ever retried (network errors, 5xx, partial streams, anything after a tool ran).
  */
 import { sleep, systemClock, type Clock } from '../../shared/clock.js';
-import type { RetryPolicyValue } from '../spec/v1.js';
+import type { RetryPolicyValue } from '../contract/v1.js';
 import { release, type UpstreamResponse } from './transport.js';
 
 const DEFAULT_BASE_DELAY_MS = 500;

@@ -1,6 +1,6 @@
 /** Mapping rules every API dialect shares. */
 import { DriverError } from '../../protocol/errors.js';
-import type { ContextItem, FinishReason, ProviderPart, ToolCall, Usage } from '../spec/v1.js';
+import type { ContextItem, FinishReason, ProviderPart, ToolCall, Usage } from '../contract/v1.js';
 
 /** Tool-call arguments: a JSON object, given as JSON text or as an object. Empty text is `{}`. */
 export function toolArguments(raw: unknown, name: string): Record<string, unknown> {

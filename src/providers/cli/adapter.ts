@@ -6,7 +6,7 @@
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderAdapter, ProviderContinuation, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../spec/v1.js';
+import type { ProviderAdapter, ProviderContinuation, ProviderInfo, ProviderInspection, ProviderPart, ProviderRequest } from '../contract/v1.js';
 import type { CliProviderOptions } from './config.js';
 import type { CliDialect } from './dialect.js';
 import { childEnvironment } from './environment.js';

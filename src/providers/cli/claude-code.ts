@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart, ToolCall } from '../spec/v1.js';
+import type { ProviderPart, ToolCall } from '../contract/v1.js';
 import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';

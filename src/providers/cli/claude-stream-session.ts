@@ -5,7 +5,7 @@
  * reused; the pool keeps a started spare instead, which saves the CLI's start-up.
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart } from '../spec/v1.js';
+import type { ProviderPart } from '../contract/v1.js';
 import type { CliStreamParser, WarmRun, WarmSession, WarmSpawn } from './adapter.js';
 import { OpenStdin, runCli, type CliOutput } from './process.js';
 

@@ -6,7 +6,7 @@
  * approval requests are then relayed (any other request is refused).
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart } from '../spec/v1.js';
+import type { ProviderPart } from '../contract/v1.js';
 import type { WarmRun, WarmSession, WarmSpawn } from './adapter.js';
 import { cliFailure, count, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
 import { handshake, RpcProcess } from './rpc-process.js';

@@ -3,7 +3,7 @@
  * exec mode reports each agent message whole, so text does not stream token by token.
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart } from '../spec/v1.js';
+import type { ProviderPart } from '../contract/v1.js';
 import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';

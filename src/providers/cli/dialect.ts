@@ -2,7 +2,7 @@
  * What a CLI kind supplies (its dialect) and the shapes its run modes exchange with the
  * adapter: the one-shot plan and stream parser, warm processes and native sessions.
  */
-import type { ProviderPart, ProviderRequest } from '../spec/v1.js';
+import type { ProviderPart, ProviderRequest } from '../contract/v1.js';
 import type { BridgeTool, ToolBridge } from './mcp-bridge.js';
 import type { NativeRelay, NativeToolProfile } from './native-tools.js';
 import type { CliProbe, CliStatus } from './probe.js';

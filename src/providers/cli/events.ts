@@ -1,6 +1,6 @@
 /** Small helpers shared by the dialects' line parsers. */
 import { DriverError } from '../../protocol/errors.js';
-import type { Usage } from '../spec/v1.js';
+import type { Usage } from '../contract/v1.js';
 
 export type JsonRecord = Record<string, unknown>;
 

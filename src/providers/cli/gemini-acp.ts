@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart } from '../spec/v1.js';
+import type { ProviderPart } from '../contract/v1.js';
 import type { WarmRun, WarmSession, WarmSpawn } from './adapter.js';
 import { cliFailure, count, record, text, usage, type FailureCode, type JsonRecord } from './events.js';
 import { handshake, nativeError, RpcProcess } from './rpc-process.js';

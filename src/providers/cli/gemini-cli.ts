@@ -13,7 +13,7 @@
  * admin's but is skipped unless it and every parent folder are root's: root-only hosts.)
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart } from '../spec/v1.js';
+import type { ProviderPart } from '../contract/v1.js';
 import { defineProviderKind } from '../registry.js';
 import { CliProviderAdapter, type CliDialect, type CliStreamParser, type WarmSpawn } from './adapter.js';
 import { cliConfigSchema, optionsFromConfig, type CliProviderOptions } from './config.js';

@@ -4,7 +4,7 @@
  * it exposes one, else the configured allowlist.
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderInspection } from '../spec/v1.js';
+import type { ProviderInspection } from '../contract/v1.js';
 import type { CliStatus } from './probe.js';
 
 const CATALOG_LIMIT = 1000;

@@ -12,7 +12,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderToolDefinition, ToolCaller } from '../spec/v1.js';
+import type { ProviderToolDefinition, ToolCaller } from '../contract/v1.js';
 
 /** The MCP server name the CLIs see; their tool names become e.g. `mcp__agenticdriver__<tool>`. */
 export const BRIDGE_SERVER_NAME = 'agenticdriver';

@@ -2,7 +2,7 @@
  * Native-session mode: a run under a native tool profile on the CLI's long-lived protocol,
  * a process started for this run alone (never pooled), its permission requests relayed.
  */
-import type { ProviderPart, ProviderRequest } from '../spec/v1.js';
+import type { ProviderPart, ProviderRequest } from '../contract/v1.js';
 import type { CliDialect, NativeSessionContext } from './dialect.js';
 import type { CliInstance } from './instance.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES } from './process.js';

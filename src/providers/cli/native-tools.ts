@@ -5,7 +5,7 @@
  */
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderRequest, ToolCall } from '../spec/v1.js';
+import type { ProviderRequest, ToolCall } from '../contract/v1.js';
 
 /** `off`: none; `read-only`: read/search in the run's working directory; `workspace-write`: also write there. */
 export const NATIVE_TOOL_PROFILES = ['off', 'read-only', 'workspace-write'] as const;

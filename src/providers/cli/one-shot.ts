@@ -1,7 +1,7 @@
 /** One-shot mode: one CLI process per run, the prompt on stdin, its line stream parsed into parts. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { ProviderPart, ProviderRequest } from '../spec/v1.js';
+import type { ProviderPart, ProviderRequest } from '../contract/v1.js';
 import type { CliRunContext, CliStreamParser } from './dialect.js';
 import type { CliInstance } from './instance.js';
 import type { ToolBridge } from './mcp-bridge.js';

@@ -2,7 +2,7 @@
  * The run as one plain-text prompt for a CLI (which keeps its own conversation format):
  * a single bare user message is sent as is; anything richer becomes labelled sections.
  */
-import type { ProviderRequest } from '../spec/v1.js';
+import type { ProviderRequest } from '../contract/v1.js';
 
 export function renderPrompt(request: ProviderRequest): string {
   const only = request.messages[0];

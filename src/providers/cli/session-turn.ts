@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderContinuation, ProviderPart, ProviderRequest } from '../spec/v1.js';
+import type { ProviderContinuation, ProviderPart, ProviderRequest } from '../contract/v1.js';
 import type { CliInstance } from './instance.js';
 import type { ToolBridge } from './mcp-bridge.js';
 import type { NativeToolProfile } from './native-tools.js';

@@ -3,7 +3,7 @@
  * goes back to the pool only if its run ended cleanly; single-use modes keep a started spare.
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart, ProviderRequest } from '../spec/v1.js';
+import type { ProviderPart, ProviderRequest } from '../contract/v1.js';
 import type { WarmMode, WarmSession } from './dialect.js';
 import type { CliInstance } from './instance.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES } from './process.js';

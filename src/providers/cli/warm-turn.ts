@@ -7,7 +7,7 @@
  * failure the CLI reported for a turn it ended itself).
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { ProviderPart } from '../spec/v1.js';
+import type { ProviderPart } from '../contract/v1.js';
 import type { JsonRecord } from './events.js';
 import type { RpcProcess } from './rpc-process.js';
 

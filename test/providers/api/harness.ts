@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { readSecret } from '../../../src/shared/secrets.js';
 import { providerKind } from '../../../src/providers/kinds.js';
 import { AgenticDriver } from '../../../src/runtime/driver.js';
-import type { ProviderAdapter } from '../../../src/providers/spec/v1.js';
+import type { ProviderAdapter } from '../../../src/providers/contract/v1.js';
 import type { HostTool } from '../../../src/runtime/tools.js';
 import {
   anthropicMessagesDialect,

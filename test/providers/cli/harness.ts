@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { DriverError } from '../../../src/protocol/errors.js';
-import type { ProviderAdapter, ProviderPart, ProviderRequest } from '../../../src/providers/spec/v1.js';
+import type { ProviderAdapter, ProviderPart, ProviderRequest } from '../../../src/providers/contract/v1.js';
 import { tempDir } from '../../support/temp.js';
 
 export const CLI_BIN = resolve(import.meta.dirname, '../../cli-tools/node_modules/.bin');

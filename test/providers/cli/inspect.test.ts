@@ -9,7 +9,7 @@ import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { claudeCode, codex, geminiCli } from '../../../src/providers/cli/index.js';
-import type { ProviderAdapter, ProviderInspection } from '../../../src/providers/spec/v1.js';
+import type { ProviderAdapter, ProviderInspection } from '../../../src/providers/contract/v1.js';
 import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
 import { API_KEY, binary, claudeAccount, codexAccount, geminiAccount, hostEnvironment, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 

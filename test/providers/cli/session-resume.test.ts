@@ -13,7 +13,7 @@ import { claudeCode } from '../../../src/providers/cli/claude-code.js';
 import { codex } from '../../../src/providers/cli/codex.js';
 import { geminiCli } from '../../../src/providers/cli/gemini-cli.js';
 import { chooseRunBase } from '../../../src/providers/cli/workspace.js';
-import type { ProviderAdapter, ProviderContinuation, ProviderMessage, ProviderRequest } from '../../../src/providers/spec/v1.js';
+import type { ProviderAdapter, ProviderContinuation, ProviderMessage, ProviderRequest } from '../../../src/providers/contract/v1.js';
 import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesServer, type VendorServer, type VendorServerOptions } from '../../vendors/index.js';
 import { API_KEY, binary, claudeAccount, codexAccount, drain, geminiAccount, hostEnvironment, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { ProviderAdapter } from '../../../src/providers/spec/v1.js';
+import type { ProviderAdapter } from '../../../src/providers/contract/v1.js';
 import type { VendorServer, VendorServerOptions } from '../../vendors/index.js';
 import { API_KEY, childGroups, drain, groupMembers, request, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 

@@ -11,7 +11,7 @@ import { claudeCode } from '../../../src/providers/cli/claude-code.js';
 import { codex } from '../../../src/providers/cli/codex.js';
 import { geminiCli } from '../../../src/providers/cli/gemini-cli.js';
 import { AgenticDriver } from '../../../src/runtime/driver.js';
-import type { ProviderAdapter } from '../../../src/providers/spec/v1.js';
+import type { ProviderAdapter } from '../../../src/providers/contract/v1.js';
 import type { HostTool } from '../../../src/runtime/tools.js';
 import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesServer, type VendorServer } from '../../vendors/index.js';
 import { API_KEY, binary, childGroups, claudeAccount, codexAccount, groupMembers, geminiAccount, hostEnvironment, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';

@@ -1,5 +1,5 @@
 /**
- * The provider specification, version 1: one small contract every vendor adapter implements.
+ * The provider contract, version 1: one small interface every vendor adapter implements.
  * An adapter turns one model step into a stream of typed parts; the runtime owns the
  * loop, tools, validation, events and limits. This file imports only the wire contract, so an
  * adapter needs nothing from the runtime or the host.
