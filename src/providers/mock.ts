@@ -6,7 +6,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
 import { validatorFor } from '../protocol/validate.js';
-import { isoTimestamp, sleep, systemClock, type Clock } from '../shared/clock.js';
+import { sleep } from '../shared/abort.js';
+import { isoTimestamp, systemClock, type Clock } from '../shared/clock.js';
 import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderMessage, ProviderPart, ProviderRequest } from './contract/v1.js';
 import { defineProviderKind } from './registry.js';
 import { ModelId, ProviderId } from '../protocol/schemas.js';
@@ -151,11 +152,11 @@ export class MockProvider implements ProviderAdapter {
     signal: AbortSignal,
   ): AsyncGenerator<ProviderPart> {
     if ('text' in action) yield { type: 'text-delta', text: action.text };
-    else if ('stallMs' in action) await sleep(this.clock, action.stallMs, signal);
+    else if ('stallMs' in action) await sleep(action.stallMs, signal, this.clock);
     else if ('hang' in action) await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
     else if ('progress' in action) {
       for (let i = 0; i < action.progress; i += 1) {
-        if (i > 0 && action.everyMs) await sleep(this.clock, action.everyMs, signal);
+        if (i > 0 && action.everyMs) await sleep(action.everyMs, signal, this.clock);
         yield { type: 'progress' };
       }
     } else if ('toolCall' in action) {

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { DriverError, toDriverError } from '../protocol/errors.js';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../protocol/json-depth.js';
+import { abortable } from '../shared/abort.js';
 import { isoTimestamp } from '../shared/clock.js';
 import { CONTEXT_INSTRUCTIONS, draftArtifact, retrievalContext, type PreparedContext } from './context.js';
 import type { PreparedRun } from './prepared-run.js';
@@ -519,7 +520,6 @@ async function boundedSink(call: () => void | Promise<void>): Promise<void> {
   }
 }
 
-/** Stops waiting when `signal` aborts, even if the awaited work ignores the signal. */
 /**
  * `abortable` for the many awaits of one step's part stream: one abort listener for the
  * whole step instead of an add/remove pair per part.
@@ -548,25 +548,4 @@ class AbortRace {
     this.signal.removeEventListener('abort', this.onAbort);
     this.reject = undefined;
   }
-}
-
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }

@@ -11,7 +11,7 @@ export const systemClock: Clock = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
-/** Host timestamps: UTC, exactly three fraction digits, `Z` (spec decision 5). */
+/** Host timestamps: UTC, exactly three fraction digits, `Z` (docs/architecture.md, decisions: Timestamps). */
 export function isoTimestamp(clock: Clock): string {
   const now = clock.now();
   // Every event is stamped; runs emit many within one millisecond, so format each millisecond once.
@@ -23,19 +23,3 @@ export function isoTimestamp(clock: Clock): string {
 }
 
 const lastStamp = { ms: Number.NaN, text: '' };
-
-/** Resolves after `ms` on `clock`, or rejects with the signal's reason when it aborts. */
-export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clock.clearTimeout(handle);
-      reject(signal.reason);
-    };
-    const handle = clock.setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

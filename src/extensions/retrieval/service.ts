@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
 import type { ContextSource, IngestionManifest, IngestRequest, IngestResult, RetrievalDeleteRequest, RetrievalDeleteResult, RetrievalIndexReceipt, RetrievalIndexRequest, RetrievalOptions, RetrievalResult } from '../../protocol/schemas.js';
 import type { RetrievalCallContext, RetrievalContext } from '../../runtime/services.js';
-import { abortable } from '../../runtime/run-loop.js';
+import { abortable } from '../../shared/abort.js';
 import { USAGE_RECORD_SCHEMA, type UsageRecord } from '../../runtime/usage-record.js';
 import { canonicalJson } from '../../shared/json-identity.js';
 import type { ChunkMatch, IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope } from '../../store/store.js';

@@ -10,6 +10,7 @@
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { UsageRecord } from '../../runtime/usage-record.js';
+import { sleep } from '../../shared/abort.js';
 import { HealthCounter, SinkError, type SinkHealth, type SinkLog, type UsageSink } from './sink.js';
 
 export const DEFAULT_WEBHOOK_ATTEMPTS = 5;
@@ -138,7 +139,7 @@ export class WebhookSink implements UsageSink {
     let failure = '';
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
       if (this.closed) return 'retry';
-      if (attempt > 1) await this.sleep(Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** (attempt - 2)) * (0.5 + Math.random() / 2));
+      if (attempt > 1) await sleep(Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** (attempt - 2)) * (0.5 + Math.random() / 2), this.stop.signal).catch(() => undefined);
       try {
         const response = await fetch(this.options.url, {
           method: 'POST',
@@ -164,16 +165,6 @@ export class WebhookSink implements UsageSink {
     }
     this.counter.failure('USAGESTAT_ERROR', `The webhook could not be reached after ${attempts} attempts (${failure}); the record waits in the spool.`, recordId);
     return 'retry';
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.stop.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      }, { once: true });
-    });
   }
 
   /** Delivers what is spooled now (tests and shutdown use it); resolves when the round ends. */

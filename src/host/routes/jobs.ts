@@ -9,6 +9,7 @@ import { DriverError } from '../../protocol/errors.js';
 import type { JobEventsRequest, JobIdentity, JobSubmit, RunEvent } from '../../protocol/schemas.js';
 import { MAX_PAGE_BYTES, MAX_PAGE_EVENTS, type JobService } from '../../extensions/jobs.js';
 import type { HostContext } from '../context.js';
+import { sleep } from '../../shared/abort.js';
 import { writeEventStream } from '../sse.js';
 import { routeOf } from './table.js';
 
@@ -63,18 +64,6 @@ export async function* follow(jobs: Pick<JobService, 'committed'>, id: string, a
       cursor = event.sequence;
       if (TERMINAL.has(event.type)) return;
     }
-    if (page.length === 0) await sleep(FOLLOW_POLL_MS, signal);
+    if (page.length === 0) await sleep(FOLLOW_POLL_MS, signal).catch(() => undefined);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

@@ -4,7 +4,8 @@
  * pass `maxDelayMs`. The same request body and credential are resent; nothing else is
  * ever retried (network errors, 5xx, partial streams, anything after a tool ran).
  */
-import { sleep, systemClock, type Clock } from '../../shared/clock.js';
+import { sleep } from '../../shared/abort.js';
+import { systemClock, type Clock } from '../../shared/clock.js';
 import type { RetryPolicyValue } from '../contract/v1.js';
 import { release, type UpstreamResponse } from './transport.js';
 
@@ -41,7 +42,7 @@ export async function openWithRetry(
     const delay = Math.ceil(Math.max(hint ?? 0, backoff));
     if (delay > (policy.maxDelayMs ?? DEFAULT_MAX_DELAY_MS)) return response;
     release(response, true);
-    await sleep(clock, delay, signal);
+    await sleep(delay, signal, clock);
   }
 }
 

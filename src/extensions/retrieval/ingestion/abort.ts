@@ -19,23 +19,3 @@ export function abortError(signal: AbortSignal): DriverError {
   const reason: unknown = signal.reason;
   return reason instanceof DriverError ? reason : new DriverError('CANCELLED', 'The ingestion was cancelled.');
 }
-
-/** Resolves or rejects with `work`, or rejects as soon as `signal` aborts. */
-export function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  throwIfAborted(signal);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
