@@ -1,6 +1,6 @@
 /**
  * Static bearer tokens. Only SHA-256 digests are kept; lookups compare digests in
- * constant time (spec decision 6). The subject always comes from the token, never the body.
+ * constant time (docs/architecture.md, decisions: Bearer scheme). The subject always comes from the token, never the body.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { DriverError } from '../protocol/errors.js';

@@ -405,7 +405,7 @@ function checkState(raw: unknown): void {
   throw configError(`The config is invalid: ${describe(errors)}${engine === 'postgres' ? ' (postgres takes urlRef only: {"env": …} or {"file": …})' : ''}.`);
 }
 
-/** A listener off loopback must serve TLS (spec decision 8). */
+/** A listener off loopback must serve TLS (docs/architecture.md, decisions: Loopback). */
 export function assertListenerSecure(listen: { host: string; tls?: unknown }): void {
   if (!listen.tls && !isLoopbackHost(listen.host)) {
     throw configError(`Listening on ${listen.host} requires TLS; configure listen.tls or bind a loopback address.`, 'TLS_REQUIRED');

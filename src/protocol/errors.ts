@@ -1,6 +1,6 @@
 /**
  * The error contract: every code the host or a client can produce, each with one
- * deliberate HTTP status (spec decision 1). `protocol/status-codes.json` is generated
+ * deliberate HTTP status (docs/architecture.md, decisions: Status codes). `protocol/status-codes.json` is generated
  * from this table and a test fails when the two drift.
  */
 import type { ErrorInfo } from './schemas.js';

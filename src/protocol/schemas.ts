@@ -7,7 +7,8 @@
  *
  * Request objects are strict (unknown fields rejected). Response objects and events
  * tolerate unknown fields, except the nested objects the protocol declares strict.
- * Rules JSON Schema cannot express (cross-field checks) live in ./rules.ts.
+ * Rules JSON Schema cannot express (cross-field checks) are code: the runtime's `prepare` on
+ * the host, `src/client/checks.ts` in the TypeScript client.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
@@ -25,7 +26,7 @@ export const OpaqueKey = Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,1
 export const Uuid = Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' });
 /** Any RFC 3339 date-time (offsets allowed), checked for impossible dates. */
 export const Timestamp = Type.String({ format: 'date-time' });
-/** Host-stamped timestamps: UTC with exactly three fraction digits (spec decision 5). */
+/** Host-stamped timestamps: UTC with exactly three fraction digits (docs/architecture.md, decisions: Timestamps). */
 export const HostTimestamp = Type.String({ format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' });
 export const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$' });
 const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });

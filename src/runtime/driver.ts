@@ -114,7 +114,7 @@ export class AgenticDriver {
   /**
    * The schema check alone, giving a private copy of the request. A caller that grants
    * providers and tools checks them on this copy before `prepareParsed`, so a caller that may
-   * not use a provider or tool learns nothing about it (spec decision 2).
+   * not use a provider or tool learns nothing about it (docs/architecture.md, decisions: Authorize before disclosing).
    */
   parse(input: unknown): RunRequest {
     // Before anything recursive (schema validation, structuredClone) can overflow the stack.

@@ -1,4 +1,4 @@
-/** Loopback and origin rules (spec decisions 7 and 8). No DNS lookup ever decides them. */
+/** Loopback and origin rules (docs/architecture.md, decisions: Origins, Loopback). No DNS lookup ever decides them. */
 import { isIPv4, isIPv6 } from 'node:net';
 
 export function isLoopbackHost(host: string): boolean {

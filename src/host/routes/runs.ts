@@ -34,7 +34,7 @@ export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
       let prepared = context.driver.prepareParsed(sessions ? withoutSession(run) : run, options);
       const key = run.idempotencyKey;
       const fingerprint = key !== undefined && operations ? operations.fingerprint(run) : undefined;
-      // A recorded key replays without an admission slot (spec decision 9).
+      // A recorded key replays without an admission slot (docs/architecture.md, decisions: Idempotent replays).
       if (key !== undefined && operations && fingerprint) {
         const replay = await operations.lookup(principal.subject, key, fingerprint);
         if (replay) {
@@ -136,7 +136,7 @@ async function* replayed(events: RunEvent[]): AsyncGenerator<RunEvent> {
 
 /**
  * Grants are checked right after the schema and before anything that could reveal
- * whether a provider or tool exists (spec decision 2).
+ * whether a provider or tool exists (docs/architecture.md, decisions: Authorize before disclosing).
  */
 function authorizeRun(run: RunRequest, principal: Principal, streaming: boolean): void {
   if (!principal.providers.has(run.provider)) {
