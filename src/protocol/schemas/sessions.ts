@@ -1,0 +1,34 @@
+/** Conversation sessions: create, read, delete. */
+import { Type, type Static } from '@sinclair/typebox';
+import { ModelId, ProviderId, Uuid } from './common.js';
+import { HistoryMessage, SessionInfo } from './interactive.js';
+import { open, strict } from './shape.js';
+
+export const SessionCreate = Type.Object(
+  {
+    provider: ProviderId,
+    model: ModelId,
+    mode: Type.Union([Type.Literal('history'), Type.Literal('native')]),
+    history: Type.Optional(Type.Array(Type.Ref(HistoryMessage), { maxItems: 100 })),
+    instructions: Type.Optional(Type.String({ maxLength: 100_000 })),
+  },
+  { ...strict, $id: 'SessionCreate' },
+);
+
+export const SessionIdentity = Type.Object({ id: Uuid }, { ...strict, $id: 'SessionIdentity' });
+
+export const SessionSnapshot = Type.Object(
+  {
+    session: Type.Ref(SessionInfo),
+    history: Type.Array(Type.Ref(HistoryMessage), { maxItems: 100 }),
+    instructions: Type.Optional(Type.String({ maxLength: 100_000 })),
+  },
+  { ...open, $id: 'SessionSnapshot' },
+);
+
+export const SessionDeleteResult = Type.Object({ id: Uuid, deleted: Type.Boolean() }, { ...open, $id: 'SessionDeleteResult' });
+
+export type SessionCreate = Static<typeof SessionCreate>;
+export type SessionIdentity = Static<typeof SessionIdentity>;
+export type SessionSnapshot = Static<typeof SessionSnapshot>;
+export type SessionDeleteResult = Static<typeof SessionDeleteResult>;
