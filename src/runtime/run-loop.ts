@@ -13,7 +13,7 @@ import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
 import { isJournaled, type ExecuteOptions, type RunJournal, type RunServices } from './services.js';
 import type { ProviderContinuation, ProviderMessage, ProviderPart, ProviderRequest } from '../providers/contract/v1.js';
-import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
+import { ToolGate } from './tool-gate.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
 import type { RetrievalResult } from '../protocol/schemas.js';
 import { normalizeUsage, UsageAccumulator } from './usage.js';
@@ -64,9 +64,8 @@ class RunBody {
   private readonly meter = new UsageAccumulator();
   private readonly idle: IdleTimer;
   private readonly startedAt: number;
-  private readonly usedCallIds = new Set<string>();
   private steps = 0;
-  private toolPending = false;
+  private readonly gate: ToolGate;
   /** The attachments, plus the retrieved passages once the search ran. */
   private context: PreparedContext;
   private retrieved: RetrievalResult | undefined;
@@ -88,6 +87,15 @@ class RunBody {
       abort.abort(new DriverError('IDLE_TIMEOUT', `The run made no progress for ${ms} ms.`, { retryable: true })),
     );
     this.startedAt = this.services.clock.now();
+    this.gate = new ToolGate({
+      prepared,
+      runId,
+      signal: abort.signal,
+      idle: this.idle,
+      commit: (event) => this.commit(event),
+      progress: (phase) => this.progressReporter(phase),
+      cancel: (reason) => abort.abort(reason),
+    });
   }
 
   private get signal(): AbortSignal {
@@ -119,10 +127,10 @@ class RunBody {
         if (step >= this.prepared.maxSteps) {
           throw new DriverError('STEP_LIMIT', `The model still requested tools at the last allowed step (${this.prepared.maxSteps}).`);
         }
-        const batch = this.validateBatch(outcome.toolCalls);
+        const batch = this.gate.validate(outcome.toolCalls);
         messages.push({ role: 'assistant', content: outcome.text, toolCalls: structuredClone(outcome.toolCalls), native: outcome.native });
         for (const { call, tool } of batch) {
-          messages.push(await this.runTool(call, tool));
+          messages.push(await this.gate.execute(call, tool));
         }
       }
     } catch (error) {
@@ -215,8 +223,8 @@ class RunBody {
     const instructions = this.instructions();
     if (instructions !== undefined) providerRequest.instructions = instructions;
     if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;
-    if (tools.length > 0) providerRequest.callTool = this.midStepToolCaller();
-    if (request.approvals) providerRequest.requestApproval = (call) => this.review(call);
+    if (tools.length > 0) providerRequest.callTool = this.gate.midStepCaller();
+    if (request.approvals) providerRequest.requestApproval = (call) => this.gate.review(call);
     // Only the first step continues the session's native state; later steps carry their own messages.
     if (this.continuation && step === 1) providerRequest.continuation = this.continuation;
     if (request.retry) {
@@ -272,145 +280,6 @@ class RunBody {
     this.meter.stepCompleted(outcome.usage);
     if (outcome.usage) await this.commit({ type: 'usage.reported', step: this.steps, usage: outcome.usage });
     return outcome;
-  }
-
-  /**
-   * For agents that call tools in the middle of a step (CLI agents through the MCP
-   * bridge): each call gets the same checks, approvals, events and per-step limit.
-   */
-  private midStepToolCaller(): (call: ToolCall) => Promise<string> {
-    let calls = 0;
-    return async (call) => {
-      calls += 1;
-      if (calls > MAX_TOOL_CALLS_PER_STEP) {
-        throw new DriverError('TOOL_LIMIT', `The model requested more than ${MAX_TOOL_CALLS_PER_STEP} tool calls in one step.`);
-      }
-      const [checked] = this.validateBatch([call]);
-      return (await this.runTool(call, checked!.tool)).content;
-    };
-  }
-
-  /** Every call of a step is checked before any of them runs. */
-  private validateBatch(calls: ToolCall[]): { call: ToolCall; tool: RunTool }[] {
-    if (calls.length > MAX_TOOL_CALLS_PER_STEP) {
-      throw new DriverError('TOOL_LIMIT', `The model requested ${calls.length} tool calls in one step; the limit is ${MAX_TOOL_CALLS_PER_STEP}.`);
-    }
-    const selected = new Map(this.prepared.tools.map((tool) => [tool.name, tool]));
-    return calls.map((call) => {
-      const tool = selected.get(call.name);
-      if (!tool) throw new DriverError('TOOL_NOT_ALLOWED', `The model called ${JSON.stringify(call.name)}, which this run did not select.`);
-      if (typeof call.id !== 'string' || call.id === '' || call.id.length > 256 || this.usedCallIds.has(call.id)) {
-        throw new DriverError('INVALID_TOOL_CALL', 'The model produced a tool call with a missing or repeated id.');
-      }
-      this.usedCallIds.add(call.id);
-      if (call.arguments === null || typeof call.arguments !== 'object' || Array.isArray(call.arguments)) {
-        throw new DriverError('INVALID_TOOL_ARGUMENTS', `The arguments for ${call.name} are not a JSON object.`);
-      }
-      const problem = tool.input.check(call.arguments);
-      if (problem) throw new DriverError('INVALID_TOOL_ARGUMENTS', `The arguments for ${call.name} do not match its schema: ${problem}.`);
-      return { call, tool };
-    });
-  }
-
-  private async runTool(call: ToolCall, tool: RunTool): Promise<Extract<ProviderMessage, { role: 'tool' }>> {
-    this.signal.throwIfAborted();
-    await this.commit({ type: 'tool.called', call: structuredClone(call) });
-    if (tool.requiresApproval) await this.review(call);
-    this.signal.throwIfAborted();
-    const output = tool.kind === 'host' ? await this.executeHostTool(call, tool) : await this.dispatchApplicationTool(call, tool);
-    const encoded = encodeToolOutput(output);
-    this.toolPending = false;
-    this.idle.touch();
-    await this.commit({ type: 'tool.completed', callId: call.id, output: encoded.value });
-    return { role: 'tool', callId: call.id, name: call.name, content: encoded.json };
-  }
-
-  private async executeHostTool(call: ToolCall, tool: Extract<RunTool, { kind: 'host' }>): Promise<unknown> {
-    this.toolPending = true;
-    try {
-      return await abortable(
-        Promise.resolve().then(() =>
-          tool.tool.execute(structuredClone(call.arguments), {
-            runId: this.runId,
-            subject: this.prepared.subject,
-            signal: this.signal,
-            reportProgress: this.progressReporter('tool'),
-          }),
-        ),
-        this.signal,
-      );
-    } catch (error) {
-      if (this.signal.aborted) throw error;
-      throw new DriverError('TOOL_FAILED', `Tool ${call.name} failed.`, { outcome: 'uncertain', cause: error });
-    }
-  }
-
-  /** Hands the call to the application through a single-use ticket and waits for its one result. */
-  private async dispatchApplicationTool(call: ToolCall, tool: Extract<RunTool, { kind: 'application' }>): Promise<unknown> {
-    const ticket = await this.services.toolExecutions!.dispatch({
-      runId: this.runId,
-      subject: this.prepared.subject,
-      provider: this.prepared.request.provider,
-      call,
-      outputSchema: tool.outputSchema,
-      onProgress: this.progressReporter('tool'),
-    });
-    this.toolPending = true;
-    await this.commit({ type: 'tool.execution.requested', execution: ticket.execution });
-    try {
-      const outcome = await abortable(ticket.outcome, this.signal);
-      if ('failure' in outcome) throw outcome.failure;
-      return outcome.output;
-    } finally {
-      ticket.invalidate();
-    }
-  }
-
-  /**
-   * The approval gate: the host's callback first (it can only say no), then, when the run
-   * opted in, a person through an interactive approval. With neither, fail closed.
-   */
-  private async review(call: ToolCall): Promise<void> {
-    const approve = this.services.approve;
-    if (approve) {
-      const approved = await abortable(
-        Promise.resolve().then(() => approve(structuredClone(call), { runId: this.runId, subject: this.prepared.subject, signal: this.signal })),
-        this.signal,
-      );
-      if (approved !== true) throw new DriverError('APPROVAL_REQUIRED', `Tool ${call.name} requires approval, which the host did not give.`);
-    }
-    const interactive = this.prepared.request.approvals;
-    if (!interactive) {
-      if (!approve) throw new DriverError('APPROVAL_REQUIRED', `Tool ${call.name} requires approval, and this run did not ask for interactive approvals.`);
-      return;
-    }
-    const pending = await this.services.approvals!.open({
-      runId: this.runId,
-      subject: this.prepared.subject,
-      provider: this.prepared.request.provider,
-      call,
-      idlePolicy: interactive.idlePolicy,
-      ...(interactive.expiresAfterMs !== undefined ? { expiresAfterMs: interactive.expiresAfterMs } : {}),
-    });
-    await this.commit({ type: 'approval.requested', approval: pending.approval });
-    const pause = interactive.idlePolicy === 'pause';
-    if (pause) this.idle.pause();
-    let settlement;
-    try {
-      settlement = await abortable(pending.settled, this.signal);
-    } catch (error) {
-      const resolution = await pending.cancel();
-      if (resolution) await this.commit({ type: 'approval.resolved', resolution });
-      throw error;
-    } finally {
-      if (pause) this.idle.resume();
-    }
-    if ('failure' in settlement) throw settlement.failure;
-    const { resolution } = settlement;
-    await this.commit({ type: 'approval.resolved', resolution });
-    if (resolution.outcome === 'denied') throw new DriverError('APPROVAL_DENIED', `The call to ${call.name} was denied.`);
-    if (resolution.outcome === 'expired') throw new DriverError('APPROVAL_EXPIRED', `The approval for ${call.name} expired before a decision.`);
-    if (resolution.outcome === 'cancelled') this.abort.abort(new DriverError('CANCELLED', 'The run was cancelled at an approval.'));
   }
 
   /** Real progress: resets the idle timer; `run.progress` at most once per interval per wait. */
@@ -474,7 +343,7 @@ class RunBody {
       failure = toDriverError(error);
       if (!(error instanceof DriverError)) this.services.onInternalError?.(error, this.runId);
     }
-    if (this.toolPending && failure.outcome !== 'uncertain') {
+    if (this.gate.pending && failure.outcome !== 'uncertain') {
       const keep = failure.code === 'IDLE_TIMEOUT' || failure.code === 'CANCELLED';
       failure = keep
         ? new DriverError(failure.code, failure.message, { retryable: false, outcome: 'uncertain' })

@@ -1,0 +1,180 @@
+/**
+ * The tool and approval gate of one run: every call the model makes is checked (selected tool,
+ * fresh id, arguments against the tool's schema, at most MAX_TOOL_CALLS_PER_STEP a step) before
+ * any of them runs, reviewed when its tool needs approval (the host's callback, then a person
+ * through an interactive approval), run — a host tool in process, an application tool through a
+ * single-use ticket — and recorded as `tool.called` / `tool.completed`.
+ */
+import { DriverError } from '../protocol/errors.js';
+import type { ProviderMessage } from '../providers/contract/v1.js';
+import { abortable } from '../shared/abort.js';
+import type { IdleTimer } from './idle-timer.js';
+import type { PreparedRun } from './prepared-run.js';
+import type { RunServices } from './services.js';
+import { encodeToolOutput, MAX_TOOL_CALLS_PER_STEP, type RunTool } from './tools.js';
+import type { EventPayload, RunProgressPhase, ToolCall } from './types.js';
+
+/** What the gate uses of the run it serves. */
+export interface GatedRun {
+  readonly prepared: PreparedRun;
+  readonly runId: string;
+  readonly signal: AbortSignal;
+  readonly idle: IdleTimer;
+  /** Sends an event on (and waits for the journal to commit it, when the run has one). */
+  commit(event: EventPayload): Promise<void>;
+  /** A progress reporter for one wait (resets the idle timer; `run.progress` at most once per interval). */
+  progress(phase: RunProgressPhase): () => void;
+  /** Ends the run as cancelled. */
+  cancel(reason: DriverError): void;
+}
+
+export class ToolGate {
+  /** Whether a tool is running now: a run that ends meanwhile has an uncertain outcome. */
+  pending = false;
+  private readonly usedCallIds = new Set<string>();
+  private readonly services: RunServices;
+
+  constructor(private readonly run: GatedRun) {
+    this.services = run.prepared.services;
+  }
+
+  /**
+   * For agents that call tools in the middle of a step (CLI agents through the MCP
+   * bridge): each call gets the same checks, approvals, events and per-step limit.
+   */
+  midStepCaller(): (call: ToolCall) => Promise<string> {
+    let calls = 0;
+    return async (call) => {
+      calls += 1;
+      if (calls > MAX_TOOL_CALLS_PER_STEP) {
+        throw new DriverError('TOOL_LIMIT', `The model requested more than ${MAX_TOOL_CALLS_PER_STEP} tool calls in one step.`);
+      }
+      const [checked] = this.validate([call]);
+      return (await this.execute(call, checked!.tool)).content;
+    };
+  }
+
+  /** Every call of a step is checked before any of them runs. */
+  validate(calls: ToolCall[]): { call: ToolCall; tool: RunTool }[] {
+    if (calls.length > MAX_TOOL_CALLS_PER_STEP) {
+      throw new DriverError('TOOL_LIMIT', `The model requested ${calls.length} tool calls in one step; the limit is ${MAX_TOOL_CALLS_PER_STEP}.`);
+    }
+    const selected = new Map(this.run.prepared.tools.map((tool) => [tool.name, tool]));
+    return calls.map((call) => {
+      const tool = selected.get(call.name);
+      if (!tool) throw new DriverError('TOOL_NOT_ALLOWED', `The model called ${JSON.stringify(call.name)}, which this run did not select.`);
+      if (typeof call.id !== 'string' || call.id === '' || call.id.length > 256 || this.usedCallIds.has(call.id)) {
+        throw new DriverError('INVALID_TOOL_CALL', 'The model produced a tool call with a missing or repeated id.');
+      }
+      this.usedCallIds.add(call.id);
+      if (call.arguments === null || typeof call.arguments !== 'object' || Array.isArray(call.arguments)) {
+        throw new DriverError('INVALID_TOOL_ARGUMENTS', `The arguments for ${call.name} are not a JSON object.`);
+      }
+      const problem = tool.input.check(call.arguments);
+      if (problem) throw new DriverError('INVALID_TOOL_ARGUMENTS', `The arguments for ${call.name} do not match its schema: ${problem}.`);
+      return { call, tool };
+    });
+  }
+
+  /** Runs one checked call: `tool.called`, the approval gate when the tool needs it, the tool, `tool.completed`. */
+  async execute(call: ToolCall, tool: RunTool): Promise<Extract<ProviderMessage, { role: 'tool' }>> {
+    this.run.signal.throwIfAborted();
+    await this.run.commit({ type: 'tool.called', call: structuredClone(call) });
+    if (tool.requiresApproval) await this.review(call);
+    this.run.signal.throwIfAborted();
+    const output = tool.kind === 'host' ? await this.executeHostTool(call, tool) : await this.dispatchApplicationTool(call, tool);
+    const encoded = encodeToolOutput(output);
+    this.pending = false;
+    this.run.idle.touch();
+    await this.run.commit({ type: 'tool.completed', callId: call.id, output: encoded.value });
+    return { role: 'tool', callId: call.id, name: call.name, content: encoded.json };
+  }
+
+  private async executeHostTool(call: ToolCall, tool: Extract<RunTool, { kind: 'host' }>): Promise<unknown> {
+    this.pending = true;
+    try {
+      return await abortable(
+        Promise.resolve().then(() =>
+          tool.tool.execute(structuredClone(call.arguments), {
+            runId: this.run.runId,
+            subject: this.run.prepared.subject,
+            signal: this.run.signal,
+            reportProgress: this.run.progress('tool'),
+          }),
+        ),
+        this.run.signal,
+      );
+    } catch (error) {
+      if (this.run.signal.aborted) throw error;
+      throw new DriverError('TOOL_FAILED', `Tool ${call.name} failed.`, { outcome: 'uncertain', cause: error });
+    }
+  }
+
+  /** Hands the call to the application through a single-use ticket and waits for its one result. */
+  private async dispatchApplicationTool(call: ToolCall, tool: Extract<RunTool, { kind: 'application' }>): Promise<unknown> {
+    const ticket = await this.services.toolExecutions!.dispatch({
+      runId: this.run.runId,
+      subject: this.run.prepared.subject,
+      provider: this.run.prepared.request.provider,
+      call,
+      outputSchema: tool.outputSchema,
+      onProgress: this.run.progress('tool'),
+    });
+    this.pending = true;
+    await this.run.commit({ type: 'tool.execution.requested', execution: ticket.execution });
+    try {
+      const outcome = await abortable(ticket.outcome, this.run.signal);
+      if ('failure' in outcome) throw outcome.failure;
+      return outcome.output;
+    } finally {
+      ticket.invalidate();
+    }
+  }
+
+  /**
+   * The approval gate: the host's callback first (it can only say no), then, when the run
+   * opted in, a person through an interactive approval. With neither, fail closed.
+   */
+  async review(call: ToolCall): Promise<void> {
+    const approve = this.services.approve;
+    if (approve) {
+      const approved = await abortable(
+        Promise.resolve().then(() => approve(structuredClone(call), { runId: this.run.runId, subject: this.run.prepared.subject, signal: this.run.signal })),
+        this.run.signal,
+      );
+      if (approved !== true) throw new DriverError('APPROVAL_REQUIRED', `Tool ${call.name} requires approval, which the host did not give.`);
+    }
+    const interactive = this.run.prepared.request.approvals;
+    if (!interactive) {
+      if (!approve) throw new DriverError('APPROVAL_REQUIRED', `Tool ${call.name} requires approval, and this run did not ask for interactive approvals.`);
+      return;
+    }
+    const pending = await this.services.approvals!.open({
+      runId: this.run.runId,
+      subject: this.run.prepared.subject,
+      provider: this.run.prepared.request.provider,
+      call,
+      idlePolicy: interactive.idlePolicy,
+      ...(interactive.expiresAfterMs !== undefined ? { expiresAfterMs: interactive.expiresAfterMs } : {}),
+    });
+    await this.run.commit({ type: 'approval.requested', approval: pending.approval });
+    const pause = interactive.idlePolicy === 'pause';
+    if (pause) this.run.idle.pause();
+    let settlement;
+    try {
+      settlement = await abortable(pending.settled, this.run.signal);
+    } catch (error) {
+      const resolution = await pending.cancel();
+      if (resolution) await this.run.commit({ type: 'approval.resolved', resolution });
+      throw error;
+    } finally {
+      if (pause) this.run.idle.resume();
+    }
+    if ('failure' in settlement) throw settlement.failure;
+    const { resolution } = settlement;
+    await this.run.commit({ type: 'approval.resolved', resolution });
+    if (resolution.outcome === 'denied') throw new DriverError('APPROVAL_DENIED', `The call to ${call.name} was denied.`);
+    if (resolution.outcome === 'expired') throw new DriverError('APPROVAL_EXPIRED', `The approval for ${call.name} expired before a decision.`);
+    if (resolution.outcome === 'cancelled') this.run.cancel(new DriverError('CANCELLED', 'The run was cancelled at an approval.'));
+  }
+}
