@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { PostgresEngine } from '../../src/store/postgres/postgres-engine.js';
 import type { SqlEngine } from '../../src/store/sql/engine.js';
 import { SqlStateStore } from '../../src/store/sql/sql-store.js';
-import { DEFAULT_RETRIEVAL_CAPACITY, type RetrievalCapacity, RetrievalTable } from '../../src/store/sql/retrieval-table.js';
+import { DEFAULT_RETRIEVAL_CAPACITY, type RetrievalCapacity, RetrievalTable } from '../../src/store/sql/tables/retrieval.js';
 import { openSqliteEngine, openSqliteStore, SQLITE_FILE } from '../../src/store/sqlite/sqlite-store.js';
 import type { IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope, StateStore } from '../../src/store/store.js';
 import { freshDatabase } from '../support/postgres.js';

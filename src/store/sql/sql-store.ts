@@ -26,9 +26,9 @@ import type {
   UsageSummary,
 } from '../store.js';
 import type { SqlEngine } from './engine.js';
-import { JobTable } from './job-table.js';
-import { SessionTable } from './session-table.js';
-import { RetrievalTable, type RetrievalCapacity } from './retrieval-table.js';
+import { JobTable } from './tables/jobs.js';
+import { SessionTable } from './tables/sessions.js';
+import { RetrievalTable, type RetrievalCapacity } from './tables/retrieval.js';
 import { migrate } from './migrations.js';
 import { LIVE_OWNER, ORPHAN } from './ownership.js';
 

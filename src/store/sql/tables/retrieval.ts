@@ -5,10 +5,10 @@
  * limit. A search reads in one transaction (PostgreSQL: a repeatable-read snapshot), so a
  * concurrent replace is seen whole or not at all.
  */
-import { DriverError } from '../../protocol/errors.js';
-import type { ContextSource, IngestionManifest } from '../../protocol/schemas.js';
-import type { ChunkMatch, CorpusIndex, IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope } from '../store.js';
-import type { SqlEngine } from './engine.js';
+import { DriverError } from '../../../protocol/errors.js';
+import type { ContextSource, IngestionManifest } from '../../../protocol/schemas.js';
+import type { ChunkMatch, CorpusIndex, IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope } from '../../store.js';
+import type { SqlEngine } from '../engine.js';
 
 export interface RetrievalCapacity {
   /** Chunks across all corpora and namespaces (default 20,000). */

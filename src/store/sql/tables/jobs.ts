@@ -5,11 +5,11 @@
  * (`FOR UPDATE SKIP LOCKED`), so each queued job starts on exactly one replica.
  */
 import { randomUUID } from 'node:crypto';
-import { DriverError } from '../../protocol/errors.js';
-import type { ErrorInfo, JobInfo, JobState, RunEvent, RunRequest } from '../../protocol/schemas.js';
-import type { JobRow, JobStore, JobSubmission } from '../store.js';
-import type { SqlEngine } from './engine.js';
-import { ORPHAN, rowLock } from './ownership.js';
+import { DriverError } from '../../../protocol/errors.js';
+import type { ErrorInfo, JobInfo, JobState, RunEvent, RunRequest } from '../../../protocol/schemas.js';
+import type { JobRow, JobStore, JobSubmission } from '../../store.js';
+import type { SqlEngine } from '../engine.js';
+import { ORPHAN, rowLock } from '../ownership.js';
 
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 

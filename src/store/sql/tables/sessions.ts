@@ -5,11 +5,11 @@
  * as `interrupted`. Retention counts idle time only: a running session has no expiry.
  */
 import { randomUUID } from 'node:crypto';
-import { DriverError } from '../../protocol/errors.js';
-import type { HistoryMessage, SessionCreate, SessionInfo } from '../../protocol/schemas.js';
-import type { SessionRow, SessionStore } from '../store.js';
-import type { SqlEngine } from './engine.js';
-import { ORPHAN, rowLock } from './ownership.js';
+import { DriverError } from '../../../protocol/errors.js';
+import type { HistoryMessage, SessionCreate, SessionInfo } from '../../../protocol/schemas.js';
+import type { SessionRow, SessionStore } from '../../store.js';
+import type { SqlEngine } from '../engine.js';
+import { ORPHAN, rowLock } from '../ownership.js';
 
 
 interface SessionColumns {
