@@ -7,7 +7,7 @@ export async function readAudit(explicitPath: string | undefined, limit: number)
   const config = await readHostConfig(resolveConfigPath(explicitPath));
   const store = await openStore(config.state, config.configDir, process.env);
   try {
-    return await store.readAudit(limit);
+    return await store.audit.read(limit);
   } finally {
     await store.close();
   }

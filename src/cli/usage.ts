@@ -34,7 +34,7 @@ export async function usageReport(explicitPath: string | undefined, options: { s
   const config = await readHostConfig(resolveConfigPath(explicitPath));
   const store = await openStore(config.state, config.configDir, process.env);
   try {
-    const rows = await store.usageTotals({ ...(options.since ? { since: options.since } : {}), ...(options.by ? { by: options.by } : {}) });
+    const rows = await store.usage.totals({ ...(options.since ? { since: options.since } : {}), ...(options.by ? { by: options.by } : {}) });
     return { ...(options.since ? { since: options.since } : {}), ...(options.by ? { by: options.by } : {}), rows };
   } finally {
     await store.close();

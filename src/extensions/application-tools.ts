@@ -33,7 +33,7 @@ export type { ExecutionOutcome };
 export { MAX_APPLICATION_TOOL_BYTES };
 
 /** The store methods tickets need (the host's StateStore). */
-export type TicketStore = Pick<StateStore, 'openTicket' | 'readTicket' | 'settleTicket' | 'ticketResult' | 'closeTicket' | 'signalProgress' | 'onSignal'>;
+export type TicketStore = Pick<StateStore, 'tickets' | 'replica'>;
 
 /** A run on this replica waiting for its ticket's result. */
 interface Waiter {
@@ -52,7 +52,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
     private readonly store: TicketStore,
   ) {
     this.maxPending = policy.maxPending ?? 1000;
-    store.onSignal((signal) => {
+    store.replica.onSignal((signal) => {
       if (signal.kind === 'progress') this.waiters.get(signal.id)?.onProgress();
       if (signal.kind === 'ticket') void this.wake(signal.id);
     });
@@ -78,7 +78,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
       throw new DriverError('INVALID_TOOL_CALL', 'The tool call is too large or not plain JSON.');
     }
     const execution: ToolExecution = { executionId: randomUUID(), runId: args.runId, call: structuredClone(args.call) };
-    await this.store.openTicket({
+    await this.store.tickets.open({
       executionId: execution.executionId,
       runId: args.runId,
       callId: args.call.id,
@@ -96,7 +96,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
       outcome,
       invalidate: () => {
         this.waiters.delete(execution.executionId);
-        void this.store.closeTicket(execution.executionId).catch(() => undefined);
+        void this.store.tickets.close(execution.executionId).catch(() => undefined);
       },
     };
   }
@@ -105,7 +105,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
     await this.find(identity, executor);
     const local = this.waiters.get(identity.executionId);
     if (local) local.onProgress();
-    else await this.store.signalProgress(identity.executionId);
+    else await this.store.tickets.progress(identity.executionId);
     return { ...pickIdentity(identity), status: 'progress' };
   }
 
@@ -118,7 +118,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
     const rejection = 'error' in result ? undefined : this.checkOutput(ticket, result.output ?? null);
     const stored: TicketResult =
       'error' in result ? { error: true } : rejection ? { rejected: { code: rejection.code, message: rejection.message } } : { output: result.output ?? null };
-    if (!(await this.store.settleTicket(ticket.executionId, stored))) throw await this.gone(ticket.executionId);
+    if (!(await this.store.tickets.settle(ticket.executionId, stored))) throw await this.gone(ticket.executionId);
     this.wakeWith(ticket.executionId, stored);
     if (rejection) throw rejection;
     return { ...pickIdentity(result), status: 'accepted' };
@@ -135,7 +135,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
   /** A signal from the store: a ticket of a run here was settled (perhaps on another replica). */
   private async wake(executionId: string): Promise<void> {
     if (!this.waiters.has(executionId)) return;
-    const result = await this.store.ticketResult(executionId).catch(() => undefined);
+    const result = await this.store.tickets.result(executionId).catch(() => undefined);
     if (result) this.wakeWith(executionId, result);
   }
 
@@ -155,7 +155,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
   }
 
   private async find(identity: ToolExecutionIdentity, executor: Executor): Promise<TicketRow> {
-    const ticket = await this.store.readTicket(identity.executionId);
+    const ticket = await this.store.tickets.read(identity.executionId);
     if (!ticket || ticket.subject !== executor.subject || (ticket.state !== 'pending' && ticket.state !== 'interrupted')) {
       throw notFound();
     }
@@ -170,7 +170,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
   }
 
   private async gone(executionId: string): Promise<DriverError> {
-    const now = await this.store.readTicket(executionId);
+    const now = await this.store.tickets.read(executionId);
     return now?.state === 'interrupted' || (now?.state === 'pending' && !now.ownerAlive) ? interrupted() : notFound();
   }
 }

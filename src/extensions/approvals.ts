@@ -40,7 +40,7 @@ interface Waiter {
 }
 
 /** The store methods approvals need (the host's StateStore). */
-export type ApprovalStore = Pick<StateStore, 'openApproval' | 'readApproval' | 'resolveApproval' | 'appendAudit' | 'onSignal'>;
+export type ApprovalStore = Pick<StateStore, 'approvals' | 'audit' | 'replica'>;
 
 export const MAX_REVIEWED_CALL_BYTES = 128_000;
 
@@ -60,7 +60,7 @@ export class ApprovalRegistry implements ApprovalService {
     private readonly store: ApprovalStore,
   ) {
     this.maxPending = policy.maxPending ?? 1000;
-    store.onSignal((signal) => {
+    store.replica.onSignal((signal) => {
       if (signal.kind === 'approval') void this.wake(signal.id);
     });
   }
@@ -91,7 +91,7 @@ export class ApprovalRegistry implements ApprovalService {
     const settled = new Promise<ApprovalSettlement>((resolve) => (settle = resolve));
     const waiter: Waiter = { approvalId: approval.approvalId, timer: undefined, settle };
     try {
-      await this.store.openApproval(
+      await this.store.approvals.open(
         { approval, subject: args.subject, provider: args.provider, call: canonicalJson(args.call), expiresAt },
         this.audit({ kind: 'approval.requested', subject: args.subject, approvalId: approval.approvalId, runId: args.runId, provider: args.provider, tool: args.call.name }),
       );
@@ -112,13 +112,13 @@ export class ApprovalRegistry implements ApprovalService {
 
   async decide(decision: ApprovalDecision, decider: Decider): Promise<ApprovalResolution> {
     const reject = async (error: DriverError): Promise<never> => {
-      await this.store
-        .appendAudit(this.audit({ kind: 'approval.rejected', subject: decider.subject, ...(decider.tokenId ? { tokenId: decider.tokenId } : {}), ...(decider.operator ? { operator: decider.subject } : {}), approvalId: decision.approvalId, runId: decision.runId, code: error.code }))
+      await this.store.audit
+        .append(this.audit({ kind: 'approval.rejected', subject: decider.subject, ...(decider.tokenId ? { tokenId: decider.tokenId } : {}), ...(decider.operator ? { operator: decider.subject } : {}), approvalId: decision.approvalId, runId: decision.runId, code: error.code }))
         .catch(() => undefined);
       throw error;
     };
     if (hasUnsafeKeys(decision.call.arguments)) return reject(new DriverError('INVALID_APPROVAL', 'The decision carries arguments that are not plain JSON.'));
-    const row = await this.store.readApproval(decision.approvalId);
+    const row = await this.store.approvals.read(decision.approvalId);
     if (!row || (row.subject !== decider.subject && !decider.operator)) return reject(notFound());
     if (row.state === 'interrupted' || (row.state === 'pending' && !row.ownerAlive)) return reject(interrupted());
     if (row.state !== 'pending') return reject(notFound());
@@ -142,7 +142,7 @@ export class ApprovalRegistry implements ApprovalService {
       throw error;
     }
     if (!resolution) {
-      const now = await this.store.readApproval(row.approval.approvalId);
+      const now = await this.store.approvals.read(row.approval.approvalId);
       return reject(now?.state === 'interrupted' || (now?.state === 'pending' && !now.ownerAlive) ? interrupted() : notFound());
     }
     return resolution;
@@ -153,7 +153,7 @@ export class ApprovalRegistry implements ApprovalService {
    * and wakes the waiting run when it is on this replica. Undefined when it was not pending.
    */
   private async resolve(approvalId: string, outcome: ApprovalResolution['outcome'], tokenId?: string, operator?: string): Promise<ApprovalResolution | undefined> {
-    const row = await this.store.readApproval(approvalId);
+    const row = await this.store.approvals.read(approvalId);
     if (!row || row.state !== 'pending') return undefined;
     const resolution: ApprovalResolution = {
       approvalId,
@@ -164,7 +164,7 @@ export class ApprovalRegistry implements ApprovalService {
     };
     let committed: boolean;
     try {
-      committed = await this.store.resolveApproval(
+      committed = await this.store.approvals.resolve(
         resolution,
         this.audit({ kind: 'approval.resolved', subject: row.subject, ...(tokenId ? { tokenId } : {}), ...(operator ? { operator } : {}), approvalId, runId: resolution.runId, provider: row.provider, tool: row.approval.call.name, outcome }),
       );
@@ -179,7 +179,7 @@ export class ApprovalRegistry implements ApprovalService {
   /** A signal from the store: an approval of a run here was resolved (perhaps on another replica). */
   private async wake(approvalId: string): Promise<void> {
     if (!this.waiters.has(approvalId)) return;
-    const row = await this.store.readApproval(approvalId).catch(() => undefined);
+    const row = await this.store.approvals.read(approvalId).catch(() => undefined);
     if (row?.resolution) this.settleLocal(approvalId, { resolution: row.resolution });
   }
 

@@ -56,7 +56,7 @@ export class JobService {
   private closing = false;
 
   constructor(
-    private readonly store: Pick<StateStore, 'jobs' | 'interruptOwnJobs'>,
+    private readonly store: Pick<StateStore, 'jobs'>,
     private readonly driver: AgenticDriver,
     /** The submitting token as configured now (undefined once it is gone): dispatch re-checks it. */
     private readonly callerOf: (tokenId: string) => JobCaller | undefined,
@@ -154,7 +154,7 @@ export class JobService {
     this.closing = true;
     clearInterval(this.timer);
     await this.pumping;
-    await this.store.interruptOwnJobs().catch((error: unknown) => this.onError(error));
+    await this.store.jobs.interruptOwn().catch((error: unknown) => this.onError(error));
     for (const controller of this.active.values()) controller.abort(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
   }
 

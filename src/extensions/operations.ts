@@ -25,7 +25,7 @@ export const DEFAULT_IDEMPOTENCY = { maxRecordBytes: 8_000_000, retentionMs: 24 
 /** Events that a replay must never send again: they would ask someone to act a second time. */
 const NOT_REPLAYED: ReadonlySet<string> = new Set(['approval.requested', 'approval.resolved', 'tool.execution.requested']);
 
-type OperationStore = Pick<StateStore, 'replicaId' | 'findOperation' | 'claimOperation' | 'appendOperation' | 'expireOperations'>;
+type OperationStore = Pick<StateStore, 'operations' | 'replica'>;
 
 export class OperationLog {
   private readonly maxRecordBytes: number;
@@ -49,7 +49,7 @@ export class OperationLog {
 
   /** The replay for a key already recorded, or undefined when the key is new. */
   async lookup(subject: string, key: string, fingerprint: string): Promise<RunEvent[] | undefined> {
-    const record = await this.store.findOperation(subject, key);
+    const record = await this.store.operations.find(subject, key);
     return record && this.replay(record, fingerprint);
   }
 
@@ -58,7 +58,7 @@ export class OperationLog {
    * key first, returns their replay instead.
    */
   async claim(subject: string, key: string, request: RunRequest, fingerprint: string): Promise<{ journal: RunJournal; done(): void } | { replay: RunEvent[] }> {
-    const claim = await this.store.claimOperation({ subject, key, fingerprint, provider: request.provider, model: request.model });
+    const claim = await this.store.operations.claim({ subject, key, fingerprint, provider: request.provider, model: request.model });
     if (!claim.claimed) return { replay: this.replay(claim.existing, fingerprint) };
     const id = `${subject}\0${key}`;
     this.executing.add(id);
@@ -66,7 +66,7 @@ export class OperationLog {
       record: async (runId: string, event: EventPayload) => {
         const state = event.type === 'run.completed' ? 'completed' : event.type === 'run.failed' ? 'failed' : event.type === 'run.cancelled' ? 'cancelled' : undefined;
         try {
-          await this.store.appendOperation(subject, key, runId, { at: isoTimestamp(this.clock), event }, { maxBytes: this.maxRecordBytes, ...(state ? { state } : {}) });
+          await this.store.operations.append(subject, key, runId, { at: isoTimestamp(this.clock), event }, { maxBytes: this.maxRecordBytes, ...(state ? { state } : {}) });
         } catch (error) {
           if (error instanceof DriverError) throw error;
           throw new DriverError('OPERATION_STORE_ERROR', 'The operation record could not be written.', { outcome: 'uncertain', cause: error });
@@ -78,14 +78,14 @@ export class OperationLog {
 
   /** Drops finished records older than the retention. */
   expire(): Promise<number> {
-    return this.store.expireOperations(this.clock.now() - this.retentionMs);
+    return this.store.operations.expire(this.clock.now() - this.retentionMs);
   }
 
   private replay(record: OperationRecord, fingerprint: string): RunEvent[] {
     if (record.fingerprint !== fingerprint) {
       throw new DriverError('IDEMPOTENCY_CONFLICT', 'This idempotency key was used with a different request.');
     }
-    const live = record.ownerAlive && (record.owner !== this.store.replicaId || this.executing.has(`${record.subject}\0${record.key}`));
+    const live = record.ownerAlive && (record.owner !== this.store.replica.id || this.executing.has(`${record.subject}\0${record.key}`));
     if (record.state === 'running' && live) {
       throw new DriverError('OPERATION_IN_PROGRESS', 'A run with this idempotency key is still in progress.', { retryable: true });
     }

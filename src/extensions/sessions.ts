@@ -48,11 +48,11 @@ export class SessionService {
   private readonly turns = new Map<string, { controller: AbortController; provider: string }>();
 
   constructor(
-    private readonly store: Pick<StateStore, 'sessions' | 'onSignal' | 'signalOwner' | 'replicaId'>,
+    private readonly store: Pick<StateStore, 'sessions' | 'replica'>,
     private readonly driver: AgenticDriver,
     readonly policy: SessionsPolicy,
   ) {
-    store.onSignal((signal) => {
+    store.replica.onSignal((signal) => {
       if (signal.kind !== 'session') return;
       const turn = this.turns.get(signal.id);
       if (!turn) return;
@@ -82,8 +82,8 @@ export class SessionService {
     const row = await this.load(id, caller, 'delete');
     const { deleted: removed, runningOn } = await this.store.sessions.delete(id);
     if (!removed) throw notFound();
-    if (runningOn === this.store.replicaId) this.turns.get(id)?.controller.abort(deleted());
-    else if (runningOn) await this.store.signalOwner(runningOn, { kind: 'session', id });
+    if (runningOn === this.store.replica.id) this.turns.get(id)?.controller.abort(deleted());
+    else if (runningOn) await this.store.replica.signal(runningOn, { kind: 'session', id });
     // This replica's copy of the provider's state; other replicas' are swept once idle past retention.
     if (row.info.mode === 'native') await this.forget(row.info.provider, row.info.id);
     return { id, deleted: true };

@@ -20,7 +20,7 @@ export interface HostMetrics {
 
 /** What the operator endpoints read beyond the rest of the context: the store, and this replica's live runs. */
 export interface OperatorServices {
-  store: Pick<StateStore, 'recentUsage' | 'pendingApprovals' | 'jobs' | 'usageTotals' | 'auditPage'>;
+  store: Pick<StateStore, 'usage' | 'approvals' | 'jobs' | 'audit'>;
   monitor: RunMonitor;
 }
 

@@ -150,7 +150,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     if (options.log) logRun(options.log, record);
     try {
       await usage.finished(record).catch(() => undefined);
-      await store.recordUsage(record);
+      await store.usage.record(record);
     } finally {
       usage.deliverLater(record);
     }
@@ -172,7 +172,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     onInternalError: (error, runId) => logInternalError(error, `run ${runId}`),
     metering: { hostId, ...(config.usage ? { labels: config.usage.labels, prices: config.usage.prices } : {}) },
     onRunStarted: async (record) => {
-      await Promise.all([store.recordRunStart(record), usage.runStarted(record)]);
+      await Promise.all([store.usage.runStarted(record), usage.runStarted(record)]);
     },
     onUsage: recordUsage,
     ...(retrieval ? { retrieval } : {}),

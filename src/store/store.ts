@@ -1,8 +1,10 @@
 /**
- * The state seam. Everything durable lives behind this interface — usage records, the approval
- * audit, operation records (idempotency), pending approvals and application-tool tickets — so
- * that the embedded SQLite store and a PostgreSQL store shared by several replicas are
- * interchangeable. Both are one implementation (`sql/sql-store.ts`) over an engine.
+ * The state seam. Everything durable lives behind this interface, as one object of table
+ * modules — `replica` (this process's lease and the signals between replicas), `usage`,
+ * `audit`, `operations` (idempotency), `approvals`, `tickets`, `jobs`, `sessions` and
+ * `retrieval` — so that the embedded SQLite store and a PostgreSQL store shared by several
+ * replicas are interchangeable. Both are one implementation (`sql/sql-store.ts`) over an
+ * engine, each table module with its SQL and its migrations in one file (`sql/tables/`).
  */
 import type {
   ApprovalRequest,
@@ -148,6 +150,8 @@ export interface JobStore {
   expire(): Promise<number>;
   /** Jobs waiting for a worker (queue depth, for metrics). */
   queued(): Promise<number>;
+  /** At a clean stop: this replica's running jobs become interrupted (never re-run); queued ones stay queued. */
+  interruptOwn(): Promise<number>;
 }
 
 export interface SessionRow {
@@ -254,72 +258,97 @@ export interface RetrievalIndexStore {
   searchVector(scope: RetrievalScope, vector: Float32Array, limit: number, signal?: AbortSignal): Promise<ChunkMatch[]>;
 }
 
+/** This process as one replica of the store: its id (the owner of the work it starts) and the signals between replicas. */
+export interface ReplicaStore {
+  /** This replica's id; it changes when the lease was lost and taken anew. */
+  readonly id: string;
+  /** Tells a replica something for a run it owns (e.g. that the session of its turn was deleted). */
+  signal(owner: string, signal: StoreSignal): Promise<void>;
+  /** Called for every signal addressed to this replica. */
+  onSignal(handler: (signal: StoreSignal) => void): void;
+}
+
+/** Usage records, and the runs in flight that a crash leaves to be recorded as interrupted. */
+export interface UsageStore {
+  /** Marks a run in flight until its usage record arrives; resolves once durable. */
+  runStarted(record: RunStartRecord): Promise<void>;
+  record(record: UsageRecord): Promise<void>;
+  summary(): Promise<UsageSummary>;
+  /** Token, run and cost totals of the stored usage records, optionally since a time and grouped (`agenticdriver usage`). */
+  totals(query: UsageTotalsQuery): Promise<UsageTotalsRow[]>;
+  /** The most recently finished runs' usage records, newest first. */
+  recent(limit: number): Promise<UsageRecord[]>;
+}
+
+/** The approval audit log. */
+export interface AuditStore {
+  /** Appends one record durably, or throws. */
+  append(record: AuditRecord): Promise<void>;
+  /** The newest records first. */
+  read(limit: number): Promise<AuditRecord[]>;
+  /** One page, newest first, older than the record `before` when given, with each record's id. */
+  page(limit: number, before?: number): Promise<{ id: number; record: AuditRecord }[]>;
+}
+
+/** Operation records of idempotent runs. */
+export interface OperationStore {
+  find(subject: string, key: string): Promise<OperationRecord | undefined>;
+  /** Claims the key for this replica, or returns the record of whoever owns it. */
+  claim(claim: OperationClaim): Promise<{ claimed: true } | { claimed: false; existing: OperationRecord }>;
+  /**
+   * Appends to a record this replica owns and is still running; a terminal `state` closes it.
+   * Throws OPERATION_RECORD_LIMIT past `maxBytes` (terminal events always fit) and
+   * OPERATION_STORE_ERROR when the record is no longer this replica's to write.
+   */
+  append(subject: string, key: string, runId: string, entry: JournalEntry, options: { maxBytes: number; state?: Exclude<OperationState, 'running'> }): Promise<void>;
+  /** Drops finished records last updated before `before` (epoch ms); returns how many. */
+  expire(before: number): Promise<number>;
+}
+
+/** Pending interactive approvals. */
+export interface ApprovalStore {
+  open(row: Omit<ApprovalRow, 'state' | 'resolution' | 'ownerAlive'>, audit: AuditRecord): Promise<void>;
+  read(approvalId: string): Promise<ApprovalRow | undefined>;
+  /**
+   * Resolves a pending approval whose run is alive, with its audit record, in one
+   * transaction, and signals the owner. False when it is not pending or its run is gone.
+   */
+  resolve(resolution: ApprovalResolution, audit: AuditRecord): Promise<boolean>;
+  /** Pending approvals of every subject, oldest first (the operator's list). */
+  pending(limit: number): Promise<ApprovalRow[]>;
+}
+
+/** Application-tool tickets. */
+export interface TicketStore {
+  open(row: Omit<TicketRow, 'state' | 'ownerAlive'>): Promise<void>;
+  read(executionId: string): Promise<TicketRow | undefined>;
+  /** Consumes a pending ticket whose run is alive with its one result and signals the owner. */
+  settle(executionId: string, result: TicketResult): Promise<boolean>;
+  /** The result a settled ticket holds (read by the owner when signalled). */
+  result(executionId: string): Promise<TicketResult | undefined>;
+  /** The run ended: the ticket can no longer be used. */
+  close(executionId: string): Promise<void>;
+  /** Tells the owner of a pending ticket that the application reported progress. */
+  progress(executionId: string): Promise<void>;
+}
+
 export interface StateStore {
   readonly kind: 'sqlite' | 'postgres';
-  /** This process's replica id: the owner of the runs, approvals and tickets it starts. */
-  readonly replicaId: string;
+  readonly replica: ReplicaStore;
+  readonly usage: UsageStore;
+  readonly audit: AuditStore;
+  readonly operations: OperationStore;
+  readonly approvals: ApprovalStore;
+  readonly tickets: TicketStore;
   readonly jobs: JobStore;
   readonly sessions: SessionStore;
   /** Indexed sources and chunks for scoped retrieval, searched with the engine's own full-text search. */
   readonly retrieval: RetrievalIndexStore;
-  /** Tells a replica something for a run it owns (e.g. that the session of its turn was deleted). */
-  signalOwner(owner: string, signal: StoreSignal): Promise<void>;
-  /** At a clean stop: this replica's running jobs become interrupted (never re-run); queued ones stay queued. */
-  interruptOwnJobs(): Promise<number>;
   /**
    * Registers this replica under a lease, reaps what dead replicas left open (on SQLite: all
    * of it, the file is this process's alone) and keeps renewing. `onLeaseLost` is called when
    * a renewal finds the lease gone: this replica's open work was reaped and can no longer commit.
    */
   start(options: { leaseMs: number; onLeaseLost(): void; onError?(error: unknown): void }): Promise<ReconcileReport>;
-  /** Marks a run in flight until its usage record arrives; resolves once durable. */
-  recordRunStart(record: RunStartRecord): Promise<void>;
-  recordUsage(record: UsageRecord): Promise<void>;
-  usageSummary(): Promise<UsageSummary>;
-  /** Token, run and cost totals of the stored usage records, optionally since a time and grouped (`agenticdriver usage`). */
-  usageTotals(query: UsageTotalsQuery): Promise<UsageTotalsRow[]>;
-  /** Appends one approval audit record durably, or throws. */
-  appendAudit(record: AuditRecord): Promise<void>;
-  /** The newest audit records first. */
-  readAudit(limit: number): Promise<AuditRecord[]>;
-  /** One page of the audit log, newest first, older than the record `before` when given, with each record's id. */
-  auditPage(limit: number, before?: number): Promise<{ id: number; record: AuditRecord }[]>;
-  /** The most recently finished runs' usage records, newest first. */
-  recentUsage(limit: number): Promise<UsageRecord[]>;
-  /** Pending approvals of every subject, oldest first (the operator's list). */
-  pendingApprovals(limit: number): Promise<ApprovalRow[]>;
-
-  findOperation(subject: string, key: string): Promise<OperationRecord | undefined>;
-  /** Claims the key for this replica, or returns the record of whoever owns it. */
-  claimOperation(claim: OperationClaim): Promise<{ claimed: true } | { claimed: false; existing: OperationRecord }>;
-  /**
-   * Appends to a record this replica owns and is still running; a terminal `state` closes it.
-   * Throws OPERATION_RECORD_LIMIT past `maxBytes` (terminal events always fit) and
-   * OPERATION_STORE_ERROR when the record is no longer this replica's to write.
-   */
-  appendOperation(subject: string, key: string, runId: string, entry: JournalEntry, options: { maxBytes: number; state?: Exclude<OperationState, 'running'> }): Promise<void>;
-  /** Drops finished records last updated before `before` (epoch ms); returns how many. */
-  expireOperations(before: number): Promise<number>;
-
-  openApproval(row: Omit<ApprovalRow, 'state' | 'resolution' | 'ownerAlive'>, audit: AuditRecord): Promise<void>;
-  readApproval(approvalId: string): Promise<ApprovalRow | undefined>;
-  /**
-   * Resolves a pending approval whose run is alive, with its audit record, in one
-   * transaction, and signals the owner. False when it is not pending or its run is gone.
-   */
-  resolveApproval(resolution: ApprovalResolution, audit: AuditRecord): Promise<boolean>;
-
-  openTicket(row: Omit<TicketRow, 'state' | 'ownerAlive'>): Promise<void>;
-  readTicket(executionId: string): Promise<TicketRow | undefined>;
-  /** Consumes a pending ticket whose run is alive with its one result and signals the owner. */
-  settleTicket(executionId: string, result: TicketResult): Promise<boolean>;
-  /** The result a settled ticket holds (read by the owner when signalled). */
-  ticketResult(executionId: string): Promise<TicketResult | undefined>;
-  /** The run ended: the ticket can no longer be used. */
-  closeTicket(executionId: string): Promise<void>;
-  /** Tells the owner of a pending ticket that the application reported progress. */
-  signalProgress(executionId: string): Promise<void>;
-  /** Called for every signal addressed to this replica. */
-  onSignal(handler: (signal: StoreSignal) => void): void;
   close(): Promise<void>;
 }

@@ -105,7 +105,7 @@ describe('agenticdriver CLI', () => {
   it('audit prints the approval audit log from the state store', async () => {
     const { openSqliteStore } = await import('../../src/store/sqlite/sqlite-store.js');
     const store = await openSqliteStore(join(dir, 'nested', 'state'));
-    await store.appendAudit({ kind: 'approval.resolved', at: '2026-11-30T00:00:00.000Z', subject: 'local', tokenId: 'local', approvalId: 'a1', runId: 'r1', provider: 'mock', tool: 'send_email', outcome: 'approved' });
+    await store.audit.append({ kind: 'approval.resolved', at: '2026-11-30T00:00:00.000Z', subject: 'local', tokenId: 'local', approvalId: 'a1', runId: 'r1', provider: 'mock', tool: 'send_email', outcome: 'approved' });
     await store.close();
     const result = cli(['audit', '--config', config, '--json', '--limit', '5']);
     assert.equal(result.status, 0, result.stderr);

@@ -329,7 +329,7 @@ describe('hardening: a run stopped by OUTPUT_BUFFER_LIMIT failed (defect 7)', ()
 async function settledRunCount(host: TestHost): Promise<number> {
   let last = -1;
   for (let attempt = 0; attempt < 50; attempt++) {
-    const runs = (await host.store.usageSummary()).runs;
+    const runs = (await host.store.usage.summary()).runs;
     if (runs === last) return runs;
     last = runs;
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -259,7 +259,7 @@ describe('host over loopback HTTP', () => {
       await reader.cancel();
       for (let i = 0; i < 100 && host.metrics.runs.cancelled === before; i += 1) await new Promise((r) => setTimeout(r, 20));
       assert.equal(host.metrics.runs.cancelled, before + 1);
-      const summary = await host.store.usageSummary();
+      const summary = await host.store.usage.summary();
       assert.ok(summary.cancelled >= 1);
     });
 

@@ -105,9 +105,9 @@ describe('shutdown and crash (defects 4 and 5)', () => {
 
     const restarted = await startHost({ config: await readHostConfig(config), env, logger: false });
     try {
-      const summary = await restarted.store.usageSummary();
+      const summary = await restarted.store.usage.summary();
       assert.equal(summary.interrupted, 4, JSON.stringify(summary));
-      const audit = await restarted.store.readAudit(50);
+      const audit = await restarted.store.audit.read(50);
       const resolved = audit.find((record) => record.kind === 'approval.resolved' && record.approvalId === approvalId);
       assert.equal(resolved?.outcome, 'interrupted');
     } finally {
@@ -116,7 +116,7 @@ describe('shutdown and crash (defects 4 and 5)', () => {
     // Reconciled once: a later start finds nothing left open.
     const later = await startHost({ config: await readHostConfig(config), env, logger: false });
     try {
-      assert.equal((await later.store.usageSummary()).interrupted, 4);
+      assert.equal((await later.store.usage.summary()).interrupted, 4);
     } finally {
       await later.close();
     }

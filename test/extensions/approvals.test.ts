@@ -104,7 +104,7 @@ describe('interactive approvals over HTTP', () => {
     const types = events.map((e) => e.type);
     assert.deepEqual(types.slice(types.indexOf('tool.called')), ['tool.called', 'approval.requested', 'approval.resolved', 'tool.completed', 'step.started', 'text.delta', 'run.completed']);
     assert.deepEqual(effects, [{ to: 'ada@example.com', nested: { ids: [1, 2] } }]);
-    const records = await host.store.readAudit(50);
+    const records = await host.store.audit.read(50);
     assert.ok(records.some((r) => r.kind === 'approval.resolved' && r.outcome === 'approved' && r.tokenId === 'main'));
     assert.ok(records.filter((r) => r.kind === 'approval.rejected').length >= 5);
   });
@@ -200,9 +200,9 @@ describe('approval policy and audit failures', () => {
   it('fails closed with APPROVAL_AUDIT_FAILED when the audit record cannot be written', async () => {
     const store = await openSqliteStore(tempDir('ad-audit-'));
     let failDecisions = false;
-    const resolveApproval = store.resolveApproval.bind(store);
+    const resolveApproval = store.approvals.resolve.bind(store.approvals);
     // The decision and its audit record commit together; the disk fills up just then.
-    store.resolveApproval = async (resolution, audit) => {
+    store.approvals.resolve = async (resolution, audit) => {
       if (failDecisions) throw new Error('disk full');
       return resolveApproval(resolution, audit);
     };

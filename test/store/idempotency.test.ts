@@ -13,7 +13,7 @@ import { ENGINES, openTestStore } from '../support/stores.js';
 async function settledRuns(host: TestHost): Promise<number> {
   let last = -1;
   for (;;) {
-    const runs = (await host.store.usageSummary()).runs;
+    const runs = (await host.store.usage.summary()).runs;
     if (runs === last) return runs;
     last = runs;
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -90,7 +90,7 @@ for (const engine of ENGINES) {
       const slow = { provider: 'mock', model: 'demo', input: script([{ stallMs: 1500 }, { text: 'late' }]), idempotencyKey: 'k-slow' };
       const first = h.post('/v1/runs', slow);
       // Once the first request owns the key (a loaded machine may take a while to get there).
-      while ((await h.store.findOperation('test-user', 'k-slow'))?.state !== 'running') await new Promise((resolve) => setTimeout(resolve, 20));
+      while ((await h.store.operations.find('test-user', 'k-slow'))?.state !== 'running') await new Promise((resolve) => setTimeout(resolve, 20));
       const duplicate = await json(await h.post('/v1/runs', slow));
       assert.equal(duplicate.status, 409);
       assert.deepEqual([duplicate.body.error?.code, duplicate.body.error?.retryable], ['OPERATION_IN_PROGRESS', true]);

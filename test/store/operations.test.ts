@@ -26,28 +26,28 @@ for (const engine of ENGINES) {
 
     it('claims once, appends while running, closes on a terminal state, and expires only finished records', async () => {
       const store = await started();
-      assert.deepEqual(await store.claimOperation(claim('a')), { claimed: true });
-      const second = await store.claimOperation(claim('a'));
+      assert.deepEqual(await store.operations.claim(claim('a')), { claimed: true });
+      const second = await store.operations.claim(claim('a'));
       assert.equal(second.claimed, false);
-      await store.appendOperation('s', 'a', 'run-a', entry('run.started'), { maxBytes: 10_000 });
-      await store.appendOperation('s', 'a', 'run-a', entry('run.completed'), { maxBytes: 10_000, state: 'completed' });
-      await assert.rejects(store.appendOperation('s', 'a', 'run-a', entry('step.started'), { maxBytes: 10_000 }), { code: 'OPERATION_STORE_ERROR' });
-      const record = await store.findOperation('s', 'a');
+      await store.operations.append('s', 'a', 'run-a', entry('run.started'), { maxBytes: 10_000 });
+      await store.operations.append('s', 'a', 'run-a', entry('run.completed'), { maxBytes: 10_000, state: 'completed' });
+      await assert.rejects(store.operations.append('s', 'a', 'run-a', entry('step.started'), { maxBytes: 10_000 }), { code: 'OPERATION_STORE_ERROR' });
+      const record = await store.operations.find('s', 'a');
       assert.deepEqual([record?.state, record?.runId, record?.events.map((item) => item.event.type)], ['completed', 'run-a', ['run.started', 'run.completed']]);
-      await store.claimOperation(claim('b'));
-      assert.equal(await store.expireOperations(Date.now() + 1000), 1, 'only the finished record expires');
-      assert.equal(await store.findOperation('s', 'a'), undefined);
-      assert.equal((await store.findOperation('s', 'b'))?.state, 'running');
+      await store.operations.claim(claim('b'));
+      assert.equal(await store.operations.expire(Date.now() + 1000), 1, 'only the finished record expires');
+      assert.equal(await store.operations.find('s', 'a'), undefined);
+      assert.equal((await store.operations.find('s', 'b'))?.state, 'running');
     });
 
     it('refuses an append past maxBytes, but always takes the terminal event', async () => {
       const store = await started();
-      await store.claimOperation(claim('big'));
-      await assert.rejects(store.appendOperation('s', 'big', 'r', { at: 'x', event: { type: 'tool.called', pad: 'p'.repeat(500) } as never }, { maxBytes: 100 }), {
+      await store.operations.claim(claim('big'));
+      await assert.rejects(store.operations.append('s', 'big', 'r', { at: 'x', event: { type: 'tool.called', pad: 'p'.repeat(500) } as never }, { maxBytes: 100 }), {
         code: 'OPERATION_RECORD_LIMIT',
       });
-      await store.appendOperation('s', 'big', 'r', { at: 'x', event: { type: 'run.failed', pad: 'p'.repeat(500) } as never }, { maxBytes: 100, state: 'failed' });
-      assert.equal((await store.findOperation('s', 'big'))?.state, 'failed');
+      await store.operations.append('s', 'big', 'r', { at: 'x', event: { type: 'run.failed', pad: 'p'.repeat(500) } as never }, { maxBytes: 100, state: 'failed' });
+      assert.equal((await store.operations.find('s', 'big'))?.state, 'failed');
     });
   });
 }

@@ -36,13 +36,13 @@ for (const engine of ENGINES) {
       try {
         await store.start({ leaseMs: 60_000, onLeaseLost: () => undefined });
         for (const [index, at] of ['2026-12-01T10:00:01.000Z', '2026-12-03T10:00:01.000Z', '2026-12-02T10:00:01.000Z'].entries()) {
-          await store.recordUsage(usage(`00000000-0000-4000-8000-00000000000${index}`, at));
+          await store.usage.record(usage(`00000000-0000-4000-8000-00000000000${index}`, at));
         }
-        assert.deepEqual((await store.recentUsage(2)).map((record) => record.finishedAt), ['2026-12-03T10:00:01.000Z', '2026-12-02T10:00:01.000Z']);
+        assert.deepEqual((await store.usage.recent(2)).map((record) => record.finishedAt), ['2026-12-03T10:00:01.000Z', '2026-12-02T10:00:01.000Z']);
 
         for (const [index, subject] of ['bob', 'alice'].entries()) {
           const approvalId = `approval-${index}`;
-          await store.openApproval(
+          await store.approvals.open(
             {
               approval: { approvalId, runId: `run-${index}`, call: { id: `call-${index}`, name: 'guarded', arguments: { n: index } }, requestedAt: `2026-12-01T10:00:0${5 - index}.000Z`, idlePolicy: 'pause' },
               subject,
@@ -53,14 +53,14 @@ for (const engine of ENGINES) {
             audit(subject, approvalId),
           );
         }
-        await store.appendAudit(audit('carol', 'approval-x'));
-        const pending = await store.pendingApprovals(10);
+        await store.audit.append(audit('carol', 'approval-x'));
+        const pending = await store.approvals.pending(10);
         assert.deepEqual(pending.map((row) => [row.subject, row.approval.approvalId]), [['alice', 'approval-1'], ['bob', 'approval-0']]);
-        assert.equal((await store.pendingApprovals(1)).length, 1);
+        assert.equal((await store.approvals.pending(1)).length, 1);
 
-        const first = await store.auditPage(2);
+        const first = await store.audit.page(2);
         assert.deepEqual(first.map((entry) => entry.record.subject), ['carol', 'alice']);
-        const second = await store.auditPage(2, first.at(-1)!.id);
+        const second = await store.audit.page(2, first.at(-1)!.id);
         assert.deepEqual(second.map((entry) => entry.record.subject), ['bob']);
         assert.ok(second[0]!.id < first[1]!.id);
 

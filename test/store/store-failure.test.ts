@@ -42,9 +42,9 @@ for (const engine of ENGINES) {
 
         const after = await breakable.recover();
         try {
-          const record = await after.findOperation('test-user', 'during-1');
+          const record = await after.operations.find('test-user', 'during-1');
           assert.ok(record === undefined || record.state !== 'running' || record.events.length === 0, JSON.stringify(record));
-          assert.equal((await after.findOperation('test-user', 'before-1'))?.state, 'completed');
+          assert.equal((await after.operations.find('test-user', 'before-1'))?.state, 'completed');
         } finally {
           await after.close();
         }

@@ -32,23 +32,23 @@ for (const engine of ENGINES) {
     it('sums observed tokens, counts statuses and incomplete runs, groups and filters by finish time', async () => {
       const store = await openTestStore(engine);
       try {
-        await store.recordUsage(record('00000000-0000-4000-8000-00000000000a', { usage: { inputTokens: 10, outputTokens: 2 }, observedUsage: { inputTokens: 10, outputTokens: 2 }, costUsd: 0.25 }));
-        await store.recordUsage(record('00000000-0000-4000-8000-00000000000b', { subject: 'bob', status: 'failed', errorCode: 'PROVIDER_ERROR', observedUsage: { inputTokens: 5 }, finishedAt: '2026-12-02T10:00:01.000Z' }));
+        await store.usage.record(record('00000000-0000-4000-8000-00000000000a', { usage: { inputTokens: 10, outputTokens: 2 }, observedUsage: { inputTokens: 10, outputTokens: 2 }, costUsd: 0.25 }));
+        await store.usage.record(record('00000000-0000-4000-8000-00000000000b', { subject: 'bob', status: 'failed', errorCode: 'PROVIDER_ERROR', observedUsage: { inputTokens: 5 }, finishedAt: '2026-12-02T10:00:01.000Z' }));
         // A v1 record (before observedUsage existed): its usage counts as observed.
         const v1 = { ...record('00000000-0000-4000-8000-00000000000c', {}), schema: 'agenticdriver.usage.v1', usage: { inputTokens: 1, outputTokens: 1 } } as unknown as UsageRecord;
         delete (v1 as Partial<UsageRecord>).observedUsage;
-        await store.recordUsage(v1);
+        await store.usage.record(v1);
 
-        const [all] = await store.usageTotals({});
+        const [all] = await store.usage.totals({});
         assert.deepEqual(
           [all!.runs, all!.completed, all!.failed, all!.incompleteRuns, all!.inputTokens, all!.outputTokens, all!.costUsd],
           [3, 2, 1, 1, 16, 3, 0.25],
         );
-        const bySubject = await store.usageTotals({ by: 'subject' });
+        const bySubject = await store.usage.totals({ by: 'subject' });
         assert.deepEqual(bySubject.map((row) => [row.key, row.runs, row.inputTokens]), [['alice', 2, 11], ['bob', 1, 5]]);
-        const byDay = await store.usageTotals({ by: 'day' });
+        const byDay = await store.usage.totals({ by: 'day' });
         assert.deepEqual(byDay.map((row) => [row.key, row.runs]), [['2026-12-01', 2], ['2026-12-02', 1]]);
-        const since = await store.usageTotals({ since: '2026-12-02T00:00:00.000Z', by: 'model' });
+        const since = await store.usage.totals({ since: '2026-12-02T00:00:00.000Z', by: 'model' });
         assert.deepEqual(since.map((row) => [row.key, row.runs, row.failed]), [['mock/demo', 1, 1]]);
       } finally {
         await store.close();

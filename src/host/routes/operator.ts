@@ -48,7 +48,7 @@ export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = asyn
   app.route<{ Body: OperatorRunsRequest }>({
     ...routeOf('operatorListRuns'),
     handler: async (request): Promise<OperatorRunList> => {
-      const finished = await store.recentUsage(request.body.finished ?? DEFAULT_FINISHED);
+      const finished = await store.usage.recent(request.body.finished ?? DEFAULT_FINISHED);
       return { active: monitor.list(), finished: finished.map(finishedRun) };
     },
   });
@@ -68,7 +68,7 @@ export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = asyn
   app.route<{ Body: OperatorListRequest }>({
     ...routeOf('operatorListApprovals'),
     handler: async (request): Promise<OperatorApprovalList> => {
-      const rows = context.approvals ? await store.pendingApprovals(request.body.limit ?? DEFAULT_LIMIT) : [];
+      const rows = context.approvals ? await store.approvals.pending(request.body.limit ?? DEFAULT_LIMIT) : [];
       return { approvals: rows.map((row) => ({ approval: row.approval, subject: row.subject, provider: row.provider })) };
     },
   });
@@ -115,7 +115,7 @@ export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = asyn
   app.route<{ Body: OperatorUsageRequest }>({
     ...routeOf('operatorUsage'),
     handler: async (request): Promise<OperatorUsage> => ({
-      totals: await store.usageTotals({ ...(request.body.by ? { by: request.body.by } : {}), ...(request.body.since ? { since: request.body.since } : {}) }),
+      totals: await store.usage.totals({ ...(request.body.by ? { by: request.body.by } : {}), ...(request.body.since ? { since: request.body.since } : {}) }),
     }),
   });
 
@@ -124,7 +124,7 @@ export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = asyn
     handler: async (request): Promise<OperatorAuditPage> => {
       const limit = request.body.limit ?? DEFAULT_AUDIT;
       // One more than asked for tells whether an older page exists.
-      const rows = await store.auditPage(limit + 1, request.body.before);
+      const rows = await store.audit.page(limit + 1, request.body.before);
       const page = rows.slice(0, limit);
       const records: AuditEntry[] = page.map(({ id, record }) => ({ ...record, id }));
       return { records, ...(rows.length > limit && page.length > 0 ? { nextBefore: page.at(-1)!.id } : {}) };

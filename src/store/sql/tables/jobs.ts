@@ -10,6 +10,17 @@ import type { ErrorInfo, JobInfo, JobState, RunEvent, RunRequest } from '../../.
 import type { JobRow, JobStore, JobSubmission } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
 import { ORPHAN, rowLock } from '../ownership.js';
+import type { Migrations, Reaped } from '../table.js';
+
+const JOBS = `CREATE TABLE jobs (
+     id TEXT PRIMARY KEY, subject TEXT NOT NULL, job_key TEXT NOT NULL, fingerprint TEXT NOT NULL, token_id TEXT NOT NULL,
+     request TEXT, run_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, state TEXT NOT NULL,
+     cursor BIGINT NOT NULL, cancel_requested INTEGER NOT NULL, owner TEXT, created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL, expires_at BIGINT, retention_ms BIGINT NOT NULL, bytes BIGINT NOT NULL,
+     UNIQUE (subject, job_key));
+   CREATE INDEX jobs_queued ON jobs (created_at) WHERE state = 'queued';
+   CREATE INDEX jobs_running ON jobs (owner) WHERE state = 'running';
+   CREATE TABLE job_events (job_id TEXT NOT NULL, seq BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (job_id, seq))`;
 
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
@@ -34,7 +45,9 @@ interface JobColumns {
   bytes: number;
 }
 
-export class JobTable implements JobStore {
+export class JobTable implements JobStore, Reaped {
+  static readonly migrations: Migrations = { sqlite: [JOBS], postgres: [JOBS] };
+
   constructor(
     private readonly engine: SqlEngine,
     private readonly owner: () => string,
@@ -180,11 +193,20 @@ export class JobTable implements JobStore {
    * become `interrupted`: a `run.failed` JOB_INTERRUPTED barrier, outcome uncertain, closes
    * their log. They are never run again. Returns how many.
    */
-  async interrupt(tx: SqlEngine, mine: boolean): Promise<number> {
+  private async interrupt(tx: SqlEngine, mine: boolean): Promise<number> {
     const jobs = await tx.all<JobColumns>(`SELECT * FROM jobs WHERE state = 'running' AND (${mine ? 'owner = ?' : ORPHAN}) ${this.lock}`, mine ? [this.owner()] : []);
     const error = new DriverError('JOB_INTERRUPTED', 'The host running this job stopped; what it did after its last event is uncertain, and it is not run again.', { outcome: 'uncertain' }).toJSON();
     for (const job of jobs) await this.finish(tx, row(job), 'interrupted', error);
     return jobs.length;
+  }
+
+  reap(tx: SqlEngine): Promise<number> {
+    return this.interrupt(tx, false);
+  }
+
+  /** At a clean stop: this replica's running jobs become interrupted (never re-run); queued ones stay queued. */
+  interruptOwn(): Promise<number> {
+    return this.engine.transaction((tx) => this.interrupt(tx, true));
   }
 
   async queued(): Promise<number> {

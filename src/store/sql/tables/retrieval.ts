@@ -9,6 +9,7 @@ import { DriverError } from '../../../protocol/errors.js';
 import type { ContextSource, IngestionManifest } from '../../../protocol/schemas.js';
 import type { ChunkMatch, CorpusIndex, IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
+import type { Migrations } from '../table.js';
 
 export interface RetrievalCapacity {
   /** Chunks across all corpora and namespaces (default 20,000). */
@@ -79,7 +80,61 @@ function unitScore(relevance: number): number {
   return Math.max(value / (1 + value), Number.MIN_VALUE);
 }
 
+/**
+ * The retrieval index: corpora (frozen descriptor), documents (one revision per source) and
+ * chunks with their vectors (float32 little-endian BLOB/bytea). The lexical index is the
+ * engine's own: an FTS5 table kept in step by triggers on SQLite, a generated tsvector with
+ * a GIN index on PostgreSQL (Porter / English stemming on both).
+ */
+function retrievalTables(dialect: 'sqlite' | 'postgres'): string {
+  const tables = `CREATE TABLE retrieval_corpora (corpus TEXT PRIMARY KEY, descriptor TEXT NOT NULL);
+   CREATE TABLE retrieval_documents (
+     corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL, revision TEXT NOT NULL,
+     digest TEXT NOT NULL, source TEXT NOT NULL, ingestion TEXT, chunks BIGINT NOT NULL, bytes BIGINT NOT NULL,
+     stored_bytes BIGINT NOT NULL, PRIMARY KEY (corpus, namespace, source_id))`;
+  if (dialect === 'sqlite') {
+    return `${tables};
+   CREATE TABLE retrieval_chunks (
+     id INTEGER PRIMARY KEY, corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL,
+     chunk_id TEXT NOT NULL, ordinal BIGINT NOT NULL, text TEXT NOT NULL, location TEXT NOT NULL, vector BLOB,
+     UNIQUE (corpus, namespace, chunk_id));
+   CREATE INDEX retrieval_chunks_source ON retrieval_chunks (corpus, namespace, source_id);
+   CREATE VIRTUAL TABLE retrieval_fts USING fts5(text, content='retrieval_chunks', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2');
+   CREATE TRIGGER retrieval_chunks_fts_insert AFTER INSERT ON retrieval_chunks BEGIN
+     INSERT INTO retrieval_fts (rowid, text) VALUES (new.id, new.text);
+   END;
+   CREATE TRIGGER retrieval_chunks_fts_delete AFTER DELETE ON retrieval_chunks BEGIN
+     INSERT INTO retrieval_fts (retrieval_fts, rowid, text) VALUES ('delete', old.id, old.text);
+   END`;
+  }
+  return `${tables};
+   CREATE TABLE retrieval_chunks (
+     id BIGSERIAL PRIMARY KEY, corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL,
+     chunk_id TEXT NOT NULL, ordinal BIGINT NOT NULL, text TEXT NOT NULL, location TEXT NOT NULL, vector BYTEA,
+     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
+     UNIQUE (corpus, namespace, chunk_id));
+   CREATE INDEX retrieval_chunks_source ON retrieval_chunks (corpus, namespace, source_id);
+   CREATE INDEX retrieval_chunks_tsv ON retrieval_chunks USING GIN (tsv)`;
+}
+
+/**
+ * Bumped by every replace/delete in a corpus, in the same transaction: a search reads it to
+ * know whether its in-process copy of the corpus's vectors is still current (on any replica).
+ */
+const RETRIEVAL_GENERATION = 'ALTER TABLE retrieval_corpora ADD COLUMN generation';
+
 export class RetrievalTable implements RetrievalIndexStore {
+  static readonly migrations: Migrations = {
+    sqlite: [
+      retrievalTables('sqlite'),
+      `${RETRIEVAL_GENERATION} INTEGER NOT NULL DEFAULT 0;
+   CREATE VIRTUAL TABLE retrieval_fts_vocab USING fts5vocab(retrieval_fts, 'row')`,
+      // Lexical search checks each full-text match's scope here, not in the wide chunk rows.
+      'CREATE INDEX retrieval_chunks_rank ON retrieval_chunks (id, corpus, namespace, source_id, chunk_id)',
+    ],
+    postgres: [retrievalTables('postgres'), `${RETRIEVAL_GENERATION} BIGINT NOT NULL DEFAULT 0`],
+  };
+
   constructor(
     private readonly engine: SqlEngine,
     private readonly capacity: RetrievalCapacity = DEFAULT_RETRIEVAL_CAPACITY,

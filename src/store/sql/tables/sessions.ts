@@ -10,7 +10,16 @@ import type { HistoryMessage, SessionCreate, SessionInfo } from '../../../protoc
 import type { SessionRow, SessionStore } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
 import { ORPHAN, rowLock } from '../ownership.js';
+import type { Migrations, Reaped } from '../table.js';
 
+
+const SESSIONS = `CREATE TABLE sessions (
+     id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, mode TEXT NOT NULL,
+     revision BIGINT NOT NULL, state TEXT NOT NULL, history TEXT NOT NULL, instructions TEXT, owner TEXT,
+     created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, expires_at BIGINT, retention_ms BIGINT NOT NULL);
+   CREATE INDEX sessions_expiry ON sessions (expires_at)`;
+/** A native-mode session's opaque provider state (a CLI's conversation id); never part of a snapshot. */
+const SESSION_PROVIDER_STATE = 'ALTER TABLE sessions ADD COLUMN provider_state TEXT';
 
 interface SessionColumns {
   id: string;
@@ -30,7 +39,12 @@ interface SessionColumns {
   provider_state: string | null;
 }
 
-export class SessionTable implements SessionStore {
+export class SessionTable implements SessionStore, Reaped {
+  static readonly migrations: Migrations = {
+    sqlite: [SESSIONS, SESSION_PROVIDER_STATE],
+    postgres: [SESSIONS, SESSION_PROVIDER_STATE],
+  };
+
   constructor(
     private readonly engine: SqlEngine,
     private readonly owner: () => string,
@@ -113,7 +127,7 @@ export class SessionTable implements SessionStore {
   }
 
   /** Turns whose replica is gone become interrupted (their exchange is uncertain). */
-  async interrupt(tx: SqlEngine): Promise<number> {
+  async reap(tx: SqlEngine): Promise<number> {
     const now = this.now();
     const result = await tx.run(`UPDATE sessions SET state = 'interrupted', owner = NULL, updated_at = ?, expires_at = ? + retention_ms WHERE state = 'running' AND (${ORPHAN})`, [now, now]);
     return result.changes;

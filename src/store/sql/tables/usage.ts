@@ -1,0 +1,114 @@
+/**
+ * Usage records, and the runs in flight: a run is marked when it starts and unmarked by its
+ * usage record, so a run whose replica died is recorded `interrupted` when its owner is reaped.
+ * Starts and records arriving together share one transaction per turn of the event loop.
+ */
+import { interruptedRecord, type RunStartRecord, type UsageRecord } from '../../../runtime/usage-record.js';
+import type { UsageStore, UsageSummary } from '../../store.js';
+import { sumUsage, type UsageTotalsQuery, type UsageTotalsRow } from '../../usage-totals.js';
+import type { SqlEngine } from '../engine.js';
+import { ORPHAN } from '../ownership.js';
+import type { Migrations, Reaped, TableContext } from '../table.js';
+
+type PendingWrite =
+  | { kind: 'start'; record: RunStartRecord; done: (error?: unknown) => void }
+  | { kind: 'usage'; record: UsageRecord; done: (error?: unknown) => void };
+
+const USAGE_RECORDS = `CREATE TABLE usage_records (
+     run_id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
+     status TEXT NOT NULL, finished_at TEXT NOT NULL, record TEXT NOT NULL)`;
+// The console and `usage --since` read the newest records first.
+const USAGE_BY_TIME = 'CREATE INDEX usage_records_finished ON usage_records (finished_at)';
+
+export class UsageTable implements UsageStore, Reaped {
+  static readonly migrations: Migrations = {
+    sqlite: [USAGE_RECORDS, 'CREATE TABLE runs_in_flight (run_id TEXT PRIMARY KEY, record TEXT NOT NULL)', 'ALTER TABLE runs_in_flight ADD COLUMN owner TEXT', USAGE_BY_TIME],
+    postgres: [`${USAGE_RECORDS};\n   CREATE TABLE runs_in_flight (run_id TEXT PRIMARY KEY, record TEXT NOT NULL, owner TEXT)`, USAGE_BY_TIME],
+  };
+
+  private pending: PendingWrite[] = [];
+
+  constructor(private readonly context: TableContext) {}
+
+  /** Resolves once the start is committed; concurrent writes share one commit. */
+  runStarted(record: RunStartRecord): Promise<void> {
+    return this.enqueue((done) => ({ kind: 'start', record, done }));
+  }
+
+  /** Resolves once the record is committed (and the run no longer in flight); concurrent records share one commit. */
+  record(record: UsageRecord): Promise<void> {
+    return this.enqueue((done) => ({ kind: 'usage', record, done }));
+  }
+
+  /** Writes what is queued now (the store's close waits for it). */
+  async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    try {
+      await this.context.engine.transaction(async (tx) => {
+        for (const entry of batch) {
+          if (entry.kind === 'start') {
+            await tx.run('INSERT INTO runs_in_flight (run_id, record, owner) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [entry.record.runId, JSON.stringify(entry.record), this.context.owner()]);
+          } else {
+            await this.insert(tx, entry.record);
+          }
+        }
+      });
+      for (const entry of batch) entry.done();
+    } catch (error) {
+      for (const entry of batch) entry.done(error);
+    }
+  }
+
+  /** Runs whose replica died are recorded interrupted; the duration is only an upper bound. */
+  async reap(tx: SqlEngine, now: number): Promise<number> {
+    const at = new Date(now).toISOString();
+    const runs = await tx.all<{ record: string }>(`DELETE FROM runs_in_flight WHERE ${ORPHAN} RETURNING record`);
+    for (const row of runs) await this.insert(tx, interruptedRecord(JSON.parse(row.record) as RunStartRecord, at));
+    return runs.length;
+  }
+
+  async summary(): Promise<UsageSummary> {
+    const rows = await this.context.engine.all<{ status: string; count: number }>('SELECT status, COUNT(*) AS count FROM usage_records GROUP BY status');
+    const summary: UsageSummary = { runs: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
+    for (const { status, count } of rows) {
+      summary.runs += Number(count);
+      if (status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'interrupted') summary[status] = Number(count);
+    }
+    return summary;
+  }
+
+  async totals(query: UsageTotalsQuery): Promise<UsageTotalsRow[]> {
+    const rows = await this.context.engine.all<{ record: string }>('SELECT record FROM usage_records WHERE finished_at >= ?', [query.since ?? '']);
+    return sumUsage(
+      rows.map((row) => JSON.parse(row.record) as UsageRecord),
+      query.by,
+    );
+  }
+
+  async recent(limit: number): Promise<UsageRecord[]> {
+    const rows = await this.context.engine.all<{ record: string }>('SELECT record FROM usage_records ORDER BY finished_at DESC, run_id LIMIT ?', [limit]);
+    return rows.map((row) => JSON.parse(row.record) as UsageRecord);
+  }
+
+  private enqueue(entry: (done: (error?: unknown) => void) => PendingWrite): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => void this.flush());
+      this.pending.push(entry((error) => (error === undefined ? resolve() : reject(error))));
+    });
+  }
+
+  private async insert(tx: SqlEngine, record: UsageRecord): Promise<void> {
+    await tx.run('INSERT INTO usage_records (run_id, subject, provider, model, status, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [
+      record.runId,
+      record.subject,
+      record.provider,
+      record.model,
+      record.status,
+      record.finishedAt,
+      JSON.stringify(record),
+    ]);
+    await tx.run('DELETE FROM runs_in_flight WHERE run_id = ?', [record.runId]);
+  }
+}
