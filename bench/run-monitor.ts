@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/run-monitor.ts
  */
-import { RunMonitor, WATCHER_QUEUE_LIMIT } from '../src/host/run-monitor.js';
+import { RunMonitor, WATCHER_QUEUE_LIMIT } from '../src/extensions/operator/run-monitor.js';
 import type { RunEvent } from '../src/protocol/schemas.js';
 
 const args = process.argv.slice(2);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseHostConfig } from '../src/host/config.js';
 import { startHost } from '../src/host/index.js';
-import { frameEvent } from '../src/host/sse.js';
+import { frameEvent } from '../src/http/sse.js';
 import type { RunEvent } from '../src/protocol/schemas.js';
 
 async function host(): Promise<string> {

@@ -10,5 +10,5 @@ export type { Clock } from './shared/clock.js';
 export { MockProvider, parseMockScript, type MockScript } from './providers/mock.js';
 export type { ApprovalService, RunServices, ToolExecutionService } from './runtime/services.js';
 // Interactive approvals and application tools, for embedders that wire them in themselves.
-export { ApprovalRegistry, type ApprovalPolicy } from './extensions/approvals.js';
-export { ToolExecutionRegistry, type ApplicationToolPolicy } from './extensions/application-tools.js';
+export { ApprovalRegistry, type ApprovalPolicy } from './extensions/approvals/registry.js';
+export { ToolExecutionRegistry, type ApplicationToolPolicy } from './extensions/application-tools/registry.js';

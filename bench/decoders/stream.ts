@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { frameEvent } from '../../src/host/sse.js';
+import { frameEvent } from '../../src/http/sse.js';
 import type { RunEvent } from '../../src/protocol/schemas.js';
 
 export const STREAM_FILE = new URL('../results/events-100mb.sse', import.meta.url).pathname;

@@ -2,7 +2,7 @@
  * `agenticdriver doctor`: validates the config, resolves every secret and the TLS
  * identity, then probes each provider (never a generation call). Prints no secrets.
  */
-import { TokenAuthenticator } from '../host/auth.js';
+import { TokenAuthenticator } from '../http/access.js';
 import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
 import { loadTls } from '../host/index.js';
 import { createProviders } from '../host/providers.js';

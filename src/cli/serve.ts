@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { assertListenerSecure, readHostConfig, resolveConfigPath } from '../host/config.js';
 import { startHost } from '../host/index.js';
-import { createHostLogger } from '../host/logging.js';
+import { createHostLogger } from '../http/logging.js';
 import { exists, initConfig } from './init.js';
 
 export interface ServeOptions {

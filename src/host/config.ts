@@ -14,9 +14,9 @@ import { PROVIDER_KINDS } from '../providers/kinds.js';
 import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
 import { SecretRef } from '../shared/secrets.js';
 import { checkUsageConfig, UsageConfig } from '../extensions/usage/config.js';
-import { MetricsConfig } from './metrics.js';
+import { MetricsConfig } from '../extensions/metrics/prometheus.js';
 import { EmbeddingConfig } from '../providers/embeddings/index.js';
-import { checkTracingConfig, TracingConfig } from './tracing.js';
+import { checkTracingConfig, TracingConfig } from '../extensions/tracing/tracer.js';
 
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_BODY_BYTES = 1_000_000;

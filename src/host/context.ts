@@ -1,18 +1,18 @@
 /** What the endpoint families share: the runtime, admission, discovery and live counters. */
-import type { ToolExecutionRegistry } from '../extensions/application-tools.js';
-import type { ApprovalRegistry } from '../extensions/approvals.js';
-import type { JobService } from '../extensions/jobs.js';
-import type { OperationLog } from '../extensions/operations.js';
-import type { SessionService } from '../extensions/sessions.js';
+import type { ToolExecutionRegistry } from '../extensions/application-tools/registry.js';
+import type { ApprovalRegistry } from '../extensions/approvals/registry.js';
+import type { JobService } from '../extensions/jobs/service.js';
+import type { OperationLog } from '../extensions/idempotency/operation-log.js';
+import type { SessionService } from '../extensions/sessions/service.js';
 import type { RetrievalService } from '../extensions/retrieval/service.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { ProviderDiscovery } from '../runtime/discovery.js';
 import type { StateStore } from '../store/store.js';
-import type { ActiveRuns } from './active-runs.js';
-import type { RunMonitor } from './run-monitor.js';
-import type { Admission } from './admission.js';
-import type { PrometheusMetrics } from './metrics.js';
-import type { HostTracing } from './tracing.js';
+import type { ActiveRuns } from '../http/active-runs.js';
+import type { RunMonitor } from '../extensions/operator/run-monitor.js';
+import type { Admission } from '../http/admission.js';
+import type { PrometheusMetrics } from '../extensions/metrics/prometheus.js';
+import type { HostTracing } from '../extensions/tracing/tracer.js';
 
 export interface HostMetrics {
   runs: { completed: number; failed: number; cancelled: number };

@@ -7,25 +7,25 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { DriverError, statusForCode, toDriverError } from '../protocol/errors.js';
 import { OPTIONAL_EVENTS_HEADER, selectRequestVersion, VERSION_HEADER, WIRE_VERSION } from '../protocol/version.js';
-import type { Principal, TokenAuthenticator } from './auth.js';
+import type { Principal, TokenAuthenticator } from '../http/access.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { runRoutes } from './routes/runs.js';
-import { approvalRoutes } from './routes/approvals.js';
-import { toolExecutionRoutes } from './routes/tool-executions.js';
+import { approvalRoutes } from '../extensions/approvals/routes.js';
+import { toolExecutionRoutes } from '../extensions/application-tools/routes.js';
 import { ENDPOINTS } from '../protocol/endpoints.js';
-import { bodyValidatorCompiler, PUBLIC_PATHS, QUERY_TARGETS, routeOf, routePath, serves } from './routes/table.js';
-import { jobRoutes } from './routes/jobs.js';
-import { sessionRoutes } from './routes/sessions.js';
-import { retrievalRoutes } from './routes/retrieval.js';
-import { operatorRoutes } from './routes/operator.js';
+import { bodyValidatorCompiler, PUBLIC_PATHS, QUERY_TARGETS, routeOf, routePath, serves } from '../http/endpoints.js';
+import { jobRoutes } from '../extensions/jobs/routes.js';
+import { sessionRoutes } from '../extensions/sessions/routes.js';
+import { retrievalRoutes } from '../extensions/retrieval/routes.js';
+import { operatorRoutes } from '../extensions/operator/routes.js';
 import type { HostContext } from './context.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
-import { sendError } from './send-error.js';
-import { METRICS_PATH } from './metrics.js';
-import type { RequestLine } from './logging.js';
+import { sendError } from '../http/send-error.js';
+import { METRICS_PATH } from '../extensions/metrics/prometheus.js';
+import type { RequestLine } from '../http/logging.js';
 import { randomUUID } from 'node:crypto';
-import { CONSOLE_CSP, isConsoleOrigin, type ConsoleAssets } from './console.js';
+import { CONSOLE_CSP, isConsoleOrigin, type ConsoleAssets } from '../extensions/console/assets.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ENDPOINTS, type Endpoint } from '../../src/protocol/endpoints.js';
-import { OPERATOR_ENDPOINTS } from '../../src/host/metrics.js';
+import { OPERATOR_ENDPOINTS } from '../../src/extensions/metrics/prometheus.js';
 import { sseEvents, startTestHost, type TestHost } from '../support/host.js';
 import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { buildConsole } from '../../scripts/build-console.js';
-import { CONSOLE_CSP, ConsoleAssets, isConsoleOrigin } from '../../src/host/console.js';
+import { CONSOLE_CSP, ConsoleAssets, isConsoleOrigin } from '../../src/extensions/console/assets.js';
 import { parseHostConfig } from '../../src/host/config.js';
 import { OTHER_TOKEN, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { tempDir } from '../support/temp.js';

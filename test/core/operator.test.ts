@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ENDPOINTS } from '../../src/protocol/endpoints.js';
-import { RunMonitor, WATCHER_QUEUE_LIMIT } from '../../src/host/run-monitor.js';
+import { RunMonitor, WATCHER_QUEUE_LIMIT } from '../../src/extensions/operator/run-monitor.js';
 import type { RunEvent } from '../../src/protocol/schemas.js';
 import { script, sseEvents, startTestHost, TOKEN, OTHER_TOKEN, type TestHost } from '../support/host.js';
 

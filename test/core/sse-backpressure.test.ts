@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import type { RunEvent } from '../../src/protocol/schemas.js';
-import { writeEventStream } from '../../src/host/sse.js';
+import { writeEventStream } from '../../src/http/sse.js';
 import { echoTool, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
 const STALL_MS = 1500;

@@ -1,7 +1,7 @@
 /** Structured logs: one JSON line per request and per run, nothing secret or prompt-like in any of them. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createHostLogger } from '../../src/host/logging.js';
+import { createHostLogger } from '../../src/http/logging.js';
 import { script, startTestHost, TOKEN } from '../support/host.js';
 
 const PROMPT = 'planted-log-prompt-9e41-never-logged';

@@ -4,7 +4,7 @@ import { PROTOCOL_NAME, SUPPORTED_VERSIONS, WIRE_VERSION } from '../../protocol/
 import type { Provider, ProtocolInfo } from '../../protocol/schemas.js';
 import { describeProvider } from '../../runtime/driver.js';
 import type { HostContext } from '../context.js';
-import { routeOf } from './table.js';
+import { routeOf } from '../../http/endpoints.js';
 
 export const discoveryRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
   app.route({

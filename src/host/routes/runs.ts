@@ -7,11 +7,11 @@ import { DriverError } from '../../protocol/errors.js';
 import type { RunEvent, RunRequest } from '../../protocol/schemas.js';
 import { requireNoStream } from '../../runtime/driver.js';
 import type { RunJournal } from '../../runtime/services.js';
-import type { Principal } from '../auth.js';
+import type { Principal } from '../../http/access.js';
 import type { HostContext } from '../context.js';
-import { routeOf } from './table.js';
-import { sendError } from '../send-error.js';
-import { writeEventStream } from '../sse.js';
+import { routeOf } from '../../http/endpoints.js';
+import { sendError } from '../../http/send-error.js';
+import { writeEventStream } from '../../http/sse.js';
 
 export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
   app.route({

@@ -10,11 +10,11 @@
  * state it saves is committed with the exchange; the replayed history is still there for
  * whenever the provider cannot resume (another replica, state lost), so the turn stays correct.
  */
-import { DriverError } from '../protocol/errors.js';
-import type { RunEvent, RunRequest, SessionCreate, SessionDeleteResult, SessionSnapshot } from '../protocol/schemas.js';
-import type { ProviderContinuation } from '../providers/contract/v1.js';
-import type { AgenticDriver } from '../runtime/driver.js';
-import type { SessionRow, StateStore } from '../store/store.js';
+import { DriverError } from '../../protocol/errors.js';
+import type { RunEvent, RunRequest, SessionCreate, SessionDeleteResult, SessionSnapshot } from '../../protocol/schemas.js';
+import type { ProviderContinuation } from '../../providers/contract/v1.js';
+import type { AgenticDriver } from '../../runtime/driver.js';
+import type { SessionRow, StateStore } from '../../store/store.js';
 
 export interface SessionsPolicy {
   /** Idle time after which a session is gone (never counted while a turn runs). */

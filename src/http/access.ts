@@ -4,7 +4,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { DriverError } from '../protocol/errors.js';
-import type { TokenEntry } from './config.js';
+import type { TokenEntry } from '../host/config.js';
 import { readSecret } from '../shared/secrets.js';
 
 export interface Principal {

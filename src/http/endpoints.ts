@@ -4,9 +4,9 @@
  * do the features `/v1/protocol` lists, the public paths and the exact query targets.
  */
 import type { FastifySchemaCompiler, RouteOptions } from 'fastify';
-import { DriverError } from '../../protocol/errors.js';
-import { ENDPOINTS, FEATURES, type Endpoint } from '../../protocol/endpoints.js';
-import { validatorFor } from '../../protocol/validate.js';
+import { DriverError } from '../protocol/errors.js';
+import { ENDPOINTS, FEATURES, type Endpoint } from '../protocol/endpoints.js';
+import { validatorFor } from '../protocol/validate.js';
 
 /** What decides whether the host serves an optional endpoint family. */
 export interface Offered {

@@ -6,14 +6,14 @@
  * `interrupted` with outcome uncertain. A client disconnect never cancels a job; `cancel` does,
  * on whichever replica it arrives.
  */
-import { DriverError, toDriverError } from '../protocol/errors.js';
-import type { JobEventPage, JobEventsRequest, JobInfo, JobSubmit, RunEvent, RunRequest } from '../protocol/schemas.js';
-import type { AgenticDriver } from '../runtime/driver.js';
-import type { PreparedRun } from '../runtime/prepared-run.js';
-import { isJournaled, type RunJournal } from '../runtime/services.js';
-import type { EventPayload } from '../runtime/types.js';
-import { canonicalJson } from '../shared/json-identity.js';
-import type { JobRow, StateStore } from '../store/store.js';
+import { DriverError, toDriverError } from '../../protocol/errors.js';
+import type { JobEventPage, JobEventsRequest, JobInfo, JobSubmit, RunEvent, RunRequest } from '../../protocol/schemas.js';
+import type { AgenticDriver } from '../../runtime/driver.js';
+import type { PreparedRun } from '../../runtime/prepared-run.js';
+import { isJournaled, type RunJournal } from '../../runtime/services.js';
+import type { EventPayload } from '../../runtime/types.js';
+import { canonicalJson } from '../../shared/json-identity.js';
+import type { JobRow, StateStore } from '../../store/store.js';
 import { createHash } from 'node:crypto';
 
 export interface JobsPolicy {

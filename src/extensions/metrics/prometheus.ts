@@ -8,11 +8,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Type, type Static } from '@sinclair/typebox';
-import { DriverError } from '../protocol/errors.js';
-import { isLoopbackHost } from '../shared/addresses.js';
-import { SecretRef } from '../shared/secrets.js';
-import type { UsageRecord } from '../runtime/usage-record.js';
-import type { SinkFailure } from '../extensions/usage/sink.js';
+import { DriverError } from '../../protocol/errors.js';
+import { isLoopbackHost } from '../../shared/addresses.js';
+import { SecretRef } from '../../shared/secrets.js';
+import type { UsageRecord } from '../../runtime/usage-record.js';
+import type { SinkFailure } from '../usage/sink.js';
 
 export const METRICS_PATH = '/metrics';
 

@@ -5,13 +5,13 @@
  * re-issuing an approval or tool-execution request.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { DriverError } from '../protocol/errors.js';
-import type { RunEvent, RunRequest } from '../protocol/schemas.js';
-import type { RunJournal } from '../runtime/services.js';
-import type { EventPayload } from '../runtime/types.js';
-import { isoTimestamp, type Clock } from '../shared/clock.js';
-import { canonicalJson } from '../shared/json-identity.js';
-import type { OperationRecord, StateStore } from '../store/store.js';
+import { DriverError } from '../../protocol/errors.js';
+import type { RunEvent, RunRequest } from '../../protocol/schemas.js';
+import type { RunJournal } from '../../runtime/services.js';
+import type { EventPayload } from '../../runtime/types.js';
+import { isoTimestamp, type Clock } from '../../shared/clock.js';
+import { canonicalJson } from '../../shared/json-identity.js';
+import type { OperationRecord, StateStore } from '../../store/store.js';
 
 export interface IdempotencyPolicy {
   /** Largest operation record, in bytes of event JSON (default 8,000,000). */

@@ -23,10 +23,10 @@ import type {
   OperatorUsageRequest,
 } from '../../protocol/schemas.js';
 import type { UsageRecord } from '../../runtime/usage-record.js';
-import type { HostContext } from '../context.js';
-import { writeEventStream } from '../sse.js';
-import { follow, lastEventId } from './jobs.js';
-import { routeOf } from './table.js';
+import type { HostContext } from '../../host/context.js';
+import { writeEventStream } from '../../http/sse.js';
+import { follow, lastEventId } from '../jobs/routes.js';
+import { routeOf } from '../../http/endpoints.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DEFAULT_FINISHED = 20;

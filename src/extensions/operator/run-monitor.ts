@@ -3,8 +3,8 @@
  * tokens so far) and a fan-out of each run's events to watchers. A run never waits for a
  * watcher: each watcher has a bounded queue, and one that falls behind is dropped.
  */
-import { DriverError } from '../protocol/errors.js';
-import type { OperatorRun, RunEvent, Usage } from '../protocol/schemas.js';
+import { DriverError } from '../../protocol/errors.js';
+import type { OperatorRun, RunEvent, Usage } from '../../protocol/schemas.js';
 
 /** Events a watcher may have queued before it is dropped. */
 export const WATCHER_QUEUE_LIMIT = 512;

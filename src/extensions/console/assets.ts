@@ -9,8 +9,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DriverError } from '../protocol/errors.js';
-import { isLoopbackHost } from '../shared/addresses.js';
+import { DriverError } from '../../protocol/errors.js';
+import { isLoopbackHost } from '../../shared/addresses.js';
 
 export const CONSOLE_PATH = '/console';
 
@@ -34,7 +34,7 @@ const FILES: Record<string, { file: string; type: string }> = {
 
 /** Where the built console is: beside the compiled host (dist/console), or dist/console when the host runs from src. */
 export function defaultConsoleDirectory(): string {
-  const candidates = [new URL('../console/', import.meta.url), new URL('../../dist/console/', import.meta.url)].map((url) => fileURLToPath(url));
+  const candidates = [new URL('../../console/', import.meta.url), new URL('../../../dist/console/', import.meta.url)].map((url) => fileURLToPath(url));
   return candidates.find((directory) => existsSync(join(directory, 'index.html'))) ?? candidates[0]!;
 }
 

@@ -13,9 +13,9 @@ import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type Span
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { Type, type Static } from '@sinclair/typebox';
-import { DriverError } from '../protocol/errors.js';
-import type { RunEvent, RunRequest } from '../protocol/schemas.js';
-import { isLoopbackHost } from '../shared/addresses.js';
+import { DriverError } from '../../protocol/errors.js';
+import type { RunEvent, RunRequest } from '../../protocol/schemas.js';
+import { isLoopbackHost } from '../../shared/addresses.js';
 
 export const TracingConfig = Type.Object(
   {

@@ -1,8 +1,8 @@
 /** Conversation sessions: create, read, delete. Continuing one is a run with `session`. Never take a run slot. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { SessionCreate, SessionIdentity } from '../../protocol/schemas.js';
-import type { HostContext } from '../context.js';
-import { routeOf } from './table.js';
+import type { HostContext } from '../../host/context.js';
+import { routeOf } from '../../http/endpoints.js';
 
 export const sessionRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
   const sessions = context.sessions;

@@ -4,14 +4,14 @@
  * to the exact run and call; each pending approval is decided at most once.
  */
 import { randomUUID } from 'node:crypto';
-import { DriverError } from '../protocol/errors.js';
-import type { ApprovalDecision, ApprovalRequest, ApprovalResolution, ToolCall } from '../protocol/schemas.js';
-import { isoTimestamp, type Clock } from '../shared/clock.js';
-import type { AuditRecord } from '../store/audit-record.js';
-import type { StateStore } from '../store/store.js';
-import type { ApprovalService, ApprovalSettlement, OpenApproval } from '../runtime/services.js';
-import { canonicalJson, hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
-import { MissedSignalPoll } from './missed-signals.js';
+import { DriverError } from '../../protocol/errors.js';
+import type { ApprovalDecision, ApprovalRequest, ApprovalResolution, ToolCall } from '../../protocol/schemas.js';
+import { isoTimestamp, type Clock } from '../../shared/clock.js';
+import type { AuditRecord } from '../../store/audit-record.js';
+import type { StateStore } from '../../store/store.js';
+import type { ApprovalService, ApprovalSettlement, OpenApproval } from '../../runtime/services.js';
+import { canonicalJson, hasUnsafeKeys, jsonBytes } from '../../shared/json-identity.js';
+import { MissedSignalPoll } from '../../store/missed-signals.js';
 
 export interface ApprovalPolicy {
   interactive: true;

@@ -6,9 +6,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { DriverError } from '../../protocol/errors.js';
 import type { IngestRequest, RetrievalDeleteRequest, RetrievalIndexRequest, RetrievalSearch } from '../../protocol/schemas.js';
-import type { CallContext } from '../../extensions/retrieval/service.js';
-import type { HostContext } from '../context.js';
-import { routeOf } from './table.js';
+import type { CallContext } from './service.js';
+import type { HostContext } from '../../host/context.js';
+import { routeOf } from '../../http/endpoints.js';
 
 type Operation = 'search' | 'index' | 'delete';
 

@@ -7,13 +7,13 @@
  * replica whose run waits for it.
  */
 import { randomUUID } from 'node:crypto';
-import { DriverError } from '../protocol/errors.js';
-import type { ToolCall, ToolExecution, ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from '../protocol/schemas.js';
-import { compileSchema } from '../runtime/json-schema.js';
-import { MAX_APPLICATION_TOOL_BYTES, type ExecutionOutcome, type ToolExecutionService } from '../runtime/services.js';
-import { hasUnsafeKeys, jsonBytes } from '../shared/json-identity.js';
-import type { StateStore, TicketResult, TicketRow } from '../store/store.js';
-import { MissedSignalPoll } from './missed-signals.js';
+import { DriverError } from '../../protocol/errors.js';
+import type { ToolCall, ToolExecution, ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from '../../protocol/schemas.js';
+import { compileSchema } from '../../runtime/json-schema.js';
+import { MAX_APPLICATION_TOOL_BYTES, type ExecutionOutcome, type ToolExecutionService } from '../../runtime/services.js';
+import { hasUnsafeKeys, jsonBytes } from '../../shared/json-identity.js';
+import type { StateStore, TicketResult, TicketRow } from '../../store/store.js';
+import { MissedSignalPoll } from '../../store/missed-signals.js';
 
 export interface ApplicationToolPolicy {
   enabled: true;

@@ -1,8 +1,8 @@
 /** `POST /v1/approvals/decisions`: decide a pending approval. Never takes a run slot. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApprovalDecision, ApprovalResolution } from '../../protocol/schemas.js';
-import type { HostContext } from '../context.js';
-import { routeOf } from './table.js';
+import type { HostContext } from '../../host/context.js';
+import { routeOf } from '../../http/endpoints.js';
 
 export const approvalRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
   const registry = context.approvals;

@@ -7,11 +7,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { DriverError } from '../../protocol/errors.js';
 import type { JobEventsRequest, JobIdentity, JobSubmit, RunEvent } from '../../protocol/schemas.js';
-import { MAX_PAGE_BYTES, MAX_PAGE_EVENTS, type JobService } from '../../extensions/jobs.js';
-import type { HostContext } from '../context.js';
+import { MAX_PAGE_BYTES, MAX_PAGE_EVENTS, type JobService } from './service.js';
+import type { HostContext } from '../../host/context.js';
 import { sleep } from '../../shared/abort.js';
-import { writeEventStream } from '../sse.js';
-import { routeOf } from './table.js';
+import { writeEventStream } from '../../http/sse.js';
+import { routeOf } from '../../http/endpoints.js';
 
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);

@@ -1,8 +1,8 @@
 /** Application-tool tickets: progress and the one result. Never take a run slot. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from '../../protocol/schemas.js';
-import type { HostContext } from '../context.js';
-import { routeOf } from './table.js';
+import type { HostContext } from '../../host/context.js';
+import { routeOf } from '../../http/endpoints.js';
 
 export const toolExecutionRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
   const registry = context.toolExecutions;
