@@ -1,7 +1,7 @@
 // The layer order of src/ (docs/architecture.md): each folder imports only folders listed
 // before it. Checked by `npm test` (stage "layers": depcruise src) and by
 // test/architecture/layers.test.ts, which also proves a wrong-way import fails.
-const LAYERS = ['protocol', 'shared', 'client', 'providers', 'runtime', 'store', 'extensions', 'host', 'cli'];
+const LAYERS = ['protocol', 'shared', 'client', 'providers', 'runtime', 'store', 'http', 'extensions', 'host', 'cli'];
 
 const layerRules = LAYERS.slice(0, -1).map((layer, index) => ({
   name: `layer-${layer}`,

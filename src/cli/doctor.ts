@@ -3,7 +3,9 @@
  * identity, then probes each provider (never a generation call). Prints no secrets.
  */
 import { TokenAuthenticator } from '../http/access.js';
-import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
+import { readHostConfig, resolveConfigPath, sectionOf, tokenGrants, type HostConfig } from '../host/config.js';
+import { retrievalExtension } from '../extensions/retrieval/index.js';
+import { usageExtension } from '../extensions/usage/index.js';
 import { loadTls } from '../host/index.js';
 import { createProviders } from '../host/providers.js';
 import { systemClock } from '../shared/clock.js';
@@ -45,7 +47,7 @@ async function probeState(config: HostConfig): Promise<DoctorReport['state']> {
 export async function doctor(explicitPath?: string): Promise<DoctorReport> {
   const configPath = resolveConfigPath(explicitPath);
   const config = await readHostConfig(configPath);
-  await TokenAuthenticator.load(config.tokens, config.configDir);
+  await TokenAuthenticator.load(config.tokens, config.configDir, tokenGrants());
   if (config.listen.tls) await loadTls(config, process.env);
   const adapters = createProviders(config, process.env);
   const discovery = new ProviderDiscovery(systemClock);
@@ -56,8 +58,9 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
     }),
   );
   await Promise.allSettled(adapters.map((adapter) => adapter.close?.()));
-  const usage = await usageSinkReport(config.usage, config.configDir, config.stateDirectory);
+  const usage = await usageSinkReport(sectionOf(config, usageExtension), config.configDir, config.stateDirectory);
   const state = await probeState(config);
+  const retrieval = sectionOf(config, retrievalExtension);
   return {
     ok:
       usage.ok &&
@@ -70,11 +73,11 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
     providers,
     state,
     usage,
-    retrieval: config.retrieval
+    retrieval: retrieval
       ? {
           enabled: true,
-          corpora: config.retrieval.corpora.map((corpus) => ({ id: corpus.id, namespace: corpus.namespace ?? 'shared', ranking: 'bm25' as const })),
-          pdf: config.retrieval.pdf !== false,
+          corpora: retrieval.corpora.map((corpus) => ({ id: corpus.id, namespace: corpus.namespace ?? 'shared', ranking: 'bm25' as const })),
+          pdf: retrieval.pdf !== false,
           engine: config.state.engine === 'sqlite' ? 'sqlite-fts5' : 'postgres-fts',
         }
       : { enabled: false },

@@ -2,7 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { AgenticClient } from '../client/index.js';
-import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
+import { readHostConfig, resolveConfigPath, sectionOf, type HostConfig } from '../host/config.js';
+import { usageExtension } from '../extensions/usage/index.js';
 import { hostUrl } from '../host/host-url.js';
 import { readSecret } from '../shared/secrets.js';
 import { usageSinkReport } from '../extensions/usage/report.js';
@@ -43,7 +44,7 @@ export async function statusCommand(options: ClientOptions & { refresh?: boolean
   const client = await connect(options);
   const [protocol, providers] = await Promise.all([client.protocol(), client.providers({ refresh: options.refresh ?? false })]).catch(unreachable);
   const config = await readHostConfig(resolveConfigPath(options.config));
-  const report = { protocol, providers, usage: await usageSinkReport(config.usage, config.configDir, config.stateDirectory) };
+  const report = { protocol, providers, usage: await usageSinkReport(sectionOf(config, usageExtension), config.configDir, config.stateDirectory) };
   process.stdout.write(`${options.json ? JSON.stringify(report) : JSON.stringify(report, null, 2)}\n`);
 }
 

@@ -1,6 +1,8 @@
 /**
- * Host configuration: versioned JSON, validated strictly, secrets by reference only.
- * `protocol/host-config.schema.json` is generated from `hostConfigSchema()`.
+ * Host configuration: versioned JSON, validated strictly, secrets by reference only. The core
+ * fields are here; each extension of the list adds its section and its token grant fields, as
+ * each provider kind adds its entry (`protocol/host-config.schema.json` is generated from
+ * `hostConfigSchema()`).
  */
 import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -9,14 +11,13 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { DriverError } from '../protocol/errors.js';
 import { describe } from '../protocol/validate.js';
-import { OpaqueKey, ProviderId, ToolName } from '../protocol/schemas.js';
+import { ProviderId, ToolName } from '../protocol/schemas.js';
 import { PROVIDER_KINDS } from '../providers/kinds.js';
 import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
 import { SecretRef } from '../shared/secrets.js';
-import { checkUsageConfig, UsageConfig } from '../extensions/usage/config.js';
-import { MetricsConfig } from '../extensions/metrics/prometheus.js';
-import { EmbeddingConfig } from '../providers/embeddings/index.js';
-import { checkTracingConfig, TracingConfig } from '../extensions/tracing/tracer.js';
+import type { GrantField, TokenEntry } from '../http/access.js';
+import type { CoreConfig, Extension } from '../http/extension.js';
+import { EXTENSIONS } from '../extensions/index.js';
 
 export const DEFAULT_PORT = 7433;
 export const DEFAULT_BODY_BYTES = 1_000_000;
@@ -34,114 +35,15 @@ const Listen = Type.Object(
   strict,
 );
 
-// --- Scoped retrieval (docs/retrieval.md) ---------------------------------------------------
-const CorpusIds = Type.Array(OpaqueKey, { maxItems: 1000, uniqueItems: true });
-const RetrievalGrant = Type.Object({ search: Type.Optional(CorpusIds), index: Type.Optional(CorpusIds), delete: Type.Optional(CorpusIds) }, strict);
 
-const RetrievalCorpus = Type.Object(
-  {
-    id: OpaqueKey,
-    /** `shared`: one namespace for every subject (default); `subject`: each subject sees only what it indexed. */
-    namespace: Type.Optional(Type.Union([Type.Literal('shared'), Type.Literal('subject')])),
-    /** An embedding provider: exact cosine search fused with the lexical ranking (metric rrf). */
-    embedding: Type.Optional(EmbeddingConfig),
-  },
-  strict,
-);
-
-const Retrieval = Type.Object(
-  {
-    corpora: Type.Array(RetrievalCorpus, { minItems: 1, maxItems: 1000 }),
-    /** Ingestion chunk size in bytes (default 2048). */
-    chunkBytes: Type.Optional(Type.Integer({ minimum: 128, maximum: 16_384 })),
-    /** Index capacity across every corpus (default 20,000 chunks / 128 MiB). */
-    capacity: Type.Optional(
-      Type.Object({ maxChunks: Type.Integer({ minimum: 1, maximum: 1_000_000 }), maxBytes: Type.Integer({ minimum: 1024, maximum: 1_073_741_824 }) }, strict),
-    ),
-    /** Whether PDF documents may be ingested (default true). */
-    pdf: Type.Optional(Type.Boolean()),
-  },
-  strict,
-);
-export type RetrievalConfig = Static<typeof Retrieval>;
-// ---------------------------------------------------------------------------------------------
-
-const Token = Type.Object(
-  {
-    id: ProviderId,
-    subject: Type.String({ minLength: 1, maxLength: 128 }),
-    tokenRef: SecretRef,
-    providers: Type.Array(ProviderId, { maxItems: 32, uniqueItems: true }),
-    tools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
-    approveTools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
-    applicationTools: Type.Optional(
-      Type.Array(Type.Object({ name: ToolName, requiresApproval: Type.Optional(Type.Boolean()) }, strict), { maxItems: 32 }),
-    ),
-    /** Conversation-session operations this token may use. */
-    sessions: Type.Optional(
-      Type.Array(Type.Union([Type.Literal('create'), Type.Literal('read'), Type.Literal('continue'), Type.Literal('delete')]), { maxItems: 4, uniqueItems: true }),
-    ),
-    /** Durable-job operations this token may use. */
-    jobs: Type.Optional(Type.Array(Type.Union([Type.Literal('submit'), Type.Literal('read'), Type.Literal('cancel')]), { maxItems: 3, uniqueItems: true })),
-    /** Retrieval corpora this token may search, index (and ingest into) and delete from; omitted = none. */
-    retrieval: Type.Optional(RetrievalGrant),
-    /** The operator grant: the `/v1/operator/...` endpoints (every subject's runs, approvals, jobs, usage and audit). */
-    operator: Type.Optional(Type.Boolean()),
-  },
-  strict,
-);
-
-/** The operator console page (`GET /console`), served from the package's built files. */
-const Console = Type.Object(
-  {
-    enabled: Type.Boolean(),
-    /** Serve the page to clients off loopback too (default false: loopback clients only). */
-    allowRemote: Type.Optional(Type.Boolean()),
-  },
-  strict,
-);
-
-const Sessions = Type.Object(
-  {
-    /** Idle time after which a session is gone (a running turn never counts). */
-    retentionMs: Type.Integer({ minimum: 1000, maximum: 2_147_483_647 }),
-    maxEntries: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    maxMessages: Type.Optional(Type.Integer({ minimum: 2, maximum: 100 })),
-  },
-  strict,
-);
-
-const Jobs = Type.Object(
-  {
-    /** How long a finished job's events are kept; its row stays as a tombstone (JOB_EXPIRED). */
-    retentionMs: Type.Integer({ minimum: 1000, maximum: 31_536_000_000 }),
-    /** Jobs one replica runs at once (default 4). */
-    workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    maxJobs: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    maxJobsPerSubject: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    maxJobBytes: Type.Optional(Type.Integer({ minimum: 16_384, maximum: 64_000_000 })),
-    pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
-  },
-  strict,
-);
-
-const Approvals = Type.Object(
-  {
-    interactive: Type.Literal(true),
-    allowIdlePause: Type.Optional(Type.Boolean()),
-    maxPending: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-  },
-  strict,
-);
-
-const ApplicationTools = Type.Object(
-  {
-    enabled: Type.Literal(true),
-    requireApproval: Type.Optional(Type.Boolean()),
-    maxPending: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-  },
-  strict,
-);
+/** A token entry: who it is and what it may use; the extensions add their grant fields. */
+const TOKEN_FIELDS = {
+  id: ProviderId,
+  subject: Type.String({ minLength: 1, maxLength: 128 }),
+  tokenRef: SecretRef,
+  providers: Type.Array(ProviderId, { maxItems: 32, uniqueItems: true }),
+  tools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
+};
 
 const Limits = Type.Object(
   {
@@ -156,16 +58,6 @@ const Limits = Type.Object(
     writeStallTimeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
     /** How long shutdown waits for active runs to deliver their terminal events (default 10 s). */
     shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
-  },
-  strict,
-);
-
-const Idempotency = Type.Object(
-  {
-    /** Largest operation record, in bytes of event JSON (default 8,000,000). */
-    maxRecordBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1_000_000_000 })),
-    /** How long finished operation records are kept (default 24 hours). */
-    retentionMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 31_536_000_000 })),
   },
   strict,
 );
@@ -186,28 +78,22 @@ const SqliteState = Type.Object(
 /** Several replicas share one PostgreSQL database; the URL (with its password) is a secret. */
 const PostgresState = Type.Object({ engine: Type.Literal('postgres'), urlRef: SecretRef, leaseMs: Type.Optional(LeaseMs) }, strict);
 
-export function hostConfigSchema() {
+/** The host config's schema: the core fields, then each extension's section, in the list's order. */
+export function hostConfigSchema(extensions: readonly Extension[] = EXTENSIONS) {
   const providerEntries: TSchema[] = PROVIDER_KINDS.map((kind) => kind.configSchema);
+  const grants = Object.fromEntries(extensions.flatMap((extension) => Object.entries(extension.grants ?? {}).map(([field, grant]) => [field, Type.Optional(grant.schema)])));
+  const sections = Object.fromEntries(extensions.flatMap((extension) => (extension.configSchema ? [[extension.id, Type.Optional(extension.configSchema)]] : [])));
   return Type.Object(
     {
       $schema: Type.Optional(Type.String()),
       version: Type.Literal(1),
       listen: Type.Optional(Listen),
       providers: Type.Array(Type.Union(providerEntries), { minItems: 1, maxItems: 32 }),
-      tokens: Type.Array(Token, { minItems: 1, maxItems: 100 }),
+      tokens: Type.Array(Type.Object({ ...TOKEN_FIELDS, ...grants }, strict), { minItems: 1, maxItems: 100 }),
       allowedOrigins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: 100 })),
       limits: Type.Optional(Limits),
-      approvals: Type.Optional(Approvals),
-      applicationTools: Type.Optional(ApplicationTools),
       state: Type.Optional(Type.Union([SqliteState, PostgresState])),
-      idempotency: Type.Optional(Idempotency),
-      jobs: Type.Optional(Jobs),
-      sessions: Type.Optional(Sessions),
-      usage: Type.Optional(UsageConfig),
-      metrics: Type.Optional(MetricsConfig),
-      tracing: Type.Optional(TracingConfig),
-      retrieval: Type.Optional(Retrieval),
-      console: Type.Optional(Console),
+      ...sections,
     },
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
@@ -220,44 +106,48 @@ export interface ProviderEntry {
   [field: string]: unknown;
 }
 
-export type TokenEntry = Static<typeof Token>;
+export type { TokenEntry };
 export type HostLimits = Static<typeof Limits>;
 
-export interface HostConfig {
+/** The parsed config: the core fields, and each extension's section (as it keeps it) under its id. */
+export interface HostConfig extends CoreConfig {
   version: 1;
   listen: Static<typeof Listen>;
   providers: ProviderEntry[];
   tokens: TokenEntry[];
   allowedOrigins: string[];
   limits: HostLimits;
-  approvals: Static<typeof Approvals> | undefined;
-  applicationTools: Static<typeof ApplicationTools> | undefined;
-  /** Usage identity, labels, prices and record sinks (src/extensions/usage). */
-  usage: UsageConfig | undefined;
-  /** Prometheus `GET /metrics` (src/host/metrics.ts), when present. */
-  metrics: MetricsConfig | undefined;
-  /** OpenTelemetry traces (src/host/tracing.ts), when present. */
-  tracing: TracingConfig | undefined;
-  /** The operator console page, when enabled. */
-  console: Static<typeof Console> | undefined;
   /** Where durable state lives: SQLite files in a directory, or a shared PostgreSQL database. */
   state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; urlRef: SecretRef };
   /** Absolute directory for SQLite state (with PostgreSQL, the default `state` folder). */
   stateDirectory: string;
   stateLeaseMs: number | undefined;
-  idempotency: Static<typeof Idempotency>;
-  jobs: Static<typeof Jobs> | undefined;
-  sessions: Static<typeof Sessions> | undefined;
-  /** Scoped retrieval corpora and ingestion settings, when present. */
-  retrieval: RetrievalConfig | undefined;
   /** Absolute directory of the config file; relative paths resolve against it. */
   configDir: string;
   configPath: string;
+  /** The extensions' sections, by extension id (`sectionOf` reads one typed). */
+  [section: string]: unknown;
+}
+
+/** The token fields the extensions add, with the grants each gives. */
+export function tokenGrants(extensions: readonly Extension[] = EXTENSIONS): Record<string, GrantField> {
+  return Object.assign({}, ...extensions.map((extension) => extension.grants ?? {}));
+}
+
+/** An extension's section of a parsed config, typed by its schema. */
+export function sectionOf<C>(config: HostConfig, extension: Extension<C>): C | undefined {
+  return config[extension.id] as C | undefined;
 }
 
 const ajv = new Ajv2020({ strict: false, allErrors: false });
-const validateConfig = ajv.compile(hostConfigSchema());
+const validators = new WeakMap<readonly Extension[], ReturnType<typeof ajv.compile>>();
 const stateValidators = { sqlite: ajv.compile(SqliteState), postgres: ajv.compile(PostgresState) };
+
+function validatorOf(extensions: readonly Extension[]) {
+  let validate = validators.get(extensions);
+  if (!validate) validators.set(extensions, (validate = ajv.compile(hostConfigSchema(extensions))));
+  return validate;
+}
 
 function configError(message: string, code = 'INVALID_CONFIG'): DriverError {
   return new DriverError(code, message);
@@ -299,27 +189,19 @@ export async function readHostConfig(path: string): Promise<HostConfig> {
 }
 
 /** Validates a parsed config object; `path` anchors relative paths. */
-export function parseHostConfig(raw: unknown, path: string): HostConfig {
+export function parseHostConfig(raw: unknown, path: string, extensions: readonly Extension[] = EXTENSIONS): HostConfig {
   if (hasProtoKey(raw)) throw configError('The config contains a "__proto__" key.');
   checkState(raw);
-  if (!validateConfig(raw)) throw configError(`The config is invalid: ${describe(validateConfig.errors)}.`);
+  const validate = validatorOf(extensions);
+  if (!validate(raw)) throw configError(`The config is invalid: ${describe(validate.errors)}.`);
   const input = raw as {
     listen?: HostConfig['listen'];
     providers: ProviderEntry[];
     tokens: TokenEntry[];
     allowedOrigins?: string[];
     limits?: HostLimits;
-    approvals?: Static<typeof Approvals>;
-    applicationTools?: Static<typeof ApplicationTools>;
     state?: Static<typeof SqliteState> | Static<typeof PostgresState>;
-    idempotency?: Static<typeof Idempotency>;
-    jobs?: Static<typeof Jobs>;
-    sessions?: Static<typeof Sessions>;
-    usage?: UsageConfig;
-    metrics?: MetricsConfig;
-    tracing?: TracingConfig;
-    retrieval?: RetrievalConfig;
-    console?: Static<typeof Console>;
+    [section: string]: unknown;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
@@ -336,9 +218,10 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     for (const provider of token.providers) {
       if (!providerIds.has(provider)) throw configError(`Token ${token.id} grants provider ${provider}, which is not configured.`);
     }
-    const applicationToolNames = (token.applicationTools ?? []).map((grant) => grant.name);
-    if (new Set(applicationToolNames).size !== applicationToolNames.length) {
-      throw configError(`Token ${token.id} grants an application tool twice.`);
+    for (const extension of extensions) {
+      for (const [field, grant] of Object.entries(extension.grants ?? {})) {
+        if (token[field] !== undefined) grant.check?.(token[field], token.id);
+      }
     }
   }
   const allowedOrigins = (input.allowedOrigins ?? []).map((entry, index) => {
@@ -346,42 +229,29 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
     if (!origin) throw configError(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`);
     return origin;
   });
-  checkRetrievalConfig(input.retrieval);
-  checkUsageConfig(input.usage);
-  checkTracingConfig(input.tracing);
+  const sections: Record<string, unknown> = {};
+  for (const extension of extensions) {
+    const section = input[extension.id];
+    if (section === undefined) continue;
+    extension.checkConfig?.(section);
+    sections[extension.id] = extension.readConfig ? extension.readConfig(section) : section;
+  }
   const listen = input.listen ?? { host: '127.0.0.1', port: DEFAULT_PORT };
   assertListenerSecure(listen);
   return {
+    ...sections,
     version: 1,
     listen,
     providers: input.providers,
     tokens: input.tokens,
     allowedOrigins: [...new Set(allowedOrigins)],
     limits: input.limits ?? {},
-    approvals: input.approvals,
-    applicationTools: input.applicationTools,
-    usage: input.usage,
-    metrics: input.metrics,
-    tracing: input.tracing,
-    console: input.console?.enabled ? input.console : undefined,
     state: stateOf(input.state, configDir),
     stateDirectory: resolve(configDir, (input.state?.engine !== 'postgres' && input.state?.directory) || 'state'),
     stateLeaseMs: input.state?.leaseMs,
-    idempotency: input.idempotency ?? {},
-    jobs: input.jobs,
-    sessions: input.sessions,
-    retrieval: input.retrieval,
     configDir,
     configPath,
   };
-}
-
-function checkRetrievalConfig(retrieval: RetrievalConfig | undefined): void {
-  const ids = new Set<string>();
-  for (const corpus of retrieval?.corpora ?? []) {
-    if (ids.has(corpus.id)) throw configError(`Retrieval corpus ${corpus.id} is configured twice.`);
-    ids.add(corpus.id);
-  }
 }
 
 function stateOf(state: Static<typeof SqliteState> | Static<typeof PostgresState> | undefined, configDir: string): HostConfig['state'] {

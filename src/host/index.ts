@@ -1,58 +1,50 @@
-/** The standalone host: config -> runtime + store + auth -> HTTP(S) listener. */
-import { randomUUID } from 'node:crypto';
+/**
+ * The standalone host: config -> store -> extensions (in the order of `EXTENSIONS`) and the
+ * runtime -> HTTP(S) listener. Everything an extension brings — its config section, grants,
+ * features, routes, services and shutdown — comes from the list.
+ */
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
+import type { FastifyPluginAsync } from 'fastify';
 import { DriverError } from '../protocol/errors.js';
-import { isoTimestamp, systemClock, type Clock } from '../shared/clock.js';
+import { systemClock, type Clock } from '../shared/clock.js';
+import { readSecret } from '../shared/secrets.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import { AgenticDriver } from '../runtime/driver.js';
-import { ApprovalRegistry } from '../extensions/approvals/registry.js';
-import { ToolExecutionRegistry } from '../extensions/application-tools/registry.js';
-import { UsagePipeline } from '../extensions/usage/pipeline.js';
-import { logSinkFailureToStderr, type SinkLog } from '../extensions/usage/sink.js';
 import type { ApproveCallback, HostTool } from '../runtime/tools.js';
-import type { UsageRecord } from '../runtime/usage-record.js';
-import { JobService } from '../extensions/jobs/service.js';
-import { OperationLog } from '../extensions/idempotency/operation-log.js';
-import { SessionService } from '../extensions/sessions/service.js';
-import { RetrievalService } from '../extensions/retrieval/service.js';
-import type { SourceAuthorizer } from '../extensions/retrieval/types.js';
-import { ingestionPolicy, prepareDocument } from '../extensions/retrieval/ingestion/index.js';
-import { createEmbeddingAdapter } from '../providers/embeddings/index.js';
-import { openStore } from '../store/open.js';
-import type { RetrievalIndexStore, StateStore } from '../store/store.js';
-import { ActiveRuns } from '../http/active-runs.js';
-import { RunMonitor } from '../extensions/operator/run-monitor.js';
-import { CONSOLE_PATH, ConsoleAssets, defaultConsoleDirectory } from '../extensions/console/assets.js';
-import { Admission } from '../http/admission.js';
+import { openStore, type StoreOptions } from '../store/open.js';
+import type { StateStore } from '../store/store.js';
 import { TokenAuthenticator } from '../http/access.js';
-import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
-import type { HostContext, HostMetrics } from './context.js';
-import { hostFeatures } from '../http/endpoints.js';
-import { createProviders } from './providers.js';
-import { readSecret } from '../shared/secrets.js';
-import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
-import { DEFAULT_WRITE_STALL_MS } from '../http/sse.js';
-import { PrometheusMetrics } from '../extensions/metrics/prometheus.js';
-import { HostTracing } from '../extensions/tracing/tracer.js';
-import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { logRequest, logRun, logSinkFailure, type HostLogger } from '../http/logging.js';
+import { ActiveRuns } from '../http/active-runs.js';
+import { Admission } from '../http/admission.js';
+import { advertisedFeatures } from '../http/endpoints.js';
+import type { Extension, ExtensionInstance, ExtensionOptions, HostServices, RunServiceOptions } from '../http/extension.js';
+import { logRequest, logRun } from '../http/logging.js';
+import { Observers } from '../http/observers.js';
+import { DEFAULT_WRITE_STALL_MS, EventStreams } from '../http/sse.js';
+import { EXTENSIONS } from '../extensions/index.js';
+import type { ApprovalRegistry } from '../extensions/approvals/registry.js';
+import type { ToolExecutionRegistry } from '../extensions/application-tools/registry.js';
+import type { UsagePipeline } from '../extensions/usage/pipeline.js';
+import type { RetrievalService } from '../extensions/retrieval/service.js';
+import { assertListenerSecure, DEFAULT_BODY_BYTES, sectionOf, tokenGrants, type HostConfig } from './config.js';
 import { hostUrl } from './host-url.js';
+import { createProviders } from './providers.js';
+import { discoveryRoutes } from './routes/discovery.js';
+import { runRoutes, type HostMetrics } from './routes/runs.js';
+import { buildServer, logToStderr, type InternalErrorLog, type Lifecycle } from './server.js';
+
 export { hostUrl };
-
 export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
+export type { HostMetrics };
 
-export interface HostOptions {
+export interface HostOptions extends ExtensionOptions {
   config: HostConfig;
   /** Host tools, registered in code (config never loads code). */
   tools?: HostTool[];
   approve?: ApproveCallback;
   /** State store; default: the one the config's `state` names. */
   store?: StateStore;
-  /** Extra metering sink, called in the background once the store has the record (it never holds up a run). */
-  onUsage?: (record: UsageRecord) => void | Promise<void>;
-  /** Where usage-sink failures are logged (`USAGESTAT_ERROR` / `USAGESTAT_SCHEMA`); default one JSON line on stderr. */
-  logUsageSinkFailure?: SinkLog;
   heartbeatMs?: number;
   /** Overrides `limits.writeStallTimeoutMs`. */
   writeStallMs?: number;
@@ -60,17 +52,11 @@ export interface HostOptions {
   shutdownGraceMs?: number;
   env?: NodeJS.ProcessEnv;
   logger?: boolean;
-  /** Where spans go when the config enables `tracing` (default: OTLP/HTTP to `tracing.endpoint`); tests pass an in-memory exporter. */
-  spanExporter?: SpanExporter;
-  /** Structured logs: one line per request and per run, and usage sink failures (see src/host/logging.ts). */
-  log?: HostLogger;
   clock?: Clock;
   /** Where every internal error (a 500) is reported; default one JSON line on stderr. */
   logInternalError?: InternalErrorLog;
-  /** The built console's folder (default: dist/console of this package). */
-  consoleDirectory?: string;
-  /** Which sources of a configured corpus a subject may see (default: the corpus's config namespace). */
-  authorizeRetrieval?: SourceAuthorizer;
+  /** The extensions (default `EXTENSIONS`); the config must have been parsed with the same list. */
+  extensions?: readonly Extension[];
 }
 
 export interface RunningHost {
@@ -98,213 +84,157 @@ export const DEFAULT_LEASE_MS = 15_000;
 
 export async function startHost(options: HostOptions): Promise<RunningHost> {
   const { config } = options;
+  const extensions = options.extensions ?? EXTENSIONS;
   const logInternalError = options.logInternalError ?? logToStderr;
   const env = options.env ?? process.env;
+  const clock = options.clock ?? systemClock;
   assertListenerSecure(config.listen);
-  const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
+  const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, tokenGrants(extensions), env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
-  const consoleAssets = config.console ? await ConsoleAssets.load(options.consoleDirectory ?? defaultConsoleDirectory(), config.console.allowRemote === true) : undefined;
-  const store = options.store ?? (await openStore(config.state, config.configDir, env, config.retrieval?.capacity ? { retrievalCapacity: config.retrieval.capacity } : {}));
+  const enabled = extensions.flatMap((extension) => {
+    const section = sectionOf(config, extension) ?? extension.defaultConfig;
+    const on = extension.enabled ? extension.enabled(config, section) : section !== undefined;
+    return on ? [{ extension, section }] : [];
+  });
+  const storeOptions: StoreOptions = Object.assign({}, ...enabled.map(({ extension, section }) => extension.storeOptions?.(section) ?? {}));
+  const store = options.store ?? (await openStore(config.state, config.configDir, env, storeOptions));
   const active = new ActiveRuns();
-  let usage: UsagePipeline;
-  let prometheus: PrometheusMetrics | undefined;
-  // What dead replicas (on SQLite: the previous process, if it crashed) left open is closed now.
+  const observers = new Observers();
+  if (options.log) {
+    const log = options.log;
+    observers.add({ usage: (record) => logRun(log, record) });
+  }
+  let closing = false;
+  const streams = new EventStreams(options.heartbeatMs ?? 15_000, options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS, () => closing);
+  const admission = new Admission(
+    { total: config.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total, perSubject: config.limits.maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject },
+    active,
+    () => observers.admissionRejected(),
+  );
+
+  // What started, in order: the store first (closed last), then each extension, and the runtime where it was built.
+  const lifecycle: Lifecycle[] = [{ close: () => store.close() }];
+  const services: Partial<HostServices> = {};
+  const runServices: RunServiceOptions = {};
+  const started: { extension: Extension; instance: ExtensionInstance }[] = [];
+  let driver: AgenticDriver | undefined;
+  const runtime = (): AgenticDriver => {
+    if (driver) return driver;
+    const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
+    driver = new AgenticDriver({
+      providers: createProviders(config, env),
+      ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.approve ? { approve: options.approve } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      limits: { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts },
+      onInternalError: (error, runId) => logInternalError(error, `run ${runId}`),
+      ...runServices,
+    });
+    const built = driver;
+    lifecycle.push({ close: () => built.close() });
+    return driver;
+  };
   try {
+    // What dead replicas (on SQLite: the previous process, if it crashed) left open is closed now.
     await store.start({
       leaseMs: config.stateLeaseMs ?? DEFAULT_LEASE_MS,
       // This replica's open work was reaped by another: none of it can commit any more.
       onLeaseLost: () => active.abortAll(new DriverError('OPERATION_STORE_ERROR', 'This host replica lost its state-store lease.', { outcome: 'uncertain' })),
       onError: (error) => logInternalError(error, 'state-store lease renewal'),
     });
-    if (config.metrics) {
-      const token = config.metrics.tokenRef ? await readSecret(config.metrics.tokenRef, config.configDir, env) : undefined;
-      if (token !== undefined && (token.length < 32 || /[\s\0]/.test(token))) {
-        throw new DriverError('INVALID_CONFIG', 'metrics.tokenRef must resolve to one line of at least 32 characters without whitespace.');
+    for (const { extension, section } of enabled) {
+      const instance = await extension.create({
+        config: section,
+        host: config,
+        options,
+        env,
+        clock,
+        store,
+        services,
+        driver: runtime,
+        principalOf: (tokenId) => authenticator.principalOf(tokenId),
+        observers,
+        streams,
+        activeCalls: () => active.size,
+        logInternalError,
+      });
+      if (!instance) continue;
+      if (instance.run) {
+        if (driver) throw new Error(`Extension ${extension.id} offers run services after the runtime was built: list it before the extensions that use the runtime.`);
+        Object.assign(runServices, instance.run);
       }
-      prometheus = new PrometheusMetrics({ token, activeRuns: () => active.size, queuedJobs: config.jobs ? () => store.jobs.queued() : undefined });
+      Object.assign(services, instance.services);
+      if (instance.observe) observers.add(instance.observe);
+      started.push({ extension, instance });
+      lifecycle.push(instance);
     }
-    // Usage sinks; runs this replica's previous process left in flight reach them as interrupted.
-    usage = await UsagePipeline.open({
-      usage: config.usage,
-      configDir: config.configDir,
-      stateDirectory: config.stateDirectory,
-      env,
-      callback: options.onUsage,
-      log: (failure) => {
-        prometheus?.sinkFailed(failure);
-        if (options.logUsageSinkFailure) options.logUsageSinkFailure(failure);
-        else if (options.log) logSinkFailure(options.log, failure);
-        else logSinkFailureToStderr(failure);
-      },
-    });
-    await usage.reconcile(isoTimestamp(options.clock ?? systemClock));
   } catch (error) {
-    await store.close();
+    for (const part of [...lifecycle].reverse()) await part.close?.().catch(() => undefined);
     throw error;
   }
-  const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
-  const clock = options.clock ?? systemClock;
-  // One path for every usage record, runs and embedding calls alike: metrics, logs, sinks, store.
-  const recordUsage = async (record: UsageRecord) => {
-    prometheus?.observeRecord(record);
-    if (options.log) logRun(options.log, record);
-    try {
-      await usage.finished(record).catch(() => undefined);
-      await store.usage.record(record);
-    } finally {
-      usage.deliverLater(record);
-    }
-  };
-  // Runs and embedding calls carry the same host id.
-  const hostId = config.usage?.hostId ?? randomUUID();
-  const retrieval = retrievalService(config, store, options, { hostId, ...(config.usage?.labels ? { labels: config.usage.labels } : {}), record: recordUsage }, env);
-  const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, store) : undefined;
-  const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools, store) : undefined;
-  const operations = new OperationLog(store, clock, config.idempotency);
-  const driver = new AgenticDriver({
-    providers: createProviders(config, env),
-    ...(options.tools ? { tools: options.tools } : {}),
-    ...(options.approve ? { approve: options.approve } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
-    limits: { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts },
-    ...(approvals ? { approvals } : {}),
-    ...(toolExecutions ? { toolExecutions } : {}),
-    onInternalError: (error, runId) => logInternalError(error, `run ${runId}`),
-    metering: { hostId, ...(config.usage ? { labels: config.usage.labels, prices: config.usage.prices } : {}) },
-    onRunStarted: async (record) => {
-      await Promise.all([store.usage.runStarted(record), usage.runStarted(record)]);
-    },
-    onUsage: recordUsage,
-    ...(retrieval ? { retrieval } : {}),
-  });
-  const tracing = config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined;
-  // The operator endpoints exist when some token has the operator grant.
-  const monitor = config.tokens.some((token) => token.operator) ? new RunMonitor() : undefined;
-  const jobs = config.jobs
-    ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared, jobId) => {
-        const traced = tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events;
-        return monitor ? monitor.track(traced, { subject: prepared.subject, jobId }) : traced;
-      })
-    : undefined;
-  const sessions = config.sessions ? new SessionService(store, driver, config.sessions) : undefined;
-  const expireOperations = () => {
-    void operations.expire().catch((error: unknown) => logInternalError(error, 'operation record retention'));
-    void jobs?.expire().catch((error: unknown) => logInternalError(error, 'job retention'));
-  };
-  expireOperations();
-  const shortestRetention = Math.min(operations.retentionMs, config.jobs?.retentionMs ?? Infinity);
-  const retentionTimer = setInterval(expireOperations, Math.max(500, Math.min(shortestRetention / 2, 10 * 60 * 1000)));
-  retentionTimer.unref();
+  const core = runtime();
+  const instances = started.map(({ instance }) => instance);
+  // Each started extension offers its declared features, unless it narrowed them.
+  const features = advertisedFeatures(started.flatMap(({ extension, instance }) => instance.features ?? extension.features));
   const metrics: HostMetrics = { runs: { completed: 0, failed: 0, cancelled: 0 } };
-  const context: HostContext = {
-    driver,
-    approvals,
-    toolExecutions,
-    operations,
-    jobs,
-    sessions,
-    retrieval,
-    discovery: new ProviderDiscovery(driver.clock),
-    admission: new Admission({
-      total: config.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total,
-      perSubject: config.limits.maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject,
-    }),
-    metrics,
-    prometheus,
-    tracing,
-    operator: monitor ? { store, monitor } : undefined,
-    features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions, retrieval, operator: monitor }),
-    heartbeatMs: options.heartbeatMs ?? 15_000,
-    writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
-    active,
-    closing: false,
-  };
   const app = buildServer({
-    context,
     authenticator,
+    admission,
     allowedOrigins: config.allowedOrigins,
+    ownsOrigin: (origin, hostHeader) => instances.some((instance) => instance.ownsOrigin?.(origin, hostHeader) === true),
+    features: new Set(features),
+    routes: [
+      discoveryRoutes(core, new ProviderDiscovery(core.clock), features),
+      runRoutes({ driver: core, services, admission, observers, streams, metrics }),
+      ...instances.flatMap((instance): FastifyPluginAsync[] => (instance.routes ? [instance.routes] : [])),
+    ],
+    publicRoutes: instances.flatMap((instance): FastifyPluginAsync[] => (instance.publicRoutes ? [instance.publicRoutes] : [])),
+    lifecycle,
+    drain: async () => {
+      active.abortAll(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
+      await active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
+    },
+    closing: () => closing,
     bodyLimit: config.limits.maxBodyBytes ?? DEFAULT_BODY_BYTES,
     ...(tls ? { tls } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     logInternalError,
     ...(options.log ? { logRequest: (line: Parameters<typeof logRequest>[1]) => logRequest(options.log!, line) } : {}),
-    ...(consoleAssets ? { console: { assets: consoleAssets, listenHost: config.listen.host } } : {}),
   });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
-    await context.tracing?.close();
-    await usage.close();
-    await store.close();
+    await app.close().catch(() => undefined);
     throw new DriverError('LISTEN_FAILED', `Could not listen on ${config.listen.host}:${config.listen.port}: ${(error as Error).message}`);
   }
-  // Queued jobs are taken only by a host that is listening (a failed bind claims nothing).
-  jobs?.start();
+  for (const instance of instances) instance.start?.();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;
   let closed: Promise<void> | undefined;
   const url = hostUrl(config.listen.host, port, tls !== undefined);
   return {
     url,
-    consoleUrl: consoleAssets ? `${url}${CONSOLE_PATH}` : undefined,
-    driver,
-    approvals,
-    toolExecutions,
+    consoleUrl: services.console ? `${url}${services.console.path}` : undefined,
+    driver: core,
+    approvals: services.approvals,
+    toolExecutions: services.toolExecutions,
     store,
     metrics,
-    usage,
-    retrieval,
+    usage: services.usage!.pipeline,
+    retrieval: services.retrieval,
     close: () =>
       (closed ??= (async () => {
-        // Stop accepting, end every run with its terminal event, let the responses leave,
-        // then close what is left (connections still stuck after the grace period included).
-        context.closing = true;
+        // Stop accepting, let each extension stop taking work, end every call with its terminal
+        // event and let the answers leave, then close what is left in the reverse order of start
+        // (connections still stuck after the grace period included).
+        closing = true;
         app.server.close();
-        await jobs?.close();
-        context.active.abortAll(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
-        await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
         await app.close();
-        await driver.close();
-        await retrieval?.close();
-        clearInterval(retentionTimer);
-        await context.tracing?.close();
-        await usage.close();
-        await store.close();
       })()),
   };
 }
 
-/** Scoped retrieval over the store's index, for the corpora the config names. */
-function retrievalService(
-  config: HostConfig,
-  store: StateStore,
-  options: HostOptions,
-  usage: { hostId: string; labels?: Record<string, string>; record(record: UsageRecord): Promise<void> },
-  env: NodeJS.ProcessEnv,
-): RetrievalService | undefined {
-  const settings = config.retrieval;
-  if (!settings) return undefined;
-  const index = (store as StateStore & { retrieval?: RetrievalIndexStore }).retrieval;
-  // A store without a retrieval index (an in-process one of an application) offers no retrieval.
-  if (!index) return undefined;
-  const policy = ingestionPolicy(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {});
-  return new RetrievalService({
-    prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
-    store: index,
-    engine: store.kind,
-    corpora: settings.corpora.map((corpus) => ({
-      id: corpus.id,
-      ...(corpus.namespace ? { namespace: corpus.namespace } : {}),
-      ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, config.configDir, env) }) } : {}),
-    })),
-    ...(options.authorizeRetrieval ? { authorize: options.authorizeRetrieval } : {}),
-    pdf: settings.pdf !== false,
-    ...(config.limits.idleTimeoutMs ? { idleTimeoutMs: config.limits.idleTimeoutMs } : {}),
-    usage,
-  });
-}
-
-/** The URL clients use: wildcard binds are reached on loopback; IPv6 literals are bracketed. */
+/** The certificate (a file) and its private key (a secret reference) of `listen.tls`. */
 export async function loadTls(config: HostConfig, env: NodeJS.ProcessEnv): Promise<{ cert: string; key: string }> {
   const tls = config.listen.tls!;
   const certPath = isAbsolute(tls.certFile) ? tls.certFile : resolve(config.configDir, tls.certFile);

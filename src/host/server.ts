@@ -1,43 +1,53 @@
 /**
  * The HTTP(S) server. One pipeline for every request, in this order:
- * common headers -> shutting down -> origin / preflight -> /health -> authentication ->
- * version negotiation -> exact routing -> body rules -> the endpoint family's handler.
- * Endpoint families are encapsulated Fastify plugins under ./routes.
+ * common headers -> shutting down -> origin / preflight -> public routes (`/health`, the
+ * console's page, `/metrics`) -> authentication -> version negotiation -> exact routing ->
+ * the table's guard (grant, admission slot) -> body rules -> the handler.
+ * Fastify encapsulation carries it: authentication is a plugin around the authenticated
+ * routes, and each extension registers its routes in a context of its own, inside it (or,
+ * for routes with an access rule of their own, outside it). Shutdown is Fastify's close:
+ * every extension's `stop` (preClose), the drain of the calls being served, then every
+ * `close` (onClose) in the reverse order of start.
  */
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import { DriverError, statusForCode, toDriverError } from '../protocol/errors.js';
+import { ENDPOINTS } from '../protocol/endpoints.js';
 import { OPTIONAL_EVENTS_HEADER, selectRequestVersion, VERSION_HEADER, WIRE_VERSION } from '../protocol/version.js';
 import type { Principal, TokenAuthenticator } from '../http/access.js';
-import { discoveryRoutes } from './routes/discovery.js';
-import { runRoutes } from './routes/runs.js';
-import { approvalRoutes } from '../extensions/approvals/routes.js';
-import { toolExecutionRoutes } from '../extensions/application-tools/routes.js';
-import { ENDPOINTS } from '../protocol/endpoints.js';
-import { bodyValidatorCompiler, PUBLIC_PATHS, QUERY_TARGETS, routeOf, routePath, serves } from '../http/endpoints.js';
-import { jobRoutes } from '../extensions/jobs/routes.js';
-import { sessionRoutes } from '../extensions/sessions/routes.js';
-import { retrievalRoutes } from '../extensions/retrieval/routes.js';
-import { operatorRoutes } from '../extensions/operator/routes.js';
-import type { HostContext } from './context.js';
+import type { Admission } from '../http/admission.js';
+import { guardFromTable, QUERY_TARGETS, routeOf, routePath, serves, tableValidatorCompiler } from '../http/endpoints.js';
+import type { RequestLine } from '../http/logging.js';
+import { sendError } from '../http/send-error.js';
 import { assertJsonMediaType, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, commonHeaders } from './parser-errors.js';
-import { sendError } from '../http/send-error.js';
-import { METRICS_PATH } from '../extensions/metrics/prometheus.js';
-import type { RequestLine } from '../http/logging.js';
 import { randomUUID } from 'node:crypto';
-import { CONSOLE_CSP, isConsoleOrigin, type ConsoleAssets } from '../extensions/console/assets.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal: Principal;
-    acceptOptionalEvents: boolean;
-  }
+/** What one started part of the host (an extension, the runtime) does at shutdown. */
+export interface Lifecycle {
+  /** Before the calls being served are ended. */
+  stop?(): Promise<void>;
+  /** After the server closed; in the reverse order of start. */
+  close?(): Promise<void>;
 }
 
 export interface ServerOptions {
-  context: HostContext;
   authenticator: TokenAuthenticator;
+  admission: Admission;
   allowedOrigins: readonly string[];
+  /** An `Origin` the host itself serves a page for (the console), let through like an allowed one. */
+  ownsOrigin(origin: string, hostHeader: string | undefined): boolean;
+  /** The features the host advertises: it serves exactly their endpoints. */
+  features: ReadonlySet<string>;
+  /** The authenticated routes, one context each: the host's own, then the extensions'. */
+  routes: readonly FastifyPluginAsync[];
+  /** Routes with an access rule of their own, outside authentication. */
+  publicRoutes: readonly FastifyPluginAsync[];
+  /** What started, in order: stopped in order, closed in reverse, at shutdown. */
+  lifecycle: readonly Lifecycle[];
+  /** Ends the calls being served and waits (bounded) for their answers to leave. */
+  drain(): Promise<void>;
+  /** Whether the host is shutting down: every answer then refuses new work and closes its connection. */
+  closing(): boolean;
   bodyLimit: number;
   tls?: { cert: string; key: string };
   logger?: boolean;
@@ -45,8 +55,6 @@ export interface ServerOptions {
   logInternalError?: InternalErrorLog;
   /** Told one line per request once its response is complete or its connection closes. */
   logRequest?: (line: RequestLine) => void;
-  /** The operator console page, when enabled; `listenHost` names the host's own origin for its requests. */
-  console?: { assets: ConsoleAssets; listenHost: string };
 }
 
 /** Receives the unmasked error behind a 500 and where it happened (never sent to a client). */
@@ -60,11 +68,10 @@ export const logToStderr: InternalErrorLog = (error, where) => {
 const ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', VERSION_HEADER, OPTIONAL_EVENTS_HEADER].join(', ');
 
 export function buildServer(options: ServerOptions): FastifyInstance {
-  const { context, authenticator } = options;
+  const { authenticator } = options;
   const allowedOrigins = new Set(options.allowedOrigins);
   const tls = options.tls !== undefined;
   const logInternalError = options.logInternalError ?? logToStderr;
-  const consolePage = options.console;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit,
@@ -83,6 +90,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.server.headersTimeout = 10_000;
   app.decorateRequest('principal', null as unknown as Principal);
   app.decorateRequest('acceptOptionalEvents', false);
+  app.decorateRequest('slot', undefined);
 
   const logRequest = options.logRequest;
   if (logRequest) {
@@ -109,7 +117,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.addHook('onRequest', async (request, reply) => {
     reply.headers(commonHeaders(tls));
 
-    if (context.closing) throw new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true });
+    if (options.closing()) throw new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true });
 
     const origin = request.headers.origin;
     if (origin !== undefined) {
@@ -123,18 +131,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         reply.header('Access-Control-Allow-Headers', ALLOW_HEADERS);
         return reply.code(204).send();
       }
-      const own = consolePage !== undefined && isConsoleOrigin(origin, request.headers.host, tls, consolePage.listenHost);
-      if (!allowedOrigins.has(origin) && !own) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
+      if (!allowedOrigins.has(origin) && !options.ownsOrigin(origin, request.headers.host)) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');
     }
-    if ((request.method === 'GET' || request.method === 'HEAD') && PUBLIC_PATHS.has(request.url)) return;
-    // The console page holds no data and needs no token (it asks the operator for one).
-    if (consolePage && (request.method === 'GET' || request.method === 'HEAD') && consolePage.assets.serves(request.url)) return;
-    // The operator's metrics endpoint has its own credential (src/host/metrics.ts), not a host token.
-    if (context.prometheus && request.url === METRICS_PATH && (request.method === 'GET' || request.method === 'HEAD')) {
-      context.prometheus.authorize(request.headers.authorization, request.socket.remoteAddress);
-      return;
-    }
+  });
 
+  /** Authentication, version negotiation and exact routing: every request that is not a public route's exact target. */
+  function authenticate(request: FastifyRequest): void {
     const principal = authenticator.authenticate(request.headers.authorization);
     if (!principal) throw new DriverError('UNAUTHORIZED', 'A valid bearer token is required.');
     request.principal = principal;
@@ -153,11 +155,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (route !== undefined && !matchesRouteExactly(request.url.split('?')[0]!, route)) {
       throw new DriverError('NOT_FOUND', 'No such endpoint.');
     }
-  });
+  }
 
   // While the host drains, every answer closes its connection.
   app.addHook('onSend', async (_request, reply) => {
-    if (context.closing) reply.header('connection', 'close');
+    if (options.closing()) reply.header('connection', 'close');
   });
 
   app.addHook('preParsing', async (request) => {
@@ -186,7 +188,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     }
   });
 
-  app.setNotFoundHandler(async () => {
+  // An unknown target is answered only after authentication, like any other.
+  app.setNotFoundHandler(async (request) => {
+    authenticate(request);
     throw new DriverError('NOT_FOUND', 'No such endpoint.');
   });
 
@@ -199,42 +203,38 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     return sendError(reply, failure);
   });
 
-  app.setValidatorCompiler(bodyValidatorCompiler);
-  app.route({ ...routeOf('health'), handler: async () => ({ status: 'ok', protocol: 'agenticdriver.v1' }) });
-  app.register(discoveryRoutes, { context });
-  app.register(runRoutes, { context });
-  app.register(approvalRoutes, { context });
-  app.register(toolExecutionRoutes, { context });
-  app.register(jobRoutes, { context });
-  app.register(sessionRoutes, { context });
-  app.register(retrievalRoutes, { context });
-  app.register(operatorRoutes, { context });
-  if (consolePage) {
-    for (const url of consolePage.assets.paths) {
-      app.route({
-        method: 'GET',
-        url,
-        handler: async (request, reply) => {
-          const { type, body } = consolePage.assets.file(request.url, request.socket.remoteAddress);
-          return reply.type(type).header('Content-Security-Policy', CONSOLE_CSP).header('Referrer-Policy', 'no-referrer').header('X-Frame-Options', 'DENY').send(body);
-        },
-      });
-    }
-  }
-  const prometheus = context.prometheus;
-  if (prometheus) {
-    app.route({
-      method: 'GET',
-      url: METRICS_PATH,
-      handler: async (_request, reply) => {
-        const { contentType, body } = await prometheus.render();
-        return reply.type(contentType).send(body);
-      },
+  app.setValidatorCompiler(tableValidatorCompiler);
+
+  // Outside authentication: each route answers its exact target only; anything else is authenticated like the rest.
+  app.register(async (open) => {
+    open.addHook('onRequest', async (request) => {
+      if (request.url !== request.routeOptions.url) authenticate(request);
+    });
+    open.route({ ...routeOf('health'), handler: async () => ({ status: 'ok', protocol: 'agenticdriver.v1' }) });
+    for (const routes of options.publicRoutes) open.register(routes);
+  });
+
+  app.register(async (authenticated) => {
+    authenticated.addHook('onRequest', async (request) => authenticate(request));
+    authenticated.addHook('onRoute', guardFromTable(options.admission));
+    for (const routes of options.routes) authenticated.register(routes);
+  });
+
+  // Shutdown in the order of start: each part's `stop`, then the drain; Fastify then closes the
+  // connections and the server, and runs each part's `close` in reverse (onClose of sibling contexts).
+  for (const part of options.lifecycle) {
+    app.register(async (scope) => {
+      if (part.stop) scope.addHook('preClose', part.stop);
+      if (part.close) scope.addHook('onClose', part.close);
     });
   }
+  app.register(async (scope) => {
+    scope.addHook('preClose', options.drain);
+  });
+
   // Every endpoint of the table this host serves has its handler (families register by operation id).
   app.addHook('onReady', async () => {
-    const missing = ENDPOINTS.filter((entry) => serves(context, entry) && !app.hasRoute({ method: entry.method, url: routePath(entry.path) }));
+    const missing = ENDPOINTS.filter((entry) => serves(options.features, entry) && !app.hasRoute({ method: entry.method, url: routePath(entry.path) }));
     if (missing.length > 0) throw new Error(`No handler for ${missing.map((entry) => entry.operationId).join(', ')}.`);
   });
   return app;

@@ -1,29 +1,104 @@
 /**
- * Static bearer tokens. Only SHA-256 digests are kept; lookups compare digests in
- * constant time (docs/architecture.md, decisions: Bearer scheme). The subject always comes from the token, never the body.
+ * Who is asking, and what they may do: the principal a bearer token stands for, its grants,
+ * and the checks on them. Static bearer tokens: only SHA-256 digests are kept; lookups compare
+ * digests in constant time (docs/architecture.md, decisions: Bearer scheme). The subject always
+ * comes from the token, never the body.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { TSchema } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
-import type { TokenEntry } from '../host/config.js';
-import { readSecret } from '../shared/secrets.js';
+import type { RunRequest } from '../protocol/schemas.js';
+import { requireNoStream } from '../runtime/driver.js';
+import { readSecret, type SecretRef } from '../shared/secrets.js';
 
 export interface Principal {
-  tokenId: string;
+  readonly tokenId: string;
+  readonly subject: string;
+  /** Provider instances and host tools the token may use. */
+  readonly providers: ReadonlySet<string>;
+  readonly tools: ReadonlySet<string>;
+  /**
+   * The extensions' grants, by name: what each allows — operations (`jobs`: submit, read),
+   * names (`approveTools`) or resources per operation (`retrieval.search`: corpora). A grant
+   * with nothing listed (`operator`) allows by being there.
+   */
+  readonly grants: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/** A token entry of the host config: the core fields, and the extensions' grant fields. */
+export interface TokenEntry {
+  id: string;
   subject: string;
-  providers: ReadonlySet<string>;
-  tools: ReadonlySet<string>;
-  approveTools: ReadonlySet<string>;
-  applicationTools: ReadonlySet<string>;
-  /** Application tools this token may run only after review. */
-  applicationToolApprovals: ReadonlySet<string>;
-  /** Durable-job operations (`submit`, `read`, `cancel`). */
-  jobs: ReadonlySet<string>;
-  /** Session operations (`create`, `read`, `continue`, `delete`). */
-  sessions: ReadonlySet<string>;
-  /** Retrieval corpora per operation (ingest uses `index`). */
-  retrieval: { search: ReadonlySet<string>; index: ReadonlySet<string>; delete: ReadonlySet<string> };
-  /** The operator grant: the `/v1/operator/...` endpoints. */
-  operator: boolean;
+  tokenRef: SecretRef;
+  providers: string[];
+  tools?: string[];
+  [grant: string]: unknown;
+}
+
+/** A token field an extension adds (e.g. `jobs`), and the grants it gives a principal. */
+export interface GrantField<V = unknown> {
+  /** The field's schema in a token entry (optional there). */
+  readonly schema: TSchema;
+  /** The grants a value gives, by name (default: the field's name with the listed items). */
+  principal?(value: V): Record<string, Iterable<string>>;
+  /** What the schema cannot express; throws INVALID_CONFIG naming the token. */
+  check?(value: V, tokenId: string): void;
+}
+
+/** A grant an endpoint needs (the endpoint table's `grant`). */
+export interface Grant {
+  name: string;
+  operation?: string;
+  resource?: string;
+}
+
+/** Whether the principal has `grant`, or `item` under it. */
+export function allows(principal: Pick<Principal, 'grants'>, grant: string, item?: string): boolean {
+  if (item === undefined) return principal.grants.has(grant);
+  return principal.grants.get(grant)?.has(item) === true;
+}
+
+/** FORBIDDEN unless the principal holds what the endpoint needs; `body` names the resource. */
+export function requireGrant(principal: Pick<Principal, 'grants'>, grant: Grant, body?: unknown): void {
+  if (grant.resource !== undefined) {
+    const resource = (body as Record<string, unknown> | undefined)?.[grant.resource];
+    if (typeof resource !== 'string' || !allows(principal, `${grant.name}.${grant.operation}`, resource)) {
+      throw new DriverError('FORBIDDEN', `This token may not ${grant.operation} ${grant.resource} ${String(resource)}.`);
+    }
+    return;
+  }
+  if (grant.operation !== undefined) {
+    if (!allows(principal, grant.name, grant.operation)) throw new DriverError('FORBIDDEN', `This token may not ${grant.operation} ${grant.name}.`);
+    return;
+  }
+  if (!allows(principal, grant.name)) throw new DriverError('FORBIDDEN', `This token does not have the ${grant.name} grant.`);
+}
+
+/**
+ * A run's grants, checked right after the schema and before anything that could reveal
+ * whether a provider or tool exists (docs/architecture.md, decisions: Authorize before
+ * disclosing): its provider, each tool (an application tool the run declares against the
+ * token's application tools), the corpus it searches; and a run that needs a stream must ask
+ * for one.
+ */
+export function authorizeRun(run: RunRequest, principal: Principal, streaming: boolean): void {
+  requireResources(run, principal);
+  if (!streaming) requireNoStream(run);
+}
+
+/** The provider, tools and corpus a run request uses (a job's request is checked again when it starts). */
+export function requireResources(run: RunRequest, principal: Pick<Principal, 'providers' | 'tools' | 'grants'>): void {
+  if (!principal.providers.has(run.provider)) {
+    throw new DriverError('FORBIDDEN', `This token may not use provider ${run.provider}.`);
+  }
+  const applicationTools = new Set((run.applicationTools ?? []).map((definition) => definition.name));
+  for (const tool of run.tools ?? []) {
+    const granted = applicationTools.has(tool) ? allows(principal, 'applicationTools', tool) : principal.tools.has(tool);
+    if (!granted) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
+  }
+  if (run.retrieval && !allows(principal, 'retrieval.search', run.retrieval.corpus)) {
+    throw new DriverError('FORBIDDEN', `This token may not search corpus ${run.retrieval.corpus}.`);
+  }
 }
 
 interface StoredToken {
@@ -39,8 +114,8 @@ const digestOf = (token: string) => createHash('sha256').update(token).digest();
 export class TokenAuthenticator {
   private constructor(private readonly tokens: StoredToken[]) {}
 
-  /** Resolves every token reference once, at start-up. */
-  static async load(entries: readonly TokenEntry[], configDir: string, env: NodeJS.ProcessEnv = process.env): Promise<TokenAuthenticator> {
+  /** Resolves every token reference once, at start-up; `grants` are the extensions' token fields. */
+  static async load(entries: readonly TokenEntry[], configDir: string, grants: Readonly<Record<string, GrantField>>, env: NodeJS.ProcessEnv = process.env): Promise<TokenAuthenticator> {
     const stored: StoredToken[] = [];
     for (const entry of entries) {
       const value = await readSecret(entry.tokenRef, configDir, env);
@@ -51,22 +126,7 @@ export class TokenAuthenticator {
       if (stored.some((other) => timingSafeEqual(other.digest, digest))) {
         throw new DriverError('INVALID_CONFIG', `Token ${entry.id} has the same value as another token.`);
       }
-      stored.push({
-        digest,
-        principal: {
-          tokenId: entry.id,
-          subject: entry.subject,
-          providers: new Set(entry.providers),
-          tools: new Set(entry.tools ?? []),
-          approveTools: new Set(entry.approveTools ?? []),
-          applicationTools: new Set((entry.applicationTools ?? []).map((grant) => grant.name)),
-          applicationToolApprovals: new Set((entry.applicationTools ?? []).filter((grant) => grant.requiresApproval !== false).map((grant) => grant.name)),
-          jobs: new Set(entry.jobs ?? []),
-          sessions: new Set(entry.sessions ?? []),
-          retrieval: { search: new Set(entry.retrieval?.search ?? []), index: new Set(entry.retrieval?.index ?? []), delete: new Set(entry.retrieval?.delete ?? []) },
-          operator: entry.operator === true,
-        },
-      });
+      stored.push({ digest, principal: principalOf(entry, grants) });
     }
     return new TokenAuthenticator(stored);
   }
@@ -88,6 +148,17 @@ export class TokenAuthenticator {
     }
     return found;
   }
+}
+
+function principalOf(entry: TokenEntry, fields: Readonly<Record<string, GrantField>>): Principal {
+  const grants = new Map<string, ReadonlySet<string>>();
+  for (const [field, definition] of Object.entries(fields)) {
+    const value = entry[field];
+    if (value === undefined) continue;
+    const given = definition.principal ? definition.principal(value as never) : { [field]: value as string[] };
+    for (const [name, items] of Object.entries(given)) grants.set(name, new Set(items));
+  }
+  return { tokenId: entry.id, subject: entry.subject, providers: new Set(entry.providers), tools: new Set(entry.tools ?? []), grants };
 }
 
 /** `Bearer <token>` with a case-insensitive scheme (RFC 7235). */

@@ -1,24 +1,44 @@
 /**
- * Routes from the endpoint table (src/protocol/endpoints.ts): each endpoint family registers
- * its handlers by operation id; the path, method and body schema come from the table, and so
- * do the features `/v1/protocol` lists, the public paths and the exact query targets.
+ * Routes from the endpoint table (src/protocol/endpoints.ts). A handler is registered by
+ * operation id (`routeOf`); the path, method, body and path-parameter schemas come from the
+ * table, and so does what one guard (`guardFromTable`, an `onRoute` hook around the
+ * authenticated routes) adds to every such route: the grant the endpoint needs and, when the
+ * call takes one, its admission slot. The table also gives the public paths, the exact query
+ * targets and, with the extensions that are on, the features `/v1/protocol` lists.
  */
-import type { FastifySchemaCompiler, RouteOptions } from 'fastify';
+import type { FastifySchemaCompiler, onRouteHookHandler, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
+import type { TSchema } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
-import { ENDPOINTS, FEATURES, type Endpoint } from '../protocol/endpoints.js';
+import { ENDPOINTS, FEATURES, type Endpoint, type Feature } from '../protocol/endpoints.js';
 import { validatorFor } from '../protocol/validate.js';
+import { requireGrant, type Principal } from './access.js';
+import type { Admission, Slot } from './admission.js';
 
-/** What decides whether the host serves an optional endpoint family. */
-export interface Offered {
-  approvals: unknown;
-  toolExecutions: unknown;
-  operations: unknown;
-  sessions?: unknown;
-  jobs?: unknown;
-  /** Scoped retrieval, and whether it ingests documents (and PDFs). */
-  retrieval?: { readonly ingests: boolean; readonly ingestsPdf: boolean } | undefined;
-  operator?: unknown;
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+    acceptOptionalEvents: boolean;
+    /** The admission slot of a call that takes one for its whole length (`admission: 'call'`). */
+    slot: Slot | undefined;
+  }
+  interface FastifyContextConfig {
+    /** The endpoint of the table this route serves. */
+    operationId?: string;
+  }
 }
+
+/** Features the host offers whatever extensions are on: the run path and discovery. */
+export const CORE_FEATURES: readonly Feature[] = [
+  'json-results',
+  'event-stream',
+  'cancel-on-disconnect',
+  'optional-idle-timeout',
+  'required-capabilities',
+  'optional-events',
+  'provider-discovery',
+  'context-inputs',
+  'draft-artifacts',
+];
 
 export function endpoint(operationId: string): Endpoint {
   const found = ENDPOINTS.find((candidate) => candidate.operationId === operationId);
@@ -26,25 +46,15 @@ export function endpoint(operationId: string): Endpoint {
   return found;
 }
 
-/** Interactive approvals and application tools exist only when the config enables them. */
-export function serves(offered: Offered, entry: Endpoint): boolean {
-  if (entry.feature === 'interactive-approvals') return offered.approvals !== undefined;
-  if (entry.feature === 'application-tools') return offered.toolExecutions !== undefined;
-  if (entry.feature === 'conversation-sessions') return offered.sessions !== undefined;
-  if (entry.feature === 'durable-jobs' || entry.feature === 'job-event-stream') return offered.jobs !== undefined;
-  if (entry.feature === 'scoped-retrieval' || entry.feature === 'retrieval-indexing') return offered.retrieval !== undefined;
-  if (entry.feature === 'document-ingestion') return offered.retrieval?.ingests === true;
-  if (entry.feature === 'operator-endpoints') return offered.operator !== undefined;
-  return true;
+/** What `/v1/protocol` advertises: the core features and those the extensions offer, in the protocol's order. */
+export function advertisedFeatures(offered: Iterable<Feature>): Feature[] {
+  const on = new Set<Feature>([...CORE_FEATURES, ...offered]);
+  return FEATURES.filter((feature) => on.has(feature));
 }
 
-/** What `/v1/protocol` advertises: only what this host really serves, in the protocol's order. */
-export function hostFeatures(offered: Offered): string[] {
-  const offeredWithoutEndpoints: Partial<Record<string, unknown>> = {
-    idempotency: offered.operations,
-    'pdf-ingestion': offered.retrieval?.ingestsPdf === true ? true : undefined,
-  };
-  return FEATURES.filter((feature) => !(feature in offeredWithoutEndpoints) || offeredWithoutEndpoints[feature] !== undefined).filter((feature) => ENDPOINTS.filter((entry) => entry.feature === feature).every((entry) => serves(offered, entry)));
+/** Whether a host advertising `features` serves the endpoint: the endpoints of a feature exist only when it is on. */
+export function serves(features: ReadonlySet<string>, entry: Endpoint): boolean {
+  return entry.feature === undefined || features.has(entry.feature);
 }
 
 /** Paths served without authentication (`/health`). */
@@ -60,17 +70,64 @@ export function routePath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
-/** Method, path and (when the table gives one) the body schema of an endpoint, for `app.route`. */
-export function routeOf(operationId: string): Pick<RouteOptions, 'method' | 'url' | 'schema'> {
+/** Method, path, schemas (body and path parameters, when the table gives them) and the operation id of an endpoint, for `app.route`. */
+export function routeOf(operationId: string): Pick<RouteOptions, 'method' | 'url' | 'schema' | 'config'> {
   const entry = endpoint(operationId);
-  return { method: entry.method, url: routePath(entry.path), ...(entry.request && entry.invalidBody ? { schema: { body: entry.request } } : {}) };
+  const body = entry.request && entry.invalidBody ? { body: entry.request } : {};
+  const params = entry.pathParams
+    ? { params: { type: 'object', properties: Object.fromEntries(entry.pathParams.map((param) => [param.name, param.schema])), required: entry.pathParams.map((param) => param.name) } }
+    : {};
+  return { method: entry.method, url: routePath(entry.path), schema: { ...body, ...params }, config: { operationId } };
 }
 
-/** Body schemas are checked with the protocol's validators and refused with the table's error code. */
-export const bodyValidatorCompiler: FastifySchemaCompiler<unknown> = ({ method, url }) => {
-  const entry = ENDPOINTS.find((candidate) => candidate.method === method && routePath(candidate.path) === url);
-  if (!entry?.request || !entry.invalidBody) throw new Error(`No body schema for ${method} ${url} in the endpoint table.`);
+/** Bodies and path parameters are checked with the protocol's validators and refused with the table's error code. */
+export const tableValidatorCompiler: FastifySchemaCompiler<unknown> = ({ method, url, httpPart }) => {
+  // Fastify adds a HEAD route to every GET route, with its schemas.
+  const entry = ENDPOINTS.find((candidate) => candidate.method === (method === 'HEAD' ? 'GET' : method) && routePath(candidate.path) === url);
+  if (httpPart === 'params' && entry?.pathParams) {
+    const checks = entry.pathParams.map((param) => ({ ...param, check: validatorFor(param.schema as unknown as TSchema) }));
+    return (value: unknown) => {
+      const failed = checks.find((param) => !param.check((value as Record<string, unknown>)[param.name]));
+      return failed ? { error: new DriverError(failed.invalid.code, failed.invalid.message) } : true;
+    };
+  }
+  if (httpPart !== 'body' || !entry?.request || !entry.invalidBody) throw new Error(`No ${httpPart ?? 'body'} schema for ${method} ${url} in the endpoint table.`);
   const { code, message, reason } = entry.invalidBody;
   const check = validatorFor(entry.request);
   return (value: unknown) => (check(value) ? true : { error: new DriverError(code, `${message}: ${reason ?? check.explain(value) ?? 'it has the wrong shape'}.`) });
 };
+
+/**
+ * The one guard of the authenticated routes: a route registered with `routeOf` gets the checks
+ * its endpoint's table entry asks for. A grant the body does not name is checked before the body
+ * is read, one that names a body field (a corpus) right after the body's schema; a call that
+ * takes an admission slot for its whole length takes it last, and frees it when its handler ends.
+ */
+export function guardFromTable(admission: Admission): onRouteHookHandler {
+  return (route) => {
+    const operationId = route.config?.operationId;
+    if (operationId === undefined) return;
+    const { grant, admission: slot } = endpoint(operationId);
+    if (grant && grant.resource === undefined) route.onRequest = [...hooks(route.onRequest), async (request) => requireGrant(request.principal, grant)];
+    const before: preHandlerAsyncHookHandler[] = [];
+    if (grant?.resource !== undefined) before.push(async (request) => requireGrant(request.principal, grant, request.body));
+    if (slot === 'call') {
+      before.push(async (request, reply) => {
+        request.slot = admission.admit(request.principal.subject, reply);
+      });
+      const handler = route.handler;
+      route.handler = async function (request, reply) {
+        try {
+          return await handler.call(this, request, reply);
+        } finally {
+          request.slot?.release();
+        }
+      };
+    }
+    if (before.length > 0) route.preHandler = [...hooks(route.preHandler), ...before];
+  };
+}
+
+function hooks<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}

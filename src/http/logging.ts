@@ -7,7 +7,6 @@
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { UsageRecord } from '../runtime/usage-record.js';
-import type { SinkFailure } from '../extensions/usage/sink.js';
 
 export type HostLogger = Logger;
 
@@ -73,7 +72,7 @@ export function logRun(logger: HostLogger, record: UsageRecord): void {
 }
 
 /** A usage sink failure, under its code (`USAGESTAT_ERROR` / `USAGESTAT_SCHEMA`). */
-export function logSinkFailure(logger: HostLogger, failure: SinkFailure): void {
+export function logSinkFailure(logger: HostLogger, failure: { code: string; sink: string; message: string }): void {
   logger.warn({ kind: 'usage-sink', ...failure }, failure.code);
 }
 

@@ -88,3 +88,21 @@ function drained(res: ServerResponse, stallMs: number, event: 'drain' | 'finish'
     res.on('close', done);
   });
 }
+
+/** The host's event streams: its heartbeat and write-stall bounds, and `connection: close` while it drains. */
+export class EventStreams {
+  constructor(
+    private readonly heartbeatMs: number,
+    private readonly writeStallMs: number,
+    private readonly closing: () => boolean,
+  ) {}
+
+  write(reply: FastifyReply, events: AsyncGenerator<RunEvent>, options: { headersFirst?: boolean } = {}): Promise<void> {
+    return writeEventStream(reply, events, {
+      heartbeatMs: this.heartbeatMs,
+      writeStallMs: this.writeStallMs,
+      ...(options.headersFirst ? { headersFirst: true } : {}),
+      ...(this.closing() ? { headers: { connection: 'close' } } : {}),
+    });
+  }
+}

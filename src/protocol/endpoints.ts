@@ -1,7 +1,8 @@
 /**
  * The HTTP surface of wire protocol 1.0. The OpenAPI document is generated from this
- * list, and the host registers its routes from it (path, method, body schema, the code of
- * an invalid body, public access and exact query targets) and derives its advertised
+ * list, and the host registers its routes from it (path, method, body and path-parameter
+ * schemas with the code of an invalid one, public access, exact query targets, the grant a
+ * token needs and whether the call takes an admission slot) and derives its advertised
  * features from it; extension issues add their endpoints here next to their schemas.
  */
 import type { TSchema } from '@sinclair/typebox';
@@ -57,8 +58,8 @@ export interface Endpoint {
   /** Unauthenticated endpoints (only `/health`). */
   public?: boolean;
   query?: { name: string; description: string; schema: Record<string, unknown> }[];
-  /** `{name}` segments of `path`. */
-  pathParams?: { name: string; description: string; schema: Record<string, unknown> }[];
+  /** `{name}` segments of `path`, and how a value that fails `schema` is answered. */
+  pathParams?: { name: string; description: string; schema: Record<string, unknown>; invalid: { code: ErrorCode; message: string } }[];
   request?: TSchema;
   /**
    * How a body that fails `request` is answered: `code`, with the message
@@ -71,6 +72,20 @@ export interface Endpoint {
   events?: TSchema;
   /** Answers only `text/event-stream` (`response` is then the schema of one event). */
   streamOnly?: boolean;
+  /**
+   * The token grant the call needs, checked before the handler (403 FORBIDDEN): `operation`
+   * among the grant's operations (`jobs`: `submit`), or, with `resource`, the body field naming
+   * the resource, among those the grant lists for `operation` (`retrieval`: `search` corpora);
+   * without either, the grant itself (`operator`). A grant the body does not name is checked
+   * before the body is read. Runs check theirs on the parsed request (providers, tools, corpus).
+   */
+  grant?: { name: string; operation?: string; resource?: string };
+  /**
+   * The call takes an admission slot (429 BUSY when none is free) and is cancelled when its
+   * client disconnects or the host shuts down. `call`: for the whole call, before the handler;
+   * `run`: the run path takes it itself, after an idempotent replay, which takes none.
+   */
+  admission?: 'call' | 'run';
 }
 
 /**
@@ -123,6 +138,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Execute one agent run: a JSON result, or server-sent events when Accept includes text/event-stream.',
     feature: 'json-results',
     request: RunRequest,
+    admission: 'run',
     response: RunResult,
     events: RunEvent,
   },
@@ -168,6 +184,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'conversation-sessions',
     request: SessionCreate,
     invalidBody: { code: 'INVALID_SESSION', message: 'The session request is invalid' },
+    grant: { name: 'sessions', operation: 'create' },
     response: SessionSnapshot,
   },
   {
@@ -178,6 +195,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'conversation-sessions',
     request: SessionIdentity,
     invalidBody: { code: 'INVALID_SESSION', message: 'The session request is invalid' },
+    grant: { name: 'sessions', operation: 'read' },
     response: SessionSnapshot,
   },
   {
@@ -188,6 +206,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'conversation-sessions',
     request: SessionIdentity,
     invalidBody: { code: 'INVALID_SESSION', message: 'The session request is invalid' },
+    grant: { name: 'sessions', operation: 'delete' },
     response: SessionDeleteResult,
   },
   {
@@ -198,6 +217,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'durable-jobs',
     request: JobSubmit,
     invalidBody: { code: 'INVALID_JOB', message: 'The job request is invalid' },
+    grant: { name: 'jobs', operation: 'submit' },
     response: JobInfo,
   },
   {
@@ -208,6 +228,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'durable-jobs',
     request: JobIdentity,
     invalidBody: { code: 'INVALID_JOB', message: 'The job request is invalid' },
+    grant: { name: 'jobs', operation: 'read' },
     response: JobInfo,
   },
   {
@@ -218,6 +239,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'durable-jobs',
     request: JobIdentity,
     invalidBody: { code: 'INVALID_JOB', message: 'The job request is invalid' },
+    grant: { name: 'jobs', operation: 'cancel' },
     response: JobInfo,
   },
   {
@@ -228,6 +250,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'durable-jobs',
     request: JobEventsRequest,
     invalidBody: { code: 'INVALID_JOB_CURSOR', message: 'The job events request is invalid' },
+    grant: { name: 'jobs', operation: 'read' },
     response: JobEventPage,
   },
   {
@@ -237,7 +260,8 @@ export const ENDPOINTS: Endpoint[] = [
     summary:
       'The job\'s committed events as server-sent events (`id:` = the event\'s sequence), as they are committed, until the terminal event; `Last-Event-ID` resumes after that sequence, on any replica.',
     feature: 'job-event-stream',
-    pathParams: [{ name: 'id', description: 'The job id (a lowercase UUID).', schema: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' } }],
+    pathParams: [{ name: 'id', description: 'The job id (a lowercase UUID).', schema: UUID_PARAM, invalid: { code: 'INVALID_JOB', message: 'The job id must be a lowercase UUID.' } }],
+    grant: { name: 'jobs', operation: 'read' },
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
@@ -250,6 +274,8 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'scoped-retrieval',
     request: RetrievalSearch,
     invalidBody: { code: 'INVALID_RETRIEVAL', message: 'The retrieval request is invalid' },
+    grant: { name: 'retrieval', operation: 'search', resource: 'corpus' },
+    admission: 'call',
     response: RetrievalResult,
   },
   {
@@ -260,6 +286,8 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'retrieval-indexing',
     request: RetrievalIndexRequest,
     invalidBody: { code: 'INVALID_RETRIEVAL', message: 'The index request is invalid' },
+    grant: { name: 'retrieval', operation: 'index', resource: 'corpus' },
+    admission: 'call',
     response: RetrievalIndexReceipt,
   },
   {
@@ -270,6 +298,8 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'retrieval-indexing',
     request: RetrievalDeleteRequest,
     invalidBody: { code: 'INVALID_RETRIEVAL', message: 'The delete request is invalid' },
+    grant: { name: 'retrieval', operation: 'delete', resource: 'corpus' },
+    admission: 'call',
     response: RetrievalDeleteResult,
   },
   {
@@ -280,6 +310,8 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'document-ingestion',
     request: IngestRequest,
     invalidBody: { code: 'INVALID_INGESTION', message: 'The ingestion request is invalid' },
+    grant: { name: 'retrieval', operation: 'index', resource: 'corpus' },
+    admission: 'call',
     response: IngestResult,
   },
   // Operator endpoints: only tokens with the `operator` grant (any other token gets FORBIDDEN).
@@ -291,6 +323,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'operator-endpoints',
     request: OperatorRunsRequest,
     invalidBody: INVALID_OPERATOR,
+    grant: { name: 'operator' },
     response: OperatorRunList,
   },
   {
@@ -300,7 +333,8 @@ export const ENDPOINTS: Endpoint[] = [
     summary:
       'Operator: the events of one active run as server-sent events — the recent ones first, then live, until its terminal event. A watcher that falls behind is disconnected; the run is never slowed.',
     feature: 'operator-endpoints',
-    pathParams: [{ name: 'id', description: 'The run id (a lowercase UUID).', schema: UUID_PARAM }],
+    pathParams: [{ name: 'id', description: 'The run id (a lowercase UUID).', schema: UUID_PARAM, invalid: { code: 'INVALID_OPERATOR_REQUEST', message: 'The run id must be a lowercase UUID.' } }],
+    grant: { name: 'operator' },
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
@@ -313,6 +347,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'operator-endpoints',
     request: OperatorListRequest,
     invalidBody: INVALID_OPERATOR,
+    grant: { name: 'operator' },
     response: OperatorApprovalList,
   },
   {
@@ -323,6 +358,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'operator-endpoints',
     request: ApprovalDecision,
     invalidBody: { code: 'INVALID_APPROVAL', message: 'The decision is invalid' },
+    grant: { name: 'operator' },
     response: ApprovalResolution,
   },
   {
@@ -333,6 +369,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'operator-endpoints',
     request: OperatorJobsRequest,
     invalidBody: INVALID_OPERATOR,
+    grant: { name: 'operator' },
     response: OperatorJobList,
   },
   {
@@ -341,7 +378,8 @@ export const ENDPOINTS: Endpoint[] = [
     operationId: 'operatorStreamJob',
     summary: 'Operator: any job\'s committed events as server-sent events, like `GET /v1/jobs/{id}/stream` (`Last-Event-ID` resumes).',
     feature: 'operator-endpoints',
-    pathParams: [{ name: 'id', description: 'The job id (a lowercase UUID).', schema: UUID_PARAM }],
+    pathParams: [{ name: 'id', description: 'The job id (a lowercase UUID).', schema: UUID_PARAM, invalid: { code: 'INVALID_JOB', message: 'The job id must be a lowercase UUID.' } }],
+    grant: { name: 'operator' },
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
@@ -354,6 +392,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'operator-endpoints',
     request: OperatorUsageRequest,
     invalidBody: INVALID_OPERATOR,
+    grant: { name: 'operator' },
     response: OperatorUsage,
   },
   {
@@ -364,6 +403,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'operator-endpoints',
     request: OperatorAuditRequest,
     invalidBody: INVALID_OPERATOR,
+    grant: { name: 'operator' },
     response: OperatorAuditPage,
   },
 ];

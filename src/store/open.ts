@@ -4,6 +4,9 @@ import { readSecret } from '../shared/secrets.js';
 import { DriverError } from '../protocol/errors.js';
 import { PostgresEngine } from './postgres/postgres-engine.js';
 import { SqlStateStore, type SqlStoreOptions } from './sql/sql-store.js';
+
+/** What extensions set when the store is opened. */
+export type StoreOptions = SqlStoreOptions;
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { StateStore } from './store.js';
 

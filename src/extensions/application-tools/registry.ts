@@ -14,6 +14,7 @@ import { MAX_APPLICATION_TOOL_BYTES, type ExecutionOutcome, type ToolExecutionSe
 import { hasUnsafeKeys, jsonBytes } from '../../shared/json-identity.js';
 import type { StateStore, TicketResult, TicketRow } from '../../store/store.js';
 import { MissedSignalPoll } from '../../store/missed-signals.js';
+import { allows, type Principal } from '../../http/access.js';
 
 export interface ApplicationToolPolicy {
   enabled: true;
@@ -23,11 +24,8 @@ export interface ApplicationToolPolicy {
   maxPending?: number;
 }
 
-export interface Executor {
-  subject: string;
-  providers: ReadonlySet<string>;
-  applicationTools: ReadonlySet<string>;
-}
+/** Who delivers a result: the ticket's subject, with its provider and application-tool grants. */
+type Executor = Pick<Principal, 'subject' | 'providers' | 'grants'>;
 
 export type { ExecutionOutcome };
 export { MAX_APPLICATION_TOOL_BYTES };
@@ -159,7 +157,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
     if (!ticket || ticket.subject !== executor.subject || (ticket.state !== 'pending' && ticket.state !== 'interrupted')) {
       throw notFound();
     }
-    if (!executor.providers.has(ticket.provider) || !executor.applicationTools.has(ticket.tool)) {
+    if (!executor.providers.has(ticket.provider) || !allows(executor, 'applicationTools', ticket.tool)) {
       throw new DriverError('FORBIDDEN', 'This token may not execute this application tool.');
     }
     if (identity.runId !== ticket.runId || identity.callId !== ticket.callId) {

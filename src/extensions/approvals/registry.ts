@@ -12,6 +12,7 @@ import type { StateStore } from '../../store/store.js';
 import type { ApprovalService, ApprovalSettlement, OpenApproval } from '../../runtime/services.js';
 import { canonicalJson, hasUnsafeKeys, jsonBytes } from '../../shared/json-identity.js';
 import { MissedSignalPoll } from '../../store/missed-signals.js';
+import { allows, type Principal } from '../../http/access.js';
 
 export interface ApprovalPolicy {
   interactive: true;
@@ -21,14 +22,6 @@ export interface ApprovalPolicy {
   maxPending?: number;
 }
 
-export interface Decider {
-  subject: string;
-  tokenId?: string;
-  providers: ReadonlySet<string>;
-  approveTools: ReadonlySet<string>;
-  /** An operator token: it may decide any subject's approval, whatever its tool grants. */
-  operator?: boolean;
-}
 
 export type { ApprovalSettlement, OpenApproval };
 
@@ -110,23 +103,27 @@ export class ApprovalRegistry implements ApprovalService {
     };
   }
 
-  async decide(decision: ApprovalDecision, decider: Decider): Promise<ApprovalResolution> {
+  /**
+   * Decides a pending approval of the decider's subject, with its provider and `approveTools`
+   * grants; `operator`: any subject's, whatever its grants (the operator endpoints).
+   */
+  async decide(decision: ApprovalDecision, decider: Pick<Principal, 'subject' | 'tokenId' | 'providers' | 'grants'>, { operator = false } = {}): Promise<ApprovalResolution> {
     const reject = async (error: DriverError): Promise<never> => {
       await this.store.audit
-        .append(this.audit({ kind: 'approval.rejected', subject: decider.subject, ...(decider.tokenId ? { tokenId: decider.tokenId } : {}), ...(decider.operator ? { operator: decider.subject } : {}), approvalId: decision.approvalId, runId: decision.runId, code: error.code }))
+        .append(this.audit({ kind: 'approval.rejected', subject: decider.subject, ...(decider.tokenId ? { tokenId: decider.tokenId } : {}), ...(operator ? { operator: decider.subject } : {}), approvalId: decision.approvalId, runId: decision.runId, code: error.code }))
         .catch(() => undefined);
       throw error;
     };
     if (hasUnsafeKeys(decision.call.arguments)) return reject(new DriverError('INVALID_APPROVAL', 'The decision carries arguments that are not plain JSON.'));
     const row = await this.store.approvals.read(decision.approvalId);
-    if (!row || (row.subject !== decider.subject && !decider.operator)) return reject(notFound());
+    if (!row || (row.subject !== decider.subject && !operator)) return reject(notFound());
     if (row.state === 'interrupted' || (row.state === 'pending' && !row.ownerAlive)) return reject(interrupted());
     if (row.state !== 'pending') return reject(notFound());
     if (row.expiresAt !== undefined && this.clock.now() >= row.expiresAt) {
       await this.resolve(row.approval.approvalId, 'expired').catch(() => undefined);
       return reject(notFound());
     }
-    if (!decider.operator && (!decider.providers.has(row.provider) || !decider.approveTools.has(row.approval.call.name))) {
+    if (!operator && (!decider.providers.has(row.provider) || !allows(decider, 'approveTools', row.approval.call.name))) {
       return reject(new DriverError('FORBIDDEN', 'This token may not decide approvals for this tool.'));
     }
     if (decision.runId !== row.approval.runId || canonicalJson(decision.call) !== row.call) {
@@ -135,7 +132,7 @@ export class ApprovalRegistry implements ApprovalService {
     const outcome = decision.decision === 'approve' ? 'approved' : decision.decision === 'deny' ? 'denied' : 'cancelled';
     let resolution: ApprovalResolution | undefined;
     try {
-      resolution = await this.resolve(row.approval.approvalId, outcome, decider.tokenId, decider.operator ? decider.subject : undefined);
+      resolution = await this.resolve(row.approval.approvalId, outcome, decider.tokenId, operator ? decider.subject : undefined);
     } catch (error) {
       // Fail closed: the waiting run (when it is here) ends, and nothing executes.
       this.settleLocal(row.approval.approvalId, { failure: auditFailed() });

@@ -60,10 +60,6 @@ export class ConsoleAssets {
     return Object.keys(FILES);
   }
 
-  serves(url: string): boolean {
-    return url in FILES;
-  }
-
   /** The file for a console path; a peer off loopback gets NOT_FOUND unless remote access is configured. */
   file(url: string, remoteAddress: string | undefined): { type: string; body: Buffer } {
     if (!this.allowRemote && !(remoteAddress && isLoopbackHost(remoteAddress))) throw new DriverError('NOT_FOUND', 'No such endpoint.');

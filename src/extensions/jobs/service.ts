@@ -14,6 +14,7 @@ import { isJournaled, type RunJournal } from '../../runtime/services.js';
 import type { EventPayload } from '../../runtime/types.js';
 import { canonicalJson } from '../../shared/json-identity.js';
 import type { JobRow, StateStore } from '../../store/store.js';
+import { requireGrant, requireResources, type Principal } from '../../http/access.js';
 import { createHash } from 'node:crypto';
 
 export interface JobsPolicy {
@@ -34,16 +35,8 @@ export const JOB_DEFAULTS = { workers: 4, maxJobs: 1000, maxJobsPerSubject: 100,
 export const MAX_PAGE_EVENTS = 100;
 export const MAX_PAGE_BYTES = 1_500_000;
 
-/** Who is asking, with the grants jobs check (the host's principal). */
-export interface JobCaller {
-  subject: string;
-  tokenId: string;
-  jobs: ReadonlySet<string>;
-  providers: ReadonlySet<string>;
-  tools: ReadonlySet<string>;
-  /** Retrieval corpora the caller may search (a job's run with `retrieval`). */
-  retrieval?: { search: ReadonlySet<string> };
-}
+/** Who asks (the endpoint's `jobs` grant is checked by the host before the call). */
+type JobCaller = Pick<Principal, 'subject' | 'tokenId' | 'providers' | 'tools' | 'grants'>;
 
 const UNSUPPORTED: (keyof RunRequest)[] = ['session', 'applicationTools', 'approvals', 'idempotencyKey'];
 
@@ -59,7 +52,7 @@ export class JobService {
     private readonly store: Pick<StateStore, 'jobs'>,
     private readonly driver: AgenticDriver,
     /** The submitting token as configured now (undefined once it is gone): dispatch re-checks it. */
-    private readonly callerOf: (tokenId: string) => JobCaller | undefined,
+    private readonly callerOf: (tokenId: string) => Principal | undefined,
     readonly policy: JobsPolicy,
     private readonly onError: (error: unknown) => void,
     /** Watches a job's events on their way to the log (the host's tracing and run monitor); must pass them through unchanged. */
@@ -77,13 +70,12 @@ export class JobService {
   }
 
   async submit(body: JobSubmit, caller: JobCaller): Promise<JobInfo> {
-    requireGrant(caller, 'submit');
     const unsupported = UNSUPPORTED.filter((field) => body.request[field] !== undefined);
     if (unsupported.length > 0) {
       throw new DriverError('JOB_REQUEST_UNSUPPORTED', `A job cannot use ${unsupported.join(', ')}: nobody is connected to answer for it.`);
     }
     const request = this.driver.parse(body.request);
-    requireResources(caller, request);
+    requireResources(request, caller);
     // Everything a run would refuse is refused now, before anything is queued.
     this.driver.prepareParsed(request, { subject: caller.subject });
     const { job } = await this.store.jobs.submit({
@@ -102,11 +94,11 @@ export class JobService {
   }
 
   async read(id: string, caller: JobCaller): Promise<JobInfo> {
-    return (await this.load(id, caller, 'read')).info;
+    return (await this.load(id, caller)).info;
   }
 
   async cancel(id: string, caller: JobCaller): Promise<JobInfo> {
-    await this.load(id, caller, 'cancel');
+    await this.load(id, caller);
     const job = await this.store.jobs.cancel(id);
     if (!job) throw notFound();
     // A running job here stops at once; elsewhere its replica sees the flag at its next poll.
@@ -115,7 +107,7 @@ export class JobService {
   }
 
   async events(request: JobEventsRequest, caller: JobCaller): Promise<JobEventPage> {
-    const before = await this.load(request.id, caller, 'read');
+    const before = await this.load(request.id, caller);
     if (request.after > before.info.cursor) {
       throw new DriverError('INVALID_JOB_CURSOR', `The cursor ${request.after} is past the job's last event (${before.info.cursor}).`);
     }
@@ -126,19 +118,13 @@ export class JobService {
     return { job: job.info, events, nextCursor, hasMore: nextCursor < job.info.cursor };
   }
 
-  /** Loads a job for its subject with the grant `operation`, refusing others without telling whether it exists. */
-  async load(id: string, caller: JobCaller, operation: 'read' | 'cancel'): Promise<{ info: JobInfo; row: JobRow }> {
-    requireGrant(caller, operation);
+  /** Loads a job for its subject, refusing others without telling whether it exists. */
+  async load(id: string, caller: JobCaller): Promise<{ info: JobInfo; row: JobRow }> {
     const job = await this.store.jobs.read(id);
     if (!job || job.subject !== caller.subject) throw notFound();
     if (job.expired) throw expired();
-    requireResources(caller, job.request!);
+    requireResources(job.request!, caller);
     return { info: job.info, row: job };
-  }
-
-  /** Committed events after `after` (the live stream follows these). */
-  committed(id: string, after: number, limit: number, maxBytes: number): Promise<RunEvent[]> {
-    return this.store.jobs.events(id, after, limit, maxBytes);
   }
 
   /** Tombstones jobs whose retention ended. */
@@ -188,8 +174,8 @@ export class JobService {
       // The submitting token must still be configured, for the same subject, with its grants.
       const caller = this.callerOf(job.tokenId);
       if (!caller || caller.subject !== job.subject) throw new DriverError('FORBIDDEN', 'The token that submitted this job is no longer configured for its subject.');
-      requireGrant(caller, 'submit');
-      requireResources(caller, job.request!);
+      requireGrant(caller, { name: 'jobs', operation: 'submit' });
+      requireResources(job.request!, caller);
       prepared = this.driver.prepareParsed(job.request!, { subject: job.subject, tokenId: job.tokenId });
     } catch (error) {
       const failure = toDriverError(error);
@@ -260,21 +246,6 @@ class CommitBarrier implements RunJournal {
 
 function isTerminal(type: string): boolean {
   return type === 'run.completed' || type === 'run.failed' || type === 'run.cancelled';
-}
-
-function requireGrant(caller: JobCaller, operation: 'submit' | 'read' | 'cancel'): void {
-  if (!caller.jobs.has(operation)) throw new DriverError('FORBIDDEN', `This token may not ${operation} jobs.`);
-}
-
-/** Provider and tool grants, checked on every call and again at dispatch. */
-function requireResources(caller: JobCaller, request: RunRequest): void {
-  if (!caller.providers.has(request.provider)) throw new DriverError('FORBIDDEN', `This token may not use provider ${request.provider}.`);
-  for (const tool of request.tools ?? []) {
-    if (!caller.tools.has(tool)) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
-  }
-  if (request.retrieval && !caller.retrieval?.search.has(request.retrieval.corpus)) {
-    throw new DriverError('FORBIDDEN', `This token may not search corpus ${request.retrieval.corpus}.`);
-  }
 }
 
 const notFound = () => new DriverError('JOB_NOT_FOUND', 'No such job.');

@@ -7,27 +7,14 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../../protocol/errors.js';
 import { isLoopbackHost } from '../../shared/addresses.js';
-import { SecretRef } from '../../shared/secrets.js';
 import type { UsageRecord } from '../../runtime/usage-record.js';
-import type { SinkFailure } from '../usage/sink.js';
 
 export const METRICS_PATH = '/metrics';
 
 /** Endpoints for the operator, outside the wire protocol's endpoint table (and its OpenAPI document). */
 export const OPERATOR_ENDPOINTS = [{ method: 'GET', path: METRICS_PATH, operationId: 'metrics' }] as const;
-
-export const MetricsConfig = Type.Object(
-  {
-    enabled: Type.Literal(true),
-    /** The scraper's own bearer secret; absent: only loopback peers may scrape. */
-    tokenRef: Type.Optional(SecretRef),
-  },
-  { additionalProperties: false },
-);
-export type MetricsConfig = Static<typeof MetricsConfig>;
 
 const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
 
@@ -42,7 +29,7 @@ export class PrometheusMetrics {
   private streams = 0;
   private readonly tokenDigest: Buffer | undefined;
 
-  constructor(options: { token?: string | undefined; activeRuns: () => number; queuedJobs?: (() => Promise<number>) | undefined }) {
+  constructor(options: { token?: string | undefined; activeRuns: () => number }) {
     this.tokenDigest = options.token !== undefined ? digest(options.token) : undefined;
     const registers = [this.registry];
     this.runs = new Counter({ name: 'agenticdriver_runs_total', help: 'Runs ended, by provider, model and status.', labelNames: ['provider', 'model', 'status'], registers });
@@ -84,17 +71,6 @@ export class PrometheusMetrics {
         this.set(self.streams);
       },
     });
-    const queuedJobs = options.queuedJobs;
-    if (queuedJobs) {
-      new Gauge({
-        name: 'agenticdriver_jobs_queued',
-        help: 'Durable jobs waiting for a worker, across every replica of the store.',
-        registers,
-        async collect() {
-          this.set(await queuedJobs());
-        },
-      });
-    }
     collectDefaultMetrics({ register: this.registry, prefix: 'agenticdriver_' });
   }
 
@@ -113,11 +89,23 @@ export class PrometheusMetrics {
     if (record.errorCode) this.errors.inc({ provider: record.provider, code: record.errorCode });
   }
 
+  /** A gauge read at every scrape (an extension's own figure, e.g. the job queue's depth). */
+  gauge(name: string, help: string, read: () => number | Promise<number>): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        this.set(await read());
+      },
+    });
+  }
+
   admissionRejected(): void {
     this.rejections.inc({ reason: 'busy' });
   }
 
-  sinkFailed(failure: SinkFailure): void {
+  sinkFailed(failure: { sink: string; code: string }): void {
     this.sinkFailures.inc({ sink: failure.sink, code: failure.code });
   }
 

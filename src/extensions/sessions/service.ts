@@ -15,6 +15,7 @@ import type { RunEvent, RunRequest, SessionCreate, SessionDeleteResult, SessionS
 import type { ProviderContinuation } from '../../providers/contract/v1.js';
 import type { AgenticDriver } from '../../runtime/driver.js';
 import type { SessionRow, StateStore } from '../../store/store.js';
+import { requireGrant, type Principal } from '../../http/access.js';
 
 export interface SessionsPolicy {
   /** Idle time after which a session is gone (never counted while a turn runs). */
@@ -27,11 +28,8 @@ export interface SessionsPolicy {
 
 export const SESSION_DEFAULTS = { maxEntries: 1000, maxMessages: 100 };
 
-export interface SessionCaller {
-  subject: string;
-  sessions: ReadonlySet<string>;
-  providers: ReadonlySet<string>;
-}
+/** Who asks (the endpoint's `sessions` grant is checked by the host before the call). */
+type SessionCaller = Pick<Principal, 'subject' | 'providers' | 'grants'>;
 
 /** A claimed turn: the request to run (history filled in), and the wrapper that commits it. */
 export interface SessionTurn {
@@ -63,7 +61,6 @@ export class SessionService {
   }
 
   async create(body: SessionCreate, caller: SessionCaller): Promise<SessionSnapshot> {
-    requireGrant(caller, 'create');
     if (!caller.providers.has(body.provider)) throw new DriverError('FORBIDDEN', `This token may not use provider ${body.provider}.`);
     // The provider and model must be ones a run could use.
     const prepared = this.driver.prepareParsed(this.driver.parse({ provider: body.provider, model: body.model, input: 'session' }), { subject: caller.subject });
@@ -75,11 +72,11 @@ export class SessionService {
   }
 
   async read(id: string, caller: SessionCaller): Promise<SessionSnapshot> {
-    return snapshot(await this.load(id, caller, 'read'));
+    return snapshot(await this.load(id, caller));
   }
 
   async delete(id: string, caller: SessionCaller): Promise<SessionDeleteResult> {
-    const row = await this.load(id, caller, 'delete');
+    const row = await this.load(id, caller);
     const { deleted: removed, runningOn } = await this.store.sessions.delete(id);
     if (!removed) throw notFound();
     if (runningOn === this.store.replica.id) this.turns.get(id)?.controller.abort(deleted());
@@ -96,7 +93,7 @@ export class SessionService {
    */
   async begin(request: RunRequest, caller: SessionCaller, controller: AbortController): Promise<SessionTurn> {
     const binding = request.session!;
-    requireGrant(caller, 'continue');
+    requireGrant(caller, { name: 'sessions', operation: 'continue' });
     if (request.history !== undefined || request.instructions !== undefined) {
       throw new DriverError('SESSION_HISTORY_CONFLICT', 'A session supplies the history and instructions; the request must not.');
     }
@@ -175,8 +172,7 @@ export class SessionService {
     await this.driver.provider(provider)?.forgetSession?.(id).catch(() => undefined);
   }
 
-  private async load(id: string, caller: SessionCaller, operation: 'read' | 'delete'): Promise<SessionRow> {
-    requireGrant(caller, operation);
+  private async load(id: string, caller: SessionCaller): Promise<SessionRow> {
     const row = await this.store.sessions.read(id);
     if (!row || row.subject !== caller.subject) throw notFound();
     if (!caller.providers.has(row.info.provider)) throw new DriverError('FORBIDDEN', `This token may not use provider ${row.info.provider}.`);
@@ -186,10 +182,6 @@ export class SessionService {
 
 function snapshot(row: SessionRow): SessionSnapshot {
   return { session: row.info, history: row.history, ...(row.instructions !== undefined ? { instructions: row.instructions } : {}) };
-}
-
-function requireGrant(caller: SessionCaller, operation: 'create' | 'read' | 'continue' | 'delete'): void {
-  if (!caller.sessions.has(operation)) throw new DriverError('FORBIDDEN', `This token may not ${operation} sessions.`);
 }
 
 const notFound = () => new DriverError('SESSION_NOT_FOUND', 'No such session.');

@@ -1,0 +1,144 @@
+/**
+ * The operator endpoints (`/v1/operator/...`, feature `operator-endpoints`): every subject's
+ * runs, pending approvals, jobs, usage totals and the approval audit log, for tokens with the
+ * `operator` grant only (any other token is refused with FORBIDDEN before its body is read).
+ * On when some token has the grant. None of these calls takes an admission slot.
+ */
+import { Type } from '@sinclair/typebox';
+import { DriverError } from '../../protocol/errors.js';
+import type {
+  ApprovalDecision,
+  ApprovalResolution,
+  AuditEntry,
+  OperatorApprovalList,
+  OperatorAuditPage,
+  OperatorAuditRequest,
+  OperatorJobList,
+  OperatorJobsRequest,
+  OperatorListRequest,
+  OperatorRun,
+  OperatorRunList,
+  OperatorRunsRequest,
+  OperatorUsage,
+  OperatorUsageRequest,
+} from '../../protocol/schemas.js';
+import type { UsageRecord } from '../../runtime/usage-record.js';
+import { defineExtension } from '../../http/extension.js';
+import { routeOf } from '../../http/endpoints.js';
+import { followUntilClosed, lastEventId } from '../jobs/stream.js';
+import { RunMonitor } from './run-monitor.js';
+
+const DEFAULT_FINISHED = 20;
+const DEFAULT_LIMIT = 50;
+const DEFAULT_AUDIT = 100;
+
+export const operatorExtension = defineExtension({
+  id: 'operator',
+  features: ['operator-endpoints'],
+  grants: {
+    /** The operator grant: the `/v1/operator/...` endpoints (every subject's runs, approvals, jobs, usage and audit). */
+    operator: { schema: Type.Boolean(), principal: (granted: boolean): Record<string, string[]> => (granted ? { operator: [] } : {}) },
+  },
+  enabled: (host) => host.tokens.some((token) => token.operator === true),
+  create({ store, services, streams }) {
+    const monitor = new RunMonitor();
+    const approvals = services.approvals;
+    return {
+      observe: { run: (events, run) => monitor.track(events, { subject: run.subject, ...(run.jobId ? { jobId: run.jobId } : {}) }) },
+      routes: async (app) => {
+        app.route<{ Body: OperatorRunsRequest }>({
+          ...routeOf('operatorListRuns'),
+          handler: async (request): Promise<OperatorRunList> => {
+            const finished = await store.usage.recent(request.body.finished ?? DEFAULT_FINISHED);
+            return { active: monitor.list(), finished: finished.map(finishedRun) };
+          },
+        });
+
+        app.route<{ Params: { id: string } }>({
+          ...routeOf('operatorWatchRun'),
+          handler: async (request, reply) => {
+            const stopped = new AbortController();
+            const events = monitor.watch(request.params.id, stopped.signal);
+            reply.raw.on('close', () => stopped.abort());
+            return streams.write(reply, events, { headersFirst: true });
+          },
+        });
+
+        app.route<{ Body: OperatorListRequest }>({
+          ...routeOf('operatorListApprovals'),
+          handler: async (request): Promise<OperatorApprovalList> => {
+            const rows = approvals ? await store.approvals.pending(request.body.limit ?? DEFAULT_LIMIT) : [];
+            return { approvals: rows.map((row) => ({ approval: row.approval, subject: row.subject, provider: row.provider })) };
+          },
+        });
+
+        app.route<{ Body: ApprovalDecision }>({
+          ...routeOf('operatorDecideApproval'),
+          handler: async (request): Promise<ApprovalResolution> => {
+            if (!approvals) throw new DriverError('APPROVAL_UNAVAILABLE', 'Interactive approvals are not enabled on this host.');
+            return approvals.decide(request.body, request.principal, { operator: true });
+          },
+        });
+
+        app.route<{ Body: OperatorJobsRequest }>({
+          ...routeOf('operatorListJobs'),
+          handler: async (request): Promise<OperatorJobList> => {
+            const rows = await store.jobs.list(request.body.limit ?? DEFAULT_LIMIT, request.body.state);
+            return { jobs: rows.map((row) => ({ job: row.info, subject: row.subject })) };
+          },
+        });
+
+        app.route<{ Params: { id: string } }>({
+          ...routeOf('operatorStreamJob'),
+          handler: async (request, reply) => {
+            const { id } = request.params;
+            const job = await store.jobs.read(id);
+            if (!job) throw new DriverError('JOB_NOT_FOUND', 'No such job.');
+            if (job.expired) throw new DriverError('JOB_EXPIRED', 'The job\'s events were erased when its retention ended.');
+            const after = lastEventId(request.headers['last-event-id'], job.info.cursor);
+            return streams.write(reply, followUntilClosed(store.jobs, id, after, reply.raw), { headersFirst: true });
+          },
+        });
+
+        app.route<{ Body: OperatorUsageRequest }>({
+          ...routeOf('operatorUsage'),
+          handler: async (request): Promise<OperatorUsage> => ({
+            totals: await store.usage.totals({ ...(request.body.by ? { by: request.body.by } : {}), ...(request.body.since ? { since: request.body.since } : {}) }),
+          }),
+        });
+
+        app.route<{ Body: OperatorAuditRequest }>({
+          ...routeOf('operatorAudit'),
+          handler: async (request): Promise<OperatorAuditPage> => {
+            const limit = request.body.limit ?? DEFAULT_AUDIT;
+            // One more than asked for tells whether an older page exists.
+            const rows = await store.audit.page(limit + 1, request.body.before);
+            const page = rows.slice(0, limit);
+            const records: AuditEntry[] = page.map(({ id, record }) => ({ ...record, id }));
+            return { records, ...(rows.length > limit && page.length > 0 ? { nextBefore: page.at(-1)!.id } : {}) };
+          },
+        });
+      },
+    };
+  },
+});
+
+function finishedRun(record: UsageRecord): OperatorRun {
+  const usage: OperatorRun['usage'] = {};
+  for (const field of ['inputTokens', 'outputTokens', 'cachedInputTokens', 'reasoningTokens'] as const) {
+    const value = record.observedUsage?.[field];
+    if (value !== undefined) usage[field] = value;
+  }
+  return {
+    runId: record.runId,
+    subject: record.subject,
+    provider: record.provider,
+    model: record.model,
+    state: record.status,
+    startedAt: record.startedAt,
+    finishedAt: record.finishedAt,
+    steps: record.steps,
+    usage,
+    ...(record.errorCode ? { errorCode: record.errorCode } : {}),
+  };
+}
