@@ -8,7 +8,7 @@ import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { DriverError } from '../protocol/errors.js';
 import { describe } from '../protocol/validate.js';
 import { ProviderId, ToolName } from '../protocol/schemas.js';
@@ -140,12 +140,13 @@ export function sectionOf<C>(config: HostConfig, extension: Extension<C>): C | u
 }
 
 const ajv = new Ajv2020({ strict: false, allErrors: false });
-const validators = new WeakMap<readonly Extension[], ReturnType<typeof ajv.compile>>();
+const validators = new WeakMap<readonly Extension[], ValidateFunction>();
 const stateValidators = { sqlite: ajv.compile(SqliteState), postgres: ajv.compile(PostgresState) };
 
+/** The validator of the config schema a list of extensions gives (each its own Ajv: the schema's `$id` is the same). */
 function validatorOf(extensions: readonly Extension[]) {
   let validate = validators.get(extensions);
-  if (!validate) validators.set(extensions, (validate = ajv.compile(hostConfigSchema(extensions))));
+  if (!validate) validators.set(extensions, (validate = new Ajv2020({ strict: false, allErrors: false }).compile(hostConfigSchema(extensions))));
   return validate;
 }
 
