@@ -1,8 +1,8 @@
 /**
  * Every extension the host can run, in the order they start (and, reversed, shut down). The
  * host derives from this list its config schema, the features it advertises, the endpoints it
- * serves and the tables it migrates. An extension that offers the runtime services stands before
- * every extension that uses the runtime (see `ExtensionDeps.driver`).
+ * serves and the order of start and shutdown. An extension that offers the runtime services
+ * stands before every extension that uses the runtime (see `ExtensionDeps.driver`).
  *
  * Adding an extension is one folder and one line here (docs/architecture.md, "Adding an extension").
  */
