@@ -3,8 +3,8 @@
  * operation id (`routeOf`); the path, method, body and path-parameter schemas come from the
  * table, and so does what one guard (`guardFromTable`, an `onRoute` hook around the
  * authenticated routes) adds to every such route: the grant the endpoint needs and, when the
- * call takes one, its admission slot. The table also gives the public paths, the exact query
- * targets and, with the extensions that are on, the features `/v1/protocol` lists.
+ * call takes one, its admission slot. The table also gives the exact query targets and, with
+ * the extensions that are on, the features `/v1/protocol` lists.
  */
 import type { FastifySchemaCompiler, onRouteHookHandler, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
@@ -56,9 +56,6 @@ export function advertisedFeatures(offered: Iterable<Feature>): Feature[] {
 export function serves(features: ReadonlySet<string>, entry: Endpoint): boolean {
   return entry.feature === undefined || features.has(entry.feature);
 }
-
-/** Paths served without authentication (`/health`). */
-export const PUBLIC_PATHS: ReadonlySet<string> = new Set(ENDPOINTS.filter((entry) => entry.public).map((entry) => entry.path));
 
 /** The only request targets with a query string: each query parameter of the table with its one allowed value. */
 export const QUERY_TARGETS: ReadonlySet<string> = new Set(
