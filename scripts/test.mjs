@@ -111,4 +111,6 @@ await stage('attack', process.execPath, ['--import', 'tsx', 'test/attack/schemat
 await stage('python', 'bash', ['clients/python/scripts/test.sh']);
 await stage('rust', 'bash', ['clients/rust/scripts/check.sh']);
 if (existsSync(join(root, 'conformance', 'run.ts'))) await stage('conformance', process.execPath, ['--import', 'tsx', 'conformance/run.ts']);
+// The published 0.1.0 Rust crate (crates.io) against our host, every call, HTTP and HTTPS (compat/README.md).
+await stage('compat', process.execPath, ['--import', 'tsx', 'compat/run.ts']);
 await finish(0);
