@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -92,12 +93,21 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// isLoopback is the host's loopback rule, the same in every client
+// (protocol/fixtures/base-url.json): localhost, a dotted-quad 127.0.0.0/8 literal, ::1 and
+// ::ffff:127.x.y.z. Only literals count (no DNS lookup; 127.1 or a zone id is not loopback).
 func isLoopback(host string) bool {
-	switch strings.ToLower(host) {
-	case "localhost", "127.0.0.1", "::1":
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
-	return false
+	addr, err := netip.ParseAddr(host)
+	if err != nil || addr.Zone() != "" {
+		return false
+	}
+	if addr.Is4In6() {
+		addr = addr.Unmap()
+	}
+	return addr == netip.IPv6Loopback() || (addr.Is4() && addr.As4()[0] == 127)
 }
 
 // call sends one request and returns the response once its status and protocol version

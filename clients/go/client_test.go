@@ -14,13 +14,13 @@ func TestNewRejectsUnsafeURLsAndTokens(t *testing.T) {
 	for _, raw := range []string{
 		"http://example.com", "ftp://127.0.0.1", "https://user:pw@example.com",
 		"https://example.com/?q=1", "https://example.com/?", "https://example.com/#frag", "not a url", "/relative",
-		"http://127.8.9.10",
+		"http://127.1", "http://0x7f.0.0.1", "http://[::ffff:10.0.0.1]", "http://[::1%25lo]",
 	} {
 		if _, err := New(raw, testToken); !isCode(err, CodeInsecureTransport) {
 			t.Errorf("New(%q): %v, want INSECURE_TRANSPORT", raw, err)
 		}
 	}
-	for _, raw := range []string{"https://example.com/prefix", "http://127.0.0.1:1", "http://localhost:1", "http://[::1]:1", "http://LOCALHOST"} {
+	for _, raw := range []string{"https://example.com/prefix", "http://127.0.0.1:1", "http://localhost:1", "http://[::1]:1", "http://LOCALHOST", "http://127.8.9.10", "http://[::ffff:127.0.0.1]"} {
 		if _, err := New(raw, testToken); err != nil {
 			t.Errorf("New(%q): %v", raw, err)
 		}

@@ -25,19 +25,19 @@ func (c *Client) SubmitJob(ctx context.Context, req JobSubmit) (*JobInfo, error)
 }
 
 // ReadJob returns a job's current state (POST /v1/jobs/read).
-func (c *Client) ReadJob(ctx context.Context, id JobIdentity) (*JobInfo, error) {
+func (c *Client) ReadJob(ctx context.Context, id string) (*JobInfo, error) {
 	return c.jobByID(ctx, "v1/jobs/read", id)
 }
 
 // CancelJob asks the host to cancel a job (POST /v1/jobs/cancel) and returns its state
 // afterwards: a queued job is cancelled at once, a running one has CancelRequested set
 // and ends with its own terminal event, a finished one is returned unchanged.
-func (c *Client) CancelJob(ctx context.Context, id JobIdentity) (*JobInfo, error) {
+func (c *Client) CancelJob(ctx context.Context, id string) (*JobInfo, error) {
 	return c.jobByID(ctx, "v1/jobs/cancel", id)
 }
 
-func (c *Client) jobByID(ctx context.Context, endpoint string, id JobIdentity) (*JobInfo, error) {
-	body, err := checkedBody(id, func(v any) error { return jobIdentityRule(v, "job") }, CodeInvalidJob, "job identity")
+func (c *Client) jobByID(ctx context.Context, endpoint string, id string) (*JobInfo, error) {
+	body, err := checkedBody(JobIdentity{ID: id}, func(v any) error { return jobIdentityRule(v, "job") }, CodeInvalidJob, "job identity")
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +45,8 @@ func (c *Client) jobByID(ctx context.Context, endpoint string, id JobIdentity) (
 	if err != nil {
 		return nil, err
 	}
-	if info.ID != id.ID {
-		return nil, newError(CodeInvalidResponse, "the host answered for job %q, not %q", info.ID, id.ID)
+	if info.ID != id {
+		return nil, newError(CodeInvalidResponse, "the host answered for job %q, not %q", info.ID, id)
 	}
 	return info, nil
 }

@@ -45,8 +45,7 @@ func (c *Client) IndexSource(ctx context.Context, req RetrievalIndexRequest) (*R
 
 // DeleteSource removes one source revision from a corpus (POST /v1/retrieval/delete);
 // the receipt must name it.
-func (c *Client) DeleteSource(ctx context.Context, corpus, sourceID, revision string) (*RetrievalDeleteResult, error) {
-	req := RetrievalDeleteRequest{Corpus: corpus, SourceID: sourceID, Revision: revision}
+func (c *Client) DeleteSource(ctx context.Context, req RetrievalDeleteRequest) (*RetrievalDeleteResult, error) {
 	body, err := checkedBody(req, func(v any) error { return retrievalDeleteRequestRule(v, "delete") }, CodeInvalidRetrieval, "delete request")
 	if err != nil {
 		return nil, err

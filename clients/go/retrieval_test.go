@@ -153,17 +153,17 @@ func TestIndexAndDeleteSource(t *testing.T) {
 	}
 
 	client, seen = recorder(t, `{"corpus":"docs","sourceId":"guide","revision":"r1","deleted":true}`)
-	if result, err := client.DeleteSource(t.Context(), "docs", "guide", "r1"); err != nil || !result.Deleted {
+	if result, err := client.DeleteSource(t.Context(), RetrievalDeleteRequest{Corpus: "docs", SourceID: "guide", Revision: "r1"}); err != nil || !result.Deleted {
 		t.Fatalf("delete: %+v %v", result, err)
 	}
 	if got := (*seen)[0]; got.path != "/v1/retrieval/delete" || toJSON(got.body) != `{"corpus":"docs","revision":"r1","sourceId":"guide"}` {
 		t.Errorf("sent %+v", got)
 	}
 	client, _ = recorder(t, `{"corpus":"docs","sourceId":"guide","revision":"r0","deleted":true}`)
-	if _, err := client.DeleteSource(t.Context(), "docs", "guide", "r1"); !isCode(err, CodeInvalidResponse) {
+	if _, err := client.DeleteSource(t.Context(), RetrievalDeleteRequest{Corpus: "docs", SourceID: "guide", Revision: "r1"}); !isCode(err, CodeInvalidResponse) {
 		t.Errorf("delete receipt of another revision: %v", err)
 	}
-	if _, err := client.DeleteSource(t.Context(), "docs", "bad id", "r1"); !isCode(err, CodeInvalidRetrieval) {
+	if _, err := client.DeleteSource(t.Context(), RetrievalDeleteRequest{Corpus: "docs", SourceID: "bad id", Revision: "r1"}); !isCode(err, CodeInvalidRetrieval) {
 		t.Errorf("bad source id: %v", err)
 	}
 }

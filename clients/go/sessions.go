@@ -26,8 +26,8 @@ func (c *Client) CreateSession(ctx context.Context, req SessionCreate) (*Session
 
 // ReadSession returns a session's snapshot (POST /v1/sessions/read). It does not extend
 // the session's retention.
-func (c *Client) ReadSession(ctx context.Context, id SessionIdentity) (*SessionSnapshot, error) {
-	body, err := checkedBody(id, func(v any) error { return sessionIdentityRule(v, "session") }, CodeInvalidSession, "session identity")
+func (c *Client) ReadSession(ctx context.Context, id string) (*SessionSnapshot, error) {
+	body, err := checkedBody(SessionIdentity{ID: id}, func(v any) error { return sessionIdentityRule(v, "session") }, CodeInvalidSession, "session identity")
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (c *Client) ReadSession(ctx context.Context, id SessionIdentity) (*SessionS
 	if err := c.getJSON(ctx, "v1/sessions/read", nil, body, sessionSnapshotRule, &snapshot); err != nil {
 		return nil, exchangeError(ctx, err)
 	}
-	if err := checkSessionSnapshot(&snapshot, id.ID); err != nil {
+	if err := checkSessionSnapshot(&snapshot, id); err != nil {
 		return nil, newError(CodeInvalidResponse, "%v", err)
 	}
 	return &snapshot, nil
@@ -43,8 +43,8 @@ func (c *Client) ReadSession(ctx context.Context, id SessionIdentity) (*SessionS
 
 // DeleteSession deletes a session (POST /v1/sessions/delete); a turn still running on it
 // ends with run.cancelled SESSION_DELETED.
-func (c *Client) DeleteSession(ctx context.Context, id SessionIdentity) (*SessionDeleteResult, error) {
-	body, err := checkedBody(id, func(v any) error { return sessionIdentityRule(v, "session") }, CodeInvalidSession, "session identity")
+func (c *Client) DeleteSession(ctx context.Context, id string) (*SessionDeleteResult, error) {
+	body, err := checkedBody(SessionIdentity{ID: id}, func(v any) error { return sessionIdentityRule(v, "session") }, CodeInvalidSession, "session identity")
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (c *Client) DeleteSession(ctx context.Context, id SessionIdentity) (*Sessio
 		return nil, exchangeError(ctx, err)
 	}
 	switch {
-	case !strings.EqualFold(result.ID, id.ID):
+	case !strings.EqualFold(result.ID, id):
 		return nil, reconcileError("the delete receipt names session " + result.ID)
 	case !result.Deleted:
 		return nil, reconcileError("the delete receipt does not say deleted")

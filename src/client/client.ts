@@ -340,8 +340,7 @@ export class AgenticClient implements InteractiveCalls {
   }
 
   /** POST v1/retrieval/delete: removes one source revision; the receipt must name it. */
-  async deleteSource(corpus: string, sourceId: string, revision: string, options: RequestOptions = {}): Promise<RetrievalDeleteResult> {
-    const request = { corpus, sourceId, revision };
+  async deleteSource(request: RetrievalDeleteRequest, options: RequestOptions = {}): Promise<RetrievalDeleteResult> {
     if (!validDeleteRequest(request)) throw new DriverError('INVALID_RETRIEVAL', `The delete request is invalid: ${validDeleteRequest.explain(request)}.`);
     const receipt = await this.post('v1/retrieval/delete', request, validDeleteResult, options);
     return checked(receipt, checkSourceReceipt(receipt, request));

@@ -151,11 +151,11 @@ describe('indexSource and deleteSource', () => {
 
   it('deletes a source revision and checks the receipt', async () => {
     answers.set('/v1/retrieval/delete', { corpus: 'docs', sourceId: 'guide', revision: 'r1', deleted: true });
-    assert.equal((await client().deleteSource('docs', 'guide', 'r1')).deleted, true);
+    assert.equal((await client().deleteSource({ corpus: 'docs', sourceId: 'guide', revision: 'r1' })).deleted, true);
     assert.deepEqual(seen[0]!.body, { corpus: 'docs', sourceId: 'guide', revision: 'r1' });
     answers.set('/v1/retrieval/delete', { corpus: 'docs', sourceId: 'guide', revision: 'r0', deleted: true });
-    assert.equal(await codeOf(() => client().deleteSource('docs', 'guide', 'r1')), 'INVALID_RESPONSE');
-    assert.equal(await codeOf(() => client().deleteSource('docs', 'bad id', 'r1')), 'INVALID_RETRIEVAL');
+    assert.equal(await codeOf(() => client().deleteSource({ corpus: 'docs', sourceId: 'guide', revision: 'r1' })), 'INVALID_RESPONSE');
+    assert.equal(await codeOf(() => client().deleteSource({ corpus: 'docs', sourceId: 'bad id', revision: 'r1' })), 'INVALID_RETRIEVAL');
   });
 });
 

@@ -311,7 +311,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(found.hits.map((hit) => hit.source.id).sort(), ['client-doc', 'client-note']);
       const result = await client.run({ provider: 'mock', model: 'demo', input: 'lends umbrellas', retrieval: { corpus: 'docs', sourceIds: ['client-doc'] } });
       assert.deepEqual(result.sources?.map((source) => source.id), ['client-1']);
-      const deleted = await client.deleteSource('docs', 'client-doc', '1');
+      const deleted = await client.deleteSource({ corpus: 'docs', sourceId: 'client-doc', revision: '1' });
       assert.equal(deleted.deleted, true);
     });
 

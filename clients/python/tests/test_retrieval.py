@@ -135,11 +135,11 @@ def test_index_receipts_for_another_source_are_invalid(host: ScriptedHost, call:
 @CALLS
 def test_delete_checks_its_receipt(host: ScriptedHost, call: Any) -> None:
     host.routes["retrieval/delete"] = answer({"corpus": "docs", "sourceId": "guide", "revision": "r1", "deleted": True})
-    assert call(host.url, "delete_source", "docs", "guide", "r1")["deleted"] is True
+    assert call(host.url, "delete_source", {"corpus": "docs", "sourceId": "guide", "revision": "r1"})["deleted"] is True
     assert sent(host)[0][:2] == ("retrieval/delete", {"corpus": "docs", "sourceId": "guide", "revision": "r1"})
     host.routes["retrieval/delete"] = answer({"corpus": "docs", "sourceId": "guide", "revision": "r0", "deleted": True})
-    assert code_of(lambda: call(host.url, "delete_source", "docs", "guide", "r1")) == "INVALID_RESPONSE"
-    assert code_of(lambda: call(host.url, "delete_source", "docs", "bad id", "r1")) == "INVALID_RETRIEVAL"
+    assert code_of(lambda: call(host.url, "delete_source", {"corpus": "docs", "sourceId": "guide", "revision": "r1"})) == "INVALID_RESPONSE"
+    assert code_of(lambda: call(host.url, "delete_source", {"corpus": "docs", "sourceId": "bad id", "revision": "r1"})) == "INVALID_RETRIEVAL"
 
 
 # ---------------------------------------------------------------------------

@@ -112,17 +112,19 @@ impl AsyncAgenticClient {
     }
 
     /// `POST v1/sessions/read`: the session and its visible history (retention is not extended).
-    pub async fn read_session(&self, id: &SessionIdentity) -> Result<SessionSnapshot, Error> {
-        validate::session_identity(id)?;
-        let body = self.transport.post_json("v1/sessions/read", request_body(id)?).await?;
-        Ok(validate::session_snapshot(body, id)?)
+    pub async fn read_session(&self, id: &str) -> Result<SessionSnapshot, Error> {
+        let id = SessionIdentity { id: id.to_owned() };
+        validate::session_identity(&id)?;
+        let body = self.transport.post_json("v1/sessions/read", request_body(&id)?).await?;
+        Ok(validate::session_snapshot(body, &id)?)
     }
 
     /// `POST v1/sessions/delete`; a turn running on the session ends `SESSION_DELETED`.
-    pub async fn delete_session(&self, id: &SessionIdentity) -> Result<SessionDeleteResult, Error> {
-        validate::session_identity(id)?;
-        let body = self.transport.post_json("v1/sessions/delete", request_body(id)?).await?;
-        Ok(validate::session_deleted(body, id)?)
+    pub async fn delete_session(&self, id: &str) -> Result<SessionDeleteResult, Error> {
+        let id = SessionIdentity { id: id.to_owned() };
+        validate::session_identity(&id)?;
+        let body = self.transport.post_json("v1/sessions/delete", request_body(&id)?).await?;
+        Ok(validate::session_deleted(body, &id)?)
     }
 
     /// `POST v1/jobs/submit`: a durable job. The same key and request again return the
@@ -136,17 +138,19 @@ impl AsyncAgenticClient {
     }
 
     /// `POST v1/jobs/read`: the job's current state.
-    pub async fn read_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
-        validate::job_identity(id)?;
-        let body = self.transport.post_json("v1/jobs/read", request_body(id)?).await?;
+    pub async fn read_job(&self, id: &str) -> Result<JobInfo, Error> {
+        let id = JobIdentity { id: id.to_owned() };
+        validate::job_identity(&id)?;
+        let body = self.transport.post_json("v1/jobs/read", request_body(&id)?).await?;
         Ok(validate::job_info(body, Some(&id.id))?)
     }
 
     /// `POST v1/jobs/cancel`: a queued job is cancelled at once, a running one gets
     /// `cancelRequested` and ends with its own terminal event, a finished one is unchanged.
-    pub async fn cancel_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
-        validate::job_identity(id)?;
-        let body = self.transport.post_json("v1/jobs/cancel", request_body(id)?).await?;
+    pub async fn cancel_job(&self, id: &str) -> Result<JobInfo, Error> {
+        let id = JobIdentity { id: id.to_owned() };
+        validate::job_identity(&id)?;
+        let body = self.transport.post_json("v1/jobs/cancel", request_body(&id)?).await?;
         Ok(validate::job_info(body, Some(&id.id))?)
     }
 
@@ -181,11 +185,10 @@ impl AsyncAgenticClient {
     }
 
     /// `POST v1/retrieval/delete`: removes one source revision; the receipt must name it.
-    pub async fn delete_source(&self, corpus: &str, source_id: &str, revision: &str) -> Result<RetrievalDeleteResult, Error> {
-        let request = RetrievalDeleteRequest { corpus: corpus.into(), source_id: source_id.into(), revision: revision.into() };
-        validate::retrieval_delete(&request)?;
-        let body = self.transport.post_json("v1/retrieval/delete", request_body(&request)?).await?;
-        Ok(validate::delete_receipt(body, &request)?)
+    pub async fn delete_source(&self, request: &RetrievalDeleteRequest) -> Result<RetrievalDeleteResult, Error> {
+        validate::retrieval_delete(request)?;
+        let body = self.transport.post_json("v1/retrieval/delete", request_body(request)?).await?;
+        Ok(validate::delete_receipt(body, request)?)
     }
 
     /// `POST v1/retrieval/ingest`: extracts, chunks and indexes one document. The receipt
@@ -207,7 +210,7 @@ impl AsyncAgenticClient {
     /// skipped; after `options.max_attempts` attempts in a row that yielded nothing the
     /// stream ends with `JOB_STREAM_LOST`. Rule violations and non-retryable host errors
     /// end it at once. Dropping the stream never cancels the job ([`cancel_job`](Self::cancel_job) does).
-    pub async fn tail_job(&self, id: &JobIdentity, options: &TailOptions) -> Result<JobTail, Error> {
+    pub async fn tail_job(&self, id: &str, options: &TailOptions) -> Result<JobTail, Error> {
         let job = self.read_job(id).await?;
         JobTail::start(Arc::clone(&self.transport), job, options.clone())
     }

@@ -75,11 +75,11 @@ impl AgenticClient {
         self.runtime.block_on(self.inner.create_session(request))
     }
 
-    pub fn read_session(&self, id: &SessionIdentity) -> Result<SessionSnapshot, Error> {
+    pub fn read_session(&self, id: &str) -> Result<SessionSnapshot, Error> {
         self.runtime.block_on(self.inner.read_session(id))
     }
 
-    pub fn delete_session(&self, id: &SessionIdentity) -> Result<SessionDeleteResult, Error> {
+    pub fn delete_session(&self, id: &str) -> Result<SessionDeleteResult, Error> {
         self.runtime.block_on(self.inner.delete_session(id))
     }
 
@@ -87,11 +87,11 @@ impl AgenticClient {
         self.runtime.block_on(self.inner.submit_job(submission))
     }
 
-    pub fn read_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
+    pub fn read_job(&self, id: &str) -> Result<JobInfo, Error> {
         self.runtime.block_on(self.inner.read_job(id))
     }
 
-    pub fn cancel_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
+    pub fn cancel_job(&self, id: &str) -> Result<JobInfo, Error> {
         self.runtime.block_on(self.inner.cancel_job(id))
     }
 
@@ -107,8 +107,8 @@ impl AgenticClient {
         self.runtime.block_on(self.inner.index_source(request))
     }
 
-    pub fn delete_source(&self, corpus: &str, source_id: &str, revision: &str) -> Result<RetrievalDeleteResult, Error> {
-        self.runtime.block_on(self.inner.delete_source(corpus, source_id, revision))
+    pub fn delete_source(&self, request: &RetrievalDeleteRequest) -> Result<RetrievalDeleteResult, Error> {
+        self.runtime.block_on(self.inner.delete_source(request))
     }
 
     pub fn ingest_document(&self, request: &IngestRequest) -> Result<IngestResult, Error> {
@@ -118,7 +118,7 @@ impl AgenticClient {
     /// Follows a job's events live, reconnecting by itself (see
     /// [`AsyncAgenticClient::tail_job`]); iterate until the terminal event or an error.
     /// Dropping the iterator closes the connection but never cancels the job.
-    pub fn tail_job(&self, id: &JobIdentity, options: &TailOptions) -> Result<JobTailIter, Error> {
+    pub fn tail_job(&self, id: &str, options: &TailOptions) -> Result<JobTailIter, Error> {
         let tail = self.runtime.block_on(self.inner.tail_job(id, options))?;
         Ok(JobTailIter { tail, runtime: Arc::clone(&self.runtime) })
     }

@@ -122,8 +122,8 @@ def index_body(request: object) -> bytes:
     return _checked_body(request, retrieval_index_request, "INVALID_RETRIEVAL", "index request")
 
 
-def delete_body(corpus: object, source_id: object, revision: object) -> bytes:
-    return _checked_body({"corpus": corpus, "sourceId": source_id, "revision": revision}, retrieval_delete_request, "INVALID_RETRIEVAL", "delete request")
+def delete_body(request: object) -> bytes:
+    return _checked_body(request, retrieval_delete_request, "INVALID_RETRIEVAL", "delete request")
 
 
 def ingest_body(request: object) -> bytes:

@@ -99,6 +99,7 @@ from .types import (
     ProtocolInfo,
     RunEvent,
     RunRequest,
+    RetrievalDeleteRequest,
     RetrievalDeleteResult,
     RetrievalIndexReceipt,
     RetrievalIndexRequest,
@@ -265,12 +266,11 @@ class AgenticClient:
         body = self._fetch_json("POST", INDEX_ENDPOINT, payload, self._io_timeout)
         return cast(RetrievalIndexReceipt, decode_source_receipt(body, "index", source_of(request, request["source"])))
 
-    def delete_source(self, corpus: str, source_id: str, revision: str) -> RetrievalDeleteResult:
+    def delete_source(self, request: RetrievalDeleteRequest) -> RetrievalDeleteResult:
         """Remove one source revision from a corpus; the receipt must name it."""
-        payload = delete_body(corpus, source_id, revision)
+        payload = delete_body(request)
         body = self._fetch_json("POST", DELETE_ENDPOINT, payload, self._io_timeout)
-        expected = {"corpus": corpus, "sourceId": source_id, "revision": revision}
-        return cast(RetrievalDeleteResult, decode_source_receipt(body, "delete", expected))
+        return cast(RetrievalDeleteResult, decode_source_receipt(body, "delete", {"corpus": request["corpus"], "sourceId": request["sourceId"], "revision": request["revision"]}))
 
     def ingest_document(self, request: IngestRequest) -> IngestResult:
         """Extract, chunk and index one document. The receipt must name the corpus and the

@@ -137,15 +137,36 @@ async fn index_and_delete_receipts_must_name_the_source() {
 
     let deleted = json!({"corpus": "docs", "sourceId": "guide", "revision": "r1", "deleted": true});
     let (client, mut peer) = scripted(&deleted).await;
-    assert!(client.delete_source("docs", "guide", "r1").await.unwrap().deleted);
+    assert!(
+        client
+            .delete_source(&RetrievalDeleteRequest { corpus: "docs".into(), source_id: "guide".into(), revision: "r1".into() })
+            .await
+            .unwrap()
+            .deleted
+    );
     let (line, _, body) = received(&mut peer).await;
     assert_eq!(
         (line.as_str(), body),
         ("POST /v1/retrieval/delete HTTP/1.1", json!({"corpus": "docs", "sourceId": "guide", "revision": "r1"}))
     );
     let other = with(deleted, json!({"revision": "r0"}));
-    assert_eq!(code(peer_answer(&other).await.delete_source("docs", "guide", "r1").await), codes::INVALID_RESPONSE);
-    assert_eq!(code(client.delete_source("docs", "bad id", "r1").await), codes::INVALID_RETRIEVAL);
+    assert_eq!(
+        code(
+            peer_answer(&other)
+                .await
+                .delete_source(&RetrievalDeleteRequest { corpus: "docs".into(), source_id: "guide".into(), revision: "r1".into() })
+                .await
+        ),
+        codes::INVALID_RESPONSE
+    );
+    assert_eq!(
+        code(
+            client
+                .delete_source(&RetrievalDeleteRequest { corpus: "docs".into(), source_id: "bad id".into(), revision: "r1".into() })
+                .await
+        ),
+        codes::INVALID_RETRIEVAL
+    );
 }
 
 fn ingest_request(text: &str) -> IngestRequest {
