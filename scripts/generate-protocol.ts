@@ -12,6 +12,7 @@ import { NAMED_SCHEMAS } from '../src/protocol/schemas.js';
 import { OPTIONAL_EVENTS_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER, WIRE_VERSION } from '../src/protocol/version.js';
 import { hostConfigSchema } from '../src/host/config.js';
 import { clientFiles } from './protocol-clients/index.js';
+import { OPERATIONS_DOCUMENT, operationsDocument } from './protocol-clients/operations.js';
 
 const root = join(dirname(new URL(import.meta.url).pathname), '..');
 
@@ -89,12 +90,17 @@ const documents: Record<string, unknown> = {
   'protocol/openapi.json': openapi(),
   'protocol/schemas/agenticdriver.schema.json': wireSchema,
   'protocol/status-codes.json': ERROR_STATUS,
+  [OPERATIONS_DOCUMENT]: operationsDocument(),
   'protocol/host-config.schema.json': { $schema: 'https://json-schema.org/draft/2020-12/schema', ...(plain(hostConfigSchema(), '', true) as object) },
 };
 
 const files: Record<string, string> = Object.fromEntries(Object.entries(documents).map(([path, document]) => [path, `${JSON.stringify(document, null, 2)}\n`]));
-// The clients are generated from the published document as a reader of protocol/ sees it.
-Object.assign(files, clientFiles(JSON.parse(files['protocol/schemas/agenticdriver.schema.json']!), root));
+// The clients are generated from the published documents as a reader of protocol/ sees them.
+const published = (path: string): never => JSON.parse(files[path]!) as never;
+Object.assign(
+  files,
+  clientFiles({ schema: published('protocol/schemas/agenticdriver.schema.json'), operations: published(OPERATIONS_DOCUMENT), status: published('protocol/status-codes.json') }, root),
+);
 
 const check = process.argv.includes('--check');
 const drifted: string[] = [];

@@ -182,6 +182,35 @@ func statusError(resp *http.Response) error {
 	}
 }
 
+// post sends one JSON operation: req checked by op.request (a malformed one is refused
+// with op.invalid before anything is sent), the answer checked by op.response.
+func (c *Client) post(ctx context.Context, op operation, req any, out any) error {
+	body, err := requestBody(op, req)
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, op, nil, body, out)
+}
+
+// pathOf is op's path with its {id} parameter filled in.
+func pathOf(op operation, id string) string {
+	return strings.Replace(op.path, "{id}", url.PathEscape(id), 1)
+}
+
+// requestBody is req as JSON, checked by op.request.
+func requestBody(op operation, req any) (json.RawMessage, error) {
+	return checkedBody(req, func(v any) error { return op.request(v, "request") }, op.invalid, op.id+" request")
+}
+
+// send calls a JSON operation with an already checked body (nil for GET), validates the
+// answer with op.response and decodes it into out. Exchange failures are *DriverError.
+func (c *Client) send(ctx context.Context, op operation, query url.Values, body any, out any) error {
+	if err := c.getJSON(ctx, op.path, query, body, op.response, out); err != nil {
+		return exchangeError(ctx, err)
+	}
+	return nil
+}
+
 // getJSON calls a JSON endpoint, validates the body with check and decodes it into out.
 func (c *Client) getJSON(ctx context.Context, endpoint string, query url.Values, body any, check rule, out any) error {
 	resp, err := c.call(ctx, endpoint, query, body, "application/json")

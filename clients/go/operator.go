@@ -2,10 +2,6 @@ package agenticdriver
 
 import "context"
 
-// CodeInvalidOperatorRequest is a malformed operator request, refused before it is sent
-// (the host's code).
-const CodeInvalidOperatorRequest = "INVALID_OPERATOR_REQUEST"
-
 // OperatorClient calls the /v1/operator/... endpoints with a token that has the operator
 // grant: every subject's runs, pending approvals, jobs, usage totals and the approval
 // audit log. Any other token gets FORBIDDEN. Requests are checked before sending, answers
@@ -26,44 +22,40 @@ func NewOperator(baseURL, token string, opts ...Option) (*OperatorClient, error)
 // Runs lists the runs this replica is serving now and the most recently finished ones
 // (POST /v1/operator/runs).
 func (o *OperatorClient) Runs(ctx context.Context, req OperatorRunsRequest) (*OperatorRunList, error) {
-	return operatorCall[OperatorRunList](ctx, o.client, "v1/operator/runs", req, operatorRunsRequestRule, operatorRunListRule)
+	return operatorCall[OperatorRunList](ctx, o.client, opOperatorListRuns, req)
 }
 
 // Approvals lists pending approvals of every subject, oldest first (POST /v1/operator/approvals).
 func (o *OperatorClient) Approvals(ctx context.Context, req OperatorListRequest) (*OperatorApprovalList, error) {
-	return operatorCall[OperatorApprovalList](ctx, o.client, "v1/operator/approvals", req, operatorListRequestRule, operatorApprovalListRule)
+	return operatorCall[OperatorApprovalList](ctx, o.client, opOperatorListApprovals, req)
 }
 
 // DecideApproval decides any subject's pending approval (POST
 // /v1/operator/approvals/decisions); the receipt must answer exactly this decision.
 func (o *OperatorClient) DecideApproval(ctx context.Context, d ApprovalDecision) (*ApprovalResolution, error) {
-	return o.client.decide(ctx, "v1/operator/approvals/decisions", d)
+	return o.client.decide(ctx, opOperatorDecideApproval, d)
 }
 
 // Jobs lists durable jobs of every subject, most recently updated first (POST /v1/operator/jobs).
 func (o *OperatorClient) Jobs(ctx context.Context, req OperatorJobsRequest) (*OperatorJobList, error) {
-	return operatorCall[OperatorJobList](ctx, o.client, "v1/operator/jobs", req, operatorJobsRequestRule, operatorJobListRule)
+	return operatorCall[OperatorJobList](ctx, o.client, opOperatorListJobs, req)
 }
 
 // Usage returns usage totals, optionally grouped (POST /v1/operator/usage).
 func (o *OperatorClient) Usage(ctx context.Context, req OperatorUsageRequest) (*OperatorUsage, error) {
-	return operatorCall[OperatorUsage](ctx, o.client, "v1/operator/usage", req, operatorUsageRequestRule, operatorUsageRule)
+	return operatorCall[OperatorUsage](ctx, o.client, opOperatorUsage, req)
 }
 
 // Audit returns one page of the approval audit log, newest first (POST /v1/operator/audit);
 // pass NextBefore as Before for the next page.
 func (o *OperatorClient) Audit(ctx context.Context, req OperatorAuditRequest) (*OperatorAuditPage, error) {
-	return operatorCall[OperatorAuditPage](ctx, o.client, "v1/operator/audit", req, operatorAuditRequestRule, operatorAuditPageRule)
+	return operatorCall[OperatorAuditPage](ctx, o.client, opOperatorAudit, req)
 }
 
-func operatorCall[T any](ctx context.Context, c *Client, endpoint string, req any, requestRule, answerRule rule) (*T, error) {
-	body, err := checkedBody(req, func(v any) error { return requestRule(v, "request") }, CodeInvalidOperatorRequest, "operator request")
-	if err != nil {
-		return nil, err
-	}
+func operatorCall[T any](ctx context.Context, c *Client, op operation, req any) (*T, error) {
 	var out T
-	if err := c.getJSON(ctx, endpoint, nil, body, answerRule, &out); err != nil {
-		return nil, exchangeError(ctx, err)
+	if err := c.post(ctx, op, req, &out); err != nil {
+		return nil, err
 	}
 	return &out, nil
 }

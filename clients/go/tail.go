@@ -6,7 +6,6 @@ import (
 	"io"
 	"iter"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -141,7 +140,7 @@ func (c *Client) tailOnce(ctx context.Context, id string, t *jobTail, deliver fu
 	defer cancel()
 	header := http.Header{}
 	header.Set("Last-Event-ID", strconv.FormatInt(t.last, 10))
-	resp, err := c.callWith(streamCtx, "v1/jobs/"+url.PathEscape(id)+"/stream", nil, nil, "text/event-stream", header)
+	resp, err := c.callWith(streamCtx, pathOf(opStreamJob, id), nil, nil, "text/event-stream", header)
 	if err != nil {
 		return exchangeError(ctx, err)
 	}

@@ -127,5 +127,8 @@ export const RUST_MOD_TEXT = [
   '//! Wire-layer code generated from `protocol/schemas/agenticdriver.schema.json`.\n',
   '#[cfg(feature = "async")]\n',
   'pub mod checks;\n',
+  'pub mod codes;\n',
+  '#[cfg(feature = "async")]\n',
+  'pub mod operations;\n',
   'pub mod types;\n',
 ].join('');

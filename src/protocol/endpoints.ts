@@ -71,6 +71,14 @@ export interface Endpoint {
   events?: TSchema;
   /** Answers only `text/event-stream` (`response` is then the schema of one event). */
   streamOnly?: boolean;
+  /**
+   * The clients' method for this operation, in camelCase (Go capitalizes it, Python and Rust
+   * write it in snake_case). Default: the operationId, less the `operator` prefix of an
+   * operator endpoint. `null`: no client method (`/health` is for load balancers).
+   */
+  clientMethod?: string | null;
+  /** An endpoint that answers JSON or events (`events` without `streamOnly`) has a second client method for the events. */
+  clientStreamMethod?: string;
 }
 
 /**
@@ -105,8 +113,8 @@ const UUID_PARAM = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]
 const INVALID_OPERATOR = { code: 'INVALID_OPERATOR_REQUEST', message: 'The operator request is invalid' } as const;
 
 export const ENDPOINTS: Endpoint[] = [
-  { method: 'GET', path: '/health', operationId: 'health', summary: 'Liveness; no authentication.', public: true, response: Health },
-  { method: 'GET', path: '/v1/protocol', operationId: 'getProtocol', summary: 'Selected version, supported versions and host features.', response: ProtocolInfo },
+  { method: 'GET', path: '/health', operationId: 'health', summary: 'Liveness; no authentication.', public: true, response: Health, clientMethod: null },
+  { method: 'GET', path: '/v1/protocol', operationId: 'getProtocol', summary: 'Selected version, supported versions and host features.', response: ProtocolInfo, clientMethod: 'protocol' },
   {
     method: 'GET',
     path: '/v1/providers',
@@ -115,6 +123,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'provider-discovery',
     query: [{ name: 'refresh', description: 'Exactly `true` forces a new discovery probe (rate-limited). No other query is accepted.', schema: { const: 'true' } }],
     response: ProviderList,
+    clientMethod: 'providers',
   },
   {
     method: 'POST',
@@ -125,6 +134,7 @@ export const ENDPOINTS: Endpoint[] = [
     request: RunRequest,
     response: RunResult,
     events: RunEvent,
+    clientStreamMethod: 'stream',
   },
   {
     method: 'POST',
@@ -241,6 +251,7 @@ export const ENDPOINTS: Endpoint[] = [
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
+    clientMethod: 'tailJob',
   },
   {
     method: 'POST',
@@ -292,6 +303,7 @@ export const ENDPOINTS: Endpoint[] = [
     request: OperatorRunsRequest,
     invalidBody: INVALID_OPERATOR,
     response: OperatorRunList,
+    clientMethod: 'runs',
   },
   {
     method: 'GET',
@@ -314,6 +326,7 @@ export const ENDPOINTS: Endpoint[] = [
     request: OperatorListRequest,
     invalidBody: INVALID_OPERATOR,
     response: OperatorApprovalList,
+    clientMethod: 'approvals',
   },
   {
     method: 'POST',
@@ -334,6 +347,7 @@ export const ENDPOINTS: Endpoint[] = [
     request: OperatorJobsRequest,
     invalidBody: INVALID_OPERATOR,
     response: OperatorJobList,
+    clientMethod: 'jobs',
   },
   {
     method: 'GET',
@@ -345,6 +359,7 @@ export const ENDPOINTS: Endpoint[] = [
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
+    clientMethod: 'tailJob',
   },
   {
     method: 'POST',
@@ -367,3 +382,31 @@ export const ENDPOINTS: Endpoint[] = [
     response: OperatorAuditPage,
   },
 ];
+
+/** The client that calls an endpoint: the operator endpoints have a client of their own. */
+export type ClientKind = 'agent' | 'operator';
+
+export interface ClientOperation {
+  endpoint: Endpoint;
+  client: ClientKind;
+  /** camelCase method names: the call, and for a JSON-or-events endpoint also its stream. */
+  methods: string[];
+}
+
+/** Every endpoint a client calls, with its client and method names (`clientMethod`). */
+export function clientOperations(endpoints: readonly Endpoint[] = ENDPOINTS): ClientOperation[] {
+  return endpoints.flatMap((endpoint) => {
+    if (endpoint.clientMethod === null) return [];
+    const operator = endpoint.path.startsWith('/v1/operator/');
+    const derived = operator ? endpoint.operationId.replace(/^operator(.)/, (_, first: string) => first.toLowerCase()) : endpoint.operationId;
+    const method = endpoint.clientMethod ?? derived;
+    return [{ endpoint, client: operator ? 'operator' : 'agent', methods: endpoint.clientStreamMethod ? [method, endpoint.clientStreamMethod] : [method] }];
+  });
+}
+
+/** The endpoint of an operation id (a typo is a programming error). */
+export function endpointOf(operationId: string): Endpoint {
+  const endpoint = ENDPOINTS.find((candidate) => candidate.operationId === operationId);
+  if (!endpoint) throw new Error(`no endpoint has operationId ${operationId}`);
+  return endpoint;
+}

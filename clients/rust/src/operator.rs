@@ -5,9 +5,10 @@
 //! answer (`INVALID_RESPONSE`).
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::Error;
+use crate::generated::operations::{self as ops, Operation};
 use crate::transport::{transport_error, ClientConfig, Transport};
 use crate::types::*;
-use crate::validate::{self, schemas, Schema};
+use crate::validate;
 use serde::{de::DeserializeOwned, Serialize};
 use std::sync::Arc;
 
@@ -35,49 +36,43 @@ impl AsyncOperatorClient {
 
     /// `POST v1/operator/runs`: the runs this replica is serving now and the most recently finished ones.
     pub async fn runs(&self, request: &OperatorRunsRequest) -> Result<OperatorRunList, Error> {
-        self.call("v1/operator/runs", request, schemas::operator_runs_request, schemas::operator_run_list).await
+        self.call(&ops::OPERATOR_LIST_RUNS, request).await
     }
 
     /// `POST v1/operator/approvals`: pending approvals of every subject, oldest first.
     pub async fn approvals(&self, request: &OperatorListRequest) -> Result<OperatorApprovalList, Error> {
-        self.call("v1/operator/approvals", request, schemas::operator_list_request, schemas::operator_approval_list).await
+        self.call(&ops::OPERATOR_LIST_APPROVALS, request).await
     }
 
     /// `POST v1/operator/approvals/decisions`: decides any subject's pending approval; the
     /// receipt must answer exactly this decision.
     pub async fn decide_approval(&self, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
-        validate::approval_decision(decision)?;
+        validate::approval_decision(&ops::OPERATOR_DECIDE_APPROVAL, decision)?;
         let body = serde_json::to_vec(decision).map_err(transport_error)?;
-        let answer = self.transport.post_json("v1/operator/approvals/decisions", body).await?;
+        let answer = self.transport.post_json(ops::OPERATOR_DECIDE_APPROVAL.path, body).await?;
         Ok(validate::approval_resolution(answer, decision)?)
     }
 
     /// `POST v1/operator/jobs`: durable jobs of every subject, most recently updated first.
     pub async fn jobs(&self, request: &OperatorJobsRequest) -> Result<OperatorJobList, Error> {
-        self.call("v1/operator/jobs", request, schemas::operator_jobs_request, schemas::operator_job_list).await
+        self.call(&ops::OPERATOR_LIST_JOBS, request).await
     }
 
     /// `POST v1/operator/usage`: usage totals, optionally grouped.
     pub async fn usage(&self, request: &OperatorUsageRequest) -> Result<OperatorUsage, Error> {
-        self.call("v1/operator/usage", request, schemas::operator_usage_request, schemas::operator_usage).await
+        self.call(&ops::OPERATOR_USAGE, request).await
     }
 
     /// `POST v1/operator/audit`: one page of the approval audit log, newest first; pass
     /// `next_before` as `before` for the next page.
     pub async fn audit(&self, request: &OperatorAuditRequest) -> Result<OperatorAuditPage, Error> {
-        self.call("v1/operator/audit", request, schemas::operator_audit_request, schemas::operator_audit_page).await
+        self.call(&ops::OPERATOR_AUDIT, request).await
     }
 
-    async fn call<Q: Serialize, A: DeserializeOwned>(
-        &self,
-        path: &str,
-        request: &Q,
-        request_schema: Schema,
-        answer_schema: Schema,
-    ) -> Result<A, Error> {
-        validate::operator_request(request, request_schema)?;
+    async fn call<Q: Serialize, A: DeserializeOwned>(&self, op: &Operation, request: &Q) -> Result<A, Error> {
+        validate::request(op, request)?;
         let body = serde_json::to_vec(request).map_err(transport_error)?;
-        let answer = self.transport.post_json(path, body).await?;
-        Ok(validate::operator_answer(answer, answer_schema)?)
+        let answer = self.transport.post_json(op.path, body).await?;
+        Ok(validate::operator_answer(answer, op.response)?)
     }
 }

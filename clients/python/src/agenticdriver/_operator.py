@@ -6,26 +6,15 @@ answers are validated like every other answer (``INVALID_RESPONSE``).
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, Dict, Mapping, Optional, Type, cast
+from typing import Any, Mapping, Optional, Type, cast
 
 from ._async import AsyncAgenticClient
 from ._responses import decode_approval_receipt, _decoded
 from ._rules import Json
-from ._schema import Check
-from ._submissions import _checked_body, decision_body
+from ._submissions import decision_body, request_body
 from ._sync import AgenticClient
-from .generated.checks import (
-    operator_approval_list,
-    operator_audit_page,
-    operator_audit_request,
-    operator_job_list,
-    operator_jobs_request,
-    operator_list_request,
-    operator_run_list,
-    operator_runs_request,
-    operator_usage,
-    operator_usage_request,
-)
+from .generated import operations as ops
+from .generated.operations import Operation
 from .types import (
     ApprovalDecision,
     ApprovalResolution,
@@ -41,26 +30,14 @@ from .types import (
     OperatorUsageRequest,
 )
 
-DECISION_ENDPOINT = "v1/operator/approvals/decisions"
-# endpoint → (request check, answer check)
-_CALLS: Dict[str, tuple[Check, Check]] = {
-    "runs": (operator_runs_request, operator_run_list),
-    "approvals": (operator_list_request, operator_approval_list),
-    "jobs": (operator_jobs_request, operator_job_list),
-    "usage": (operator_usage_request, operator_usage),
-    "audit": (operator_audit_request, operator_audit_page),
-}
+
+def _request_body(op: Operation, request: Optional[Mapping[str, Any]]) -> bytes:
+    return request_body(op, {} if request is None else request)
 
 
-def _request_body(name: str, request: Optional[Mapping[str, Any]]) -> bytes:
-    return _checked_body({} if request is None else request, _CALLS[name][0], "INVALID_OPERATOR_REQUEST", "operator request")
-
-
-def _answer(name: str, body: bytes) -> Json:
-    check = _CALLS[name][1]
-
+def _answer(op: Operation, body: bytes) -> Json:
     def checked(value: object) -> Json:
-        check(value, "answer")
+        op.response(value, "answer")
         return cast(Json, value)
 
     return _decoded(body, checked)
@@ -81,34 +58,34 @@ class OperatorClient:
     def close(self) -> None:
         self._client.close()
 
-    def _call(self, name: str, request: Optional[Mapping[str, Any]]) -> Json:
-        body = self._client._fetch_json("POST", f"v1/operator/{name}", _request_body(name, request), self._client._io_timeout)
-        return _answer(name, body)
+    def _call(self, op: Operation, request: Optional[Mapping[str, Any]]) -> Json:
+        body = self._client._fetch_json("POST", op.path, _request_body(op, request), self._client._io_timeout)
+        return _answer(op, body)
 
     def runs(self, request: Optional[OperatorRunsRequest] = None) -> OperatorRunList:
         """Active runs on this replica and the most recently finished ones (``POST v1/operator/runs``)."""
-        return cast(OperatorRunList, self._call("runs", request))
+        return cast(OperatorRunList, self._call(ops.OPERATOR_LIST_RUNS, request))
 
     def approvals(self, request: Optional[OperatorListRequest] = None) -> OperatorApprovalList:
         """Pending approvals of every subject (``POST v1/operator/approvals``)."""
-        return cast(OperatorApprovalList, self._call("approvals", request))
+        return cast(OperatorApprovalList, self._call(ops.OPERATOR_LIST_APPROVALS, request))
 
     def decide_approval(self, decision: ApprovalDecision) -> ApprovalResolution:
         """Decide any subject's pending approval; the receipt must answer exactly this decision."""
-        body = self._client._fetch_json("POST", DECISION_ENDPOINT, decision_body(decision), self._client._io_timeout)
+        body = self._client._fetch_json("POST", ops.OPERATOR_DECIDE_APPROVAL.path, decision_body(decision, ops.OPERATOR_DECIDE_APPROVAL), self._client._io_timeout)
         return cast(ApprovalResolution, decode_approval_receipt(body, decision))
 
     def jobs(self, request: Optional[OperatorJobsRequest] = None) -> OperatorJobList:
         """Durable jobs of every subject, most recently updated first (``POST v1/operator/jobs``)."""
-        return cast(OperatorJobList, self._call("jobs", request))
+        return cast(OperatorJobList, self._call(ops.OPERATOR_LIST_JOBS, request))
 
     def usage(self, request: Optional[OperatorUsageRequest] = None) -> OperatorUsage:
         """Usage totals, optionally grouped (``POST v1/operator/usage``)."""
-        return cast(OperatorUsage, self._call("usage", request))
+        return cast(OperatorUsage, self._call(ops.OPERATOR_USAGE, request))
 
     def audit(self, request: Optional[OperatorAuditRequest] = None) -> OperatorAuditPage:
         """One page of the approval audit log, newest first (``POST v1/operator/audit``)."""
-        return cast(OperatorAuditPage, self._call("audit", request))
+        return cast(OperatorAuditPage, self._call(ops.OPERATOR_AUDIT, request))
 
 
 class AsyncOperatorClient:
@@ -126,25 +103,25 @@ class AsyncOperatorClient:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def _call(self, name: str, request: Optional[Mapping[str, Any]]) -> Json:
-        body = await self._client._fetch_json("POST", f"v1/operator/{name}", _request_body(name, request), self._client._io_timeout)
-        return _answer(name, body)
+    async def _call(self, op: Operation, request: Optional[Mapping[str, Any]]) -> Json:
+        body = await self._client._fetch_json("POST", op.path, _request_body(op, request), self._client._io_timeout)
+        return _answer(op, body)
 
     async def runs(self, request: Optional[OperatorRunsRequest] = None) -> OperatorRunList:
-        return cast(OperatorRunList, await self._call("runs", request))
+        return cast(OperatorRunList, await self._call(ops.OPERATOR_LIST_RUNS, request))
 
     async def approvals(self, request: Optional[OperatorListRequest] = None) -> OperatorApprovalList:
-        return cast(OperatorApprovalList, await self._call("approvals", request))
+        return cast(OperatorApprovalList, await self._call(ops.OPERATOR_LIST_APPROVALS, request))
 
     async def decide_approval(self, decision: ApprovalDecision) -> ApprovalResolution:
-        body = await self._client._fetch_json("POST", DECISION_ENDPOINT, decision_body(decision), self._client._io_timeout)
+        body = await self._client._fetch_json("POST", ops.OPERATOR_DECIDE_APPROVAL.path, decision_body(decision, ops.OPERATOR_DECIDE_APPROVAL), self._client._io_timeout)
         return cast(ApprovalResolution, decode_approval_receipt(body, decision))
 
     async def jobs(self, request: Optional[OperatorJobsRequest] = None) -> OperatorJobList:
-        return cast(OperatorJobList, await self._call("jobs", request))
+        return cast(OperatorJobList, await self._call(ops.OPERATOR_LIST_JOBS, request))
 
     async def usage(self, request: Optional[OperatorUsageRequest] = None) -> OperatorUsage:
-        return cast(OperatorUsage, await self._call("usage", request))
+        return cast(OperatorUsage, await self._call(ops.OPERATOR_USAGE, request))
 
     async def audit(self, request: Optional[OperatorAuditRequest] = None) -> OperatorAuditPage:
-        return cast(OperatorAuditPage, await self._call("audit", request))
+        return cast(OperatorAuditPage, await self._call(ops.OPERATOR_AUDIT, request))

@@ -97,7 +97,7 @@ async fn submissions_are_checked_before_sending_and_answers_after() {
     assert_eq!(offline.submit_job(&bad_key).await.unwrap_err().code(), Some(codes::INVALID_JOB));
     assert_eq!(offline.read_job("NOT-A-UUID").await.unwrap_err().code(), Some(codes::INVALID_JOB));
     let zero = JobEventsRequest { id: JOB_ID.into(), after: 0, limit: Some(0) };
-    assert_eq!(offline.job_events(&zero).await.unwrap_err().code(), Some(codes::INVALID_JOB));
+    assert_eq!(offline.job_events(&zero).await.unwrap_err().code(), Some(codes::INVALID_JOB_CURSOR));
     let bad_session = SessionIdentity { id: "x".into() };
     assert_eq!(offline.delete_session(&bad_session.id).await.unwrap_err().code(), Some(codes::INVALID_SESSION));
 }
