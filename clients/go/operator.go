@@ -1,6 +1,14 @@
 package agenticdriver
 
-import "context"
+import (
+	"context"
+	"io"
+	"iter"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+)
 
 // OperatorClient calls the /v1/operator/... endpoints with a token that has the operator
 // grant: every subject's runs, pending approvals, jobs, usage totals and the approval
@@ -58,4 +66,96 @@ func operatorCall[T any](ctx context.Context, c *Client, op operation, req any) 
 		return nil, err
 	}
 	return &out, nil
+}
+
+// WatchRun follows one active run's events (GET /v1/operator/runs/{id}/events): the recent
+// ones first, then live, ending with its terminal event, or early without one when the host
+// dropped this watcher for falling behind (the run is never slowed). Each event must be valid,
+// of this run and in rising sequence (else INVALID_RESPONSE). Leaving the loop or cancelling
+// ctx closes the connection; the run goes on.
+func (o *OperatorClient) WatchRun(ctx context.Context, runID string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if !lowercaseUUID.MatchString(runID) {
+			yield(Event{}, newError(CodeInvalidOperatorRequest, "the run id must be a lowercase UUID"))
+			return
+		}
+		if err := o.client.tap(ctx, pathOf(opOperatorWatchRun, runID), runID, 0, func(ev Event) bool { return yield(ev, nil) }); err != nil {
+			yield(Event{}, err)
+		}
+	}
+}
+
+// TailJob follows any subject's job (GET /v1/operator/jobs/{id}/stream): its committed
+// events after sequence after, until its terminal event. Leaving the loop closes the
+// connection; the job keeps running.
+func (o *OperatorClient) TailJob(ctx context.Context, jobID string, after int64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if _, err := requestBody(opReadJob, JobIdentity{ID: jobID}); err != nil {
+			yield(Event{}, err)
+			return
+		}
+		if after < 0 {
+			yield(Event{}, newError(CodeInvalidJobCursor, "after must not be negative"))
+			return
+		}
+		if err := o.client.tap(ctx, pathOf(opOperatorStreamJob, jobID), "", after, func(ev Event) bool { return yield(ev, nil) }); err != nil {
+			yield(Event{}, err)
+		}
+	}
+}
+
+var lowercaseUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// tap reads an operator stream into deliver: valid events of one run (runID, or the first
+// event's), in rising sequence after after, until a terminal event or the end of the body.
+func (c *Client) tap(ctx context.Context, path, runID string, after int64, deliver func(Event) bool) error {
+	streamCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	header := http.Header{}
+	if after > 0 {
+		header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
+	}
+	resp, err := c.callWith(streamCtx, path, nil, nil, "text/event-stream", header)
+	if err != nil {
+		return exchangeError(ctx, err)
+	}
+	defer resp.Body.Close()
+	if !strings.Contains(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return newError(CodeInvalidResponse, "the host did not answer with an event stream")
+	}
+	frames := newSSEReader(resp.Body)
+	last := after
+	for {
+		frame, err := frames.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return exchangeError(ctx, err)
+		}
+		value, err := parseJSON(frame)
+		if err == nil {
+			err = runEventRule(value, "event")
+		}
+		ev := Event{Raw: frame}
+		if err == nil {
+			err = decodeExact(frame, &ev)
+		}
+		switch {
+		case err != nil:
+			return newError(CodeInvalidResponse, "an event is invalid: %v", err)
+		case runID == "":
+			runID = ev.RunID
+		}
+		if ev.RunID != runID {
+			return newError(CodeInvalidResponse, "an event of run %s arrived on the stream of run %s", ev.RunID, runID)
+		}
+		if ev.Sequence <= last {
+			return newError(CodeInvalidResponse, "event sequence %d does not follow %d", ev.Sequence, last)
+		}
+		last = ev.Sequence
+		if !deliver(ev) || ev.Terminal() {
+			return nil
+		}
+	}
 }

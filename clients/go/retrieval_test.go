@@ -14,8 +14,9 @@ const sha = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 
 // seenRequest is what the loopback server received.
 type seenRequest struct {
-	path, auth string
-	body       map[string]any
+	method, path, auth string
+	header             http.Header
+	body               map[string]any
 }
 
 // recorder answers every request with body and records what it received.
@@ -34,7 +35,7 @@ func record(seen *[]seenRequest, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	var decoded map[string]any
 	_ = json.Unmarshal(raw, &decoded)
-	*seen = append(*seen, seenRequest{r.URL.Path, r.Header.Get("Authorization"), decoded})
+	*seen = append(*seen, seenRequest{method: r.Method, path: r.URL.Path, auth: r.Header.Get("Authorization"), header: r.Header.Clone(), body: decoded})
 }
 
 func toJSON(v any) string {

@@ -232,4 +232,31 @@ impl OperatorClient {
     pub fn audit(&self, request: &OperatorAuditRequest) -> Result<OperatorAuditPage, Error> {
         self.runtime.block_on(self.inner.audit(request))
     }
+
+    /// An active run's events (see [`crate::AsyncOperatorClient::watch_run`]); dropping the
+    /// iterator closes the connection.
+    pub fn watch_run(&self, run_id: &str) -> Result<TapIter, Error> {
+        let tap = self.runtime.block_on(self.inner.watch_run(run_id))?;
+        Ok(TapIter { tap, runtime: Arc::clone(&self.runtime) })
+    }
+
+    /// Any job's committed events after `after` (see [`crate::AsyncOperatorClient::tail_job`]).
+    pub fn tail_job(&self, job_id: &str, after: u64) -> Result<TapIter, Error> {
+        let tap = self.runtime.block_on(self.inner.tail_job(job_id, after))?;
+        Ok(TapIter { tap, runtime: Arc::clone(&self.runtime) })
+    }
+}
+
+/// The events of an operator tap, read on the client's runtime.
+pub struct TapIter {
+    tap: crate::OperatorTap,
+    runtime: Arc<Runtime>,
+}
+
+impl Iterator for TapIter {
+    type Item = Result<Event, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.runtime.block_on(self.tap.next())
+    }
 }

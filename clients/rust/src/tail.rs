@@ -151,7 +151,7 @@ impl Tail {
 
     async fn connect(&self) -> Result<Connection, Error> {
         let path = ops::STREAM_JOB.path.replace("{id}", &self.job.id);
-        let response = self.transport.get_stream(&path, self.last).await?;
+        let response = self.transport.get_stream(&path, Some(self.last)).await?;
         Ok(Connection { response, decoder: SseDecoder::with_ids(), frames: VecDeque::new(), progressed: false })
     }
 

@@ -133,8 +133,8 @@ impl Transport {
     }
 
     /// `GET` an event stream, resuming after `last_event_id` (the `Last-Event-ID` header).
-    pub async fn get_stream(&self, path: &str, last_event_id: u64) -> Result<Response, Error> {
-        let response = self.send(Method::GET, path, None, "text/event-stream", None, Some(last_event_id)).await?;
+    pub async fn get_stream(&self, path: &str, last_event_id: Option<u64>) -> Result<Response, Error> {
+        let response = self.send(Method::GET, path, None, "text/event-stream", None, last_event_id).await?;
         event_stream(response)
     }
 

@@ -5,15 +5,22 @@ answers are validated like every other answer (``INVALID_RESPONSE``).
 """
 from __future__ import annotations
 
+import re
 from types import TracebackType
-from typing import Any, Mapping, Optional, Type, cast
+from typing import Any, AsyncGenerator, Dict, Generator, Mapping, Optional, Type, cast
 
 from ._async import AsyncAgenticClient
+from ._json import parse_json_text
+from ._schema import Invalid
+from ._sse import SseDecoder
 from ._responses import decode_approval_receipt, _decoded
 from ._rules import Json
-from ._submissions import decision_body, request_body
-from ._sync import AgenticClient
+from ._responses import require_event_stream
+from ._submissions import decision_body, path_of, request_body
+from ._sync import AgenticClient, _close_connection, _read_some
+from .errors import DriverError
 from .generated import operations as ops
+from .generated.checks import run_event
 from .generated.operations import Operation
 from .types import (
     ApprovalDecision,
@@ -28,7 +35,11 @@ from .types import (
     OperatorRunsRequest,
     OperatorUsage,
     OperatorUsageRequest,
+    RunEvent,
 )
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_TERMINAL = ("run.completed", "run.failed", "run.cancelled")
 
 
 def _request_body(op: Operation, request: Optional[Mapping[str, Any]]) -> bytes:
@@ -41,6 +52,50 @@ def _answer(op: Operation, body: bytes) -> Json:
         return cast(Json, value)
 
     return _decoded(body, checked)
+
+
+class _Tap:
+    """The events of an operator tap (a run watch or a job stream): each a valid event of one
+    run, in rising sequence, the last one terminal (a watch the host dropped ends without one)."""
+
+    def __init__(self, run_id: Optional[str], after: int) -> None:
+        self.run_id = run_id
+        self.last = after
+        self.finished = False
+        self.decoder = SseDecoder()
+
+    def accept(self, data: str) -> RunEvent:
+        try:
+            event = parse_json_text(data)
+            run_event(event, "event")
+        except (ValueError, RecursionError):
+            raise DriverError("INVALID_RESPONSE", "An event is not JSON.") from None
+        except Invalid as problem:
+            raise DriverError("INVALID_RESPONSE", f"An event is invalid: {problem}.") from None
+        value = cast(Dict[str, Any], event)
+        if self.run_id is None:
+            self.run_id = value["runId"]
+        if value["runId"] != self.run_id:
+            raise DriverError("INVALID_RESPONSE", f"An event of run {value['runId']} arrived on the stream of run {self.run_id}.")
+        if value["sequence"] <= self.last:
+            raise DriverError("INVALID_RESPONSE", f"Event sequence {value['sequence']} does not follow {self.last}.")
+        self.last = value["sequence"]
+        self.finished = value["type"] in _TERMINAL
+        return cast(RunEvent, value)
+
+
+def _watch(run_id: str) -> "tuple[str, _Tap]":
+    if not isinstance(run_id, str) or not _UUID.fullmatch(run_id):
+        raise DriverError("INVALID_OPERATOR_REQUEST", "The run id must be a lowercase UUID.")
+    return path_of(ops.OPERATOR_WATCH_RUN, run_id), _Tap(run_id, 0)
+
+
+def _job_tap(job_id: str, after: int) -> "tuple[str, _Tap, Optional[Dict[str, str]]]":
+    request_body(ops.READ_JOB, {"id": job_id})
+    if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+        raise DriverError("INVALID_JOB_CURSOR", "after must be a non-negative integer.")
+    headers = {"Last-Event-ID": str(after)} if after > 0 else None
+    return path_of(ops.OPERATOR_STREAM_JOB, job_id), _Tap(None, after), headers
 
 
 class OperatorClient:
@@ -87,6 +142,34 @@ class OperatorClient:
         """One page of the approval audit log, newest first (``POST v1/operator/audit``)."""
         return cast(OperatorAuditPage, self._call(ops.OPERATOR_AUDIT, request))
 
+    def watch_run(self, run_id: str) -> Generator[RunEvent, None, None]:
+        """An active run's recent, then live, events (``GET v1/operator/runs/{id}/events``),
+        ending with its terminal event, or early without one when the host dropped this
+        watcher for falling behind (the run is never slowed). ``close()`` the generator to stop."""
+        path, tap = _watch(run_id)
+        return self._follow(path, tap, None)
+
+    def tail_job(self, job_id: str, *, after: int = 0) -> Generator[RunEvent, None, None]:
+        """Any job's committed events after ``after`` (``GET v1/operator/jobs/{id}/stream``),
+        until its terminal event. ``close()`` the generator to stop; the job keeps running."""
+        path, tap, headers = _job_tap(job_id, after)
+        return self._follow(path, tap, headers)
+
+    def _follow(self, path: str, tap: _Tap, headers: Optional[Dict[str, str]]) -> Generator[RunEvent, None, None]:
+        connection, response = self._client._exchange("GET", path, None, "text/event-stream", self._client._io_timeout, headers)
+        try:
+            require_event_stream(response.getheader("Content-Type"))
+            while not tap.finished:
+                chunk = _read_some(response)
+                if not chunk:
+                    return
+                for data in tap.decoder.feed(chunk):
+                    yield tap.accept(data)
+                    if tap.finished:
+                        return
+        finally:
+            _close_connection(connection, response)
+
 
 class AsyncOperatorClient:
     """Asyncio operator client; takes the same options as ``AsyncAgenticClient``."""
@@ -125,3 +208,25 @@ class AsyncOperatorClient:
 
     async def audit(self, request: Optional[OperatorAuditRequest] = None) -> OperatorAuditPage:
         return cast(OperatorAuditPage, await self._call(ops.OPERATOR_AUDIT, request))
+
+    def watch_run(self, run_id: str) -> AsyncGenerator[RunEvent, None]:
+        """See ``OperatorClient.watch_run``; ``aclose()`` the generator to stop."""
+        path, tap = _watch(run_id)
+        return self._follow(path, tap, None)
+
+    def tail_job(self, job_id: str, *, after: int = 0) -> AsyncGenerator[RunEvent, None]:
+        """See ``OperatorClient.tail_job``; ``aclose()`` the generator to stop."""
+        path, tap, headers = _job_tap(job_id, after)
+        return self._follow(path, tap, headers)
+
+    async def _follow(self, path: str, tap: _Tap, headers: Optional[Dict[str, str]]) -> AsyncGenerator[RunEvent, None]:
+        response = await self._client._exchange("GET", path, None, "text/event-stream", self._client._io_timeout, headers)
+        try:
+            require_event_stream(response.headers.get("Content-Type"))
+            async for chunk in response.aiter_raw():
+                for data in tap.decoder.feed(chunk):
+                    yield tap.accept(data)
+                    if tap.finished:
+                        return
+        finally:
+            await response.aclose()
