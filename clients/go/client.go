@@ -24,6 +24,8 @@ type Client struct {
 	base  *url.URL
 	token string
 	http  *http.Client
+	// ownTransport is the transport New made (nil with WithTransport: the caller owns it).
+	ownTransport *http.Transport
 }
 
 // Option configures a Client.
@@ -57,19 +59,29 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 		opt(&o)
 	}
 	transport := o.transport
+	var own *http.Transport
 	if transport == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
+		own = http.DefaultTransport.(*http.Transport).Clone()
 		if o.tlsConfig != nil {
-			t.TLSClientConfig = o.tlsConfig.Clone()
+			own.TLSClientConfig = o.tlsConfig.Clone()
 		}
-		transport = t
+		transport = own
 	}
 	client := &http.Client{
 		Transport: transport,
 		// Credentials must never move to another location.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Client{base: base, token: token, http: client}, nil
+	return &Client{base: base, token: token, http: client, ownTransport: own}, nil
+}
+
+// Close closes the idle connections of the transport New made; a transport passed with
+// WithTransport belongs to the caller and is left alone. Streams still being read are
+// ended by their context or by leaving their loop, not by Close.
+func (c *Client) Close() {
+	if c.ownTransport != nil {
+		c.ownTransport.CloseIdleConnections()
+	}
 }
 
 func parseBaseURL(raw string) (*url.URL, error) {

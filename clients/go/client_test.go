@@ -3,11 +3,13 @@ package agenticdriver
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestNewRejectsUnsafeURLsAndTokens(t *testing.T) {
@@ -218,5 +220,32 @@ func TestTransportFailuresAreTyped(t *testing.T) {
 	expectCode(t, err, CodeHostUnreachable)
 	if errors.Unwrap(err) == nil {
 		t.Fatal("the transport error is not kept as the cause")
+	}
+}
+
+func TestCloseReleasesTheConnectionsTheClientOpened(t *testing.T) {
+	closed := make(chan struct{}, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, `{"providers":[]}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateClosed {
+			closed <- struct{}{}
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	client, err := New(srv.URL, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Providers(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	client.Close()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the idle keep-alive connection was not closed")
 	}
 }

@@ -27,6 +27,9 @@ func NewOperator(baseURL, token string, opts ...Option) (*OperatorClient, error)
 	return &OperatorClient{client: c}, nil
 }
 
+// Close closes the client's idle connections, like Client.Close.
+func (o *OperatorClient) Close() { o.client.Close() }
+
 // Runs lists the runs this replica is serving now and the most recently finished ones
 // (POST /v1/operator/runs).
 func (o *OperatorClient) Runs(ctx context.Context, req OperatorRunsRequest) (*OperatorRunList, error) {
