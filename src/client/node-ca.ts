@@ -5,9 +5,8 @@
  */
 import { rootCertificates } from 'node:tls';
 import { Agent, fetch as undiciFetch } from 'undici';
-import type { Transport } from './transport.js';
 
-export function transportTrustingCa(ca: string | readonly string[]): Transport {
+export function transportTrustingCa(ca: string | readonly string[]): { fetch: typeof fetch; close(): Promise<void> } {
   const dispatcher = new Agent({ connect: { ca: [...rootCertificates, ...(typeof ca === 'string' ? [ca] : ca)] } });
   const fetchImpl = ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>
     undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher })) as unknown as typeof fetch;
