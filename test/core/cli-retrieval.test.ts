@@ -79,6 +79,6 @@ describe('agenticdriver ingest and run --retrieval against a live serve', () => 
   it('reports retrieval in doctor', () => {
     const doctor = cli(['doctor', '--config', config, '--json']);
     const report = JSON.parse(doctor.stdout) as { retrieval: unknown };
-    assert.deepEqual(report.retrieval, { enabled: true, corpora: [{ id: 'default', namespace: 'shared', ranking: 'bm25' }], pdf: true, engine: 'sqlite-fts5' });
+    assert.deepEqual(report.retrieval, { enabled: true, corpora: [{ id: 'default', namespace: 'shared', embedder: 'builtin', ranking: 'bm25' }], pdf: true, engine: 'sqlite-fts5' });
   });
 });

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { DriverError } from '../../src/protocol/errors.js';
 import { RetrievalService } from '../../src/extensions/retrieval/service.js';
 import type { EmbeddingAdapter } from '../../src/extensions/retrieval/types.js';
+import { builtinEmbedder } from '../../src/providers/embeddings/index.js';
 import type { UsageRecord } from '../../src/runtime/usage-record.js';
 import type { RetrievalIndexStore, StateStore } from '../../src/store/store.js';
 import { ENGINES, openTestStore } from '../support/stores.js';
@@ -83,13 +84,42 @@ for (const engine of ENGINES) {
 
       const runId = '0b7f8f6e-9c1a-4d2b-8f1e-2a3b4c5d6e7f';
       const found = await service.search({ corpus: 'hybrid', query: 'valve number 3', limit: 2 }, { subject: 'ada', runId, signal: new AbortController().signal });
-      assert.equal(found.index.metric, 'rrf');
+      assert.equal(found.index.metric, 'cosine');
+      assert.equal(found.index.ranking, 'rrf');
       assert.equal(found.index.dimensions, DIMENSIONS);
       assert.equal(found.hits[0]!.chunkId, 'manual-3');
       assert.ok(found.hits.every((hit) => hit.score > 0 && hit.score <= 1));
       assert.equal(records.at(-1)!.purpose, 'query');
       assert.equal(records.at(-1)!.parentRunId, runId);
       assert.ok(!JSON.stringify(records).includes('valve'), 'usage records carry no text');
+    });
+
+    it('keeps built-in vectors for a corpus without an embedder, ranks it by full-text relevance and meters nothing', async () => {
+      const records: UsageRecord[] = [];
+      const service = new RetrievalService({ store: index, engine, corpora: [{ id: 'plain' }], usage: { hostId: 'host-1', record: async (record) => void records.push(record) } });
+      assert.equal((await service.index({ corpus: 'plain', source, chunks }, { subject: 'ada' })).status, 'indexed');
+      const found = await service.search({ corpus: 'plain', query: 'valve number 3' }, { subject: 'ada' });
+      assert.equal(found.index.ranking, 'bm25');
+      assert.equal(found.index.dimensions, 256);
+      // The vectors are there: the store's cosine search over them finds the same passage.
+      const [vector] = (await builtinEmbedder().embed(['valve number 3'])).vectors;
+      const scope = { corpus: 'plain', namespace: 'shared', sources: { [source.id]: source.revision } };
+      const byVector = await index.searchVector(scope, vector!, 5);
+      assert.equal(byVector.length, chunks.length);
+      assert.equal(byVector[0]!.chunk.chunkId, found.hits[0]!.chunkId);
+      assert.deepEqual(records, [], 'the built-in embedder makes no metered call');
+    });
+
+    it('refuses an embedder whose identity no index descriptor can carry', () => {
+      for (const identity of [
+        { providerId: 'has space', vendor: 'test', authMode: 'none' as const, model: 'm', dimensions: 8 },
+        { providerId: 'ok', vendor: 'test', accountId: '', authMode: 'none' as const, model: 'm', dimensions: 8 },
+        { providerId: 'ok', vendor: 'test', authMode: 'none' as const, model: 'model[1m]', dimensions: 8 },
+        { providerId: 'ok', vendor: 'test', authMode: 'none' as const, model: 'm', dimensions: 5000 },
+      ]) {
+        const embedding: EmbeddingAdapter = { identity, embed: async () => ({ vectors: [] }) };
+        assert.throws(() => new RetrievalService({ store: index, engine, corpora: [{ id: 'odd', embedding }] }), { code: 'INVALID_CONFIG' }, JSON.stringify(identity));
+      }
     });
 
     it('freezes the index descriptor: another engine or embedder for the corpus is INDEX_INCOMPATIBLE before any embedding call', async () => {

@@ -5,11 +5,13 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../../protocol/errors.js';
+import { EmbeddingModel, OpaqueKey } from '../../protocol/schemas.js';
 import { SecretRef } from '../../shared/secrets.js';
 
 export interface EmbeddingIdentity {
   providerId: string;
   vendor: string;
+  /** A deployment label (retrieval id syntax), not a login; the descriptor says `default` when absent. */
   accountId?: string;
   authMode: 'api-key' | 'none';
   model: string;
@@ -30,7 +32,9 @@ export const EmbeddingConfig = Type.Object(
   {
     kind: Type.Union([Type.Literal('openai-compatible'), Type.Literal('openai'), Type.Literal('gemini')]),
     id: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' })),
-    model: Type.String({ minLength: 1, maxLength: 200 }),
+    /** A label for the vendor account (the index descriptor's `accountId`; default `default`). */
+    accountId: Type.Optional(OpaqueKey),
+    model: EmbeddingModel,
     dimensions: Type.Integer({ minimum: 1, maximum: 4096 }),
     baseUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
     apiKeyRef: Type.Optional(SecretRef),
