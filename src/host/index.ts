@@ -295,7 +295,7 @@ function retrievalService(
     corpora: settings.corpora.map((corpus) => ({
       id: corpus.id,
       ...(corpus.namespace ? { namespace: corpus.namespace } : {}),
-      ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, config.configDir, env) }) } : {}),
+      ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, config.configDir, env) }, config.configDir) } : {}),
     })),
     ...(options.authorizeRetrieval ? { authorize: options.authorizeRetrieval } : {}),
     pdf: settings.pdf !== false,

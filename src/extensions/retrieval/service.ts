@@ -25,8 +25,8 @@ export const MAX_SOURCES = 1000;
 export const MAX_CHUNK_BYTES = 16_384;
 export const MAX_DOCUMENT_BYTES = 1_048_576;
 export const DEFAULT_BATCH = { maxTexts: 32, maxBytes: 65_536 };
-/** Candidates each ranking contributes before fusion and filtering. */
-const CANDIDATES = 64;
+/** Candidates each ranking contributes before fusion and filtering: 4 per passage asked for, 16–64. */
+const candidates = (limit: number) => Math.min(64, Math.max(16, 4 * limit));
 const RRF_K = 60;
 
 type Location = NonNullable<ContextSource['location']>;
@@ -179,9 +179,9 @@ export class RetrievalService implements RetrievalContext {
     if (Object.keys(scope.sources).length === 0) return { corpus: corpus.id, index, hits: [], truncated: false };
     await this.ensureIndex(corpus);
     signal.throwIfAborted();
-    const ranked = await this.rank(corpus, scope, query, context, signal);
-    context.onProgress?.();
     const limit = options.limit ?? DEFAULT_LIMIT;
+    const ranked = await this.rank(corpus, scope, query, candidates(limit), context, signal);
+    context.onProgress?.();
     const budget = options.maxContextBytes ?? DEFAULT_MAX_CONTEXT_BYTES;
     const minScore = options.minScore ?? -1;
     const picked: { match: ChunkMatch; score: number }[] = [];
@@ -331,12 +331,12 @@ export class RetrievalService implements RetrievalContext {
     return corpus.embedding ?? this.builtin;
   }
 
-  private async rank(corpus: CorpusDefinition, scope: RetrievalScope, query: string, context: RetrievalCallContext | CallContext, signal: AbortSignal) {
+  private async rank(corpus: CorpusDefinition, scope: RetrievalScope, query: string, depth: number, context: RetrievalCallContext | CallContext, signal: AbortSignal) {
     const ranking = rankingOf(corpus);
-    const lexical = ranking === 'cosine' ? [] : await this.options.store.searchLexical(scope, query, CANDIDATES, signal);
+    const lexical = ranking === 'cosine' ? [] : await this.options.store.searchLexical(scope, query, depth, signal);
     if (ranking === 'bm25') return lexical.map((match) => ({ match, score: clamp(match.score) }));
     const [vector] = await this.embed(this.embedderOf(corpus), [query], 'query', context, signal);
-    const semantic = await this.options.store.searchVector(scope, vector!, CANDIDATES, signal);
+    const semantic = await this.options.store.searchVector(scope, vector!, depth, signal);
     if (ranking === 'cosine') return semantic.map((match) => ({ match, score: clamp(match.score) }));
     // Normalised by the best possible fused score (first in both rankings) → (0, 1].
     const best = 2 / (RRF_K + 1);

@@ -21,7 +21,7 @@ const STOP_WORDS = new Set(
   (
     'a about above after again against all also am an and any are as at be because been before being below between both but by ' +
     'can cannot could did do does doing done down during each either else ever every few for from further get gets getting got had has have having ' +
-    'he her here hers herself him himself his how i if in into is it its itself just let lets me might more most must my myself need needs ' +
+    'he her here hers herself him himself his how i if in into is it its itself just let lets may me might more most must my myself need needs ' +
     'no nor not now of off on once one only or other ought our ours ourselves out over own please same shall she should so some such than that ' +
     'the their theirs them themselves then there these they this those through to too under until up upon us very was way we were what ' +
     'whatever when where whether which while who whom whose why will with within without would yes yet you your yours yourself yourselves'
