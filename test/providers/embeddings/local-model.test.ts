@@ -2,15 +2,18 @@
  * The local embedding model kind with a real model from the package registry (all-MiniLM-L6-v2,
  * int8 ONNX, test/support/local-model.ts): config, loading from a directory, vectors that put a
  * question next to its paraphrased answer, truncation of long texts, token counts, abort, and
- * the errors for a directory without its files.
+ * the errors for a directory without its files; a grounded corpus over it, and `init` offering it.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import { createEmbeddingAdapter, EmbeddingConfig, localModelRuntimeInstalled, normalizeVector } from '../../../src/providers/embeddings/index.js';
+import { initConfig } from '../../../src/cli/init.js';
+import { RetrievalService } from '../../../src/extensions/retrieval/service.js';
 import { LOCAL_MODEL, localModelFixture, type LocalModelFixture } from '../../support/local-model.js';
+import { openTestStore } from '../../support/stores.js';
 import { tempDir } from '../../support/temp.js';
 
 const env = { readSecret: async () => '' };
@@ -64,6 +67,42 @@ describe('local embedding model', () => {
     } finally {
       await embedder.close();
     }
+  });
+
+  it('grounds a corpus: a paraphrase with no word in common finds its passage by fused ranking', async () => {
+    const store = await openTestStore('sqlite');
+    const service = new RetrievalService({ store: store.retrieval, engine: 'sqlite', corpora: [{ id: 'handbook', embedding: createEmbeddingAdapter(config(), env) }] });
+    try {
+      const passages = [
+        'To serve HTTPS, configure TLS on the gateway with a certificate and its private key.',
+        'Expense reports are due on the first Monday of each month.',
+        'Parents may take up to fourteen months of parental leave.',
+      ];
+      await service.index({ corpus: 'handbook', source: { id: 'handbook', revision: '1' }, chunks: passages.map((text, n) => ({ id: `p${n}`, text })) }, { subject: 'ada' });
+      const found = await service.search({ corpus: 'handbook', query: 'How can I make the web server use encryption?', limit: 1 }, { subject: 'ada' });
+      assert.equal(found.hits[0]!.chunkId, 'p0');
+      assert.deepEqual(found.index, {
+        providerId: 'local-embeddings', vendor: 'local', accountId: 'default', authMode: 'none', model: LOCAL_MODEL.name, dimensions: LOCAL_MODEL.dimensions, metric: 'cosine', version: '1', ranking: 'rrf',
+      });
+    } finally {
+      await service.close();
+      await store.close();
+    }
+  });
+
+  it('init offers it: the model named, or the only one under models/ beside the config; the built-in embedder otherwise', async () => {
+    const named = join(tempDir('agenticdriver-init-'), 'config.json');
+    const result = await initConfig(named, { embeddingModel: fixture.directory });
+    assert.equal(result.embedder, `local (${basename(fixture.directory)})`);
+    const corpus = (JSON.parse(readFileSync(named, 'utf8')) as { retrieval: { corpora: { embedding?: Record<string, unknown> }[] } }).retrieval.corpora[0]!;
+    assert.deepEqual({ ...corpus.embedding, path: undefined }, { kind: 'local', model: basename(fixture.directory), dimensions: LOCAL_MODEL.dimensions, path: undefined });
+    assert.equal(resolve(dirname(named), corpus.embedding!.path as string), fixture.directory);
+
+    const beside = tempDir('agenticdriver-init-');
+    mkdirSync(join(beside, 'models'));
+    cpSync(fixture.directory, join(beside, 'models', 'all-MiniLM-L6-v2'), { recursive: true });
+    assert.equal((await initConfig(join(beside, 'config.json'))).embedder, 'local (all-MiniLM-L6-v2)');
+    assert.equal((await initConfig(join(tempDir('agenticdriver-init-'), 'config.json'))).embedder, 'builtin');
   });
 
   it('refuses a directory without its model or tokenizer (INVALID_CONFIG), relative to the config', () => {
