@@ -1,7 +1,6 @@
 /**
  * Retrieval quality (issue 31): the labelled questions of retrieval-quality-data.ts over its 40
- * passages, ranked lexically (BM25), by vector (cosine) and fused (reciprocal rank fusion, k = 60,
- * as the service fuses), with the built-in hash embedder and with a real local model
+ * passages, ranked lexically (BM25), by vector (cosine) and fused (hybrid, as the service fuses), with the built-in hash embedder and with a real local model
  * (all-MiniLM-L6-v2 int8 ONNX from PyPI, test/support/local-model.ts), on SQLite and — when a
  * server URL is given — PostgreSQL. Prints hit@1, hit@5 and MRR (of the top 10) separately for
  * questions that share a content word with their answer and for paraphrases that share none.
@@ -12,7 +11,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { reciprocalRankFusion } from '../src/extensions/retrieval/fusion.js';
+import { hybridFusion } from '../src/extensions/retrieval/fusion.js';
 import { builtinEmbedder, createEmbeddingAdapter, normalizeVector, type EmbeddingAdapter } from '../src/providers/embeddings/index.js';
 import { PostgresEngine } from '../src/store/postgres/postgres-engine.js';
 import { SqlStateStore } from '../src/store/sql/sql-store.js';
@@ -100,7 +99,7 @@ async function evaluate(store: StateStore, engine: string, embedder: Embedder): 
     const vector = await store.retrieval.searchVector(SCOPE, normalizeVector(vectors[index]!, embedder.adapter.identity.dimensions), CANDIDATES);
     ranks.lexical.set(question, rankOf(lexical, question));
     ranks.vector.set(question, rankOf(vector, question));
-    ranks.fused.set(question, rankOf(reciprocalRankFusion([lexical, vector], 60).map((fused) => fused.match), question));
+    ranks.fused.set(question, rankOf(hybridFusion(lexical, vector).map((fused) => fused.match), question));
   }
   const split = (ranking: Ranking, kind: Question['kind']) => metrics(QUESTIONS.filter((question) => question.kind === kind).map((question) => ranks[ranking].get(question)));
   return (['lexical', 'vector', 'fused'] as const).map((ranking) => ({ engine, ranking, embedder: embedder.name, overlap: split(ranking, 'overlap'), paraphrase: split(ranking, 'paraphrase') }));

@@ -27,7 +27,7 @@ export interface DoctorReport {
   /** SQLite: where the file lives. PostgreSQL: whether the database answers (nothing is migrated). */
   state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; status: 'ready' | 'unavailable'; reason?: string };
   /** Scoped retrieval: the configured corpora (their embedder and ranking) and whether PDFs are ingested. */
-  retrieval: { enabled: false } | { enabled: true; corpora: { id: string; namespace: 'shared' | 'subject'; embedder: string; ranking: 'bm25' | 'rrf' | 'cosine' }[]; pdf: boolean; engine: string };
+  retrieval: { enabled: false } | { enabled: true; corpora: { id: string; namespace: 'shared' | 'subject'; embedder: string; ranking: 'bm25' | 'hybrid' | 'cosine' }[]; pdf: boolean; engine: string };
 }
 
 async function probeState(config: HostConfig): Promise<DoctorReport['state']> {

@@ -224,10 +224,10 @@ export const RetrievalResult = Type.Object(
         metric: Type.Literal('cosine'),
         version: OpaqueKey,
         /**
-         * `cosine`: by the vectors alone; `bm25`: by the store's full-text relevance alone;
-         * `rrf`: both rankings fused by reciprocal rank (docs/retrieval.md explains each score).
+         * `cosine`: by the vectors alone; `bm25`: by BM25 alone; `hybrid`: both fused, the BM25
+         * score plus the min-max scaled cosine, halved (docs/retrieval.md explains each score).
          */
-        ranking: Type.Optional(Type.Union([Type.Literal('cosine'), Type.Literal('bm25'), Type.Literal('rrf')])),
+        ranking: Type.Optional(Type.Union([Type.Literal('cosine'), Type.Literal('bm25'), Type.Literal('hybrid')])),
       },
       strict,
     ),

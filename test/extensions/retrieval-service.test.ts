@@ -59,7 +59,7 @@ for (const engine of ENGINES) {
     const source = { id: 'manual', revision: '1' };
     const chunks = Array.from({ length: 5 }, (_, n) => ({ id: `manual-${n}`, text: `Step ${n}: turn the valve number ${n} clockwise.` }));
 
-    it('embeds in batches with one usage record each, re-indexes unchanged without embedding, and fuses rankings (rrf)', async () => {
+    it('embeds in batches with one usage record each, re-indexes unchanged without embedding, and fuses rankings (hybrid)', async () => {
       const embedder = hashingEmbedder();
       const records: UsageRecord[] = [];
       const service = new RetrievalService({
@@ -85,7 +85,7 @@ for (const engine of ENGINES) {
       const runId = '0b7f8f6e-9c1a-4d2b-8f1e-2a3b4c5d6e7f';
       const found = await service.search({ corpus: 'hybrid', query: 'valve number 3', limit: 2 }, { subject: 'ada', runId, signal: new AbortController().signal });
       assert.equal(found.index.metric, 'cosine');
-      assert.equal(found.index.ranking, 'rrf');
+      assert.equal(found.index.ranking, 'hybrid');
       assert.equal(found.index.dimensions, DIMENSIONS);
       assert.equal(found.hits[0]!.chunkId, 'manual-3');
       assert.ok(found.hits.every((hit) => hit.score > 0 && hit.score <= 1));

@@ -2,8 +2,8 @@
  * Scoped retrieval over the store's own search engines: index, search, delete and ingest one
  * source at a time, each call authorized for the subject before any read, after every read and
  * before anything is answered. Every corpus is a vector index (its configured embedder, or the
- * built-in hash embedder); a corpus with a configured embedder fuses exact cosine with the
- * engine's full-text ranking (rrf), one without ranks by the full-text relevance alone (bm25).
+ * built-in hash embedder); a corpus with a configured embedder fuses exact cosine with BM25
+ * (hybrid), one without ranks by BM25 alone.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
@@ -16,7 +16,7 @@ import { abortable } from '../../runtime/run-loop.js';
 import { USAGE_RECORD_SCHEMA, type UsageRecord } from '../../runtime/usage-record.js';
 import { canonicalJson } from '../../shared/json-identity.js';
 import type { ChunkMatch, IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope } from '../../store/store.js';
-import { reciprocalRankFusion } from './fusion.js';
+import { hybridFusion } from './fusion.js';
 import type { AuthorizeRequest, CorpusDefinition, EmbeddingAdapter, SourceAuthorizer, SourceGrant } from './types.js';
 
 export const DEFAULT_LIMIT = 8;
@@ -27,7 +27,6 @@ export const MAX_DOCUMENT_BYTES = 1_048_576;
 export const DEFAULT_BATCH = { maxTexts: 32, maxBytes: 65_536 };
 /** Candidates each ranking contributes before fusion and filtering: 4 per passage asked for, 16–64. */
 const candidates = (limit: number) => Math.min(64, Math.max(16, 4 * limit));
-const RRF_K = 60;
 
 type Location = NonNullable<ContextSource['location']>;
 type Hit = RetrievalResult['hits'][number];
@@ -338,9 +337,7 @@ export class RetrievalService implements RetrievalContext {
     const [vector] = await this.embed(this.embedderOf(corpus), [query], 'query', context, signal);
     const semantic = await this.options.store.searchVector(scope, vector!, depth, signal);
     if (ranking === 'cosine') return semantic.map((match) => ({ match, score: clamp(match.score) }));
-    // Normalised by the best possible fused score (first in both rankings) → (0, 1].
-    const best = 2 / (RRF_K + 1);
-    return reciprocalRankFusion([lexical, semantic], RRF_K).map(({ match, score }) => ({ match, score: clamp(score / best) }));
+    return hybridFusion(lexical, semantic).map(({ match, score }) => ({ match, score: clamp(score) }));
   }
 
   /** Re-reads the documents behind the hits and re-authorizes: revoked or changed → CONTEXT_NOT_FOUND. */
@@ -454,9 +451,9 @@ export class RetrievalService implements RetrievalContext {
   }
 }
 
-/** A configured embedder's vectors are fused with the full-text ranking; the built-in one's are not ranked by. */
+/** A configured embedder's ranking is fused with the lexical one (hybrid); the built-in one's is not ranked by. */
 export function rankingOf(corpus: { embedding?: unknown }): Ranking {
-  return corpus.embedding ? 'rrf' : 'bm25';
+  return corpus.embedding ? 'hybrid' : 'bm25';
 }
 
 function scopeOf(corpus: string, grant: SourceGrant, selected: string[] | undefined): RetrievalScope {

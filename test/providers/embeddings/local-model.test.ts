@@ -82,7 +82,7 @@ describe('local embedding model', () => {
       const found = await service.search({ corpus: 'handbook', query: 'How can I make the web server use encryption?', limit: 1 }, { subject: 'ada' });
       assert.equal(found.hits[0]!.chunkId, 'p0');
       assert.deepEqual(found.index, {
-        providerId: 'local-embeddings', vendor: 'local', accountId: 'default', authMode: 'none', model: LOCAL_MODEL.name, dimensions: LOCAL_MODEL.dimensions, metric: 'cosine', version: '1', ranking: 'rrf',
+        providerId: 'local-embeddings', vendor: 'local', accountId: 'default', authMode: 'none', model: LOCAL_MODEL.name, dimensions: LOCAL_MODEL.dimensions, metric: 'cosine', version: '1', ranking: 'hybrid',
       });
     } finally {
       await service.close();

@@ -259,7 +259,7 @@ pub fn retrieval_result(v: &Value, p: &str) -> Checked<()> {
         o.with("dimensions", |v, p| integer(v, p, 1.0, 4096.0).map(drop))?;
         o.with("metric", |v, p| literal(v, p, &["cosine"]).map(drop))?;
         o.with("version", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
-        o.opt_with("ranking", |v, p| literal(v, p, &["cosine", "bm25", "rrf"]).map(drop))?;
+        o.opt_with("ranking", |v, p| literal(v, p, &["cosine", "bm25", "hybrid"]).map(drop))?;
         Ok(())
     })?;
     o.with("hits", |v, p| {

@@ -222,7 +222,7 @@ retrieval_result: Check = obj(
                 "version": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
             },
             {
-                "ranking": one_of("cosine", "bm25", "rrf"),
+                "ranking": one_of("cosine", "bm25", "hybrid"),
             },
             strict=True,
         ),

@@ -165,7 +165,7 @@ class _RetrievalIndexRequired(TypedDict):
 
 
 class RetrievalIndex(_RetrievalIndexRequired, total=False):
-    ranking: Literal["cosine", "bm25", "rrf"]
+    ranking: Literal["cosine", "bm25", "hybrid"]
 
 
 class _RetrievalHitRequired(TypedDict):
