@@ -291,7 +291,6 @@ function retrievalService(
   return new RetrievalService({
     prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
     store: index,
-    engine: store.kind,
     corpora: settings.corpora.map((corpus) => ({
       id: corpus.id,
       ...(corpus.namespace ? { namespace: corpus.namespace } : {}),

@@ -64,7 +64,6 @@ for (const engine of ENGINES) {
       const records: UsageRecord[] = [];
       const service = new RetrievalService({
         store: index,
-        engine,
         corpora: [{ id: 'hybrid', embedding: embedder }],
         embeddingBatch: { maxTexts: 2, maxBytes: 65_536 },
         usage: { hostId: 'host-1', record: async (record) => void records.push(record) },
@@ -96,7 +95,7 @@ for (const engine of ENGINES) {
 
     it('keeps built-in vectors for a corpus without an embedder, ranks it by full-text relevance and meters nothing', async () => {
       const records: UsageRecord[] = [];
-      const service = new RetrievalService({ store: index, engine, corpora: [{ id: 'plain' }], usage: { hostId: 'host-1', record: async (record) => void records.push(record) } });
+      const service = new RetrievalService({ store: index, corpora: [{ id: 'plain' }], usage: { hostId: 'host-1', record: async (record) => void records.push(record) } });
       assert.equal((await service.index({ corpus: 'plain', source, chunks }, { subject: 'ada' })).status, 'indexed');
       const found = await service.search({ corpus: 'plain', query: 'valve number 3' }, { subject: 'ada' });
       assert.equal(found.index.ranking, 'bm25');
@@ -118,15 +117,15 @@ for (const engine of ENGINES) {
         { providerId: 'ok', vendor: 'test', authMode: 'none' as const, model: 'm', dimensions: 5000 },
       ]) {
         const embedding: EmbeddingAdapter = { identity, embed: async () => ({ vectors: [] }) };
-        assert.throws(() => new RetrievalService({ store: index, engine, corpora: [{ id: 'odd', embedding }] }), { code: 'INVALID_CONFIG' }, JSON.stringify(identity));
+        assert.throws(() => new RetrievalService({ store: index, corpora: [{ id: 'odd', embedding }] }), { code: 'INVALID_CONFIG' }, JSON.stringify(identity));
       }
     });
 
-    it('freezes the index descriptor: another engine or embedder for the corpus is INDEX_INCOMPATIBLE before any embedding call', async () => {
-      const lexical = new RetrievalService({ store: index, engine, corpora: [{ id: 'frozen' }] });
+    it('freezes the index descriptor: another embedder for the corpus is INDEX_INCOMPATIBLE before any embedding call', async () => {
+      const lexical = new RetrievalService({ store: index, corpora: [{ id: 'frozen' }] });
       assert.equal((await lexical.index({ corpus: 'frozen', source, chunks }, { subject: 'ada' })).status, 'indexed');
       const embedder = hashingEmbedder();
-      const hybrid = new RetrievalService({ store: index, engine, corpora: [{ id: 'frozen', embedding: embedder }] });
+      const hybrid = new RetrievalService({ store: index, corpora: [{ id: 'frozen', embedding: embedder }] });
       const refused = await rejection(hybrid.index({ corpus: 'frozen', source: { id: 'other', revision: '1' }, chunks }, { subject: 'ada' }));
       assert.equal(refused.code, 'INDEX_INCOMPATIBLE');
       assert.equal((await rejection(hybrid.search({ corpus: 'frozen', query: 'valve' }, { subject: 'ada' }))).code, 'INDEX_INCOMPATIBLE');
@@ -137,7 +136,6 @@ for (const engine of ENGINES) {
       let parsed = 0;
       const denied = new RetrievalService({
         store: index,
-        engine,
         corpora: [{ id: 'ingest' }],
         authorize: () => null,
         prepare: async () => {
@@ -149,7 +147,7 @@ for (const engine of ENGINES) {
       assert.equal((await rejection(denied.ingest({ corpus: 'ingest', document }, { subject: 'ada' }))).code, 'CONTEXT_NOT_FOUND');
       assert.equal(parsed, 0);
 
-      const stalled = new RetrievalService({ store: index, engine, corpora: [{ id: 'ingest' }], prepare: () => new Promise(() => undefined) });
+      const stalled = new RetrievalService({ store: index, corpora: [{ id: 'ingest' }], prepare: () => new Promise(() => undefined) });
       const timedOut = await rejection(stalled.ingest({ corpus: 'ingest', document, idleTimeoutMs: 30 }, { subject: 'ada' }));
       assert.equal(timedOut.code, 'IDLE_TIMEOUT');
       assert.deepEqual(await index.documents('ingest', 'shared'), []);
@@ -160,7 +158,7 @@ for (const engine of ENGINES) {
         identity: { providerId: 'zero', vendor: 'test', authMode: 'none', model: 'zero', dimensions: DIMENSIONS },
         embed: async (texts) => ({ vectors: texts.map(() => new Float32Array(DIMENSIONS)) }),
       };
-      const service = new RetrievalService({ store: index, engine, corpora: [{ id: 'zero', embedding: broken }] });
+      const service = new RetrievalService({ store: index, corpora: [{ id: 'zero', embedding: broken }] });
       assert.equal((await rejection(service.index({ corpus: 'zero', source, chunks }, { subject: 'ada' }))).code, 'INVALID_EMBEDDING');
       assert.deepEqual(await index.documents('zero', 'shared'), []);
     });

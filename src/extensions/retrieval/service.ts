@@ -46,8 +46,6 @@ export type DocumentPreparer = (request: IngestRequest, options: { signal: Abort
 
 export interface RetrievalServiceOptions {
   store: RetrievalIndexStore;
-  /** Which engine ranks lexically (named in the index descriptor). */
-  engine: 'sqlite' | 'postgres';
   corpora: CorpusDefinition[];
   /** The application's source authorizer; default: config namespaces over what is indexed. */
   authorize?: SourceAuthorizer;

@@ -71,7 +71,7 @@ describe('local embedding model', () => {
 
   it('grounds a corpus: a paraphrase with no word in common finds its passage by fused ranking', async () => {
     const store = await openTestStore('sqlite');
-    const service = new RetrievalService({ store: store.retrieval, engine: 'sqlite', corpora: [{ id: 'handbook', embedding: createEmbeddingAdapter(config(), env) }] });
+    const service = new RetrievalService({ store: store.retrieval, corpora: [{ id: 'handbook', embedding: createEmbeddingAdapter(config(), env) }] });
     try {
       const passages = [
         'To serve HTTPS, configure TLS on the gateway with a certificate and its private key.',
