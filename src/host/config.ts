@@ -43,7 +43,7 @@ const RetrievalCorpus = Type.Object(
     id: OpaqueKey,
     /** `shared`: one namespace for every subject (default); `subject`: each subject sees only what it indexed. */
     namespace: Type.Optional(Type.Union([Type.Literal('shared'), Type.Literal('subject')])),
-    /** An embedding provider: exact cosine search fused with the lexical ranking (metric rrf). */
+    /** An embedder (a local model or a service): exact cosine fused with BM25 (ranking hybrid). */
     embedding: Type.Optional(EmbeddingConfig),
   },
   strict,

@@ -291,11 +291,10 @@ function retrievalService(
   return new RetrievalService({
     prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
     store: index,
-    engine: store.kind,
     corpora: settings.corpora.map((corpus) => ({
       id: corpus.id,
       ...(corpus.namespace ? { namespace: corpus.namespace } : {}),
-      ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, config.configDir, env) }) } : {}),
+      ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, config.configDir, env) }, config.configDir) } : {}),
     })),
     ...(options.authorizeRetrieval ? { authorize: options.authorizeRetrieval } : {}),
     pdf: settings.pdf !== false,

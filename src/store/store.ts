@@ -248,7 +248,7 @@ export interface RetrievalIndexStore {
   replace(corpus: string, namespace: string, document: IndexedDocument, chunks: IndexedChunk[], expectedDigest: string | null): Promise<void>;
   /** False when no document is stored; SOURCE_CONFLICT when it is stored at another revision. */
   delete(corpus: string, namespace: string, sourceId: string, revision: string): Promise<boolean>;
-  /** Best first (score desc, then chunkId asc); at most `limit`. */
+  /** BM25 with the namespace's statistics, score = BM25 / the query's maximum (in [0, 1]); best first (score desc, then chunkId asc); at most `limit`. */
   searchLexical(scope: RetrievalScope, query: string, limit: number, signal?: AbortSignal): Promise<ChunkMatch[]>;
   /** Exact cosine over the stored vectors; best first; at most `limit`. */
   searchVector(scope: RetrievalScope, vector: Float32Array, limit: number, signal?: AbortSignal): Promise<ChunkMatch[]>;
