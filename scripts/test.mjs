@@ -8,11 +8,13 @@
 //   npm test                    every stage
 //   npm test -- unit python     only the stages of those groups (see `group` below)
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { leftovers, privateRunBase, snapshot } from './leftovers.mjs';
 import { prepareLtsNode } from './lts-node.mjs';
+import { MARKER, OrphanWatch } from './orphans.mjs';
 import { startPostgres } from './postgres.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -109,6 +111,9 @@ const runBase = privateRunBase(privateTmp);
 process.env.TMPDIR = process.env.TMP = process.env.TEMP = privateTmp;
 if (runBase) process.env.XDG_RUNTIME_DIR = runBase;
 process.env.TSX_DISABLE_CACHE = '1';
+// Every process of the run carries this marker, so that one it left running is found (scripts/orphans.mjs).
+process.env[MARKER] = randomUUID();
+const orphans = new OrphanWatch(process.env[MARKER]);
 const sharedDirs = [systemTmp, ...new Set([homedir(), userInfo().homedir].map((home) => join(home, '.cache', 'agenticdriver')))];
 const before = snapshot(sharedDirs);
 if (!runBase) console.warn('No folder qualifies for a private XDG_RUNTIME_DIR (see scripts/leftovers.mjs): CLI runs use the shared ~/.cache/agenticdriver/cli-runs.');
@@ -131,6 +136,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
     interrupted = signal;
     current?.kill(signal);
+    setTimeout(() => orphans.sweep(), 2000).unref();
   });
 }
 
@@ -145,7 +151,10 @@ for (const entry of stages) {
   console.log(`\n=== ${entry.name}`);
   const started = Date.now();
   const cpuBefore = childrenCpu();
+  orphans.start();
   const outcome = await entry.run().catch((error) => ({ ok: false, detail: error.message }));
+  orphans.stop();
+  orphans.sweep();
   entry.seconds = (Date.now() - started) / 1000;
   entry.cpu = childrenCpu() - cpuBefore;
   entry.result = outcome.ok ? 'passed' : 'failed';
@@ -156,16 +165,19 @@ for (const entry of stages) {
 // --- the end: the server, what was left behind, the table ------------------------------------
 
 await postgres?.stop().catch((error) => console.error(`the test PostgreSQL server did not stop cleanly: ${error.message}`));
+orphans.sweep();
 const found = leftovers(before, sharedDirs, { tmp: privateTmp, runBase });
+const leftRunning = orphans.killed;
 if (runBase) rmSync(runBase, { recursive: true, force: true });
 rmSync(privateTmp, { recursive: true, force: true });
 // Other processes on a shared machine may write to the shared folders too:
 // AGENTICDRIVER_TEST_SHARED_TMP=1 reports new entries there without failing on them.
 const sharedMachine = process.env.AGENTICDRIVER_TEST_SHARED_TMP === '1';
-const failingLeftovers = sharedMachine ? found.ours : [...found.ours, ...found.shared];
-if (found.ours.length + found.shared.length > 0) {
+const failingLeftovers = [...found.ours, ...leftRunning, ...(sharedMachine ? [] : found.shared)];
+if (found.ours.length + leftRunning.length + found.shared.length > 0) {
   console.error('\n=== left behind:');
   for (const path of found.ours) console.error(`  ${path} (in the run's own folders)`);
+  for (const entry of leftRunning) console.error(`  process ${entry} (a test's process that outlived it; killed)`);
   for (const path of found.shared) console.error(`  ${path} (new in a shared folder${sharedMachine ? '; not counted with AGENTICDRIVER_TEST_SHARED_TMP=1' : ''})`);
 }
 if (!interrupted) {
