@@ -80,39 +80,49 @@ const sources = files(join(root, 'src')).filter((path) => SOURCE.test(path));
 const tsInputs = digest([...sources, join(root, 'tsconfig.json'), join(root, 'tsconfig.build.json'), join(root, 'package-lock.json')]);
 const outputOf = (source) => join(out, relative(join(root, 'src'), source).replace(SOURCE, '.js'));
 const outputsPresent = sources.every((source) => source.endsWith('.d.ts') || existsSync(outputOf(source)));
-if (stamp.typescript !== tsInputs || !outputsPresent) {
+if (stamp.typescript === tsInputs && outputsPresent) {
+  console.log('typescript: up to date');
+} else {
   const buildInfo = join(out, '.tsbuildinfo');
   // tsc's incremental state trusts that its outputs are still there: when some are not, start over.
   if (!outputsPresent) rmSync(buildInfo, { force: true });
   run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out, '--incremental', '--tsBuildInfoFile', buildInfo]);
-  removeStaleOutputs();
   next.typescript = tsInputs;
+  console.log('typescript: compiled');
 }
+const removed = removeStaleOutputs();
+if (removed > 0) console.log(`typescript: removed ${removed} outputs of deleted sources`);
 
 // The console bundle: every file under console/, the files esbuild read last time (recorded
 // by scripts/build-console.ts: the app's imports, Preact), the build script and the lockfile.
 const consoleOut = join(out, 'console');
 const consoleInputs = (recorded) =>
   digest(new Set([...files(join(root, 'console')), ...recorded.map((path) => join(root, path)), join(root, 'scripts', 'build-console.ts'), join(root, 'package-lock.json')]));
-if (!stamp.console || stamp.console.digest !== consoleInputs(stamp.console.files) || !existsSync(join(consoleOut, 'app.js'))) {
+if (stamp.console && stamp.console.digest === consoleInputs(stamp.console.files) && existsSync(join(consoleOut, 'app.js'))) {
+  console.log('console: up to date');
+} else {
   const recordFile = join(out, '.console-inputs.json');
   run(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'build-console.ts'), consoleOut, recordFile]);
   const recorded = JSON.parse(readFileSync(recordFile, 'utf8'));
   rmSync(recordFile);
   next.console = { files: recorded, digest: consoleInputs(recorded) };
+  console.log('console: bundled');
 }
 
 writeFileSync(stampFile, `${JSON.stringify(next, null, 2)}\n`);
 
-/** Removes what tsc emitted for sources that no longer exist (tsc never deletes outputs). */
+/** Removes what tsc emitted for sources that no longer exist (tsc never deletes outputs); returns how many. */
 function removeStaleOutputs() {
+  let removed = 0;
   for (const path of files(out)) {
     const name = relative(out, path);
     if (name.startsWith('console/') || name.startsWith('.')) continue;
     const base = join(root, 'src', name.replace(/(\.d)?\.(js|ts)(\.map)?$/, ''));
     if (![`${base}.ts`, `${base}.tsx`, `${base}.mts`, `${base}.cts`].some(existsSync)) {
       rmSync(path);
+      removed += 1;
       for (let dir = dirname(path); dir !== out && readdirSync(dir).length === 0; dir = dirname(dir)) rmdirSync(dir);
     }
   }
+  return removed;
 }
