@@ -43,9 +43,14 @@ function stage(group, name, run, needs = []) {
 }
 /** A stage that runs one command and passes when it exits 0. */
 const command = (file, args, options) => () => runCommand(file, args, options);
-/** node --test over `files`, with the reporter that holds a file's output back unless one of its tests fails. */
+/**
+ * node --test over `files`, with the reporter that holds a file's output back unless one of
+ * its tests fails. --test-force-exit: a file whose tests are done exits even if a failed test
+ * left a handle open (Node 22+ no longer stops such a file at --test-timeout; it would keep
+ * the stage waiting for ever).
+ */
 const nodeTests = (files, { node = process.execPath, concurrency, timeoutMs, env }) =>
-  runCommand(node, ['--import', 'tsx', '--test', `--test-reporter=${reporter}`, `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files], { env });
+  runCommand(node, ['--import', 'tsx', '--test', '--test-force-exit', `--test-reporter=${reporter}`, `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files], { env });
 
 const attackDir = join(root, 'test', 'attack');
 const unitTests = findTests(join(root, 'test')).filter((path) => !path.startsWith(attackDir)).sort();
