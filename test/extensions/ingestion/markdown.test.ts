@@ -47,7 +47,7 @@ describe('markdown sections', () => {
     );
     assert.ok(prepared.chunks[0]!.text.includes('# not a heading'));
     assert.ok(prepared.chunks[1]!.text.includes('## still code'));
-    assert.deepEqual(prepared.ingestion.extractor, { id: 'markdown-sections', version: '1' });
+    assert.deepEqual(prepared.ingestion.extractor, { id: 'markdown-sections', version: '2' });
     assert.equal(prepared.ingestion.format, 'markdown');
     assert.equal(prepared.ingestion.inputSha256, createHash('sha256').update(GUIDE).digest('hex'));
   });

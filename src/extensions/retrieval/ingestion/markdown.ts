@@ -1,28 +1,57 @@
 /**
  * Markdown split into sections at its top-level headings (ATX `#` and setext underlines), as
- * CommonMark parses them: a `#` line inside a code fence is code, not a heading.
+ * CommonMark parses them: a `#` line inside a code fence is code, not a heading. The parse runs
+ * in a worker thread (markdown-worker.ts, through the WorkerPool): a fair line per subject, a
+ * time limit, a capped heap, and never the host's event loop.
  */
-import { fromMarkdown } from 'mdast-util-from-markdown';
+import type { ResourceLimits } from 'node:worker_threads';
+import { DriverError } from '../../../protocol/errors.js';
+import type { IngestionProgress } from './abort.js';
+import type { MarkdownHeading, MarkdownJob } from './markdown-worker.js';
+import type { IngestionPolicy } from './policy.js';
 import type { Segment } from './segment.js';
+import { workerEntry, WorkerPool } from './worker-pool.js';
 
-export const MARKDOWN_EXTRACTOR = { id: 'markdown-sections', version: '1' } as const;
-const MAX_TITLE = 256;
+export const MARKDOWN_EXTRACTOR = { id: 'markdown-sections', version: '2' } as const;
 
-interface Node {
-  type: string;
-  value?: string;
-  children?: Node[];
-  position?: { start: { line: number } };
+/** markdown-it's tokens of a 1 MiB document fit in a fraction of this; more is DOCUMENT_LIMIT first (MAX_BLOCK_TOKENS). */
+export const MARKDOWN_WORKER_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 192, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 };
+
+const pool = new WorkerPool({
+  what: 'Markdown',
+  entry: workerEntry('markdown-worker'),
+  limits: MARKDOWN_WORKER_LIMITS,
+  failureCode: 'INVALID_EXTRACTION',
+  outOfMemoryCode: 'DOCUMENT_LIMIT',
+  refusals: new Set(['DOCUMENT_LIMIT']),
+});
+
+/** Threads working now, documents waiting for one, warm threads idle (for tests and diagnostics). */
+export function markdownWorkerStats(): { running: number; waiting: number; idle: number } {
+  return pool.stats();
 }
 
 /** `text` is LF-normalised; `lineOffset` shifts every line number (a source that starts mid-file). */
-export function markdownSections(text: string, lineOffset: number): Segment[] {
+export async function markdownSections(
+  text: string,
+  lineOffset: number,
+  policy: Pick<IngestionPolicy, 'maxChunks' | 'extractionTimeoutMs'>,
+  progress: IngestionProgress = {},
+  options: { resourceLimits?: ResourceLimits } = {},
+): Promise<Segment[]> {
   const lines = text.split('\n');
   // YAML front matter is not Markdown (its closing `---` would make a setext heading): it is
   // parsed as blank lines, so it stays in the first segment and line numbers hold.
   const front = frontMatterLines(lines);
-  const root = fromMarkdown(front > 0 ? '\n'.repeat(front) + lines.slice(front).join('\n') : text) as unknown as Node;
-  const headings = (root.children ?? []).filter((node) => node.type === 'heading' && node.position);
+  const job: MarkdownJob = { text: front > 0 ? '\n'.repeat(front) + lines.slice(front).join('\n') : text, maxSections: policy.maxChunks };
+  const headings = await pool.run<MarkdownHeading[]>({
+    message: job,
+    key: progress.subject ?? '',
+    timeoutMs: policy.extractionTimeoutMs,
+    ...(progress.signal ? { signal: progress.signal } : {}),
+    ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
+  });
+  progress.onProgress?.();
   const segments: Segment[] = [];
   const push = (fromLine: number, toLine: number, title: string | undefined) => {
     if (toLine < fromLine) return;
@@ -32,11 +61,13 @@ export function markdownSections(text: string, lineOffset: number): Segment[] {
       firstLine: fromLine + lineOffset,
     });
   };
-  push(1, (headings[0]?.position!.start.line ?? lines.length + 1) - 1, undefined);
+  push(1, (headings[0]?.line ?? lines.length + 1) - 1, undefined);
   for (const [index, heading] of headings.entries()) {
-    const start = heading.position!.start.line;
-    const end = (headings[index + 1]?.position!.start.line ?? lines.length + 1) - 1;
-    push(start, end, headingTitle(heading) || undefined);
+    if (heading.line < 1 || heading.line > lines.length || (index > 0 && heading.line <= headings[index - 1]!.line)) {
+      throw new DriverError('INVALID_EXTRACTION', `The Markdown parser reported a heading at line ${heading.line} out of order.`);
+    }
+    const end = (headings[index + 1]?.line ?? lines.length + 1) - 1;
+    push(heading.line, end, heading.title || undefined);
   }
   return segments;
 }
@@ -49,15 +80,4 @@ function frontMatterLines(lines: string[]): number {
     if (line === '---' || line === '...') return index + 1;
   }
   return 0;
-}
-
-function headingTitle(heading: Node): string {
-  const title = collectText(heading).replace(/\s+/g, ' ').trim();
-  const codePoints = Array.from(title);
-  return codePoints.length > MAX_TITLE ? codePoints.slice(0, MAX_TITLE).join('') : title;
-}
-
-function collectText(node: Node): string {
-  if (node.type === 'text' || node.type === 'inlineCode') return node.value ?? '';
-  return (node.children ?? []).map(collectText).join('');
 }

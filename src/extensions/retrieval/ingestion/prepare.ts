@@ -40,7 +40,7 @@ export async function prepareDocument(request: IngestRequest, policy: IngestionP
   throwIfAborted(options.signal);
   const { document } = request;
   const extraction =
-    document.type === 'text' ? extractText(document, policy) : document.type === 'pdf' ? await extractPdf(document, policy, options) : extractEmail(document, policy);
+    document.type === 'text' ? await extractText(document, policy, options) : document.type === 'pdf' ? await extractPdf(document, policy, options) : extractEmail(document, policy);
   throwIfAborted(options.signal);
   const maxBytes = Math.min(policy.maxChunkBytes, request.chunking?.maxBytes ?? policy.maxChunkBytes);
   const chunks = chunkSegments(extraction.segments, { sourceId: document.source.id, maxBytes, maxChunks: policy.maxChunks, ...options });
@@ -71,7 +71,7 @@ function checkTextBytes(bytes: number, policy: IngestionPolicy): void {
   }
 }
 
-function extractText(document: TextDocument, policy: IngestionPolicy): Extraction {
+async function extractText(document: TextDocument, policy: IngestionPolicy, options: IngestionProgress): Promise<Extraction> {
   const raw = Buffer.from(document.text, 'utf8');
   const text = normalizeText(document.text, 'The document');
   checkRawBytes(raw.length, policy);
@@ -83,7 +83,7 @@ function extractText(document: TextDocument, policy: IngestionPolicy): Extractio
     format: markdown ? 'markdown' : 'text',
     raw,
     extractor: markdown ? { ...MARKDOWN_EXTRACTOR } : { ...PLAIN_TEXT_EXTRACTOR },
-    segments: markdown ? markdownSections(text, lineOffset) : plainTextSegments(text, lineOffset),
+    segments: markdown ? await markdownSections(text, lineOffset, policy, options) : plainTextSegments(text, lineOffset),
     extractedTextBytes,
   };
 }
