@@ -16,6 +16,10 @@ const USAGE_BY_TIME = 'CREATE INDEX usage_records_finished ON usage_records (fin
  */
 const RETRIEVAL_GENERATION = 'ALTER TABLE retrieval_corpora ADD COLUMN generation';
 
+/** Who indexed each document: a subject's share of the index is what its documents hold (NULL: indexed before shares). */
+const RETRIEVAL_SUBJECT = `ALTER TABLE retrieval_documents ADD COLUMN subject TEXT;
+   CREATE INDEX retrieval_documents_subject ON retrieval_documents (subject)`;
+
 const SQLITE: string[] = [
   `CREATE TABLE usage_records (
      run_id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
@@ -52,6 +56,7 @@ const SQLITE: string[] = [
    CREATE VIRTUAL TABLE retrieval_fts_vocab USING fts5vocab(retrieval_fts, 'row')`,
   // Lexical search checks each full-text match's scope here, not in the wide chunk rows.
   'CREATE INDEX retrieval_chunks_rank ON retrieval_chunks (id, corpus, namespace, source_id, chunk_id)',
+  RETRIEVAL_SUBJECT,
 ];
 
 const POSTGRES: string[] = [
@@ -72,6 +77,7 @@ const POSTGRES: string[] = [
   retrievalTables('postgres'),
   USAGE_BY_TIME,
   `${RETRIEVAL_GENERATION} BIGINT NOT NULL DEFAULT 0`,
+  RETRIEVAL_SUBJECT,
 ];
 
 function approvalsTable(): string {
