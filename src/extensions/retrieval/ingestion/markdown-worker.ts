@@ -87,6 +87,7 @@ function titleOf(content: string): string {
 }
 
 port.on('message', (job: MarkdownJob) => {
+  post({ type: 'started' });
   try {
     post({ type: 'done', result: topLevelHeadings(job) });
   } catch (error) {

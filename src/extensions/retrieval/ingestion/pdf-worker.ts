@@ -64,6 +64,7 @@ async function extract({ data, maxPages, maxTextBytes }: PdfJob): Promise<void> 
   const pdfjs = await loading.catch((error: unknown) => {
     throw new DriverError('PDF_EXTRACTOR_UNAVAILABLE', 'The PDF extractor (pdfjs-dist) could not be loaded.', { cause: error });
   });
+  post({ type: 'started' });
   const task = pdfjs.getDocument({
     data,
     verbosity: pdfjs.VerbosityLevel.ERRORS,

@@ -20,7 +20,7 @@ export interface IngestionPolicy {
   maxDecodedBytes: number;
   /**
    * Time a document's extraction (PDF text, Markdown structure) may take in its worker thread,
-   * from the moment it has one; past it the thread is ended and the answer is TIMEOUT.
+   * from the moment the thread begins it; past it the thread is ended and the answer is TIMEOUT.
    */
   extractionTimeoutMs: number;
   /**

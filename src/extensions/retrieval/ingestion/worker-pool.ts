@@ -2,7 +2,7 @@
  * Extraction threads, host side: a parser that hostile input can make loop, recurse or hoard
  * memory runs in a `node:worker_threads` thread, never on the host's event loop. One document at
  * a time per thread; a place in the pool is taken in a fair line per subject (FairQueue); each
- * document has a time limit from the moment it gets its thread; aborting the caller's signal,
+ * document has a time limit from the moment its thread begins it; aborting the caller's signal,
  * the time limit, or a fatal error reported by the thread terminates the thread at once, even
  * in the middle of synchronous work. A thread's heap is capped (`resourceLimits`); its crash,
  * exit or out-of-memory is the pool's `failureCode`. Threads that finished (or refused) a
@@ -15,8 +15,12 @@ import type { ErrorInfo } from '../../../protocol/schemas.js';
 import { abortError, throwIfAborted } from './abort.js';
 import { FairQueue } from './fair-queue.js';
 
-/** Thread → host. `fatal`: the thread is in no state to keep (e.g. it is over a budget mid-parse). */
+/**
+ * Thread → host. 'started': the thread has loaded what it needs and begins the document (its
+ * time limit runs from here). `fatal`: the thread is in no state to keep (e.g. over a budget mid-parse).
+ */
 export type WorkerMessage<Data> =
+  | { type: 'started' }
   | { type: 'progress' }
   | { type: 'data'; data: Data }
   | { type: 'done'; result: unknown }
@@ -50,7 +54,7 @@ export interface WorkerJob<Data> {
   /** Fair-queueing key: the subject the document is ingested for. */
   key: string;
   signal?: AbortSignal;
-  /** From the moment the document has its thread. */
+  /** From the moment the thread begins the document ('started'). */
   timeoutMs: number;
   onProgress?: () => void;
   onData?: (data: Data) => void;
@@ -61,6 +65,8 @@ export interface WorkerJob<Data> {
 
 const IDLE_MS = 60_000;
 const RECYCLE_AFTER = 100;
+/** What a new thread may take to load its parser (pdf.js: about 0.3 s, seconds on a loaded machine) before the time limit starts. */
+const STARTUP_MS = 30_000;
 
 interface Warm {
   worker: Worker;
@@ -158,13 +164,15 @@ export class WorkerPool {
       };
       const failed = (message: string) => new DriverError(failureCode, message.slice(0, 300));
       const onAbort = () => settle(abortError(signal!));
-      const timer = setTimeout(
-        () => settle(new DriverError('TIMEOUT', `The ${what} extraction took longer than its time limit (${job.timeoutMs} ms).`)),
-        job.timeoutMs,
-      );
+      const onTimeout = () => settle(new DriverError('TIMEOUT', `The ${what} extraction took longer than its time limit (${job.timeoutMs} ms).`));
+      let timer = setTimeout(onTimeout, STARTUP_MS + job.timeoutMs);
       const onMessage = (message: WorkerMessage<Data>) => {
         if (settled) return;
         switch (message.type) {
+          case 'started':
+            clearTimeout(timer);
+            timer = setTimeout(onTimeout, job.timeoutMs);
+            return;
           case 'progress':
             job.onProgress?.();
             return;
