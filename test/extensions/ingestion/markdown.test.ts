@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ingestionPolicy, prepareDocument } from '../../../src/extensions/retrieval/ingestion/index.js';
 import type { IngestRequest } from '../../../src/protocol/schemas.js';
-import { markdownSections } from '../../../src/extensions/retrieval/ingestion/markdown.js';
+import { markdownChunks } from '../../../src/extensions/retrieval/ingestion/markdown.js';
 import { assertWellFormed, rejectsWith } from './helpers.js';
 
 const policy = ingestionPolicy();
@@ -125,7 +125,7 @@ describe('markdown parse bounds (issue 25)', () => {
     const lazy = `${'> '.repeat(19)}a\n${'b\n'.repeat(50)}`.repeat(7_000);
     await rejectsWith(prepareDocument(markdown(lazy), ingestionPolicy({ extractionTimeoutMs: 100, maxChunkBytes: 16_384 })), 'TIMEOUT', /time limit \(100 ms\)/);
     await rejectsWith(
-      markdownSections('a\n\n'.repeat(100_000), 0, policy, {}, { resourceLimits: { maxOldGenerationSizeMb: 12, maxYoungGenerationSizeMb: 2 } }),
+      markdownChunks('a\n\n'.repeat(100_000), { lineOffset: 0, sourceId: 'big', maxBytes: 16_384, maxChunks: 256 }, policy, {}, { resourceLimits: { maxOldGenerationSizeMb: 12, maxYoungGenerationSizeMb: 2 } }),
       'DOCUMENT_LIMIT',
       /ran out of memory/,
     );

@@ -1,24 +1,33 @@
 /**
- * The Markdown worker thread: finds a document's top-level headings with markdown-it (its
- * CommonMark preset) and sends back their lines and titles; the host cuts the sections. The
- * parse is linear in the text and its nesting is bounded before it starts (`maxNesting`);
- * inline syntax is parsed only for the titles. Counting stops the parse early: more top-level
- * headings than `maxSections` (each is at least one chunk), or more block tokens than
- * MAX_BLOCK_TOKENS (what the parse holds in memory), is DOCUMENT_LIMIT.
+ * The Markdown worker thread: splits a document into sections at its top-level headings, found
+ * with markdown-it (its CommonMark preset), and chunks them; the host gets the chunks. The parse
+ * is linear in the text and its nesting is bounded before it starts (`maxNesting`); inline
+ * syntax is parsed only for the titles. Counting stops the parse early: more top-level headings
+ * than `maxChunks` (each is at least one chunk), or more block tokens than MAX_BLOCK_TOKENS
+ * (what the parse holds in memory), is DOCUMENT_LIMIT.
  */
 import MarkdownIt from 'markdown-it';
 import { parentPort } from 'node:worker_threads';
 import { DriverError } from '../../../protocol/errors.js';
+import { chunkSegments } from './chunker.js';
+import type { Segment } from './segment.js';
+import type { PreparedChunk } from './types.js';
 import type { WorkerMessage } from './worker-pool.js';
 
-/** Host → worker: one document (LF text, front matter already blanked out). */
+/** Host → worker: one document (LF text) and how to chunk it. */
 export interface MarkdownJob {
   text: string;
-  maxSections: number;
+  /** Shifts every line number (a source that starts mid-file). */
+  lineOffset: number;
+  sourceId: string;
+  maxBytes: number;
+  maxChunks: number;
 }
 
+export type MarkdownResult = PreparedChunk[];
+
 /** A top-level heading: its first line (1-based) and its inline text, whitespace collapsed, at most MAX_TITLE code points. */
-export interface MarkdownHeading {
+interface Heading {
   line: number;
   title: string;
 }
@@ -36,6 +45,7 @@ const MAX_TITLE = 256;
 const port = parentPort;
 if (!port) throw new Error('markdown-worker.ts runs only as a worker thread.');
 const post = (message: WorkerMessage<never>) => port.postMessage(message);
+
 
 const blocks = new MarkdownIt('commonmark', { maxNesting: MAX_NESTING });
 blocks.disable('inline');
@@ -62,10 +72,10 @@ blocks.block.ruler.before('table', 'agenticdriver_bounds', (state: StateBlock) =
   return false;
 });
 
-function topLevelHeadings({ text, maxSections }: MarkdownJob): MarkdownHeading[] {
+function topLevelHeadings(text: string, maxSections: number): Heading[] {
   limits = { maxSections, counted: 0, headings: 0 };
   const tokens = blocks.parse(text, {});
-  const headings: MarkdownHeading[] = [];
+  const headings: Heading[] = [];
   for (let index = 0; index < tokens.length; index++) {
     const token = tokens[index]!;
     if (token.type !== 'heading_open' || token.level !== 0 || !token.map) continue;
@@ -86,10 +96,43 @@ function titleOf(content: string): string {
   return codePoints.length > MAX_TITLE ? codePoints.slice(0, MAX_TITLE).join('') : codePoints.join('');
 }
 
+/** The sections: text before the first heading (untitled), then one per top-level heading. */
+function markdownSegments(text: string, lineOffset: number, maxSections: number): Segment[] {
+  const lines = text.split('\n');
+  // YAML front matter is not Markdown (its closing `---` would make a setext heading): it is
+  // parsed as blank lines, so it stays in the first segment and line numbers hold.
+  const front = frontMatterLines(lines);
+  const headings = topLevelHeadings(front > 0 ? '\n'.repeat(front) + lines.slice(front).join('\n') : text, maxSections);
+  const segments: Segment[] = [];
+  const push = (fromLine: number, toLine: number, title: string | undefined) => {
+    if (toLine < fromLine) return;
+    segments.push({
+      location: title === undefined ? {} : { section: title },
+      text: lines.slice(fromLine - 1, toLine).join('\n'),
+      firstLine: fromLine + lineOffset,
+    });
+  };
+  push(1, (headings[0]?.line ?? lines.length + 1) - 1, undefined);
+  for (const [index, heading] of headings.entries()) push(heading.line, (headings[index + 1]?.line ?? lines.length + 1) - 1, heading.title || undefined);
+  return segments;
+}
+
+/** The number of lines of a leading `---` … `---` (or `...`) block, else 0. */
+function frontMatterLines(lines: string[]): number {
+  if (lines[0]?.trimEnd() !== '---') return 0;
+  for (let index = 1; index < lines.length; index++) {
+    const line = lines[index]!.trimEnd();
+    if (line === '---' || line === '...') return index + 1;
+  }
+  return 0;
+}
+
 port.on('message', (job: MarkdownJob) => {
   post({ type: 'started' });
   try {
-    post({ type: 'done', result: topLevelHeadings(job) });
+    const segments = markdownSegments(job.text, job.lineOffset, job.maxChunks);
+    const result: MarkdownResult = chunkSegments(segments, { sourceId: job.sourceId, maxBytes: job.maxBytes, maxChunks: job.maxChunks, onProgress: () => post({ type: 'progress' }) });
+    post({ type: 'done', result });
   } catch (error) {
     const failure =
       error instanceof DriverError
