@@ -10,7 +10,10 @@
  * outcomes, and how long the other subject's small PDF took; first the same `/health` figures
  * for the idle host (what the machine's scheduling alone costs).
  *
- *   npx tsx bench/hostile-ingestion.ts [--rounds 1] [--json FILE]
+ *   npx tsx bench/hostile-ingestion.ts [--rounds 1] [--dist] [--json FILE]
+ *
+ * `--dist` runs the built host (`npm run build` first): its threads load their parsers natively,
+ * as in production, where under tsx a new thread also compiles its TypeScript.
  *
  * The host runs with the default ingestion bounds (extraction time limit 60 s, 128 MiB of
  * decoded PDF streams) and `limits.maxBodyBytes` raised to carry the 1 MB bombs.
@@ -33,8 +36,10 @@ const POLL_MS = 10;
 
 /** `--serve`: the host process. Prints its URL and pid, then serves until SIGTERM. */
 async function serve(): Promise<void> {
-  const { parseHostConfig } = await import('../src/host/config.js');
-  const { startHost } = await import('../src/host/index.js');
+  // `--dist`: the built host (`npm run build` first), whose extraction threads load natively.
+  const root = process.env.AD_BENCH_DIST === '1' ? '../dist' : '../src';
+  const { parseHostConfig } = (await import(`${root}/host/config.js`)) as typeof import('../src/host/config.js');
+  const { startHost } = (await import(`${root}/host/index.js`)) as typeof import('../src/host/index.js');
   const dir = mkdtempSync(join(tmpdir(), 'ad-bench-hostile-'));
   const config = parseHostConfig(
     {
@@ -88,7 +93,8 @@ function resetPeak(pid: number): boolean {
 
 async function startHostProcess(): Promise<{ url: string; pid: number; child: ChildProcess }> {
   const flags = (process.env.AD_BENCH_HOST_FLAGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', new URL(import.meta.url).pathname, '--serve'], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const env = { ...process.env, AD_BENCH_DIST: args.includes('--dist') ? '1' : '0' };
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', new URL(import.meta.url).pathname, '--serve'], { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`the host exited (${code}) before listening`)));
@@ -167,6 +173,13 @@ async function client(): Promise<void> {
   };
   type Outcome = Awaited<ReturnType<typeof ingest>>;
   const scenarios: Record<string, (round: number) => Promise<Outcome[]>> = {
+    // Item 3: two slow PDFs from alice, then bob's small one.
+    'slow PDFs of one subject, small PDF of another (item 3)': async (round) => {
+      const slow = [ingest('alice', `slow-1-${round}`, documents.slow), ingest('alice', `slow-2-${round}`, documents.slow)];
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const small = await ingest('bob', `small-${round}`, documents.small);
+      return [small, ...(await Promise.all(slow))];
+    },
     // Item 1: the Markdown of the issue, from both subjects at once.
     'markdown (item 1)': (round) =>
       Promise.all(
@@ -181,13 +194,6 @@ async function client(): Promise<void> {
       Promise.all(
         (['alice', 'bob'] as const).flatMap((who) => [ingest(who, `bomb-${who}-${round}`, documents.bomb), ingest(who, `bomb-predictor-${who}-${round}`, documents.bombPredictor)]),
       ),
-    // Item 3: two slow PDFs from alice, then bob's small one.
-    'slow PDFs of one subject, small PDF of another (item 3)': async (round) => {
-      const slow = [ingest('alice', `slow-1-${round}`, documents.slow), ingest('alice', `slow-2-${round}`, documents.slow)];
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const small = await ingest('bob', `small-${round}`, documents.small);
-      return [small, ...(await Promise.all(slow))];
-    },
   };
 
   const rows: Record<string, unknown>[] = [];

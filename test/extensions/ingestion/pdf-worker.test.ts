@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { chargeEnsureBuffer, PDFJS_WORKER_MODULE } from '../../../src/extensions/retrieval/ingestion/decoded-budget.js';
 import { extractPdfPages, MAX_PDF_WORKERS, MAX_PDF_WORKERS_PER_SUBJECT, pdfWorkerStats } from '../../../src/extensions/retrieval/ingestion/pdf.js';
 import { fakePdfJs, rejectsWith } from './helpers.js';
 import { makeBombPdf, makePdf } from './pdfs.js';
@@ -170,5 +172,15 @@ describe('pdf worker thread', () => {
     // Under the budget, the same construction is an ordinary PDF.
     for (const predictor of [false, true]) assert.deepEqual((await extractPdfPages(await makeBombPdf(1, { predictor, text: 'Small enough' }), budget)).pages, ['Small enough']);
     await allWorkersGone();
+  });
+});
+
+describe("pdf.js's worker module with the decoded-bytes charge", () => {
+  it('adds the charge to DecodeStream.ensureBuffer once, drops the source map comment (no URL relative to data:), and refuses another pdf.js', async () => {
+    const source = await readFile(fileURLToPath(import.meta.resolve(PDFJS_WORKER_MODULE)), 'utf8');
+    const charged = chargeEnsureBuffer(source);
+    assert.equal(charged.split('globalThis.__agenticdriverChargeDecoded(size - buffer.byteLength);').length, 2);
+    assert.doesNotMatch(charged.slice(-500), /sourceMappingURL/);
+    assert.throws(() => chargeEnsureBuffer(source.replace('const buffer2 = new Uint8Array(size);', 'const buffer2 = new Uint8Array(size * 1);')), /found 0 times/);
   });
 });

@@ -52,6 +52,8 @@ export class DecodedBudget {
 /** DecodeStream.ensureBuffer up to the allocation of the grown buffer ($1), and that allocation ($2). */
 const ENSURE_BUFFER = String.raw`( {2}ensureBuffer\(requested\) \{\n {4}const buffer = this\.buffer;\n[^}]*\}\n {4}let size = this\.minBufferLength;\n {4}while \(size < requested\) \{\n {6}size \*= 2;\n {4}\}\n)( {4}const buffer2 = new Uint8Array\(size\);)`;
 const WITH_CHARGE = `$1    globalThis.${CHARGE}(size - buffer.byteLength);\n$2`;
+/** The module's source map comment: relative to a data: URL it is no URL, and with source maps on (--enable-source-maps, tsx) loading would fail. */
+const SOURCE_MAP = /\n\/\/# sourceMappingURL=[^\n]*\s*$/;
 
 /**
  * pdf.js's worker module with `DecodeStream.ensureBuffer` charging the budget for the bytes it
@@ -61,7 +63,7 @@ export function chargeEnsureBuffer(source: string): string {
   const method = new RegExp(ENSURE_BUFFER, 'g');
   const matches = source.match(method)?.length ?? 0;
   if (matches !== 1) throw new Error(`pdf.js's DecodeStream.ensureBuffer was found ${matches} times, not once: this pdf.js is not one the decoded-bytes budget supports.`);
-  return source.replace(method, WITH_CHARGE);
+  return source.replace(method, WITH_CHARGE).replace(SOURCE_MAP, '');
 }
 
 const moduleFromCode = (code: string) => import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
@@ -76,7 +78,7 @@ export function nativeWorkerModuleLoader(): string {
   return `import('node:fs/promises').then((fs) => fs.readFile(new URL(${url}), 'utf8')).then((source) => {
     const method = new RegExp(${JSON.stringify(ENSURE_BUFFER)}, 'g');
     if ((source.match(method) || []).length !== 1) return;
-    const code = source.replace(method, ${JSON.stringify(WITH_CHARGE)});
+    const code = source.replace(method, ${JSON.stringify(WITH_CHARGE)}).replace(new RegExp(${JSON.stringify(SOURCE_MAP.source)}), '');
     return import('data:text/javascript;base64,' + Buffer.from(code).toString('base64')).then((module) => { globalThis.pdfjsWorker = module; });
   }).catch(() => {})`;
 }

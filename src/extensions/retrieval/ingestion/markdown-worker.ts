@@ -12,6 +12,7 @@ import { DriverError } from '../../../protocol/errors.js';
 import { chunkSegments } from './chunker.js';
 import type { Segment } from './segment.js';
 import type { PreparedChunk } from './types.js';
+import { lowerThreadPriority } from './thread-priority.js';
 import type { WorkerMessage } from './worker-pool.js';
 
 /** Host → worker: one document (LF text) and how to chunk it. */
@@ -44,6 +45,7 @@ const MAX_TITLE = 256;
 
 const port = parentPort;
 if (!port) throw new Error('markdown-worker.ts runs only as a worker thread.');
+lowerThreadPriority();
 const post = (message: WorkerMessage<never>) => port.postMessage(message);
 
 

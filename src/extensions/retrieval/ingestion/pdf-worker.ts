@@ -10,6 +10,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { DriverError } from '../../../protocol/errors.js';
 import { DecodedBudget, installPdfJsDecodedBudget } from './decoded-budget.js';
+import { lowerThreadPriority } from './thread-priority.js';
 import type { WorkerMessage } from './worker-pool.js';
 
 export interface PdfWorkerData {
@@ -33,6 +34,7 @@ type PdfDocument = Awaited<ReturnType<PdfJs['getDocument']>['promise']>;
 
 const port = parentPort;
 if (!port) throw new Error('pdf-worker.ts runs only as a worker thread.');
+lowerThreadPriority();
 const post = (message: PdfWorkerMessage) => port.postMessage(message);
 
 /**
