@@ -17,7 +17,7 @@ import { OperationLog } from '../extensions/operations.js';
 import { SessionService } from '../extensions/sessions.js';
 import { RetrievalService } from '../extensions/retrieval/service.js';
 import type { SourceAuthorizer } from '../extensions/retrieval/types.js';
-import { ingestionPolicy, prepareDocument } from '../extensions/retrieval/ingestion/index.js';
+import { ingestionPolicy, prepareValidDocument } from '../extensions/retrieval/ingestion/index.js';
 import { createEmbeddingAdapter } from '../providers/embeddings/index.js';
 import { openStore } from '../store/open.js';
 import { DEFAULT_RETRIEVAL_CAPACITY, type RetrievalCapacity } from '../store/sql/retrieval-table.js';
@@ -310,7 +310,8 @@ function retrievalService(
     ...(settings.ingestion?.maxDecodedBytes !== undefined ? { maxDecodedBytes: settings.ingestion.maxDecodedBytes } : {}),
   });
   return new RetrievalService({
-    prepare: (request, { signal, onProgress, subject }) => prepareDocument(request, policy, { signal, onProgress, subject }),
+    // The route has checked the body against the IngestRequest schema.
+    prepare: (request, { signal, onProgress, subject }) => prepareValidDocument(request, policy, { signal, onProgress, subject }),
     store: index,
     engine: store.kind,
     corpora: settings.corpora.map((corpus) => ({

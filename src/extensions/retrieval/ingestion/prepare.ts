@@ -38,6 +38,14 @@ const isIngestRequest = validatorFor<IngestRequest>(IngestRequest);
 
 export async function prepareDocument(request: IngestRequest, policy: IngestionPolicy, options: IngestionProgress = {}): Promise<PreparedDocument> {
   if (!isIngestRequest(request)) throw new DriverError('INVALID_INGESTION', `The ingest request ${isIngestRequest.explain(request)}.`);
+  return prepareValidDocument(request, policy, options);
+}
+
+/**
+ * `prepareDocument` for a request already checked against the IngestRequest schema (the host's
+ * route does): a 1 MiB document is not walked by the validator a second time on the host thread.
+ */
+export async function prepareValidDocument(request: IngestRequest, policy: IngestionPolicy, options: IngestionProgress = {}): Promise<PreparedDocument> {
   throwIfAborted(options.signal);
   const { document } = request;
   const maxBytes = Math.min(policy.maxChunkBytes, request.chunking?.maxBytes ?? policy.maxChunkBytes);
