@@ -184,8 +184,9 @@ describe('hostile ingestion from two subjects at once, against `agenticdriver se
     }
     const codeOf = (id: string) => outcomes.flat().find(([name]) => name === id)?.[2];
     for (const subject of [0, 1]) {
-      assert.equal(codeOf(`bomb-1g-${subject}`), 'DOCUMENT_LIMIT');
-      assert.equal(codeOf(`bomb-${subject}`), 'DOCUMENT_LIMIT');
+      // Its decoded-bytes budget, or (on a machine too loaded to inflate 128 MiB in 5 s) its time limit: never indexed.
+      assert.ok(['DOCUMENT_LIMIT', 'TIMEOUT'].includes(codeOf(`bomb-1g-${subject}`)!), codeOf(`bomb-1g-${subject}`));
+      assert.ok(['DOCUMENT_LIMIT', 'TIMEOUT'].includes(codeOf(`bomb-${subject}`)!), codeOf(`bomb-${subject}`));
       assert.equal(codeOf(`slow-${subject}`), 'TIMEOUT');
       assert.equal(codeOf(`headings-${subject}`), 'DOCUMENT_LIMIT');
       assert.equal(codeOf(`nested-lists-${subject}`), undefined);

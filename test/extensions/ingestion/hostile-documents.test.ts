@@ -28,8 +28,8 @@ describe('hostile documents from two subjects at once, against a real host (issu
         corpora: [{ id: 'docs', namespace: 'subject' }, { id: 'small', capacity: { maxChunks: 3, maxBytes: 1_000_000 } }],
         // Two subjects may index: each gets half, 150 chunks.
         capacity: { maxChunks: 300, maxBytes: 10_000_000 },
-        // The default decoded-bytes budget, 128 MiB.
-        ingestion: { timeoutMs: 3000 },
+        // The default time limit (60 s): a bomb meets its budget long before.
+        ingestion: { maxDecodedBytes: 16 * 1024 * 1024 },
       },
     });
   });
@@ -111,30 +111,47 @@ describe('hostile documents from two subjects at once, against a real host (issu
     for (const refused of [inflated, predicted]) {
       assert.equal(refused.status, 400, JSON.stringify(refused.body));
       assert.equal(refused.body.error.code, 'DOCUMENT_LIMIT');
-      assert.match(refused.body.error.message, /decode to more than 134217728 bytes/);
+      assert.match(refused.body.error.message, /decode to more than 16777216 bytes/);
     }
     assert.equal(ordinary.status, 200, JSON.stringify(ordinary.body));
     assert.equal(ordinary.body.ingestion.pages.total, 1);
   });
 
   it("item 3: one subject's slow PDFs neither hold another subject's PDF nor run past their time limit", async () => {
-    // Each takes pdf.js well over the 3 s limit (16 pages of 200,000 text operators, ~100 KB).
-    const slow = await makeSlowPdf(16, 200_000);
-    const finished: string[] = [];
-    const track = async (what: string, work: Promise<{ status: number; body: any }>) => {
-      const outcome = await work;
-      finished.push(what);
-      return outcome;
-    };
-    const hogs = [1, 2, 3].map((n) => track(`slow-${n}`, ingest(TOKEN, `slow-${n}`, pdf(slow))));
-    const small = await track('small', ingest(OTHER_TOKEN, 'memo', pdf(await makePdf([['A short memo.']]))));
-    assert.equal(small.status, 200, JSON.stringify(small.body));
-    for (const hog of await Promise.all(hogs)) {
-      assert.equal(hog.status, 504, JSON.stringify(hog.body));
-      assert.equal(hog.body.error.code, 'TIMEOUT');
-      assert.match(hog.body.error.message, /time limit \(3000 ms\)/);
+    // A host of its own with a 3 s time limit; each slow PDF takes pdf.js far longer (16 pages of
+    // 200,000 text operators, ~100 KB).
+    const limited = await startTestHost({
+      tokens: [
+        { id: 'alice', subject: 'alice', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], retrieval: GRANTS },
+        { id: 'bob', subject: 'bob', tokenRef: { env: 'AD_TEST_OTHER' }, providers: ['mock'], retrieval: GRANTS },
+      ],
+      retrieval: { corpora: [{ id: 'docs', namespace: 'subject' }], ingestion: { timeoutMs: 3000 } },
+    });
+    try {
+      const send = async (token: string, id: string, bytes: Uint8Array) => {
+        const response = await limited.post('/v1/retrieval/ingest', { corpus: 'docs', document: { source: { id, revision: 'r1' }, ...pdf(bytes) } }, { authorization: `Bearer ${token}` });
+        return { status: response.status, body: (await response.json()) as any };
+      };
+      const slow = await makeSlowPdf(16, 200_000);
+      const finished: string[] = [];
+      const track = async (what: string, work: Promise<{ status: number; body: any }>) => {
+        const outcome = await work;
+        finished.push(what);
+        return outcome;
+      };
+      const hogs = [1, 2, 3].map((n) => track(`slow-${n}`, send(TOKEN, `slow-${n}`, slow)));
+      const small = await track('small', send(OTHER_TOKEN, 'memo', await makePdf([['A short memo.']])));
+      assert.equal(small.status, 200, JSON.stringify(small.body));
+      for (const hog of await Promise.all(hogs)) {
+        assert.equal(hog.status, 504, JSON.stringify(hog.body));
+        assert.equal(hog.body.error.code, 'TIMEOUT');
+        assert.match(hog.body.error.message, /time limit \(3000 ms\)/);
+      }
+      assert.equal(finished[0], 'small', `finished in the order ${finished.join(', ')}`);
+    } finally {
+      await limited.close();
+      rmSync(limited.dir, { recursive: true, force: true });
     }
-    assert.equal(finished[0], 'small', `finished in the order ${finished.join(', ')}`);
   });
 
   it('item 6: a subject past its share of the index gets RESOURCE_LIMIT while the other keeps indexing; a corpus past its share is INDEX_FULL', async () => {
