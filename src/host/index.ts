@@ -280,7 +280,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
  * by default an equal split between the subjects whose tokens may index, so that no one subject
  * can fill the index for the others.
  */
-export function retrievalCapacity(config: HostConfig): RetrievalCapacity {
+function retrievalCapacity(config: HostConfig): RetrievalCapacity {
   const settings = config.retrieval;
   const whole = settings?.capacity ? { maxChunks: settings.capacity.maxChunks, maxBytes: settings.capacity.maxBytes } : { ...DEFAULT_RETRIEVAL_CAPACITY };
   const indexers = new Set(config.tokens.filter((token) => (token.retrieval?.index?.length ?? 0) > 0).map((token) => token.subject)).size;

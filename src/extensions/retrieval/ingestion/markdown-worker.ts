@@ -48,7 +48,6 @@ if (!port) throw new Error('markdown-worker.ts runs only as a worker thread.');
 lowerThreadPriority();
 const post = (message: WorkerMessage<never>) => port.postMessage(message);
 
-
 const blocks = new MarkdownIt('commonmark', { maxNesting: MAX_NESTING });
 blocks.disable('inline');
 const inline = new MarkdownIt('commonmark', { maxNesting: MAX_NESTING });
