@@ -17,9 +17,10 @@ import { OperationLog } from '../extensions/operations.js';
 import { SessionService } from '../extensions/sessions.js';
 import { RetrievalService } from '../extensions/retrieval/service.js';
 import type { SourceAuthorizer } from '../extensions/retrieval/types.js';
-import { ingestionPolicy, prepareDocument } from '../extensions/retrieval/ingestion/index.js';
+import { ingestionPolicy, prepareValidDocument } from '../extensions/retrieval/ingestion/index.js';
 import { createEmbeddingAdapter } from '../providers/embeddings/index.js';
 import { openStore } from '../store/open.js';
+import { DEFAULT_RETRIEVAL_CAPACITY, type RetrievalCapacity } from '../store/sql/retrieval-table.js';
 import type { RetrievalIndexStore, StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
 import { RunMonitor } from './run-monitor.js';
@@ -104,7 +105,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
   const consoleAssets = config.console ? await ConsoleAssets.load(options.consoleDirectory ?? defaultConsoleDirectory(), config.console.allowRemote === true) : undefined;
-  const store = options.store ?? (await openStore(config.state, config.configDir, env, config.retrieval?.capacity ? { retrievalCapacity: config.retrieval.capacity } : {}));
+  const store = options.store ?? (await openStore(config.state, config.configDir, env, config.retrieval ? { retrievalCapacity: retrievalCapacity(config) } : {}));
   const active = new ActiveRuns();
   let usage: UsagePipeline;
   let prometheus: PrometheusMetrics | undefined;
@@ -274,6 +275,22 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   };
 }
 
+/**
+ * The index capacity from config: the whole, each corpus's share, and each subject's share —
+ * by default an equal split between the subjects whose tokens may index, so that no one subject
+ * can fill the index for the others.
+ */
+function retrievalCapacity(config: HostConfig): RetrievalCapacity {
+  const settings = config.retrieval;
+  const whole = settings?.capacity ? { maxChunks: settings.capacity.maxChunks, maxBytes: settings.capacity.maxBytes } : { ...DEFAULT_RETRIEVAL_CAPACITY };
+  const indexers = new Set(config.tokens.filter((token) => (token.retrieval?.index?.length ?? 0) > 0).map((token) => token.subject)).size;
+  const perSubject =
+    settings?.capacity?.perSubject ??
+    (indexers > 1 ? { maxChunks: Math.max(1, Math.floor(whole.maxChunks / indexers)), maxBytes: Math.floor(whole.maxBytes / indexers) } : undefined);
+  const perCorpus = Object.fromEntries((settings?.corpora ?? []).flatMap((corpus) => (corpus.capacity ? [[corpus.id, corpus.capacity]] : [])));
+  return { ...whole, ...(perSubject ? { perSubject } : {}), ...(Object.keys(perCorpus).length > 0 ? { perCorpus } : {}) };
+}
+
 /** Scoped retrieval over the store's index, for the corpora the config names. */
 function retrievalService(
   config: HostConfig,
@@ -287,9 +304,14 @@ function retrievalService(
   const index = (store as StateStore & { retrieval?: RetrievalIndexStore }).retrieval;
   // A store without a retrieval index (an in-process one of an application) offers no retrieval.
   if (!index) return undefined;
-  const policy = ingestionPolicy(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {});
+  const policy = ingestionPolicy({
+    ...(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {}),
+    ...(settings.ingestion?.timeoutMs !== undefined ? { extractionTimeoutMs: settings.ingestion.timeoutMs } : {}),
+    ...(settings.ingestion?.maxDecodedBytes !== undefined ? { maxDecodedBytes: settings.ingestion.maxDecodedBytes } : {}),
+  });
   return new RetrievalService({
-    prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
+    // The route has checked the body against the IngestRequest schema.
+    prepare: (request, { signal, onProgress, subject }) => prepareValidDocument(request, policy, { signal, onProgress, subject }),
     store: index,
     corpora: settings.corpora.map((corpus) => ({
       id: corpus.id,

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { DriverError } from '../../src/protocol/errors.js';
 import { PostgresEngine } from '../../src/store/postgres/postgres-engine.js';
 import type { SqlEngine } from '../../src/store/sql/engine.js';
 import { SqlStateStore } from '../../src/store/sql/sql-store.js';
@@ -383,6 +384,45 @@ for (const engine of ENGINES) {
         const same = doc('one', 'r2', ['otters a', 'otters b', 'otters c']);
         await store.retrieval.replace('docs', 'n', same.document, same.chunks, first.document.digest);
         assert.equal((await store.retrieval.searchLexical(scope({ one: 'r2' }, 'n'), 'otters', 8)).length, 3);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it("holds each subject to its share (RESOURCE_LIMIT) and each corpus to its own (INDEX_FULL) while others go on indexing", async () => {
+      const store = await openWithCapacity(engine, {
+        maxChunks: 100,
+        maxBytes: 100_000,
+        perSubject: { maxChunks: 3, maxBytes: 100_000 },
+        perCorpus: { small: { maxChunks: 4, maxBytes: 100_000 } },
+      });
+      try {
+        for (const corpus of ['docs', 'small']) await store.retrieval.ensureIndex({ corpus, descriptor: DESCRIPTOR });
+        const a1 = doc('a1', 'r1', ['alpha one', 'alpha two']);
+        await store.retrieval.replace('docs', 'shared', a1.document, a1.chunks, null, 'alice');
+        // Alice's share counts across corpora and namespaces.
+        const a2 = doc('a2', 'r1', ['alpha three', 'alpha four']);
+        await assert.rejects(store.retrieval.replace('small', 'subject:alice', a2.document, a2.chunks, null, 'alice'), (error: DriverError) => {
+          assert.equal(error.code, 'RESOURCE_LIMIT');
+          assert.match(error.message, /2 of 3 chunks/);
+          return error.retryable === false;
+        });
+        // Bob indexes as before, in the same corpus and namespace.
+        const b1 = doc('b1', 'r1', ['beta one', 'beta two', 'beta three']);
+        await store.retrieval.replace('docs', 'shared', b1.document, b1.chunks, null, 'bob');
+        // Replacing her own document counts the new revision, not both.
+        const a1next = doc('a1', 'r2', ['alpha one', 'alpha two', 'alpha five']);
+        await store.retrieval.replace('docs', 'shared', a1next.document, a1next.chunks, a1.document.digest, 'alice');
+        // The corpus share: carol and dave fit alone, not together in `small`.
+        const c1 = doc('c1', 'r1', ['gamma one', 'gamma two', 'gamma three']);
+        await store.retrieval.replace('small', 'shared', c1.document, c1.chunks, null, 'carol');
+        const d1 = doc('d1', 'r1', ['delta one', 'delta two']);
+        await assert.rejects(store.retrieval.replace('small', 'shared', d1.document, d1.chunks, null, 'dave'), { code: 'INDEX_FULL', message: /corpus small/ });
+        await store.retrieval.replace('docs', 'shared', d1.document, d1.chunks, null, 'dave');
+        // Deleting frees the share.
+        assert.equal(await store.retrieval.delete('docs', 'shared', 'a1', 'r2'), true);
+        await store.retrieval.replace('docs', 'subject:alice', a2.document, a2.chunks, null, 'alice');
+        assert.equal((await store.retrieval.searchLexical(scope({ b1: 'r1', d1: 'r1' }, 'shared'), 'beta delta', 8)).length, 5);
       } finally {
         await store.close();
       }

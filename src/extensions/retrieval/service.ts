@@ -42,7 +42,7 @@ export interface PreparedDocument {
   chunks: { id: string; text: string; location?: Location }[];
   ingestion: IngestionManifest;
 }
-export type DocumentPreparer = (request: IngestRequest, options: { signal: AbortSignal; onProgress: () => void }) => Promise<PreparedDocument>;
+export type DocumentPreparer = (request: IngestRequest, options: { signal: AbortSignal; onProgress: () => void; subject: string }) => Promise<PreparedDocument>;
 
 export interface RetrievalServiceOptions {
   store: RetrievalIndexStore;
@@ -160,7 +160,7 @@ export class RetrievalService implements RetrievalContext {
     };
     await this.recheck(ask, context.subject, grant);
     signal.throwIfAborted();
-    await this.options.store.replace(corpus.id, grant.namespace, document, chunks, existing?.digest ?? null);
+    await this.options.store.replace(corpus.id, grant.namespace, document, chunks, existing?.digest ?? null, context.subject);
     return receipt('indexed');
   }
 
@@ -257,7 +257,7 @@ export class RetrievalService implements RetrievalContext {
     };
     touch();
     try {
-      const prepared = await abortable(prepare(request, { signal: controller.signal, onProgress: touch }), controller.signal);
+      const prepared = await abortable(prepare(request, { signal: controller.signal, onProgress: touch, subject: context.subject }), controller.signal);
       touch();
       const receipt = await abortable(
         this.index({ corpus: corpus.id, source: prepared.source, chunks: prepared.chunks, ingestion: prepared.ingestion }, { ...context, signal: controller.signal, onProgress: touch }),

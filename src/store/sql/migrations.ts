@@ -16,6 +16,10 @@ const USAGE_BY_TIME = 'CREATE INDEX usage_records_finished ON usage_records (fin
  */
 const RETRIEVAL_GENERATION = 'ALTER TABLE retrieval_corpora ADD COLUMN generation';
 
+/** Who indexed each document: a subject's share of the index is what its documents hold (NULL: indexed before shares). */
+const RETRIEVAL_SUBJECT = `ALTER TABLE retrieval_documents ADD COLUMN subject TEXT;
+   CREATE INDEX retrieval_documents_subject ON retrieval_documents (subject)`;
+
 const SQLITE: string[] = [
   `CREATE TABLE usage_records (
      run_id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
@@ -58,6 +62,7 @@ const SQLITE: string[] = [
    DROP TABLE retrieval_fts;
    DROP INDEX retrieval_chunks_rank;
    ${analyzedTerms('sqlite')}`,
+  RETRIEVAL_SUBJECT,
 ];
 
 const POSTGRES: string[] = [
@@ -80,6 +85,7 @@ const POSTGRES: string[] = [
   `${RETRIEVAL_GENERATION} BIGINT NOT NULL DEFAULT 0`,
   `ALTER TABLE retrieval_chunks DROP COLUMN tsv;
    ${analyzedTerms('postgres')}`,
+  RETRIEVAL_SUBJECT,
 ];
 
 function approvalsTable(): string {

@@ -11,11 +11,18 @@ import type { ChunkMatch, CorpusIndex, IndexedChunk, IndexedDocument, RetrievalI
 import type { SqlEngine } from './engine.js';
 import { queryTerms, termFrequencies } from './text-terms.js';
 
-export interface RetrievalCapacity {
-  /** Chunks across all corpora and namespaces (default 20,000). */
+export interface CapacityBound {
   maxChunks: number;
-  /** Stored bytes (chunk text + vectors) across all corpora and namespaces (default 128 MiB). */
+  /** Stored bytes: chunk text + vectors. */
   maxBytes: number;
+}
+
+/** `maxChunks` (default 20,000) and `maxBytes` (default 128 MiB) hold across all corpora and namespaces. */
+export interface RetrievalCapacity extends CapacityBound {
+  /** What the sources one subject indexed may hold, across corpora (RESOURCE_LIMIT past it). */
+  perSubject?: CapacityBound;
+  /** What one corpus may hold, by corpus id (INDEX_FULL past it). */
+  perCorpus?: Record<string, CapacityBound>;
 }
 
 export const DEFAULT_RETRIEVAL_CAPACITY: RetrievalCapacity = { maxChunks: 20_000, maxBytes: 128 * 1024 * 1024 };
@@ -115,7 +122,7 @@ export class RetrievalTable implements RetrievalIndexStore {
     return rows.map(toDocument);
   }
 
-  async replace(corpus: string, namespace: string, document: IndexedDocument, chunks: IndexedChunk[], expectedDigest: string | null): Promise<void> {
+  async replace(corpus: string, namespace: string, document: IndexedDocument, chunks: IndexedChunk[], expectedDigest: string | null, subject?: string): Promise<void> {
     const storedBytes = chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.text, 'utf8') + (chunk.vector?.byteLength ?? 0), 0);
     const analysed = await analyse(chunks);
     await this.engine.transaction(async (tx) => {
@@ -130,19 +137,13 @@ export class RetrievalTable implements RetrievalIndexStore {
         [corpus, namespace, document.sourceId, ids],
       );
       if (taken) throw new DriverError('CHUNK_CONFLICT', `The chunk id ${taken.chunk_id} belongs to the source ${taken.source_id}.`);
-      const [used = { chunks: 0, bytes: 0 }] = await tx.all<{ chunks: number | null; bytes: number | null }>(
-        'SELECT SUM(chunks) AS chunks, SUM(stored_bytes) AS bytes FROM retrieval_documents WHERE NOT (corpus = ? AND namespace = ? AND source_id = ?)',
-        [corpus, namespace, document.sourceId],
-      );
-      if (Number(used.chunks ?? 0) + chunks.length > this.capacity.maxChunks || Number(used.bytes ?? 0) + storedBytes > this.capacity.maxBytes) {
-        throw new DriverError('INDEX_FULL', 'The retrieval index is full; delete sources or raise its capacity.', { retryable: false });
-      }
+      await this.checkCapacity(tx, { corpus, namespace, sourceId: document.sourceId, subject }, { chunks: chunks.length, bytes: storedBytes });
       await this.removeTerms(tx, corpus, namespace, document.sourceId);
       await tx.run('DELETE FROM retrieval_chunks WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, document.sourceId]);
       await tx.run('DELETE FROM retrieval_documents WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, document.sourceId]);
       await tx.run(
-        `INSERT INTO retrieval_documents (corpus, namespace, source_id, revision, digest, source, ingestion, chunks, bytes, stored_bytes, terms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO retrieval_documents (corpus, namespace, source_id, revision, digest, source, ingestion, chunks, bytes, stored_bytes, terms, subject)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           corpus,
           namespace,
@@ -155,6 +156,7 @@ export class RetrievalTable implements RetrievalIndexStore {
           chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.text, 'utf8'), 0),
           storedBytes,
           analysed.reduce((sum, terms) => sum + terms.length, 0),
+          subject ?? null,
         ],
       );
       await this.bumpGeneration(tx, corpus);
@@ -167,6 +169,46 @@ export class RetrievalTable implements RetrievalIndexStore {
       }
       await this.countTerms(tx, corpus, namespace, document.sourceId, +1);
     });
+  }
+
+  /**
+   * The document replacing (corpus, namespace, sourceId) fits: first the share of the subject
+   * that indexes it (RESOURCE_LIMIT: the subject deletes some of its own sources), then the
+   * corpus's share and the whole index (INDEX_FULL). What the replaced document held is free.
+   */
+  private async checkCapacity(
+    tx: SqlEngine,
+    where: { corpus: string; namespace: string; sourceId: string; subject: string | undefined },
+    adding: { chunks: number; bytes: number },
+  ): Promise<void> {
+    const { corpus, namespace, sourceId, subject } = where;
+    const others = 'NOT (corpus = ? AND namespace = ? AND source_id = ?)';
+    const used = async (filter: string, params: string[]) => {
+      const [row] = await tx.all<{ chunks: number | null; bytes: number | null }>(
+        `SELECT SUM(chunks) AS chunks, SUM(stored_bytes) AS bytes FROM retrieval_documents WHERE ${filter}${filter ? ' AND ' : ''}${others}`,
+        [...params, corpus, namespace, sourceId],
+      );
+      return { chunks: Number(row?.chunks ?? 0), bytes: Number(row?.bytes ?? 0) };
+    };
+    const over = (bound: CapacityBound, now: { chunks: number; bytes: number }) => now.chunks + adding.chunks > bound.maxChunks || now.bytes + adding.bytes > bound.maxBytes;
+    const share = this.capacity.perSubject;
+    if (share && subject !== undefined) {
+      const mine = await used('subject = ?', [subject]);
+      if (over(share, mine)) {
+        throw new DriverError(
+          'RESOURCE_LIMIT',
+          `This subject's share of the retrieval index is full (${mine.chunks} of ${share.maxChunks} chunks, ${mine.bytes} of ${share.maxBytes} bytes in use); delete some of its sources.`,
+          { retryable: false },
+        );
+      }
+    }
+    const corpusShare = this.capacity.perCorpus?.[corpus];
+    if (corpusShare && over(corpusShare, await used('corpus = ?', [corpus]))) {
+      throw new DriverError('INDEX_FULL', `The corpus ${corpus} holds its whole share of the retrieval index; delete sources or raise its capacity.`, { retryable: false });
+    }
+    if (over(this.capacity, await used('', []))) {
+      throw new DriverError('INDEX_FULL', 'The retrieval index is full; delete sources or raise its capacity.', { retryable: false });
+    }
   }
 
   async delete(corpus: string, namespace: string, sourceId: string, revision: string): Promise<boolean> {
