@@ -71,7 +71,12 @@ export interface Endpoint {
   events?: TSchema;
   /** Answers only `text/event-stream` (`response` is then the schema of one event). */
   streamOnly?: boolean;
+  /** Takes `Last-Event-ID`: the last sequence the client has, a safe integer (else 400 INVALID_JOB_CURSOR). */
+  resumable?: boolean;
 }
+
+/** The largest `Last-Event-ID` (and any cursor): the largest integer every client language reads exactly. */
+export const MAX_CURSOR = Number.MAX_SAFE_INTEGER;
 
 /**
  * Every feature string `/v1/protocol` may list, in the order it lists them. A feature that
@@ -241,6 +246,7 @@ export const ENDPOINTS: Endpoint[] = [
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
+    resumable: true,
   },
   {
     method: 'POST',
@@ -345,6 +351,7 @@ export const ENDPOINTS: Endpoint[] = [
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
+    resumable: true,
   },
   {
     method: 'POST',
