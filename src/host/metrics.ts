@@ -8,7 +8,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Type, type Static } from '@sinclair/typebox';
-import { DriverError } from '../protocol/errors.js';
+import { DriverError, isKnownErrorCode } from '../protocol/errors.js';
 import { isLoopbackHost } from '../shared/addresses.js';
 import { SecretRef } from '../shared/secrets.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
@@ -110,7 +110,8 @@ export class PrometheusMetrics {
       ['reasoning', observed.reasoningTokens],
     ];
     for (const [kind, count] of kinds) if (count) this.tokens.inc({ provider: record.provider, model: record.model, kind }, count);
-    if (record.errorCode) this.errors.inc({ provider: record.provider, code: record.errorCode });
+    // Labels come only from the contract's table: a code from anywhere else is one series, not one per code.
+    if (record.errorCode) this.errors.inc({ provider: record.provider, code: isKnownErrorCode(record.errorCode) ? record.errorCode : 'INTERNAL_ERROR' });
   }
 
   admissionRejected(): void {

@@ -32,9 +32,11 @@ export interface HostProcess {
 /**
  * Starts `node --import tsx <args>` (e.g. the CLI's `serve --json`) and resolves once its first
  * stdout line, `{"url": …}`, says it listens. Recorded in `children` so the suite can kill it.
+ * Its stderr goes to the test's, or to `onStderr`.
  */
-export async function spawnHost(args: string[], env: NodeJS.ProcessEnv, children: ChildProcess[]): Promise<HostProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function spawnHost(args: string[], env: NodeJS.ProcessEnv, children: ChildProcess[], options: { onStderr?: (text: string) => void } = {}): Promise<HostProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', options.onStderr ? 'pipe' : 'inherit'] });
+  if (options.onStderr) child.stderr!.setEncoding('utf8').on('data', options.onStderr);
   children.push(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const line = await new Promise<string>((resolve, reject) => {
