@@ -16,6 +16,19 @@ export function cli(args: string[], input?: string): { status: number | null; st
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Runs the CLI to completion without blocking the test's event loop (streams it holds open keep being read). */
+export function cliAsync(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { cwd: ROOT, env: { ...env, AGENTICDRIVER_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** The error of a failed CLI command: its last stderr line. */
 export function errorOf(stderr: string): { code: string; message: string; retryable: boolean } {
   const lines = stderr.trim().split('\n');
