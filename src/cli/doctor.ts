@@ -12,7 +12,7 @@ import { PostgresEngine } from '../store/postgres/postgres-engine.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ProviderHealth } from '../protocol/schemas.js';
 import type { UsageSinkReport } from '../extensions/usage/report.js';
-import { usageReportOf } from '../host/local-state.js';
+import { usageReportOf } from '../host/host-record.js';
 
 export interface DoctorReport {
   ok: boolean;

@@ -7,7 +7,7 @@
 import { DriverError } from '../protocol/errors.js';
 import type { HostConfig } from '../host/config.js';
 import { hostUrl } from '../host/host-url.js';
-import { findRecordedHost } from '../host/local-state.js';
+import { findRecordedHost } from '../host/host-record.js';
 
 export interface HostAddress {
   url: string;

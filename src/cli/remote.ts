@@ -4,7 +4,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { AgenticClient } from '../client/index.js';
 import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
 import { readSecret } from '../shared/secrets.js';
-import { usageReportOf } from '../host/local-state.js';
+import { usageReportOf } from '../host/host-record.js';
 import { DriverError } from '../protocol/errors.js';
 import { findHostAddress, locateError, type HostAddress } from './host-address.js';
 import type { RunRequest, RunResult } from '../protocol/schemas.js';

@@ -1,22 +1,18 @@
 /**
- * One live host per local state (issue 25, item 5) and the CLI finding the host it belongs to
- * (issue 26, item 1), against host processes started by the real CLI.
- *
- * A second `serve` on a running host's SQLite state used to start, reap the first one's live
- * runs as interrupted — even when it then failed to bind its port — and take its jobs. It is
- * now refused before it touches anything, naming the running host. And a CLI command used to
- * dial `listen.port` from the config whatever port the host really used.
+ * One live host per local state (issue 25, item 5), against host processes started by the real
+ * CLI. A second `serve` on a running host's SQLite state used to start, reap the first one's
+ * live runs as interrupted — even when it then failed to bind its port — and take its jobs. It
+ * is now refused before it touches anything, naming the running host.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readHostConfig, startHost } from '../../src/host/index.js';
 import { script, sseEvents } from '../support/host.js';
-import { CLI_MAIN, cliAsync, errorOf, killAll, spawnHost, type HostProcess } from '../support/processes.js';
+import { CLI_MAIN, cliAsync, errorOf, killAll, spawnHost } from '../support/processes.js';
 import { tempDir } from '../support/temp.js';
 
 const TOKEN = 'ownership-token-0123456789abcdefghijklm';
@@ -133,12 +129,14 @@ describe('one live host per local state (issue 25, item 5)', () => {
 
     // `npm start` twice (serve --init), a second serve on another port, and one on the first's
     // own port (which used to reap first and then fail with LISTEN_FAILED).
-    for (const args of [
-      ['serve', '--init', '--config', config],
-      ['serve', '--config', config, '--port', '0'],
-      ['serve', '--config', config, '--port', String(portOf(first.url))],
-    ]) {
-      const second = await cliAsync(args, env);
+    const refused = await Promise.all(
+      [
+        ['serve', '--init', '--config', config],
+        ['serve', '--config', config, '--port', '0'],
+        ['serve', '--config', config, '--port', String(portOf(first.url))],
+      ].map((args) => cliAsync(args, env)),
+    );
+    for (const second of refused) {
       assert.equal(second.status, 1, second.stderr);
       const error = errorOf(second.stderr);
       assert.equal(error.code, 'HOST_ALREADY_RUNNING', error.message);
@@ -233,98 +231,5 @@ describe('one live host per local state (issue 25, item 5)', () => {
     } finally {
       await host.close();
     }
-  });
-});
-
-describe('the CLI finds the host it belongs to (issue 26, item 1)', () => {
-  const dir = tempDir('agenticdriver-find-host-');
-  const env = { ...process.env, HOME: dir, AGENTICDRIVER_CONFIG: '', AD_OWNERSHIP_TOKEN: TOKEN };
-  const children: ChildProcess[] = [];
-  let config = '';
-  let decoy: Server;
-  let decoyRequests = 0;
-  let decoyPort = 0;
-  before(async () => {
-    // Something else listens on the config's port, answering 200 to everything.
-    const http = createHttpServer((_request, response) => {
-      decoyRequests += 1;
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    decoy = http as unknown as Server;
-    decoyPort = (http.address() as { port: number }).port;
-    config = writeConfig(dir, { host: '127.0.0.1', port: decoyPort });
-  });
-  after(async () => {
-    killAll(children);
-    await new Promise((resolve) => decoy.close(resolve));
-  });
-
-  it('dials the URL the running host recorded after serve --port, never the config port', async () => {
-    const host: HostProcess = await spawnHost([CLI_MAIN, 'serve', '--config', config, '--port', '0', '--json'], env, children);
-    assert.notEqual(portOf(host.url), decoyPort);
-    const status = await cliAsync(['status', '--config', config, '--json'], env);
-    assert.equal(status.status, 0, status.stderr);
-    assert.equal((JSON.parse(status.stdout) as { protocol: { version: string } }).protocol.version, '1.0');
-    const run = await cliAsync(['run', '--config', config, '--provider', 'mock', '--model', 'demo', '--input', 'found it'], env);
-    assert.equal(run.status, 0, run.stderr);
-    assert.equal(run.stdout.trim(), 'found it');
-    assert.equal(decoyRequests, 0, 'the decoy on the config port was never asked');
-
-    // The recorded host stops answering (SIGSTOP): the error names its record and its pid.
-    host.child.kill('SIGSTOP');
-    try {
-      const stuck = await cliAsync(['status', '--config', config], env);
-      assert.equal(stuck.status, 1);
-      const error = errorOf(stuck.stderr);
-      assert.equal(error.code, 'TIMEOUT');
-      assert.ok(error.message.includes(`${join(dir, 'state', 'host.json')}, written by the host running with this config (pid ${host.child.pid})`), error.message);
-    } finally {
-      host.child.kill('SIGCONT');
-    }
-    host.child.kill('SIGTERM');
-    assert.equal(await host.exited, 0);
-  });
-
-  it('names where the URL came from and how to change it on every connection error', async () => {
-    // No running host, something else on the config port: the command says where the URL came from.
-    const wrong = await cliAsync(['status', '--config', config], env);
-    assert.equal(wrong.status, 1);
-    const foreign = errorOf(wrong.stderr);
-    assert.ok(decoyRequests > 0);
-    assert.ok(foreign.message.includes(`listen.host and listen.port in ${config}`), foreign.message);
-    assert.ok(foreign.message.includes('no running host is recorded'), foreign.message);
-    assert.ok(foreign.message.includes(`agenticdriver serve --config ${config}`), foreign.message);
-
-    // A host killed with -9 left its record: it names the dead pid, and falls back to the config.
-    const killed = await spawnHost([CLI_MAIN, 'serve', '--config', config, '--port', '0', '--json'], env, children);
-    killed.child.kill('SIGKILL');
-    await killed.exited;
-    const closedPort = await freePort();
-    const parsed = JSON.parse(readFileSync(config, 'utf8')) as { listen: { port: number } };
-    parsed.listen.port = closedPort;
-    writeFileSync(config, JSON.stringify(parsed), { mode: 0o600 });
-    const stale = await cliAsync(['status', '--config', config], env);
-    const unreachable = errorOf(stale.stderr);
-    assert.equal(unreachable.code, 'HOST_UNREACHABLE');
-    assert.ok(unreachable.message.includes(`http://127.0.0.1:${closedPort}`), unreachable.message);
-    assert.ok(unreachable.message.includes(`names pid ${killed.child.pid}, which is not running`), unreachable.message);
-
-    // --url: the flag is the source.
-    const flagged = errorOf((await cliAsync(['status', '--config', config, '--url', `http://127.0.0.1:${closedPort}`], env)).stderr);
-    assert.equal(flagged.code, 'HOST_UNREACHABLE');
-    assert.ok(flagged.message.includes('comes from --url'), flagged.message);
-
-    // LISTEN_FAILED names the setting the port came from, and how to pick another.
-    const fromConfig = { ...parsed, listen: { host: '127.0.0.1', port: decoyPort } };
-    writeFileSync(config, JSON.stringify(fromConfig), { mode: 0o600 });
-    const busy = errorOf((await cliAsync(['serve', '--config', config], env)).stderr);
-    assert.equal(busy.code, 'LISTEN_FAILED');
-    assert.ok(busy.message.includes(`listen.port in ${config}`), busy.message);
-    assert.ok(busy.message.includes('--port'), busy.message);
-    // It released the state: the next start succeeds.
-    const next = await spawnHost([CLI_MAIN, 'serve', '--config', config, '--port', '0', '--json'], env, children);
-    next.child.kill('SIGTERM');
-    assert.equal(await next.exited, 0);
   });
 });

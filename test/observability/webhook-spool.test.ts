@@ -117,6 +117,7 @@ describe('a bounded webhook spool (issue 25, item 7)', () => {
 
     const doctor = await cliAsync(['doctor', '--config', config, '--json'], env);
     assert.equal(doctor.status, 1, 'a full spool fails doctor');
+    assert.notEqual(doctor.stdout, '', `doctor printed no report: ${doctor.stderr}`);
     const report = JSON.parse(doctor.stdout) as { ok: boolean; usage: { ok: boolean; spool: Record<string, unknown> } };
     assert.equal(report.usage.ok, false);
     assert.deepEqual(

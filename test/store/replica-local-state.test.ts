@@ -97,7 +97,7 @@ describe('PostgreSQL replicas sharing a config keep their local state apart (iss
         ],
         approvals: { interactive: true },
         applicationTools: { enabled: true },
-        state: { engine: 'postgres', urlRef: { env: 'AGENTICDRIVER_DATABASE_URL' }, leaseMs: 1500 },
+        state: { engine: 'postgres', urlRef: { env: 'AGENTICDRIVER_DATABASE_URL' }, leaseMs: 15000 },
         usage: { webhook: { url: receiver.url, retryIntervalMs: 100, maxAttempts: 1 } },
       }),
       { mode: 0o600 },

@@ -93,7 +93,7 @@ export class WebhookSink implements UsageSink {
     await mkdir(this.rejectedDir, { recursive: true, mode: 0o700 });
     this.indexed = (async () => {
       for (const { name, size } of await spooledFiles(this.pendingDir)) this.index(name, size);
-      for (const { size } of await spooledFiles(this.rejectedDir)) this.rejected = { count: this.rejected.count + 1, bytes: this.rejected.bytes + size };
+      for (const { size } of await spooledFiles(this.rejectedDir)) this.addRejected(size);
     })();
   }
 
@@ -109,7 +109,7 @@ export class WebhookSink implements UsageSink {
     let moved = 0;
     for (const folder of ['pending', 'rejected'] as const) {
       for (const { name, size } of await spooledFiles(join(spoolDirectory, folder))) {
-        if (this.full(size, this.pending.has(name) ? this.pending.get(name)! : 0)) return moved;
+        if (this.full(size, this.pending.get(name) ?? 0)) return moved;
         const target = folder === 'pending' ? this.pendingDir : this.rejectedDir;
         try {
           await rename(join(spoolDirectory, folder, name), join(target, name));
@@ -117,7 +117,7 @@ export class WebhookSink implements UsageSink {
           continue;
         }
         if (folder === 'pending') this.index(name, size);
-        else this.rejected = { count: this.rejected.count + 1, bytes: this.rejected.bytes + size };
+        else this.addRejected(size);
         moved += 1;
       }
     }
@@ -175,6 +175,10 @@ export class WebhookSink implements UsageSink {
     this.pending.set(name, size);
   }
 
+  private addRejected(size: number): void {
+    this.rejected = { count: this.rejected.count + 1, bytes: this.rejected.bytes + size };
+  }
+
   private unindex(name: string): number {
     const size = this.pending.get(name) ?? 0;
     this.pending.delete(name);
@@ -223,7 +227,7 @@ export class WebhookSink implements UsageSink {
       } else if (outcome === 'rejected') {
         const size = this.unindex(name);
         await rename(path, join(this.rejectedDir, name)).then(
-          () => (this.rejected = { count: this.rejected.count + 1, bytes: this.rejected.bytes + size }),
+          () => this.addRejected(size),
           () => rm(path, { force: true }),
         );
       } else {
