@@ -260,7 +260,7 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
   const url = hostUrl(config.listen.host, port, tls !== undefined);
   const consoleUrl = consoleAssets ? `${url}${CONSOLE_PATH}` : undefined;
   await local.listening(url, consoleUrl);
-  // Requests wait out the rest with 503 HOST_STARTING. What dead replicas (on SQLite: the
+  // Until the end of start-up requests get 503 HOST_STARTING. What dead replicas (on SQLite: the
   // previous process, if it crashed) left open is closed now, in the store and in the sinks.
   await store.start({
     leaseMs: config.stateLeaseMs ?? DEFAULT_LEASE_MS,
