@@ -93,15 +93,16 @@ describe('the CLI finds the host it belongs to (issue 26, item 1)', () => {
 
   it('names where the URL came from and how to change it on every connection error', async () => {
     // No running host and something else on the config's port: the answer is not a host's, and
-    // the error says the URL came from the config.
-    const foreign = errorOf((await cliAsync(['status', '--config', config], env)).stderr);
+    // the error says the URL came from the config. And serve fails there with LISTEN_FAILED.
+    const [wrongHost, listening] = await Promise.all([cliAsync(['status', '--config', config], env), cliAsync(['serve', '--config', config], env)]);
+    const foreign = errorOf(wrongHost.stderr);
     assert.ok(decoyRequests > 0);
     assert.ok(foreign.message.includes(`The URL http://127.0.0.1:${decoyPort} comes from listen.host and listen.port in ${config}`), foreign.message);
     assert.ok(foreign.message.includes('no running host is recorded'), foreign.message);
     assert.ok(foreign.message.includes(`agenticdriver serve --config ${config}`), foreign.message);
 
     // LISTEN_FAILED (the decoy holds the config's port) names the setting and how to pick another.
-    const busy = errorOf((await cliAsync(['serve', '--config', config], env)).stderr);
+    const busy = errorOf(listening.stderr);
     assert.equal(busy.code, 'LISTEN_FAILED');
     assert.ok(busy.message.includes(`the port from listen.port in ${config}`), busy.message);
     assert.ok(busy.message.includes('--port N (0 picks a free one)'), busy.message);
