@@ -142,6 +142,7 @@ const (
 	CodeJobEventConflict            = "JOB_EVENT_CONFLICT"
 	CodeJobAccountChanged           = "JOB_ACCOUNT_CHANGED"
 	CodeJobInterrupted              = "JOB_INTERRUPTED"
+	CodeHostAlreadyRunning          = "HOST_ALREADY_RUNNING"
 	CodeCancelled                   = "CANCELLED"
 	CodeJobExpired                  = "JOB_EXPIRED"
 	CodeApprovalExpired             = "APPROVAL_EXPIRED"
@@ -321,6 +322,7 @@ var ErrorStatus = map[string]int{
 	CodeJobEventConflict:            409,
 	CodeJobAccountChanged:           409,
 	CodeJobInterrupted:              409,
+	CodeHostAlreadyRunning:          409,
 	CodeCancelled:                   409,
 	CodeJobExpired:                  410,
 	CodeApprovalExpired:             410,

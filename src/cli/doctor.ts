@@ -11,7 +11,8 @@ import { readSecret } from '../shared/secrets.js';
 import { PostgresEngine } from '../store/postgres/postgres-engine.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ProviderHealth } from '../protocol/schemas.js';
-import { usageSinkReport, type UsageSinkReport } from '../extensions/usage/report.js';
+import type { UsageSinkReport } from '../extensions/usage/report.js';
+import { usageReportOf } from '../host/host-record.js';
 import { rankingOf } from '../extensions/retrieval/service.js';
 import { BUILTIN_EMBEDDING, embedderId } from '../providers/embeddings/index.js';
 
@@ -58,7 +59,7 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
     }),
   );
   await Promise.allSettled(adapters.map((adapter) => adapter.close?.()));
-  const usage = await usageSinkReport(config.usage, config.configDir, config.stateDirectory);
+  const usage = await usageReportOf(config);
   const state = await probeState(config);
   return {
     ok:

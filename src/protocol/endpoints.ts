@@ -79,7 +79,12 @@ export interface Endpoint {
   clientMethod?: string | null;
   /** An endpoint that answers JSON or events (`events` without `streamOnly`) has a second client method for the events. */
   clientStreamMethod?: string;
+  /** Takes `Last-Event-ID`: the last sequence the client has, a safe integer (else 400 INVALID_JOB_CURSOR). */
+  resumable?: boolean;
 }
+
+/** The largest `Last-Event-ID` (and any cursor): the largest integer every client language reads exactly. */
+export const MAX_CURSOR = Number.MAX_SAFE_INTEGER;
 
 /**
  * Every feature string `/v1/protocol` may list, in the order it lists them. A feature that
@@ -252,6 +257,7 @@ export const ENDPOINTS: Endpoint[] = [
     events: RunEvent,
     streamOnly: true,
     clientMethod: 'tailJob',
+    resumable: true,
   },
   {
     method: 'POST',
@@ -360,6 +366,7 @@ export const ENDPOINTS: Endpoint[] = [
     events: RunEvent,
     streamOnly: true,
     clientMethod: 'tailJob',
+    resumable: true,
   },
   {
     method: 'POST',

@@ -446,7 +446,7 @@ pub fn history_message(v: &Value, p: &str) -> Checked<()> {
 pub fn session_info(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::open(v, p)?;
     o.with("id", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
-    o.with("revision", |v, p| integer(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.with("revision", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
     o.with("provider", |v, p| matching(v, p, is_provider_id, "a provider id").map(drop))?;
     o.with("model", |v, p| matching(v, p, is_model_id, "a model id").map(drop))?;
     o.with("mode", |v, p| literal(v, p, &["history", "native"]).map(drop))?;
@@ -650,7 +650,7 @@ pub fn run_request(v: &Value, p: &str) -> Checked<()> {
     o.opt_with("session", |v, p| {
         let o = Obj::strict(v, p, &["id", "revision"])?;
         o.with("id", |v, p| matching(v, p, is_uuid_shape_any_case, "a UUID").map(drop))?;
-        o.with("revision", |v, p| integer(v, p, 0.0, f64::INFINITY).map(drop))?;
+        o.with("revision", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
         Ok(())
     })?;
     o.opt_with("approvals", |v, p| {

@@ -400,7 +400,7 @@ history_message: Check = obj(
 session_info: Check = obj(
     {
         "id": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
-        "revision": integer(0, None),
+        "revision": integer(0, 9007199254740991),
         "provider": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}\Z"),
         "model": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:/\[\]-]{0,199}\Z"),
         "mode": one_of("history", "native"),
@@ -557,7 +557,7 @@ run_request: Check = obj(
         "session": obj(
             {
                 "id": string(pattern=r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z"),
-                "revision": integer(0, None),
+                "revision": integer(0, 9007199254740991),
             },
             strict=True,
         ),
