@@ -3,15 +3,16 @@
  * browsers; every answer is validated before it reaches the caller.
  */
 import { DriverError } from '../protocol/errors.js';
-import {
+import type {
   ApprovalDecision,
   ApprovalResolution,
   JobEventPage,
   JobEventsRequest,
   JobIdentity,
   JobInfo,
+  JobList,
+  JobListRequest,
   JobSubmit,
-  ProtocolInfo as ProtocolInfoSchema,
   ProviderList,
   IngestRequest,
   IngestResult,
@@ -25,15 +26,18 @@ import {
   SessionCreate,
   SessionDeleteResult,
   SessionIdentity,
+  SessionInfo,
+  SessionList,
+  SessionListRequest,
   SessionSnapshot,
   ToolExecutionIdentity,
   ToolExecutionReceipt,
   ToolExecutionResult,
-  type RunEvent,
-  type RunEventOf,
-  type RunResult,
-  type ToolExecution,
-  type ApprovalRequest,
+  RunEvent,
+  RunEventOf,
+  RunResult,
+  ToolExecution,
+  ApprovalRequest,
 } from '../protocol/schemas.js';
 import { hasUnsafeKeys } from '../protocol/plain-json.js';
 import { validatorFor, type Validator } from '../protocol/validate.js';
@@ -41,9 +45,11 @@ import { parseBaseUrl } from './base-url.js';
 import {
   checkApprovalReceipt,
   checkJobEventPage,
+  checkJobList,
   checkJobReceipt,
   checkSessionCreated,
   checkSessionDeleted,
+  checkSessionList,
   checkRetrievalSearch,
   checkSessionSnapshot,
   checkSourceReceipt,
@@ -75,11 +81,13 @@ export type {
   SessionDeleteResult,
   SessionIdentity,
   SessionInfo,
+  SessionListRequest,
   SessionSnapshot,
   JobEventPage,
   JobEventsRequest,
   JobIdentity,
   JobInfo,
+  JobListRequest,
   JobState,
   JobSubmit,
   IngestDocument,
@@ -124,31 +132,35 @@ export interface TailOptions extends RequestOptions {
 /** Discovery calls (protocol, providers) are bounded; runs never are. */
 export const DISCOVERY_TIMEOUT_MS = 10_000;
 
-const validProtocol = validatorFor<ProtocolInfo>(ProtocolInfoSchema);
-const validProviders = validatorFor<{ providers: Provider[] }>(ProviderList);
-const validRunRequest = validatorFor<RunRequestBody>(RunRequest);
-const validDecision = validatorFor<ApprovalDecision>(ApprovalDecision);
-const validResolution = validatorFor<ApprovalResolution>(ApprovalResolution);
-const validToolIdentity = validatorFor<ToolExecutionIdentity>(ToolExecutionIdentity);
-const validToolResult = validatorFor<ToolExecutionResult>(ToolExecutionResult);
-const validToolReceipt = validatorFor<ToolExecutionReceipt>(ToolExecutionReceipt);
-const validSessionCreate = validatorFor<SessionCreate>(SessionCreate);
-const validSessionIdentity = validatorFor<SessionIdentity>(SessionIdentity);
-const validSessionSnapshot = validatorFor<SessionSnapshot>(SessionSnapshot);
-const validSessionDeleteResult = validatorFor<SessionDeleteResult>(SessionDeleteResult);
-const validJobSubmit = validatorFor<JobSubmit>(JobSubmit);
-const validJobIdentity = validatorFor<JobIdentity>(JobIdentity);
-const validJobEventsRequest = validatorFor<JobEventsRequest>(JobEventsRequest);
-const validJobInfo = validatorFor<JobInfo>(JobInfo);
-const validJobEventPage = validatorFor<JobEventPage>(JobEventPage);
-const validRetrievalSearch = validatorFor<RetrievalSearch>(RetrievalSearch);
-const validRetrievalResult = validatorFor<RetrievalResult>(RetrievalResult);
-const validIndexRequest = validatorFor<RetrievalIndexRequest>(RetrievalIndexRequest);
-const validIndexReceipt = validatorFor<RetrievalIndexReceipt>(RetrievalIndexReceipt);
-const validDeleteRequest = validatorFor<RetrievalDeleteRequest>(RetrievalDeleteRequest);
-const validDeleteResult = validatorFor<RetrievalDeleteResult>(RetrievalDeleteResult);
-const validIngestRequest = validatorFor<IngestRequest>(IngestRequest);
-const validIngestResult = validatorFor<IngestResult>(IngestResult);
+const validProtocol = validatorFor<ProtocolInfo>('ProtocolInfo');
+const validProviders = validatorFor<{ providers: Provider[] }>('ProviderList');
+const validRunRequest = validatorFor<RunRequestBody>('RunRequest');
+const validDecision = validatorFor<ApprovalDecision>('ApprovalDecision');
+const validResolution = validatorFor<ApprovalResolution>('ApprovalResolution');
+const validToolIdentity = validatorFor<ToolExecutionIdentity>('ToolExecutionIdentity');
+const validToolResult = validatorFor<ToolExecutionResult>('ToolExecutionResult');
+const validToolReceipt = validatorFor<ToolExecutionReceipt>('ToolExecutionReceipt');
+const validSessionCreate = validatorFor<SessionCreate>('SessionCreate');
+const validSessionIdentity = validatorFor<SessionIdentity>('SessionIdentity');
+const validSessionSnapshot = validatorFor<SessionSnapshot>('SessionSnapshot');
+const validSessionDeleteResult = validatorFor<SessionDeleteResult>('SessionDeleteResult');
+const validSessionListRequest = validatorFor<SessionListRequest>('SessionListRequest');
+const validSessionList = validatorFor<SessionList>('SessionList');
+const validJobSubmit = validatorFor<JobSubmit>('JobSubmit');
+const validJobIdentity = validatorFor<JobIdentity>('JobIdentity');
+const validJobEventsRequest = validatorFor<JobEventsRequest>('JobEventsRequest');
+const validJobInfo = validatorFor<JobInfo>('JobInfo');
+const validJobEventPage = validatorFor<JobEventPage>('JobEventPage');
+const validJobListRequest = validatorFor<JobListRequest>('JobListRequest');
+const validJobList = validatorFor<JobList>('JobList');
+const validRetrievalSearch = validatorFor<RetrievalSearch>('RetrievalSearch');
+const validRetrievalResult = validatorFor<RetrievalResult>('RetrievalResult');
+const validIndexRequest = validatorFor<RetrievalIndexRequest>('RetrievalIndexRequest');
+const validIndexReceipt = validatorFor<RetrievalIndexReceipt>('RetrievalIndexReceipt');
+const validDeleteRequest = validatorFor<RetrievalDeleteRequest>('RetrievalDeleteRequest');
+const validDeleteResult = validatorFor<RetrievalDeleteResult>('RetrievalDeleteResult');
+const validIngestRequest = validatorFor<IngestRequest>('IngestRequest');
+const validIngestResult = validatorFor<IngestResult>('IngestResult');
 /** Errors after which a dropped job stream is worth reconnecting: the connection, not the content, failed. */
 const RESUMABLE = new Set(['HOST_UNREACHABLE', 'INCOMPLETE_STREAM']);
 // A variable specifier keeps bundlers from pulling the Node-only module into browser builds.
@@ -286,6 +298,13 @@ export class AgenticClient implements InteractiveCalls {
     return checked(snapshot, checkSessionSnapshot(snapshot, identity.id), 'session');
   }
 
+  /** POST v1/sessions/list: this token's subject's sessions (on providers it may use), most recently used first. */
+  async listSessions(request: SessionListRequest = {}, options: RequestOptions = {}): Promise<SessionInfo[]> {
+    if (!validSessionListRequest(request)) throw new DriverError('INVALID_SESSION', `The session list request is invalid: ${validSessionListRequest.explain(request)}.`);
+    const list = await this.post('v1/sessions/list', request, validSessionList, options);
+    return checked(list, checkSessionList(list, request), 'session list').sessions;
+  }
+
   /** POST v1/sessions/delete: the receipt must name the session and say it was deleted. */
   async deleteSession(id: string, options: RequestOptions = {}): Promise<SessionDeleteResult> {
     const identity = sessionIdentity(id);
@@ -305,6 +324,13 @@ export class AgenticClient implements InteractiveCalls {
     const identity = jobIdentity(id);
     const job = await this.post('v1/jobs/read', identity, validJobInfo, options);
     return checked(job, checkJobReceipt(job, identity), 'job');
+  }
+
+  /** POST v1/jobs/list: this token's subject's jobs it may read (optionally in one state), most recently updated first. */
+  async listJobs(request: JobListRequest = {}, options: RequestOptions = {}): Promise<JobInfo[]> {
+    if (!validJobListRequest(request)) throw new DriverError('INVALID_JOB', `The job list request is invalid: ${validJobListRequest.explain(request)}.`);
+    const list = await this.post('v1/jobs/list', request, validJobList, options);
+    return checked(list, checkJobList(list, request), 'job list').jobs;
   }
 
   /** POST v1/jobs/cancel: asks a queued or running job to stop; a finished job is returned unchanged. */

@@ -4,7 +4,7 @@
  * live tap of an active run and any job's stream. Answers are validated like AgenticClient's.
  */
 import { DriverError } from '../protocol/errors.js';
-import {
+import type {
   ApprovalDecision,
   ApprovalResolution,
   OperatorApprovalList,
@@ -18,8 +18,8 @@ import {
   OperatorUsage,
   OperatorUsageRequest,
   RunEvent,
-  TERMINAL_EVENT_TYPES,
 } from '../protocol/schemas.js';
+import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import { hasUnsafeKeys } from '../protocol/plain-json.js';
 import { validatorFor, type Validator } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
@@ -47,19 +47,19 @@ export type {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const valid = {
-  runsRequest: validatorFor<OperatorRunsRequest>(OperatorRunsRequest),
-  runs: validatorFor<OperatorRunList>(OperatorRunList),
-  listRequest: validatorFor<OperatorListRequest>(OperatorListRequest),
-  approvals: validatorFor<OperatorApprovalList>(OperatorApprovalList),
-  decision: validatorFor<ApprovalDecision>(ApprovalDecision),
-  resolution: validatorFor<ApprovalResolution>(ApprovalResolution),
-  jobsRequest: validatorFor<OperatorJobsRequest>(OperatorJobsRequest),
-  jobs: validatorFor<OperatorJobList>(OperatorJobList),
-  usageRequest: validatorFor<OperatorUsageRequest>(OperatorUsageRequest),
-  usage: validatorFor<OperatorUsage>(OperatorUsage),
-  auditRequest: validatorFor<OperatorAuditRequest>(OperatorAuditRequest),
-  audit: validatorFor<OperatorAuditPage>(OperatorAuditPage),
-  event: validatorFor<RunEvent>(RunEvent),
+  runsRequest: validatorFor<OperatorRunsRequest>('OperatorRunsRequest'),
+  runs: validatorFor<OperatorRunList>('OperatorRunList'),
+  listRequest: validatorFor<OperatorListRequest>('OperatorListRequest'),
+  approvals: validatorFor<OperatorApprovalList>('OperatorApprovalList'),
+  decision: validatorFor<ApprovalDecision>('ApprovalDecision'),
+  resolution: validatorFor<ApprovalResolution>('ApprovalResolution'),
+  jobsRequest: validatorFor<OperatorJobsRequest>('OperatorJobsRequest'),
+  jobs: validatorFor<OperatorJobList>('OperatorJobList'),
+  usageRequest: validatorFor<OperatorUsageRequest>('OperatorUsageRequest'),
+  usage: validatorFor<OperatorUsage>('OperatorUsage'),
+  auditRequest: validatorFor<OperatorAuditRequest>('OperatorAuditRequest'),
+  audit: validatorFor<OperatorAuditPage>('OperatorAuditPage'),
+  event: validatorFor<RunEvent>('RunEvent'),
 };
 
 export interface OperatorClientOptions {
