@@ -10,6 +10,7 @@ import (
 // including codes this package does not know.
 const (
 	CodeInsecureTransport          = "INSECURE_TRANSPORT"
+	CodeInvalidURL                 = "INVALID_URL"
 	CodeAuthRequired               = "AUTH_REQUIRED"
 	CodeHTTPError                  = "HTTP_ERROR"
 	CodeInvalidResponse            = "INVALID_RESPONSE"

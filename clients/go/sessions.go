@@ -41,6 +41,25 @@ func (c *Client) ReadSession(ctx context.Context, id SessionIdentity) (*SessionS
 	return &snapshot, nil
 }
 
+// ListSessions returns the subject's sessions on providers this token may use (POST
+// /v1/sessions/list), most recently used first: at most req.Limit (0: the default, 20).
+// The answer is checked: within the limit, each session once, newest first, each
+// session's own invariants. A malformed request is refused with INVALID_SESSION.
+func (c *Client) ListSessions(ctx context.Context, req SessionListRequest) ([]SessionInfo, error) {
+	body, err := checkedBody(req, func(v any) error { return sessionListRequestRule(v, "sessions") }, CodeInvalidSession, "session list request")
+	if err != nil {
+		return nil, err
+	}
+	var list SessionList
+	if err := c.getJSON(ctx, "v1/sessions/list", nil, body, sessionListRule, &list); err != nil {
+		return nil, exchangeError(ctx, err)
+	}
+	if err := checkSessionList(list.Sessions, req.Limit); err != nil {
+		return nil, newError(CodeInvalidResponse, "%v", err)
+	}
+	return list.Sessions, nil
+}
+
 // DeleteSession deletes a session (POST /v1/sessions/delete); a turn still running on it
 // ends with run.cancelled SESSION_DELETED.
 func (c *Client) DeleteSession(ctx context.Context, id SessionIdentity) (*SessionDeleteResult, error) {

@@ -118,6 +118,14 @@ impl AsyncAgenticClient {
         Ok(validate::session_snapshot(body, id)?)
     }
 
+    /// `POST v1/sessions/list`: the subject's sessions on providers this token may use, most
+    /// recently used first (at most `limit`, default 20), each checked.
+    pub async fn list_sessions(&self, request: &SessionListRequest) -> Result<Vec<SessionInfo>, Error> {
+        validate::session_list_request(request)?;
+        let body = self.transport.post_json("v1/sessions/list", request_body(request)?).await?;
+        Ok(validate::session_list(body, request)?)
+    }
+
     /// `POST v1/sessions/delete`; a turn running on the session ends `SESSION_DELETED`.
     pub async fn delete_session(&self, id: &SessionIdentity) -> Result<SessionDeleteResult, Error> {
         validate::session_identity(id)?;
@@ -140,6 +148,14 @@ impl AsyncAgenticClient {
         validate::job_identity(id)?;
         let body = self.transport.post_json("v1/jobs/read", request_body(id)?).await?;
         Ok(validate::job_info(body, Some(&id.id))?)
+    }
+
+    /// `POST v1/jobs/list`: the subject's jobs this token may read, optionally in one
+    /// `state`, most recently updated first (at most `limit`, default 20), each checked.
+    pub async fn list_jobs(&self, request: &JobListRequest) -> Result<Vec<JobInfo>, Error> {
+        validate::job_list_request(request)?;
+        let body = self.transport.post_json("v1/jobs/list", request_body(request)?).await?;
+        Ok(validate::job_list(body, request)?)
     }
 
     /// `POST v1/jobs/cancel`: a queued job is cancelled at once, a running one gets

@@ -113,6 +113,7 @@ pub mod codes {
     pub const UNSUPPORTED_PROTOCOL_VERSION: &str = "UNSUPPORTED_PROTOCOL_VERSION";
     pub const HTTP_ERROR: &str = "HTTP_ERROR";
     pub const INSECURE_TRANSPORT: &str = "INSECURE_TRANSPORT";
+    pub const INVALID_URL: &str = "INVALID_URL";
     pub const AUTH_REQUIRED: &str = "AUTH_REQUIRED";
     pub const TOOL_STREAM_REQUIRED: &str = "TOOL_STREAM_REQUIRED";
     pub const APPROVAL_STREAM_REQUIRED: &str = "APPROVAL_STREAM_REQUIRED";

@@ -16,6 +16,7 @@ from .generated.checks import (
     approval_decision,
     job_events_request,
     job_identity,
+    job_list_request,
     job_submit,
     ingest_request,
     retrieval_delete_request,
@@ -23,6 +24,7 @@ from .generated.checks import (
     retrieval_search,
     session_create,
     session_identity,
+    session_list_request,
     tool_execution_identity,
     tool_execution_result,
 )
@@ -34,9 +36,11 @@ RESULT_ENDPOINT = "v1/tool-executions/results"
 SESSION_CREATE_ENDPOINT = "v1/sessions/create"
 SESSION_READ_ENDPOINT = "v1/sessions/read"
 SESSION_DELETE_ENDPOINT = "v1/sessions/delete"
+SESSION_LIST_ENDPOINT = "v1/sessions/list"
 JOB_SUBMIT_ENDPOINT = "v1/jobs/submit"
 JOB_READ_ENDPOINT = "v1/jobs/read"
 JOB_CANCEL_ENDPOINT = "v1/jobs/cancel"
+JOB_LIST_ENDPOINT = "v1/jobs/list"
 JOB_EVENTS_ENDPOINT = "v1/jobs/events"
 SEARCH_ENDPOINT = "v1/retrieval/search"
 INDEX_ENDPOINT = "v1/retrieval/index"
@@ -108,6 +112,14 @@ def job_submit_body(submission: object) -> bytes:
 
 def job_identity_body(job_id: object) -> bytes:
     return _checked_body({"id": job_id}, job_identity, "INVALID_JOB", "job identity")
+
+
+def job_list_body(request: object) -> bytes:
+    return _checked_body({} if request is None else request, job_list_request, "INVALID_JOB", "job list request")
+
+
+def session_list_body(request: object) -> bytes:
+    return _checked_body({} if request is None else request, session_list_request, "INVALID_SESSION", "session list request")
 
 
 def job_events_body(request: object) -> bytes:

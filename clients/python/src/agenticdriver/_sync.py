@@ -30,10 +30,12 @@ from ._responses import (
     decode_approval_receipt,
     decode_job,
     decode_job_event_page,
+    decode_job_list,
     decode_search,
     decode_source_receipt,
     decode_session_created,
     decode_session_deleted,
+    decode_session_list,
     decode_session_snapshot,
     decode_protocol,
     decode_providers,
@@ -48,6 +50,7 @@ from ._submissions import (
     DECISION_ENDPOINT,
     JOB_CANCEL_ENDPOINT,
     JOB_EVENTS_ENDPOINT,
+    JOB_LIST_ENDPOINT,
     JOB_READ_ENDPOINT,
     JOB_SUBMIT_ENDPOINT,
     DELETE_ENDPOINT,
@@ -58,11 +61,13 @@ from ._submissions import (
     RESULT_ENDPOINT,
     SESSION_CREATE_ENDPOINT,
     SESSION_DELETE_ENDPOINT,
+    SESSION_LIST_ENDPOINT,
     SESSION_READ_ENDPOINT,
     decision_body,
     identity_of,
     job_events_body,
     job_identity_body,
+    job_list_body,
     job_stream_endpoint,
     job_submit_body,
     delete_body,
@@ -74,6 +79,7 @@ from ._submissions import (
     result_body,
     session_create_body,
     session_identity_body,
+    session_list_body,
 )
 from ._tail import DEFAULT_INITIAL_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, TailPolicy, incomplete, is_resumable
 from ._tickets import (
@@ -92,6 +98,7 @@ from .types import (
     JobEventPage,
     JobEventsRequest,
     JobInfo,
+    JobListRequest,
     JobSubmit,
     IngestRequest,
     IngestResult,
@@ -107,6 +114,8 @@ from .types import (
     RunResult,
     SessionCreate,
     SessionDeleteResult,
+    SessionInfo,
+    SessionListRequest,
     SessionSnapshot,
     ToolExecutionIdentity,
     ToolExecutionReceipt,
@@ -227,6 +236,11 @@ class AgenticClient:
         body = self._fetch_json("POST", SESSION_READ_ENDPOINT, session_identity_body(session_id), self._io_timeout)
         return cast(SessionSnapshot, decode_session_snapshot(body, session_id))
 
+    def list_sessions(self, request: Optional[SessionListRequest] = None) -> List[SessionInfo]:
+        """This token's subject's sessions (on providers it may use), most recently used first."""
+        body = self._fetch_json("POST", SESSION_LIST_ENDPOINT, session_list_body(request), self._io_timeout)
+        return cast(List[SessionInfo], decode_session_list(body, request or {}))
+
     def delete_session(self, session_id: str) -> SessionDeleteResult:
         """Delete the session (an active turn is cancelled); the receipt must say ``deleted``."""
         body = self._fetch_json("POST", SESSION_DELETE_ENDPOINT, session_identity_body(session_id), self._io_timeout)
@@ -241,6 +255,11 @@ class AgenticClient:
         """The job's state and cursor (how many events are committed)."""
         body = self._fetch_json("POST", JOB_READ_ENDPOINT, job_identity_body(job_id), self._io_timeout)
         return cast(JobInfo, decode_job(body, job_id=job_id))
+
+    def list_jobs(self, request: Optional[JobListRequest] = None) -> List[JobInfo]:
+        """This token's subject's jobs it may read (optionally in one ``state``), most recently updated first."""
+        body = self._fetch_json("POST", JOB_LIST_ENDPOINT, job_list_body(request), self._io_timeout)
+        return cast(List[JobInfo], decode_job_list(body, request or {}))
 
     def cancel_job(self, job_id: str) -> JobInfo:
         """Ask a queued or running job to stop; a finished job comes back unchanged."""

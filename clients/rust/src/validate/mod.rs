@@ -10,14 +10,14 @@ mod stream;
 mod submissions;
 
 pub use receipts::{
-    approval_resolution, delete_receipt, index_receipt, ingest_receipt, job_event_page, job_info, job_submitted, search_result,
-    session_created, session_deleted, session_snapshot, tool_receipt,
+    approval_resolution, delete_receipt, index_receipt, ingest_receipt, job_event_page, job_info, job_list, job_submitted, search_result,
+    session_created, session_deleted, session_list, session_snapshot, tool_receipt,
 };
 pub use rules::job_event_order;
 pub use stream::{json_run_result, EventValidator};
 pub use submissions::{
-    approval_decision, ingest_request, job_events_request, job_identity, job_submit, retrieval_delete, retrieval_index, retrieval_search,
-    session_create, session_identity, tool_identity, tool_result,
+    approval_decision, ingest_request, job_events_request, job_identity, job_list_request, job_submit, retrieval_delete, retrieval_index,
+    retrieval_search, session_create, session_identity, session_list_request, tool_identity, tool_result,
 };
 
 use crate::error::{codes, DriverError};

@@ -90,6 +90,14 @@ pub fn job_identity(id: &JobIdentity) -> Result<(), DriverError> {
     checked(id, schema::job_identity).map(drop).map_err(invalid_job)
 }
 
+pub fn job_list_request(request: &JobListRequest) -> Result<(), DriverError> {
+    checked(request, schema::job_list_request).map(drop).map_err(invalid_job)
+}
+
+pub fn session_list_request(request: &SessionListRequest) -> Result<(), DriverError> {
+    checked(request, schema::session_list_request).map(drop).map_err(invalid_session)
+}
+
 pub fn job_events_request(request: &JobEventsRequest) -> Result<(), DriverError> {
     checked(request, schema::job_events_request).map(drop).map_err(invalid_job)
 }
