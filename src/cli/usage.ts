@@ -67,3 +67,11 @@ export function formatUsageTable(report: UsageReport): string {
   const notes = 'Tokens are observed sums; "incomplete" runs lacked a report from some step. API-equivalent cost is an estimate.';
   return [title, line(header), ...body.map(line), notes].join('\n');
 }
+
+/** `agenticdriver usage`: the totals as a table, or one JSON object with --json. */
+export async function usageCommand(options: { config?: string; since?: string; by?: string; json?: boolean }): Promise<void> {
+  const since = options.since === undefined ? undefined : parseSince(options.since);
+  const by = options.by === undefined ? undefined : parseGrouping(options.by);
+  const report = await usageReport(options.config, { ...(since ? { since } : {}), ...(by ? { by } : {}) });
+  process.stdout.write(`${options.json ? JSON.stringify(report) : formatUsageTable(report)}\n`);
+}
