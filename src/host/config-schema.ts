@@ -1,6 +1,6 @@
 /**
  * The host config's schema (TypeBox): the source of `protocol/host-config.schema.json` and of
- * the ahead-of-time validators in ./config-validators.generated.ts (`npm run protocol`).
+ * the ahead-of-time validators in protocol/validators/host-config.js (`npm run protocol`).
  * Loading the config (./config.ts) uses those validators, so it never loads this module, the
  * provider kinds or TypeBox.
  */

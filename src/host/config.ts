@@ -1,13 +1,13 @@
 /**
  * Host configuration: versioned JSON, validated strictly, secrets by reference only.
- * `protocol/host-config.schema.json` and the validators used here are generated from
- * `hostConfigSchema()` (./config-schema.ts).
+ * `protocol/host-config.schema.json` and the validators used here
+ * (`protocol/validators/host-config.js`) are generated from `hostConfigSchema()` (./config-schema.ts).
  */
 import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { DriverError } from '../protocol/errors.js';
-import { describe, type CompiledValidator, type SchemaError } from '../protocol/validate.js';
+import { describe, type SchemaError } from '../protocol/validate.js';
 import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
 import type { SecretRef } from '../shared/secrets.js';
 import { checkUsageConfig } from '../extensions/usage/config-rules.js';
@@ -28,7 +28,7 @@ import type {
   SqliteStateConfig,
   TokenEntry,
 } from './config-schema.js';
-import * as compiled from './config-validators.generated.js';
+import * as compiled from '../../protocol/validators/host-config.js';
 
 import { DEFAULT_PORT } from './config-constants.js';
 
@@ -76,8 +76,8 @@ export interface HostConfig {
   configPath: string;
 }
 
-const validateConfig = compiled.hostConfig as CompiledValidator;
-const stateValidators = { sqlite: compiled.sqliteState as CompiledValidator, postgres: compiled.postgresState as CompiledValidator };
+const validateConfig = compiled.hostConfig;
+const stateValidators = { sqlite: compiled.sqliteState, postgres: compiled.postgresState };
 
 function configError(message: string, code = 'INVALID_CONFIG'): DriverError {
   return new DriverError(code, message);
@@ -114,7 +114,7 @@ function checkProviderEntries(raw: unknown): void {
     const where = `/providers/${index}`;
     const kind = entry.kind;
     if (typeof kind !== 'string') throw new ConfigProblem(`The config is invalid: ${where} needs a "kind": one of ${PROVIDER_KIND_NAMES.join(', ')}.`, where);
-    const validate = (compiled.PROVIDER_ENTRIES as Record<string, CompiledValidator>)[kind];
+    const validate = compiled.PROVIDER_ENTRIES[kind];
     if (!validate) throw new ConfigProblem(`The config is invalid: ${where}/kind ${JSON.stringify(kind)} is not a provider kind; use one of ${PROVIDER_KIND_NAMES.join(', ')}.`, `${where}/kind`);
     if (!validate(entry)) throw schemaProblem(validate.errors, where, ` (a provider of kind ${kind})`);
   });

@@ -1,9 +1,10 @@
 /**
- * Validators of the named wire schemas, compiled ahead of time (./validators.generated.ts,
+ * Validators of the named wire schemas, compiled ahead of time (protocol/validators/wire.js,
  * written by `npm run protocol` from ./schemas.ts with Ajv's standalone code: JSON Schema
- * 2020-12, formats checked). Using one needs neither TypeBox nor Ajv at run time.
+ * 2020-12, formats checked). Using one needs neither TypeBox nor Ajv at run time. The module
+ * is plain JavaScript in the published protocol/ folder, two levels up from src/ and dist/ alike.
  */
-import { BY_EVENT_TYPE, BY_ID } from './validators.generated.js';
+import { BY_EVENT_TYPE, BY_ID, type CompiledValidator } from '../../protocol/validators/wire.js';
 
 /** The `$id` of a named schema (`NAMED_SCHEMAS` in ./schemas.ts). */
 export type SchemaName = keyof typeof BY_ID;
@@ -16,8 +17,7 @@ export interface SchemaError {
   message?: string;
 }
 
-/** An ahead-of-time validator as Ajv's standalone code exports it. */
-export type CompiledValidator = ((value: unknown) => boolean) & { errors?: SchemaError[] | null };
+export type { CompiledValidator };
 type Compiled = CompiledValidator;
 
 export interface Validator<T> {
