@@ -92,11 +92,11 @@ export function buildProgram(version: string): Command {
 
   program
     .command('usage')
-    .description('Print run, token and cost totals from the state store: an aligned table, or one JSON object with --json.')
+    .description('Print run, token and cost totals from the state store: an aligned table at a terminal, else one JSON object.')
     .addOption(configOption())
     .option('--since <when>', 'only runs that finished since an ISO date/time or a duration back from now (90m, 24h, 7d)')
     .option('--by <group>', 'group by subject, provider, model or day (UTC)')
-    .addOption(jsonOption('one-line JSON output'))
+    .addOption(jsonOption())
     .action(lazy(async () => (await import('./usage.js')).usageCommand));
 
   clientCommand(program.command('run'))
