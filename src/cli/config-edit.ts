@@ -10,7 +10,7 @@ import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { applyEdits, modify, type FormattingOptions, type JSONPath } from 'jsonc-parser';
 import { DriverError } from '../protocol/errors.js';
-import { parseHostConfigText, type HostConfig } from '../host/config.js';
+import { parseHostConfigText } from '../host/config.js';
 
 const MAX_CONFIG_BYTES = 1_000_000;
 
@@ -21,10 +21,9 @@ export interface ConfigChange {
   append?: boolean;
 }
 
-/** The config as the file says it (what edits refer to) and as the host reads it. */
+/** The config as the file says it (what edits refer to), once the host would accept it. */
 export interface ConfigDocument {
   raw: { providers: { id: string; kind: string }[]; tokens: { id: string; providers: string[]; [grant: string]: unknown }[]; [section: string]: unknown };
-  config: HostConfig;
 }
 
 async function readText(path: string): Promise<{ text: string; mode: number }> {
@@ -48,11 +47,11 @@ async function readText(path: string): Promise<{ text: string; mode: number }> {
   }
 }
 
-/** Reads and checks the config, as the file says it and as the host reads it. */
+/** Reads the config and checks it as the host does. */
 export async function readConfigDocument(path: string): Promise<ConfigDocument & { text: string; mode: number }> {
   const { text, mode } = await readText(path);
-  const config = await parseHostConfigText(text, path);
-  return { raw: JSON.parse(text) as ConfigDocument['raw'], config, text, mode };
+  await parseHostConfigText(text, path);
+  return { raw: JSON.parse(text) as ConfigDocument['raw'], text, mode };
 }
 
 /** The file's own indentation, so inserted values look like the rest. */

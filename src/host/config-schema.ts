@@ -204,7 +204,6 @@ export function hostConfigSchema() {
   );
 }
 
-
 /** The whole config, and the parts `parseHostConfig` checks on their own for a clearer message. */
 export const HOST_CONFIG_PARTS = { hostConfig: hostConfigSchema(), sqliteState: SqliteState, postgresState: PostgresState };
 

@@ -29,7 +29,6 @@ import type {
   TokenEntry,
 } from './config-schema.js';
 import * as compiled from '../../protocol/validators/host-config.js';
-
 import { DEFAULT_PORT } from './config-constants.js';
 
 export { DEFAULT_BODY_BYTES, DEFAULT_PORT, MAX_BODY_BYTES } from './config-constants.js';

@@ -242,22 +242,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const reloader = new ConfigReloader(config, [
     tokensPart(authenticator, monitor !== undefined, env),
     providersPart(driver, config, adapters, env),
-    {
-      fields: ['limits'],
-      prepare: (next, current) => {
-        if (next.limits.maxBodyBytes !== current.limits.maxBodyBytes) {
-          throw new DriverError('UNSUPPORTED_CONFIGURATION', 'limits.maxBodyBytes takes effect only at a restart; nothing was reloaded.');
-        }
-        const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = next.limits;
-        return {
-          commit: () => {
-            driver.setLimits({ maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts });
-            context.admission.setLimits({ total: next.limits.maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total, perSubject: next.limits.maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject });
-            context.writeStallMs = options.writeStallMs ?? next.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS;
-          },
-        };
-      },
-    },
+    limitsPart(driver, context, options.writeStallMs),
   ]);
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -347,6 +332,27 @@ function providersPart(driver: AgenticDriver, config: HostConfig, adapters: Prov
           running = new Map(chosen);
         },
         discard,
+      };
+    },
+  };
+}
+
+/** Limits on reload: what the driver, admission and event streams apply to runs admitted from then on. */
+function limitsPart(driver: AgenticDriver, context: HostContext, writeStallOverride: number | undefined) {
+  return {
+    fields: ['limits'] as const,
+    prepare: (next: HostConfig, current: HostConfig) => {
+      // Fastify sets its body limit when the server is built.
+      if (next.limits.maxBodyBytes !== current.limits.maxBodyBytes) {
+        throw new DriverError('UNSUPPORTED_CONFIGURATION', 'limits.maxBodyBytes takes effect only at a restart; nothing was reloaded.');
+      }
+      const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts, maxConcurrentRuns, maxConcurrentRunsPerSubject, writeStallTimeoutMs } = next.limits;
+      return {
+        commit: () => {
+          driver.setLimits({ maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts });
+          context.admission.setLimits({ total: maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total, perSubject: maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject });
+          context.writeStallMs = writeStallOverride ?? writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS;
+        },
       };
     },
   };
