@@ -1,103 +1,29 @@
 /**
  * Host configuration: versioned JSON, validated strictly, secrets by reference only. The core
  * fields are here; each extension of the list adds its section and its token grant fields, as
- * each provider kind adds its entry (`protocol/host-config.schema.json` is generated from
- * `hostConfigSchema()`).
+ * each provider kind adds its entry. `protocol/host-config.schema.json` and the validators used
+ * here (`protocol/validators/host-config.js`) are generated from `hostConfigSchema()`
+ * (./config-schema.ts), which derives the extensions' part from `EXTENSIONS`.
  */
 import { open } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { DriverError } from '../protocol/errors.js';
-import { describe } from '../protocol/validate.js';
-import { ProviderId, ToolName } from '../protocol/schemas.js';
-import { PROVIDER_KINDS } from '../providers/kinds.js';
+import { describe, type SchemaError } from '../protocol/validate.js';
 import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
-import { SecretRef } from '../shared/secrets.js';
+import type { SecretRef } from '../shared/secrets.js';
 import type { GrantField, TokenEntry } from '../http/access.js';
 import type { CoreConfig, Extension } from '../http/extension.js';
 import { EXTENSIONS } from '../extensions/index.js';
+import { hostConfigSchema, type HostLimits, type ListenConfig, type PostgresStateConfig, type SqliteStateConfig } from './config-schema.js';
+import * as compiled from '../../protocol/validators/host-config.js';
+import { DEFAULT_PORT } from './config-constants.js';
 
-export const DEFAULT_PORT = 7433;
-export const DEFAULT_BODY_BYTES = 1_000_000;
-export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+export { DEFAULT_BODY_BYTES, DEFAULT_PORT, MAX_BODY_BYTES } from './config-constants.js';
+export type { HostLimits };
+
 const MAX_CONFIG_BYTES = 1_000_000;
-
-const strict = { additionalProperties: false } as const;
-
-const Listen = Type.Object(
-  {
-    host: Type.String({ minLength: 1, maxLength: 255 }),
-    port: Type.Integer({ minimum: 0, maximum: 65_535 }),
-    tls: Type.Optional(Type.Object({ certFile: Type.String({ minLength: 1, maxLength: 4096 }), keyRef: SecretRef }, strict)),
-  },
-  strict,
-);
-
-
-/** A token entry: who it is and what it may use; the extensions add their grant fields. */
-const TOKEN_FIELDS = {
-  id: ProviderId,
-  subject: Type.String({ minLength: 1, maxLength: 128 }),
-  tokenRef: SecretRef,
-  providers: Type.Array(ProviderId, { maxItems: 32, uniqueItems: true }),
-  tools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
-};
-
-const Limits = Type.Object(
-  {
-    maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
-    maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_536 })),
-    idleTimeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 })),
-    maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
-    maxBodyBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: MAX_BODY_BYTES })),
-    maxConcurrentRuns: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    maxConcurrentRunsPerSubject: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    /** How long an event-stream write may wait for a client that stopped reading (default 30 s). */
-    writeStallTimeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
-    /** How long shutdown waits for active runs to deliver their terminal events (default 10 s). */
-    shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
-  },
-  strict,
-);
-
-/** How long a replica's claim on its runs lasts without renewal (default 15 s). */
-const LeaseMs = Type.Integer({ minimum: 300, maximum: 3_600_000 });
-
-const SqliteState = Type.Object(
-  {
-    engine: Type.Optional(Type.Literal('sqlite')),
-    /** Relative to the config file's folder; default `state`. */
-    directory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-    leaseMs: Type.Optional(LeaseMs),
-  },
-  strict,
-);
-
-/** Several replicas share one PostgreSQL database; the URL (with its password) is a secret. */
-const PostgresState = Type.Object({ engine: Type.Literal('postgres'), urlRef: SecretRef, leaseMs: Type.Optional(LeaseMs) }, strict);
-
-/** The host config's schema: the core fields, then each extension's section, in the list's order. */
-export function hostConfigSchema(extensions: readonly Extension[] = EXTENSIONS) {
-  const providerEntries: TSchema[] = PROVIDER_KINDS.map((kind) => kind.configSchema);
-  const grants = Object.fromEntries(extensions.flatMap((extension) => Object.entries(extension.grants ?? {}).map(([field, grant]) => [field, Type.Optional(grant.schema)])));
-  const sections = Object.fromEntries(extensions.flatMap((extension) => (extension.configSchema ? [[extension.id, Type.Optional(extension.configSchema)]] : [])));
-  return Type.Object(
-    {
-      $schema: Type.Optional(Type.String()),
-      version: Type.Literal(1),
-      listen: Type.Optional(Listen),
-      providers: Type.Array(Type.Union(providerEntries), { minItems: 1, maxItems: 32 }),
-      tokens: Type.Array(Type.Object({ ...TOKEN_FIELDS, ...grants }, strict), { minItems: 1, maxItems: 100 }),
-      allowedOrigins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: 100 })),
-      limits: Type.Optional(Limits),
-      state: Type.Optional(Type.Union([SqliteState, PostgresState])),
-      ...sections,
-    },
-    { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
-  );
-}
 
 export interface ProviderEntry {
   kind: string;
@@ -107,12 +33,11 @@ export interface ProviderEntry {
 }
 
 export type { TokenEntry };
-export type HostLimits = Static<typeof Limits>;
 
 /** The parsed config: the core fields, and each extension's section (as it keeps it) under its id. */
 export interface HostConfig extends CoreConfig {
   version: 1;
-  listen: Static<typeof Listen>;
+  listen: ListenConfig;
   providers: ProviderEntry[];
   tokens: TokenEntry[];
   allowedOrigins: string[];
@@ -139,19 +64,72 @@ export function sectionOf<C>(config: HostConfig, extension: Extension<C>): C | u
   return config[extension.id] as C | undefined;
 }
 
-const ajv = new Ajv2020({ strict: false, allErrors: false });
-const validators = new WeakMap<readonly Extension[], ValidateFunction>();
-const stateValidators = { sqlite: ajv.compile(SqliteState), postgres: ajv.compile(PostgresState) };
+interface Validator {
+  (value: unknown): boolean;
+  errors?: readonly SchemaError[] | null;
+}
 
-/** The validator of the config schema a list of extensions gives (each its own Ajv: the schema's `$id` is the same). */
-function validatorOf(extensions: readonly Extension[]) {
+const stateValidators = { sqlite: compiled.sqliteState, postgres: compiled.postgresState };
+const validators = new WeakMap<readonly Extension[], Validator>([[EXTENSIONS, compiled.hostConfig]]);
+
+/**
+ * The validator of the config schema a list of extensions gives: for `EXTENSIONS` the one
+ * compiled ahead of time; for another list (an application's, a test's) compiled now, each with
+ * its own Ajv (the schema's `$id` is the same).
+ */
+function validatorOf(extensions: readonly Extension[]): Validator {
   let validate = validators.get(extensions);
-  if (!validate) validators.set(extensions, (validate = new Ajv2020({ strict: false, allErrors: false }).compile(hostConfigSchema(extensions))));
+  if (!validate) {
+    // Ajv and its code generator load only here, off the path of the list's own config.
+    const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+    validators.set(extensions, (validate = new Ajv2020({ strict: false, allErrors: false }).compile(hostConfigSchema(extensions))));
+  }
   return validate;
 }
 
 function configError(message: string, code = 'INVALID_CONFIG'): DriverError {
   return new DriverError(code, message);
+}
+
+/** A value the schema refuses, at a JSON pointer into the config (so a file's line can be named). */
+class ConfigProblem extends DriverError {
+  constructor(
+    message: string,
+    readonly pointer: string,
+  ) {
+    super('INVALID_CONFIG', message);
+  }
+}
+
+/** The first schema error, `prefix` prepended to its path; `note` says which form was meant. */
+function schemaProblem(errors: readonly SchemaError[] | null | undefined, prefix = '', note = ''): ConfigProblem {
+  const first = errors?.[0];
+  const shifted = first ? [{ ...first, instancePath: `${prefix}${first.instancePath}` }] : null;
+  return new ConfigProblem(`The config is invalid: ${describe(shifted)}${note}.`, shifted?.[0]?.instancePath ?? prefix);
+}
+
+const PROVIDER_KIND_NAMES = Object.keys(compiled.PROVIDER_ENTRIES);
+
+/**
+ * Each provider entry checked against the form its `kind` names, so a mistake reads as one
+ * (the union alone reports the first kind's complaint: "/providers/1/kind must be equal to constant").
+ */
+function checkProviderEntries(raw: unknown): void {
+  const providers = isObject(raw) ? raw.providers : undefined;
+  if (!Array.isArray(providers)) return; // the schema reports it
+  providers.forEach((entry: unknown, index) => {
+    if (!isObject(entry)) return;
+    const where = `/providers/${index}`;
+    const kind = entry.kind;
+    if (typeof kind !== 'string') throw new ConfigProblem(`The config is invalid: ${where} needs a "kind": one of ${PROVIDER_KIND_NAMES.join(', ')}.`, where);
+    const validate = compiled.PROVIDER_ENTRIES[kind];
+    if (!validate) throw new ConfigProblem(`The config is invalid: ${where}/kind ${JSON.stringify(kind)} is not a provider kind; use one of ${PROVIDER_KIND_NAMES.join(', ')}.`, `${where}/kind`);
+    if (!validate(entry)) throw schemaProblem(validate.errors, where, ` (a provider of kind ${kind})`);
+  });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The config path: `--config`, then `AGENTICDRIVER_CONFIG`, then the per-user default. */
@@ -180,54 +158,78 @@ export async function readHostConfig(path: string): Promise<HostConfig> {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     throw configError(missing ? `No config file at ${path}.` : `The config at ${path} could not be read as UTF-8 text.`, missing ? 'CONFIG_NOT_FOUND' : 'INVALID_CONFIG');
   }
+  return parseHostConfigText(text, path);
+}
+
+/**
+ * A config file's text, checked as `readHostConfig` checks it: a syntax error names its line
+ * and column, and so does a value the schema refuses.
+ */
+export async function parseHostConfigText(text: string, path: string): Promise<HostConfig> {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    throw configError(`The config at ${path} is not valid JSON.`);
+    const { describeSyntaxError } = await import('./config-text.js');
+    const where = describeSyntaxError(text);
+    throw configError(`The config at ${path} is not valid JSON${where ? `: ${where}` : ''}.`);
   }
-  return parseHostConfig(raw, path);
+  try {
+    return parseHostConfig(raw, path);
+  } catch (error) {
+    if (!(error instanceof ConfigProblem)) throw error;
+    const { locatePointer } = await import('./config-text.js');
+    const position = locatePointer(text, error.pointer);
+    throw position ? configError(`${error.message.replace(/\.$/, '')} (${path}, line ${position.line}, column ${position.column}).`) : error;
+  }
 }
 
 /** Validates a parsed config object; `path` anchors relative paths. */
 export function parseHostConfig(raw: unknown, path: string, extensions: readonly Extension[] = EXTENSIONS): HostConfig {
   if (hasProtoKey(raw)) throw configError('The config contains a "__proto__" key.');
+  checkProviderEntries(raw);
   checkState(raw);
   const validate = validatorOf(extensions);
-  if (!validate(raw)) throw configError(`The config is invalid: ${describe(validate.errors)}.`);
+  if (!validate(raw)) throw schemaProblem(validate.errors);
   const input = raw as {
     listen?: HostConfig['listen'];
     providers: ProviderEntry[];
     tokens: TokenEntry[];
     allowedOrigins?: string[];
     limits?: HostLimits;
-    state?: Static<typeof SqliteState> | Static<typeof PostgresState>;
+    state?: SqliteStateConfig | PostgresStateConfig;
     [section: string]: unknown;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
 
   const providerIds = new Set<string>();
-  for (const provider of input.providers) {
-    if (providerIds.has(provider.id)) throw configError(`Provider id ${provider.id} is used twice.`);
+  input.providers.forEach((provider, index) => {
+    if (providerIds.has(provider.id)) throw new ConfigProblem(`Provider id ${provider.id} is used twice.`, `/providers/${index}/id`);
     providerIds.add(provider.id);
-  }
+  });
   const tokenIds = new Set<string>();
-  for (const token of input.tokens) {
-    if (tokenIds.has(token.id)) throw configError(`Token id ${token.id} is used twice.`);
+  input.tokens.forEach((token, index) => {
+    if (tokenIds.has(token.id)) throw new ConfigProblem(`Token id ${token.id} is used twice.`, `/tokens/${index}/id`);
     tokenIds.add(token.id);
-    for (const provider of token.providers) {
-      if (!providerIds.has(provider)) throw configError(`Token ${token.id} grants provider ${provider}, which is not configured.`);
-    }
+    token.providers.forEach((provider, grant) => {
+      if (!providerIds.has(provider)) throw new ConfigProblem(`Token ${token.id} grants provider ${provider}, which is not configured.`, `/tokens/${index}/providers/${grant}`);
+    });
     for (const extension of extensions) {
       for (const [field, grant] of Object.entries(extension.grants ?? {})) {
-        if (token[field] !== undefined) grant.check?.(token[field], token.id);
+        if (token[field] === undefined || !grant.check) continue;
+        try {
+          grant.check(token[field], token.id);
+        } catch (error) {
+          if (error instanceof DriverError && error.code === 'INVALID_CONFIG') throw new ConfigProblem(error.message, `/tokens/${index}/${field}`);
+          throw error;
+        }
       }
     }
-  }
+  });
   const allowedOrigins = (input.allowedOrigins ?? []).map((entry, index) => {
     const origin = normalizeOrigin(entry);
-    if (!origin) throw configError(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`);
+    if (!origin) throw new ConfigProblem(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`, `/allowedOrigins/${index}`);
     return origin;
   });
   const sections: Record<string, unknown> = {};
@@ -255,7 +257,7 @@ export function parseHostConfig(raw: unknown, path: string, extensions: readonly
   };
 }
 
-function stateOf(state: Static<typeof SqliteState> | Static<typeof PostgresState> | undefined, configDir: string): HostConfig['state'] {
+function stateOf(state: SqliteStateConfig | PostgresStateConfig | undefined, configDir: string): HostConfig['state'] {
   if (state?.engine === 'postgres') return { engine: 'postgres', urlRef: state.urlRef };
   return { engine: 'sqlite', directory: resolve(configDir, state?.directory ?? 'state') };
 }
@@ -265,15 +267,13 @@ function stateOf(state: Static<typeof SqliteState> | Static<typeof PostgresState
  * alone would report the first form's complaint, e.g. an unknown field urlRef for sqlite).
  */
 function checkState(raw: unknown): void {
-  const state = raw !== null && typeof raw === 'object' ? (raw as { state?: unknown }).state : undefined;
-  if (state === null || typeof state !== 'object' || Array.isArray(state)) return; // the schema reports it
-  const engine = (state as { engine?: unknown }).engine ?? 'sqlite';
-  if (engine !== 'sqlite' && engine !== 'postgres') throw configError('The config is invalid: /state/engine must be "sqlite" or "postgres".');
+  const state = isObject(raw) ? raw.state : undefined;
+  if (!isObject(state)) return; // the schema reports it
+  const engine = state.engine ?? 'sqlite';
+  if (engine !== 'sqlite' && engine !== 'postgres') throw new ConfigProblem('The config is invalid: /state/engine must be "sqlite" or "postgres".', '/state/engine');
   const validate = stateValidators[engine];
   if (validate(state)) return;
-  const first = validate.errors?.[0];
-  const errors = first ? [{ ...first, instancePath: `/state${first.instancePath}` }] : null;
-  throw configError(`The config is invalid: ${describe(errors)}${engine === 'postgres' ? ' (postgres takes urlRef only: {"env": …} or {"file": …})' : ''}.`);
+  throw schemaProblem(validate.errors, '/state', engine === 'postgres' ? ' (postgres takes urlRef only: {"env": …} or {"file": …})' : '');
 }
 
 /** A listener off loopback must serve TLS (docs/architecture.md, decisions: Loopback). */

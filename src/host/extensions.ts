@@ -26,8 +26,8 @@ export function enabledExtensions(config: HostConfig, extensions: readonly Exten
 }
 
 /** What the enabled extensions need of the store when it is opened. */
-export function storeOptionsOf(enabled: readonly Enabled[]): StoreOptions {
-  return Object.assign({}, ...enabled.map(({ extension, section }) => extension.storeOptions?.(section) ?? {}));
+export function storeOptionsOf(enabled: readonly Enabled[], config: HostConfig): StoreOptions {
+  return Object.assign({}, ...enabled.map(({ extension, section }) => extension.storeOptions?.(section, config) ?? {}));
 }
 
 export interface StartedExtensions {

@@ -48,7 +48,17 @@ export interface RunningHost {
   usage: UsagePipeline;
   /** Scoped retrieval, when the config names corpora. */
   retrieval: RetrievalService | undefined;
+  /**
+   * Applies a new config without a restart, all or nothing (see ./reload.ts): tokens,
+   * providers and limits (except `maxBodyBytes`); a config that changes anything else is refused.
+   */
+  reload(config: HostConfig): Promise<ReloadResult>;
   close(): Promise<void>;
+}
+
+export interface ReloadResult {
+  /** The top-level config fields whose values changed (tokens are re-read even when their entries did not). */
+  changed: string[];
 }
 
 export const DEFAULT_CONCURRENCY = { total: 32, perSubject: 4 };

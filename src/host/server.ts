@@ -1,7 +1,7 @@
 /**
  * The HTTP(S) server. One pipeline for every request, in this order:
- * common headers -> shutting down -> origin / preflight -> public routes (`/health`, the
- * console's page, `/metrics`) -> authentication -> version negotiation -> exact routing ->
+ * common headers -> shutting down or starting -> origin / preflight -> public routes (`/health`,
+ * the console's page, `/metrics`) -> authentication -> version negotiation -> exact routing ->
  * the table's guard (grant, admission slot) -> body rules -> the handler.
  * Fastify encapsulation carries it: authentication is a plugin around the authenticated
  * routes, and each extension registers its routes in a context of its own, inside it (or,
@@ -48,6 +48,8 @@ export interface ServerOptions {
   drain(): Promise<void>;
   /** Whether the host is shutting down: every answer then refuses new work and closes its connection. */
   closing(): boolean;
+  /** Whether the host is still starting (listening, but reaping and reconciling): requests get 503 HOST_STARTING. */
+  starting(): boolean;
   bodyLimit: number;
   tls?: { cert: string; key: string };
   logger?: boolean;
@@ -118,6 +120,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     reply.headers(commonHeaders(tls));
 
     if (options.closing()) throw new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true });
+    if (options.starting()) throw new DriverError('HOST_STARTING', 'The host is starting; try again in a moment.', { retryable: true });
 
     const origin = request.headers.origin;
     if (origin !== undefined) {

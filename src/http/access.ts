@@ -9,6 +9,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
 import type { RunRequest } from '../protocol/schemas.js';
 import { requireNoStream } from '../runtime/driver.js';
+import { corpusNotGranted, providerNotGranted, toolNotGranted } from '../shared/grants.js';
 import { readSecret, type SecretRef } from '../shared/secrets.js';
 
 export interface Principal {
@@ -63,6 +64,7 @@ export function requireGrant(principal: Pick<Principal, 'grants'>, grant: Grant,
   if (grant.resource !== undefined) {
     const resource = (body as Record<string, unknown> | undefined)?.[grant.resource];
     if (typeof resource !== 'string' || !allows(principal, `${grant.name}.${grant.operation}`, resource)) {
+      if (grant.resource === 'corpus') throw corpusNotGranted(String(resource), grant.operation as 'search' | 'index' | 'delete');
       throw new DriverError('FORBIDDEN', `This token may not ${grant.operation} ${grant.resource} ${String(resource)}.`);
     }
     return;
@@ -89,15 +91,15 @@ export function authorizeRun(run: RunRequest, principal: Principal, streaming: b
 /** The provider, tools and corpus a run request uses (a job's request is checked again when it starts). */
 export function requireResources(run: RunRequest, principal: Pick<Principal, 'providers' | 'tools' | 'grants'>): void {
   if (!principal.providers.has(run.provider)) {
-    throw new DriverError('FORBIDDEN', `This token may not use provider ${run.provider}.`);
+    throw providerNotGranted(run.provider);
   }
   const applicationTools = new Set((run.applicationTools ?? []).map((definition) => definition.name));
   for (const tool of run.tools ?? []) {
     const granted = applicationTools.has(tool) ? allows(principal, 'applicationTools', tool) : principal.tools.has(tool);
-    if (!granted) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
+    if (!granted) throw toolNotGranted(tool);
   }
   if (run.retrieval && !allows(principal, 'retrieval.search', run.retrieval.corpus)) {
-    throw new DriverError('FORBIDDEN', `This token may not search corpus ${run.retrieval.corpus}.`);
+    throw corpusNotGranted(run.retrieval.corpus, 'search');
   }
 }
 
@@ -112,7 +114,12 @@ export const MAX_TOKEN_LENGTH = 4096;
 const digestOf = (token: string) => createHash('sha256').update(token).digest();
 
 export class TokenAuthenticator {
-  private constructor(private readonly tokens: StoredToken[]) {}
+  private constructor(private tokens: StoredToken[]) {}
+
+  /** Takes the tokens of `other` (a config reload): requests authenticated from now on see them. */
+  adopt(other: TokenAuthenticator): void {
+    this.tokens = other.tokens;
+  }
 
   /** Resolves every token reference once, at start-up; `grants` are the extensions' token fields. */
   static async load(entries: readonly TokenEntry[], configDir: string, grants: Readonly<Record<string, GrantField>>, env: NodeJS.ProcessEnv = process.env): Promise<TokenAuthenticator> {

@@ -25,11 +25,16 @@ export class Admission {
   private readonly bySubject = new Map<string, number>();
 
   constructor(
-    private readonly limits: AdmissionLimits,
+    private limits: AdmissionLimits,
     private readonly calls: ActiveRuns,
     /** Told of every call refused for lack of a slot. */
     private readonly onRejected: () => void = () => undefined,
   ) {}
+
+  /** New caps for calls admitted from now on; calls already admitted keep their slots. */
+  setLimits(limits: AdmissionLimits): void {
+    this.limits = { ...limits };
+  }
 
   /** A slot for the call answered on `reply`, or BUSY (429, retryable) when either cap is reached. */
   admit(subject: string, reply: FastifyReply): Slot {

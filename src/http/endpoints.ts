@@ -82,7 +82,11 @@ export const tableValidatorCompiler: FastifySchemaCompiler<unknown> = ({ method,
   // Fastify adds a HEAD route to every GET route, with its schemas.
   const entry = ENDPOINTS.find((candidate) => candidate.method === (method === 'HEAD' ? 'GET' : method) && routePath(candidate.path) === url);
   if (httpPart === 'params' && entry?.pathParams) {
-    const checks = entry.pathParams.map((param) => ({ ...param, check: validatorFor(param.schema as unknown as TSchema) }));
+    // A path parameter's schema is a string with a pattern: checked as such, with no compiled validator.
+    const checks = entry.pathParams.map((param) => {
+      const pattern = new RegExp(param.schema.pattern, 'u');
+      return { ...param, check: (value: unknown) => typeof value === 'string' && pattern.test(value) };
+    });
     return (value: unknown) => {
       const failed = checks.find((param) => !param.check((value as Record<string, unknown>)[param.name]));
       return failed ? { error: new DriverError(failed.invalid.code, failed.invalid.message) } : true;

@@ -42,6 +42,16 @@ export interface CoreConfig {
 /** What the runtime reaches through extensions (interactive approvals, application tools, retrieval, usage records and metering). */
 export type RunServiceOptions = Pick<DriverOptions, 'approvals' | 'toolExecutions' | 'retrieval' | 'onRunStarted' | 'onUsage' | 'metering'>;
 
+/** The host's own local state (one live host per local state, src/host/local-state.ts). */
+export interface LocalState {
+  /** This process's folder: the state directory (SQLite) or its replica slot (PostgreSQL). */
+  readonly directory: string;
+  /** PostgreSQL: the slot's name, `replica-N`. */
+  readonly slot: string | undefined;
+  /** PostgreSQL: calls `adopt` for each other slot whose process died, holding that slot's lock meanwhile. */
+  adoptOrphans(adopt: (directory: string, slot: string) => Promise<unknown>): Promise<number>;
+}
+
 export interface ExtensionDeps<C> {
   /** Its config section (its `defaultConfig` when the config has none; undefined for an extension without one). */
   readonly config: C;
@@ -50,6 +60,8 @@ export interface ExtensionDeps<C> {
   readonly env: NodeJS.ProcessEnv;
   readonly clock: Clock;
   readonly store: StateStore;
+  /** The host's local state, which it owns while it runs. */
+  readonly local: LocalState;
   /** What the extensions listed before this one offer. */
   readonly services: Readonly<Partial<HostServices>>;
   /**
@@ -86,8 +98,12 @@ export interface ExtensionInstance {
   publicRoutes?: FastifyPluginAsync;
   /** Whether an `Origin` is its own (the console page calling its host), which the CORS check then lets through. */
   ownsOrigin?(origin: string, hostHeader: string | undefined): boolean;
-  /** Once the host listens (the job workers start taking jobs). */
-  start?(): void;
+  /**
+   * Once the host listens and the store has reaped what dead replicas left, in list order; the
+   * host answers 503 HOST_STARTING until every one has finished (the usage sinks reconcile, the
+   * job workers start taking jobs).
+   */
+  start?(): void | Promise<void>;
   /** At shutdown, before the calls being served are ended (the job workers stop taking jobs). */
   stop?(): Promise<void>;
   /** After the server closed, in the reverse order of start (an `onClose` hook of its routes' context). */
@@ -108,7 +124,7 @@ export interface Extension<C = unknown> {
   /** The section of an extension that is on even when the config has none. */
   readonly defaultConfig?: C;
   /** What it needs of the state store when the host opens it (e.g. the retrieval index's capacity). */
-  storeOptions?(config: C): StoreOptions;
+  storeOptions?(config: C, host: CoreConfig): StoreOptions;
   /** The token fields it adds, and the grants they give a principal. */
   readonly grants?: Readonly<Record<string, GrantField>>;
   /** Whether it is on (default: when its config section is there, or it has a `defaultConfig`). */

@@ -93,9 +93,14 @@ function drained(res: ServerResponse, stallMs: number, event: 'drain' | 'finish'
 export class EventStreams {
   constructor(
     private readonly heartbeatMs: number,
-    private readonly writeStallMs: number,
+    private writeStallMs: number,
     private readonly closing: () => boolean,
   ) {}
+
+  /** A new write-stall bound for streams opened from now on (a config reload). */
+  setWriteStall(ms: number): void {
+    this.writeStallMs = ms;
+  }
 
   write(reply: FastifyReply, events: AsyncGenerator<RunEvent>, options: { headersFirst?: boolean } = {}): Promise<void> {
     return writeEventStream(reply, events, {

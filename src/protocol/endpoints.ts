@@ -23,11 +23,15 @@ import {
   SessionIdentity,
   SessionSnapshot,
   SessionDeleteResult,
+  SessionListRequest,
+  SessionList,
   JobSubmit,
   JobIdentity,
   JobEventsRequest,
   JobInfo,
   JobEventPage,
+  JobListRequest,
+  JobList,
   RetrievalSearch,
   RetrievalResult,
   RetrievalIndexRequest,
@@ -58,8 +62,8 @@ export interface Endpoint {
   /** Unauthenticated endpoints (only `/health`). */
   public?: boolean;
   query?: { name: string; description: string; schema: Record<string, unknown> }[];
-  /** `{name}` segments of `path`, and how a value that fails `schema` is answered. */
-  pathParams?: { name: string; description: string; schema: Record<string, unknown>; invalid: { code: ErrorCode; message: string } }[];
+  /** `{name}` segments of `path` (a string with a pattern), and how a value that fails `schema` is answered. */
+  pathParams?: { name: string; description: string; schema: { type: 'string'; pattern: string }; invalid: { code: ErrorCode; message: string } }[];
   request?: TSchema;
   /**
    * How a body that fails `request` is answered: `code`, with the message
@@ -86,7 +90,20 @@ export interface Endpoint {
    * `run`: the run path takes it itself, after an idempotent replay, which takes none.
    */
   admission?: 'call' | 'run';
+  /**
+   * The clients' method for this operation, in camelCase (Go capitalizes it, Python and Rust
+   * write it in snake_case). Default: the operationId, less the `operator` prefix of an
+   * operator endpoint. `null`: no client method (`/health` is for load balancers).
+   */
+  clientMethod?: string | null;
+  /** An endpoint that answers JSON or events (`events` without `streamOnly`) has a second client method for the events. */
+  clientStreamMethod?: string;
+  /** Takes `Last-Event-ID`: the last sequence the client has, a safe integer (else 400 INVALID_JOB_CURSOR). */
+  resumable?: boolean;
 }
+
+/** The largest `Last-Event-ID` (and any cursor): the largest integer every client language reads exactly. */
+export const MAX_CURSOR = Number.MAX_SAFE_INTEGER;
 
 /**
  * Every feature string `/v1/protocol` may list, in the order it lists them. A feature that
@@ -116,12 +133,12 @@ export const FEATURES = [
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 
-const UUID_PARAM = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' };
+const UUID_PARAM = { type: 'string' as const, pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' };
 const INVALID_OPERATOR = { code: 'INVALID_OPERATOR_REQUEST', message: 'The operator request is invalid' } as const;
 
 export const ENDPOINTS: Endpoint[] = [
-  { method: 'GET', path: '/health', operationId: 'health', summary: 'Liveness; no authentication.', public: true, response: Health },
-  { method: 'GET', path: '/v1/protocol', operationId: 'getProtocol', summary: 'Selected version, supported versions and host features.', response: ProtocolInfo },
+  { method: 'GET', path: '/health', operationId: 'health', summary: 'Liveness; no authentication.', public: true, response: Health, clientMethod: null },
+  { method: 'GET', path: '/v1/protocol', operationId: 'getProtocol', summary: 'Selected version, supported versions and host features.', response: ProtocolInfo, clientMethod: 'protocol' },
   {
     method: 'GET',
     path: '/v1/providers',
@@ -130,6 +147,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'provider-discovery',
     query: [{ name: 'refresh', description: 'Exactly `true` forces a new discovery probe (rate-limited). No other query is accepted.', schema: { const: 'true' } }],
     response: ProviderList,
+    clientMethod: 'providers',
   },
   {
     method: 'POST',
@@ -141,6 +159,7 @@ export const ENDPOINTS: Endpoint[] = [
     admission: 'run',
     response: RunResult,
     events: RunEvent,
+    clientStreamMethod: 'stream',
   },
   {
     method: 'POST',
@@ -211,6 +230,17 @@ export const ENDPOINTS: Endpoint[] = [
   },
   {
     method: 'POST',
+    path: '/v1/sessions/list',
+    operationId: 'listSessions',
+    summary: 'The caller\'s subject\'s sessions (needs the `read` session grant), most recently used first; expired ones are gone.',
+    feature: 'conversation-sessions',
+    request: SessionListRequest,
+    invalidBody: { code: 'INVALID_SESSION', message: 'The session list request is invalid' },
+    grant: { name: 'sessions', operation: 'read' },
+    response: SessionList,
+  },
+  {
+    method: 'POST',
     path: '/v1/jobs/submit',
     operationId: 'submitJob',
     summary: 'Submit a durable job (one run that outlives the connection), deduplicated by `key` per subject.',
@@ -230,6 +260,17 @@ export const ENDPOINTS: Endpoint[] = [
     invalidBody: { code: 'INVALID_JOB', message: 'The job request is invalid' },
     grant: { name: 'jobs', operation: 'read' },
     response: JobInfo,
+  },
+  {
+    method: 'POST',
+    path: '/v1/jobs/list',
+    operationId: 'listJobs',
+    summary: 'The caller\'s subject\'s jobs (needs the `read` job grant), optionally in one state, most recently updated first.',
+    feature: 'durable-jobs',
+    request: JobListRequest,
+    invalidBody: { code: 'INVALID_JOB', message: 'The job list request is invalid' },
+    grant: { name: 'jobs', operation: 'read' },
+    response: JobList,
   },
   {
     method: 'POST',
@@ -265,6 +306,8 @@ export const ENDPOINTS: Endpoint[] = [
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
+    clientMethod: 'tailJob',
+    resumable: true,
   },
   {
     method: 'POST',
@@ -325,6 +368,7 @@ export const ENDPOINTS: Endpoint[] = [
     invalidBody: INVALID_OPERATOR,
     grant: { name: 'operator' },
     response: OperatorRunList,
+    clientMethod: 'runs',
   },
   {
     method: 'GET',
@@ -349,6 +393,7 @@ export const ENDPOINTS: Endpoint[] = [
     invalidBody: INVALID_OPERATOR,
     grant: { name: 'operator' },
     response: OperatorApprovalList,
+    clientMethod: 'approvals',
   },
   {
     method: 'POST',
@@ -371,6 +416,7 @@ export const ENDPOINTS: Endpoint[] = [
     invalidBody: INVALID_OPERATOR,
     grant: { name: 'operator' },
     response: OperatorJobList,
+    clientMethod: 'jobs',
   },
   {
     method: 'GET',
@@ -383,6 +429,8 @@ export const ENDPOINTS: Endpoint[] = [
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
+    clientMethod: 'tailJob',
+    resumable: true,
   },
   {
     method: 'POST',
@@ -407,3 +455,31 @@ export const ENDPOINTS: Endpoint[] = [
     response: OperatorAuditPage,
   },
 ];
+
+/** The client that calls an endpoint: the operator endpoints have a client of their own. */
+export type ClientKind = 'agent' | 'operator';
+
+export interface ClientOperation {
+  endpoint: Endpoint;
+  client: ClientKind;
+  /** camelCase method names: the call, and for a JSON-or-events endpoint also its stream. */
+  methods: string[];
+}
+
+/** Every endpoint a client calls, with its client and method names (`clientMethod`). */
+export function clientOperations(endpoints: readonly Endpoint[] = ENDPOINTS): ClientOperation[] {
+  return endpoints.flatMap((endpoint) => {
+    if (endpoint.clientMethod === null) return [];
+    const operator = endpoint.path.startsWith('/v1/operator/');
+    const derived = operator ? endpoint.operationId.replace(/^operator(.)/, (_, first: string) => first.toLowerCase()) : endpoint.operationId;
+    const method = endpoint.clientMethod ?? derived;
+    return [{ endpoint, client: operator ? 'operator' : 'agent', methods: endpoint.clientStreamMethod ? [method, endpoint.clientStreamMethod] : [method] }];
+  });
+}
+
+/** The endpoint of an operation id (a typo is a programming error). */
+export function endpointOf(operationId: string): Endpoint {
+  const endpoint = ENDPOINTS.find((candidate) => candidate.operationId === operationId);
+  if (!endpoint) throw new Error(`no endpoint has operationId ${operationId}`);
+  return endpoint;
+}

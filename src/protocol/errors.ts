@@ -69,6 +69,8 @@ export const ERROR_STATUS = {
   // Unsafe transport configuration (a config or client-side setup mistake).
   TLS_REQUIRED: 400,
   INSECURE_TRANSPORT: 400,
+  // A host URL that is not an absolute http(s) URL (e.g. no scheme); a client-side mistake.
+  INVALID_URL: 400,
 
   // Credentials.
   UNAUTHORIZED: 401,
@@ -115,6 +117,8 @@ export const ERROR_STATUS = {
   JOB_EVENT_CONFLICT: 409,
   JOB_ACCOUNT_CHANGED: 409,
   JOB_INTERRUPTED: 409,
+  // Start-up: another live host holds this state (the CLI reports it; never sent over HTTP).
+  HOST_ALREADY_RUNNING: 409,
   // The run ended because it was cancelled (host shutdown, session deletion, approval cancel).
   CANCELLED: 409,
 
@@ -186,6 +190,8 @@ export const ERROR_STATUS = {
   JOB_STREAM_LOST: 503,
   // Client-side: the runtime lacks what the client needs (e.g. no fetch or streams).
   UNSUPPORTED_ENVIRONMENT: 500,
+  // Client-side: a call on a client after its close().
+  CLIENT_CLOSED: 400,
 
   // The host (or one of its stores) cannot serve right now.
   HOST_STARTING: 503,

@@ -17,11 +17,11 @@ import { ContextInput, ContextManifest, ContextSource, DraftArtifact } from './s
 import { Capabilities, Health, ModelCatalog, ProtocolInfo, Provider, ProviderHealth, ProviderList } from './schemas/discovery.js';
 import { EVENT_SCHEMAS, EventEnvelope, RunEvent } from './schemas/events.js';
 import { ApplicationToolDefinition, ApprovalDecision, ApprovalRequest, ApprovalResolution, HistoryMessage, SessionInfo, ToolExecution, ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from './schemas/interactive.js';
-import { JobEventPage, JobEventsRequest, JobIdentity, JobInfo, JobSubmit } from './schemas/jobs.js';
+import { JobEventPage, JobEventsRequest, JobIdentity, JobInfo, JobList, JobListRequest, JobSubmit } from './schemas/jobs.js';
 import { AuditEntry, OperatorApproval, OperatorApprovalList, OperatorAuditPage, OperatorAuditRequest, OperatorJob, OperatorJobList, OperatorJobsRequest, OperatorListRequest, OperatorRun, OperatorRunList, OperatorRunsRequest, OperatorUsage, OperatorUsageRequest, UsageTotals } from './schemas/operator.js';
 import { IngestDocument, IngestionManifest, IngestRequest, IngestResult, RetrievalDeleteRequest, RetrievalDeleteResult, RetrievalIndexReceipt, RetrievalIndexRequest, RetrievalResult, RetrievalSearch } from './schemas/retrieval.js';
 import { RunRequest, RunResult } from './schemas/runs.js';
-import { SessionCreate, SessionDeleteResult, SessionIdentity, SessionSnapshot } from './schemas/sessions.js';
+import { SessionCreate, SessionDeleteResult, SessionIdentity, SessionList, SessionListRequest, SessionSnapshot } from './schemas/sessions.js';
 
 export * from './schemas/common.js';
 export * from './schemas/context.js';
@@ -80,11 +80,15 @@ export const NAMED_SCHEMAS: TSchema[] = [
   SessionIdentity,
   SessionSnapshot,
   SessionDeleteResult,
+  SessionListRequest,
+  SessionList,
   JobSubmit,
   JobIdentity,
   JobEventsRequest,
   JobInfo,
   JobEventPage,
+  JobListRequest,
+  JobList,
   OperatorRun,
   OperatorRunsRequest,
   OperatorRunList,

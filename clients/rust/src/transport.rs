@@ -5,7 +5,7 @@ use crate::validate;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{Method, Response, Url};
 use serde_json::Value;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 pub const WIRE_VERSION: &str = "1.0";
@@ -36,12 +36,24 @@ pub fn transport_error(e: impl std::error::Error + Send + Sync + 'static) -> Err
     Error::Transport(Box::new(e))
 }
 
-fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4: Ipv4Addr| v4.is_loopback()),
-        None => false,
+/// The host's loopback rule, the same in every client (protocol/fixtures/base-url.json):
+/// `localhost`, a dotted-quad 127.0.0.0/8 literal, `::1` and `::ffff:127.x.y.z`. It reads the
+/// host as written: the URL parser would turn the name `127.1` into the address 127.0.0.1.
+fn is_loopback(text: &str) -> bool {
+    let rest = text.trim_start().split_once("://").map_or("", |(_, rest)| rest);
+    let authority = rest.split(['/', '\\', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = match host.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => ip.is_loopback(),
+        Ok(IpAddr::V6(ip)) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4: Ipv4Addr| v4.is_loopback()),
+        Err(_) => false,
     }
 }
 
@@ -49,12 +61,13 @@ fn is_loopback(url: &Url) -> bool {
 /// The path is kept as a prefix that endpoints resolve under.
 fn base_url(text: &str) -> Result<Url, Error> {
     let insecure = |why: &str| Error::driver(codes::INSECURE_TRANSPORT, format!("host URL {why}"));
-    let mut url = Url::parse(text).map_err(|_| insecure("is not a valid URL"))?;
+    let invalid = || Error::driver(codes::INVALID_URL, "host URL is not an absolute http(s) URL (e.g. http://127.0.0.1:7433)");
+    let mut url = Url::parse(text).map_err(|_| invalid())?;
     match url.scheme() {
         "https" => {}
-        "http" if is_loopback(&url) => {}
+        "http" if is_loopback(text) => {}
         "http" => return Err(insecure("must use https:// unless the host is loopback")),
-        _ => return Err(insecure("must be an http(s) URL")),
+        _ => return Err(invalid()),
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(insecure("must not carry credentials"));
@@ -121,8 +134,8 @@ impl Transport {
     }
 
     /// `GET` an event stream, resuming after `last_event_id` (the `Last-Event-ID` header).
-    pub async fn get_stream(&self, path: &str, last_event_id: u64) -> Result<Response, Error> {
-        let response = self.send(Method::GET, path, None, "text/event-stream", None, Some(last_event_id)).await?;
+    pub async fn get_stream(&self, path: &str, last_event_id: Option<u64>) -> Result<Response, Error> {
+        let response = self.send(Method::GET, path, None, "text/event-stream", None, last_event_id).await?;
         event_stream(response)
     }
 
@@ -229,6 +242,8 @@ mod tests {
             "http://[::1]:2",
             "http://127.8.0.1",
             "http://[::ffff:127.0.0.1]",
+            "http://[::ffff:7f00:1]",
+            "HTTP://LOCALHOST:1",
         ] {
             assert!(base_url(ok).is_ok(), "{ok}");
         }
@@ -237,10 +252,17 @@ mod tests {
             "https://u:p@example.test",
             "https://example.test/?q=1",
             "https://example.test/#f",
-            "ftp://example.test",
-            "nope",
+            "http://127.1",
+            "http://0x7f.0.0.1",
+            "http://2130706433",
+            "http://[::ffff:10.0.0.1]",
+            "http://localhost.example.test",
         ] {
             assert_eq!(base_url(bad).unwrap_err().code(), Some(codes::INSECURE_TRANSPORT), "{bad}");
+        }
+        // Not an absolute http(s) URL at all: a URL mistake, not a transport one.
+        for bad in ["ftp://example.test", "nope", "127.0.0.1:7433", "localhost:7433", ""] {
+            assert_eq!(base_url(bad).unwrap_err().code(), Some(codes::INVALID_URL), "{bad}");
         }
         let url = base_url("https://example.test/fixtures/case").unwrap();
         assert_eq!(url.join("v1/runs").unwrap().as_str(), "https://example.test/fixtures/case/v1/runs");

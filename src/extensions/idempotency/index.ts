@@ -32,7 +32,14 @@ export const idempotencyExtension = defineExtension({
   defaultConfig: {},
   create({ config, store, clock, logInternalError }) {
     const operations = new OperationLog(store, clock, config);
-    const expiry = retentionTimer(operations.retentionMs, () => operations.expire(), (error) => logInternalError(error, 'operation record retention'));
-    return { services: { operations }, close: async () => expiry.stop() };
+    let expiry: { stop(): void } | undefined;
+    return {
+      services: { operations },
+      // Records expire only once the host listens and has reaped what dead replicas left.
+      start: () => {
+        expiry = retentionTimer(operations.retentionMs, () => operations.expire(), (error) => logInternalError(error, 'operation record retention'));
+      },
+      close: async () => expiry?.stop(),
+    };
   },
 });

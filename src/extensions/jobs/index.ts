@@ -1,16 +1,16 @@
 /**
  * Durable jobs (features `durable-jobs`, `job-event-stream`): a run that outlives its connection.
- * Submit, read, cancel, pages of committed events, and the live job stream. None of these calls
+ * Submit, read, list, cancel, pages of committed events, and the live job stream. None of these calls
  * takes an admission slot; a job's own worker runs it. Config section `jobs`; a token's `jobs`
  * grant lists the operations it may use (`submit`, `read`, `cancel`).
  */
 import { Type } from '@sinclair/typebox';
-import type { JobEventsRequest, JobIdentity, JobSubmit } from '../../protocol/schemas.js';
+import type { JobEventsRequest, JobIdentity, JobListRequest, JobSubmit } from '../../protocol/schemas.js';
 import { defineExtension } from '../../http/extension.js';
 import { routeOf } from '../../http/endpoints.js';
 import { retentionTimer } from '../../store/retention.js';
 import { JobService } from './service.js';
-import { followUntilClosed, lastEventId } from './stream.js';
+import { checkCursor, followUntilClosed, lastEventId } from './stream.js';
 
 export const JobsConfig = Type.Object(
   {
@@ -38,27 +38,33 @@ export const jobsExtension = defineExtension({
       observers.run(events, { request: prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId }),
     );
     services.metrics?.gauge('agenticdriver_jobs_queued', 'Durable jobs waiting for a worker, across every replica of the store.', () => store.jobs.queued());
-    const expiry = retentionTimer(config.retentionMs, () => jobs.expire(), (error) => logInternalError(error, 'job retention'));
+    let expiry: { stop(): void } | undefined;
     return {
       routes: async (app) => {
         app.route<{ Body: JobSubmit }>({ ...routeOf('submitJob'), handler: async (request) => jobs.submit(request.body, request.principal) });
         app.route<{ Body: JobIdentity }>({ ...routeOf('readJob'), handler: async (request) => jobs.read(request.body.id, request.principal) });
+        app.route<{ Body: JobListRequest }>({ ...routeOf('listJobs'), handler: async (request) => jobs.list(request.body, request.principal) });
         app.route<{ Body: JobIdentity }>({ ...routeOf('cancelJob'), handler: async (request) => jobs.cancel(request.body.id, request.principal) });
         app.route<{ Body: JobEventsRequest }>({ ...routeOf('jobEvents'), handler: async (request) => jobs.events(request.body, request.principal) });
         app.route<{ Params: { id: string } }>({
           ...routeOf('streamJob'),
           handler: async (request, reply) => {
             const { id } = request.params;
+            const requested = lastEventId(request.headers['last-event-id']);
             const { info } = await jobs.load(id, request.principal);
-            const after = lastEventId(request.headers['last-event-id'], info.cursor);
+            const after = checkCursor(requested, info.cursor);
             return streams.write(reply, followUntilClosed(store.jobs, id, after, reply.raw), { headersFirst: true });
           },
         });
       },
-      // Queued jobs are taken only by a host that is listening (a failed bind claims nothing).
-      start: () => jobs.start(),
+      // Queued jobs are taken, and finished ones expire, only once the host listens and has
+      // reaped what dead replicas left (a failed bind claims nothing).
+      start: () => {
+        expiry = retentionTimer(config.retentionMs, () => jobs.expire(), (error) => logInternalError(error, 'job retention'));
+        jobs.start();
+      },
       stop: () => jobs.close(),
-      close: async () => expiry.stop(),
+      close: async () => expiry?.stop(),
     };
   },
 });

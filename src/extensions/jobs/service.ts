@@ -7,7 +7,7 @@
  * on whichever replica it arrives.
  */
 import { DriverError, toDriverError } from '../../protocol/errors.js';
-import type { JobEventPage, JobEventsRequest, JobInfo, JobSubmit, RunEvent, RunRequest } from '../../protocol/schemas.js';
+import type { JobEventPage, JobEventsRequest, JobInfo, JobList, JobListRequest, JobSubmit, RunEvent, RunRequest } from '../../protocol/schemas.js';
 import type { AgenticDriver } from '../../runtime/driver.js';
 import type { PreparedRun } from '../../runtime/prepared-run.js';
 import { isJournaled, type RunJournal } from '../../runtime/services.js';
@@ -95,6 +95,29 @@ export class JobService {
 
   async read(id: string, caller: JobCaller): Promise<JobInfo> {
     return (await this.load(id, caller)).info;
+  }
+
+  /**
+   * The caller's subject's jobs that this token could read (its providers, tools and corpora),
+   * newest first; expired ones are left out. A page may hold fewer than `limit` when the
+   * subject's other tokens submitted jobs this one may not see.
+   */
+  async list(request: JobListRequest, caller: JobCaller): Promise<JobList> {
+    const rows = await this.store.jobs.list(request.limit ?? DEFAULT_LIST_LIMIT, {
+      subject: caller.subject,
+      providers: [...caller.providers],
+      ...(request.state ? { state: request.state } : {}),
+    });
+    const readable = rows.filter((row) => {
+      if (row.expired || !row.request) return false;
+      try {
+        requireResources(row.request, caller);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    return { jobs: readable.map((row) => row.info) };
   }
 
   async cancel(id: string, caller: JobCaller): Promise<JobInfo> {
@@ -248,5 +271,6 @@ function isTerminal(type: string): boolean {
   return type === 'run.completed' || type === 'run.failed' || type === 'run.cancelled';
 }
 
+const DEFAULT_LIST_LIMIT = 20;
 const notFound = () => new DriverError('JOB_NOT_FOUND', 'No such job.');
 const expired = () => new DriverError('JOB_EXPIRED', 'This job finished and its retention ended; its events are gone, and it is not run again.');

@@ -4,6 +4,7 @@
  * resumed after `Last-Event-ID` on any replica, until the terminal event.
  */
 import { DriverError } from '../../protocol/errors.js';
+import { MAX_CURSOR } from '../../protocol/endpoints.js';
 import type { RunEvent } from '../../protocol/schemas.js';
 import { sleep } from '../../shared/abort.js';
 import type { JobStore } from '../../store/store.js';
@@ -13,12 +14,23 @@ const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 /** How often a follower looks for newly committed events (they may come from another replica). */
 export const FOLLOW_POLL_MS = 100;
 
-/** `Last-Event-ID`: the cursor the client already has (absent: from the start). */
-export function lastEventId(header: string | string[] | undefined, cursor: number): number {
+/**
+ * `Last-Event-ID`: the cursor the client already has (absent: from the start), checked before
+ * the job is looked up. Only a safe integer is a cursor: a larger one would round to a
+ * neighbour (2^53 + 1 reads as 2^53).
+ */
+export function lastEventId(header: string | string[] | undefined): number {
   if (header === undefined) return 0;
-  const value = Array.isArray(header) ? header.join(',') : header;
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(value.trim())) throw new DriverError('INVALID_JOB_CURSOR', 'Last-Event-ID must be the sequence of the last event received.');
-  const after = Number(value.trim());
+  const value = (Array.isArray(header) ? header.join(',') : header).trim();
+  const after = /^(0|[1-9][0-9]{0,15})$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(after)) {
+    throw new DriverError('INVALID_JOB_CURSOR', `Last-Event-ID must be the sequence of the last event received: a whole number from 0 to ${MAX_CURSOR}.`);
+  }
+  return after;
+}
+
+/** The cursor must not be past the job's last committed event. */
+export function checkCursor(after: number, cursor: number): number {
   if (after > cursor) throw new DriverError('INVALID_JOB_CURSOR', `Last-Event-ID ${after} is past the job's last event (${cursor}).`);
   return after;
 }

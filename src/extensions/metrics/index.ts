@@ -6,14 +6,15 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../../protocol/errors.js';
-import { readSecret, SecretRef } from '../../shared/secrets.js';
+import { SecretRef } from '../../shared/secret-ref.js';
+import { readSecret } from '../../shared/secrets.js';
 import { defineExtension } from '../../http/extension.js';
 import { METRICS_PATH, PrometheusMetrics } from './prometheus.js';
 
 declare module '../../http/extension.js' {
   interface HostServices {
     /** The registry: an extension adds its own gauges. */
-    metrics: Pick<PrometheusMetrics, 'gauge'>;
+    metrics: Pick<PrometheusMetrics, 'gauge' | 'watchSpool'>;
   }
 }
 

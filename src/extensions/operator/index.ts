@@ -25,7 +25,7 @@ import type {
 import type { UsageRecord } from '../../runtime/usage-record.js';
 import { defineExtension } from '../../http/extension.js';
 import { routeOf } from '../../http/endpoints.js';
-import { followUntilClosed, lastEventId } from '../jobs/stream.js';
+import { checkCursor, followUntilClosed, lastEventId } from '../jobs/stream.js';
 import { RunMonitor } from './run-monitor.js';
 
 const DEFAULT_FINISHED = 20;
@@ -83,7 +83,7 @@ export const operatorExtension = defineExtension({
         app.route<{ Body: OperatorJobsRequest }>({
           ...routeOf('operatorListJobs'),
           handler: async (request): Promise<OperatorJobList> => {
-            const rows = await store.jobs.list(request.body.limit ?? DEFAULT_LIMIT, request.body.state);
+            const rows = await store.jobs.list(request.body.limit ?? DEFAULT_LIMIT, request.body.state ? { state: request.body.state } : {});
             return { jobs: rows.map((row) => ({ job: row.info, subject: row.subject })) };
           },
         });
@@ -92,10 +92,11 @@ export const operatorExtension = defineExtension({
           ...routeOf('operatorStreamJob'),
           handler: async (request, reply) => {
             const { id } = request.params;
+            const requested = lastEventId(request.headers['last-event-id']);
             const job = await store.jobs.read(id);
             if (!job) throw new DriverError('JOB_NOT_FOUND', 'No such job.');
             if (job.expired) throw new DriverError('JOB_EXPIRED', 'The job\'s events were erased when its retention ended.');
-            const after = lastEventId(request.headers['last-event-id'], job.info.cursor);
+            const after = checkCursor(requested, job.info.cursor);
             return streams.write(reply, followUntilClosed(store.jobs, id, after, reply.raw), { headersFirst: true });
           },
         });

@@ -11,8 +11,8 @@ import { readSecret } from '../../shared/secrets.js';
 import { defineExtension } from '../../http/extension.js';
 import { routeOf } from '../../http/endpoints.js';
 import type { FastifyRequest } from 'fastify';
-import { checkRetrievalConfig, RetrievalConfig, RetrievalGrant } from './config.js';
-import { ingestionPolicy, prepareDocument } from './ingestion/index.js';
+import { checkRetrievalConfig, RetrievalConfig, RetrievalGrant, retrievalCapacity } from './config.js';
+import { ingestionPolicy, prepareValidDocument } from './ingestion/index.js';
 import { RetrievalService, type CallContext } from './service.js';
 import type { SourceAuthorizer } from './types.js';
 
@@ -38,7 +38,7 @@ export const retrievalExtension = defineExtension({
   features: ['scoped-retrieval', 'retrieval-indexing', 'document-ingestion', 'pdf-ingestion'],
   configSchema: RetrievalConfig,
   checkConfig: checkRetrievalConfig,
-  storeOptions: (config) => (config.capacity ? { retrievalCapacity: config.capacity } : {}),
+  storeOptions: (config, host) => ({ retrievalCapacity: retrievalCapacity(config, host.tokens) }),
   grants: {
     retrieval: {
       schema: RetrievalGrant,
@@ -48,15 +48,19 @@ export const retrievalExtension = defineExtension({
   create({ config, host, options, store, env, services }) {
     // A store without a retrieval index (an in-process one of an application) offers no retrieval.
     if (!(store as Partial<typeof store>).retrieval) return undefined;
-    const policy = ingestionPolicy(config.chunkBytes !== undefined ? { maxChunkBytes: config.chunkBytes } : {});
+    const policy = ingestionPolicy({
+      ...(config.chunkBytes !== undefined ? { maxChunkBytes: config.chunkBytes } : {}),
+      ...(config.ingestion?.timeoutMs !== undefined ? { extractionTimeoutMs: config.ingestion.timeoutMs } : {}),
+      ...(config.ingestion?.maxDecodedBytes !== undefined ? { maxDecodedBytes: config.ingestion.maxDecodedBytes } : {}),
+    });
     const retrieval = new RetrievalService({
-      prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
+      // The route has checked the body against the IngestRequest schema.
+      prepare: (request, { signal, onProgress, subject }) => prepareValidDocument(request, policy, { signal, onProgress, subject }),
       store: store.retrieval,
-      engine: store.kind,
       corpora: config.corpora.map((corpus) => ({
         id: corpus.id,
         ...(corpus.namespace ? { namespace: corpus.namespace } : {}),
-        ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, host.configDir, env) }) } : {}),
+        ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, host.configDir, env) }, host.configDir) } : {}),
       })),
       ...(options.authorizeRetrieval ? { authorize: options.authorizeRetrieval } : {}),
       pdf: config.pdf !== false,

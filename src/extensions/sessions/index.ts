@@ -1,10 +1,10 @@
 /**
- * Conversation sessions (feature `conversation-sessions`): create, read and delete a session;
+ * Conversation sessions (feature `conversation-sessions`): create, read, list and delete a session;
  * a run with `session: {id, revision}` continues it. Config section `sessions`; a token's
  * `sessions` grant lists the operations it may use (`create`, `read`, `continue`, `delete`).
  */
 import { Type } from '@sinclair/typebox';
-import type { SessionCreate, SessionIdentity } from '../../protocol/schemas.js';
+import type { SessionCreate, SessionIdentity, SessionListRequest } from '../../protocol/schemas.js';
 import { defineExtension } from '../../http/extension.js';
 import { routeOf } from '../../http/endpoints.js';
 import { SessionService } from './service.js';
@@ -42,6 +42,7 @@ export const sessionsExtension = defineExtension({
       routes: async (app) => {
         app.route<{ Body: SessionCreate }>({ ...routeOf('createSession'), handler: async (request) => sessions.create(request.body, request.principal) });
         app.route<{ Body: SessionIdentity }>({ ...routeOf('readSession'), handler: async (request) => sessions.read(request.body.id, request.principal) });
+        app.route<{ Body: SessionListRequest }>({ ...routeOf('listSessions'), handler: async (request) => sessions.list(request.body, request.principal) });
         app.route<{ Body: SessionIdentity }>({ ...routeOf('deleteSession'), handler: async (request) => sessions.delete(request.body.id, request.principal) });
       },
     };

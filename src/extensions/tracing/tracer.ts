@@ -32,6 +32,7 @@ export type TracingConfig = Static<typeof TracingConfig>;
 
 export const DEFAULT_OTLP_TRACES = 'http://127.0.0.1:4318/v1/traces';
 
+/** The traces endpoint is HTTPS or loopback, without credentials. */
 export function checkTracingConfig(tracing: TracingConfig | undefined): void {
   if (!tracing?.endpoint) return;
   let url: URL;

@@ -9,7 +9,8 @@ import type { RunStartRecord, UsageRecord } from '../../runtime/usage-record.js'
 import { isoTimestamp } from '../../shared/clock.js';
 import { defineExtension } from '../../http/extension.js';
 import { logSinkFailure } from '../../http/logging.js';
-import { checkUsageConfig, UsageConfig } from './config.js';
+import { UsageConfig } from './config.js';
+import { checkUsageConfig } from './config-rules.js';
 import { UsagePipeline } from './pipeline.js';
 import { logSinkFailureToStderr, type SinkLog } from './sink.js';
 
@@ -38,11 +39,13 @@ export const usageExtension = defineExtension({
   configSchema: UsageConfig,
   checkConfig: checkUsageConfig,
   defaultConfig: {},
-  async create({ config, host, options, env, clock, store, observers }) {
+  async create({ config, host, options, env, clock, store, observers, local, services }) {
+    // Usage sinks; nothing is reconciled or sent until the host listens.
     const pipeline = await UsagePipeline.open({
       usage: config,
       configDir: host.configDir,
-      stateDirectory: host.stateDirectory,
+      localDirectory: local.directory,
+      slot: local.slot,
       env,
       callback: options.onUsage,
       log: (failure) => {
@@ -52,13 +55,8 @@ export const usageExtension = defineExtension({
         else logSinkFailureToStderr(failure);
       },
     });
-    try {
-      // Runs this replica's previous process left in flight reach the sinks as interrupted.
-      await pipeline.reconcile(isoTimestamp(clock));
-    } catch (error) {
-      await pipeline.close();
-      throw error;
-    }
+    const spool = pipeline.spool();
+    if (spool) services.metrics?.watchSpool(() => pipeline.spool()!);
     // One path for every usage record, runs and embedding calls alike: observers, sinks, store.
     const record = async (usage: UsageRecord) => {
       observers.usage(usage);
@@ -79,6 +77,12 @@ export const usageExtension = defineExtension({
           await Promise.all([store.usage.runStarted(start), pipeline.runStarted(start)]);
         },
         onUsage: record,
+      },
+      // Runs this replica's previous process (or a dead replica's slot) left in flight reach the sinks as interrupted.
+      start: async () => {
+        const at = isoTimestamp(clock);
+        await pipeline.start(at);
+        await local.adoptOrphans((directory, slot) => pipeline.adopt(directory, slot, at));
       },
       close: () => pipeline.close(),
     };

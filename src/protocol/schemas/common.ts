@@ -13,6 +13,8 @@ export const Timestamp = Type.String({ format: 'date-time' });
 /** Host-stamped timestamps: UTC with exactly three fraction digits (docs/architecture.md, decisions: Timestamps). */
 export const HostTimestamp = Type.String({ format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' });
 export const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+/** An embedding model's name as an index descriptor carries it (e.g. `BAAI/bge-small-en-v1.5`, `nomic-embed-text:v1.5`). */
+export const EmbeddingModel = Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$' });
 export const MediaType = Type.Union(
   ['text/plain', 'text/markdown', 'image/png', 'image/jpeg', 'image/webp', 'application/pdf'].map((m) => Type.Literal(m)),
 );

@@ -17,7 +17,8 @@ export const EventEnvelope = Type.Object({ type: Type.String({ minLength: 1 }), 
 const event = <T extends string, P extends Record<string, TSchema>>(type: T, payload: P) =>
   Type.Object({ type: Type.Literal(type), ...envelope, ...payload }, { ...open, $id: eventSchemaId(type) });
 
-function eventSchemaId(type: string): string {
+/** The schema id of an event type's payload schema (`run.started` → `RunStartedEvent`). */
+export function eventSchemaId(type: string): string {
   return type
     .split('.')
     .map((part) => part[0]!.toUpperCase() + part.slice(1))
@@ -44,7 +45,7 @@ export const EVENT_SCHEMAS = {
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
 export const EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as EventType[];
-export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['run.completed', 'run.failed', 'run.cancelled']);
+export { TERMINAL_EVENT_TYPES } from '../terminal-events.js';
 
 export const RunEvent = Type.Union(
   EVENT_TYPES.map((type) => Type.Ref(EVENT_SCHEMAS[type])),

@@ -9,14 +9,14 @@ export const HistoryMessage = Type.Object(
 );
 
 export const SessionBinding = Type.Object(
-  { id: Type.String({ pattern: '^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$' }), revision: Type.Integer({ minimum: 0 }) },
+  { id: Type.String({ pattern: '^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$' }), revision: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
   strict,
 );
 
 export const SessionInfo = Type.Object(
   {
     id: Uuid,
-    revision: Type.Integer({ minimum: 0 }),
+    revision: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
     provider: ProviderId,
     model: ModelId,
     mode: Type.Union([Type.Literal('history'), Type.Literal('native')]),

@@ -46,6 +46,14 @@ export const JobInfo = Type.Object(
   { ...open, $id: 'JobInfo' },
 );
 
+/** The caller's subject's jobs (optionally in one state), most recently updated first. */
+export const JobListRequest = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })), state: Type.Optional(JobState) },
+  { ...strict, $id: 'JobListRequest' },
+);
+
+export const JobList = Type.Object({ jobs: Type.Array(Type.Ref(JobInfo), { maxItems: 100 }) }, { ...open, $id: 'JobList' });
+
 export const JobEventPage = Type.Object(
   {
     job: Type.Ref(JobInfo),
@@ -62,3 +70,5 @@ export type JobEventsRequest = Static<typeof JobEventsRequest>;
 export type JobState = Static<typeof JobState>;
 export type JobInfo = Static<typeof JobInfo>;
 export type JobEventPage = Static<typeof JobEventPage>;
+export type JobListRequest = Static<typeof JobListRequest>;
+export type JobList = Static<typeof JobList>;

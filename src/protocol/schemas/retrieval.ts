@@ -1,6 +1,6 @@
 /** Scoped retrieval: the run option, search results with provenance, indexing, deletion and document ingestion. */
 import { Type, type Static } from '@sinclair/typebox';
-import { OpaqueKey, Sha256 } from './common.js';
+import { EmbeddingModel, OpaqueKey, Sha256 } from './common.js';
 import { ContextSource, SourceLocation } from './context.js';
 import { Base64, open, strict } from './shape.js';
 
@@ -52,21 +52,28 @@ export const IngestionManifest = Type.Object(
 export const RetrievalResult = Type.Object(
   {
     corpus: OpaqueKey,
+    /**
+     * The vector index the corpus keeps (every corpus has one: its configured embedder, or the
+     * host's built-in one), as wire 1.0 defines it, plus `ranking`: how the hits were ranked and
+     * scored. A 1.0 host that omits `ranking` ranks by cosine.
+     */
     index: Type.Object(
       {
-        providerId: Type.String({ minLength: 1 }),
-        vendor: Type.String({ minLength: 1 }),
-        accountId: Type.Optional(Type.String({ minLength: 1 })),
+        providerId: OpaqueKey,
+        vendor: OpaqueKey,
+        /** A deployment label for the embedder's account, not a login. */
+        accountId: OpaqueKey,
         authMode: Type.Union([Type.Literal('api-key'), Type.Literal('none')]),
-        model: Type.String({ minLength: 1 }),
-        /** Present when the corpus has an embedder (metric `cosine` or `rrf`). */
-        dimensions: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
+        model: EmbeddingModel,
+        dimensions: Type.Integer({ minimum: 1, maximum: 4096 }),
+        /** The similarity of the stored vectors. */
+        metric: Type.Literal('cosine'),
+        version: OpaqueKey,
         /**
-         * `cosine`: embeddings only; `bm25`: the store's full-text ranking only (no embedder);
-         * `rrf`: both rankings fused by reciprocal rank.
+         * `cosine`: by the vectors alone; `bm25`: by BM25 alone; `hybrid`: both fused, the BM25
+         * score plus the min-max scaled cosine, halved (docs/retrieval.md explains each score).
          */
-        metric: Type.Union([Type.Literal('cosine'), Type.Literal('bm25'), Type.Literal('rrf')]),
-        version: Type.String({ minLength: 1 }),
+        ranking: Type.Optional(Type.Union([Type.Literal('cosine'), Type.Literal('bm25'), Type.Literal('hybrid')])),
       },
       strict,
     ),

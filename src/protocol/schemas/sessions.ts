@@ -28,7 +28,14 @@ export const SessionSnapshot = Type.Object(
 
 export const SessionDeleteResult = Type.Object({ id: Uuid, deleted: Type.Boolean() }, { ...open, $id: 'SessionDeleteResult' });
 
+/** The caller's subject's sessions, most recently used first. */
+export const SessionListRequest = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }, { ...strict, $id: 'SessionListRequest' });
+
+export const SessionList = Type.Object({ sessions: Type.Array(Type.Ref(SessionInfo), { maxItems: 100 }) }, { ...open, $id: 'SessionList' });
+
 export type SessionCreate = Static<typeof SessionCreate>;
 export type SessionIdentity = Static<typeof SessionIdentity>;
 export type SessionSnapshot = Static<typeof SessionSnapshot>;
 export type SessionDeleteResult = Static<typeof SessionDeleteResult>;
+export type SessionListRequest = Static<typeof SessionListRequest>;
+export type SessionList = Static<typeof SessionList>;

@@ -11,11 +11,11 @@ import type { TableModule } from './table.js';
  * Before the steps were counted per module, one global version (`schema_migrations`) counted
  * them all. For each engine, the global version at which each module's steps shipped, in order:
  * a database at global version G has applied exactly the steps listed at G or below.
- * Frozen: new steps are counted per module only.
+ * Frozen at the last global version main shipped: new steps are counted per module only.
  */
 export const GLOBAL_VERSIONS: Record<SqlEngine['dialect'], Record<string, number[]>> = {
-  sqlite: { replicas: [4], usage: [1, 3, 4, 9], audit: [2], approvals: [3, 4], tickets: [4], operations: [4], jobs: [5], sessions: [6, 7], retrieval: [8, 10, 11] },
-  postgres: { replicas: [1], usage: [1, 6], audit: [1], approvals: [1], tickets: [1], operations: [1], jobs: [2], sessions: [3, 4], retrieval: [5, 7] },
+  sqlite: { replicas: [4], usage: [1, 3, 4, 9], audit: [2], approvals: [3, 4], tickets: [4], operations: [4], jobs: [5], sessions: [6, 7], retrieval: [8, 10, 11, 12, 13] },
+  postgres: { replicas: [1], usage: [1, 6], audit: [1], approvals: [1], tickets: [1], operations: [1], jobs: [2], sessions: [3, 4], retrieval: [5, 7, 8, 9] },
 };
 
 export async function migrate(engine: SqlEngine, modules: readonly TableModule[]): Promise<void> {

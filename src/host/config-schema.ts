@@ -1,0 +1,99 @@
+/**
+ * The host config's schema (TypeBox): the core fields here, and each extension's section and
+ * token grant fields from the list (`EXTENSIONS`), as each provider kind adds its entry. It is
+ * the source of `protocol/host-config.schema.json` and of the ahead-of-time validators in
+ * protocol/validators/host-config.js (`npm run protocol`); loading a config (./config.ts) uses
+ * those validators, and compiles this schema only for another list of extensions.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { ProviderId, ToolName } from '../protocol/schemas.js';
+import { PROVIDER_KINDS } from '../providers/kinds.js';
+import { SecretRef } from '../shared/secret-ref.js';
+import type { Extension } from '../http/extension.js';
+import { EXTENSIONS } from '../extensions/index.js';
+import { MAX_BODY_BYTES } from './config-constants.js';
+
+const strict = { additionalProperties: false } as const;
+
+const Listen = Type.Object(
+  {
+    host: Type.String({ minLength: 1, maxLength: 255 }),
+    port: Type.Integer({ minimum: 0, maximum: 65_535 }),
+    tls: Type.Optional(Type.Object({ certFile: Type.String({ minLength: 1, maxLength: 4096 }), keyRef: SecretRef }, strict)),
+  },
+  strict,
+);
+
+/** A token entry: who it is and what it may use; the extensions add their grant fields. */
+const TOKEN_FIELDS = {
+  id: ProviderId,
+  subject: Type.String({ minLength: 1, maxLength: 128 }),
+  tokenRef: SecretRef,
+  providers: Type.Array(ProviderId, { maxItems: 32, uniqueItems: true }),
+  tools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
+};
+
+export const Limits = Type.Object(
+  {
+    maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+    maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_536 })),
+    idleTimeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 })),
+    maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+    maxBodyBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: MAX_BODY_BYTES })),
+    maxConcurrentRuns: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    maxConcurrentRunsPerSubject: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    /** How long an event-stream write may wait for a client that stopped reading (default 30 s). */
+    writeStallTimeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
+    /** How long shutdown waits for active runs to deliver their terminal events (default 10 s). */
+    shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
+  },
+  strict,
+);
+
+/** How long a replica's claim on its runs lasts without renewal (default 15 s). */
+const LeaseMs = Type.Integer({ minimum: 300, maximum: 3_600_000 });
+
+const SqliteState = Type.Object(
+  {
+    engine: Type.Optional(Type.Literal('sqlite')),
+    /** Relative to the config file's folder; default `state`. */
+    directory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    leaseMs: Type.Optional(LeaseMs),
+  },
+  strict,
+);
+
+/** Several replicas share one PostgreSQL database; the URL (with its password) is a secret. */
+const PostgresState = Type.Object({ engine: Type.Literal('postgres'), urlRef: SecretRef, leaseMs: Type.Optional(LeaseMs) }, strict);
+
+/** The host config's schema: the core fields, then each extension's section, in the list's order. */
+export function hostConfigSchema(extensions: readonly Extension[] = EXTENSIONS) {
+  const providerEntries: TSchema[] = PROVIDER_KINDS.map((kind) => kind.configSchema);
+  const grants = Object.fromEntries(extensions.flatMap((extension) => Object.entries(extension.grants ?? {}).map(([field, grant]) => [field, Type.Optional(grant.schema)])));
+  const sections = Object.fromEntries(extensions.flatMap((extension) => (extension.configSchema ? [[extension.id, Type.Optional(extension.configSchema)]] : [])));
+  return Type.Object(
+    {
+      $schema: Type.Optional(Type.String()),
+      version: Type.Literal(1),
+      listen: Type.Optional(Listen),
+      providers: Type.Array(Type.Union(providerEntries), { minItems: 1, maxItems: 32 }),
+      tokens: Type.Array(Type.Object({ ...TOKEN_FIELDS, ...grants }, strict), { minItems: 1, maxItems: 100 }),
+      allowedOrigins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: 100 })),
+      limits: Type.Optional(Limits),
+      state: Type.Optional(Type.Union([SqliteState, PostgresState])),
+      ...sections,
+    },
+    { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
+  );
+}
+
+/** The whole config, and the parts `parseHostConfig` checks on their own for a clearer message. */
+export const HOST_CONFIG_PARTS = { hostConfig: hostConfigSchema(), sqliteState: SqliteState, postgresState: PostgresState };
+
+/** Each provider kind's strict entry schema, by kind. */
+export const PROVIDER_ENTRY_SCHEMAS: Record<string, TSchema> = Object.fromEntries(PROVIDER_KINDS.map((kind) => [kind.kind, kind.configSchema]));
+
+export type HostLimits = Static<typeof Limits>;
+export type ListenConfig = Static<typeof Listen>;
+export type SqliteStateConfig = Static<typeof SqliteState>;
+export type PostgresStateConfig = Static<typeof PostgresState>;
