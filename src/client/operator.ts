@@ -1,7 +1,8 @@
 /**
  * OperatorClient: the operator endpoints (`/v1/operator/...`) for a token with the operator
- * grant — every subject's runs, pending approvals, jobs, usage totals and the audit log, a
- * live tap of an active run and any job's stream. Answers are validated like AgenticClient's.
+ * grant — every subject's runs (filtered and paged, one by one with their steps), the live
+ * update feed, pending approvals, jobs, usage totals and the audit log, a live tap of an
+ * active run and any job's stream. Answers are validated like AgenticClient's.
  */
 import { DriverError } from '../protocol/errors.js';
 import {
@@ -13,8 +14,10 @@ import {
   OperatorJobList,
   OperatorJobsRequest,
   OperatorListRequest,
+  OperatorRunDetail,
   OperatorRunList,
   OperatorRunsRequest,
+  OperatorUpdate,
   OperatorUsage,
   OperatorUsageRequest,
   RunEvent,
@@ -38,10 +41,15 @@ export type {
   OperatorJobsRequest,
   OperatorListRequest,
   OperatorRun,
+  OperatorRunDetail,
   OperatorRunList,
   OperatorRunsRequest,
+  OperatorStep,
+  OperatorToolCall,
+  OperatorUpdate,
   OperatorUsage,
   OperatorUsageRequest,
+  OperatorWaiting,
   UsageTotals,
 } from '../protocol/schemas.js';
 
@@ -49,6 +57,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const valid = {
   runsRequest: validatorFor<OperatorRunsRequest>(OperatorRunsRequest),
   runs: validatorFor<OperatorRunList>(OperatorRunList),
+  run: validatorFor<OperatorRunDetail>(OperatorRunDetail),
+  update: validatorFor<OperatorUpdate>(OperatorUpdate),
   listRequest: validatorFor<OperatorListRequest>(OperatorListRequest),
   approvals: validatorFor<OperatorApprovalList>(OperatorApprovalList),
   decision: validatorFor<ApprovalDecision>(ApprovalDecision),
@@ -85,9 +95,41 @@ export class OperatorClient {
     this.fetchImpl = options.fetch ? fetchImpl : fetchImpl.bind(globalThis);
   }
 
-  /** POST v1/operator/runs: active runs on this replica, and the last `finished` finished runs. */
+  /**
+   * POST v1/operator/runs: active runs on this replica and one page of finished runs, newest
+   * first, filtered by `state`, `subject`, `provider` and `search`; pass `nextBefore` as `before`
+   * for the next page.
+   */
   runs(request: OperatorRunsRequest = {}, signal?: AbortSignal): Promise<OperatorRunList> {
     return this.post('v1/operator/runs', request, valid.runsRequest, valid.runs, signal);
+  }
+
+  /** GET v1/operator/runs/{id}: one run, with its steps, tools, tokens and timing when this replica served it. */
+  async run(runId: string, signal?: AbortSignal): Promise<OperatorRunDetail> {
+    if (!UUID.test(runId)) throw new DriverError('INVALID_OPERATOR_REQUEST', 'The run id must be a lowercase UUID.');
+    const path = `v1/operator/runs/${runId}`;
+    try {
+      const response = await exchange({ fetch: this.fetchImpl, url: new URL(path, this.baseUrl), token: this.token, accept: 'application/json', signal });
+      const answer = await readJson(response);
+      if (!valid.run(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${valid.run.explain(answer)}.`);
+      if (answer.run.runId !== runId) throw new DriverError('INVALID_RESPONSE', `The host answered with run ${answer.run.runId} for run ${runId}.`);
+      return answer;
+    } catch (error) {
+      throw toClientError(error, signal);
+    }
+  }
+
+  /**
+   * GET v1/operator/updates: a `snapshot` (active runs, pending approvals), then each change
+   * as it happens, until `signal` aborts or the host ends the stream (it drops a reader that
+   * falls behind: subscribe again for a new snapshot).
+   */
+  async *updates(signal?: AbortSignal): AsyncGenerator<OperatorUpdate, void, undefined> {
+    for await (const data of this.frames('v1/operator/updates', 0, signal)) {
+      const update = parseJson(data, 'An update');
+      if (!valid.update(update)) throw new DriverError('INVALID_RESPONSE', `An update is invalid: ${valid.update.explain(update)}.`);
+      yield update;
+    }
   }
 
   /** POST v1/operator/approvals: pending approvals of every subject. */
@@ -136,7 +178,22 @@ export class OperatorClient {
     return this.stream(`v1/operator/jobs/${jobId}/stream`, undefined, after, options.signal);
   }
 
-  private async *stream(path: string, runId: string | undefined, after: number, callerSignal: AbortSignal | undefined): AsyncGenerator<RunEvent, void, undefined> {
+  private async *stream(path: string, runId: string | undefined, after: number, signal: AbortSignal | undefined): AsyncGenerator<RunEvent, void, undefined> {
+    let last = after;
+    let expectedRun = runId;
+    for await (const data of this.frames(path, after, signal)) {
+      const event = parseEvent(data);
+      expectedRun ??= event.runId;
+      if (event.runId !== expectedRun) throw new DriverError('INVALID_RESPONSE', `An event of run ${event.runId} arrived on the stream of run ${expectedRun}.`);
+      if (event.sequence <= last) throw new DriverError('INVALID_RESPONSE', `Event sequence ${event.sequence} does not follow ${last}.`);
+      last = event.sequence;
+      yield event;
+      if (TERMINAL_EVENT_TYPES.has(event.type)) return;
+    }
+  }
+
+  /** The `data` of each server-sent event of `path`; the connection closes when the caller stops reading. */
+  private async *frames(path: string, after: number, callerSignal: AbortSignal | undefined): AsyncGenerator<string, void, undefined> {
     const closer = new AbortController();
     const signal = callerSignal ? AbortSignal.any([callerSignal, closer.signal]) : closer.signal;
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -154,20 +211,10 @@ export class OperatorClient {
       }
       reader = response.body.getReader();
       const frames = new SseFrameReader();
-      let last = after;
-      let expectedRun = runId;
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        for (const data of frames.push(value)) {
-          const event = parseEvent(data);
-          expectedRun ??= event.runId;
-          if (event.runId !== expectedRun) throw new DriverError('INVALID_RESPONSE', `An event of run ${event.runId} arrived on the stream of run ${expectedRun}.`);
-          if (event.sequence <= last) throw new DriverError('INVALID_RESPONSE', `Event sequence ${event.sequence} does not follow ${last}.`);
-          last = event.sequence;
-          yield event;
-          if (TERMINAL_EVENT_TYPES.has(event.type)) return;
-        }
+        yield* frames.push(value);
       }
     } catch (error) {
       throw toClientError(error, callerSignal);
@@ -190,13 +237,16 @@ export class OperatorClient {
   }
 }
 
-function parseEvent(data: string): RunEvent {
-  let value: unknown;
+function parseJson(data: string, what: string): unknown {
   try {
-    value = JSON.parse(data);
+    return JSON.parse(data);
   } catch {
-    throw new DriverError('INVALID_RESPONSE', 'An event is not JSON.');
+    throw new DriverError('INVALID_RESPONSE', `${what} is not JSON.`);
   }
+}
+
+function parseEvent(data: string): RunEvent {
+  const value = parseJson(data, 'An event');
   if (!valid.event(value)) throw new DriverError('INVALID_RESPONSE', `An event is invalid: ${valid.event.explain(value)}.`);
   return value;
 }

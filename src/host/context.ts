@@ -9,6 +9,7 @@ import type { AgenticDriver } from '../runtime/driver.js';
 import type { ProviderDiscovery } from '../runtime/discovery.js';
 import type { StateStore } from '../store/store.js';
 import type { ActiveRuns } from './active-runs.js';
+import type { OperatorFeed } from './operator-feed.js';
 import type { RunMonitor } from './run-monitor.js';
 import type { Admission } from './admission.js';
 import type { PrometheusMetrics } from './metrics.js';
@@ -18,10 +19,11 @@ export interface HostMetrics {
   runs: { completed: number; failed: number; cancelled: number };
 }
 
-/** What the operator endpoints read beyond the rest of the context: the store, and this replica's live runs. */
+/** What the operator endpoints read beyond the rest of the context: the store, this replica's live runs, and the update feed. */
 export interface OperatorServices {
-  store: Pick<StateStore, 'recentUsage' | 'pendingApprovals' | 'jobs' | 'usageTotals' | 'auditPage'>;
+  store: Pick<StateStore, 'finishedRuns' | 'pendingApprovals' | 'jobs' | 'usageTotals' | 'auditPage'>;
   monitor: RunMonitor;
+  feed: OperatorFeed;
 }
 
 export interface HostContext {

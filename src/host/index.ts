@@ -22,6 +22,7 @@ import { createEmbeddingAdapter } from '../providers/embeddings/index.js';
 import { openStore } from '../store/open.js';
 import type { RetrievalIndexStore, StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
+import { OperatorFeed } from './operator-feed.js';
 import { RunMonitor } from './run-monitor.js';
 import { CONSOLE_PATH, ConsoleAssets, defaultConsoleDirectory } from './console.js';
 import { Admission } from './admission.js';
@@ -67,6 +68,8 @@ export interface HostOptions {
   clock?: Clock;
   /** Where every internal error (a 500) is reported; default one JSON line on stderr. */
   logInternalError?: InternalErrorLog;
+  /** How often the operator update feed reads the store's marks while someone listens (default 2 s). */
+  operatorMarksIntervalMs?: number;
   /** The built console's folder (default: dist/console of this package). */
   consoleDirectory?: string;
   /** Which sources of a configured corpus a subject may see (default: the corpus's config namespace). */
@@ -144,6 +147,15 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   }
   const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
   const clock = options.clock ?? systemClock;
+  // The operator endpoints exist when some token has the operator grant.
+  const monitor = config.tokens.some((token) => token.operator) ? new RunMonitor() : undefined;
+  const feed = monitor
+    ? new OperatorFeed(store, monitor, {
+        clock,
+        ...(options.operatorMarksIntervalMs !== undefined ? { intervalMs: options.operatorMarksIntervalMs } : {}),
+        onError: (error) => logInternalError(error, 'operator update feed'),
+      })
+    : undefined;
   // One path for every usage record, runs and embedding calls alike: metrics, logs, sinks, store.
   const recordUsage = async (record: UsageRecord) => {
     prometheus?.observeRecord(record);
@@ -151,6 +163,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     try {
       await usage.finished(record).catch(() => undefined);
       await store.recordUsage(record);
+      feed?.recorded(record);
     } finally {
       usage.deliverLater(record);
     }
@@ -178,8 +191,6 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(retrieval ? { retrieval } : {}),
   });
   const tracing = config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined;
-  // The operator endpoints exist when some token has the operator grant.
-  const monitor = config.tokens.some((token) => token.operator) ? new RunMonitor() : undefined;
   const jobs = config.jobs
     ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared, jobId) => {
         const traced = tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events;
@@ -212,7 +223,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     metrics,
     prometheus,
     tracing,
-    operator: monitor ? { store, monitor } : undefined,
+    operator: monitor && feed ? { store, monitor, feed } : undefined,
     features: hostFeatures({ approvals, toolExecutions, operations, jobs, sessions, retrieval, operator: monitor }),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
@@ -260,6 +271,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         // then close what is left (connections still stuck after the grace period included).
         context.closing = true;
         app.server.close();
+        feed?.close();
         await jobs?.close();
         context.active.abortAll(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
         await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);

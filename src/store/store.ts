@@ -23,6 +23,37 @@ import type { AuditRecord } from './audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../runtime/usage-record.js';
 import type { UsageTotalsQuery, UsageTotalsRow } from './usage-totals.js';
 
+/** Where a page of finished runs starts: after this run in newest-first order. */
+export interface FinishedRunKey {
+  finishedAt: string;
+  runId: string;
+}
+
+export interface FinishedRunsQuery {
+  limit: number;
+  before?: FinishedRunKey;
+  status?: UsageRecord['status'];
+  subject?: string;
+  provider?: string;
+  runId?: string;
+  /** Case-insensitive (ASCII) substring of the run id, subject, provider or model. */
+  search?: string;
+}
+
+export interface FinishedRunsPage {
+  records: UsageRecord[];
+  /** Set when older matching records may exist: pass it as `before` for the next page. */
+  next?: FinishedRunKey;
+}
+
+export interface OperatorMarks {
+  pendingApprovals: number;
+  /** The newest usage record's finish time. */
+  lastFinishedAt: string | undefined;
+  /** Changes whenever a job is submitted, changes state or is erased. */
+  jobs: string;
+}
+
 export interface UsageSummary {
   runs: number;
   completed: number;
@@ -284,8 +315,10 @@ export interface StateStore {
   readAudit(limit: number): Promise<AuditRecord[]>;
   /** One page of the audit log, newest first, older than the record `before` when given, with each record's id. */
   auditPage(limit: number, before?: number): Promise<{ id: number; record: AuditRecord }[]>;
-  /** The most recently finished runs' usage records, newest first. */
-  recentUsage(limit: number): Promise<UsageRecord[]>;
+  /** One page of finished runs' usage records (embedding calls left out), newest first, filtered. */
+  finishedRuns(query: FinishedRunsQuery): Promise<FinishedRunsPage>;
+  /** Cheap reads that change whenever the operator's lists do (pending approvals, finished runs, jobs). */
+  operatorMarks(): Promise<OperatorMarks>;
   /** Pending approvals of every subject, oldest first (the operator's list). */
   pendingApprovals(limit: number): Promise<ApprovalRow[]>;
 

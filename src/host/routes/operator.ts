@@ -1,8 +1,9 @@
 /**
  * The operator endpoints (`/v1/operator/...`, feature `operator-endpoints`): every subject's
- * runs, pending approvals, jobs, usage totals and the approval audit log, for tokens with the
- * `operator` grant only. Any other token is refused with FORBIDDEN before its body is read.
- * None of these takes a run slot.
+ * runs (filtered and paged, one by one with their steps), the live update feed, pending
+ * approvals, jobs, usage totals and the approval audit log, for tokens with the `operator`
+ * grant only. Any other token is refused with FORBIDDEN before its body is read. None of
+ * these takes a run slot.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DriverError } from '../../protocol/errors.js';
@@ -16,15 +17,15 @@ import type {
   OperatorJobList,
   OperatorJobsRequest,
   OperatorListRequest,
-  OperatorRun,
+  OperatorRunDetail,
   OperatorRunList,
   OperatorRunsRequest,
   OperatorUsage,
   OperatorUsageRequest,
 } from '../../protocol/schemas.js';
-import type { UsageRecord } from '../../runtime/usage-record.js';
 import type { HostContext } from '../context.js';
-import { writeEventStream } from '../sse.js';
+import { decodeCursor, encodeCursor, finishedRun, matchesFilters } from '../operator-runs.js';
+import { frameUpdate, writeEventStream, writeFrames } from '../sse.js';
 import { follow, lastEventId } from './jobs.js';
 import { routeOf } from './table.js';
 
@@ -38,7 +39,7 @@ const MAX_PAGE_BYTES = 1_500_000;
 export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
   const operator = context.operator;
   if (!operator) return;
-  const { store, monitor } = operator;
+  const { store, monitor, feed } = operator;
 
   // Encapsulated: applies to this plugin's routes only, after authentication, before the body.
   app.addHook('onRequest', async (request) => {
@@ -48,8 +49,45 @@ export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = asyn
   app.route<{ Body: OperatorRunsRequest }>({
     ...routeOf('operatorListRuns'),
     handler: async (request): Promise<OperatorRunList> => {
-      const finished = await store.recentUsage(request.body.finished ?? DEFAULT_FINISHED);
-      return { active: monitor.list(), finished: finished.map(finishedRun) };
+      const { finished: limit = DEFAULT_FINISHED, before, state, subject, provider, search } = request.body;
+      const filters = { state, subject, provider, search };
+      const active = state === undefined || state === 'running' ? monitor.list().filter((run) => matchesFilters(run, filters)) : [];
+      if (state === 'running' || limit === 0) return { active, finished: [] };
+      const page = await store.finishedRuns({
+        limit,
+        ...(before !== undefined ? { before: decodeCursor(before) } : {}),
+        ...(state !== undefined ? { status: state } : {}),
+        ...(subject !== undefined ? { subject } : {}),
+        ...(provider !== undefined ? { provider } : {}),
+        ...(search !== undefined ? { search } : {}),
+      });
+      return {
+        active,
+        finished: page.records.map((record) => finishedRun(record, monitor.summary(record.runId))),
+        ...(page.next ? { nextBefore: encodeCursor(page.next) } : {}),
+      };
+    },
+  });
+
+  app.route<{ Params: { id: string } }>({
+    ...routeOf('operatorReadRun'),
+    handler: async (request): Promise<OperatorRunDetail> => {
+      const { id } = request.params;
+      if (!UUID.test(id)) throw new DriverError('INVALID_OPERATOR_REQUEST', 'The run id must be a lowercase UUID.');
+      const [record] = (await store.finishedRuns({ limit: 1, runId: id })).records;
+      const seen = monitor.detail(id);
+      if (seen) return record ? { ...seen, run: finishedRun(record, seen.run) } : seen;
+      if (!record) throw new DriverError('RUN_NOT_FOUND', 'No run with this id is active on this host replica or recorded.');
+      return { run: finishedRun(record) };
+    },
+  });
+
+  app.route({
+    ...routeOf('operatorUpdates'),
+    handler: async (request, reply) => {
+      const stopped = new AbortController();
+      reply.raw.on('close', () => stopped.abort());
+      return writeFrames(reply, feed.subscribe(stopped.signal), frameUpdate, { ...streamOptions(context), headersFirst: true });
     },
   });
 
@@ -137,25 +175,5 @@ function streamOptions(context: HostContext) {
     heartbeatMs: context.heartbeatMs,
     writeStallMs: context.writeStallMs,
     ...(context.closing ? { headers: { connection: 'close' } } : {}),
-  };
-}
-
-function finishedRun(record: UsageRecord): OperatorRun {
-  const usage: OperatorRun['usage'] = {};
-  for (const field of ['inputTokens', 'outputTokens', 'cachedInputTokens', 'reasoningTokens'] as const) {
-    const value = record.observedUsage?.[field];
-    if (value !== undefined) usage[field] = value;
-  }
-  return {
-    runId: record.runId,
-    subject: record.subject,
-    provider: record.provider,
-    model: record.model,
-    state: record.status,
-    startedAt: record.startedAt,
-    finishedAt: record.finishedAt,
-    steps: record.steps,
-    usage,
-    ...(record.errorCode ? { errorCode: record.errorCode } : {}),
   };
 }

@@ -14,10 +14,13 @@ import { sumUsage, type UsageTotalsQuery, type UsageTotalsRow } from '../usage-t
 import type { AuditRecord } from '../audit-record.js';
 import type {
   ApprovalRow,
+  FinishedRunsPage,
+  FinishedRunsQuery,
   JournalEntry,
   OperationClaim,
   OperationRecord,
   OperationState,
+  OperatorMarks,
   ReconcileReport,
   StateStore,
   StoreSignal,
@@ -25,7 +28,7 @@ import type {
   TicketRow,
   UsageSummary,
 } from '../store.js';
-import type { SqlEngine } from './engine.js';
+import type { SqlEngine, SqlValue } from './engine.js';
 import { JobTable } from './job-table.js';
 import { SessionTable } from './session-table.js';
 import { RetrievalTable, type RetrievalCapacity } from './retrieval-table.js';
@@ -292,9 +295,42 @@ export class SqlStateStore implements StateStore {
     return rows.map((row) => ({ id: Number(row.id), record: JSON.parse(row.record) as AuditRecord }));
   }
 
-  async recentUsage(limit: number): Promise<UsageRecord[]> {
-    const rows = await this.engine.all<{ record: string }>('SELECT record FROM usage_records ORDER BY finished_at DESC, run_id LIMIT ?', [limit]);
-    return rows.map((row) => JSON.parse(row.record) as UsageRecord);
+  async finishedRuns(query: FinishedRunsQuery): Promise<FinishedRunsPage> {
+    const where: string[] = [this.engine.dialect === 'postgres' ? "(record::jsonb ->> 'operation') IS NULL" : "json_extract(record, '$.operation') IS NULL"];
+    const params: SqlValue[] = [];
+    if (query.before) {
+      where.push('(finished_at < ? OR (finished_at = ? AND run_id > ?))');
+      params.push(query.before.finishedAt, query.before.finishedAt, query.before.runId);
+    }
+    for (const [column, value] of [['status', query.status], ['subject', query.subject], ['provider', query.provider], ['run_id', query.runId]] as const) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      params.push(value);
+    }
+    if (query.search !== undefined) {
+      const pattern = `%${query.search.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+      where.push(`(${['run_id', 'subject', 'provider', 'model'].map((column) => `LOWER(${column}) LIKE ? ESCAPE '\\'`).join(' OR ')})`);
+      params.push(pattern, pattern, pattern, pattern);
+    }
+    // One more than asked for tells whether an older page exists.
+    const rows = await this.engine.all<{ record: string }>(`SELECT record FROM usage_records WHERE ${where.join(' AND ')} ORDER BY finished_at DESC, run_id LIMIT ?`, [
+      ...params,
+      query.limit + 1,
+    ]);
+    const records = rows.slice(0, query.limit).map((row) => JSON.parse(row.record) as UsageRecord);
+    const last = records.at(-1);
+    return { records, ...(rows.length > query.limit && last ? { next: { finishedAt: last.finishedAt, runId: last.runId } } : {}) };
+  }
+
+  async operatorMarks(): Promise<OperatorMarks> {
+    const [approvals] = await this.engine.all<{ count: number | string }>(`SELECT COUNT(*) AS count FROM approvals WHERE state = 'pending' AND ${LIVE_OWNER}`, [this.now()]);
+    const [usage] = await this.engine.all<{ last: string | null }>('SELECT MAX(finished_at) AS last FROM usage_records');
+    const [jobs] = await this.engine.all<{ count: number | string; updated: number | string | null }>('SELECT COUNT(*) AS count, MAX(updated_at) AS updated FROM jobs');
+    return {
+      pendingApprovals: Number(approvals?.count ?? 0),
+      lastFinishedAt: usage?.last ?? undefined,
+      jobs: `${Number(jobs?.count ?? 0)}:${jobs?.updated ?? ''}`,
+    };
   }
 
   // --- operation records (idempotency) -------------------------------------------------------
