@@ -69,8 +69,8 @@ export class OperatorFeed {
       this.timer = setInterval(() => this.checkSoon(), this.options.intervalMs ?? DEFAULT_MARKS_INTERVAL_MS);
       this.timer.unref();
     }
-    // The first subscriber learns the pending count from the first read.
-    if (!this.marks) this.checkSoon();
+    // The first subscribers learn the pending count from the first read (one for all of them).
+    if (!this.marks && !this.checking) this.checkSoon();
     return this.drain(subscriber, signal);
   }
 
