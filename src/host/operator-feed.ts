@@ -124,6 +124,8 @@ export class OperatorFeed {
     const next = await this.store.operatorMarks();
     if (this.subscribers.size === 0) return;
     const previous = this.marks;
+    // Never backwards: a record this replica announced while the read was under way stays counted.
+    if ((previous?.lastFinishedAt ?? '') > (next.lastFinishedAt ?? '')) next.lastFinishedAt = previous!.lastFinishedAt;
     this.marks = next;
     const at = this.now();
     if (previous?.pendingApprovals !== next.pendingApprovals) this.publish({ type: 'approvals', at, pendingApprovals: next.pendingApprovals });

@@ -515,7 +515,8 @@ export const EventEnvelope = Type.Object({ type: Type.String({ minLength: 1 }), 
 const event = <T extends string, P extends Record<string, TSchema>>(type: T, payload: P) =>
   Type.Object({ type: Type.Literal(type), ...envelope, ...payload }, { ...open, $id: eventSchemaId(type) });
 
-function eventSchemaId(type: string): string {
+/** The schema id of an event type's payload schema (`run.started` → `RunStartedEvent`). */
+export function eventSchemaId(type: string): string {
   return type
     .split('.')
     .map((part) => part[0]!.toUpperCase() + part.slice(1))

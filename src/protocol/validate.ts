@@ -2,10 +2,13 @@
  * Runtime validators compiled from the wire schemas. One Ajv instance (JSON Schema
  * 2020-12) holds every named schema so `$ref`s resolve by id.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { NAMED_SCHEMAS, EVENT_SCHEMAS, type EventType } from './schemas.js';
+import { describe, type Validator } from './validator.js';
+
+export { describe, type Validator } from './validator.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
 type AddFormats = (ajv: Ajv2020) => unknown;
@@ -15,12 +18,6 @@ const addFormats: AddFormats =
 const ajv = new Ajv2020({ allErrors: false, strict: false, validateFormats: true });
 addFormats(ajv);
 for (const schema of NAMED_SCHEMAS) ajv.addSchema(schema as object);
-
-export interface Validator<T> {
-  (value: unknown): value is T;
-  /** A short human description of the first problem, or undefined when valid. */
-  explain(value: unknown): string | undefined;
-}
 
 /** Compiled on first use: a process (e.g. one CLI command) pays only for the schemas it checks. */
 export function validatorFor<T>(schema: TSchema): Validator<T> {
@@ -33,16 +30,6 @@ export function validatorFor<T>(schema: TSchema): Validator<T> {
     return validate(value) ? undefined : describe(validate.errors);
   };
   return check;
-}
-
-export function describe(errors: ErrorObject[] | null | undefined): string {
-  const first = errors?.[0];
-  if (!first) return 'is invalid';
-  const where = first.instancePath ? first.instancePath : 'value';
-  if (first.keyword === 'additionalProperties') {
-    return `${where} has an unknown field "${String((first.params as { additionalProperty?: string }).additionalProperty)}"`;
-  }
-  return `${where} ${first.message ?? 'is invalid'}`;
 }
 
 const eventValidators = new Map<string, Validator<unknown>>();
