@@ -52,18 +52,23 @@ export class LiveFeed {
   }
 
   private async follow(): Promise<void> {
-    for (let attempt = 0; !this.stop.signal.aborted; attempt += 1) {
+    for (let attempt = 0; !this.stop.signal.aborted; ) {
+      let received = false;
       try {
         for await (const update of this.operator.updates(this.stop.signal)) {
-          attempt = 0;
+          received = true;
           this.apply(update);
         }
       } catch (failure) {
         if (this.stop.signal.aborted) return;
         if (isAuthFailure(failure)) return this.onAuthFailure(failure);
+        received = false;
       }
+      // A subscription that ended after updates (the host ends each one in time) resumes at once.
+      attempt = received ? 0 : attempt + 1;
+      if (attempt === 0) continue;
       this.set({ status: 'reconnecting' });
-      await pause(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!, this.stop.signal);
+      await pause(RETRY_MS[Math.min(attempt - 1, RETRY_MS.length - 1)]!, this.stop.signal);
     }
   }
 

@@ -70,6 +70,8 @@ export interface HostOptions {
   logInternalError?: InternalErrorLog;
   /** How often the operator update feed reads the store's marks while someone listens (default 2 s). */
   operatorMarksIntervalMs?: number;
+  /** How long one subscription to the operator update feed lasts before its stream ends (default 15 min). */
+  operatorSubscriptionMs?: number;
   /** The built console's folder (default: dist/console of this package). */
   consoleDirectory?: string;
   /** Which sources of a configured corpus a subject may see (default: the corpus's config namespace). */
@@ -153,6 +155,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ? new OperatorFeed(store, monitor, {
         clock,
         ...(options.operatorMarksIntervalMs !== undefined ? { intervalMs: options.operatorMarksIntervalMs } : {}),
+        ...(options.operatorSubscriptionMs !== undefined ? { maxSubscriptionMs: options.operatorSubscriptionMs } : {}),
         onError: (error) => logInternalError(error, 'operator update feed'),
       })
     : undefined;

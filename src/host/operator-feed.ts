@@ -9,7 +9,8 @@
  *   local run starts, ends or begins or stops waiting. One read serves every subscriber.
  *
  * A subscriber never slows anything: its queue is bounded and one that falls behind is
- * dropped (its stream ends; reconnecting gives a new snapshot).
+ * dropped (its stream ends; reconnecting gives a new snapshot). A subscription also ends after
+ * `maxSubscriptionMs`, so long-lived readers spread again over replicas behind a load balancer.
  */
 import type { OperatorRun, OperatorUpdate } from '../protocol/schemas.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
@@ -21,6 +22,7 @@ import type { RunMonitor } from './run-monitor.js';
 /** Updates a subscriber may have queued before it is dropped. */
 export const FEED_QUEUE_LIMIT = 1000;
 export const DEFAULT_MARKS_INTERVAL_MS = 2000;
+export const DEFAULT_MAX_SUBSCRIPTION_MS = 15 * 60 * 1000;
 
 interface Subscriber {
   queue: OperatorUpdate[];
@@ -32,6 +34,8 @@ export interface OperatorFeedOptions {
   clock: Clock;
   /** How often the store's marks are read while someone listens. */
   intervalMs?: number;
+  /** How long one subscription lasts before its stream ends (the reader subscribes again). */
+  maxSubscriptionMs?: number;
   onError(error: unknown): void;
 }
 
@@ -71,7 +75,9 @@ export class OperatorFeed {
     }
     // The first subscribers learn the pending count from the first read (one for all of them).
     if (!this.marks && !this.checking) this.checkSoon();
-    return this.drain(subscriber, signal);
+    const lifetime = setTimeout(() => finish(subscriber), this.options.maxSubscriptionMs ?? DEFAULT_MAX_SUBSCRIPTION_MS);
+    lifetime.unref();
+    return this.drain(subscriber, signal, () => clearTimeout(lifetime));
   }
 
   /** A usage record this replica stored: a finished run (embedding calls are not runs). */
@@ -158,7 +164,7 @@ export class OperatorFeed {
     }
   }
 
-  private async *drain(subscriber: Subscriber, signal: AbortSignal): AsyncGenerator<OperatorUpdate> {
+  private async *drain(subscriber: Subscriber, signal: AbortSignal, ended: () => void): AsyncGenerator<OperatorUpdate> {
     const onAbort = () => finish(subscriber);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -174,6 +180,7 @@ export class OperatorFeed {
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
+      ended();
       this.leave(subscriber);
     }
   }

@@ -173,4 +173,15 @@ describe('operator feed', () => {
     stop.abort();
     feed.close();
   });
+
+  it('ends a subscription after its lifetime, so the reader subscribes again', async () => {
+    const store = markStore({ pendingApprovals: 0, lastFinishedAt: undefined, jobs: '0:' });
+    const feed = new OperatorFeed(store, new RunMonitor(), { clock: new FakeClock(), intervalMs: 3_600_000, maxSubscriptionMs: 20, onError: (error) => assert.fail(String(error)) });
+    const stop = new AbortController();
+    const received: string[] = [];
+    for await (const update of feed.subscribe(stop.signal)) received.push(update.type);
+    assert.equal(received[0], 'snapshot');
+    assert.ok(!stop.signal.aborted);
+    feed.close();
+  });
 });
