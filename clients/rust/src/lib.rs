@@ -52,7 +52,7 @@ pub use builder::{Build, ClientBuilder};
 #[cfg(feature = "async")]
 pub use interactive::{PendingApproval, PendingExecution, ToolContext, ToolFunctions, ToolStream};
 #[cfg(feature = "async")]
-pub use operator::AsyncOperatorClient;
+pub use operator::{AsyncOperatorClient, OperatorUpdates};
 #[cfg(feature = "async")]
 pub use tail::{JobTail, TailOptions};
 

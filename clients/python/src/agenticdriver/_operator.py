@@ -1,19 +1,24 @@
 """Operator clients: the ``/v1/operator/...`` endpoints, for a token with the ``operator``
-grant (every subject's runs, pending approvals, jobs, usage totals and the approval audit
-log). Requests are checked before sending (``INVALID_OPERATOR_REQUEST``, ``INVALID_APPROVAL``);
-answers are validated like every other answer (``INVALID_RESPONSE``).
+grant (every subject's runs, one run with its steps, the live update feed, pending approvals,
+jobs, usage totals and the approval audit log). Requests are checked before sending
+(``INVALID_OPERATOR_REQUEST``, ``INVALID_APPROVAL``); answers are validated like every other
+answer (``INVALID_RESPONSE``).
 """
 from __future__ import annotations
 
+import re
 from types import TracebackType
-from typing import Any, Dict, Mapping, Optional, Type, cast
+from typing import Any, AsyncGenerator, Dict, Generator, List, Mapping, Optional, Type, cast
 
 from ._async import AsyncAgenticClient
-from ._responses import decode_approval_receipt, _decoded
+from ._json import parse_json_body
+from ._responses import decode_approval_receipt, _decoded, require_event_stream
 from ._rules import Json
-from ._schema import Check
+from ._schema import Check, Invalid
+from ._sse import SseDecoder
 from ._submissions import _checked_body, decision_body
-from ._sync import AgenticClient
+from ._sync import AgenticClient, _close_connection, _read_some
+from .errors import DriverError
 from .generated.checks import (
     operator_approval_list,
     operator_audit_page,
@@ -21,8 +26,10 @@ from .generated.checks import (
     operator_job_list,
     operator_jobs_request,
     operator_list_request,
+    operator_run_detail,
     operator_run_list,
     operator_runs_request,
+    operator_update,
     operator_usage,
     operator_usage_request,
 )
@@ -35,13 +42,17 @@ from .types import (
     OperatorJobList,
     OperatorJobsRequest,
     OperatorListRequest,
+    OperatorRunDetail,
     OperatorRunList,
     OperatorRunsRequest,
+    OperatorUpdate,
     OperatorUsage,
     OperatorUsageRequest,
 )
 
 DECISION_ENDPOINT = "v1/operator/approvals/decisions"
+UPDATES_ENDPOINT = "v1/operator/updates"
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # endpoint → (request check, answer check)
 _CALLS: Dict[str, tuple[Check, Check]] = {
     "runs": (operator_runs_request, operator_run_list),
@@ -66,6 +77,41 @@ def _answer(name: str, body: bytes) -> Json:
     return _decoded(body, checked)
 
 
+def _run_endpoint(run_id: object) -> str:
+    if not isinstance(run_id, str) or _UUID.fullmatch(run_id) is None:
+        raise DriverError("INVALID_OPERATOR_REQUEST", "The run id must be a lowercase UUID.")
+    return f"v1/operator/runs/{run_id}"
+
+
+def _run_detail(body: bytes, run_id: str) -> OperatorRunDetail:
+    def checked(value: object) -> Json:
+        operator_run_detail(value, "answer")
+        return cast(Json, value)
+
+    detail = _decoded(body, checked)
+    if detail["run"]["runId"] != run_id:
+        raise DriverError("INVALID_RESPONSE", f"The host answered with run {detail['run']['runId']} for run {run_id}.")
+    return cast(OperatorRunDetail, detail)
+
+
+class _UpdateParser:
+    """Bytes of the update feed in, validated updates out."""
+
+    def __init__(self) -> None:
+        self._decoder = SseDecoder()
+
+    def feed(self, chunk: bytes) -> List[OperatorUpdate]:
+        updates: List[OperatorUpdate] = []
+        for data in self._decoder.feed(chunk):
+            value = parse_json_body(data.encode("utf-8"))
+            try:
+                operator_update(value, "update")
+            except Invalid as problem:
+                raise DriverError("INVALID_RESPONSE", f"Invalid update: {problem}.") from None
+            updates.append(cast(OperatorUpdate, value))
+        return updates
+
+
 class OperatorClient:
     """Blocking operator client; takes the same options as ``AgenticClient``."""
 
@@ -86,8 +132,33 @@ class OperatorClient:
         return _answer(name, body)
 
     def runs(self, request: Optional[OperatorRunsRequest] = None) -> OperatorRunList:
-        """Active runs on this replica and the most recently finished ones (``POST v1/operator/runs``)."""
+        """Active runs on this replica and one page of finished runs, newest first, filtered by
+        ``state``, ``subject``, ``provider`` and ``search`` (``POST v1/operator/runs``); pass
+        ``nextBefore`` as ``before`` for the next page."""
         return cast(OperatorRunList, self._call("runs", request))
+
+    def run(self, run_id: str) -> OperatorRunDetail:
+        """One run, with its steps, tools, tokens and timing when this replica served it
+        (``GET v1/operator/runs/{id}``)."""
+        body = self._client._fetch_json("GET", _run_endpoint(run_id), None, self._client._io_timeout)
+        return _run_detail(body, run_id)
+
+    def updates(self) -> Generator[OperatorUpdate, None, None]:
+        """The live update feed (``GET v1/operator/updates``): a ``snapshot``, then each change,
+        until the host ends the subscription (subscribe again for a new snapshot). ``close()`` on
+        the generator (or leaving a ``for`` loop and dropping it) closes the connection. Updates
+        of a type this client does not know are passed on as they are."""
+        connection, response = self._client._exchange("GET", UPDATES_ENDPOINT, None, "text/event-stream", self._client._io_timeout)
+        try:
+            require_event_stream(response.getheader("Content-Type"))
+            parser = _UpdateParser()
+            while True:
+                chunk = _read_some(response)
+                if not chunk:
+                    return
+                yield from parser.feed(chunk)
+        finally:
+            _close_connection(connection, response)
 
     def approvals(self, request: Optional[OperatorListRequest] = None) -> OperatorApprovalList:
         """Pending approvals of every subject (``POST v1/operator/approvals``)."""
@@ -132,6 +203,23 @@ class AsyncOperatorClient:
 
     async def runs(self, request: Optional[OperatorRunsRequest] = None) -> OperatorRunList:
         return cast(OperatorRunList, await self._call("runs", request))
+
+    async def run(self, run_id: str) -> OperatorRunDetail:
+        body = await self._client._fetch_json("GET", _run_endpoint(run_id), None, self._client._io_timeout)
+        return _run_detail(body, run_id)
+
+    async def updates(self) -> AsyncGenerator[OperatorUpdate, None]:
+        """The live update feed; see ``OperatorClient.updates``. ``aclose()`` on the generator
+        closes the connection."""
+        response = await self._client._exchange("GET", UPDATES_ENDPOINT, None, "text/event-stream", self._client._io_timeout)
+        try:
+            require_event_stream(response.headers.get("Content-Type"))
+            parser = _UpdateParser()
+            async for chunk in response.aiter_raw():
+                for update in parser.feed(chunk):
+                    yield update
+        finally:
+            await response.aclose()
 
     async def approvals(self, request: Optional[OperatorListRequest] = None) -> OperatorApprovalList:
         return cast(OperatorApprovalList, await self._call("approvals", request))
