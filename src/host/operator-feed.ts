@@ -28,6 +28,8 @@ interface Subscriber {
   queue: OperatorUpdate[];
   closed: boolean;
   wake: (() => void) | undefined;
+  /** Ends the subscription when its time is up; cleared when it ends for any reason. */
+  lifetime?: ReturnType<typeof setTimeout>;
 }
 
 export interface OperatorFeedOptions {
@@ -75,9 +77,8 @@ export class OperatorFeed {
     }
     // The first subscribers learn the pending count from the first read (one for all of them).
     if (!this.marks && !this.checking) this.checkSoon();
-    const lifetime = setTimeout(() => finish(subscriber), this.options.maxSubscriptionMs ?? DEFAULT_MAX_SUBSCRIPTION_MS);
-    lifetime.unref();
-    return this.drain(subscriber, signal, () => clearTimeout(lifetime));
+    subscriber.lifetime = setTimeout(() => finish(subscriber), this.options.maxSubscriptionMs ?? DEFAULT_MAX_SUBSCRIPTION_MS);
+    return this.drain(subscriber, signal);
   }
 
   /** A usage record this replica stored: a finished run (embedding calls are not runs). */
@@ -164,7 +165,7 @@ export class OperatorFeed {
     }
   }
 
-  private async *drain(subscriber: Subscriber, signal: AbortSignal, ended: () => void): AsyncGenerator<OperatorUpdate> {
+  private async *drain(subscriber: Subscriber, signal: AbortSignal): AsyncGenerator<OperatorUpdate> {
     const onAbort = () => finish(subscriber);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -180,7 +181,6 @@ export class OperatorFeed {
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
-      ended();
       this.leave(subscriber);
     }
   }
@@ -191,6 +191,7 @@ export class OperatorFeed {
 }
 
 function finish(subscriber: Subscriber): void {
+  clearTimeout(subscriber.lifetime);
   subscriber.closed = true;
   subscriber.wake?.();
 }

@@ -1,24 +1,24 @@
 /**
  * Finished runs as the operator endpoints show them: from a stored usage record (any
- * replica's), with the reason this replica saw when it served the run, and the page cursor
- * of the finished list (opaque to callers: the last listed run's finish time and id).
+ * replica's) with the reason its code gives, and the page cursor of the finished list
+ * (opaque to callers: the last listed run's finish time and id).
  */
 import { DriverError } from '../protocol/errors.js';
 import type { OperatorRun, OperatorRunsRequest } from '../protocol/schemas.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
 import type { FinishedRunKey } from '../store/store.js';
+import { runReason } from './run-reasons.js';
 
-export const INTERRUPTED_REASON = 'The host stopped while this run was in flight (found when it started again): what its provider and tools did, and how many steps it took, is unknown.';
 const TOKEN_FIELDS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'reasoningTokens'] as const;
 
-/** `seen`: this replica's own summary of the run, when it served it (it knows the error message). */
+/** `seen`: this replica's own summary of the run, when it served it (it knows the run's job). */
 export function finishedRun(record: UsageRecord, seen?: OperatorRun): OperatorRun {
   const usage: OperatorRun['usage'] = {};
   for (const field of TOKEN_FIELDS) {
     const value = record.observedUsage?.[field];
     if (value !== undefined) usage[field] = value;
   }
-  const reason = record.status === 'interrupted' ? INTERRUPTED_REASON : seen?.reason;
+  const reason = runReason(record.status, record.errorCode);
   return {
     runId: record.runId,
     subject: record.subject,

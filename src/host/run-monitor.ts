@@ -7,6 +7,7 @@
  */
 import { DriverError } from '../protocol/errors.js';
 import type { OperatorRun, OperatorRunDetail, RunEvent } from '../protocol/schemas.js';
+import { runReason } from './run-reasons.js';
 import { elapsed, RunTimeline } from './run-timeline.js';
 
 /** Events a watcher may have queued before it is dropped. */
@@ -16,7 +17,6 @@ export const REPLAY_LIMIT = 256;
 /** Finished runs whose timeline stays readable. */
 export const FINISHED_KEPT = 200;
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-const MAX_REASON = 4000;
 
 interface Watcher {
   queue: RunEvent[];
@@ -142,7 +142,7 @@ export class RunMonitor {
       info.durationMs = elapsed(info.startedAt, event.timestamp);
       if (event.type !== 'run.completed') {
         info.errorCode = event.error.code;
-        if (event.error.message) info.reason = event.error.message.slice(0, MAX_REASON);
+        info.reason = runReason(info.state, info.errorCode);
       }
     }
     this.changed(info);
@@ -156,7 +156,7 @@ export class RunMonitor {
     live.watchers.clear();
     if (info.state === 'running') {
       // Its events stopped before a terminal one (the run's consumer went away); the usage record will tell how it ended.
-      Object.assign(info, { state: 'cancelled', finishedAt: live.recent.at(-1)?.timestamp ?? info.startedAt, reason: 'Its event stream ended before a terminal event.' });
+      Object.assign(info, { state: 'cancelled', finishedAt: live.recent.at(-1)?.timestamp ?? info.startedAt, reason: 'Its events stopped before a terminal one; its usage record tells how it ended.' });
       delete info.waiting;
       this.changed(info);
     }

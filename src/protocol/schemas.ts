@@ -731,7 +731,7 @@ export const OperatorRun = Type.Object(
     usage: Type.Ref(Usage),
     /** The error code of a run that did not complete. */
     errorCode: Type.Optional(Type.String({ minLength: 1 })),
-    /** Why a run did not complete, in words: its error message when this replica saw it end, or what is known. */
+    /** Why a run did not complete, in words, from its status and error code (never its error message, which may quote the run's content). */
     reason: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
     /** `uncertain` for an interrupted run: what its provider or tools did (and how many steps it took) is unknown. */
     outcome: Type.Optional(Type.Literal('uncertain')),

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { INTERRUPTED_REASON } from '../../src/host/operator-runs.js';
+import { INTERRUPTED_REASON } from '../../src/host/run-reasons.js';
 import { interruptedRecord, USAGE_RECORD_SCHEMA, type UsageRecord } from '../../src/runtime/usage-record.js';
 import { script, sseEvents, startTestHost, TOKEN, OTHER_TOKEN, type TestHost } from '../support/host.js';
 
@@ -183,14 +183,17 @@ describe('operator live view', () => {
     }
   });
 
-  it('gives a failed run its reason, and an interrupted one its reason and an uncertain outcome', async () => {
-    const failing = await host.post('/v1/runs', { provider: 'mock', model: 'demo', input: script([{ error: { code: 'PROVIDER_ERROR', message: 'The vendor refused: quota exhausted.' } }]) });
+  it('gives a failed run a reason from its code (never its message), and an interrupted one its reason and an uncertain outcome', async () => {
+    const failing = await host.post('/v1/runs', { provider: 'mock', model: 'demo', input: script([{ error: { code: 'PROVIDER_ERROR', message: 'The vendor refused: quota exhausted for ada@example.com.' } }]) });
     assert.equal(failing.status, 502);
     const failed = await operator(host, '/v1/operator/runs', { state: 'failed' });
     assert.equal(failed.body.active.length, 0);
     const run = failed.body.finished[0];
     assert.equal(run.errorCode, 'PROVIDER_ERROR');
-    assert.equal(run.reason, 'The vendor refused: quota exhausted.');
+    assert.equal(run.reason, 'The provider answered with an error.');
+    const page = await readRun(host, run.runId);
+    assert.equal(page.body.run.reason, run.reason);
+    assert.ok(!JSON.stringify([failed.body, page.body]).includes('ada@example.com'), 'the error message reached an operator view');
 
     // The record a host writes at start-up for a run its previous process left in flight.
     const runId = randomUUID();
@@ -206,9 +209,9 @@ describe('operator live view', () => {
     assert.equal(interrupted[0].reason, INTERRUPTED_REASON);
     assert.equal(interrupted[0].outcome, 'uncertain');
     // Its page: the record only (this replica never served it), so no steps.
-    const page = await readRun(host, runId);
-    assert.equal(page.body.run.reason, INTERRUPTED_REASON);
-    assert.equal(page.body.steps, undefined);
+    const interruptedPage = await readRun(host, runId);
+    assert.equal(interruptedPage.body.run.reason, INTERRUPTED_REASON);
+    assert.equal(interruptedPage.body.steps, undefined);
   });
 
   it('filters, searches and pages finished runs, and refuses a cursor it did not issue', async () => {
