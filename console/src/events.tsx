@@ -5,8 +5,7 @@
  * the bottom follows again).
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import type { RunEvent } from '../../src/client/index.js';
-import type { OperatorClient } from '../../src/client/index.js';
+import type { OperatorClient, RunEvent } from '../../src/client/index.js';
 import { bounded, describeFailure, isAuthFailure } from './format.js';
 
 const KEPT_EVENTS = 2000;

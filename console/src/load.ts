@@ -1,7 +1,8 @@
 /**
  * Loading a view's data without polling: once when its query changes, then again only when
  * the live feed says something changed — at most once per `spacingMs` (a burst of changes is
- * one request), never two at once, and an answer to an older query is dropped.
+ * one request), never two at once. What is shown always answers the current query: an answer
+ * to an older one is dropped, and none is shown until the current one has its answer.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 
@@ -13,9 +14,11 @@ export interface Loaded<T> {
 }
 
 export function useLoad<T>(load: () => Promise<T>, query: unknown[], changed: unknown = 0, spacingMs = 1000): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error?: unknown }>({});
-  const gate = useRef({ load, running: false, again: false, last: 0, timer: undefined as ReturnType<typeof setTimeout> | undefined, version: 0, mounted: false });
+  const key = JSON.stringify(query);
+  const [state, setState] = useState<{ key?: string; data?: T; error?: unknown }>({});
+  const gate = useRef({ load, key, running: false, again: false, last: 0, timer: undefined as ReturnType<typeof setTimeout> | undefined, mounted: false });
   gate.current.load = load;
+  gate.current.key = key;
 
   const go = () => {
     const now = gate.current;
@@ -27,12 +30,12 @@ export function useLoad<T>(load: () => Promise<T>, query: unknown[], changed: un
     }
     now.running = true;
     now.last = Date.now();
-    const version = now.version;
+    const asked = now.key;
     now
       .load()
       .then(
-        (data) => version === now.version && setState({ data }),
-        (error: unknown) => version === now.version && setState((previous) => ({ ...previous, error })),
+        (data) => asked === now.key && setState({ key: asked, data }),
+        (error: unknown) => asked === now.key && setState((previous) => ({ key: asked, data: previous.key === asked ? previous.data : undefined, error })),
       )
       .finally(() => {
         now.running = false;
@@ -45,18 +48,16 @@ export function useLoad<T>(load: () => Promise<T>, query: unknown[], changed: un
 
   useEffect(() => {
     const now = gate.current;
-    // A new query: what was shown answered the old one.
-    if (now.mounted) setState({});
-    now.version += 1;
     now.last = 0;
     clearTimeout(now.timer);
     now.timer = undefined;
     go();
-  }, query);
+  }, [key]);
   useEffect(() => {
     if (gate.current.mounted) go();
     gate.current.mounted = true;
   }, [changed]);
   useEffect(() => () => clearTimeout(gate.current.timer), []);
-  return { data: state.data, error: state.error, reload: go };
+  const current = state.key === key;
+  return { data: current ? state.data : undefined, error: current ? state.error : undefined, reload: go };
 }

@@ -5,7 +5,7 @@
  */
 import type { OperatorStep, OperatorToolCall, OperatorWaiting, RunEvent, Usage } from '../protocol/schemas.js';
 
-export const MAX_TOOLS_PER_STEP = 1000;
+const MAX_TOOLS_PER_STEP = 1000;
 const TOKEN_FIELDS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'reasoningTokens'] as const;
 
 export class RunTimeline {

@@ -157,7 +157,28 @@ describe('operator console in a real browser', () => {
     await page.locator('[data-testid="live-status"]', { hasText: 'live' }).waitFor(WAIT);
   });
 
+  let reviewedId: string;
+  let reviewed: ReturnType<typeof collect>;
+
+  it('shows a run waiting for approval and counts it on the Approvals tab, from the live stream, without polling', async () => {
+    // The list has loaded (nothing has finished yet, so nothing will make it reload).
+    await page.locator('[data-testid="finished-runs"]', { hasText: 'No finished run matches.' }).waitFor(WAIT);
+    const listsBefore = count('POST /v1/operator/runs');
+    const streamsBefore = count('GET /v1/operator/updates');
+    reviewed = collect(client.stream(reviewedRun('ada@example.com')));
+    const waiting = page.locator('[data-testid="active-runs"] tr[data-run]', { has: page.locator('[data-state="waiting"]') });
+    await waiting.waitFor(WAIT);
+    reviewedId = (await waiting.getAttribute('data-run'))!;
+    assert.match(await waiting.innerText(), /billing-app[\s\S]*mock \/ demo[\s\S]*120 \/ 30[\s\S]*waiting for approval[\s\S]*guarded/);
+    await page.locator('[data-testid="pending-count"]', { hasText: '1' }).waitFor(WAIT);
+    assert.equal(await page.locator('[data-testid="active-count"]').innerText(), '1');
+    // The run appeared, started waiting and was counted without one more list request.
+    assert.equal(count('POST /v1/operator/runs'), listsBefore);
+    assert.equal(count('GET /v1/operator/updates'), streamsBefore);
+  });
+
   it('shows finished runs with their duration and outcome, a failed run\'s reason, and an interrupted run\'s reason and unknown steps', async () => {
+    // The reviewed run still waits for its approval meanwhile.
     const completed = await client.run({ provider: 'mock', model: 'demo', input: script([{ usage: { inputTokens: 900, outputTokens: 240 } }, { text: 'The quarterly report is ready.' }]) });
     const failure = await client.run({ provider: 'second', model: 'demo', input: script([{ error: { code: 'PROVIDER_ERROR', message: 'The vendor refused: monthly quota exhausted.' } }]) }).then(
       () => assert.fail('the run should fail'),
@@ -197,24 +218,7 @@ describe('operator console in a real browser', () => {
     const text = await interrupted.innerText();
     assert.match(text, /nightly-batch[\s\S]*1 min 3\d s[\s\S]*unknown[\s\S]*interrupted/);
     assert.match(await interrupted.locator('[data-testid="reason"]').innerText(), /host stopped while this run was in flight/);
-  });
-
-  let reviewedId: string;
-  let reviewed: ReturnType<typeof collect>;
-
-  it('shows a run waiting for approval and counts it on the Approvals tab, from the live stream, without polling', async () => {
-    const listsBefore = count('POST /v1/operator/runs');
-    const streamsBefore = count('GET /v1/operator/updates');
-    reviewed = collect(client.stream(reviewedRun('ada@example.com')));
-    const waiting = page.locator('[data-testid="active-runs"] tr[data-run]', { has: page.locator('[data-state="waiting"]') });
-    await waiting.waitFor(WAIT);
-    reviewedId = (await waiting.getAttribute('data-run'))!;
-    assert.match(await waiting.innerText(), /billing-app[\s\S]*mock \/ demo[\s\S]*120 \/ 30[\s\S]*waiting for approval[\s\S]*guarded/);
-    await page.locator('[data-testid="pending-count"]', { hasText: '1' }).waitFor(WAIT);
-    assert.equal(await page.locator('[data-testid="active-count"]').innerText(), '1');
-    // The run appeared, started waiting and was counted without one more list request.
-    assert.equal(count('POST /v1/operator/runs'), listsBefore);
-    assert.equal(count('GET /v1/operator/updates'), streamsBefore);
+    assert.ok(await row('active-runs', reviewedId).locator('[data-state="waiting"]').count());
     await screenshot('runs');
   });
 

@@ -95,12 +95,12 @@ export function Jobs({ session, live, fail }: ViewProps) {
           </table>
         </Scroll>
       )}
-      {following && <JobTail {...{ session, live, fail }} jobId={following} onClose={() => setFollowing(undefined)} />}
+      {following && <JobTail session={session} fail={fail} jobId={following} onClose={() => setFollowing(undefined)} />}
     </section>
   );
 }
 
-function JobTail({ session, fail, jobId, onClose }: Pick<ViewProps, 'session' | 'live' | 'fail'> & { jobId: string; onClose: () => void }) {
+function JobTail({ session, fail, jobId, onClose }: Pick<ViewProps, 'session' | 'fail'> & { jobId: string; onClose: () => void }) {
   const { events, status } = useEventStream(tailJob(session.operator, jobId), jobId, fail);
   const last: RunEvent | undefined = events.at(-1);
   const outcome = last && TERMINAL.has(last.type) ? last.type.slice(4) : undefined;

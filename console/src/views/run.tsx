@@ -42,15 +42,15 @@ export function RunPage({ session, live, fail, runId }: ViewProps & { runId: str
           {decision}
         </p>
       )}
-      {run?.waiting?.kind === 'approval' && run.waiting.id && <Decide {...{ session, live, fail }} approvalId={run.waiting.id} onDecided={(text) => (setDecision(text), detail.reload())} />}
+      {run?.waiting?.kind === 'approval' && run.waiting.id && <Decide session={session} fail={fail} approvalId={run.waiting.id} onDecided={(text) => (setDecision(text), detail.reload())} />}
       {detail.data && <Steps steps={detail.data.steps} run={run!} />}
-      {watched && <LiveEvents {...{ session, live, fail }} runId={runId} />}
+      {watched && <LiveEvents session={session} fail={fail} runId={runId} />}
     </section>
   );
 }
 
 /** The pending approval the run waits for, to decide right here. */
-function Decide({ session, fail, approvalId, onDecided }: Pick<ViewProps, 'session' | 'live' | 'fail'> & { approvalId: string; onDecided: (result: string) => void }) {
+function Decide({ session, fail, approvalId, onDecided }: Pick<ViewProps, 'session' | 'fail'> & { approvalId: string; onDecided: (result: string) => void }) {
   const pending = useLoad(() => session.operator.approvals({ limit: 100 }), [approvalId]);
   const entry = pending.data?.approvals.find((candidate) => candidate.approval.approvalId === approvalId);
   return (
@@ -168,7 +168,7 @@ function Tool({ tool }: { tool: OperatorToolCall }) {
   );
 }
 
-function LiveEvents({ session, fail, runId }: Pick<ViewProps, 'session' | 'live' | 'fail'> & { runId: string }) {
+function LiveEvents({ session, fail, runId }: Pick<ViewProps, 'session' | 'fail'> & { runId: string }) {
   const { events, status } = useEventStream(watchRun(session.operator, runId), runId, fail);
   return (
     <div class="panel" data-testid="run-watch">

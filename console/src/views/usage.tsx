@@ -68,7 +68,7 @@ export function Usage({ session, live, fail }: ViewProps) {
         <TotalsTable title="Per provider" rows={totals.data?.provider ?? []} />
         <TotalsTable title="Per model" rows={totals.data?.model ?? []} />
       </div>
-      <Audit {...{ session, live, fail }} />
+      <Audit session={session} fail={fail} />
     </section>
   );
 }
@@ -154,7 +154,7 @@ function TotalsTable({ title, rows }: { title: string; rows: UsageTotals[] }) {
   );
 }
 
-function Audit({ session, fail }: Pick<ViewProps, 'session' | 'live' | 'fail'>) {
+function Audit({ session, fail }: Pick<ViewProps, 'session' | 'fail'>) {
   const [pages, setPages] = useState<AuditEntry[][]>([]);
   const [next, setNext] = useState<number>();
   const [error, setError] = useState<string>();

@@ -74,8 +74,10 @@ export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = asyn
     handler: async (request): Promise<OperatorRunDetail> => {
       const { id } = request.params;
       if (!UUID.test(id)) throw new DriverError('INVALID_OPERATOR_REQUEST', 'The run id must be a lowercase UUID.');
-      const [record] = (await store.finishedRuns({ limit: 1, runId: id })).records;
       const seen = monitor.detail(id);
+      if (seen?.run.state === 'running') return seen;
+      // Once it finished, its usage record (any replica's) is what the run was; this replica may still know its steps.
+      const [record] = (await store.finishedRuns({ limit: 1, runId: id })).records;
       if (seen) return record ? { ...seen, run: finishedRun(record, seen.run) } : seen;
       if (!record) throw new DriverError('RUN_NOT_FOUND', 'No run with this id is active on this host replica or recorded.');
       return { run: finishedRun(record) };
