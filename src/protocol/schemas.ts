@@ -723,7 +723,7 @@ export const OperatorRun = Type.Object(
     state: OperatorRunState,
     startedAt: Timestamp,
     finishedAt: Type.Optional(Timestamp),
-    /** How long a finished run took, from its usage record. */
+    /** How long a finished run took. */
     durationMs: Type.Optional(Type.Number({ minimum: 0 })),
     /** Steps started so far. */
     steps: Count,
