@@ -30,6 +30,7 @@ interface Report {
 const root = new URL('..', import.meta.url).pathname;
 const FIXTURES = join(root, 'protocol', 'fixtures', 'conformance.json');
 const VERSIONING = join(root, 'protocol', 'fixtures', 'versioning.json');
+const BASE_URLS = join(root, 'protocol', 'fixtures', 'base-url.json');
 const SKIP = join(root, 'conformance', 'skip.json');
 const DRIVERS = join(root, 'conformance', 'drivers');
 const DRIVER_TIMEOUT_MS = 10 * 60_000;
@@ -122,6 +123,7 @@ async function runTransport(transport: Transport, drivers: string[], pki: Throwa
     AGENTICDRIVER_TEST_RESTRICTED_TOKEN: tokens.restricted,
     AGENTICDRIVER_TEST_FIXTURES: FIXTURES,
     AGENTICDRIVER_TEST_VERSIONING: VERSIONING,
+    AGENTICDRIVER_TEST_BASE_URLS: BASE_URLS,
     AGENTICDRIVER_TEST_SKIP: SKIP,
     ...(tls && {
       AGENTICDRIVER_TEST_CA_FILE: tls.caFile,

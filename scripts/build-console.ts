@@ -1,16 +1,21 @@
 /**
  * Builds the operator console (console/) into dist/console: one ES module bundle (Preact, the
  * app and the TypeScript client from src/client, no source maps, no inline script), the page
- * and its stylesheet. `npm run build` calls it after tsc; the host serves these three files at
- * /console.
+ * and its stylesheet. `npm run build` (scripts/build.mjs) runs it when its inputs changed; the
+ * host serves these three files at /console.
+ *
+ *   node --import tsx scripts/build-console.ts [OUT_DIR] [INPUTS_FILE]
+ *
+ * INPUTS_FILE receives the files the bundle was made from (JSON, paths relative to the
+ * repository), which scripts/build.mjs compares next time.
  *
  * The page's CSP forbids generating code, so the client's Ajv validators cannot compile in the
  * browser: the bundle gets console/src/validators.ts in place of src/protocol/validate.ts, over
  * validators compiled here with Ajv's standalone code — those of the endpoints the console
  * calls (the operator endpoints and the provider list), the error envelope and the events.
  */
-import { copyFile, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import standaloneModule from 'ajv/dist/standalone/index.js';
@@ -53,9 +58,10 @@ const precompiledValidation: Plugin = {
   },
 };
 
-export async function buildConsole(outDir = join(root, 'dist', 'console')): Promise<void> {
+/** Builds into `outDir`; resolves to the files read, relative to the repository. */
+export async function buildConsole(outDir = join(root, 'dist', 'console')): Promise<string[]> {
   await mkdir(outDir, { recursive: true });
-  await build({
+  const { metafile } = await build({
     entryPoints: [join(source, 'src', 'main.tsx')],
     outfile: join(outDir, 'app.js'),
     bundle: true,
@@ -68,9 +74,19 @@ export async function buildConsole(outDir = join(root, 'dist', 'console')): Prom
     legalComments: 'none',
     logLevel: 'warning',
     plugins: [precompiledValidation],
+    metafile: true,
   });
-  await copyFile(join(source, 'index.html'), join(outDir, 'index.html'));
-  await copyFile(join(source, 'app.css'), join(outDir, 'app.css'));
+  const copied = ['index.html', 'app.css'];
+  for (const name of copied) await copyFile(join(source, name), join(outDir, name));
+  // esbuild's metafile paths are relative to its working directory; the compiled validators'
+  // virtual module (`namespace:path`) is made from src/protocol, whose files the bundle reads too.
+  const bundled = Object.keys(metafile.inputs)
+    .filter((path) => !path.startsWith('console-validators:'))
+    .map((path) => relative(root, join(process.cwd(), path)));
+  return [...bundled, ...copied.map((name) => relative(root, join(source, name)))];
 }
 
-if (process.argv[1] === import.meta.filename) await buildConsole(process.argv[2]);
+if (process.argv[1] === import.meta.filename) {
+  const inputs = await buildConsole(process.argv[2]);
+  if (process.argv[3]) await writeFile(process.argv[3], JSON.stringify(inputs));
+}

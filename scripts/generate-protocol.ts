@@ -7,11 +7,12 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ERROR_STATUS } from '../src/protocol/errors.js';
-import { ENDPOINTS } from '../src/protocol/endpoints.js';
+import { ENDPOINTS, MAX_CURSOR } from '../src/protocol/endpoints.js';
 import { NAMED_SCHEMAS } from '../src/protocol/schemas.js';
 import { OPTIONAL_EVENTS_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER, WIRE_VERSION } from '../src/protocol/version.js';
 import { hostConfigSchema } from '../src/host/config.js';
 import { clientFiles } from './protocol-clients/index.js';
+import { OPERATIONS_DOCUMENT, operationsDocument } from './protocol-clients/operations.js';
 
 const root = join(dirname(new URL(import.meta.url).pathname), '..');
 
@@ -54,6 +55,7 @@ function openapi(): unknown {
         ...(endpoint.public ? [] : [{ $ref: '#/components/parameters/Version' }, { $ref: '#/components/parameters/AcceptOptionalEvents' }]),
         ...(endpoint.pathParams ?? []).map((param) => ({ name: param.name, in: 'path', required: true, description: param.description, schema: param.schema })),
         ...(endpoint.query ?? []).map((query) => ({ name: query.name, in: 'query', required: false, description: query.description, schema: query.schema })),
+        ...(endpoint.resumable ? [{ $ref: '#/components/parameters/LastEventId' }] : []),
       ],
       ...(endpoint.request ? { requestBody: { required: true, content: { 'application/json': { schema: ref(endpoint.request) } } } } : {}),
       responses: { '200': { description: 'Success', headers: { [VERSION_HEADER]: { $ref: '#/components/headers/Version' } }, content }, default: errorResponse },
@@ -71,6 +73,13 @@ function openapi(): unknown {
       parameters: {
         Version: { name: VERSION_HEADER, in: 'header', required: false, description: 'Absent selects 1.0; anything else unsupported is 400 UNSUPPORTED_PROTOCOL_VERSION.', schema: { enum: [...SUPPORTED_VERSIONS] } },
         AcceptOptionalEvents: { name: OPTIONAL_EVENTS_HEADER, in: 'header', required: false, description: 'Send `true` to receive advisory (`optional: true`) events.', schema: { enum: ['true', 'false'] } },
+        LastEventId: {
+          name: 'Last-Event-ID',
+          in: 'header',
+          required: false,
+          description: 'Resume after this sequence (the last event received). Anything but a whole number from 0 to 2^53 - 1 is 400 INVALID_JOB_CURSOR.',
+          schema: { type: 'integer', minimum: 0, maximum: MAX_CURSOR },
+        },
       },
       headers: { Version: { description: 'Wire version of every response, errors included.', schema: { const: WIRE_VERSION } } },
       schemas: named('#/components/schemas/'),
@@ -89,12 +98,17 @@ const documents: Record<string, unknown> = {
   'protocol/openapi.json': openapi(),
   'protocol/schemas/agenticdriver.schema.json': wireSchema,
   'protocol/status-codes.json': ERROR_STATUS,
+  [OPERATIONS_DOCUMENT]: operationsDocument(),
   'protocol/host-config.schema.json': { $schema: 'https://json-schema.org/draft/2020-12/schema', ...(plain(hostConfigSchema(), '', true) as object) },
 };
 
 const files: Record<string, string> = Object.fromEntries(Object.entries(documents).map(([path, document]) => [path, `${JSON.stringify(document, null, 2)}\n`]));
-// The clients are generated from the published document as a reader of protocol/ sees it.
-Object.assign(files, clientFiles(JSON.parse(files['protocol/schemas/agenticdriver.schema.json']!), root));
+// The clients are generated from the published documents as a reader of protocol/ sees them.
+const published = (path: string): never => JSON.parse(files[path]!) as never;
+Object.assign(
+  files,
+  clientFiles({ schema: published('protocol/schemas/agenticdriver.schema.json'), operations: published(OPERATIONS_DOCUMENT), status: published('protocol/status-codes.json') }, root),
+);
 
 const check = process.argv.includes('--check');
 const drifted: string[] = [];

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -23,6 +24,8 @@ type Client struct {
 	base  *url.URL
 	token string
 	http  *http.Client
+	// ownTransport is the transport New made (nil with WithTransport: the caller owns it).
+	ownTransport *http.Transport
 }
 
 // Option configures a Client.
@@ -56,19 +59,29 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 		opt(&o)
 	}
 	transport := o.transport
+	var own *http.Transport
 	if transport == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
+		own = http.DefaultTransport.(*http.Transport).Clone()
 		if o.tlsConfig != nil {
-			t.TLSClientConfig = o.tlsConfig.Clone()
+			own.TLSClientConfig = o.tlsConfig.Clone()
 		}
-		transport = t
+		transport = own
 	}
 	client := &http.Client{
 		Transport: transport,
 		// Credentials must never move to another location.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Client{base: base, token: token, http: client}, nil
+	return &Client{base: base, token: token, http: client, ownTransport: own}, nil
+}
+
+// Close closes the idle connections of the transport New made; a transport passed with
+// WithTransport belongs to the caller and is left alone. Streams still being read are
+// ended by their context or by leaving their loop, not by Close.
+func (c *Client) Close() {
+	if c.ownTransport != nil {
+		c.ownTransport.CloseIdleConnections()
+	}
 }
 
 func parseBaseURL(raw string) (*url.URL, error) {
@@ -92,12 +105,21 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// isLoopback is the host's loopback rule, the same in every client
+// (protocol/fixtures/base-url.json): localhost, a dotted-quad 127.0.0.0/8 literal, ::1 and
+// ::ffff:127.x.y.z. Only literals count (no DNS lookup; 127.1 or a zone id is not loopback).
 func isLoopback(host string) bool {
-	switch strings.ToLower(host) {
-	case "localhost", "127.0.0.1", "::1":
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
-	return false
+	addr, err := netip.ParseAddr(host)
+	if err != nil || addr.Zone() != "" {
+		return false
+	}
+	if addr.Is4In6() {
+		addr = addr.Unmap()
+	}
+	return addr == netip.IPv6Loopback() || (addr.Is4() && addr.As4()[0] == 127)
 }
 
 // call sends one request and returns the response once its status and protocol version
@@ -170,6 +192,35 @@ func statusError(resp *http.Response) error {
 		Message:   "the host answered HTTP " + resp.Status,
 		Retryable: resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500,
 	}
+}
+
+// post sends one JSON operation: req checked by op.request (a malformed one is refused
+// with op.invalid before anything is sent), the answer checked by op.response.
+func (c *Client) post(ctx context.Context, op operation, req any, out any) error {
+	body, err := requestBody(op, req)
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, op, nil, body, out)
+}
+
+// pathOf is op's path with its {id} parameter filled in.
+func pathOf(op operation, id string) string {
+	return strings.Replace(op.path, "{id}", url.PathEscape(id), 1)
+}
+
+// requestBody is req as JSON, checked by op.request.
+func requestBody(op operation, req any) (json.RawMessage, error) {
+	return checkedBody(req, func(v any) error { return op.request(v, "request") }, op.invalid, op.id+" request")
+}
+
+// send calls a JSON operation with an already checked body (nil for GET), validates the
+// answer with op.response and decodes it into out. Exchange failures are *DriverError.
+func (c *Client) send(ctx context.Context, op operation, query url.Values, body any, out any) error {
+	if err := c.getJSON(ctx, op.path, query, body, op.response, out); err != nil {
+		return exchangeError(ctx, err)
+	}
+	return nil
 }
 
 // getJSON calls a JSON endpoint, validates the body with check and decodes it into out.

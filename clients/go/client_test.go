@@ -3,24 +3,26 @@ package agenticdriver
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestNewRejectsUnsafeURLsAndTokens(t *testing.T) {
 	for _, raw := range []string{
 		"http://example.com", "ftp://127.0.0.1", "https://user:pw@example.com",
 		"https://example.com/?q=1", "https://example.com/?", "https://example.com/#frag", "not a url", "/relative",
-		"http://127.8.9.10",
+		"http://127.1", "http://0x7f.0.0.1", "http://[::ffff:10.0.0.1]", "http://[::1%25lo]",
 	} {
 		if _, err := New(raw, testToken); !isCode(err, CodeInsecureTransport) {
 			t.Errorf("New(%q): %v, want INSECURE_TRANSPORT", raw, err)
 		}
 	}
-	for _, raw := range []string{"https://example.com/prefix", "http://127.0.0.1:1", "http://localhost:1", "http://[::1]:1", "http://LOCALHOST"} {
+	for _, raw := range []string{"https://example.com/prefix", "http://127.0.0.1:1", "http://localhost:1", "http://[::1]:1", "http://LOCALHOST", "http://127.8.9.10", "http://[::ffff:127.0.0.1]"} {
 		if _, err := New(raw, testToken); err != nil {
 			t.Errorf("New(%q): %v", raw, err)
 		}
@@ -218,5 +220,32 @@ func TestTransportFailuresAreTyped(t *testing.T) {
 	expectCode(t, err, CodeHostUnreachable)
 	if errors.Unwrap(err) == nil {
 		t.Fatal("the transport error is not kept as the cause")
+	}
+}
+
+func TestCloseReleasesTheConnectionsTheClientOpened(t *testing.T) {
+	closed := make(chan struct{}, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, `{"providers":[]}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateClosed {
+			closed <- struct{}{}
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	client, err := New(srv.URL, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Providers(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	client.Close()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the idle keep-alive connection was not closed")
 	}
 }

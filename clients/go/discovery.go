@@ -14,7 +14,7 @@ func (c *Client) Protocol(ctx context.Context) (*ProtocolInfo, error) {
 	bounded, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
 	var info ProtocolInfo
-	if err := c.getJSON(bounded, "v1/protocol", nil, nil, protocolInfoRule, &info); err != nil {
+	if err := c.send(bounded, opGetProtocol, nil, nil, &info); err != nil {
 		return nil, exchangeError(ctx, err)
 	}
 	return &info, nil
@@ -32,7 +32,7 @@ func (c *Client) Providers(ctx context.Context, refresh bool) ([]Provider, error
 	var list struct {
 		Providers []Provider `json:"providers"`
 	}
-	if err := c.getJSON(bounded, "v1/providers", query, nil, providerListRule, &list); err != nil {
+	if err := c.send(bounded, opListProviders, query, nil, &list); err != nil {
 		return nil, exchangeError(ctx, err)
 	}
 	return list.Providers, nil

@@ -6,34 +6,6 @@ import (
 	"fmt"
 )
 
-// Client-side error codes. Codes sent by a host are passed through unchanged,
-// including codes this package does not know.
-const (
-	CodeInsecureTransport          = "INSECURE_TRANSPORT"
-	CodeAuthRequired               = "AUTH_REQUIRED"
-	CodeHTTPError                  = "HTTP_ERROR"
-	CodeInvalidResponse            = "INVALID_RESPONSE"
-	CodeInvalidStream              = "INVALID_STREAM"
-	CodeIncompleteStream           = "INCOMPLETE_STREAM"
-	CodeUnsupportedEvent           = "UNSUPPORTED_EVENT"
-	CodeResponseTooLarge           = "RESPONSE_TOO_LARGE"
-	CodeUnsupportedProtocolVersion = "UNSUPPORTED_PROTOCOL_VERSION"
-	CodeToolStreamRequired         = "TOOL_STREAM_REQUIRED"
-	CodeApprovalStreamRequired     = "APPROVAL_STREAM_REQUIRED"
-	CodeInvalidArgument            = "INVALID_ARGUMENT"
-	CodeInvalidApproval            = "INVALID_APPROVAL"
-	CodeInvalidToolExecution       = "INVALID_TOOL_EXECUTION"
-	CodeCancelled                  = "CANCELLED"
-	CodeTimeout                    = "TIMEOUT"
-	CodeHostUnreachable            = "HOST_UNREACHABLE"
-	CodeInvalidSession             = "INVALID_SESSION"
-	CodeInvalidJob                 = "INVALID_JOB"
-	CodeJobStreamLost              = "JOB_STREAM_LOST"
-	CodeInvalidRetrieval           = "INVALID_RETRIEVAL"
-	CodeInvalidIngestion           = "INVALID_INGESTION"
-	CodeInvalidCitation            = "INVALID_CITATION"
-)
-
 // OutcomeUncertain marks an error whose side effects need reconciliation.
 const OutcomeUncertain = "uncertain"
 

@@ -15,18 +15,18 @@ var decisionOutcomes = map[string]string{
 // host's resolution, checked against the decision. A malformed decision is refused with
 // INVALID_APPROVAL before anything is sent.
 func (c *Client) DecideApproval(ctx context.Context, d ApprovalDecision) (*ApprovalResolution, error) {
-	return c.decide(ctx, "v1/approvals/decisions", d)
+	return c.decide(ctx, opDecideApproval, d)
 }
 
-// decide posts a decision to endpoint and checks that the receipt answers exactly it.
-func (c *Client) decide(ctx context.Context, endpoint string, d ApprovalDecision) (*ApprovalResolution, error) {
+// decide posts a decision and checks that the receipt answers exactly it.
+func (c *Client) decide(ctx context.Context, op operation, d ApprovalDecision) (*ApprovalResolution, error) {
 	body, err := decisionBody(d)
 	if err != nil {
 		return nil, err
 	}
 	var r ApprovalResolution
-	if err := c.getJSON(ctx, endpoint, nil, body, approvalResolutionRule, &r); err != nil {
-		return nil, exchangeError(ctx, err)
+	if err := c.send(ctx, op, nil, body, &r); err != nil {
+		return nil, err
 	}
 	switch {
 	case r.ApprovalID != d.ApprovalID || r.RunID != d.RunID || r.CallID != d.Call.ID:
@@ -44,7 +44,7 @@ func (c *Client) ReportToolProgress(ctx context.Context, id ToolExecutionIdentit
 	if err != nil {
 		return nil, err
 	}
-	return c.toolExecutionCall(ctx, "v1/tool-executions/progress", body, id, "progress")
+	return c.toolExecutionCall(ctx, opReportToolProgress, body, id, "progress")
 }
 
 // CompleteTool delivers the one result of a dispatched application tool: exactly one of
@@ -54,13 +54,13 @@ func (c *Client) CompleteTool(ctx context.Context, result ToolExecutionResult) (
 	if err != nil {
 		return nil, err
 	}
-	return c.toolExecutionCall(ctx, "v1/tool-executions/results", body, result.ToolExecutionIdentity, "accepted")
+	return c.toolExecutionCall(ctx, opCompleteTool, body, result.ToolExecutionIdentity, "accepted")
 }
 
-func (c *Client) toolExecutionCall(ctx context.Context, endpoint string, body json.RawMessage, id ToolExecutionIdentity, status string) (*ToolExecutionReceipt, error) {
+func (c *Client) toolExecutionCall(ctx context.Context, op operation, body json.RawMessage, id ToolExecutionIdentity, status string) (*ToolExecutionReceipt, error) {
 	var receipt ToolExecutionReceipt
-	if err := c.getJSON(ctx, endpoint, nil, body, toolExecutionReceiptRule, &receipt); err != nil {
-		return nil, exchangeError(ctx, err)
+	if err := c.send(ctx, op, nil, body, &receipt); err != nil {
+		return nil, err
 	}
 	if receipt.ToolExecutionIdentity != id || receipt.Status != status {
 		return nil, reconcileError("the tool-execution receipt does not match the submission")

@@ -10,11 +10,7 @@ import (
 // submitting again. The answer must name the requested provider and model. A malformed
 // submission is refused with INVALID_JOB before anything is sent.
 func (c *Client) SubmitJob(ctx context.Context, req JobSubmit) (*JobInfo, error) {
-	body, err := checkedBody(req, func(v any) error { return jobSubmitRule(v, "job") }, CodeInvalidJob, "job submission")
-	if err != nil {
-		return nil, err
-	}
-	info, err := c.jobCall(ctx, "v1/jobs/submit", body)
+	info, err := c.jobCall(ctx, opSubmitJob, req)
 	if err != nil {
 		return nil, err
 	}
@@ -25,36 +21,32 @@ func (c *Client) SubmitJob(ctx context.Context, req JobSubmit) (*JobInfo, error)
 }
 
 // ReadJob returns a job's current state (POST /v1/jobs/read).
-func (c *Client) ReadJob(ctx context.Context, id JobIdentity) (*JobInfo, error) {
-	return c.jobByID(ctx, "v1/jobs/read", id)
+func (c *Client) ReadJob(ctx context.Context, id string) (*JobInfo, error) {
+	return c.jobByID(ctx, opReadJob, id)
 }
 
 // CancelJob asks the host to cancel a job (POST /v1/jobs/cancel) and returns its state
 // afterwards: a queued job is cancelled at once, a running one has CancelRequested set
 // and ends with its own terminal event, a finished one is returned unchanged.
-func (c *Client) CancelJob(ctx context.Context, id JobIdentity) (*JobInfo, error) {
-	return c.jobByID(ctx, "v1/jobs/cancel", id)
+func (c *Client) CancelJob(ctx context.Context, id string) (*JobInfo, error) {
+	return c.jobByID(ctx, opCancelJob, id)
 }
 
-func (c *Client) jobByID(ctx context.Context, endpoint string, id JobIdentity) (*JobInfo, error) {
-	body, err := checkedBody(id, func(v any) error { return jobIdentityRule(v, "job") }, CodeInvalidJob, "job identity")
+func (c *Client) jobByID(ctx context.Context, op operation, id string) (*JobInfo, error) {
+	info, err := c.jobCall(ctx, op, JobIdentity{ID: id})
 	if err != nil {
 		return nil, err
 	}
-	info, err := c.jobCall(ctx, endpoint, body)
-	if err != nil {
-		return nil, err
-	}
-	if info.ID != id.ID {
-		return nil, newError(CodeInvalidResponse, "the host answered for job %q, not %q", info.ID, id.ID)
+	if info.ID != id {
+		return nil, newError(CodeInvalidResponse, "the host answered for job %q, not %q", info.ID, id)
 	}
 	return info, nil
 }
 
-func (c *Client) jobCall(ctx context.Context, endpoint string, body json.RawMessage) (*JobInfo, error) {
+func (c *Client) jobCall(ctx context.Context, op operation, req any) (*JobInfo, error) {
 	var info JobInfo
-	if err := c.getJSON(ctx, endpoint, nil, body, jobInfoRule, &info); err != nil {
-		return nil, exchangeError(ctx, err)
+	if err := c.post(ctx, op, req, &info); err != nil {
+		return nil, err
 	}
 	if err := checkJobInfo(&info); err != nil {
 		return nil, newError(CodeInvalidResponse, "%v", err)
@@ -77,13 +69,9 @@ type jobEventPageWire struct {
 // consistent with its state. HasMore means more events are committed now, not that the
 // job is still running; continue with After = NextCursor.
 func (c *Client) JobEvents(ctx context.Context, req JobEventsRequest) (*JobEventPage, error) {
-	body, err := checkedBody(req, func(v any) error { return jobEventsRequestRule(v, "events") }, CodeInvalidJob, "job events request")
-	if err != nil {
-		return nil, err
-	}
 	var wire jobEventPageWire
-	if err := c.getJSON(ctx, "v1/jobs/events", nil, body, jobEventPageRule, &wire); err != nil {
-		return nil, exchangeError(ctx, err)
+	if err := c.post(ctx, opJobEvents, req, &wire); err != nil {
+		return nil, err
 	}
 	page := &JobEventPage{Job: wire.Job, Events: make([]Event, len(wire.Events)), NextCursor: wire.NextCursor, HasMore: wire.HasMore}
 	for i, raw := range wire.Events {

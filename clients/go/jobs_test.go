@@ -97,7 +97,7 @@ func TestJobInfoInvariants(t *testing.T) {
 	}
 	for _, c := range cases {
 		client, _ := answer(t, mustJSON(t, jobJSON(c.changes)))
-		info, err := client.ReadJob(t.Context(), JobIdentity{ID: testJobID})
+		info, err := client.ReadJob(t.Context(), testJobID)
 		switch {
 		case c.ok && (err != nil || info.ID != testJobID):
 			t.Errorf("%s: %v", c.name, err)
@@ -125,7 +125,7 @@ func TestSubmitJobChecksTheRequestAndTheAnswer(t *testing.T) {
 			t.Errorf("%+v: %v", bad, err)
 		}
 	}
-	if _, err := client.ReadJob(t.Context(), JobIdentity{ID: "NOT-A-UUID"}); !isCode(err, CodeInvalidJob) {
+	if _, err := client.ReadJob(t.Context(), "NOT-A-UUID"); !isCode(err, CodeInvalidJob) {
 		t.Errorf("bad id: %v", err)
 	}
 	if hits.Load() != 0 || before != 1 {
@@ -271,7 +271,7 @@ func TestSessionReceipts(t *testing.T) {
 		}
 	}
 
-	id := SessionIdentity{ID: testSession}
+	id := testSession
 	client, _ := answer(t, snapshotJSON(map[string]any{"id": "12345678-1234-4234-8234-123456789def"}, nil, nil))
 	if _, err := client.ReadSession(t.Context(), id); !isCode(err, CodeInvalidResponse) {
 		t.Errorf("read of another session: %v", err)
@@ -296,7 +296,7 @@ func TestSessionReceipts(t *testing.T) {
 	if _, err := client.CreateSession(t.Context(), SessionCreate{Provider: "mock", Model: "demo", Mode: "forever"}); !isCode(err, CodeInvalidSession) {
 		t.Errorf("bad mode: %v", err)
 	}
-	if _, err := client.DeleteSession(t.Context(), SessionIdentity{ID: "x"}); !isCode(err, CodeInvalidSession) {
+	if _, err := client.DeleteSession(t.Context(), "x"); !isCode(err, CodeInvalidSession) {
 		t.Errorf("bad id: %v", err)
 	}
 	if hits.Load() != 0 {

@@ -117,29 +117,27 @@ func TestOperatorDecisionChecksTheReceipt(t *testing.T) {
 	}
 }
 
-const runID = "00000000-0000-4000-8000-000000000002"
-
 func TestOperatorRunPage(t *testing.T) {
 	step := `{"step":1,"startedAt":"2026-09-21T12:00:00.000Z","durationMs":40,"usage":{"inputTokens":3},"tools":[{"callId":"call-1","name":"guarded","calledAt":"2026-09-21T12:00:00.000Z","approval":{"requestedAt":"2026-09-21T12:00:00.000Z","outcome":"approved"}}]}`
 	o, seen := operatorRecorder(t, 200, `{"run":`+operatorRun+`,"steps":[`+step+`]}`)
-	detail, err := o.Run(t.Context(), runID)
-	if err != nil || len(detail.Steps) != 1 || detail.Steps[0].Tools[0].Approval.Outcome != "approved" || detail.Run.RunID != runID {
+	detail, err := o.Run(t.Context(), tapRun)
+	if err != nil || len(detail.Steps) != 1 || detail.Steps[0].Tools[0].Approval.Outcome != "approved" || detail.Run.RunID != tapRun {
 		t.Fatalf("run page: %+v %v", detail, err)
 	}
-	if got := (*seen)[0]; got.path != "/v1/operator/runs/"+runID || got.auth != "Bearer "+testToken || got.body != nil {
+	if got := (*seen)[0]; got.path != "/v1/operator/runs/"+tapRun || got.auth != "Bearer "+testToken || got.body != nil {
 		t.Errorf("sent %+v", got)
 	}
-	other := strings.Replace(operatorRun, runID, "00000000-0000-4000-8000-000000000009", 1)
+	other := strings.Replace(operatorRun, tapRun, "00000000-0000-4000-8000-000000000009", 1)
 	o, _ = operatorRecorder(t, 200, `{"run":`+other+`}`)
-	if _, err := o.Run(t.Context(), runID); !isCode(err, CodeInvalidResponse) {
+	if _, err := o.Run(t.Context(), tapRun); !isCode(err, CodeInvalidResponse) {
 		t.Errorf("another run's page: %v", err)
 	}
 	o, _ = operatorRecorder(t, 200, `{"run":`+operatorRun+`,"steps":[{"step":0}]}`)
-	if _, err := o.Run(t.Context(), runID); !isCode(err, CodeInvalidResponse) {
+	if _, err := o.Run(t.Context(), tapRun); !isCode(err, CodeInvalidResponse) {
 		t.Errorf("a malformed step: %v", err)
 	}
 	o, _ = operatorRecorder(t, 404, `{"error":{"code":"RUN_NOT_FOUND","message":"no such run","retryable":false}}`)
-	if _, err := o.Run(t.Context(), runID); !isCode(err, "RUN_NOT_FOUND") {
+	if _, err := o.Run(t.Context(), tapRun); !isCode(err, "RUN_NOT_FOUND") {
 		t.Errorf("an unknown run: %v", err)
 	}
 }
@@ -226,5 +224,89 @@ func TestLeavingTheUpdateFeedClosesTheConnection(t *testing.T) {
 	case <-left:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the connection stayed open after the loop was left")
+	}
+}
+
+// operatorStream answers every request with the SSE body of events.
+func operatorStream(t *testing.T, events ...string) (*OperatorClient, *[]seenRequest) {
+	seen := &[]seenRequest{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(seen, r)
+		w.Header().Set("AgenticDriver-Version", "1.0")
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, event := range events {
+			fmt.Fprintf(w, "data: %s\n\n", event)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	o, err := NewOperator(srv.URL, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, seen
+}
+
+const tapRun = "00000000-0000-4000-8000-000000000002"
+
+func tapEvent(typ string, sequence int, payload string) string {
+	return fmt.Sprintf(`{"type":%q,"runId":%q,"sequence":%d,"timestamp":"2026-09-21T12:00:00.000Z",%s}`, typ, tapRun, sequence, payload)
+}
+
+var tapCompleted = tapEvent("run.completed", 7, `"result":{"runId":"`+tapRun+`","provider":"mock","model":"demo","text":"hi","usage":{},"steps":1,"finishReason":"stop"}`)
+
+func collect(events func(func(Event, error) bool)) (sequences []int64, err error) {
+	for ev, e := range events {
+		if e != nil {
+			return sequences, e
+		}
+		sequences = append(sequences, ev.Sequence)
+	}
+	return sequences, nil
+}
+
+func TestOperatorWatchRunFollowsOneRunToItsTerminalEvent(t *testing.T) {
+	delta5, delta6 := tapEvent("text.delta", 5, `"text":"h"`), tapEvent("text.delta", 6, `"text":"i"`)
+	o, seen := operatorStream(t, delta5, delta6, tapCompleted, tapEvent("text.delta", 8, `"text":"late"`))
+	sequences, err := collect(o.WatchRun(t.Context(), tapRun))
+	if err != nil || fmt.Sprint(sequences) != "[5 6 7]" {
+		t.Fatalf("watched %v, %v", sequences, err)
+	}
+	if got := (*seen)[0]; got.method != http.MethodGet || got.path != "/v1/operator/runs/"+tapRun+"/events" {
+		t.Fatalf("sent %+v", got)
+	}
+	// Dropped for falling behind: the watch ends without a terminal event and without an error.
+	o, _ = operatorStream(t, delta5, delta6)
+	if sequences, err := collect(o.WatchRun(t.Context(), tapRun)); err != nil || len(sequences) != 2 {
+		t.Fatalf("a dropped watch: %v, %v", sequences, err)
+	}
+	for _, bad := range [][]string{{delta6, delta5}, {strings.Replace(delta5, tapRun, "another-run", 1)}, {`{"type":"text.delta"}`}} {
+		o, _ = operatorStream(t, bad...)
+		if _, err := collect(o.WatchRun(t.Context(), tapRun)); !isCode(err, CodeInvalidResponse) {
+			t.Errorf("%v: %v, want INVALID_RESPONSE", bad, err)
+		}
+	}
+	o, seen = operatorStream(t)
+	if _, err := collect(o.WatchRun(t.Context(), "RUN-1")); !isCode(err, CodeInvalidOperatorRequest) || len(*seen) != 0 {
+		t.Fatalf("a malformed run id: %v after %d requests", err, len(*seen))
+	}
+}
+
+func TestOperatorTailJobResumesAfterASequence(t *testing.T) {
+	const job = "00000000-0000-4000-8000-000000000009"
+	o, seen := operatorStream(t, tapEvent("text.delta", 6, `"text":"i"`), tapCompleted)
+	if sequences, err := collect(o.TailJob(t.Context(), job, 5)); err != nil || fmt.Sprint(sequences) != "[6 7]" {
+		t.Fatalf("tailed %v, %v", sequences, err)
+	}
+	if got := (*seen)[0]; got.path != "/v1/operator/jobs/"+job+"/stream" || got.header.Get("Last-Event-ID") != "5" {
+		t.Fatalf("sent %+v", got)
+	}
+	if _, err := collect(o.TailJob(t.Context(), job, 7)); !isCode(err, CodeInvalidResponse) {
+		t.Fatalf("an event at or before after: %v", err)
+	}
+	if _, err := collect(o.TailJob(t.Context(), "not-a-job", 0)); !isCode(err, CodeInvalidJob) {
+		t.Fatalf("a malformed job id: %v", err)
+	}
+	if _, err := collect(o.TailJob(t.Context(), job, -1)); !isCode(err, CodeInvalidJobCursor) {
+		t.Fatalf("a negative after: %v", err)
 	}
 }

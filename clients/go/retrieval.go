@@ -11,13 +11,9 @@ import (
 // of hit text; else INVALID_RESPONSE. A malformed request is refused with
 // INVALID_RETRIEVAL before anything is sent.
 func (c *Client) SearchRetrieval(ctx context.Context, req RetrievalSearch) (*RetrievalResult, error) {
-	body, err := checkedBody(req, func(v any) error { return retrievalSearchRule(v, "search") }, CodeInvalidRetrieval, "search request")
-	if err != nil {
-		return nil, err
-	}
 	var result RetrievalResult
-	if err := c.getJSON(ctx, "v1/retrieval/search", nil, body, retrievalResultRule, &result); err != nil {
-		return nil, exchangeError(ctx, err)
+	if err := c.post(ctx, opSearchRetrieval, req, &result); err != nil {
+		return nil, err
 	}
 	if err := checkSearch(&result, &req); err != nil {
 		return nil, newError(CodeInvalidResponse, "the search answer does not match the request: %v", err)
@@ -28,13 +24,9 @@ func (c *Client) SearchRetrieval(ctx context.Context, req RetrievalSearch) (*Ret
 // IndexSource indexes a source revision's own chunks (POST /v1/retrieval/index). The
 // receipt must name the corpus, source and revision indexed.
 func (c *Client) IndexSource(ctx context.Context, req RetrievalIndexRequest) (*RetrievalIndexReceipt, error) {
-	body, err := checkedBody(req, func(v any) error { return retrievalIndexRequestRule(v, "index") }, CodeInvalidRetrieval, "index request")
-	if err != nil {
-		return nil, err
-	}
 	var receipt RetrievalIndexReceipt
-	if err := c.getJSON(ctx, "v1/retrieval/index", nil, body, retrievalIndexReceiptRule, &receipt); err != nil {
-		return nil, exchangeError(ctx, err)
+	if err := c.post(ctx, opIndexSource, req, &receipt); err != nil {
+		return nil, err
 	}
 	want := RetrievalDeleteRequest{Corpus: req.Corpus, SourceID: req.Source.ID, Revision: req.Source.Revision}
 	if err := checkSourceReceipt(receipt.Corpus, receipt.SourceID, receipt.Revision, want, receipt.Chunks, receipt.Ingestion); err != nil {
@@ -45,15 +37,10 @@ func (c *Client) IndexSource(ctx context.Context, req RetrievalIndexRequest) (*R
 
 // DeleteSource removes one source revision from a corpus (POST /v1/retrieval/delete);
 // the receipt must name it.
-func (c *Client) DeleteSource(ctx context.Context, corpus, sourceID, revision string) (*RetrievalDeleteResult, error) {
-	req := RetrievalDeleteRequest{Corpus: corpus, SourceID: sourceID, Revision: revision}
-	body, err := checkedBody(req, func(v any) error { return retrievalDeleteRequestRule(v, "delete") }, CodeInvalidRetrieval, "delete request")
-	if err != nil {
-		return nil, err
-	}
+func (c *Client) DeleteSource(ctx context.Context, req RetrievalDeleteRequest) (*RetrievalDeleteResult, error) {
 	var result RetrievalDeleteResult
-	if err := c.getJSON(ctx, "v1/retrieval/delete", nil, body, retrievalDeleteResultRule, &result); err != nil {
-		return nil, exchangeError(ctx, err)
+	if err := c.post(ctx, opDeleteSource, req, &result); err != nil {
+		return nil, err
 	}
 	if err := checkSourceReceipt(result.Corpus, result.SourceID, result.Revision, req, 0, nil); err != nil {
 		return nil, err
@@ -66,13 +53,9 @@ func (c *Client) DeleteSource(ctx context.Context, corpus, sourceID, revision st
 // ingestion manifest that counts the receipt's chunks (else INVALID_RESPONSE). A
 // malformed request is refused with INVALID_INGESTION before anything is sent.
 func (c *Client) IngestDocument(ctx context.Context, req IngestRequest) (*IngestResult, error) {
-	body, err := checkedBody(req, func(v any) error { return ingestRequestRule(v, "ingest") }, CodeInvalidIngestion, "ingestion request")
-	if err != nil {
-		return nil, err
-	}
 	var result IngestResult
-	if err := c.getJSON(ctx, "v1/retrieval/ingest", nil, body, ingestResultRule, &result); err != nil {
-		return nil, exchangeError(ctx, err)
+	if err := c.post(ctx, opIngestDocument, req, &result); err != nil {
+		return nil, err
 	}
 	want := RetrievalDeleteRequest{Corpus: req.Corpus, SourceID: req.Document.Source.ID, Revision: req.Document.Source.Revision}
 	if err := checkSourceReceipt(result.Corpus, result.SourceID, result.Revision, want, result.Chunks, &result.Ingestion); err != nil {

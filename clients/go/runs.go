@@ -17,8 +17,8 @@ func (c *Client) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		return nil, newError(CodeApprovalStreamRequired, "interactive approvals need Stream")
 	}
 	var result RunResult
-	if err := c.getJSON(ctx, "v1/runs", nil, &req, runResultRule, &result); err != nil {
-		return nil, exchangeError(ctx, err)
+	if err := c.send(ctx, opRun, nil, &req, &result); err != nil {
+		return nil, err
 	}
 	if err := checkResult(&result, &req, ""); err != nil {
 		return nil, newError(CodeInvalidResponse, "%v", err)
@@ -52,7 +52,7 @@ func (c *Client) Stream(ctx context.Context, req RunRequest) iter.Seq2[Event, er
 func (c *Client) stream(ctx context.Context, req RunRequest, deliver func(Event) bool) error {
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	resp, err := c.call(streamCtx, "v1/runs", nil, &req, "text/event-stream")
+	resp, err := c.call(streamCtx, opRun.path, nil, &req, "text/event-stream")
 	if err != nil {
 		return exchangeError(ctx, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"iter"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +58,7 @@ func (o TailOptions) withDefaults() TailOptions {
 // finished at sequence After yields nothing.
 //
 // Unlike Stream, leaving the loop early never cancels the job; CancelJob does.
-func (c *Client) TailJob(ctx context.Context, id JobIdentity, opts TailOptions) iter.Seq2[Event, error] {
+func (c *Client) TailJob(ctx context.Context, id string, opts TailOptions) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if err := c.tailJob(ctx, id, opts.withDefaults(), func(ev Event) bool { return yield(ev, nil) }); err != nil {
 			yield(Event{}, err)
@@ -67,7 +66,7 @@ func (c *Client) TailJob(ctx context.Context, id JobIdentity, opts TailOptions) 
 	}
 }
 
-func (c *Client) tailJob(ctx context.Context, id JobIdentity, opts TailOptions, deliver func(Event) bool) error {
+func (c *Client) tailJob(ctx context.Context, id string, opts TailOptions, deliver func(Event) bool) error {
 	if opts.After < 0 {
 		return newError(CodeInvalidArgument, "After must not be negative")
 	}
@@ -136,12 +135,12 @@ type jobTail struct {
 
 // tailOnce reads one connection of the job stream into deliver. It returns nil when
 // the terminal event was delivered or the consumer stopped.
-func (c *Client) tailOnce(ctx context.Context, id JobIdentity, t *jobTail, deliver func(Event) bool) error {
+func (c *Client) tailOnce(ctx context.Context, id string, t *jobTail, deliver func(Event) bool) error {
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	header := http.Header{}
 	header.Set("Last-Event-ID", strconv.FormatInt(t.last, 10))
-	resp, err := c.callWith(streamCtx, "v1/jobs/"+url.PathEscape(id.ID)+"/stream", nil, nil, "text/event-stream", header)
+	resp, err := c.callWith(streamCtx, pathOf(opStreamJob, id), nil, nil, "text/event-stream", header)
 	if err != nil {
 		return exchangeError(ctx, err)
 	}

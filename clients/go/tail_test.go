@@ -93,7 +93,7 @@ var fastTail = TailOptions{MaxAttempts: 3, InitialBackoff: time.Millisecond, Max
 
 func collectTail(t *testing.T, c *Client, opts TailOptions) ([]int64, error) {
 	var seqs []int64
-	for ev, err := range c.TailJob(testContext(t), JobIdentity{ID: testJobID}, opts) {
+	for ev, err := range c.TailJob(testContext(t), testJobID, opts) {
 		if err != nil {
 			return seqs, err
 		}
@@ -225,7 +225,7 @@ func TestTailJobLeavingTheLoopStopsReading(t *testing.T) {
 	s := &tailServer{t: t, job: runningJob(), connections: []func(http.ResponseWriter, string){serve(log...)}}
 	client := s.start()
 	var got []int64
-	for ev, err := range client.TailJob(t.Context(), JobIdentity{ID: testJobID}, fastTail) {
+	for ev, err := range client.TailJob(t.Context(), testJobID, fastTail) {
 		if err != nil {
 			t.Fatal(err)
 		}

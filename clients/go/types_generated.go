@@ -80,12 +80,13 @@ type IngestionManifest struct {
 type RetrievalIndex struct {
 	ProviderID string `json:"providerId"`
 	Vendor     string `json:"vendor"`
-	AccountID  string `json:"accountId,omitzero"`
+	AccountID  string `json:"accountId"`
 	AuthMode   string `json:"authMode"`
 	Model      string `json:"model"`
-	Dimensions int    `json:"dimensions,omitzero"`
+	Dimensions int    `json:"dimensions"`
 	Metric     string `json:"metric"`
 	Version    string `json:"version"`
+	Ranking    string `json:"ranking,omitzero"`
 }
 
 type RetrievalHit struct {

@@ -45,6 +45,13 @@ export interface VersioningVectors {
   cases: VersioningCase[];
 }
 
+/** protocol/fixtures/base-url.json: URLs a client is made with, and whether it must refuse them. */
+export interface BaseUrlVectors {
+  description: string;
+  token: string;
+  cases: { id: string; url: string; expectedError?: string }[];
+}
+
 export interface SkipList {
   operations: Record<string, string>;
   cases: Record<string, string>;

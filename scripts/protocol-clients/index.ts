@@ -12,6 +12,19 @@ import { emitRust, RUST_FILE, RUST_MOD, RUST_MOD_TEXT } from './rust.js';
 import { emitRustTypes, RUST_TYPES_FILE } from './rust-types.js';
 import { emitPythonTypes, PYTHON_TYPES_FILE } from './python-types.js';
 import { emitPython, PYTHON_FILE, PYTHON_INIT, PYTHON_INIT_TEXT } from './python.js';
+import {
+  emitGoOperations,
+  emitPythonCodes,
+  emitPythonOperations,
+  emitRustCodes,
+  emitRustOperations,
+  GO_OPERATIONS_FILE,
+  PYTHON_CODES_FILE,
+  PYTHON_OPERATIONS_FILE,
+  RUST_CODES_FILE,
+  RUST_OPERATIONS_FILE,
+  type OperationsDocument,
+} from './operations.js';
 
 function formatted(command: string, args: string[], text: string, cwd: string): string {
   return execFileSync(command, args, { input: text, cwd, encoding: 'utf8', stdio: ['pipe', 'pipe', 'inherit'] });
@@ -19,10 +32,23 @@ function formatted(command: string, args: string[], text: string, cwd: string): 
 
 const rustfmt = (root: string): string[] => ['--edition', '2021', '--config-path', join(root, 'clients/rust/rustfmt.toml'), '--emit', 'stdout'];
 
+/** The published documents the clients are generated from. */
+export interface Published {
+  schema: { $defs: Record<string, Record<string, unknown>> };
+  operations: OperationsDocument;
+  status: Record<string, number>;
+}
+
 /** Path (from the repository root) → file text. */
-export function clientFiles(document: { $defs: Record<string, Record<string, unknown>> }, root: string): Record<string, string> {
-  const model = wireModel(document);
+export function clientFiles({ schema, operations, status }: Published, root: string): Record<string, string> {
+  const model = wireModel(schema);
+  const rust = (text: string) => formatted('rustfmt', rustfmt(root), text, join(root, 'clients/rust'));
   return {
+    [GO_OPERATIONS_FILE]: formatted('gofmt', [], emitGoOperations(operations, status), join(root, 'clients/go')),
+    [PYTHON_OPERATIONS_FILE]: emitPythonOperations(operations),
+    [PYTHON_CODES_FILE]: emitPythonCodes(status),
+    [RUST_OPERATIONS_FILE]: rust(emitRustOperations(operations)),
+    [RUST_CODES_FILE]: rust(emitRustCodes(status)),
     [GO_FILE]: formatted('gofmt', [], emitGo(model), join(root, 'clients/go')),
     [GO_TYPES_FILE]: formatted('gofmt', [], emitGoTypes(model), join(root, 'clients/go')),
     [PYTHON_INIT]: PYTHON_INIT_TEXT,

@@ -4,10 +4,11 @@
  * never prints the token.
  */
 import { randomBytes } from 'node:crypto';
-import { access, mkdir, unlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { access, mkdir, readdir, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { DriverError } from '../protocol/errors.js';
 import { DEFAULT_PORT, parseHostConfig } from '../host/config.js';
+import { LocalModelEmbedder, localModelFiles, localModelRuntimeInstalled, LOCAL_MODEL_PACKAGES } from '../providers/embeddings/index.js';
 
 export interface InitResult {
   configPath: string;
@@ -16,6 +17,8 @@ export interface InitResult {
   operatorTokenFile: string;
   provider: string;
   models: string[];
+  /** The default corpus's embedder: the built-in hash embedder, or a local model found or named. */
+  embedder: string;
 }
 
 export interface InitOptions {
@@ -25,6 +28,8 @@ export interface InitOptions {
   baseUrl?: string;
   binary?: string;
   accountDirectory?: string;
+  /** A local sentence-embedding model's directory (model.onnx + tokenizer.json) for the default corpus. */
+  embeddingModel?: string;
 }
 
 export const LOCAL_TOKEN_ID = 'local';
@@ -70,6 +75,7 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
   const provider = providerEntry(options);
   if (await exists(configPath)) throw new DriverError('CONFIG_EXISTS', `${configPath} already exists; init never overwrites.`);
   const directory = dirname(configPath);
+  const embedding = await localEmbedding(directory, options.embeddingModel);
   const credentials = join(directory, 'credentials');
   await mkdir(credentials, { recursive: true, mode: 0o700 });
   const tokenFile = join(credentials, `${LOCAL_TOKEN_ID}.token`);
@@ -105,8 +111,9 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
     jobs: { retentionMs: 7 * 24 * 60 * 60 * 1000 },
     // The operator console at /console, for loopback clients only.
     console: { enabled: true },
-    // Lexical search in the state store: no embedding model, no network (docs/retrieval.md).
-    retrieval: { corpora: [{ id: DEFAULT_CORPUS }] },
+    // BM25 in the state store, fused with a local embedding model when one was found or named;
+    // without one, no model and no network (docs/retrieval.md).
+    retrieval: { corpora: [{ id: DEFAULT_CORPUS, ...(embedding ? { embedding } : {}) }] },
   };
   parseHostConfig(config, configPath);
 
@@ -119,7 +126,43 @@ export async function initConfig(configPath: string, options: InitOptions = {}):
     await unlink(operatorTokenFile).catch(() => undefined);
     throw error;
   }
-  return { configPath, tokenFile, operatorTokenFile, provider: provider.id as string, models: provider.models as string[] };
+  return { configPath, tokenFile, operatorTokenFile, provider: provider.id as string, models: provider.models as string[], embedder: embedding ? `local (${embedding.model})` : 'builtin' };
+}
+
+/** Where init looks for a local embedding model when none is named: one folder under `models/` beside the config. */
+export const MODELS_DIRECTORY = 'models';
+
+/**
+ * The default corpus's local model: the directory named, or the only model under `models/` when
+ * the runtime packages are installed. Its dimensions come from embedding one text.
+ */
+async function localEmbedding(configDir: string, named: string | undefined): Promise<Record<string, unknown> | undefined> {
+  let directory = named === undefined ? undefined : resolve(named);
+  if (directory === undefined) {
+    const found = await readdir(join(configDir, MODELS_DIRECTORY), { withFileTypes: true }).catch(() => []);
+    const models = found.filter((entry) => entry.isDirectory()).map((entry) => join(configDir, MODELS_DIRECTORY, entry.name));
+    const usable = models.filter((candidate) => {
+      try {
+        localModelFiles(candidate);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    if (usable.length !== 1 || !localModelRuntimeInstalled()) return undefined;
+    directory = usable[0]!;
+  } else if (!localModelRuntimeInstalled()) {
+    throw new DriverError('INVALID_ARGUMENT', `--embedding-model needs the npm packages ${LOCAL_MODEL_PACKAGES.join(' and ')} (docs/retrieval.md).`);
+  }
+  localModelFiles(directory);
+  const model = basename(directory).replace(/[^a-zA-Z0-9._:-]/g, '-').replace(/^[^a-zA-Z0-9]+/, '').slice(0, 200) || 'local-model';
+  const probe = new LocalModelEmbedder({ identity: { providerId: 'local', vendor: 'local', authMode: 'none', model, dimensions: 1 }, directory, maxTokens: 16, pooling: 'mean', threads: 1 });
+  try {
+    const [vector] = (await probe.embed(['dimensions'])).vectors;
+    return { kind: 'local', model, dimensions: vector!.length, path: relative(configDir, directory) || '.' };
+  } finally {
+    await probe.close();
+  }
 }
 
 async function writeExclusive(path: string, text: string): Promise<void> {

@@ -59,6 +59,7 @@ program
   .option('--base-url <url>', 'API kinds: vendor base URL (required for openai-compatible)')
   .option('--binary <path>', 'CLI kinds: the CLI executable (default: from PATH)')
   .option('--account-directory <dir>', 'CLI kinds: the CLI account/config directory to use')
+  .option('--embedding-model <dir>', 'a local sentence-embedding model (model.onnx + tokenizer.json) for the default corpus (default: the one under models/ beside the config, if any)')
   .option('--json', 'one-line JSON output')
   .action(async (options: InitOptions & { config?: string; json?: boolean }) => {
     const { resolveConfigPath } = await import('../host/config.js');

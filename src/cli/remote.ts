@@ -3,10 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { AgenticClient } from '../client/index.js';
 import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
-import { hostUrl } from '../host/host-url.js';
 import { readSecret } from '../shared/secrets.js';
-import { usageSinkReport } from '../extensions/usage/report.js';
+import { usageReportOf } from '../host/host-record.js';
 import { DriverError } from '../protocol/errors.js';
+import { findHostAddress, locateError, type HostAddress } from './host-address.js';
 import type { RunRequest, RunResult } from '../protocol/schemas.js';
 
 export interface ClientOptions {
@@ -17,14 +17,22 @@ export interface ClientOptions {
 
 const MAX_STDIN_BYTES = 400_000;
 
+/** The host this command dials (one per CLI process), so that its connection errors can say where the URL came from. */
+let address: HostAddress | undefined;
+
 export async function connect(options: ClientOptions): Promise<AgenticClient> {
   const config = await readHostConfig(resolveConfigPath(options.config));
   const entry = options.tokenId ? config.tokens.find((token) => token.id === options.tokenId) : config.tokens[0];
   if (!entry) throw new DriverError('INVALID_ARGUMENT', `No token entry named ${options.tokenId}.`);
   const token = await readSecret(entry.tokenRef, config.configDir);
-  const url = options.url ?? hostUrl(config.listen.host, config.listen.port, config.listen.tls !== undefined);
+  address = await findHostAddress(config, options.url);
   const ca = await trustedCertificate(config);
-  return new AgenticClient({ url, token, ...(ca ? { ca } : {}) });
+  return new AgenticClient({ url: address.url, token, ...(ca ? { ca } : {}) });
+}
+
+/** A client failure as the command reports it: connection errors name the URL's source. */
+export function located(error: DriverError): DriverError {
+  return locateError(error, address);
 }
 
 /** A host with its own TLS identity is trusted by that certificate (self-signed or a private CA chain). */
@@ -35,15 +43,15 @@ async function trustedCertificate(config: HostConfig): Promise<string | undefine
 }
 
 export function unreachable(error: unknown): never {
-  if (error instanceof DriverError) throw error;
-  throw new DriverError('HOST_UNREACHABLE', 'The host could not be reached.', { retryable: true });
+  if (error instanceof DriverError) throw located(error);
+  throw located(new DriverError('HOST_UNREACHABLE', 'The host could not be reached.', { retryable: true }));
 }
 
 export async function statusCommand(options: ClientOptions & { refresh?: boolean; json?: boolean }): Promise<void> {
   const client = await connect(options);
   const [protocol, providers] = await Promise.all([client.protocol(), client.providers({ refresh: options.refresh ?? false })]).catch(unreachable);
   const config = await readHostConfig(resolveConfigPath(options.config));
-  const report = { protocol, providers, usage: await usageSinkReport(config.usage, config.configDir, config.stateDirectory) };
+  const report = { protocol, providers, usage: await usageReportOf(config) };
   process.stdout.write(`${options.json ? JSON.stringify(report) : JSON.stringify(report, null, 2)}\n`);
 }
 

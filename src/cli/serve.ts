@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { assertListenerSecure, readHostConfig, resolveConfigPath } from '../host/config.js';
 import { startHost } from '../host/index.js';
 import { createHostLogger } from '../host/logging.js';
+import { DriverError } from '../protocol/errors.js';
 import { exists, initConfig } from './init.js';
 
 export interface ServeOptions {
@@ -25,7 +26,18 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (options.port !== undefined) config.listen = { ...config.listen, port: options.port };
   assertListenerSecure(config.listen);
 
-  const host = await startHost({ config, log: createHostLogger() });
+  const host = await startHost({ config, log: createHostLogger() }).catch((error: unknown) => {
+    throw error instanceof DriverError && error.code === 'LISTEN_FAILED' ? listenFailed(error, options, configPath) : error;
+  });
+  // Handled before the host says it listens, so a signal sent right after that line stops it cleanly.
+  const stop = () => {
+    host.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   const operatorToken = config.tokens.find((token) => token.operator && 'file' in token.tokenRef);
   const operatorFile = operatorToken && 'file' in operatorToken.tokenRef ? resolve(config.configDir, operatorToken.tokenRef.file) : undefined;
   const tokenFiles = config.tokens.flatMap((token) => ('file' in token.tokenRef ? [resolve(config.configDir, token.tokenRef.file)] : []));
@@ -43,12 +55,15 @@ export async function serve(options: ServeOptions): Promise<void> {
       ].join('\n'),
     );
   }
-  const stop = () => {
-    host.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+}
+
+/** LISTEN_FAILED naming where the address came from and how to pick another. */
+function listenFailed(error: DriverError, options: ServeOptions, configPath: string): DriverError {
+  const port = options.port !== undefined ? `the port from --port ${options.port}` : `the port from listen.port in ${configPath}`;
+  const host = options.host !== undefined ? `the address from --host ${options.host}` : `the address from listen.host in ${configPath}`;
+  return new DriverError(
+    'LISTEN_FAILED',
+    `${error.message.replace(/\.?$/, '.')} It used ${port} and ${host}. Pick another port with --port N (0 picks a free one) or change listen.port in ${configPath}; clients of this config find the port the host really uses in its state directory.`,
+    { retryable: error.retryable, cause: error },
+  );
 }

@@ -1,7 +1,10 @@
-/** Base URL rules: HTTPS except on loopback; no credentials, query or fragment; path prefix kept. */
+/**
+ * Base URL rules, the same in every client (protocol/fixtures/base-url.json): https, or http on
+ * a loopback host literal (the host's own rule, src/shared/addresses.ts); no credentials, query
+ * or fragment; a path prefix is kept.
+ */
 import { DriverError } from '../protocol/errors.js';
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+import { isLoopbackHost } from '../shared/addresses.js';
 
 export function parseBaseUrl(value: string): URL {
   let url: URL;
@@ -14,10 +17,20 @@ export function parseBaseUrl(value: string): URL {
   if (url.search || url.hash || value.includes('?') || value.includes('#')) {
     throw new DriverError('INSECURE_TRANSPORT', 'The host URL must not carry a query or fragment.');
   }
-  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname.toLowerCase())) {
+  if (url.protocol === 'http:' && !isLoopbackHost(writtenHost(value))) {
     throw new DriverError('INSECURE_TRANSPORT', 'Plain http is allowed only for loopback hosts; use https.');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new DriverError('INSECURE_TRANSPORT', 'The host URL must use https.');
   if (!url.pathname.endsWith('/')) url.pathname += '/';
   return url;
+}
+
+/**
+ * The host as written in the URL text (brackets of an IPv6 literal dropped), not as the URL
+ * parser normalized it: `http://127.1/` is the name "127.1", not the address 127.0.0.1.
+ */
+function writtenHost(value: string): string {
+  const authority = /^\s*[a-z][a-z0-9+.-]*:[/\\]{2}([^/\\?#]*)/i.exec(value)?.[1] ?? '';
+  const host = authority.slice(authority.lastIndexOf('@') + 1);
+  return host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d*$/, '');
 }

@@ -3,40 +3,37 @@
  * browsers; every answer is validated before it reaches the caller.
  */
 import { DriverError } from '../protocol/errors.js';
-import {
+import type {
   ApprovalDecision,
+  ApprovalRequest,
   ApprovalResolution,
+  IngestRequest,
+  IngestResult,
   JobEventPage,
   JobEventsRequest,
   JobIdentity,
   JobInfo,
   JobSubmit,
-  ProtocolInfo as ProtocolInfoSchema,
-  ProviderList,
-  IngestRequest,
-  IngestResult,
   RetrievalDeleteRequest,
   RetrievalDeleteResult,
   RetrievalIndexReceipt,
   RetrievalIndexRequest,
   RetrievalResult,
   RetrievalSearch,
-  RunRequest,
+  RunEvent,
+  RunEventOf,
+  RunResult,
   SessionCreate,
   SessionDeleteResult,
   SessionIdentity,
   SessionSnapshot,
+  ToolExecution,
   ToolExecutionIdentity,
   ToolExecutionReceipt,
   ToolExecutionResult,
-  type RunEvent,
-  type RunEventOf,
-  type RunResult,
-  type ToolExecution,
-  type ApprovalRequest,
 } from '../protocol/schemas.js';
 import { hasUnsafeKeys } from '../protocol/plain-json.js';
-import { validatorFor, type Validator } from '../protocol/validate.js';
+import type { Validator } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
 import {
   checkApprovalReceipt,
@@ -51,6 +48,8 @@ import {
   TERMINAL_JOB_STATES,
 } from './checks.js';
 import { exchange, readJson, toClientError } from './http.js';
+import { openTransport, type Transport, type TransportOptions } from './transport.js';
+import { operation, pathOf, type Operation } from './operations.js';
 import { PendingApproval, PendingExecution, runApplicationTools, type InteractiveCalls, type ToolFunctions } from './interactive.js';
 import { JobStreamChecker, RunEventChecker } from './run-events.js';
 import { SseFrameReader } from './sse.js';
@@ -94,15 +93,11 @@ export type {
   RetrievalSearch,
 } from '../protocol/schemas.js';
 
-export interface ClientOptions {
+export interface ClientOptions extends TransportOptions {
   /** Host base URL; https, or http on loopback. A path prefix is kept. */
   url: string;
   /** Bearer token issued by the host operator. */
   token: string;
-  /** A fetch implementation; default: the global fetch. */
-  fetch?: typeof fetch;
-  /** Node only: PEM certificate(s) of a private CA this client trusts in addition to the system roots. */
-  ca?: string | readonly string[];
 }
 
 export interface RequestOptions {
@@ -124,40 +119,33 @@ export interface TailOptions extends RequestOptions {
 /** Discovery calls (protocol, providers) are bounded; runs never are. */
 export const DISCOVERY_TIMEOUT_MS = 10_000;
 
-const validProtocol = validatorFor<ProtocolInfo>(ProtocolInfoSchema);
-const validProviders = validatorFor<{ providers: Provider[] }>(ProviderList);
-const validRunRequest = validatorFor<RunRequestBody>(RunRequest);
-const validDecision = validatorFor<ApprovalDecision>(ApprovalDecision);
-const validResolution = validatorFor<ApprovalResolution>(ApprovalResolution);
-const validToolIdentity = validatorFor<ToolExecutionIdentity>(ToolExecutionIdentity);
-const validToolResult = validatorFor<ToolExecutionResult>(ToolExecutionResult);
-const validToolReceipt = validatorFor<ToolExecutionReceipt>(ToolExecutionReceipt);
-const validSessionCreate = validatorFor<SessionCreate>(SessionCreate);
-const validSessionIdentity = validatorFor<SessionIdentity>(SessionIdentity);
-const validSessionSnapshot = validatorFor<SessionSnapshot>(SessionSnapshot);
-const validSessionDeleteResult = validatorFor<SessionDeleteResult>(SessionDeleteResult);
-const validJobSubmit = validatorFor<JobSubmit>(JobSubmit);
-const validJobIdentity = validatorFor<JobIdentity>(JobIdentity);
-const validJobEventsRequest = validatorFor<JobEventsRequest>(JobEventsRequest);
-const validJobInfo = validatorFor<JobInfo>(JobInfo);
-const validJobEventPage = validatorFor<JobEventPage>(JobEventPage);
-const validRetrievalSearch = validatorFor<RetrievalSearch>(RetrievalSearch);
-const validRetrievalResult = validatorFor<RetrievalResult>(RetrievalResult);
-const validIndexRequest = validatorFor<RetrievalIndexRequest>(RetrievalIndexRequest);
-const validIndexReceipt = validatorFor<RetrievalIndexReceipt>(RetrievalIndexReceipt);
-const validDeleteRequest = validatorFor<RetrievalDeleteRequest>(RetrievalDeleteRequest);
-const validDeleteResult = validatorFor<RetrievalDeleteResult>(RetrievalDeleteResult);
-const validIngestRequest = validatorFor<IngestRequest>(IngestRequest);
-const validIngestResult = validatorFor<IngestResult>(IngestResult);
+const ops = {
+  protocol: operation<never, ProtocolInfo>('getProtocol'),
+  providers: operation<never, { providers: Provider[] }>('listProviders'),
+  run: operation<RunRequestBody, RunResult>('run'),
+  decideApproval: operation<ApprovalDecision, ApprovalResolution>('decideApproval'),
+  reportToolProgress: operation<ToolExecutionIdentity, ToolExecutionReceipt>('reportToolProgress'),
+  completeTool: operation<ToolExecutionResult, ToolExecutionReceipt>('completeTool'),
+  createSession: operation<SessionCreate, SessionSnapshot>('createSession'),
+  readSession: operation<SessionIdentity, SessionSnapshot>('readSession'),
+  deleteSession: operation<SessionIdentity, SessionDeleteResult>('deleteSession'),
+  submitJob: operation<JobSubmit, JobInfo>('submitJob'),
+  readJob: operation<JobIdentity, JobInfo>('readJob'),
+  cancelJob: operation<JobIdentity, JobInfo>('cancelJob'),
+  jobEvents: operation<JobEventsRequest, JobEventPage>('jobEvents'),
+  streamJob: operation('streamJob'),
+  searchRetrieval: operation<RetrievalSearch, RetrievalResult>('searchRetrieval'),
+  indexSource: operation<RetrievalIndexRequest, RetrievalIndexReceipt>('indexSource'),
+  deleteSource: operation<RetrievalDeleteRequest, RetrievalDeleteResult>('deleteSource'),
+  ingestDocument: operation<IngestRequest, IngestResult>('ingestDocument'),
+};
 /** Errors after which a dropped job stream is worth reconnecting: the connection, not the content, failed. */
 const RESUMABLE = new Set(['HOST_UNREACHABLE', 'INCOMPLETE_STREAM']);
-// A variable specifier keeps bundlers from pulling the Node-only module into browser builds.
-const NODE_CA_MODULE = './node-ca.js';
 
 export class AgenticClient implements InteractiveCalls {
   private readonly baseUrl: URL;
   private readonly token: string;
-  private readonly fetchReady: Promise<typeof fetch>;
+  private readonly transport: Promise<Transport>;
 
   constructor(options: ClientOptions) {
     this.baseUrl = parseBaseUrl(options.url);
@@ -165,18 +153,26 @@ export class AgenticClient implements InteractiveCalls {
       throw new DriverError('AUTH_REQUIRED', 'A bearer token (1-4096 characters, no whitespace) is required.');
     }
     this.token = options.token;
-    this.fetchReady = resolveFetch(options);
-    this.fetchReady.catch(() => undefined);
+    this.transport = openTransport(options);
+    this.transport.catch(() => undefined);
+  }
+
+  /**
+   * Closes the connections the client opened itself (the `ca` option's pool); with a caller's
+   * or the global fetch there is nothing to close. Streams still open fail once it is closed.
+   */
+  async close(): Promise<void> {
+    await (await this.transport).close();
   }
 
   /** GET v1/protocol: the host's protocol description. */
   async protocol(options: RequestOptions = {}): Promise<ProtocolInfo> {
-    return this.discover('v1/protocol', validProtocol, options);
+    return this.discover(ops.protocol.path, ops.protocol.answer, options);
   }
 
   /** GET v1/providers: the providers this token may use. */
   async providers(options: RequestOptions & { refresh?: boolean } = {}): Promise<Provider[]> {
-    const list = await this.discover(options.refresh ? 'v1/providers?refresh=true' : 'v1/providers', validProviders, options);
+    const list = await this.discover(ops.providers.path + (options.refresh ? '?refresh=true' : ''), ops.providers.answer, options);
     return list.providers;
   }
 
@@ -199,12 +195,12 @@ export class AgenticClient implements InteractiveCalls {
    * early or aborting the signal closes the connection, which cancels the run on the host.
    */
   async *stream(request: RunRequestBody, options: RequestOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
-    if (!validRunRequest(request)) throw new DriverError('INVALID_REQUEST', `The run request is invalid: ${validRunRequest.explain(request)}.`);
+    ops.run.check(request);
     const closer = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, closer.signal]) : closer.signal;
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     try {
-      const response = await exchange({ fetch: await this.fetchReady, url: this.endpoint('v1/runs'), token: this.token, body: request, accept: 'text/event-stream', signal });
+      const response = await exchange({ fetch: (await this.transport).fetch, url: this.endpoint(ops.run.path), token: this.token, body: request, accept: 'text/event-stream', signal });
       if (!response.headers.get('content-type')?.toLowerCase().includes('text/event-stream') || !response.body) {
         throw new DriverError('INVALID_RESPONSE', 'The host did not answer the run with an event stream.');
       }
@@ -251,73 +247,69 @@ export class AgenticClient implements InteractiveCalls {
 
   /** POST v1/approvals/decisions: the receipt must name the decided approval, run and call, with the decided outcome. */
   async decideApproval(decision: ApprovalDecision, options: RequestOptions = {}): Promise<ApprovalResolution> {
-    if (!validDecision(decision)) throw new DriverError('INVALID_APPROVAL', `The approval decision is invalid: ${validDecision.explain(decision)}.`);
+    ops.decideApproval.check(decision);
     if (hasUnsafeKeys(decision.call.arguments)) throw new DriverError('INVALID_APPROVAL', 'The approval decision carries arguments that are not plain JSON.');
-    const receipt = await this.post('v1/approvals/decisions', decision, validResolution, options);
+    const receipt = await this.post(ops.decideApproval, decision, options);
     return checked(receipt, checkApprovalReceipt(receipt, decision));
   }
 
   /** POST v1/tool-executions/progress: real progress on a dispatched application tool. */
   async reportToolProgress(identity: ToolExecutionIdentity, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
-    if (!validToolIdentity(identity)) throw new DriverError('INVALID_TOOL_EXECUTION', `The tool execution identity is invalid: ${validToolIdentity.explain(identity)}.`);
-    const receipt = await this.post('v1/tool-executions/progress', identity, validToolReceipt, options);
+    const receipt = await this.post(ops.reportToolProgress, identity, options);
     return checked(receipt, checkToolReceipt(receipt, identity, 'progress'));
   }
 
   /** POST v1/tool-executions/results: the one result (`output`) or failure (`error`) of a dispatched application tool. */
   async completeTool(result: ToolExecutionResult, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
-    if (!validToolResult(result)) throw new DriverError('INVALID_TOOL_EXECUTION', `The tool result is invalid: ${validToolResult.explain(result)}.`);
+    ops.completeTool.check(result);
     if ('output' in result && hasUnsafeKeys(result.output)) throw new DriverError('INVALID_TOOL_EXECUTION', 'The tool output is not plain JSON.');
-    const receipt = await this.post('v1/tool-executions/results', result, validToolReceipt, options);
+    const receipt = await this.post(ops.completeTool, result, options);
     return checked(receipt, checkToolReceipt(receipt, result, 'accepted'));
   }
 
   /** POST v1/sessions/create: the receipt must echo the provider, model, mode, history and instructions, at revision 0. */
   async createSession(request: SessionCreate, options: RequestOptions = {}): Promise<SessionSnapshot> {
-    if (!validSessionCreate(request)) throw new DriverError('INVALID_SESSION', `The session request is invalid: ${validSessionCreate.explain(request)}.`);
-    const snapshot = await this.post('v1/sessions/create', request, validSessionSnapshot, options);
+    const snapshot = await this.post(ops.createSession, request, options);
     return checked(snapshot, checkSessionCreated(snapshot, request));
   }
 
   /** POST v1/sessions/read: the session's description and visible history. */
   async readSession(id: string, options: RequestOptions = {}): Promise<SessionSnapshot> {
-    const identity = sessionIdentity(id);
-    const snapshot = await this.post('v1/sessions/read', identity, validSessionSnapshot, options);
+    const identity = { id };
+    const snapshot = await this.post(ops.readSession, identity, options);
     return checked(snapshot, checkSessionSnapshot(snapshot, identity.id), 'session');
   }
 
   /** POST v1/sessions/delete: the receipt must name the session and say it was deleted. */
   async deleteSession(id: string, options: RequestOptions = {}): Promise<SessionDeleteResult> {
-    const identity = sessionIdentity(id);
-    const receipt = await this.post('v1/sessions/delete', identity, validSessionDeleteResult, options);
+    const identity = { id };
+    const receipt = await this.post(ops.deleteSession, identity, options);
     return checked(receipt, checkSessionDeleted(receipt, identity.id));
   }
 
   /** POST v1/jobs/submit: the same key and request return the same job; the job must run the requested provider and model. */
   async submitJob(submission: JobSubmit, options: RequestOptions = {}): Promise<JobInfo> {
-    if (!validJobSubmit(submission)) throw new DriverError('INVALID_JOB', `The job submission is invalid: ${validJobSubmit.explain(submission)}.`);
-    const job = await this.post('v1/jobs/submit', submission, validJobInfo, options);
+    const job = await this.post(ops.submitJob, submission, options);
     return checked(job, checkJobReceipt(job, { request: submission.request }), 'job');
   }
 
   /** POST v1/jobs/read: the job's current state and cursor. */
   async readJob(id: string, options: RequestOptions = {}): Promise<JobInfo> {
-    const identity = jobIdentity(id);
-    const job = await this.post('v1/jobs/read', identity, validJobInfo, options);
+    const identity = { id };
+    const job = await this.post(ops.readJob, identity, options);
     return checked(job, checkJobReceipt(job, identity), 'job');
   }
 
   /** POST v1/jobs/cancel: asks a queued or running job to stop; a finished job is returned unchanged. */
   async cancelJob(id: string, options: RequestOptions = {}): Promise<JobInfo> {
-    const identity = jobIdentity(id);
-    const job = await this.post('v1/jobs/cancel', identity, validJobInfo, options);
+    const identity = { id };
+    const job = await this.post(ops.cancelJob, identity, options);
     return checked(job, checkJobReceipt(job, identity), 'job');
   }
 
   /** POST v1/jobs/events: one validated page of the job's committed events after `after`. */
   async jobEvents(request: JobEventsRequest, options: RequestOptions = {}): Promise<JobEventPage> {
-    if (!validJobEventsRequest(request)) throw new DriverError('INVALID_JOB_CURSOR', `The job events request is invalid: ${validJobEventsRequest.explain(request)}.`);
-    const page = await this.post('v1/jobs/events', request, validJobEventPage, options);
+    const page = await this.post(ops.jobEvents, request, options);
     return checked(page, checkJobEventPage(page, request), 'job event page');
   }
 
@@ -327,23 +319,19 @@ export class AgenticClient implements InteractiveCalls {
    * and at or above minScore, with at most maxContextBytes (default 65,536) of text.
    */
   async searchRetrieval(request: RetrievalSearch, options: RequestOptions = {}): Promise<RetrievalResult> {
-    if (!validRetrievalSearch(request)) throw new DriverError('INVALID_RETRIEVAL', `The search request is invalid: ${validRetrievalSearch.explain(request)}.`);
-    const result = await this.post('v1/retrieval/search', request, validRetrievalResult, options);
+    const result = await this.post(ops.searchRetrieval, request, options);
     return checked(result, checkRetrievalSearch(result, request), 'search answer');
   }
 
   /** POST v1/retrieval/index: the receipt must name the corpus, source and revision indexed. */
   async indexSource(request: RetrievalIndexRequest, options: RequestOptions = {}): Promise<RetrievalIndexReceipt> {
-    if (!validIndexRequest(request)) throw new DriverError('INVALID_RETRIEVAL', `The index request is invalid: ${validIndexRequest.explain(request)}.`);
-    const receipt = await this.post('v1/retrieval/index', request, validIndexReceipt, options);
+    const receipt = await this.post(ops.indexSource, request, options);
     return checked(receipt, checkSourceReceipt(receipt, { corpus: request.corpus, sourceId: request.source.id, revision: request.source.revision }));
   }
 
   /** POST v1/retrieval/delete: removes one source revision; the receipt must name it. */
-  async deleteSource(corpus: string, sourceId: string, revision: string, options: RequestOptions = {}): Promise<RetrievalDeleteResult> {
-    const request = { corpus, sourceId, revision };
-    if (!validDeleteRequest(request)) throw new DriverError('INVALID_RETRIEVAL', `The delete request is invalid: ${validDeleteRequest.explain(request)}.`);
-    const receipt = await this.post('v1/retrieval/delete', request, validDeleteResult, options);
+  async deleteSource(request: RetrievalDeleteRequest, options: RequestOptions = {}): Promise<RetrievalDeleteResult> {
+    const receipt = await this.post(ops.deleteSource, request, options);
     return checked(receipt, checkSourceReceipt(receipt, request));
   }
 
@@ -353,8 +341,7 @@ export class AgenticClient implements InteractiveCalls {
    * the receipt's chunks.
    */
   async ingestDocument(request: IngestRequest, options: RequestOptions = {}): Promise<IngestResult> {
-    if (!validIngestRequest(request)) throw new DriverError('INVALID_INGESTION', `The ingestion request is invalid: ${validIngestRequest.explain(request)}.`);
-    const receipt = await this.post('v1/retrieval/ingest', request, validIngestResult, options);
+    const receipt = await this.post(ops.ingestDocument, request, options);
     const { source } = request.document;
     return checked(receipt, checkSourceReceipt(receipt, { corpus: request.corpus, sourceId: source.id, revision: source.revision }, true));
   }
@@ -405,8 +392,8 @@ export class AgenticClient implements InteractiveCalls {
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     try {
       const response = await exchange({
-        fetch: await this.fetchReady,
-        url: this.endpoint(`v1/jobs/${id}/stream`),
+        fetch: (await this.transport).fetch,
+        url: this.endpoint(pathOf(ops.streamJob, id)),
         token: this.token,
         accept: 'text/event-stream',
         headers: { 'Last-Event-ID': String(checker.cursor) },
@@ -432,10 +419,14 @@ export class AgenticClient implements InteractiveCalls {
     }
   }
 
-  /** A JSON POST without a client deadline: decisions and results wait on nobody but the host. */
-  private async post<T>(path: string, body: unknown, validate: Validator<T>, options: RequestOptions): Promise<T> {
+  /**
+   * A JSON POST without a client deadline (decisions and results wait on nobody but the host):
+   * the body is checked first and refused with the operation's code when malformed.
+   */
+  private async post<Q, T>(op: Operation<Q, T>, body: Q, options: RequestOptions): Promise<T> {
+    op.check(body);
     try {
-      return await this.exchangeJson(path, body, validate, options.signal);
+      return await this.exchangeJson(op.path, body, op.answer, options.signal);
     } catch (error) {
       throw toClientError(error, options.signal);
     }
@@ -452,7 +443,7 @@ export class AgenticClient implements InteractiveCalls {
   }
 
   private async exchangeJson<T>(path: string, body: unknown, validate: Validator<T>, signal: AbortSignal | undefined): Promise<T> {
-    const response = await exchange({ fetch: await this.fetchReady, url: this.endpoint(path), token: this.token, body, accept: 'application/json', signal });
+    const response = await exchange({ fetch: (await this.transport).fetch, url: this.endpoint(path), token: this.token, body, accept: 'application/json', signal });
     const answer = await readJson(response);
     if (!validate(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${validate.explain(answer)}.`);
     return answer;
@@ -461,18 +452,6 @@ export class AgenticClient implements InteractiveCalls {
   private endpoint(path: string): URL {
     return new URL(path, this.baseUrl);
   }
-}
-
-function sessionIdentity(id: string): SessionIdentity {
-  const identity = { id };
-  if (!validSessionIdentity(identity)) throw new DriverError('INVALID_SESSION', `The session id is invalid: ${validSessionIdentity.explain(identity)}.`);
-  return identity;
-}
-
-function jobIdentity(id: string): JobIdentity {
-  const identity = { id };
-  if (!validJobIdentity(identity)) throw new DriverError('INVALID_JOB', `The job id is invalid: ${validJobIdentity.explain(identity)}.`);
-  return identity;
 }
 
 /** Waits `ms`, or rejects as soon as the caller aborts. */
@@ -494,18 +473,4 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
 function checked<T>(receipt: T, problem: string | undefined, what = 'receipt'): T {
   if (problem) throw new DriverError('INVALID_RESPONSE', `The host's ${what} does not match the request: ${problem}.`);
   return receipt;
-}
-
-async function resolveFetch(options: ClientOptions): Promise<typeof fetch> {
-  if (options.ca !== undefined) {
-    if (options.fetch) throw new DriverError('INVALID_ARGUMENT', 'Pass either fetch or ca, not both.');
-    if (typeof process === 'undefined' || !process.versions?.node) {
-      throw new DriverError('UNSUPPORTED_ENVIRONMENT', 'The ca option needs Node; browsers trust the platform certificate store.');
-    }
-    const { fetchTrustingCa } = (await import(NODE_CA_MODULE)) as typeof import('./node-ca.js');
-    return fetchTrustingCa(options.ca);
-  }
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-  if (typeof fetchImpl !== 'function') throw new DriverError('UNSUPPORTED_ENVIRONMENT', 'No fetch implementation is available; pass one as options.fetch.');
-  return options.fetch ? fetchImpl : fetchImpl.bind(globalThis);
 }

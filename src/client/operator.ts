@@ -24,11 +24,13 @@ import {
   TERMINAL_EVENT_TYPES,
 } from '../protocol/schemas.js';
 import { hasUnsafeKeys } from '../protocol/plain-json.js';
-import { validatorFor, type Validator } from '../protocol/validate.js';
+import { validatorFor } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
 import { checkApprovalReceipt } from './checks.js';
 import { exchange, readJson, toClientError } from './http.js';
+import { operation, pathOf, type Operation } from './operations.js';
 import { SseFrameReader } from './sse.js';
+import { openTransport, type Transport, type TransportOptions } from './transport.js';
 
 export type {
   AuditEntry,
@@ -54,35 +56,30 @@ export type {
 } from '../protocol/schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const valid = {
-  runsRequest: validatorFor<OperatorRunsRequest>(OperatorRunsRequest),
-  runs: validatorFor<OperatorRunList>(OperatorRunList),
-  run: validatorFor<OperatorRunDetail>(OperatorRunDetail),
-  update: validatorFor<OperatorUpdate>(OperatorUpdate),
-  listRequest: validatorFor<OperatorListRequest>(OperatorListRequest),
-  approvals: validatorFor<OperatorApprovalList>(OperatorApprovalList),
-  decision: validatorFor<ApprovalDecision>(ApprovalDecision),
-  resolution: validatorFor<ApprovalResolution>(ApprovalResolution),
-  jobsRequest: validatorFor<OperatorJobsRequest>(OperatorJobsRequest),
-  jobs: validatorFor<OperatorJobList>(OperatorJobList),
-  usageRequest: validatorFor<OperatorUsageRequest>(OperatorUsageRequest),
-  usage: validatorFor<OperatorUsage>(OperatorUsage),
-  auditRequest: validatorFor<OperatorAuditRequest>(OperatorAuditRequest),
-  audit: validatorFor<OperatorAuditPage>(OperatorAuditPage),
-  event: validatorFor<RunEvent>(RunEvent),
+const ops = {
+  runs: operation<OperatorRunsRequest, OperatorRunList>('operatorListRuns'),
+  run: operation<never, OperatorRunDetail>('operatorReadRun'),
+  updates: operation<never, OperatorUpdate>('operatorUpdates'),
+  watchRun: operation('operatorWatchRun'),
+  approvals: operation<OperatorListRequest, OperatorApprovalList>('operatorListApprovals'),
+  decideApproval: operation<ApprovalDecision, ApprovalResolution>('operatorDecideApproval'),
+  jobs: operation<OperatorJobsRequest, OperatorJobList>('operatorListJobs'),
+  tailJob: operation('operatorStreamJob'),
+  usage: operation<OperatorUsageRequest, OperatorUsage>('operatorUsage'),
+  audit: operation<OperatorAuditRequest, OperatorAuditPage>('operatorAudit'),
 };
+const validEvent = validatorFor<RunEvent>(RunEvent);
 
-export interface OperatorClientOptions {
+export interface OperatorClientOptions extends TransportOptions {
   url: string;
   /** A token with the operator grant. */
   token: string;
-  fetch?: typeof fetch;
 }
 
 export class OperatorClient {
   private readonly baseUrl: URL;
   private readonly token: string;
-  private readonly fetchImpl: typeof fetch;
+  private readonly transport: Promise<Transport>;
 
   constructor(options: OperatorClientOptions) {
     this.baseUrl = parseBaseUrl(options.url);
@@ -90,9 +87,13 @@ export class OperatorClient {
       throw new DriverError('AUTH_REQUIRED', 'A bearer token (1-4096 characters, no whitespace) is required.');
     }
     this.token = options.token;
-    const fetchImpl = options.fetch ?? globalThis.fetch;
-    if (typeof fetchImpl !== 'function') throw new DriverError('UNSUPPORTED_ENVIRONMENT', 'No fetch implementation is available; pass one as options.fetch.');
-    this.fetchImpl = options.fetch ? fetchImpl : fetchImpl.bind(globalThis);
+    this.transport = openTransport(options);
+    this.transport.catch(() => undefined);
+  }
+
+  /** Closes the connections the client opened itself (the `ca` option's pool), like AgenticClient.close(). */
+  async close(): Promise<void> {
+    await (await this.transport).close();
   }
 
   /**
@@ -101,17 +102,17 @@ export class OperatorClient {
    * for the next page.
    */
   runs(request: OperatorRunsRequest = {}, signal?: AbortSignal): Promise<OperatorRunList> {
-    return this.post('v1/operator/runs', request, valid.runsRequest, valid.runs, signal);
+    return this.post(ops.runs, request, signal);
   }
 
   /** GET v1/operator/runs/{id}: one run, with its steps, tools, tokens and timing when this replica served it. */
   async run(runId: string, signal?: AbortSignal): Promise<OperatorRunDetail> {
     if (!UUID.test(runId)) throw new DriverError('INVALID_OPERATOR_REQUEST', 'The run id must be a lowercase UUID.');
-    const path = `v1/operator/runs/${runId}`;
+    const path = pathOf(ops.run, runId);
     try {
-      const response = await exchange({ fetch: this.fetchImpl, url: new URL(path, this.baseUrl), token: this.token, accept: 'application/json', signal });
+      const response = await exchange({ fetch: (await this.transport).fetch, url: new URL(path, this.baseUrl), token: this.token, accept: 'application/json', signal });
       const answer = await readJson(response);
-      if (!valid.run(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${valid.run.explain(answer)}.`);
+      if (!ops.run.answer(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${ops.run.answer.explain(answer)}.`);
       if (answer.run.runId !== runId) throw new DriverError('INVALID_RESPONSE', `The host answered with run ${answer.run.runId} for run ${runId}.`);
       return answer;
     } catch (error) {
@@ -125,22 +126,23 @@ export class OperatorClient {
    * falls behind: subscribe again for a new snapshot).
    */
   async *updates(signal?: AbortSignal): AsyncGenerator<OperatorUpdate, void, undefined> {
-    for await (const data of this.frames('v1/operator/updates', 0, signal)) {
+    for await (const data of this.frames(ops.updates.path, 0, signal)) {
       const update = parseJson(data, 'An update');
-      if (!valid.update(update)) throw new DriverError('INVALID_RESPONSE', `An update is invalid: ${valid.update.explain(update)}.`);
+      if (!ops.updates.answer(update)) throw new DriverError('INVALID_RESPONSE', `An update is invalid: ${ops.updates.answer.explain(update)}.`);
       yield update;
     }
   }
 
   /** POST v1/operator/approvals: pending approvals of every subject. */
   approvals(request: OperatorListRequest = {}, signal?: AbortSignal): Promise<OperatorApprovalList> {
-    return this.post('v1/operator/approvals', request, valid.listRequest, valid.approvals, signal);
+    return this.post(ops.approvals, request, signal);
   }
 
   /** POST v1/operator/approvals/decisions: the receipt must name the decided approval, run and call, with the decided outcome. */
   async decideApproval(decision: ApprovalDecision, signal?: AbortSignal): Promise<ApprovalResolution> {
-    if (valid.decision(decision) && hasUnsafeKeys(decision.call.arguments)) throw new DriverError('INVALID_APPROVAL', 'The decision carries arguments that are not plain JSON.');
-    const receipt = await this.post('v1/operator/approvals/decisions', decision, valid.decision, valid.resolution, signal, 'INVALID_APPROVAL');
+    ops.decideApproval.check(decision);
+    if (hasUnsafeKeys(decision.call.arguments)) throw new DriverError('INVALID_APPROVAL', 'The decision carries arguments that are not plain JSON.');
+    const receipt = await this.post(ops.decideApproval, decision, signal);
     const problem = checkApprovalReceipt(receipt, decision);
     if (problem) throw new DriverError('INVALID_RESPONSE', `The host's receipt does not match the request: ${problem}.`);
     return receipt;
@@ -148,17 +150,17 @@ export class OperatorClient {
 
   /** POST v1/operator/jobs: jobs of every subject, most recently updated first. */
   jobs(request: OperatorJobsRequest = {}, signal?: AbortSignal): Promise<OperatorJobList> {
-    return this.post('v1/operator/jobs', request, valid.jobsRequest, valid.jobs, signal);
+    return this.post(ops.jobs, request, signal);
   }
 
   /** POST v1/operator/usage: usage totals, optionally grouped. */
   usage(request: OperatorUsageRequest = {}, signal?: AbortSignal): Promise<OperatorUsage> {
-    return this.post('v1/operator/usage', request, valid.usageRequest, valid.usage, signal);
+    return this.post(ops.usage, request, signal);
   }
 
   /** POST v1/operator/audit: one page of the approval audit log, newest first. */
   audit(request: OperatorAuditRequest = {}, signal?: AbortSignal): Promise<OperatorAuditPage> {
-    return this.post('v1/operator/audit', request, valid.auditRequest, valid.audit, signal);
+    return this.post(ops.audit, request, signal);
   }
 
   /**
@@ -167,7 +169,7 @@ export class OperatorClient {
    */
   watchRun(runId: string, signal?: AbortSignal): AsyncGenerator<RunEvent, void, undefined> {
     if (!UUID.test(runId)) throw new DriverError('INVALID_OPERATOR_REQUEST', 'The run id must be a lowercase UUID.');
-    return this.stream(`v1/operator/runs/${runId}/events`, runId, 0, signal);
+    return this.stream(pathOf(ops.watchRun, runId), runId, 0, signal);
   }
 
   /** GET v1/operator/jobs/{id}/stream: a job's committed events after `after`, until its terminal event. */
@@ -175,7 +177,7 @@ export class OperatorClient {
     if (!UUID.test(jobId)) throw new DriverError('INVALID_JOB', 'The job id must be a lowercase UUID.');
     const after = options.after ?? 0;
     if (!Number.isSafeInteger(after) || after < 0) throw new DriverError('INVALID_JOB_CURSOR', 'after must be a non-negative integer.');
-    return this.stream(`v1/operator/jobs/${jobId}/stream`, undefined, after, options.signal);
+    return this.stream(pathOf(ops.tailJob, jobId), undefined, after, options.signal);
   }
 
   private async *stream(path: string, runId: string | undefined, after: number, signal: AbortSignal | undefined): AsyncGenerator<RunEvent, void, undefined> {
@@ -199,7 +201,7 @@ export class OperatorClient {
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     try {
       const response = await exchange({
-        fetch: this.fetchImpl,
+        fetch: (await this.transport).fetch,
         url: new URL(path, this.baseUrl),
         token: this.token,
         accept: 'text/event-stream',
@@ -224,12 +226,12 @@ export class OperatorClient {
     }
   }
 
-  private async post<Q, T>(path: string, body: Q, validRequest: Validator<Q>, validAnswer: Validator<T>, signal: AbortSignal | undefined, invalidCode = 'INVALID_OPERATOR_REQUEST'): Promise<T> {
-    if (!validRequest(body)) throw new DriverError(invalidCode, `The operator request is invalid: ${validRequest.explain(body)}.`);
+  private async post<Q, T>(op: Operation<Q, T>, body: Q, signal: AbortSignal | undefined): Promise<T> {
+    op.check(body);
     try {
-      const response = await exchange({ fetch: this.fetchImpl, url: new URL(path, this.baseUrl), token: this.token, body, accept: 'application/json', signal });
+      const response = await exchange({ fetch: (await this.transport).fetch, url: new URL(op.path, this.baseUrl), token: this.token, body, accept: 'application/json', signal });
       const answer = await readJson(response);
-      if (!validAnswer(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${validAnswer.explain(answer)}.`);
+      if (!op.answer(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${op.path} answer is invalid: ${op.answer.explain(answer)}.`);
       return answer;
     } catch (error) {
       throw toClientError(error, signal);
@@ -247,6 +249,6 @@ function parseJson(data: string, what: string): unknown {
 
 function parseEvent(data: string): RunEvent {
   const value = parseJson(data, 'An event');
-  if (!valid.event(value)) throw new DriverError('INVALID_RESPONSE', `An event is invalid: ${valid.event.explain(value)}.`);
+  if (!validEvent(value)) throw new DriverError('INVALID_RESPONSE', `An event is invalid: ${validEvent.explain(value)}.`);
   return value;
 }

@@ -38,13 +38,18 @@ const Listen = Type.Object(
 const CorpusIds = Type.Array(OpaqueKey, { maxItems: 1000, uniqueItems: true });
 const RetrievalGrant = Type.Object({ search: Type.Optional(CorpusIds), index: Type.Optional(CorpusIds), delete: Type.Optional(CorpusIds) }, strict);
 
+/** A bound of the retrieval index: chunks and stored bytes (chunk text + vectors). */
+const IndexBound = Type.Object({ maxChunks: Type.Integer({ minimum: 1, maximum: 1_000_000 }), maxBytes: Type.Integer({ minimum: 1024, maximum: 1_073_741_824 }) }, strict);
+
 const RetrievalCorpus = Type.Object(
   {
     id: OpaqueKey,
     /** `shared`: one namespace for every subject (default); `subject`: each subject sees only what it indexed. */
     namespace: Type.Optional(Type.Union([Type.Literal('shared'), Type.Literal('subject')])),
-    /** An embedding provider: exact cosine search fused with the lexical ranking (metric rrf). */
+    /** An embedder (a local model or a service): exact cosine fused with BM25 (ranking hybrid). */
     embedding: Type.Optional(EmbeddingConfig),
+    /** This corpus's share of the index capacity (default: none but the whole capacity). */
+    capacity: Type.Optional(IndexBound),
   },
   strict,
 );
@@ -54,9 +59,32 @@ const Retrieval = Type.Object(
     corpora: Type.Array(RetrievalCorpus, { minItems: 1, maxItems: 1000 }),
     /** Ingestion chunk size in bytes (default 2048). */
     chunkBytes: Type.Optional(Type.Integer({ minimum: 128, maximum: 16_384 })),
-    /** Index capacity across every corpus (default 20,000 chunks / 128 MiB). */
+    /**
+     * Index capacity across every corpus (default 20,000 chunks / 128 MiB), and what the sources
+     * one subject indexed may hold of it (`perSubject`; default: an equal split between the
+     * subjects whose tokens may index).
+     */
     capacity: Type.Optional(
-      Type.Object({ maxChunks: Type.Integer({ minimum: 1, maximum: 1_000_000 }), maxBytes: Type.Integer({ minimum: 1024, maximum: 1_073_741_824 }) }, strict),
+      Type.Object(
+        {
+          maxChunks: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+          maxBytes: Type.Integer({ minimum: 1024, maximum: 1_073_741_824 }),
+          perSubject: Type.Optional(IndexBound),
+        },
+        strict,
+      ),
+    ),
+    /** Bounds of document extraction (see docs/ingestion.md). */
+    ingestion: Type.Optional(
+      Type.Object(
+        {
+          /** Time one document's extraction may take in its worker thread (default 60,000 ms). */
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+          /** Bytes a PDF's streams may decode to, all together (default 128 MiB). */
+          maxDecodedBytes: Type.Optional(Type.Integer({ minimum: 1_048_576, maximum: 1_073_741_824 })),
+        },
+        strict,
+      ),
     ),
     /** Whether PDF documents may be ingested (default true). */
     pdf: Type.Optional(Type.Boolean()),

@@ -17,9 +17,10 @@ import { OperationLog } from '../extensions/operations.js';
 import { SessionService } from '../extensions/sessions.js';
 import { RetrievalService } from '../extensions/retrieval/service.js';
 import type { SourceAuthorizer } from '../extensions/retrieval/types.js';
-import { ingestionPolicy, prepareDocument } from '../extensions/retrieval/ingestion/index.js';
+import { ingestionPolicy, prepareValidDocument } from '../extensions/retrieval/ingestion/index.js';
 import { createEmbeddingAdapter } from '../providers/embeddings/index.js';
 import { openStore } from '../store/open.js';
+import { DEFAULT_RETRIEVAL_CAPACITY, type RetrievalCapacity } from '../store/sql/retrieval-table.js';
 import type { RetrievalIndexStore, StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
 import { OperatorFeed } from './operator-feed.js';
@@ -39,6 +40,7 @@ import { HostTracing } from './tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { logRequest, logRun, logSinkFailure, type HostLogger } from './logging.js';
 import { hostUrl } from './host-url.js';
+import { claimLocalState, type LocalState } from './local-state.js';
 export { hostUrl };
 
 export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
@@ -105,50 +107,69 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const { config } = options;
   const logInternalError = options.logInternalError ?? logToStderr;
   const env = options.env ?? process.env;
+  const clock = options.clock ?? systemClock;
   assertListenerSecure(config.listen);
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
   const consoleAssets = config.console ? await ConsoleAssets.load(options.consoleDirectory ?? defaultConsoleDirectory(), config.console.allowRemote === true) : undefined;
-  const store = options.store ?? (await openStore(config.state, config.configDir, env, config.retrieval?.capacity ? { retrievalCapacity: config.retrieval.capacity } : {}));
-  const active = new ActiveRuns();
-  let usage: UsagePipeline;
-  let prometheus: PrometheusMetrics | undefined;
-  // What dead replicas (on SQLite: the previous process, if it crashed) left open is closed now.
+  // Start-up order: own the local state (or refuse while another live host does), build
+  // everything, bind the port, and only then reap, reconcile and take jobs — so that a host
+  // that cannot start (a second `serve`, a port in use) changes nothing of the running one's.
+  const local = await claimLocalState(config);
+  /** What to undo, newest first, when start-up fails. */
+  const undo: (() => Promise<unknown>)[] = [() => local.release()];
   try {
-    await store.start({
-      leaseMs: config.stateLeaseMs ?? DEFAULT_LEASE_MS,
-      // This replica's open work was reaped by another: none of it can commit any more.
-      onLeaseLost: () => active.abortAll(new DriverError('OPERATION_STORE_ERROR', 'This host replica lost its state-store lease.', { outcome: 'uncertain' })),
-      onError: (error) => logInternalError(error, 'state-store lease renewal'),
-    });
-    if (config.metrics) {
-      const token = config.metrics.tokenRef ? await readSecret(config.metrics.tokenRef, config.configDir, env) : undefined;
-      if (token !== undefined && (token.length < 32 || /[\s\0]/.test(token))) {
-        throw new DriverError('INVALID_CONFIG', 'metrics.tokenRef must resolve to one line of at least 32 characters without whitespace.');
-      }
-      prometheus = new PrometheusMetrics({ token, activeRuns: () => active.size, queuedJobs: config.jobs ? () => store.jobs.queued() : undefined });
-    }
-    // Usage sinks; runs this replica's previous process left in flight reach them as interrupted.
-    usage = await UsagePipeline.open({
-      usage: config.usage,
-      configDir: config.configDir,
-      stateDirectory: config.stateDirectory,
-      env,
-      callback: options.onUsage,
-      log: (failure) => {
-        prometheus?.sinkFailed(failure);
-        if (options.logUsageSinkFailure) options.logUsageSinkFailure(failure);
-        else if (options.log) logSinkFailure(options.log, failure);
-        else logSinkFailureToStderr(failure);
-      },
-    });
-    await usage.reconcile(isoTimestamp(options.clock ?? systemClock));
+    const store = options.store ?? (await openStore(config.state, config.configDir, env, config.retrieval ? { retrievalCapacity: retrievalCapacity(config) } : {}));
+    undo.unshift(() => store.close());
+    return await serveOn(options, { config, env, clock, logInternalError, authenticator, tls, consoleAssets, local, store, undo });
   } catch (error) {
-    await store.close();
+    for (const step of undo) await step().catch(() => undefined);
     throw error;
   }
+}
+
+interface StartParts {
+  config: HostConfig;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  logInternalError: InternalErrorLog;
+  authenticator: TokenAuthenticator;
+  tls: { cert: string; key: string } | undefined;
+  consoleAssets: ConsoleAssets | undefined;
+  local: LocalState;
+  store: StateStore;
+  undo: (() => Promise<unknown>)[];
+}
+
+async function serveOn(options: HostOptions, parts: StartParts): Promise<RunningHost> {
+  const { config, env, clock, logInternalError, authenticator, tls, consoleAssets, local, store, undo } = parts;
+  const active = new ActiveRuns();
+  let prometheus: PrometheusMetrics | undefined;
+  if (config.metrics) {
+    const token = config.metrics.tokenRef ? await readSecret(config.metrics.tokenRef, config.configDir, env) : undefined;
+    if (token !== undefined && (token.length < 32 || /[\s\0]/.test(token))) {
+      throw new DriverError('INVALID_CONFIG', 'metrics.tokenRef must resolve to one line of at least 32 characters without whitespace.');
+    }
+    prometheus = new PrometheusMetrics({ token, activeRuns: () => active.size, queuedJobs: config.jobs ? () => store.jobs.queued() : undefined });
+  }
+  // Usage sinks; nothing is reconciled or sent until the host listens.
+  const usage = await UsagePipeline.open({
+    usage: config.usage,
+    configDir: config.configDir,
+    localDirectory: local.directory,
+    slot: local.slot,
+    env,
+    callback: options.onUsage,
+    log: (failure) => {
+      prometheus?.sinkFailed(failure);
+      if (options.logUsageSinkFailure) options.logUsageSinkFailure(failure);
+      else if (options.log) logSinkFailure(options.log, failure);
+      else logSinkFailureToStderr(failure);
+    },
+  });
+  undo.unshift(() => usage.close());
+  if (usage.spool()) prometheus?.watchSpool(() => usage.spool()!);
   const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
-  const clock = options.clock ?? systemClock;
   // The operator endpoints exist when some token has the operator grant.
   const monitor = config.tokens.some((token) => token.operator) ? new RunMonitor() : undefined;
   const feed = monitor
@@ -193,7 +214,12 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     onUsage: recordUsage,
     ...(retrieval ? { retrieval } : {}),
   });
+  undo.unshift(async () => {
+    await driver.close();
+    await retrieval?.close();
+  });
   const tracing = config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined;
+  if (tracing) undo.unshift(() => tracing.close());
   const jobs = config.jobs
     ? new JobService(store, driver, (tokenId) => authenticator.principalOf(tokenId), config.jobs, (error) => logInternalError(error, 'durable jobs'), (events, prepared, jobId) => {
         const traced = tracing ? tracing.trace(events, { request: prepared.request, vendor: prepared.adapter.info.vendor }) : events;
@@ -201,14 +227,6 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       })
     : undefined;
   const sessions = config.sessions ? new SessionService(store, driver, config.sessions) : undefined;
-  const expireOperations = () => {
-    void operations.expire().catch((error: unknown) => logInternalError(error, 'operation record retention'));
-    void jobs?.expire().catch((error: unknown) => logInternalError(error, 'job retention'));
-  };
-  expireOperations();
-  const shortestRetention = Math.min(operations.retentionMs, config.jobs?.retentionMs ?? Infinity);
-  const retentionTimer = setInterval(expireOperations, Math.max(500, Math.min(shortestRetention / 2, 10 * 60 * 1000)));
-  retentionTimer.unref();
   const metrics: HostMetrics = { runs: { completed: 0, failed: 0, cancelled: 0 } };
   const context: HostContext = {
     driver,
@@ -231,6 +249,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
     active,
+    starting: true,
     closing: false,
   };
   const app = buildServer({
@@ -247,20 +266,41 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
-    await context.tracing?.close();
-    await usage.close();
-    await store.close();
+    await app.close().catch(() => undefined);
     throw new DriverError('LISTEN_FAILED', `Could not listen on ${config.listen.host}:${config.listen.port}: ${(error as Error).message}`);
   }
-  // Queued jobs are taken only by a host that is listening (a failed bind claims nothing).
-  jobs?.start();
+  undo.unshift(() => app.close());
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;
-  let closed: Promise<void> | undefined;
   const url = hostUrl(config.listen.host, port, tls !== undefined);
+  const consoleUrl = consoleAssets ? `${url}${CONSOLE_PATH}` : undefined;
+  await local.listening(url, consoleUrl);
+  // Until the end of start-up requests get 503 HOST_STARTING. What dead replicas (on SQLite: the
+  // previous process, if it crashed) left open is closed now, in the store and in the sinks.
+  await store.start({
+    leaseMs: config.stateLeaseMs ?? DEFAULT_LEASE_MS,
+    // This replica's open work was reaped by another: none of it can commit any more.
+    onLeaseLost: () => active.abortAll(new DriverError('OPERATION_STORE_ERROR', 'This host replica lost its state-store lease.', { outcome: 'uncertain' })),
+    onError: (error) => logInternalError(error, 'state-store lease renewal'),
+  });
+  const at = isoTimestamp(clock);
+  await usage.start(at);
+  await local.adoptOrphans((directory, slot) => usage.adopt(directory, slot, at));
+  const expireOperations = () => {
+    void operations.expire().catch((error: unknown) => logInternalError(error, 'operation record retention'));
+    void jobs?.expire().catch((error: unknown) => logInternalError(error, 'job retention'));
+  };
+  expireOperations();
+  const shortestRetention = Math.min(operations.retentionMs, config.jobs?.retentionMs ?? Infinity);
+  const retentionTimer = setInterval(expireOperations, Math.max(500, Math.min(shortestRetention / 2, 10 * 60 * 1000)));
+  retentionTimer.unref();
+  // Queued jobs are taken only by a host that is listening (a failed bind claims nothing).
+  jobs?.start();
+  context.starting = false;
+  let closed: Promise<void> | undefined;
   return {
     url,
-    consoleUrl: consoleAssets ? `${url}${CONSOLE_PATH}` : undefined,
+    consoleUrl,
     driver,
     approvals,
     toolExecutions,
@@ -285,8 +325,25 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await context.tracing?.close();
         await usage.close();
         await store.close();
+        await local.release();
       })()),
   };
+}
+
+/**
+ * The index capacity from config: the whole, each corpus's share, and each subject's share —
+ * by default an equal split between the subjects whose tokens may index, so that no one subject
+ * can fill the index for the others.
+ */
+function retrievalCapacity(config: HostConfig): RetrievalCapacity {
+  const settings = config.retrieval;
+  const whole = settings?.capacity ? { maxChunks: settings.capacity.maxChunks, maxBytes: settings.capacity.maxBytes } : { ...DEFAULT_RETRIEVAL_CAPACITY };
+  const indexers = new Set(config.tokens.filter((token) => (token.retrieval?.index?.length ?? 0) > 0).map((token) => token.subject)).size;
+  const perSubject =
+    settings?.capacity?.perSubject ??
+    (indexers > 1 ? { maxChunks: Math.max(1, Math.floor(whole.maxChunks / indexers)), maxBytes: Math.floor(whole.maxBytes / indexers) } : undefined);
+  const perCorpus = Object.fromEntries((settings?.corpora ?? []).flatMap((corpus) => (corpus.capacity ? [[corpus.id, corpus.capacity]] : [])));
+  return { ...whole, ...(perSubject ? { perSubject } : {}), ...(Object.keys(perCorpus).length > 0 ? { perCorpus } : {}) };
 }
 
 /** Scoped retrieval over the store's index, for the corpora the config names. */
@@ -302,15 +359,19 @@ function retrievalService(
   const index = (store as StateStore & { retrieval?: RetrievalIndexStore }).retrieval;
   // A store without a retrieval index (an in-process one of an application) offers no retrieval.
   if (!index) return undefined;
-  const policy = ingestionPolicy(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {});
+  const policy = ingestionPolicy({
+    ...(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {}),
+    ...(settings.ingestion?.timeoutMs !== undefined ? { extractionTimeoutMs: settings.ingestion.timeoutMs } : {}),
+    ...(settings.ingestion?.maxDecodedBytes !== undefined ? { maxDecodedBytes: settings.ingestion.maxDecodedBytes } : {}),
+  });
   return new RetrievalService({
-    prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
+    // The route has checked the body against the IngestRequest schema.
+    prepare: (request, { signal, onProgress, subject }) => prepareValidDocument(request, policy, { signal, onProgress, subject }),
     store: index,
-    engine: store.kind,
     corpora: settings.corpora.map((corpus) => ({
       id: corpus.id,
       ...(corpus.namespace ? { namespace: corpus.namespace } : {}),
-      ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, config.configDir, env) }) } : {}),
+      ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, config.configDir, env) }, config.configDir) } : {}),
     })),
     ...(options.authorizeRetrieval ? { authorize: options.authorizeRetrieval } : {}),
     pdf: settings.pdf !== false,

@@ -73,7 +73,20 @@ export interface Endpoint {
   events?: TSchema;
   /** Answers only `text/event-stream` (`response` is then the schema of one event). */
   streamOnly?: boolean;
+  /**
+   * The clients' method for this operation, in camelCase (Go capitalizes it, Python and Rust
+   * write it in snake_case). Default: the operationId, less the `operator` prefix of an
+   * operator endpoint. `null`: no client method (`/health` is for load balancers).
+   */
+  clientMethod?: string | null;
+  /** An endpoint that answers JSON or events (`events` without `streamOnly`) has a second client method for the events. */
+  clientStreamMethod?: string;
+  /** Takes `Last-Event-ID`: the last sequence the client has, a safe integer (else 400 INVALID_JOB_CURSOR). */
+  resumable?: boolean;
 }
+
+/** The largest `Last-Event-ID` (and any cursor): the largest integer every client language reads exactly. */
+export const MAX_CURSOR = Number.MAX_SAFE_INTEGER;
 
 /**
  * Every feature string `/v1/protocol` may list, in the order it lists them. A feature that
@@ -107,8 +120,8 @@ const UUID_PARAM = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]
 const INVALID_OPERATOR = { code: 'INVALID_OPERATOR_REQUEST', message: 'The operator request is invalid' } as const;
 
 export const ENDPOINTS: Endpoint[] = [
-  { method: 'GET', path: '/health', operationId: 'health', summary: 'Liveness; no authentication.', public: true, response: Health },
-  { method: 'GET', path: '/v1/protocol', operationId: 'getProtocol', summary: 'Selected version, supported versions and host features.', response: ProtocolInfo },
+  { method: 'GET', path: '/health', operationId: 'health', summary: 'Liveness; no authentication.', public: true, response: Health, clientMethod: null },
+  { method: 'GET', path: '/v1/protocol', operationId: 'getProtocol', summary: 'Selected version, supported versions and host features.', response: ProtocolInfo, clientMethod: 'protocol' },
   {
     method: 'GET',
     path: '/v1/providers',
@@ -117,6 +130,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'provider-discovery',
     query: [{ name: 'refresh', description: 'Exactly `true` forces a new discovery probe (rate-limited). No other query is accepted.', schema: { const: 'true' } }],
     response: ProviderList,
+    clientMethod: 'providers',
   },
   {
     method: 'POST',
@@ -127,6 +141,7 @@ export const ENDPOINTS: Endpoint[] = [
     request: RunRequest,
     response: RunResult,
     events: RunEvent,
+    clientStreamMethod: 'stream',
   },
   {
     method: 'POST',
@@ -243,6 +258,8 @@ export const ENDPOINTS: Endpoint[] = [
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
+    clientMethod: 'tailJob',
+    resumable: true,
   },
   {
     method: 'POST',
@@ -295,6 +312,7 @@ export const ENDPOINTS: Endpoint[] = [
     request: OperatorRunsRequest,
     invalidBody: INVALID_OPERATOR,
     response: OperatorRunList,
+    clientMethod: 'runs',
   },
   {
     method: 'GET',
@@ -316,6 +334,7 @@ export const ENDPOINTS: Endpoint[] = [
     feature: 'operator-endpoints',
     pathParams: [{ name: 'id', description: 'The run id (a lowercase UUID).', schema: UUID_PARAM }],
     response: OperatorRunDetail,
+    clientMethod: 'run',
   },
   {
     method: 'GET',
@@ -338,6 +357,7 @@ export const ENDPOINTS: Endpoint[] = [
     request: OperatorListRequest,
     invalidBody: INVALID_OPERATOR,
     response: OperatorApprovalList,
+    clientMethod: 'approvals',
   },
   {
     method: 'POST',
@@ -358,6 +378,7 @@ export const ENDPOINTS: Endpoint[] = [
     request: OperatorJobsRequest,
     invalidBody: INVALID_OPERATOR,
     response: OperatorJobList,
+    clientMethod: 'jobs',
   },
   {
     method: 'GET',
@@ -369,6 +390,8 @@ export const ENDPOINTS: Endpoint[] = [
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,
+    clientMethod: 'tailJob',
+    resumable: true,
   },
   {
     method: 'POST',
@@ -391,3 +414,31 @@ export const ENDPOINTS: Endpoint[] = [
     response: OperatorAuditPage,
   },
 ];
+
+/** The client that calls an endpoint: the operator endpoints have a client of their own. */
+export type ClientKind = 'agent' | 'operator';
+
+export interface ClientOperation {
+  endpoint: Endpoint;
+  client: ClientKind;
+  /** camelCase method names: the call, and for a JSON-or-events endpoint also its stream. */
+  methods: string[];
+}
+
+/** Every endpoint a client calls, with its client and method names (`clientMethod`). */
+export function clientOperations(endpoints: readonly Endpoint[] = ENDPOINTS): ClientOperation[] {
+  return endpoints.flatMap((endpoint) => {
+    if (endpoint.clientMethod === null) return [];
+    const operator = endpoint.path.startsWith('/v1/operator/');
+    const derived = operator ? endpoint.operationId.replace(/^operator(.)/, (_, first: string) => first.toLowerCase()) : endpoint.operationId;
+    const method = endpoint.clientMethod ?? derived;
+    return [{ endpoint, client: operator ? 'operator' : 'agent', methods: endpoint.clientStreamMethod ? [method, endpoint.clientStreamMethod] : [method] }];
+  });
+}
+
+/** The endpoint of an operation id (a typo is a programming error). */
+export function endpointOf(operationId: string): Endpoint {
+  const endpoint = ENDPOINTS.find((candidate) => candidate.operationId === operationId);
+  if (!endpoint) throw new Error(`no endpoint has operationId ${operationId}`);
+  return endpoint;
+}

@@ -115,6 +115,8 @@ export const ERROR_STATUS = {
   JOB_EVENT_CONFLICT: 409,
   JOB_ACCOUNT_CHANGED: 409,
   JOB_INTERRUPTED: 409,
+  // Start-up: another live host holds this state (the CLI reports it; never sent over HTTP).
+  HOST_ALREADY_RUNNING: 409,
   // The run ended because it was cancelled (host shutdown, session deletion, approval cancel).
   CANCELLED: 409,
 

@@ -28,6 +28,8 @@ export const Timestamp = Type.String({ format: 'date-time' });
 /** Host-stamped timestamps: UTC with exactly three fraction digits (spec decision 5). */
 export const HostTimestamp = Type.String({ format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' });
 export const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+/** An embedding model's name as an index descriptor carries it (e.g. `BAAI/bge-small-en-v1.5`, `nomic-embed-text:v1.5`). */
+export const EmbeddingModel = Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$' });
 const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 export const MediaType = Type.Union(
@@ -204,21 +206,28 @@ export const IngestionManifest = Type.Object(
 export const RetrievalResult = Type.Object(
   {
     corpus: OpaqueKey,
+    /**
+     * The vector index the corpus keeps (every corpus has one: its configured embedder, or the
+     * host's built-in one), as wire 1.0 defines it, plus `ranking`: how the hits were ranked and
+     * scored. A 1.0 host that omits `ranking` ranks by cosine.
+     */
     index: Type.Object(
       {
-        providerId: Type.String({ minLength: 1 }),
-        vendor: Type.String({ minLength: 1 }),
-        accountId: Type.Optional(Type.String({ minLength: 1 })),
+        providerId: OpaqueKey,
+        vendor: OpaqueKey,
+        /** A deployment label for the embedder's account, not a login. */
+        accountId: OpaqueKey,
         authMode: Type.Union([Type.Literal('api-key'), Type.Literal('none')]),
-        model: Type.String({ minLength: 1 }),
-        /** Present when the corpus has an embedder (metric `cosine` or `rrf`). */
-        dimensions: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
+        model: EmbeddingModel,
+        dimensions: Type.Integer({ minimum: 1, maximum: 4096 }),
+        /** The similarity of the stored vectors. */
+        metric: Type.Literal('cosine'),
+        version: OpaqueKey,
         /**
-         * `cosine`: embeddings only; `bm25`: the store's full-text ranking only (no embedder);
-         * `rrf`: both rankings fused by reciprocal rank.
+         * `cosine`: by the vectors alone; `bm25`: by BM25 alone; `hybrid`: both fused, the BM25
+         * score plus the min-max scaled cosine, halved (docs/retrieval.md explains each score).
          */
-        metric: Type.Union([Type.Literal('cosine'), Type.Literal('bm25'), Type.Literal('rrf')]),
-        version: Type.String({ minLength: 1 }),
+        ranking: Type.Optional(Type.Union([Type.Literal('cosine'), Type.Literal('bm25'), Type.Literal('hybrid')])),
       },
       strict,
     ),
@@ -335,14 +344,14 @@ export const HistoryMessage = Type.Object(
 );
 
 export const SessionBinding = Type.Object(
-  { id: Type.String({ pattern: '^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$' }), revision: Type.Integer({ minimum: 0 }) },
+  { id: Type.String({ pattern: '^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$' }), revision: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
   strict,
 );
 
 export const SessionInfo = Type.Object(
   {
     id: Uuid,
-    revision: Type.Integer({ minimum: 0 }),
+    revision: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
     provider: ProviderId,
     model: ModelId,
     mode: Type.Union([Type.Literal('history'), Type.Literal('native')]),

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError, toDriverError } from '../protocol/errors.js';
+import { contractError } from './provider-errors.js';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../protocol/json-depth.js';
 import { isoTimestamp } from '../shared/clock.js';
 import { CONTEXT_INSTRUCTIONS, draftArtifact, retrievalContext, type PreparedContext } from './context.js';
@@ -262,6 +263,9 @@ class RunBody {
             break;
         }
       }
+    } catch (error) {
+      // A code the provider chose is bounded before it reaches events, records, logs and labels.
+      throw error instanceof DriverError ? contractError(error, 'PROVIDER_ERROR') : error;
     } finally {
       race.dispose();
       if (!finished) void iterator.return?.(undefined)?.catch(() => undefined);
@@ -473,6 +477,8 @@ class RunBody {
       failure = toDriverError(error);
       if (!(error instanceof DriverError)) this.services.onInternalError?.(error, this.runId);
     }
+    // Anything else that chose its own code (an in-process callback) is bounded the same way.
+    failure = contractError(failure, 'INTERNAL_ERROR', 'The run');
     if (this.toolPending && failure.outcome !== 'uncertain') {
       const keep = failure.code === 'IDLE_TIMEOUT' || failure.code === 'CANCELLED';
       failure = keep

@@ -274,12 +274,13 @@ export interface RetrievalIndexStore {
   /**
    * Replaces a source's document and chunks in one transaction (searches see the old or the new,
    * never a mix). SOURCE_CONFLICT when the stored digest is not `expectedDigest` (null: none stored);
-   * CHUNK_CONFLICT when a chunk id is taken by another source; INDEX_FULL past the capacity.
+   * CHUNK_CONFLICT when a chunk id is taken by another source; INDEX_FULL past the capacity (of
+   * the index or the corpus's share); RESOURCE_LIMIT past the share of `subject`, who indexes it.
    */
-  replace(corpus: string, namespace: string, document: IndexedDocument, chunks: IndexedChunk[], expectedDigest: string | null): Promise<void>;
+  replace(corpus: string, namespace: string, document: IndexedDocument, chunks: IndexedChunk[], expectedDigest: string | null, subject?: string): Promise<void>;
   /** False when no document is stored; SOURCE_CONFLICT when it is stored at another revision. */
   delete(corpus: string, namespace: string, sourceId: string, revision: string): Promise<boolean>;
-  /** Best first (score desc, then chunkId asc); at most `limit`. */
+  /** BM25 with the namespace's statistics, score = BM25 / the query's maximum (in [0, 1]); best first (score desc, then chunkId asc); at most `limit`. */
   searchLexical(scope: RetrievalScope, query: string, limit: number, signal?: AbortSignal): Promise<ChunkMatch[]>;
   /** Exact cosine over the stored vectors; best first; at most `limit`. */
   searchVector(scope: RetrievalScope, vector: Float32Array, limit: number, signal?: AbortSignal): Promise<ChunkMatch[]>;

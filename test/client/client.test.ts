@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { readFileSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { AgenticClient, DriverError, type RunEvent } from '../../src/client/index.js';
@@ -272,6 +272,23 @@ describe('client over verified HTTPS with a per-client CA', () => {
     assert.equal(await codeOf(() => new AgenticClient({ url: `https://127.0.0.1:${port}/`, token: 't' }).providers()), 'HOST_UNREACHABLE');
     assert.equal(await codeOf(() => new AgenticClient({ url: `https://localhost:${port}/`, token: 't', ca: pki.ca }).providers()), 'HOST_UNREACHABLE');
     assert.equal(hits, 1, 'no request may pass an unverified handshake');
+  });
+
+  it('close() releases the connections the ca option opened: the socket ends, later calls fail', async () => {
+    const sockets: Socket[] = [];
+    const onConnection = (socket: Socket) => sockets.push(socket);
+    server.on('secureConnection', onConnection);
+    try {
+      const client = new AgenticClient({ url: `https://127.0.0.1:${port}/`, token: 't', ca: pki.ca });
+      assert.deepEqual(await client.providers(), []);
+      assert.equal(sockets.length, 1);
+      const ended = new Promise((resolve) => sockets[0]!.once('close', resolve));
+      await client.close();
+      await ended;
+      assert.equal(await codeOf(() => client.providers()), 'HOST_UNREACHABLE');
+    } finally {
+      server.off('secureConnection', onConnection);
+    }
   });
 });
 

@@ -16,6 +16,19 @@ export function cli(args: string[], input?: string): { status: number | null; st
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Runs the CLI to completion without blocking the test's event loop (streams it holds open keep being read). */
+export function cliAsync(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { cwd: ROOT, env: { ...env, AGENTICDRIVER_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** The error of a failed CLI command: its last stderr line. */
 export function errorOf(stderr: string): { code: string; message: string; retryable: boolean } {
   const lines = stderr.trim().split('\n');
@@ -32,9 +45,11 @@ export interface HostProcess {
 /**
  * Starts `node --import tsx <args>` (e.g. the CLI's `serve --json`) and resolves once its first
  * stdout line, `{"url": …}`, says it listens. Recorded in `children` so the suite can kill it.
+ * Its stderr goes to the test's, or to `onStderr`.
  */
-export async function spawnHost(args: string[], env: NodeJS.ProcessEnv, children: ChildProcess[]): Promise<HostProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function spawnHost(args: string[], env: NodeJS.ProcessEnv, children: ChildProcess[], options: { onStderr?: (text: string) => void } = {}): Promise<HostProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', options.onStderr ? 'pipe' : 'inherit'] });
+  if (options.onStderr) child.stderr!.setEncoding('utf8').on('data', options.onStderr);
   children.push(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const line = await new Promise<string>((resolve, reject) => {

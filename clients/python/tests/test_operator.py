@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List
 
 import pytest
 
@@ -182,3 +182,58 @@ def test_leaving_the_update_feed_closes_the_connection(host: ScriptedHost, read:
     host.routes["operator/updates"] = lambda exchange: exchange.stream(sse(UPDATES[:1]), hold_open=True)
     assert read(host.url, limit=1) == UPDATES[:1]
     assert host.disconnected.wait(5)
+
+
+def sync_tap(url: str, method: str, *args: Any, **options: Any) -> List[Json]:
+    with OperatorClient(url, TOKEN) as client:
+        return list(getattr(client, method)(*args, **options))
+
+
+def async_tap(url: str, method: str, *args: Any, **options: Any) -> List[Json]:
+    async def main() -> List[Json]:
+        async with AsyncOperatorClient(url, TOKEN) as client:
+            return [event async for event in getattr(client, method)(*args, **options)]
+
+    return asyncio.run(main())
+
+
+def answer_stream(events: List[Json]) -> Callable[[Exchange], None]:
+    return lambda exchange: exchange.stream(sse(events))
+
+
+TAPS = pytest.mark.parametrize("tap", [sync_tap, async_tap], ids=["sync", "async"])
+JOB = "00000000-0000-4000-8000-000000000009"
+
+
+def run_event(kind: str, sequence: int, **payload: Any) -> Json:
+    return {"type": kind, "runId": RUN, "sequence": sequence, "timestamp": T0, **payload}
+
+
+COMPLETED = run_event("run.completed", 7, result={"runId": RUN, "provider": "mock", "model": "demo", "text": "hi", "usage": {}, "steps": 1, "finishReason": "stop"})
+
+
+@TAPS
+def test_watch_run_follows_one_run_to_its_terminal_event(host: ScriptedHost, tap: Any) -> None:
+    events = [run_event("text.delta", 5, text="h"), run_event("text.delta", 6, text="i"), COMPLETED, run_event("text.delta", 8, text="late")]
+    host.routes[f"operator/runs/{RUN}/events"] = lambda exchange: exchange.stream(sse(events))
+    assert [event["sequence"] for event in tap(host.url, "watch_run", RUN)] == [5, 6, 7]
+    assert host.requests[-1]["method"] == "GET" and host.requests[-1]["headers"]["Accept"] == "text/event-stream"
+    # Dropped by the host for falling behind: the watch ends without a terminal event, no error.
+    host.routes[f"operator/runs/{RUN}/events"] = lambda exchange: exchange.stream(sse(events[:2]))
+    assert len(tap(host.url, "watch_run", RUN)) == 2
+    for bad in ([events[1], events[0]], [{**events[0], "runId": "another-run"}], [{**events[0], "sequence": 0}]):
+        host.routes[f"operator/runs/{RUN}/events"] = answer_stream(bad)
+        assert code_of(lambda: tap(host.url, "watch_run", RUN)) == "INVALID_RESPONSE"
+    sent = len(host.requests)
+    assert code_of(lambda: tap(host.url, "watch_run", "RUN-1")) == "INVALID_OPERATOR_REQUEST"
+    assert len(host.requests) == sent
+
+
+@TAPS
+def test_tail_job_resumes_after_a_sequence(host: ScriptedHost, tap: Any) -> None:
+    host.routes[f"operator/jobs/{JOB}/stream"] = lambda exchange: exchange.stream(sse([run_event("text.delta", 6, text="i"), COMPLETED]))
+    assert [event["type"] for event in tap(host.url, "tail_job", JOB, after=5)] == ["text.delta", "run.completed"]
+    assert host.requests[-1]["headers"]["Last-Event-ID"] == "5"
+    assert code_of(lambda: tap(host.url, "tail_job", JOB, after=7)) == "INVALID_RESPONSE"  # 6 does not follow 7
+    assert code_of(lambda: tap(host.url, "tail_job", "not-a-job")) == "INVALID_JOB"
+    assert code_of(lambda: tap(host.url, "tail_job", JOB, after=-1)) == "INVALID_JOB_CURSOR"

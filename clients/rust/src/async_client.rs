@@ -1,6 +1,7 @@
 //! The async client (tokio).
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::{codes, Error};
+use crate::generated::operations as ops;
 use crate::interactive::{approval_of, check_declared, execution_of, PendingApproval, PendingExecution, ToolFunctions, ToolStream};
 use crate::sse::SseDecoder;
 use crate::tail::{JobTail, TailOptions};
@@ -45,15 +46,15 @@ impl AsyncAgenticClient {
 
     /// `GET v1/protocol`: the negotiated version and the host's features (10 s bound).
     pub async fn protocol(&self) -> Result<ProtocolInfo, Error> {
-        let body = self.transport.get_json("v1/protocol").await?;
+        let body = self.transport.get_json(ops::GET_PROTOCOL.path).await?;
         Ok(validate::protocol_info(body)?)
     }
 
     /// `GET v1/providers`: the providers this token may use (10 s bound). `refresh`
     /// asks the host to probe again instead of answering from its discovery cache.
     pub async fn providers(&self, refresh: bool) -> Result<Vec<Provider>, Error> {
-        let path = if refresh { "v1/providers?refresh=true" } else { "v1/providers" };
-        let body = self.transport.get_json(path).await?;
+        let path = if refresh { format!("{}?refresh=true", ops::LIST_PROVIDERS.path) } else { ops::LIST_PROVIDERS.path.to_owned() };
+        let body = self.transport.get_json(&path).await?;
         Ok(validate::providers(body)?)
     }
 
@@ -67,7 +68,7 @@ impl AsyncAgenticClient {
         if request.approvals.is_some() {
             return Err(Error::driver(codes::APPROVAL_STREAM_REQUIRED, "interactive approvals need a streaming run"));
         }
-        let body = self.transport.post_json("v1/runs", request_body(request)?).await?;
+        let body = self.transport.post_json(ops::RUN.path, request_body(request)?).await?;
         Ok(validate::json_run_result(body, request)?)
     }
 
@@ -75,16 +76,16 @@ impl AsyncAgenticClient {
     /// against the decision. A malformed decision fails `INVALID_APPROVAL` before it is
     /// sent. Within a stream loop, [`approval`](Self::approval) is the one-call form.
     pub async fn decide_approval(&self, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
-        validate::approval_decision(decision)?;
-        let body = self.transport.post_json("v1/approvals/decisions", request_body(decision)?).await?;
+        validate::approval_decision(&ops::DECIDE_APPROVAL, decision)?;
+        let body = self.transport.post_json(ops::DECIDE_APPROVAL.path, request_body(decision)?).await?;
         Ok(validate::approval_resolution(body, decision)?)
     }
 
     /// Reports real progress on a dispatched application tool (resets the run's idle timer).
     /// A malformed identity fails `INVALID_TOOL_EXECUTION` before it is sent.
     pub async fn report_tool_progress(&self, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error> {
-        validate::tool_identity(identity)?;
-        let body = self.transport.post_json("v1/tool-executions/progress", request_body(identity)?).await?;
+        validate::request(&ops::REPORT_TOOL_PROGRESS, identity)?;
+        let body = self.transport.post_json(ops::REPORT_TOOL_PROGRESS.path, request_body(identity)?).await?;
         Ok(validate::tool_receipt(body, identity, ReceiptStatus::Progress)?)
     }
 
@@ -93,7 +94,7 @@ impl AsyncAgenticClient {
     /// is sent. Within a stream loop, [`execution`](Self::execution) is the one-call form.
     pub async fn complete_tool(&self, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
         validate::tool_result(result)?;
-        let body = self.transport.post_json("v1/tool-executions/results", request_body(result)?).await?;
+        let body = self.transport.post_json(ops::COMPLETE_TOOL.path, request_body(result)?).await?;
         let identity = ToolExecutionIdentity {
             execution_id: result.execution_id.clone(),
             run_id: result.run_id.clone(),
@@ -106,23 +107,25 @@ impl AsyncAgenticClient {
     /// request (provider, model, mode, instructions, history) at revision 0, ready. A
     /// malformed request fails `INVALID_SESSION` before it is sent.
     pub async fn create_session(&self, request: &SessionCreate) -> Result<SessionSnapshot, Error> {
-        validate::session_create(request)?;
-        let body = self.transport.post_json("v1/sessions/create", request_body(request)?).await?;
+        validate::request(&ops::CREATE_SESSION, request)?;
+        let body = self.transport.post_json(ops::CREATE_SESSION.path, request_body(request)?).await?;
         Ok(validate::session_created(body, request)?)
     }
 
     /// `POST v1/sessions/read`: the session and its visible history (retention is not extended).
-    pub async fn read_session(&self, id: &SessionIdentity) -> Result<SessionSnapshot, Error> {
-        validate::session_identity(id)?;
-        let body = self.transport.post_json("v1/sessions/read", request_body(id)?).await?;
-        Ok(validate::session_snapshot(body, id)?)
+    pub async fn read_session(&self, id: &str) -> Result<SessionSnapshot, Error> {
+        let id = SessionIdentity { id: id.to_owned() };
+        validate::request(&ops::READ_SESSION, &id)?;
+        let body = self.transport.post_json(ops::READ_SESSION.path, request_body(&id)?).await?;
+        Ok(validate::session_snapshot(body, &id)?)
     }
 
     /// `POST v1/sessions/delete`; a turn running on the session ends `SESSION_DELETED`.
-    pub async fn delete_session(&self, id: &SessionIdentity) -> Result<SessionDeleteResult, Error> {
-        validate::session_identity(id)?;
-        let body = self.transport.post_json("v1/sessions/delete", request_body(id)?).await?;
-        Ok(validate::session_deleted(body, id)?)
+    pub async fn delete_session(&self, id: &str) -> Result<SessionDeleteResult, Error> {
+        let id = SessionIdentity { id: id.to_owned() };
+        validate::request(&ops::DELETE_SESSION, &id)?;
+        let body = self.transport.post_json(ops::DELETE_SESSION.path, request_body(&id)?).await?;
+        Ok(validate::session_deleted(body, &id)?)
     }
 
     /// `POST v1/jobs/submit`: a durable job. The same key and request again return the
@@ -130,23 +133,25 @@ impl AsyncAgenticClient {
     /// the submitted provider and model. A malformed submission fails `INVALID_JOB`
     /// before it is sent.
     pub async fn submit_job(&self, submission: &JobSubmit) -> Result<JobInfo, Error> {
-        validate::job_submit(submission)?;
-        let body = self.transport.post_json("v1/jobs/submit", request_body(submission)?).await?;
+        validate::request(&ops::SUBMIT_JOB, submission)?;
+        let body = self.transport.post_json(ops::SUBMIT_JOB.path, request_body(submission)?).await?;
         Ok(validate::job_submitted(body, submission)?)
     }
 
     /// `POST v1/jobs/read`: the job's current state.
-    pub async fn read_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
-        validate::job_identity(id)?;
-        let body = self.transport.post_json("v1/jobs/read", request_body(id)?).await?;
+    pub async fn read_job(&self, id: &str) -> Result<JobInfo, Error> {
+        let id = JobIdentity { id: id.to_owned() };
+        validate::request(&ops::READ_JOB, &id)?;
+        let body = self.transport.post_json(ops::READ_JOB.path, request_body(&id)?).await?;
         Ok(validate::job_info(body, Some(&id.id))?)
     }
 
     /// `POST v1/jobs/cancel`: a queued job is cancelled at once, a running one gets
     /// `cancelRequested` and ends with its own terminal event, a finished one is unchanged.
-    pub async fn cancel_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
-        validate::job_identity(id)?;
-        let body = self.transport.post_json("v1/jobs/cancel", request_body(id)?).await?;
+    pub async fn cancel_job(&self, id: &str) -> Result<JobInfo, Error> {
+        let id = JobIdentity { id: id.to_owned() };
+        validate::request(&ops::CANCEL_JOB, &id)?;
+        let body = self.transport.post_json(ops::CANCEL_JOB.path, request_body(&id)?).await?;
         Ok(validate::job_info(body, Some(&id.id))?)
     }
 
@@ -156,8 +161,8 @@ impl AsyncAgenticClient {
     /// consistent with its state). `has_more` means more is committed now; continue with
     /// `after = next_cursor`.
     pub async fn job_events(&self, request: &JobEventsRequest) -> Result<JobEventPage, Error> {
-        validate::job_events_request(request)?;
-        let body = self.transport.post_json("v1/jobs/events", request_body(request)?).await?;
+        validate::request(&ops::JOB_EVENTS, request)?;
+        let body = self.transport.post_json(ops::JOB_EVENTS.path, request_body(request)?).await?;
         Ok(validate::job_event_page(body, request)?)
     }
 
@@ -167,25 +172,24 @@ impl AsyncAgenticClient {
     /// bytes of text, else `INVALID_RESPONSE`. A malformed request fails `INVALID_RETRIEVAL`
     /// before it is sent.
     pub async fn search_retrieval(&self, request: &RetrievalSearch) -> Result<RetrievalResult, Error> {
-        validate::retrieval_search(request)?;
-        let body = self.transport.post_json("v1/retrieval/search", request_body(request)?).await?;
+        validate::request(&ops::SEARCH_RETRIEVAL, request)?;
+        let body = self.transport.post_json(ops::SEARCH_RETRIEVAL.path, request_body(request)?).await?;
         Ok(validate::search_result(body, request)?)
     }
 
     /// `POST v1/retrieval/index`: indexes a source revision's own chunks; the receipt must
     /// name the corpus, source and revision.
     pub async fn index_source(&self, request: &RetrievalIndexRequest) -> Result<RetrievalIndexReceipt, Error> {
-        validate::retrieval_index(request)?;
-        let body = self.transport.post_json("v1/retrieval/index", request_body(request)?).await?;
+        validate::request(&ops::INDEX_SOURCE, request)?;
+        let body = self.transport.post_json(ops::INDEX_SOURCE.path, request_body(request)?).await?;
         Ok(validate::index_receipt(body, request)?)
     }
 
     /// `POST v1/retrieval/delete`: removes one source revision; the receipt must name it.
-    pub async fn delete_source(&self, corpus: &str, source_id: &str, revision: &str) -> Result<RetrievalDeleteResult, Error> {
-        let request = RetrievalDeleteRequest { corpus: corpus.into(), source_id: source_id.into(), revision: revision.into() };
-        validate::retrieval_delete(&request)?;
-        let body = self.transport.post_json("v1/retrieval/delete", request_body(&request)?).await?;
-        Ok(validate::delete_receipt(body, &request)?)
+    pub async fn delete_source(&self, request: &RetrievalDeleteRequest) -> Result<RetrievalDeleteResult, Error> {
+        validate::request(&ops::DELETE_SOURCE, request)?;
+        let body = self.transport.post_json(ops::DELETE_SOURCE.path, request_body(request)?).await?;
+        Ok(validate::delete_receipt(body, request)?)
     }
 
     /// `POST v1/retrieval/ingest`: extracts, chunks and indexes one document. The receipt
@@ -193,8 +197,8 @@ impl AsyncAgenticClient {
     /// manifest counting its chunks. A malformed request fails `INVALID_INGESTION` before
     /// it is sent.
     pub async fn ingest_document(&self, request: &IngestRequest) -> Result<IngestResult, Error> {
-        validate::ingest_request(request)?;
-        let body = self.transport.post_json("v1/retrieval/ingest", request_body(request)?).await?;
+        validate::request(&ops::INGEST_DOCUMENT, request)?;
+        let body = self.transport.post_json(ops::INGEST_DOCUMENT.path, request_body(request)?).await?;
         Ok(validate::ingest_receipt(body, request)?)
     }
 
@@ -207,7 +211,7 @@ impl AsyncAgenticClient {
     /// skipped; after `options.max_attempts` attempts in a row that yielded nothing the
     /// stream ends with `JOB_STREAM_LOST`. Rule violations and non-retryable host errors
     /// end it at once. Dropping the stream never cancels the job ([`cancel_job`](Self::cancel_job) does).
-    pub async fn tail_job(&self, id: &JobIdentity, options: &TailOptions) -> Result<JobTail, Error> {
+    pub async fn tail_job(&self, id: &str, options: &TailOptions) -> Result<JobTail, Error> {
         let job = self.read_job(id).await?;
         JobTail::start(Arc::clone(&self.transport), job, options.clone())
     }
@@ -216,7 +220,7 @@ impl AsyncAgenticClient {
     /// terminal event (`run.failed` / `run.cancelled` are yielded, not errors) or after
     /// the first error. Dropping it closes the connection, which cancels the run.
     pub async fn stream(&self, request: &RunRequest) -> Result<EventStream, Error> {
-        let response = self.transport.post_stream("v1/runs", request_body(request)?).await?;
+        let response = self.transport.post_stream(ops::RUN.path, request_body(request)?).await?;
         let reader =
             Reader { response, decoder: SseDecoder::new(), validator: EventValidator::new(request.clone()), frames: VecDeque::new() };
         let events = futures_util::stream::unfold(Some(reader), |reader| async move {

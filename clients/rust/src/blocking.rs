@@ -76,11 +76,11 @@ impl AgenticClient {
         self.runtime.block_on(self.inner.create_session(request))
     }
 
-    pub fn read_session(&self, id: &SessionIdentity) -> Result<SessionSnapshot, Error> {
+    pub fn read_session(&self, id: &str) -> Result<SessionSnapshot, Error> {
         self.runtime.block_on(self.inner.read_session(id))
     }
 
-    pub fn delete_session(&self, id: &SessionIdentity) -> Result<SessionDeleteResult, Error> {
+    pub fn delete_session(&self, id: &str) -> Result<SessionDeleteResult, Error> {
         self.runtime.block_on(self.inner.delete_session(id))
     }
 
@@ -88,11 +88,11 @@ impl AgenticClient {
         self.runtime.block_on(self.inner.submit_job(submission))
     }
 
-    pub fn read_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
+    pub fn read_job(&self, id: &str) -> Result<JobInfo, Error> {
         self.runtime.block_on(self.inner.read_job(id))
     }
 
-    pub fn cancel_job(&self, id: &JobIdentity) -> Result<JobInfo, Error> {
+    pub fn cancel_job(&self, id: &str) -> Result<JobInfo, Error> {
         self.runtime.block_on(self.inner.cancel_job(id))
     }
 
@@ -108,8 +108,8 @@ impl AgenticClient {
         self.runtime.block_on(self.inner.index_source(request))
     }
 
-    pub fn delete_source(&self, corpus: &str, source_id: &str, revision: &str) -> Result<RetrievalDeleteResult, Error> {
-        self.runtime.block_on(self.inner.delete_source(corpus, source_id, revision))
+    pub fn delete_source(&self, request: &RetrievalDeleteRequest) -> Result<RetrievalDeleteResult, Error> {
+        self.runtime.block_on(self.inner.delete_source(request))
     }
 
     pub fn ingest_document(&self, request: &IngestRequest) -> Result<IngestResult, Error> {
@@ -119,7 +119,7 @@ impl AgenticClient {
     /// Follows a job's events live, reconnecting by itself (see
     /// [`AsyncAgenticClient::tail_job`]); iterate until the terminal event or an error.
     /// Dropping the iterator closes the connection but never cancels the job.
-    pub fn tail_job(&self, id: &JobIdentity, options: &TailOptions) -> Result<JobTailIter, Error> {
+    pub fn tail_job(&self, id: &str, options: &TailOptions) -> Result<JobTailIter, Error> {
         let tail = self.runtime.block_on(self.inner.tail_job(id, options))?;
         Ok(JobTailIter { tail, runtime: Arc::clone(&self.runtime) })
     }
@@ -257,5 +257,32 @@ impl OperatorClient {
 
     pub fn audit(&self, request: &OperatorAuditRequest) -> Result<OperatorAuditPage, Error> {
         self.runtime.block_on(self.inner.audit(request))
+    }
+
+    /// An active run's events (see [`crate::AsyncOperatorClient::watch_run`]); dropping the
+    /// iterator closes the connection.
+    pub fn watch_run(&self, run_id: &str) -> Result<TapIter, Error> {
+        let tap = self.runtime.block_on(self.inner.watch_run(run_id))?;
+        Ok(TapIter { tap, runtime: Arc::clone(&self.runtime) })
+    }
+
+    /// Any job's committed events after `after` (see [`crate::AsyncOperatorClient::tail_job`]).
+    pub fn tail_job(&self, job_id: &str, after: u64) -> Result<TapIter, Error> {
+        let tap = self.runtime.block_on(self.inner.tail_job(job_id, after))?;
+        Ok(TapIter { tap, runtime: Arc::clone(&self.runtime) })
+    }
+}
+
+/// The events of an operator tap, read on the client's runtime.
+pub struct TapIter {
+    tap: crate::OperatorTap,
+    runtime: Arc<Runtime>,
+}
+
+impl Iterator for TapIter {
+    type Item = Result<Event, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.runtime.block_on(self.tap.next())
     }
 }

@@ -102,40 +102,6 @@ impl From<DriverError> for Error {
     }
 }
 
-/// The client-side codes, for comparing with [`Error::code`]. Host codes pass through
-/// unchanged and are not listed here.
-pub mod codes {
-    pub const INVALID_RESPONSE: &str = "INVALID_RESPONSE";
-    pub const INVALID_STREAM: &str = "INVALID_STREAM";
-    pub const INCOMPLETE_STREAM: &str = "INCOMPLETE_STREAM";
-    pub const UNSUPPORTED_EVENT: &str = "UNSUPPORTED_EVENT";
-    pub const RESPONSE_TOO_LARGE: &str = "RESPONSE_TOO_LARGE";
-    pub const UNSUPPORTED_PROTOCOL_VERSION: &str = "UNSUPPORTED_PROTOCOL_VERSION";
-    pub const HTTP_ERROR: &str = "HTTP_ERROR";
-    pub const INSECURE_TRANSPORT: &str = "INSECURE_TRANSPORT";
-    pub const AUTH_REQUIRED: &str = "AUTH_REQUIRED";
-    pub const TOOL_STREAM_REQUIRED: &str = "TOOL_STREAM_REQUIRED";
-    pub const APPROVAL_STREAM_REQUIRED: &str = "APPROVAL_STREAM_REQUIRED";
-    /// A malformed approval decision, refused before it is sent (the host's code).
-    pub const INVALID_APPROVAL: &str = "INVALID_APPROVAL";
-    /// A malformed tool progress report or result, refused before it is sent (the host's code).
-    pub const INVALID_TOOL_EXECUTION: &str = "INVALID_TOOL_EXECUTION";
-    /// A misused client call: an event this stream did not deliver, or a function
-    /// registered for a tool the request does not declare.
-    pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
-    /// A malformed session request, refused before it is sent (the host's code).
-    pub const INVALID_SESSION: &str = "INVALID_SESSION";
-    /// A malformed job submission, identity or events request, refused before it is sent
-    /// (the host's code).
-    pub const INVALID_JOB: &str = "INVALID_JOB";
-    /// `tail_job` gave up: its connection attempts failed too many times in a row.
-    pub const JOB_STREAM_LOST: &str = "JOB_STREAM_LOST";
-    /// A malformed search, index or delete request, refused before it is sent (the host's code).
-    pub const INVALID_RETRIEVAL: &str = "INVALID_RETRIEVAL";
-    /// A malformed ingestion request, refused before it is sent (the host's code).
-    pub const INVALID_INGESTION: &str = "INVALID_INGESTION";
-    /// A malformed operator request, refused before it is sent (the host's code).
-    pub const INVALID_OPERATOR_REQUEST: &str = "INVALID_OPERATOR_REQUEST";
-    /// A `[source:ID]` citation that is malformed or names no source of the result.
-    pub const INVALID_CITATION: &str = "INVALID_CITATION";
-}
+/// Every error code of the contract (generated from `protocol/status-codes.json`), for
+/// comparing with [`Error::code`]. Host codes pass through unchanged, also unknown ones.
+pub use crate::generated::codes;

@@ -5,10 +5,12 @@
 //! `INVALID_APPROVAL`), answers like every other answer (`INVALID_RESPONSE`).
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::{codes, Error};
+use crate::generated::checks as schemas;
+use crate::generated::operations::{self as ops, Operation};
 use crate::sse::SseDecoder;
 use crate::transport::{transport_error, ClientConfig, Transport};
 use crate::types::*;
-use crate::validate::{self, formats::is_lower_uuid, schemas, Schema};
+use crate::validate::{self, formats::is_lower_uuid};
 use futures_core::Stream;
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::VecDeque;
@@ -42,7 +44,7 @@ impl AsyncOperatorClient {
     /// runs, newest first, filtered by `state`, `subject`, `provider` and `search`; pass
     /// `next_before` as `before` for the next page.
     pub async fn runs(&self, request: &OperatorRunsRequest) -> Result<OperatorRunList, Error> {
-        self.call("v1/operator/runs", request, schemas::operator_runs_request, schemas::operator_run_list).await
+        self.call(&ops::OPERATOR_LIST_RUNS, request).await
     }
 
     /// `GET v1/operator/runs/{id}`: one run, with its steps, tools, tokens and timing when this
@@ -51,8 +53,8 @@ impl AsyncOperatorClient {
         if !is_lower_uuid(run_id) {
             return Err(Error::driver(codes::INVALID_OPERATOR_REQUEST, "the run id must be a lowercase UUID"));
         }
-        let answer = self.transport.get_answer(&format!("v1/operator/runs/{run_id}")).await?;
-        let detail: OperatorRunDetail = validate::operator_answer(answer, schemas::operator_run_detail)?;
+        let answer = self.transport.get_answer(&ops::OPERATOR_READ_RUN.path.replace("{id}", run_id)).await?;
+        let detail: OperatorRunDetail = validate::operator_answer(answer, ops::OPERATOR_READ_RUN.response)?;
         if detail.run.run_id != run_id {
             return Err(Error::driver(
                 codes::INVALID_RESPONSE,
@@ -67,7 +69,7 @@ impl AsyncOperatorClient {
     /// closes the connection. Each update is validated; one of a type this client does not
     /// know is passed on as it is.
     pub async fn updates(&self) -> Result<OperatorUpdates, Error> {
-        let response = self.transport.get_events("v1/operator/updates").await?;
+        let response = self.transport.get_stream(ops::OPERATOR_UPDATES.path, None).await?;
         let feed = Feed { response, decoder: SseDecoder::new(), frames: VecDeque::new(), done: false };
         let updates = futures_util::stream::unfold(feed, |mut feed| async move { feed.next().await.map(|item| (item, feed)) });
         Ok(OperatorUpdates { updates: Box::pin(updates) })
@@ -75,45 +77,135 @@ impl AsyncOperatorClient {
 
     /// `POST v1/operator/approvals`: pending approvals of every subject, oldest first.
     pub async fn approvals(&self, request: &OperatorListRequest) -> Result<OperatorApprovalList, Error> {
-        self.call("v1/operator/approvals", request, schemas::operator_list_request, schemas::operator_approval_list).await
+        self.call(&ops::OPERATOR_LIST_APPROVALS, request).await
     }
 
     /// `POST v1/operator/approvals/decisions`: decides any subject's pending approval; the
     /// receipt must answer exactly this decision.
     pub async fn decide_approval(&self, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
-        validate::approval_decision(decision)?;
+        validate::approval_decision(&ops::OPERATOR_DECIDE_APPROVAL, decision)?;
         let body = serde_json::to_vec(decision).map_err(transport_error)?;
-        let answer = self.transport.post_json("v1/operator/approvals/decisions", body).await?;
+        let answer = self.transport.post_json(ops::OPERATOR_DECIDE_APPROVAL.path, body).await?;
         Ok(validate::approval_resolution(answer, decision)?)
     }
 
     /// `POST v1/operator/jobs`: durable jobs of every subject, most recently updated first.
     pub async fn jobs(&self, request: &OperatorJobsRequest) -> Result<OperatorJobList, Error> {
-        self.call("v1/operator/jobs", request, schemas::operator_jobs_request, schemas::operator_job_list).await
+        self.call(&ops::OPERATOR_LIST_JOBS, request).await
     }
 
     /// `POST v1/operator/usage`: usage totals, optionally grouped.
     pub async fn usage(&self, request: &OperatorUsageRequest) -> Result<OperatorUsage, Error> {
-        self.call("v1/operator/usage", request, schemas::operator_usage_request, schemas::operator_usage).await
+        self.call(&ops::OPERATOR_USAGE, request).await
     }
 
     /// `POST v1/operator/audit`: one page of the approval audit log, newest first; pass
     /// `next_before` as `before` for the next page.
     pub async fn audit(&self, request: &OperatorAuditRequest) -> Result<OperatorAuditPage, Error> {
-        self.call("v1/operator/audit", request, schemas::operator_audit_request, schemas::operator_audit_page).await
+        self.call(&ops::OPERATOR_AUDIT, request).await
     }
 
-    async fn call<Q: Serialize, A: DeserializeOwned>(
-        &self,
-        path: &str,
-        request: &Q,
-        request_schema: Schema,
-        answer_schema: Schema,
-    ) -> Result<A, Error> {
-        validate::operator_request(request, request_schema)?;
+    /// `GET v1/operator/runs/{id}/events`: an active run's recent, then live, events, ending
+    /// with its terminal event, or early without one when the host dropped this watcher for
+    /// falling behind (the run is never slowed). Dropping the tap closes the connection.
+    pub async fn watch_run(&self, run_id: &str) -> Result<OperatorTap, Error> {
+        if !is_lower_uuid(run_id) {
+            return Err(Error::driver(codes::INVALID_OPERATOR_REQUEST, "the run id must be a lowercase UUID"));
+        }
+        let response = self.transport.get_stream(&ops::OPERATOR_WATCH_RUN.path.replace("{id}", run_id), None).await?;
+        Ok(OperatorTap::start(response, Some(run_id.to_owned()), 0))
+    }
+
+    /// `GET v1/operator/jobs/{id}/stream`: any job's committed events after `after`, until its
+    /// terminal event. Dropping the tap closes the connection; the job keeps running.
+    pub async fn tail_job(&self, job_id: &str, after: u64) -> Result<OperatorTap, Error> {
+        validate::request(&ops::READ_JOB, &JobIdentity { id: job_id.to_owned() })?;
+        let path = ops::OPERATOR_STREAM_JOB.path.replace("{id}", job_id);
+        let response = self.transport.get_stream(&path, (after > 0).then_some(after)).await?;
+        Ok(OperatorTap::start(response, None, after))
+    }
+
+    async fn call<Q: Serialize, A: DeserializeOwned>(&self, op: &Operation, request: &Q) -> Result<A, Error> {
+        validate::request(op, request)?;
         let body = serde_json::to_vec(request).map_err(transport_error)?;
-        let answer = self.transport.post_json(path, body).await?;
-        Ok(validate::operator_answer(answer, answer_schema)?)
+        let answer = self.transport.post_json(op.path, body).await?;
+        Ok(validate::operator_answer(answer, op.response)?)
+    }
+}
+
+/// An operator tap (a run watch or a job stream): the validated events of one run, in
+/// rising sequence (a [`futures_core::Stream`]). It ends after the terminal event, when the
+/// host closes the stream, or after the first error (`INVALID_RESPONSE` for an event that is
+/// invalid, of another run or out of order).
+pub struct OperatorTap {
+    events: Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>>,
+}
+
+impl Stream for OperatorTap {
+    type Item = Result<Event, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.events.as_mut().poll_next(cx)
+    }
+}
+
+struct Tap {
+    response: reqwest::Response,
+    decoder: SseDecoder,
+    frames: VecDeque<String>,
+    run_id: Option<String>,
+    last: u64,
+    done: bool,
+}
+
+impl OperatorTap {
+    fn start(response: reqwest::Response, run_id: Option<String>, after: u64) -> OperatorTap {
+        let tap = Tap { response, decoder: SseDecoder::new(), frames: VecDeque::new(), run_id, last: after, done: false };
+        let events = futures_util::stream::unfold(tap, |mut tap| async move { tap.next().await.map(|item| (item, tap)) });
+        OperatorTap { events: Box::pin(events) }
+    }
+}
+
+impl Tap {
+    async fn next(&mut self) -> Option<Result<Event, Error>> {
+        while !self.done {
+            if let Some(frame) = self.frames.pop_front() {
+                let accepted = self.accept(&frame);
+                self.done = accepted.as_ref().map_or(true, Event::is_terminal);
+                return Some(accepted);
+            }
+            let chunk = match self.response.chunk().await {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => break,
+                Err(error) => {
+                    self.done = true;
+                    return Some(Err(transport_error(error)));
+                }
+            };
+            let mut frames = Vec::new();
+            if let Err(error) = self.decoder.feed(&chunk, &mut frames) {
+                self.done = true;
+                return Some(Err(error.into()));
+            }
+            self.frames.extend(frames);
+        }
+        None
+    }
+
+    fn accept(&mut self, frame: &str) -> Result<Event, Error> {
+        let invalid = |why: String| Error::driver(codes::INVALID_RESPONSE, why);
+        let value = validate::parse_json(frame.as_bytes())?;
+        schemas::run_event(&value, "").map_err(|e| invalid(format!("an event is invalid: {e}")))?;
+        let event = validate::typed_event(value).map_err(|e| invalid(format!("an event is invalid: {e}")))?;
+        let run_id = self.run_id.get_or_insert_with(|| event.run_id.clone());
+        if event.run_id != *run_id {
+            return Err(invalid(format!("an event of run {} arrived on the stream of run {run_id}", event.run_id)));
+        }
+        if event.sequence <= self.last {
+            return Err(invalid(format!("event sequence {} does not follow {}", event.sequence, self.last)));
+        }
+        self.last = event.sequence;
+        Ok(event)
     }
 }
 
@@ -173,5 +265,5 @@ impl Feed {
 fn update(frame: &str) -> Result<OperatorUpdate, Error> {
     let value =
         validate::parse_json(frame.as_bytes()).map_err(|e| Error::driver(codes::INVALID_RESPONSE, format!("update: {}", e.message)))?;
-    Ok(validate::operator_answer(value, schemas::operator_update)?)
+    Ok(validate::operator_answer(value, ops::OPERATOR_UPDATES.response)?)
 }

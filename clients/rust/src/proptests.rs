@@ -1,5 +1,5 @@
 //! Property tests (proptest) of the SSE decoder and of the submission checks the client
-//! runs before sending (`approval_decision`, `tool_identity`, `tool_result`).
+//! runs before sending (`approval_decision`, `request` of tool progress, `tool_result`).
 //!
 //! Streams are generated from a model (frames of data lines, comments, other fields,
 //! blank lines, any line ending per line, an optional BOM), serialised and fed in random
@@ -7,9 +7,10 @@
 //! frames or a typed error, never a panic. Bounded: `AGENTICDRIVER_PROPERTY_RUNS` cases per
 //! property (default 256); set it higher for a long run.
 use crate::error::{codes, DriverError};
+use crate::generated::operations as ops;
 use crate::sse::SseDecoder;
 use crate::types::*;
-use crate::validate::{approval_decision, tool_identity, tool_result};
+use crate::validate::{approval_decision, request, tool_result};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Value};
@@ -287,7 +288,7 @@ proptest! {
         };
         let want = ticket_ok(&approval_id) && ticket_ok(&run_id) && ticket_ok(&call_id) && valid_name && plain_ok(&args_value);
         let decision = ApprovalDecision { approval_id, run_id, call: DecidedCall { id: call_id, name, arguments }, decision: action };
-        match approval_decision(&decision) {
+        match approval_decision(&ops::DECIDE_APPROVAL, &decision) {
             Ok(()) => prop_assert!(want, "accepted an invalid decision"),
             Err(e) => {
                 prop_assert!(!want, "refused a valid decision: {}", e.message);
@@ -306,7 +307,7 @@ proptest! {
     ) {
         let identity = ToolExecutionIdentity { execution_id: execution_id.clone(), run_id: run_id.clone(), call_id: call_id.clone() };
         let ids_ok = ticket_ok(&execution_id) && ticket_ok(&run_id) && ticket_ok(&call_id);
-        match tool_identity(&identity) {
+        match request(&ops::REPORT_TOOL_PROGRESS, &identity) {
             Ok(()) => prop_assert!(ids_ok),
             Err(e) => {
                 prop_assert!(!ids_ok);

@@ -1,6 +1,7 @@
 //! `tail_job`: a job's live event stream, resumed after dropped connections.
 use crate::error::{codes, DriverError, Error};
 use crate::generated::checks as schema;
+use crate::generated::operations as ops;
 use crate::sse::SseDecoder;
 use crate::transport::{transport_error, Transport};
 use crate::types::*;
@@ -149,8 +150,8 @@ impl Tail {
     }
 
     async fn connect(&self) -> Result<Connection, Error> {
-        let path = format!("v1/jobs/{}/stream", self.job.id);
-        let response = self.transport.get_stream(&path, self.last).await?;
+        let path = ops::STREAM_JOB.path.replace("{id}", &self.job.id);
+        let response = self.transport.get_stream(&path, Some(self.last)).await?;
         Ok(Connection { response, decoder: SseDecoder::with_ids(), frames: VecDeque::new(), progressed: false })
     }
 

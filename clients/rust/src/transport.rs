@@ -5,7 +5,7 @@ use crate::validate;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{Method, Response, Url};
 use serde_json::Value;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 pub const WIRE_VERSION: &str = "1.0";
@@ -36,12 +36,24 @@ pub fn transport_error(e: impl std::error::Error + Send + Sync + 'static) -> Err
     Error::Transport(Box::new(e))
 }
 
-fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4: Ipv4Addr| v4.is_loopback()),
-        None => false,
+/// The host's loopback rule, the same in every client (protocol/fixtures/base-url.json):
+/// `localhost`, a dotted-quad 127.0.0.0/8 literal, `::1` and `::ffff:127.x.y.z`. It reads the
+/// host as written: the URL parser would turn the name `127.1` into the address 127.0.0.1.
+fn is_loopback(text: &str) -> bool {
+    let rest = text.trim_start().split_once("://").map_or("", |(_, rest)| rest);
+    let authority = rest.split(['/', '\\', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = match host.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => ip.is_loopback(),
+        Ok(IpAddr::V6(ip)) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4: Ipv4Addr| v4.is_loopback()),
+        Err(_) => false,
     }
 }
 
@@ -52,7 +64,7 @@ fn base_url(text: &str) -> Result<Url, Error> {
     let mut url = Url::parse(text).map_err(|_| insecure("is not a valid URL"))?;
     match url.scheme() {
         "https" => {}
-        "http" if is_loopback(&url) => {}
+        "http" if is_loopback(text) => {}
         "http" => return Err(insecure("must use https:// unless the host is loopback")),
         _ => return Err(insecure("must be an http(s) URL")),
     }
@@ -108,12 +120,6 @@ impl Transport {
         read_json(response).await
     }
 
-    /// `GET` an event stream that is not resumed by id (no `Last-Event-ID`).
-    pub async fn get_events(&self, path: &str) -> Result<Response, Error> {
-        let response = self.send(Method::GET, path, None, "text/event-stream", None, None).await?;
-        event_stream(response)
-    }
-
     /// `GET` a discovery endpoint and return its JSON body.
     pub async fn get_json(&self, path: &str) -> Result<Value, Error> {
         let response = self.send(Method::GET, path, None, "application/json", Some(DISCOVERY_TIMEOUT), None).await?;
@@ -133,8 +139,8 @@ impl Transport {
     }
 
     /// `GET` an event stream, resuming after `last_event_id` (the `Last-Event-ID` header).
-    pub async fn get_stream(&self, path: &str, last_event_id: u64) -> Result<Response, Error> {
-        let response = self.send(Method::GET, path, None, "text/event-stream", None, Some(last_event_id)).await?;
+    pub async fn get_stream(&self, path: &str, last_event_id: Option<u64>) -> Result<Response, Error> {
+        let response = self.send(Method::GET, path, None, "text/event-stream", None, last_event_id).await?;
         event_stream(response)
     }
 
@@ -241,6 +247,8 @@ mod tests {
             "http://[::1]:2",
             "http://127.8.0.1",
             "http://[::ffff:127.0.0.1]",
+            "http://[::ffff:7f00:1]",
+            "HTTP://LOCALHOST:1",
         ] {
             assert!(base_url(ok).is_ok(), "{ok}");
         }
@@ -251,6 +259,11 @@ mod tests {
             "https://example.test/#f",
             "ftp://example.test",
             "nope",
+            "http://127.1",
+            "http://0x7f.0.0.1",
+            "http://2130706433",
+            "http://[::ffff:10.0.0.1]",
+            "http://localhost.example.test",
         ] {
             assert_eq!(base_url(bad).unwrap_err().code(), Some(codes::INSECURE_TRANSPORT), "{bad}");
         }

@@ -52,6 +52,7 @@ type harness struct {
 	token, restrictedToken           string
 	untrustedURL, mismatchURL        string
 	fixtures, versioning, skip       string
+	baseURLs                         string
 	options                          []agenticdriver.Option
 	tlsConfig                        *tls.Config
 }
@@ -68,6 +69,7 @@ func loadHarness(t *testing.T) *harness {
 		fixtures:        os.Getenv("AGENTICDRIVER_TEST_FIXTURES"),
 		versioning:      os.Getenv("AGENTICDRIVER_TEST_VERSIONING"),
 		skip:            os.Getenv("AGENTICDRIVER_TEST_SKIP"),
+		baseURLs:        os.Getenv("AGENTICDRIVER_TEST_BASE_URLS"),
 	}
 	if h.transport == "https" {
 		pem, err := os.ReadFile(os.Getenv("AGENTICDRIVER_TEST_CA_FILE"))
@@ -97,6 +99,7 @@ func TestConformance(t *testing.T) {
 	r := &report{Language: "go", Mode: "default", Transport: h.transport, Failures: []failure{}}
 	h.runVectors(t, r)
 	h.runVersioning(t, r)
+	h.runBaseURLs(t, r)
 	h.runLive(t, r)
 	line, _ := json.Marshal(map[string]any{"conformance": r})
 	if path := os.Getenv("AGENTICDRIVER_GO_REPORT"); path != "" {
@@ -150,15 +153,15 @@ func (h *harness) runCase(c vectorCase) error {
 	case "session-create":
 		_, err = client.CreateSession(ctx, c.SessionCreate)
 	case "session-read":
-		_, err = client.ReadSession(ctx, c.SessionIdentity)
+		_, err = client.ReadSession(ctx, c.SessionIdentity.ID)
 	case "session-delete":
-		_, err = client.DeleteSession(ctx, c.SessionIdentity)
+		_, err = client.DeleteSession(ctx, c.SessionIdentity.ID)
 	case "job-submit":
 		_, err = client.SubmitJob(ctx, c.JobSubmit)
 	case "job-read":
-		_, err = client.ReadJob(ctx, c.JobIdentity)
+		_, err = client.ReadJob(ctx, c.JobIdentity.ID)
 	case "job-cancel":
-		_, err = client.CancelJob(ctx, c.JobIdentity)
+		_, err = client.CancelJob(ctx, c.JobIdentity.ID)
 	case "job-events":
 		_, err = client.JobEvents(ctx, c.JobEvents)
 	case "ingest":

@@ -328,7 +328,7 @@ func liveIdempotency(ctx context.Context, h *harness) error {
 // limit) closes the connection.
 func tailEvents(ctx context.Context, client *agenticdriver.Client, id string, after int64, limit int) ([]agenticdriver.Event, error) {
 	var events []agenticdriver.Event
-	for ev, err := range client.TailJob(ctx, agenticdriver.JobIdentity{ID: id}, agenticdriver.TailOptions{After: after}) {
+	for ev, err := range client.TailJob(ctx, id, agenticdriver.TailOptions{After: after}) {
 		if err != nil {
 			return events, err
 		}
@@ -373,7 +373,7 @@ func liveJobTail(ctx context.Context, h *harness) error {
 	if last.Type != agenticdriver.EventRunCompleted || last.Result == nil || last.Result.Text != "one two three" {
 		return fmt.Errorf("the last event: %s %s", last.Type, last.Raw)
 	}
-	read, err := client.ReadJob(ctx, agenticdriver.JobIdentity{ID: job.ID})
+	read, err := client.ReadJob(ctx, job.ID)
 	if err != nil {
 		return fmt.Errorf("ReadJob: %w", err)
 	}
@@ -404,9 +404,9 @@ func liveSession(ctx context.Context, h *harness) error {
 	if created.Session.Revision != 0 {
 		return fmt.Errorf("created at revision %d", created.Session.Revision)
 	}
-	id := agenticdriver.SessionIdentity{ID: created.Session.ID}
+	id := created.Session.ID
 	req := demoRequest("Hello")
-	req.Session = &agenticdriver.SessionBinding{ID: id.ID, Revision: 0}
+	req.Session = &agenticdriver.SessionBinding{ID: id, Revision: 0}
 	result, err := client.Run(ctx, req)
 	switch {
 	case err != nil:
@@ -428,7 +428,7 @@ func liveSession(ctx context.Context, h *harness) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("DeleteSession: %w", err)
-	case !deleted.Deleted || deleted.ID != id.ID:
+	case !deleted.Deleted || deleted.ID != id:
 		return fmt.Errorf("DeleteSession %+v", deleted)
 	}
 	if _, err := client.ReadSession(ctx, id); expectCode(err, "SESSION_NOT_FOUND") != nil {
@@ -463,6 +463,10 @@ func liveRetrieval(ctx context.Context, h *harness) error {
 	}
 	if !slices.ContainsFunc(found.Hits, func(hit agenticdriver.RetrievalHit) bool { return strings.Contains(hit.Text, "horn") }) {
 		return fmt.Errorf("search found %+v", found.Hits)
+	}
+	// A vector index as 1.0 defines it (what installed clients require), ranked as the additive field says.
+	if index := found.Index; index.Metric != "cosine" || index.ProviderID != "builtin" || index.Ranking != "bm25" {
+		return fmt.Errorf("search index %+v", index)
 	}
 	req := demoRequest("When is the horn sounded?")
 	req.Retrieval = &scope

@@ -2,6 +2,8 @@ package conformance_test
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"iter"
 	"os"
 	"testing"
@@ -78,4 +80,33 @@ func each(events iter.Seq2[agenticdriver.Event, error], fn func(agenticdriver.Ev
 		}
 	}
 	return nil
+}
+
+// runBaseURLs makes a client with each URL of protocol/fixtures/base-url.json: it must be
+// refused with the case's code, or made (no request is sent).
+func (h *harness) runBaseURLs(t *testing.T, r *report) {
+	var vectors struct {
+		Token string `json:"token"`
+		Cases []struct {
+			ID            string `json:"id"`
+			URL           string `json:"url"`
+			ExpectedError string `json:"expectedError"`
+		} `json:"cases"`
+	}
+	readJSONFile(t, h.baseURLs, &vectors)
+	for _, c := range vectors.Cases {
+		_, err := agenticdriver.New(c.URL, vectors.Token)
+		var got string
+		var de *agenticdriver.DriverError
+		if errors.As(err, &de) {
+			got = de.Code
+		} else if err != nil {
+			got = err.Error()
+		}
+		var problem error
+		if got != c.ExpectedError {
+			problem = fmt.Errorf("%s: expected %q, got %q", c.URL, c.ExpectedError, got)
+		}
+		r.record(t, "base-url:"+c.ID, problem)
+	}
 }

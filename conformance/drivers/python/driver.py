@@ -59,6 +59,7 @@ class Env:
     fixtures: Dict[str, Any]
     versioning: Dict[str, Any]
     skip: Dict[str, Any]
+    base_urls: Dict[str, Any]
 
     @classmethod
     def load(cls) -> "Env":
@@ -78,6 +79,7 @@ class Env:
             fixtures=read("AGENTICDRIVER_TEST_FIXTURES"),
             versioning=read("AGENTICDRIVER_TEST_VERSIONING"),
             skip=read("AGENTICDRIVER_TEST_SKIP"),
+            base_urls=read("AGENTICDRIVER_TEST_BASE_URLS"),
         )
 
 
@@ -114,6 +116,10 @@ class SyncMode:
 
     def client(self, url: str, token: str) -> AgenticClient:
         return AgenticClient(url, token, ca_file=self.env.ca_file, io_timeout=CASE_IO_TIMEOUT)
+
+    async def make(self, url: str, token: str) -> None:
+        """Makes a client and sends nothing: the base-URL rules."""
+        self.client(url, token).close()
 
     async def protocol(self, url: str, token: str) -> Any:
         return self.client(url, token).protocol()
@@ -181,6 +187,10 @@ class AsyncMode(SyncMode):
 
     def aclient(self, url: str, token: str) -> AsyncAgenticClient:
         return AsyncAgenticClient(url, token, ca_file=self.env.ca_file, io_timeout=CASE_IO_TIMEOUT)
+
+    async def make(self, url: str, token: str) -> None:
+        async with self.aclient(url, token):
+            pass
 
     async def protocol(self, url: str, token: str) -> Any:
         async with self.aclient(url, token) as client:
@@ -524,6 +534,9 @@ async def live_retrieval(mode: SyncMode) -> None:
     expect(receipt["ingestion"]["format"] == "markdown" and receipt["chunks"] >= 1, f"ingest receipt {receipt}")
     found = await mode.call(url, token, "search_retrieval", RETRIEVAL_SCOPE)
     expect(any("horn" in hit["text"] for hit in found["hits"]), f"search found {[hit['text'] for hit in found['hits']]}")
+    # A vector index as 1.0 defines it (what installed clients require), ranked as the additive field says.
+    index = found["index"]
+    expect(index["metric"] == "cosine" and index["providerId"] == "builtin" and index.get("ranking") == "bm25", f"search index {index}")
     result = await mode.run(url, token, dict(HELLO, input="When is the horn sounded?", retrieval=RETRIEVAL_SCOPE))
     hits = [hit["chunkId"] for hit in result.get("retrieval", {}).get("hits", [])]
     expect(len(hits) >= 1, "the run retrieved nothing")
@@ -705,6 +718,17 @@ LIVE: Dict[str, Callable[[SyncMode], Awaitable[None]]] = {
 HTTPS_LIVE = {"tls-untrusted": live_tls_untrusted, "tls-mismatch": live_tls_mismatch}
 
 
+async def run_base_url(mode: SyncMode, case: Dict[str, Any]) -> Optional[str]:
+    """protocol/fixtures/base-url.json: the client is refused with the case's code, or made."""
+    try:
+        await mode.make(case["url"], mode.env.base_urls["token"])
+        code = None
+    except DriverError as error:
+        code = error.code
+    expected = case.get("expectedError")
+    return None if code == expected else f"{case['url']}: expected {expected}, got {code}"
+
+
 async def run_mode(mode: SyncMode) -> Tally:
     env = mode.env
     tally = Tally(mode.name)
@@ -715,6 +739,8 @@ async def run_mode(mode: SyncMode) -> Tally:
         tally.record(case["id"], await run_vector(mode, case))
     for case in env.versioning["cases"]:
         tally.record(f"versioning:{case['id']}", await run_versioning(mode, case))
+    for case in env.base_urls["cases"]:
+        tally.record(f"base-url:{case['id']}", await run_base_url(mode, case))
     scenarios = dict(LIVE, **(HTTPS_LIVE if env.transport == "https" else {}))
     for name, scenario in scenarios.items():
         try:

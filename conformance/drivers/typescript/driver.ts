@@ -22,7 +22,7 @@ import {
   type JobEventsRequest,
 } from '../../../src/client/index.js';
 import { fetchTrustingCa } from '../../../src/client/node-ca.js';
-import { readJson, skipReason, type ConformanceCase, type ConformanceVectors, type SkipList, type VersioningVectors } from '../../peer/fixtures.js';
+import { readJson, skipReason, type BaseUrlVectors, type ConformanceCase, type ConformanceVectors, type SkipList, type VersioningVectors } from '../../peer/fixtures.js';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -38,6 +38,7 @@ const restrictedToken = env('AGENTICDRIVER_TEST_RESTRICTED_TOKEN');
 const ca = transport === 'https' ? readFileSync(env('AGENTICDRIVER_TEST_CA_FILE'), 'utf8') : undefined;
 const vectors = readJson<ConformanceVectors>(env('AGENTICDRIVER_TEST_FIXTURES'));
 const versioning = readJson<VersioningVectors>(env('AGENTICDRIVER_TEST_VERSIONING'));
+const baseUrls = readJson<BaseUrlVectors>(env('AGENTICDRIVER_TEST_BASE_URLS'));
 const skip = readJson<SkipList>(env('AGENTICDRIVER_TEST_SKIP'));
 const metricsFetch = ca ? fetchTrustingCa(ca) : fetch;
 
@@ -347,6 +348,8 @@ async function retrieval(): Promise<string | undefined> {
   return expectAll(
     [receipt.ingestion.format === 'markdown' && receipt.chunks >= 1, `ingest receipt ${JSON.stringify(receipt)}`],
     [found.hits.some((hit) => hit.text.includes('horn')), `search found ${JSON.stringify(found.hits.map((hit) => hit.text))}`],
+    // A vector index as 1.0 defines it (what installed clients require), ranked as the additive field says.
+    [found.index.metric === 'cosine' && found.index.providerId === 'builtin' && found.index.ranking === 'bm25', `search index ${JSON.stringify(found.index)}`],
     [hits.length >= 1, 'the run retrieved nothing'],
     [JSON.stringify(cited) === JSON.stringify(hits.map((hit) => hit.chunkId)), `the answer cites ${JSON.stringify(cited)}, the hits are ${JSON.stringify(hits.map((hit) => hit.chunkId))}`],
   );
@@ -498,6 +501,17 @@ for (const testCase of vectors.cases) {
 for (const testCase of versioning.cases) {
   if (skipReason(skip, testCase)) report.skipped += 1;
   else await record(`versioning:${testCase.id}`, () => runVersioning(testCase));
+}
+for (const testCase of baseUrls.cases) {
+  await record(`base-url:${testCase.id}`, async () => {
+    try {
+      new AgenticClient({ url: testCase.url, token: baseUrls.token });
+    } catch (error) {
+      if (error instanceof DriverError) return expectError(testCase.expectedError, error.code);
+      throw error;
+    }
+    return expectError(testCase.expectedError, undefined);
+  });
 }
 for (const [name, check] of Object.entries({ ...LIVE, ...INTERACTIVE_LIVE, ...(transport === 'https' ? TLS_LIVE : {}) })) await record(`live:${name}`, check);
 

@@ -37,6 +37,10 @@ export const UsageWebhookSinkConfig = Type.Object(
     retryIntervalMs: Type.Optional(Type.Integer({ minimum: 50, maximum: 3_600_000 })),
     /** Where undelivered records wait; relative to the config's directory (default `<state>/usage-spool`). */
     spoolDirectory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    /** Records the spool holds at most, waiting and refused together (default 100,000); past it new records are not spooled. */
+    maxSpoolRecords: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+    /** Bytes the spool holds at most (default 256 MiB); past it new records are not spooled. */
+    maxSpoolBytes: Type.Optional(Type.Integer({ minimum: 65_536, maximum: 68_719_476_736 })),
   },
   strict,
 );

@@ -26,7 +26,7 @@ import type {
 import type { HostContext } from '../context.js';
 import { decodeCursor, encodeCursor, finishedRun, matchesFilters } from '../operator-runs.js';
 import { frameUpdate, writeEventStream, writeFrames } from '../sse.js';
-import { follow, lastEventId } from './jobs.js';
+import { checkCursor, follow, lastEventId } from './jobs.js';
 import { routeOf } from './table.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -141,10 +141,11 @@ export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = asyn
     handler: async (request, reply) => {
       const { id } = request.params;
       if (!UUID.test(id)) throw new DriverError('INVALID_JOB', 'The job id must be a lowercase UUID.');
+      const requested = lastEventId(request.headers['last-event-id']);
       const job = await store.jobs.read(id);
       if (!job) throw new DriverError('JOB_NOT_FOUND', 'No such job.');
       if (job.expired) throw new DriverError('JOB_EXPIRED', 'The job\'s events were erased when its retention ended.');
-      const after = lastEventId(request.headers['last-event-id'], job.info.cursor);
+      const after = checkCursor(requested, job.info.cursor);
       const stopped = new AbortController();
       reply.raw.on('close', () => stopped.abort());
       const committed = { committed: (jobId: string, cursor: number) => store.jobs.events(jobId, cursor, MAX_PAGE_EVENTS, MAX_PAGE_BYTES) };

@@ -21,6 +21,7 @@ from ._tickets import (
     ToolFunctions,
 )
 from .errors import DriverError
+from .generated import codes
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -42,5 +43,6 @@ __all__ = [
     "ToolFunction",
     "ToolFunctions",
     "check_citations",
+    "codes",
 ]
 __version__ = "0.1.0"

@@ -42,35 +42,13 @@ from ._responses import (
 )
 from ._run_events import JobStreamChecker
 from ._submissions import (
-    DECISION_ENDPOINT,
-    JOB_CANCEL_ENDPOINT,
-    JOB_EVENTS_ENDPOINT,
-    JOB_READ_ENDPOINT,
-    JOB_SUBMIT_ENDPOINT,
-    DELETE_ENDPOINT,
-    INDEX_ENDPOINT,
-    INGEST_ENDPOINT,
-    SEARCH_ENDPOINT,
-    PROGRESS_ENDPOINT,
-    RESULT_ENDPOINT,
-    SESSION_CREATE_ENDPOINT,
-    SESSION_DELETE_ENDPOINT,
-    SESSION_READ_ENDPOINT,
     decision_body,
     identity_of,
-    job_events_body,
-    job_identity_body,
-    job_stream_endpoint,
-    job_submit_body,
-    delete_body,
-    index_body,
-    ingest_body,
-    search_body,
-    source_of,
+    path_of,
     progress_body,
+    request_body,
     result_body,
-    session_create_body,
-    session_identity_body,
+    source_of,
 )
 from ._tail import DEFAULT_INITIAL_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, TailPolicy, incomplete, is_resumable
 from ._tickets import (
@@ -83,6 +61,7 @@ from ._tickets import (
     run_tool_async,
 )
 from .errors import DriverError
+from .generated import operations as ops
 from .types import (
     ApprovalDecision,
     ApprovalResolution,
@@ -96,6 +75,7 @@ from .types import (
     ProtocolInfo,
     RunEvent,
     RunRequest,
+    RetrievalDeleteRequest,
     RetrievalDeleteResult,
     RetrievalIndexReceipt,
     RetrievalIndexRequest,
@@ -168,18 +148,18 @@ class AsyncAgenticClient:
         await self._http.aclose()
 
     async def protocol(self) -> ProtocolInfo:
-        body = await self._fetch_json("GET", "v1/protocol", None, self._discovery_timeout)
+        body = await self._fetch_json("GET", ops.GET_PROTOCOL.path, None, self._discovery_timeout)
         return cast(ProtocolInfo, decode_protocol(body))
 
     async def providers(self, refresh: bool = False) -> List[Provider]:
-        endpoint = "v1/providers?refresh=true" if refresh else "v1/providers"
+        endpoint = ops.LIST_PROVIDERS.path + ("?refresh=true" if refresh else "")
         body = await self._fetch_json("GET", endpoint, None, self._discovery_timeout)
         return cast(List[Provider], decode_providers(body))
 
     async def run(self, request: RunRequest) -> RunResult:
         """Run to completion and return the validated result, or raise ``DriverError``."""
         check_stream_only(request)
-        body = await self._fetch_json("POST", "v1/runs", encode_body(request), self._io_timeout)
+        body = await self._fetch_json("POST", ops.RUN.path, encode_body(request), self._io_timeout)
         return cast(RunResult, decode_run_result(body, request))
 
     def stream(self, request: RunRequest) -> "AsyncRunStream":
@@ -215,76 +195,75 @@ class AsyncAgenticClient:
         Returns the receipt after checking it answers this decision (else
         ``INVALID_RESPONSE``: reconcile from the stream, do not retry).
         """
-        body = await self._fetch_json("POST", DECISION_ENDPOINT, decision_body(decision), self._io_timeout)
+        body = await self._fetch_json("POST", ops.DECIDE_APPROVAL.path, decision_body(decision), self._io_timeout)
         return cast(ApprovalResolution, decode_approval_receipt(body, decision))
 
     async def report_tool_progress(self, identity: ToolExecutionIdentity) -> ToolExecutionReceipt:
         """Report real progress on a dispatched application tool (resets the run's idle timer)."""
-        body = await self._fetch_json("POST", PROGRESS_ENDPOINT, progress_body(identity), self._io_timeout)
+        body = await self._fetch_json("POST", ops.REPORT_TOOL_PROGRESS.path, progress_body(identity), self._io_timeout)
         return cast(ToolExecutionReceipt, decode_tool_receipt(body, identity, "progress"))
 
     async def complete_tool(self, result: ToolExecutionResult) -> ToolExecutionReceipt:
         """Deliver the one result (``output``) or failure (``error``) of a dispatched application tool."""
-        body = await self._fetch_json("POST", RESULT_ENDPOINT, result_body(result), self._io_timeout)
+        body = await self._fetch_json("POST", ops.COMPLETE_TOOL.path, result_body(result), self._io_timeout)
         return cast(ToolExecutionReceipt, decode_tool_receipt(body, identity_of(result), "accepted"))
 
     async def create_session(self, request: SessionCreate) -> SessionSnapshot:
         """Create a conversation session; see ``AgenticClient.create_session``."""
-        body = await self._fetch_json("POST", SESSION_CREATE_ENDPOINT, session_create_body(request), self._io_timeout)
+        body = await self._fetch_json("POST", ops.CREATE_SESSION.path, request_body(ops.CREATE_SESSION, request), self._io_timeout)
         return cast(SessionSnapshot, decode_session_created(body, request))
 
     async def read_session(self, session_id: str) -> SessionSnapshot:
         """The session's description and visible history."""
-        body = await self._fetch_json("POST", SESSION_READ_ENDPOINT, session_identity_body(session_id), self._io_timeout)
+        body = await self._fetch_json("POST", ops.READ_SESSION.path, request_body(ops.READ_SESSION, {"id": session_id}), self._io_timeout)
         return cast(SessionSnapshot, decode_session_snapshot(body, session_id))
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         """Delete the session (an active turn is cancelled); the receipt must say ``deleted``."""
-        body = await self._fetch_json("POST", SESSION_DELETE_ENDPOINT, session_identity_body(session_id), self._io_timeout)
+        body = await self._fetch_json("POST", ops.DELETE_SESSION.path, request_body(ops.DELETE_SESSION, {"id": session_id}), self._io_timeout)
         return cast(SessionDeleteResult, decode_session_deleted(body, session_id))
 
     async def submit_job(self, submission: JobSubmit) -> JobInfo:
         """Submit a durable job; the same ``key`` and request return the same job."""
-        body = await self._fetch_json("POST", JOB_SUBMIT_ENDPOINT, job_submit_body(submission), self._io_timeout)
+        body = await self._fetch_json("POST", ops.SUBMIT_JOB.path, request_body(ops.SUBMIT_JOB, submission), self._io_timeout)
         return cast(JobInfo, decode_job(body, request=submission["request"]))
 
     async def read_job(self, job_id: str) -> JobInfo:
         """The job's state and cursor (how many events are committed)."""
-        body = await self._fetch_json("POST", JOB_READ_ENDPOINT, job_identity_body(job_id), self._io_timeout)
+        body = await self._fetch_json("POST", ops.READ_JOB.path, request_body(ops.READ_JOB, {"id": job_id}), self._io_timeout)
         return cast(JobInfo, decode_job(body, job_id=job_id))
 
     async def cancel_job(self, job_id: str) -> JobInfo:
         """Ask a queued or running job to stop; a finished job comes back unchanged."""
-        body = await self._fetch_json("POST", JOB_CANCEL_ENDPOINT, job_identity_body(job_id), self._io_timeout)
+        body = await self._fetch_json("POST", ops.CANCEL_JOB.path, request_body(ops.CANCEL_JOB, {"id": job_id}), self._io_timeout)
         return cast(JobInfo, decode_job(body, job_id=job_id))
 
     async def job_events(self, request: JobEventsRequest) -> JobEventPage:
         """One validated page of the job's committed events after ``request["after"]``."""
-        body = await self._fetch_json("POST", JOB_EVENTS_ENDPOINT, job_events_body(request), self._io_timeout)
+        body = await self._fetch_json("POST", ops.JOB_EVENTS.path, request_body(ops.JOB_EVENTS, request), self._io_timeout)
         return cast(JobEventPage, decode_job_event_page(body, request))
 
     async def search_retrieval(self, request: RetrievalSearch) -> RetrievalResult:
         """Search one corpus; see ``AgenticClient.search_retrieval``."""
-        body = await self._fetch_json("POST", SEARCH_ENDPOINT, search_body(request), self._io_timeout)
+        body = await self._fetch_json("POST", ops.SEARCH_RETRIEVAL.path, request_body(ops.SEARCH_RETRIEVAL, request), self._io_timeout)
         return cast(RetrievalResult, decode_search(body, request))
 
     async def index_source(self, request: RetrievalIndexRequest) -> RetrievalIndexReceipt:
         """Index a source revision's chunks; see ``AgenticClient.index_source``."""
-        payload = index_body(request)
-        body = await self._fetch_json("POST", INDEX_ENDPOINT, payload, self._io_timeout)
+        payload = request_body(ops.INDEX_SOURCE, request)
+        body = await self._fetch_json("POST", ops.INDEX_SOURCE.path, payload, self._io_timeout)
         return cast(RetrievalIndexReceipt, decode_source_receipt(body, "index", source_of(request, request["source"])))
 
-    async def delete_source(self, corpus: str, source_id: str, revision: str) -> RetrievalDeleteResult:
+    async def delete_source(self, request: RetrievalDeleteRequest) -> RetrievalDeleteResult:
         """Remove one source revision; see ``AgenticClient.delete_source``."""
-        payload = delete_body(corpus, source_id, revision)
-        body = await self._fetch_json("POST", DELETE_ENDPOINT, payload, self._io_timeout)
-        expected = {"corpus": corpus, "sourceId": source_id, "revision": revision}
-        return cast(RetrievalDeleteResult, decode_source_receipt(body, "delete", expected))
+        payload = request_body(ops.DELETE_SOURCE, request)
+        body = await self._fetch_json("POST", ops.DELETE_SOURCE.path, payload, self._io_timeout)
+        return cast(RetrievalDeleteResult, decode_source_receipt(body, "delete", {"corpus": request["corpus"], "sourceId": request["sourceId"], "revision": request["revision"]}))
 
     async def ingest_document(self, request: IngestRequest) -> IngestResult:
         """Extract, chunk and index one document; see ``AgenticClient.ingest_document``."""
-        payload = ingest_body(request)
-        body = await self._fetch_json("POST", INGEST_ENDPOINT, payload, self._io_timeout)
+        payload = request_body(ops.INGEST_DOCUMENT, request)
+        body = await self._fetch_json("POST", ops.INGEST_DOCUMENT.path, payload, self._io_timeout)
         return cast(IngestResult, decode_source_receipt(body, "ingest", source_of(request, request["document"]["source"])))
 
     def tail_job(
@@ -298,7 +277,7 @@ class AsyncAgenticClient:
     ) -> AsyncGenerator[RunEvent, None]:
         """Follow a job's events live, resuming dropped connections; see ``AgenticClient.tail_job``.
         ``aclose()`` on the generator closes the connection; the job keeps running."""
-        job_identity_body(job_id)
+        request_body(ops.READ_JOB, {"id": job_id})
         policy = TailPolicy(after, max_attempts, initial_delay, max_delay)
         return self._tail(job_id, policy)
 
@@ -330,7 +309,7 @@ class AsyncAgenticClient:
 
     async def _tail_once(self, job_id: str, checker: JobStreamChecker) -> AsyncGenerator[RunEvent, None]:
         headers = {"Last-Event-ID": str(checker.cursor)}
-        response = await self._exchange("GET", job_stream_endpoint(job_id), None, "text/event-stream", self._io_timeout, headers)
+        response = await self._exchange("GET", path_of(ops.STREAM_JOB, job_id), None, "text/event-stream", self._io_timeout, headers)
         try:
             require_event_stream(response.headers.get("Content-Type"))
             parser = JobStreamParser(checker)
@@ -432,7 +411,7 @@ class AsyncRunStream:
         if self._state == "closed":
             raise DriverError("STREAM_CLOSED", "The stream is closed.")
         if self._response is None:
-            response = await self._client._exchange("POST", "v1/runs", self._body, "text/event-stream", self._client._io_timeout)
+            response = await self._client._exchange("POST", ops.RUN.path, self._body, "text/event-stream", self._client._io_timeout)
             self._response = response
             self._chunks = response.aiter_raw()
             self._state = "open"

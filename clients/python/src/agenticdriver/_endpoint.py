@@ -19,9 +19,15 @@ DEFAULT_DISCOVERY_TIMEOUT = 10.0
 
 
 def is_loopback_host(host: str) -> bool:
-    """localhost, 127.0.0.0/8, ::1 and IPv4-mapped loopback literals; no DNS lookups."""
-    if host == "localhost":
+    """localhost, 127.0.0.0/8, ::1 and IPv4-mapped loopback literals; no DNS lookups.
+
+    The host's rule, the same in every client (protocol/fixtures/base-url.json): only
+    literals count, so a shorthand such as ``127.1`` or a zone id is not loopback.
+    """
+    if host.lower() == "localhost":
         return True
+    if "%" in host:
+        return False
     try:
         address = ipaddress.ip_address(host)
     except ValueError:

@@ -11,28 +11,18 @@ from types import TracebackType
 from typing import Any, AsyncGenerator, Dict, Generator, List, Mapping, Optional, Type, cast
 
 from ._async import AsyncAgenticClient
-from ._json import parse_json_body
-from ._responses import decode_approval_receipt, _decoded, require_event_stream
-from ._rules import Json
-from ._schema import Check, Invalid
+from ._json import parse_json_body, parse_json_text
+from ._schema import Invalid
 from ._sse import SseDecoder
-from ._submissions import _checked_body, decision_body
+from ._responses import decode_approval_receipt, _decoded
+from ._rules import Json
+from ._responses import require_event_stream
+from ._submissions import decision_body, path_of, request_body
 from ._sync import AgenticClient, _close_connection, _read_some
 from .errors import DriverError
-from .generated.checks import (
-    operator_approval_list,
-    operator_audit_page,
-    operator_audit_request,
-    operator_job_list,
-    operator_jobs_request,
-    operator_list_request,
-    operator_run_detail,
-    operator_run_list,
-    operator_runs_request,
-    operator_update,
-    operator_usage,
-    operator_usage_request,
-)
+from .generated import operations as ops
+from .generated.checks import run_event
+from .generated.operations import Operation
 from .types import (
     ApprovalDecision,
     ApprovalResolution,
@@ -48,30 +38,20 @@ from .types import (
     OperatorUpdate,
     OperatorUsage,
     OperatorUsageRequest,
+    RunEvent,
 )
 
-DECISION_ENDPOINT = "v1/operator/approvals/decisions"
-UPDATES_ENDPOINT = "v1/operator/updates"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-# endpoint → (request check, answer check)
-_CALLS: Dict[str, tuple[Check, Check]] = {
-    "runs": (operator_runs_request, operator_run_list),
-    "approvals": (operator_list_request, operator_approval_list),
-    "jobs": (operator_jobs_request, operator_job_list),
-    "usage": (operator_usage_request, operator_usage),
-    "audit": (operator_audit_request, operator_audit_page),
-}
+_TERMINAL = ("run.completed", "run.failed", "run.cancelled")
 
 
-def _request_body(name: str, request: Optional[Mapping[str, Any]]) -> bytes:
-    return _checked_body({} if request is None else request, _CALLS[name][0], "INVALID_OPERATOR_REQUEST", "operator request")
+def _request_body(op: Operation, request: Optional[Mapping[str, Any]]) -> bytes:
+    return request_body(op, {} if request is None else request)
 
 
-def _answer(name: str, body: bytes) -> Json:
-    check = _CALLS[name][1]
-
+def _answer(op: Operation, body: bytes) -> Json:
     def checked(value: object) -> Json:
-        check(value, "answer")
+        op.response(value, "answer")
         return cast(Json, value)
 
     return _decoded(body, checked)
@@ -80,15 +60,11 @@ def _answer(name: str, body: bytes) -> Json:
 def _run_endpoint(run_id: object) -> str:
     if not isinstance(run_id, str) or _UUID.fullmatch(run_id) is None:
         raise DriverError("INVALID_OPERATOR_REQUEST", "The run id must be a lowercase UUID.")
-    return f"v1/operator/runs/{run_id}"
+    return path_of(ops.OPERATOR_READ_RUN, run_id)
 
 
 def _run_detail(body: bytes, run_id: str) -> OperatorRunDetail:
-    def checked(value: object) -> Json:
-        operator_run_detail(value, "answer")
-        return cast(Json, value)
-
-    detail = _decoded(body, checked)
+    detail = _answer(ops.OPERATOR_READ_RUN, body)
     if detail["run"]["runId"] != run_id:
         raise DriverError("INVALID_RESPONSE", f"The host answered with run {detail['run']['runId']} for run {run_id}.")
     return cast(OperatorRunDetail, detail)
@@ -105,11 +81,55 @@ class _UpdateParser:
         for data in self._decoder.feed(chunk):
             value = parse_json_body(data.encode("utf-8"))
             try:
-                operator_update(value, "update")
+                ops.OPERATOR_UPDATES.response(value, "update")
             except Invalid as problem:
                 raise DriverError("INVALID_RESPONSE", f"Invalid update: {problem}.") from None
             updates.append(cast(OperatorUpdate, value))
         return updates
+
+
+class _Tap:
+    """The events of an operator tap (a run watch or a job stream): each a valid event of one
+    run, in rising sequence, the last one terminal (a watch the host dropped ends without one)."""
+
+    def __init__(self, run_id: Optional[str], after: int) -> None:
+        self.run_id = run_id
+        self.last = after
+        self.finished = False
+        self.decoder = SseDecoder()
+
+    def accept(self, data: str) -> RunEvent:
+        try:
+            event = parse_json_text(data)
+            run_event(event, "event")
+        except (ValueError, RecursionError):
+            raise DriverError("INVALID_RESPONSE", "An event is not JSON.") from None
+        except Invalid as problem:
+            raise DriverError("INVALID_RESPONSE", f"An event is invalid: {problem}.") from None
+        value = cast(Dict[str, Any], event)
+        if self.run_id is None:
+            self.run_id = value["runId"]
+        if value["runId"] != self.run_id:
+            raise DriverError("INVALID_RESPONSE", f"An event of run {value['runId']} arrived on the stream of run {self.run_id}.")
+        if value["sequence"] <= self.last:
+            raise DriverError("INVALID_RESPONSE", f"Event sequence {value['sequence']} does not follow {self.last}.")
+        self.last = value["sequence"]
+        self.finished = value["type"] in _TERMINAL
+        return cast(RunEvent, value)
+
+
+def _watch(run_id: str) -> "tuple[str, _Tap]":
+    if not isinstance(run_id, str) or not _UUID.fullmatch(run_id):
+        raise DriverError("INVALID_OPERATOR_REQUEST", "The run id must be a lowercase UUID.")
+    return path_of(ops.OPERATOR_WATCH_RUN, run_id), _Tap(run_id, 0)
+
+
+def _job_tap(job_id: str, after: int) -> "tuple[str, _Tap, Optional[Dict[str, str]]]":
+    request_body(ops.READ_JOB, {"id": job_id})
+    if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+        raise DriverError("INVALID_JOB_CURSOR", "after must be a non-negative integer.")
+    headers = {"Last-Event-ID": str(after)} if after > 0 else None
+    return path_of(ops.OPERATOR_STREAM_JOB, job_id), _Tap(None, after), headers
 
 
 class OperatorClient:
@@ -127,15 +147,15 @@ class OperatorClient:
     def close(self) -> None:
         self._client.close()
 
-    def _call(self, name: str, request: Optional[Mapping[str, Any]]) -> Json:
-        body = self._client._fetch_json("POST", f"v1/operator/{name}", _request_body(name, request), self._client._io_timeout)
-        return _answer(name, body)
+    def _call(self, op: Operation, request: Optional[Mapping[str, Any]]) -> Json:
+        body = self._client._fetch_json("POST", op.path, _request_body(op, request), self._client._io_timeout)
+        return _answer(op, body)
 
     def runs(self, request: Optional[OperatorRunsRequest] = None) -> OperatorRunList:
         """Active runs on this replica and one page of finished runs, newest first, filtered by
         ``state``, ``subject``, ``provider`` and ``search`` (``POST v1/operator/runs``); pass
         ``nextBefore`` as ``before`` for the next page."""
-        return cast(OperatorRunList, self._call("runs", request))
+        return cast(OperatorRunList, self._call(ops.OPERATOR_LIST_RUNS, request))
 
     def run(self, run_id: str) -> OperatorRunDetail:
         """One run, with its steps, tools, tokens and timing when this replica served it
@@ -148,7 +168,7 @@ class OperatorClient:
         until the host ends the subscription (subscribe again for a new snapshot). ``close()`` on
         the generator (or leaving a ``for`` loop and dropping it) closes the connection. Updates
         of a type this client does not know are passed on as they are."""
-        connection, response = self._client._exchange("GET", UPDATES_ENDPOINT, None, "text/event-stream", self._client._io_timeout)
+        connection, response = self._client._exchange("GET", ops.OPERATOR_UPDATES.path, None, "text/event-stream", self._client._io_timeout)
         try:
             require_event_stream(response.getheader("Content-Type"))
             parser = _UpdateParser()
@@ -162,24 +182,52 @@ class OperatorClient:
 
     def approvals(self, request: Optional[OperatorListRequest] = None) -> OperatorApprovalList:
         """Pending approvals of every subject (``POST v1/operator/approvals``)."""
-        return cast(OperatorApprovalList, self._call("approvals", request))
+        return cast(OperatorApprovalList, self._call(ops.OPERATOR_LIST_APPROVALS, request))
 
     def decide_approval(self, decision: ApprovalDecision) -> ApprovalResolution:
         """Decide any subject's pending approval; the receipt must answer exactly this decision."""
-        body = self._client._fetch_json("POST", DECISION_ENDPOINT, decision_body(decision), self._client._io_timeout)
+        body = self._client._fetch_json("POST", ops.OPERATOR_DECIDE_APPROVAL.path, decision_body(decision, ops.OPERATOR_DECIDE_APPROVAL), self._client._io_timeout)
         return cast(ApprovalResolution, decode_approval_receipt(body, decision))
 
     def jobs(self, request: Optional[OperatorJobsRequest] = None) -> OperatorJobList:
         """Durable jobs of every subject, most recently updated first (``POST v1/operator/jobs``)."""
-        return cast(OperatorJobList, self._call("jobs", request))
+        return cast(OperatorJobList, self._call(ops.OPERATOR_LIST_JOBS, request))
 
     def usage(self, request: Optional[OperatorUsageRequest] = None) -> OperatorUsage:
         """Usage totals, optionally grouped (``POST v1/operator/usage``)."""
-        return cast(OperatorUsage, self._call("usage", request))
+        return cast(OperatorUsage, self._call(ops.OPERATOR_USAGE, request))
 
     def audit(self, request: Optional[OperatorAuditRequest] = None) -> OperatorAuditPage:
         """One page of the approval audit log, newest first (``POST v1/operator/audit``)."""
-        return cast(OperatorAuditPage, self._call("audit", request))
+        return cast(OperatorAuditPage, self._call(ops.OPERATOR_AUDIT, request))
+
+    def watch_run(self, run_id: str) -> Generator[RunEvent, None, None]:
+        """An active run's recent, then live, events (``GET v1/operator/runs/{id}/events``),
+        ending with its terminal event, or early without one when the host dropped this
+        watcher for falling behind (the run is never slowed). ``close()`` the generator to stop."""
+        path, tap = _watch(run_id)
+        return self._follow(path, tap, None)
+
+    def tail_job(self, job_id: str, *, after: int = 0) -> Generator[RunEvent, None, None]:
+        """Any job's committed events after ``after`` (``GET v1/operator/jobs/{id}/stream``),
+        until its terminal event. ``close()`` the generator to stop; the job keeps running."""
+        path, tap, headers = _job_tap(job_id, after)
+        return self._follow(path, tap, headers)
+
+    def _follow(self, path: str, tap: _Tap, headers: Optional[Dict[str, str]]) -> Generator[RunEvent, None, None]:
+        connection, response = self._client._exchange("GET", path, None, "text/event-stream", self._client._io_timeout, headers)
+        try:
+            require_event_stream(response.getheader("Content-Type"))
+            while not tap.finished:
+                chunk = _read_some(response)
+                if not chunk:
+                    return
+                for data in tap.decoder.feed(chunk):
+                    yield tap.accept(data)
+                    if tap.finished:
+                        return
+        finally:
+            _close_connection(connection, response)
 
 
 class AsyncOperatorClient:
@@ -197,12 +245,12 @@ class AsyncOperatorClient:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def _call(self, name: str, request: Optional[Mapping[str, Any]]) -> Json:
-        body = await self._client._fetch_json("POST", f"v1/operator/{name}", _request_body(name, request), self._client._io_timeout)
-        return _answer(name, body)
+    async def _call(self, op: Operation, request: Optional[Mapping[str, Any]]) -> Json:
+        body = await self._client._fetch_json("POST", op.path, _request_body(op, request), self._client._io_timeout)
+        return _answer(op, body)
 
     async def runs(self, request: Optional[OperatorRunsRequest] = None) -> OperatorRunList:
-        return cast(OperatorRunList, await self._call("runs", request))
+        return cast(OperatorRunList, await self._call(ops.OPERATOR_LIST_RUNS, request))
 
     async def run(self, run_id: str) -> OperatorRunDetail:
         body = await self._client._fetch_json("GET", _run_endpoint(run_id), None, self._client._io_timeout)
@@ -211,7 +259,7 @@ class AsyncOperatorClient:
     async def updates(self) -> AsyncGenerator[OperatorUpdate, None]:
         """The live update feed; see ``OperatorClient.updates``. ``aclose()`` on the generator
         closes the connection."""
-        response = await self._client._exchange("GET", UPDATES_ENDPOINT, None, "text/event-stream", self._client._io_timeout)
+        response = await self._client._exchange("GET", ops.OPERATOR_UPDATES.path, None, "text/event-stream", self._client._io_timeout)
         try:
             require_event_stream(response.headers.get("Content-Type"))
             parser = _UpdateParser()
@@ -222,17 +270,39 @@ class AsyncOperatorClient:
             await response.aclose()
 
     async def approvals(self, request: Optional[OperatorListRequest] = None) -> OperatorApprovalList:
-        return cast(OperatorApprovalList, await self._call("approvals", request))
+        return cast(OperatorApprovalList, await self._call(ops.OPERATOR_LIST_APPROVALS, request))
 
     async def decide_approval(self, decision: ApprovalDecision) -> ApprovalResolution:
-        body = await self._client._fetch_json("POST", DECISION_ENDPOINT, decision_body(decision), self._client._io_timeout)
+        body = await self._client._fetch_json("POST", ops.OPERATOR_DECIDE_APPROVAL.path, decision_body(decision, ops.OPERATOR_DECIDE_APPROVAL), self._client._io_timeout)
         return cast(ApprovalResolution, decode_approval_receipt(body, decision))
 
     async def jobs(self, request: Optional[OperatorJobsRequest] = None) -> OperatorJobList:
-        return cast(OperatorJobList, await self._call("jobs", request))
+        return cast(OperatorJobList, await self._call(ops.OPERATOR_LIST_JOBS, request))
 
     async def usage(self, request: Optional[OperatorUsageRequest] = None) -> OperatorUsage:
-        return cast(OperatorUsage, await self._call("usage", request))
+        return cast(OperatorUsage, await self._call(ops.OPERATOR_USAGE, request))
 
     async def audit(self, request: Optional[OperatorAuditRequest] = None) -> OperatorAuditPage:
-        return cast(OperatorAuditPage, await self._call("audit", request))
+        return cast(OperatorAuditPage, await self._call(ops.OPERATOR_AUDIT, request))
+
+    def watch_run(self, run_id: str) -> AsyncGenerator[RunEvent, None]:
+        """See ``OperatorClient.watch_run``; ``aclose()`` the generator to stop."""
+        path, tap = _watch(run_id)
+        return self._follow(path, tap, None)
+
+    def tail_job(self, job_id: str, *, after: int = 0) -> AsyncGenerator[RunEvent, None]:
+        """See ``OperatorClient.tail_job``; ``aclose()`` the generator to stop."""
+        path, tap, headers = _job_tap(job_id, after)
+        return self._follow(path, tap, headers)
+
+    async def _follow(self, path: str, tap: _Tap, headers: Optional[Dict[str, str]]) -> AsyncGenerator[RunEvent, None]:
+        response = await self._client._exchange("GET", path, None, "text/event-stream", self._client._io_timeout, headers)
+        try:
+            require_event_stream(response.headers.get("Content-Type"))
+            async for chunk in response.aiter_raw():
+                for data in tap.decoder.feed(chunk):
+                    yield tap.accept(data)
+                    if tap.finished:
+                        return
+        finally:
+            await response.aclose()

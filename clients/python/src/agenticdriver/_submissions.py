@@ -12,37 +12,9 @@ from typing import Any, Dict, Mapping
 
 from ._endpoint import encode_body
 from ._schema import Check, Invalid
-from .generated.checks import (
-    approval_decision,
-    job_events_request,
-    job_identity,
-    job_submit,
-    ingest_request,
-    retrieval_delete_request,
-    retrieval_index_request,
-    retrieval_search,
-    session_create,
-    session_identity,
-    tool_execution_identity,
-    tool_execution_result,
-)
 from .errors import DriverError
-
-DECISION_ENDPOINT = "v1/approvals/decisions"
-PROGRESS_ENDPOINT = "v1/tool-executions/progress"
-RESULT_ENDPOINT = "v1/tool-executions/results"
-SESSION_CREATE_ENDPOINT = "v1/sessions/create"
-SESSION_READ_ENDPOINT = "v1/sessions/read"
-SESSION_DELETE_ENDPOINT = "v1/sessions/delete"
-JOB_SUBMIT_ENDPOINT = "v1/jobs/submit"
-JOB_READ_ENDPOINT = "v1/jobs/read"
-JOB_CANCEL_ENDPOINT = "v1/jobs/cancel"
-JOB_EVENTS_ENDPOINT = "v1/jobs/events"
-SEARCH_ENDPOINT = "v1/retrieval/search"
-INDEX_ENDPOINT = "v1/retrieval/index"
-DELETE_ENDPOINT = "v1/retrieval/delete"
-INGEST_ENDPOINT = "v1/retrieval/ingest"
-
+from .generated import operations as ops
+from .generated.operations import Operation
 
 # How deep the host follows arguments and outputs when it checks that they survive its
 # JSON parsing unchanged; anything deeper, or a "__proto__" key, it refuses.
@@ -77,57 +49,28 @@ def _checked_body(value: object, check: Check, code: str, what: str, plain: str 
         raise DriverError(code, f"The {what} is not representable as JSON.") from None
 
 
-def decision_body(decision: object) -> bytes:
-    return _checked_body(decision, approval_decision, "INVALID_APPROVAL", "approval decision", plain="arguments")
+def request_body(op: Operation, request: object, plain: str = "") -> bytes:
+    """``request`` as JSON, checked by the operation's request check (a malformed one is refused
+    with the operation's code before anything is sent)."""
+    assert op.request is not None and op.invalid_code is not None
+    return _checked_body(request, op.request, op.invalid_code, f"{op.id} request", plain)
+
+
+def decision_body(decision: object, op: Operation = ops.DECIDE_APPROVAL) -> bytes:
+    return request_body(op, decision, plain="arguments")
 
 
 def progress_body(identity: object) -> bytes:
-    return _checked_body(identity, tool_execution_identity, "INVALID_TOOL_EXECUTION", "tool execution identity")
+    return request_body(ops.REPORT_TOOL_PROGRESS, identity)
 
 
 def result_body(result: object) -> bytes:
     has_output = isinstance(result, Mapping) and "output" in result
-    return _checked_body(result, tool_execution_result, "INVALID_TOOL_EXECUTION", "tool execution result", plain="output" if has_output else "")
+    return request_body(ops.COMPLETE_TOOL, result, plain="output" if has_output else "")
 
 
 def identity_of(submission: Mapping[str, Any]) -> Mapping[str, Any]:
     return {key: submission[key] for key in ("executionId", "runId", "callId")}
-
-
-def session_create_body(request: object) -> bytes:
-    return _checked_body(request, session_create, "INVALID_SESSION", "session request")
-
-
-def session_identity_body(session_id: object) -> bytes:
-    return _checked_body({"id": session_id}, session_identity, "INVALID_SESSION", "session identity")
-
-
-def job_submit_body(submission: object) -> bytes:
-    return _checked_body(submission, job_submit, "INVALID_JOB", "job submission")
-
-
-def job_identity_body(job_id: object) -> bytes:
-    return _checked_body({"id": job_id}, job_identity, "INVALID_JOB", "job identity")
-
-
-def job_events_body(request: object) -> bytes:
-    return _checked_body(request, job_events_request, "INVALID_JOB_CURSOR", "job events request")
-
-
-def search_body(request: object) -> bytes:
-    return _checked_body(request, retrieval_search, "INVALID_RETRIEVAL", "search request")
-
-
-def index_body(request: object) -> bytes:
-    return _checked_body(request, retrieval_index_request, "INVALID_RETRIEVAL", "index request")
-
-
-def delete_body(corpus: object, source_id: object, revision: object) -> bytes:
-    return _checked_body({"corpus": corpus, "sourceId": source_id, "revision": revision}, retrieval_delete_request, "INVALID_RETRIEVAL", "delete request")
-
-
-def ingest_body(request: object) -> bytes:
-    return _checked_body(request, ingest_request, "INVALID_INGESTION", "ingestion request")
 
 
 def source_of(request: Mapping[str, Any], source: Mapping[str, Any]) -> Dict[str, str]:
@@ -135,6 +78,6 @@ def source_of(request: Mapping[str, Any], source: Mapping[str, Any]) -> Dict[str
     return {"corpus": request["corpus"], "sourceId": source["id"], "revision": source["revision"]}
 
 
-def job_stream_endpoint(job_id: str) -> str:
-    """The live event stream of a job (its id already checked by ``job_identity_body``)."""
-    return f"v1/jobs/{job_id}/stream"
+def path_of(op: Operation, object_id: str) -> str:
+    """The operation's path with its ``{id}`` (already checked: a UUID needs no escaping)."""
+    return op.path.replace("{id}", object_id)

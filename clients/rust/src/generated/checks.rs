@@ -249,15 +249,17 @@ pub fn retrieval_result(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::strict(v, p, &["corpus", "index", "hits", "truncated"])?;
     o.with("corpus", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
     o.with("index", |v, p| {
-        let o = Obj::strict(v, p, &["providerId", "vendor", "accountId", "authMode", "model", "dimensions", "metric", "version"])?;
-        o.with("providerId", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
-        o.with("vendor", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
-        o.opt_with("accountId", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+        let o =
+            Obj::strict(v, p, &["providerId", "vendor", "accountId", "authMode", "model", "dimensions", "metric", "version", "ranking"])?;
+        o.with("providerId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+        o.with("vendor", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+        o.with("accountId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
         o.with("authMode", |v, p| literal(v, p, &["api-key", "none"]).map(drop))?;
-        o.with("model", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
-        o.opt_with("dimensions", |v, p| integer(v, p, 1.0, 4096.0).map(drop))?;
-        o.with("metric", |v, p| literal(v, p, &["cosine", "bm25", "rrf"]).map(drop))?;
-        o.with("version", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+        o.with("model", |v, p| matching(v, p, is_embedding_model, "an embedding model name").map(drop))?;
+        o.with("dimensions", |v, p| integer(v, p, 1.0, 4096.0).map(drop))?;
+        o.with("metric", |v, p| literal(v, p, &["cosine"]).map(drop))?;
+        o.with("version", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+        o.opt_with("ranking", |v, p| literal(v, p, &["cosine", "bm25", "hybrid"]).map(drop))?;
         Ok(())
     })?;
     o.with("hits", |v, p| {
@@ -444,7 +446,7 @@ pub fn history_message(v: &Value, p: &str) -> Checked<()> {
 pub fn session_info(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::open(v, p)?;
     o.with("id", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
-    o.with("revision", |v, p| integer(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.with("revision", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
     o.with("provider", |v, p| matching(v, p, is_provider_id, "a provider id").map(drop))?;
     o.with("model", |v, p| matching(v, p, is_model_id, "a model id").map(drop))?;
     o.with("mode", |v, p| literal(v, p, &["history", "native"]).map(drop))?;
@@ -648,7 +650,7 @@ pub fn run_request(v: &Value, p: &str) -> Checked<()> {
     o.opt_with("session", |v, p| {
         let o = Obj::strict(v, p, &["id", "revision"])?;
         o.with("id", |v, p| matching(v, p, is_uuid_shape_any_case, "a UUID").map(drop))?;
-        o.with("revision", |v, p| integer(v, p, 0.0, f64::INFINITY).map(drop))?;
+        o.with("revision", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
         Ok(())
     })?;
     o.opt_with("approvals", |v, p| {

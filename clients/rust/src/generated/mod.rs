@@ -2,4 +2,7 @@
 //! Wire-layer code generated from `protocol/schemas/agenticdriver.schema.json`.
 #[cfg(feature = "async")]
 pub mod checks;
+pub mod codes;
+#[cfg(feature = "async")]
+pub mod operations;
 pub mod types;

@@ -173,14 +173,14 @@ pub struct IngestionManifest {
 pub struct RetrievalIndex {
     pub provider_id: String,
     pub vendor: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub account_id: Option<String>,
+    pub account_id: String,
     pub auth_mode: String,
     pub model: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dimensions: Option<u32>,
+    pub dimensions: u32,
     pub metric: String,
     pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

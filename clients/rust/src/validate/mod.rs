@@ -15,13 +15,9 @@ pub use receipts::{
 };
 pub use rules::job_event_order;
 pub use stream::{json_run_result, EventValidator};
-pub use submissions::{
-    approval_decision, ingest_request, job_events_request, job_identity, job_submit, retrieval_delete, retrieval_index, retrieval_search,
-    session_create, session_identity, tool_identity, tool_result,
-};
+pub use submissions::{approval_decision, request, tool_result};
 
 use crate::error::{codes, DriverError};
-pub use crate::generated::checks as schemas;
 use crate::generated::checks as schema;
 use crate::types::{ProtocolInfo, Provider};
 use serde::Deserialize;
@@ -69,13 +65,6 @@ pub fn typed_event(value: Value) -> Result<crate::types::Event, String> {
 
 /// A wire schema check from `generated::checks`.
 pub type Schema = fn(&Value, &str) -> check::Checked<()>;
-
-/// An operator request, checked against its schema before it is sent.
-pub fn operator_request<T: serde::Serialize>(request: &T, schema: Schema) -> Result<(), DriverError> {
-    let refuse = |e: String| DriverError::new(codes::INVALID_OPERATOR_REQUEST, format!("the operator request is invalid: {e}"));
-    let value = serde_json::to_value(request).map_err(|e| refuse(e.to_string()))?;
-    schema(&value, "").map_err(refuse)
-}
 
 /// An operator answer: its schema, then its type.
 pub fn operator_answer<T: serde::de::DeserializeOwned>(value: Value, schema: Schema) -> Result<T, DriverError> {

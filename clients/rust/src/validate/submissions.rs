@@ -1,13 +1,13 @@
-//! Bodies this client submits (approval decisions, tool progress and results), checked
-//! before they are sent. The host parses them strictly; a malformed one fails here with
-//! the code the host would answer (`INVALID_APPROVAL` / `INVALID_TOOL_EXECUTION`) and no
-//! request is spent, so a corrected retry is still possible.
-//! The shapes are the generated `approval_decision`, `tool_execution_identity` and
-//! `tool_execution_result` checks; what stays here is the host's plain-JSON rule.
+//! Bodies this client submits, checked before they are sent. The host parses them
+//! strictly; a malformed one fails here with the code the host would answer
+//! (`INVALID_APPROVAL`, `INVALID_SESSION`, ...) and no request is spent, so a corrected
+//! retry is still possible.
+//! The shapes and codes come from the generated operation table; what stays here is the
+//! host's plain-JSON rule.
 use super::check::Checked;
 use crate::error::{codes, DriverError};
-use crate::generated::checks as schema;
-use crate::types::*;
+use crate::generated::operations::{self, Operation};
+use crate::types::{ApprovalDecision, JsonObject, ToolExecutionResult};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -36,84 +36,38 @@ fn checked<T: Serialize>(body: &T, schema: fn(&Value, &str) -> Checked<()>) -> C
     Ok(value)
 }
 
-pub fn approval_decision(decision: &ApprovalDecision) -> Result<(), DriverError> {
-    let check = || -> Checked<()> {
-        checked(decision, schema::approval_decision)?;
-        if !is_plain_object(&decision.call.arguments, 0) {
-            return Err("call.arguments must be plain JSON".into());
-        }
-        Ok(())
+/// A request body checked against its operation's generated request check: a malformed
+/// one fails with the operation's code (the host's) before anything is sent.
+pub fn request<T: Serialize>(op: &Operation, body: &T) -> Result<(), DriverError> {
+    checked_for(op, body).map(drop)
+}
+
+fn checked_for<T: Serialize>(op: &Operation, body: &T) -> Result<Value, DriverError> {
+    let (Some(schema), Some(code)) = (op.request, op.invalid_code) else {
+        return serde_json::to_value(body).map_err(|e| DriverError::new(codes::INVALID_ARGUMENT, e.to_string()));
     };
-    check().map_err(|e| DriverError::new(codes::INVALID_APPROVAL, format!("the approval decision is invalid: {e}")))
+    checked(body, schema).map_err(|e| DriverError::new(code, format!("the {} request is invalid: {e}", op.id)))
 }
 
-fn invalid_execution(e: String) -> DriverError {
-    DriverError::new(codes::INVALID_TOOL_EXECUTION, format!("the tool execution submission is invalid: {e}"))
+/// A decision (to `op`, the caller's or the operator's endpoint), whose call arguments must
+/// also be plain JSON.
+pub fn approval_decision(op: &Operation, decision: &ApprovalDecision) -> Result<(), DriverError> {
+    checked_for(op, decision)?;
+    if !is_plain_object(&decision.call.arguments, 0) {
+        return Err(DriverError::new(codes::INVALID_APPROVAL, "the approval decision is invalid: call.arguments must be plain JSON"));
+    }
+    Ok(())
 }
 
-pub fn tool_identity(id: &ToolExecutionIdentity) -> Result<(), DriverError> {
-    checked(id, schema::tool_execution_identity).map(drop).map_err(invalid_execution)
-}
-
+/// A tool result, whose output must also be plain JSON.
 pub fn tool_result(result: &ToolExecutionResult) -> Result<(), DriverError> {
-    let check = || -> Checked<()> {
-        checked(result, schema::tool_execution_result)?;
-        match &result.output {
-            Some(output) if !is_plain_json(output, 0) => Err("output must be plain JSON".into()),
-            _ => Ok(()),
+    checked_for(&operations::COMPLETE_TOOL, result)?;
+    match &result.output {
+        Some(output) if !is_plain_json(output, 0) => {
+            Err(DriverError::new(codes::INVALID_TOOL_EXECUTION, "the tool execution submission is invalid: output must be plain JSON"))
         }
-    };
-    check().map_err(invalid_execution)
-}
-
-fn invalid_session(e: String) -> DriverError {
-    DriverError::new(codes::INVALID_SESSION, format!("the session request is invalid: {e}"))
-}
-
-fn invalid_job(e: String) -> DriverError {
-    DriverError::new(codes::INVALID_JOB, format!("the job request is invalid: {e}"))
-}
-
-pub fn session_create(request: &SessionCreate) -> Result<(), DriverError> {
-    checked(request, schema::session_create).map(drop).map_err(invalid_session)
-}
-
-pub fn session_identity(id: &SessionIdentity) -> Result<(), DriverError> {
-    checked(id, schema::session_identity).map(drop).map_err(invalid_session)
-}
-
-pub fn job_submit(submission: &JobSubmit) -> Result<(), DriverError> {
-    checked(submission, schema::job_submit).map(drop).map_err(invalid_job)
-}
-
-pub fn job_identity(id: &JobIdentity) -> Result<(), DriverError> {
-    checked(id, schema::job_identity).map(drop).map_err(invalid_job)
-}
-
-pub fn job_events_request(request: &JobEventsRequest) -> Result<(), DriverError> {
-    checked(request, schema::job_events_request).map(drop).map_err(invalid_job)
-}
-
-fn invalid_retrieval(e: String) -> DriverError {
-    DriverError::new(codes::INVALID_RETRIEVAL, format!("the retrieval request is invalid: {e}"))
-}
-
-pub fn retrieval_search(request: &RetrievalSearch) -> Result<(), DriverError> {
-    checked(request, schema::retrieval_search).map(drop).map_err(invalid_retrieval)
-}
-
-pub fn retrieval_index(request: &RetrievalIndexRequest) -> Result<(), DriverError> {
-    checked(request, schema::retrieval_index_request).map(drop).map_err(invalid_retrieval)
-}
-
-pub fn retrieval_delete(request: &RetrievalDeleteRequest) -> Result<(), DriverError> {
-    checked(request, schema::retrieval_delete_request).map(drop).map_err(invalid_retrieval)
-}
-
-pub fn ingest_request(request: &IngestRequest) -> Result<(), DriverError> {
-    checked(request, schema::ingest_request)
-        .map(drop)
-        .map_err(|e| DriverError::new(codes::INVALID_INGESTION, format!("the ingestion request is invalid: {e}")))
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

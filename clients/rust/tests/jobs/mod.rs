@@ -75,7 +75,7 @@ async fn job_states_keep_their_invariants() {
         ("cased key is not the id", json!({"id": null, "ID": JOB_ID}), false),
     ];
     for (name, changes, ok) in cases {
-        let outcome = answering(&job(changes)).await.read_job(&id()).await;
+        let outcome = answering(&job(changes)).await.read_job(&id().id).await;
         match outcome {
             Ok(info) => assert!(ok && info.id == JOB_ID, "{name}: accepted"),
             Err(error) => assert!(!ok && error.code() == Some(codes::INVALID_RESPONSE), "{name}: {error}"),
@@ -95,11 +95,11 @@ async fn submissions_are_checked_before_sending_and_answers_after() {
     let offline = AsyncAgenticClient::new("http://127.0.0.1:9/", TOKEN).unwrap();
     let bad_key = JobSubmit { key: "bad key".into(), ..submission.clone() };
     assert_eq!(offline.submit_job(&bad_key).await.unwrap_err().code(), Some(codes::INVALID_JOB));
-    assert_eq!(offline.read_job(&JobIdentity { id: "NOT-A-UUID".into() }).await.unwrap_err().code(), Some(codes::INVALID_JOB));
+    assert_eq!(offline.read_job("NOT-A-UUID").await.unwrap_err().code(), Some(codes::INVALID_JOB));
     let zero = JobEventsRequest { id: JOB_ID.into(), after: 0, limit: Some(0) };
-    assert_eq!(offline.job_events(&zero).await.unwrap_err().code(), Some(codes::INVALID_JOB));
+    assert_eq!(offline.job_events(&zero).await.unwrap_err().code(), Some(codes::INVALID_JOB_CURSOR));
     let bad_session = SessionIdentity { id: "x".into() };
-    assert_eq!(offline.delete_session(&bad_session).await.unwrap_err().code(), Some(codes::INVALID_SESSION));
+    assert_eq!(offline.delete_session(&bad_session.id).await.unwrap_err().code(), Some(codes::INVALID_SESSION));
 }
 
 fn page(job: Value, events: &[Value], next: u64, more: bool) -> Value {
@@ -297,16 +297,16 @@ async fn session_receipts_echo_what_was_asked() {
     }
     let id = SessionIdentity { id: SESSION_ID.into() };
     let other = snapshot(json!({"id": "12345678-1234-4234-8234-123456789def"}), json!([]), None);
-    assert_eq!(answering(&other).await.read_session(&id).await.unwrap_err().code(), Some(codes::INVALID_RESPONSE));
+    assert_eq!(answering(&other).await.read_session(&id.id).await.unwrap_err().code(), Some(codes::INVALID_RESPONSE));
     let running = snapshot(json!({"state": "running", "expiresAt": null}), json!([]), None);
-    assert_eq!(answering(&running).await.read_session(&id).await.unwrap().session.state, SessionState::Running);
+    assert_eq!(answering(&running).await.read_session(&id.id).await.unwrap().session.state, SessionState::Running);
     for (body, ok) in [
         (json!({"id": SESSION_ID, "deleted": true}), true),
         (json!({"id": SESSION_ID, "deleted": false}), false),
         (json!({"id": SESSION_ID, "Deleted": true}), false),
         (json!({"id": "12345678-1234-4234-8234-123456789def", "deleted": true}), false),
     ] {
-        let outcome = answering(&body).await.delete_session(&id).await;
+        let outcome = answering(&body).await.delete_session(&id.id).await;
         assert_eq!(outcome.is_ok(), ok, "{body}: {outcome:?}");
         if !ok {
             assert_eq!(outcome.unwrap_err().code(), Some(codes::INVALID_RESPONSE));

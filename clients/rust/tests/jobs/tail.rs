@@ -106,7 +106,7 @@ fn fast(after: u64, max_attempts: u32) -> TailOptions {
 
 async fn tail(script: &Script, options: TailOptions) -> (Vec<u64>, Option<Error>) {
     let client = AsyncAgenticClient::new(&script.url, TOKEN).unwrap();
-    let mut tail = match client.tail_job(&JobIdentity { id: JOB_ID.into() }, &options).await {
+    let mut tail = match client.tail_job(JOB_ID, &options).await {
         Ok(tail) => tail,
         Err(error) => return (Vec::new(), Some(error)),
     };
@@ -236,7 +236,7 @@ fn the_blocking_tail_resumes_too() {
     let log = completed_log();
     let s = runtime.block_on(script(running(), vec![Answer::Drop(log[..3].to_vec()), stream(&log[3..])]));
     let client = AgenticClient::new(&s.url, TOKEN).unwrap();
-    let events: Vec<Event> = client.tail_job(&JobIdentity { id: JOB_ID.into() }, &fast(0, 3)).unwrap().collect::<Result<_, _>>().unwrap();
+    let events: Vec<Event> = client.tail_job(JOB_ID, &fast(0, 3)).unwrap().collect::<Result<_, _>>().unwrap();
     assert_eq!(events.iter().map(|e| e.sequence).collect::<Vec<_>>(), [1, 2, 3, 4]);
     assert!(events.last().unwrap().is_terminal());
     assert_eq!(s.last_event_ids(), ["0", "3"]);

@@ -204,3 +204,63 @@ fn dropping_the_update_feed_closes_the_connection_blocking_too() {
         .expect("the connection was closed")
         .unwrap();
 }
+
+fn tap_event(kind: &str, sequence: u64, payload: Value) -> Value {
+    let mut event = json!({"type": kind, "runId": RUN_ID, "sequence": sequence, "timestamp": T0});
+    event.as_object_mut().unwrap().extend(payload.as_object().unwrap().clone());
+    event
+}
+
+fn completed(sequence: u64) -> Value {
+    let result =
+        json!({"runId": RUN_ID, "provider": "mock", "model": "demo", "text": "hi", "usage": {}, "steps": 1, "finishReason": "stop"});
+    tap_event("run.completed", sequence, json!({ "result": result }))
+}
+
+/// The sequences a tap yielded, or its error's code.
+async fn sequences(tap: Result<OperatorTap, Error>) -> Result<Vec<u64>, String> {
+    use futures_util::StreamExt;
+    let mut tap = tap.map_err(|e| e.code().unwrap_or("no code").to_string())?;
+    let mut seen = Vec::new();
+    while let Some(event) = tap.next().await {
+        seen.push(event.map_err(|e| e.code().unwrap_or("no code").to_string())?.sequence);
+    }
+    Ok(seen)
+}
+
+#[tokio::test]
+async fn watch_run_follows_one_run_to_its_terminal_event() {
+    let (delta5, delta6) = (tap_event("text.delta", 5, json!({"text": "h"})), tap_event("text.delta", 6, json!({"text": "i"})));
+    let late = tap_event("text.delta", 8, json!({"text": "late"}));
+    let mut peer = serve(Reply::Close(sse(&[delta5.clone(), delta6.clone(), completed(7), late])), None).await;
+    let client = AsyncOperatorClient::new(&peer.url, TOKEN).unwrap();
+    assert_eq!(sequences(client.watch_run(RUN_ID).await).await, Ok(vec![5, 6, 7]));
+    let head = peer.requests.recv().await.unwrap();
+    assert!(head.starts_with(&format!("GET /v1/operator/runs/{RUN_ID}/events ")), "{head}");
+    // Dropped for falling behind: the watch ends without a terminal event and without an error.
+    let peer = serve(Reply::Close(sse(&[delta5.clone(), delta6.clone()])), None).await;
+    assert_eq!(sequences(AsyncOperatorClient::new(&peer.url, TOKEN).unwrap().watch_run(RUN_ID).await).await, Ok(vec![5, 6]));
+    let mut other = delta5.clone();
+    other["runId"] = json!("another-run");
+    for bad in [vec![delta6.clone(), delta5.clone()], vec![other], vec![json!({"type": "text.delta"})]] {
+        let peer = serve(Reply::Close(sse(&bad)), None).await;
+        let client = AsyncOperatorClient::new(&peer.url, TOKEN).unwrap();
+        assert_eq!(sequences(client.watch_run(RUN_ID).await).await, Err(codes::INVALID_RESPONSE.to_string()), "{bad:?}");
+    }
+    assert_eq!(sequences(client.watch_run("RUN-1").await).await, Err(codes::INVALID_OPERATOR_REQUEST.to_string()));
+}
+
+#[test]
+fn tail_job_resumes_after_a_sequence_blocking_too() {
+    const JOB: &str = "00000000-0000-4000-8000-000000000009";
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut peer = runtime.block_on(serve(Reply::Close(sse(&[tap_event("text.delta", 6, json!({"text": "i"})), completed(7)])), None));
+    let client = blocking::OperatorClient::new(&peer.url, TOKEN).unwrap();
+    let events: Vec<u64> = client.tail_job(JOB, 5).unwrap().map(|event| event.unwrap().sequence).collect();
+    assert_eq!(events, vec![6, 7]);
+    let head = runtime.block_on(peer.requests.recv()).unwrap().to_ascii_lowercase();
+    assert!(head.starts_with(&format!("get /v1/operator/jobs/{JOB}/stream ")) && head.contains("last-event-id: 5"), "{head}");
+    let out_of_order = client.tail_job(JOB, 7).unwrap().next().unwrap();
+    assert_eq!(out_of_order.unwrap_err().code(), Some(codes::INVALID_RESPONSE));
+    assert_eq!(client.tail_job("not-a-job", 0).err().unwrap().code(), Some(codes::INVALID_JOB));
+}

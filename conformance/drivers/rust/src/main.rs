@@ -23,6 +23,7 @@ struct Env {
     fixtures: Value,
     versioning: Value,
     skip: Value,
+    base_urls: Value,
 }
 
 fn var(name: &str) -> String {
@@ -47,6 +48,7 @@ impl Env {
             fixtures: read_json(&var("AGENTICDRIVER_TEST_FIXTURES")),
             versioning: read_json(&var("AGENTICDRIVER_TEST_VERSIONING")),
             skip: read_json(&var("AGENTICDRIVER_TEST_SKIP")),
+            base_urls: read_json(&var("AGENTICDRIVER_TEST_BASE_URLS")),
         }
     }
 }
@@ -78,6 +80,8 @@ trait Mode: Sync {
     fn protocol(&self, url: &str, token: &str) -> Result<ProtocolInfo, Error>;
     fn providers(&self, url: &str, token: &str) -> Result<Vec<Provider>, Error>;
     fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error>;
+    /// Makes a client (sending nothing): the base-URL rules.
+    fn make(&self, url: &str, token: &str) -> Result<(), Error>;
     /// The events read until a terminal event or until `visit` stops the stream, with
     /// `function` (if any) run by the client's function runner.
     fn stream(&self, url: &str, token: &str, request: &RunRequest, function: Option<Function>, visit: Visit) -> Result<Vec<Event>, Error>;
@@ -208,6 +212,9 @@ impl Mode for Async {
     fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error> {
         self.runtime.block_on(async { self.client(url, token)?.run(request).await })
     }
+    fn make(&self, url: &str, token: &str) -> Result<(), Error> {
+        self.client(url, token).map(drop)
+    }
     fn stream(&self, url: &str, token: &str, request: &RunRequest, function: Option<Function>, visit: Visit) -> Result<Vec<Event>, Error> {
         let mut functions = ToolFunctions::new();
         if let Some(Function { tool, output }) = function {
@@ -235,11 +242,11 @@ impl Mode for Async {
             let client = self.client(url, token)?;
             match operation {
                 Operation::SessionCreate(request) => client.create_session(request).await.map(|s| Reply::Session(Box::new(s))),
-                Operation::SessionRead(id) => client.read_session(id).await.map(|s| Reply::Session(Box::new(s))),
-                Operation::SessionDelete(id) => client.delete_session(id).await.map(Reply::Deleted),
+                Operation::SessionRead(id) => client.read_session(&id.id).await.map(|s| Reply::Session(Box::new(s))),
+                Operation::SessionDelete(id) => client.delete_session(&id.id).await.map(Reply::Deleted),
                 Operation::JobSubmit(submission) => client.submit_job(submission).await.map(|j| Reply::Job(Box::new(j))),
-                Operation::JobRead(id) => client.read_job(id).await.map(|j| Reply::Job(Box::new(j))),
-                Operation::JobCancel(id) => client.cancel_job(id).await.map(|j| Reply::Job(Box::new(j))),
+                Operation::JobRead(id) => client.read_job(&id.id).await.map(|j| Reply::Job(Box::new(j))),
+                Operation::JobCancel(id) => client.cancel_job(&id.id).await.map(|j| Reply::Job(Box::new(j))),
                 Operation::JobEvents(request) => client.job_events(request).await.map(|_| Reply::Page),
                 Operation::Ingest(request) => client.ingest_document(request).await.map(|r| Reply::Ingested(Box::new(r))),
                 Operation::Search(request) => client.search_retrieval(request).await.map(|r| Reply::Found(Box::new(r))),
@@ -248,7 +255,7 @@ impl Mode for Async {
     }
     fn tail(&self, url: &str, token: &str, id: &JobIdentity, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error> {
         let client = self.client(url, token)?;
-        let mut tail = self.runtime.block_on(client.tail_job(id, &TailOptions { after, ..TailOptions::default() }))?;
+        let mut tail = self.runtime.block_on(client.tail_job(&id.id, &TailOptions { after, ..TailOptions::default() }))?;
         // One block_on per event; dropping the tail closes its connection.
         take_events(std::iter::from_fn(|| self.runtime.block_on(tail.next())), limit)
     }
@@ -334,6 +341,9 @@ impl Mode for Blocking {
     fn run(&self, url: &str, token: &str, request: &RunRequest) -> Result<RunResult, Error> {
         self.client(url, token)?.run(request)
     }
+    fn make(&self, url: &str, token: &str) -> Result<(), Error> {
+        self.client(url, token).map(drop)
+    }
     fn stream(&self, url: &str, token: &str, request: &RunRequest, function: Option<Function>, visit: Visit) -> Result<Vec<Event>, Error> {
         let mut functions = blocking::ToolFunctions::new();
         if let Some(Function { tool, output }) = function {
@@ -359,11 +369,11 @@ impl Mode for Blocking {
         let client = self.client(url, token)?;
         match operation {
             Operation::SessionCreate(request) => client.create_session(request).map(|s| Reply::Session(Box::new(s))),
-            Operation::SessionRead(id) => client.read_session(id).map(|s| Reply::Session(Box::new(s))),
-            Operation::SessionDelete(id) => client.delete_session(id).map(Reply::Deleted),
+            Operation::SessionRead(id) => client.read_session(&id.id).map(|s| Reply::Session(Box::new(s))),
+            Operation::SessionDelete(id) => client.delete_session(&id.id).map(Reply::Deleted),
             Operation::JobSubmit(submission) => client.submit_job(submission).map(|j| Reply::Job(Box::new(j))),
-            Operation::JobRead(id) => client.read_job(id).map(|j| Reply::Job(Box::new(j))),
-            Operation::JobCancel(id) => client.cancel_job(id).map(|j| Reply::Job(Box::new(j))),
+            Operation::JobRead(id) => client.read_job(&id.id).map(|j| Reply::Job(Box::new(j))),
+            Operation::JobCancel(id) => client.cancel_job(&id.id).map(|j| Reply::Job(Box::new(j))),
             Operation::JobEvents(request) => client.job_events(request).map(|_| Reply::Page),
             Operation::Ingest(request) => client.ingest_document(request).map(|r| Reply::Ingested(Box::new(r))),
             Operation::Search(request) => client.search_retrieval(request).map(|r| Reply::Found(Box::new(r))),
@@ -371,7 +381,7 @@ impl Mode for Blocking {
     }
     fn tail(&self, url: &str, token: &str, id: &JobIdentity, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error> {
         let client = self.client(url, token)?;
-        take_events(client.tail_job(id, &TailOptions { after, ..TailOptions::default() })?, limit)
+        take_events(client.tail_job(&id.id, &TailOptions { after, ..TailOptions::default() })?, limit)
     }
 }
 
@@ -933,6 +943,11 @@ fn retrieval_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
         other => return Err(format!("search_retrieval: {other:?}")),
     };
     want(found.hits.iter().any(|hit| hit.text.contains("horn")), || format!("search found {:?}", found.hits))?;
+    // A vector index as 1.0 defines it (what installed clients require), ranked as the additive field says.
+    let index = &found.index;
+    want(index.metric == "cosine" && index.provider_id == "builtin" && index.ranking.as_deref() == Some("bm25"), || {
+        format!("search index {index:?}")
+    })?;
     let request = RunRequest { retrieval: Some(scope), ..RunRequest::new("mock", "demo", "When is the horn sounded?") };
     let result = mode.run(live, token, &request).map_err(|e| format!("the grounded run: {}", describe(&e)))?;
     let hits: Vec<String> = result.retrieval.iter().flat_map(|r| r.hits.iter().map(|hit| hit.chunk_id.clone())).collect();
@@ -952,6 +967,16 @@ fn run_mode(mode: &dyn Mode, env: &Env) -> Report {
     }
     for case in env.versioning["cases"].as_array().into_iter().flatten() {
         report.record(&format!("versioning:{}", case["id"].as_str().unwrap_or("?")), versioning_case(mode, env, case));
+    }
+    let token = env.base_urls["token"].as_str().unwrap_or("");
+    for case in env.base_urls["cases"].as_array().into_iter().flatten() {
+        let (url, expected) = (case["url"].as_str().unwrap_or(""), case["expectedError"].as_str());
+        let outcome = match (mode.make(url, token), expected) {
+            (Ok(()), None) => Ok(()),
+            (Err(e), Some(code)) if e.code() == Some(code) => Ok(()),
+            (got, _) => Err(format!("{url}: expected {expected:?}, got {got:?}")),
+        };
+        report.record(&format!("base-url:{}", case["id"].as_str().unwrap_or("?")), outcome);
     }
     live_scenarios(mode, env, &mut report);
     report

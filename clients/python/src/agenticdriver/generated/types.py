@@ -156,15 +156,16 @@ class IngestionManifest(_IngestionManifestRequired, total=False):
 class _RetrievalIndexRequired(TypedDict):
     providerId: str
     vendor: str
+    accountId: str
     authMode: Literal["api-key", "none"]
     model: str
-    metric: Literal["cosine", "bm25", "rrf"]
+    dimensions: int
+    metric: Literal["cosine"]
     version: str
 
 
 class RetrievalIndex(_RetrievalIndexRequired, total=False):
-    accountId: str
-    dimensions: int
+    ranking: Literal["cosine", "bm25", "hybrid"]
 
 
 class _RetrievalHitRequired(TypedDict):
