@@ -9,9 +9,9 @@
  * INPUTS_FILE receives the files the bundle was made from (JSON, paths relative to the
  * repository), which scripts/build.mjs compares next time.
  *
- * The page's CSP forbids generating code, so the client's Ajv validators cannot compile in the
- * browser: the bundle gets console/src/validators.ts in place of src/protocol/validate.ts, over
- * validators compiled here with Ajv's standalone code — those of the endpoints the console
+ * The client's validators (src/protocol/validate.ts) are the whole table of
+ * protocol/validators/wire.js; the bundle gets console/src/validators.ts in their place, over
+ * validators compiled here with Ajv's standalone code — only those of the endpoints the console
  * calls (the operator endpoints and the provider list), the error envelope and the events.
  */
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';

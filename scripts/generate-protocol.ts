@@ -1,7 +1,8 @@
 /**
  * Writes the published wire documents under protocol/ from src/protocol (the single
  * source of truth), then the Go, Python and Rust clients' generated wire layers from the
- * published schema document (scripts/protocol-clients/). `--check` fails instead of
+ * published schema document (scripts/protocol-clients/), and the TypeScript validators
+ * compiled ahead of time (scripts/protocol-validators.ts). `--check` fails instead of
  * writing when any file has drifted.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -10,9 +11,10 @@ import { ERROR_STATUS } from '../src/protocol/errors.js';
 import { ENDPOINTS, MAX_CURSOR } from '../src/protocol/endpoints.js';
 import { NAMED_SCHEMAS } from '../src/protocol/schemas.js';
 import { OPTIONAL_EVENTS_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER, WIRE_VERSION } from '../src/protocol/version.js';
-import { hostConfigSchema } from '../src/host/config.js';
+import { hostConfigSchema } from '../src/host/config-schema.js';
 import { clientFiles } from './protocol-clients/index.js';
 import { OPERATIONS_DOCUMENT, operationsDocument } from './protocol-clients/operations.js';
+import { validatorFiles } from './protocol-validators.js';
 
 const root = join(dirname(new URL(import.meta.url).pathname), '..');
 
@@ -109,6 +111,8 @@ Object.assign(
   files,
   clientFiles({ schema: published('protocol/schemas/agenticdriver.schema.json'), operations: published(OPERATIONS_DOCUMENT), status: published('protocol/status-codes.json') }, root),
 );
+// The TypeScript validators, compiled ahead of time from the same schemas.
+Object.assign(files, validatorFiles());
 
 const check = process.argv.includes('--check');
 const drifted: string[] = [];

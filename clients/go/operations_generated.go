@@ -24,8 +24,10 @@ var (
 	opCreateSession          = operation{id: "createSession", method: "POST", path: "v1/sessions/create", request: sessionCreateRule, response: sessionSnapshotRule, invalid: CodeInvalidSession, answers: "json"}
 	opReadSession            = operation{id: "readSession", method: "POST", path: "v1/sessions/read", request: sessionIdentityRule, response: sessionSnapshotRule, invalid: CodeInvalidSession, answers: "json"}
 	opDeleteSession          = operation{id: "deleteSession", method: "POST", path: "v1/sessions/delete", request: sessionIdentityRule, response: sessionDeleteResultRule, invalid: CodeInvalidSession, answers: "json"}
+	opListSessions           = operation{id: "listSessions", method: "POST", path: "v1/sessions/list", request: sessionListRequestRule, response: sessionListRule, invalid: CodeInvalidSession, answers: "json"}
 	opSubmitJob              = operation{id: "submitJob", method: "POST", path: "v1/jobs/submit", request: jobSubmitRule, response: jobInfoRule, invalid: CodeInvalidJob, answers: "json"}
 	opReadJob                = operation{id: "readJob", method: "POST", path: "v1/jobs/read", request: jobIdentityRule, response: jobInfoRule, invalid: CodeInvalidJob, answers: "json"}
+	opListJobs               = operation{id: "listJobs", method: "POST", path: "v1/jobs/list", request: jobListRequestRule, response: jobListRule, invalid: CodeInvalidJob, answers: "json"}
 	opCancelJob              = operation{id: "cancelJob", method: "POST", path: "v1/jobs/cancel", request: jobIdentityRule, response: jobInfoRule, invalid: CodeInvalidJob, answers: "json"}
 	opJobEvents              = operation{id: "jobEvents", method: "POST", path: "v1/jobs/events", request: jobEventsRequestRule, response: jobEventPageRule, invalid: CodeInvalidJobCursor, answers: "json"}
 	opStreamJob              = operation{id: "streamJob", method: "GET", path: "v1/jobs/{id}/stream", response: runEventRule, answers: "events"}
@@ -108,6 +110,7 @@ const (
 	CodeUnsupportedConfiguration    = "UNSUPPORTED_CONFIGURATION"
 	CodeTLSRequired                 = "TLS_REQUIRED"
 	CodeInsecureTransport           = "INSECURE_TRANSPORT"
+	CodeInvalidURL                  = "INVALID_URL"
 	CodeUnauthorized                = "UNAUTHORIZED"
 	CodeAuthRequired                = "AUTH_REQUIRED"
 	CodeForbidden                   = "FORBIDDEN"
@@ -288,6 +291,7 @@ var ErrorStatus = map[string]int{
 	CodeUnsupportedConfiguration:    400,
 	CodeTLSRequired:                 400,
 	CodeInsecureTransport:           400,
+	CodeInvalidURL:                  400,
 	CodeUnauthorized:                401,
 	CodeAuthRequired:                401,
 	CodeForbidden:                   403,

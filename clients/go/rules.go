@@ -291,6 +291,56 @@ func checkSessionSnapshot(s *SessionSnapshot, id string) error {
 	return checkSessionInfo(&s.Session)
 }
 
+// defaultListLimit is how many a list holds when the request names no limit.
+const defaultListLimit = 20
+
+// checkListing checks a list: at most limit (0: the default), each id once, most recently
+// updated first (host timestamps are fixed-width UTC, so text order is time order).
+func checkListing(ids, updated []string, limit int, what string) error {
+	if limit == 0 {
+		limit = defaultListLimit
+	}
+	if len(ids) > limit {
+		return fmt.Errorf("the %s list holds %d, more than the limit of %d", what, len(ids), limit)
+	}
+	seen := make(map[string]bool, len(ids))
+	for i, id := range ids {
+		if seen[id] {
+			return fmt.Errorf("the %s list names %q twice", what, id)
+		}
+		seen[id] = true
+		if i > 0 && updated[i] > updated[i-1] {
+			return fmt.Errorf("the %s list is not most recently updated first", what)
+		}
+	}
+	return nil
+}
+
+func checkSessionList(sessions []SessionInfo, limit int) error {
+	ids, updated := make([]string, len(sessions)), make([]string, len(sessions))
+	for i := range sessions {
+		ids[i], updated[i] = sessions[i].ID, sessions[i].UpdatedAt
+		if err := checkSessionInfo(&sessions[i]); err != nil {
+			return err
+		}
+	}
+	return checkListing(ids, updated, limit, "session")
+}
+
+func checkJobList(jobs []JobInfo, req JobListRequest) error {
+	ids, updated := make([]string, len(jobs)), make([]string, len(jobs))
+	for i := range jobs {
+		ids[i], updated[i] = jobs[i].ID, jobs[i].UpdatedAt
+		if req.State != "" && jobs[i].State != req.State {
+			return fmt.Errorf("the job list holds a %s job, not only %s ones", jobs[i].State, req.State)
+		}
+		if err := checkJobInfo(&jobs[i]); err != nil {
+			return err
+		}
+	}
+	return checkListing(ids, updated, req.Limit, "job")
+}
+
 // checkJobInfo checks the invariants of a job's state: updatedAt ≥ createdAt; a finished
 // job, and only a finished one, has expiresAt, later than updatedAt; a queued job has no
 // events; a finished one has at least run.started and its terminal event.

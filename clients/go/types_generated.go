@@ -379,6 +379,16 @@ type SessionDeleteResult struct {
 	Deleted bool   `json:"deleted"`
 }
 
+// SessionListRequest asks for the subject's sessions (POST /v1/sessions/list); Limit 0 means the default (20).
+type SessionListRequest struct {
+	Limit int `json:"limit,omitzero"`
+}
+
+// SessionList holds the subject's sessions, most recently used first.
+type SessionList struct {
+	Sessions []SessionInfo `json:"sessions"`
+}
+
 // JobSubmit is the body of POST /v1/jobs/submit: an idempotency key and a run request.
 type JobSubmit struct {
 	Key     string     `json:"key"`
@@ -417,6 +427,17 @@ type JobEventPage struct {
 	Events     []Event `json:"events"`
 	NextCursor int64   `json:"nextCursor"`
 	HasMore    bool    `json:"hasMore"`
+}
+
+// JobListRequest asks for the subject's jobs (POST /v1/jobs/list), optionally in one State; Limit 0 means the default (20).
+type JobListRequest struct {
+	Limit int    `json:"limit,omitzero"`
+	State string `json:"state,omitzero"`
+}
+
+// JobList holds the subject's jobs, most recently updated first.
+type JobList struct {
+	Jobs []JobInfo `json:"jobs"`
 }
 
 type OperatorWaiting struct {

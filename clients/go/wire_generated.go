@@ -617,6 +617,14 @@ var sessionDeleteResultRule = object(false,
 	req("deleted", boolean()),
 )
 
+var sessionListRequestRule = object(true,
+	opt("limit", integer(1, 100)),
+)
+
+var sessionListRule = object(false,
+	req("sessions", arrayOf(sessionInfoRule, arrayOpts{max: 100})),
+)
+
 var jobSubmitRule = object(true,
 	req("key", str(strOpts{pattern: regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$`)})),
 	req("request", runRequestRule),
@@ -650,6 +658,15 @@ var jobEventPageRule = object(false,
 	req("events", arrayOf(runEventRule, arrayOpts{max: 100})),
 	req("nextCursor", integer(0, 9007199254740991)),
 	req("hasMore", boolean()),
+)
+
+var jobListRequestRule = object(true,
+	opt("limit", integer(1, 100)),
+	opt("state", oneOf("queued", "running", "completed", "failed", "cancelled", "interrupted")),
+)
+
+var jobListRule = object(false,
+	req("jobs", arrayOf(jobInfoRule, arrayOpts{max: 100})),
 )
 
 var operatorWaitingRule = object(false,

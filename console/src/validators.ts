@@ -1,12 +1,12 @@
 /**
- * The wire validators inside the console's bundle: compiled ahead of time by Ajv's standalone
- * code (scripts/build-console.ts), because a page under `script-src 'self'` may not generate
- * code. The bundle puts this module in place of src/protocol/validate.ts, so the TypeScript
+ * The wire validators inside the console's bundle: Ajv's standalone code compiled ahead of
+ * time (scripts/build-console.ts) for only the schemas the console checks, rather than the
+ * whole table of protocol/validators/wire.js. The bundle puts this module in place of
+ * src/protocol/validate.ts (same exports), so the TypeScript
  * client (src/client) checks every answer in the browser exactly as it does in Node. The
  * build compiles the schemas of the endpoints the console calls; asking for another one fails
  * loudly when used.
  */
-import type { TSchema } from '@sinclair/typebox';
 import * as compiled from 'virtual:console-validators';
 import { DriverError } from '../../src/protocol/errors.js';
 import { eventSchemaId } from '../../src/protocol/schemas.js';
@@ -22,10 +22,12 @@ function lookup(id: string | undefined): compiled.CompiledValidator {
   return found;
 }
 
-export function validatorFor<T>(schema: TSchema): Validator<T> {
-  const check = ((value: unknown) => lookup(schema.$id)(value)) as Validator<T>;
+/** Like src/protocol/validate.ts: by name or by the schema object itself (its `$id`). */
+export function validatorFor<T>(schema: string | { $id?: string }): Validator<T> {
+  const id = typeof schema === 'string' ? schema : schema.$id;
+  const check = ((value: unknown) => lookup(id)(value)) as Validator<T>;
   check.explain = (value: unknown) => {
-    const validate = lookup(schema.$id);
+    const validate = lookup(id);
     return validate(value) ? undefined : describe(validate.errors);
   };
   return check;
@@ -34,5 +36,5 @@ export function validatorFor<T>(schema: TSchema): Validator<T> {
 /** The payload validator of a known event type, when the build compiled it. */
 export function eventValidator(type: string): Validator<unknown> | undefined {
   const id = eventSchemaId(type);
-  return table[id] ? validatorFor({ $id: id } as TSchema) : undefined;
+  return table[id] ? validatorFor(id) : undefined;
 }

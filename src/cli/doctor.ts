@@ -15,6 +15,7 @@ import type { UsageSinkReport } from '../extensions/usage/report.js';
 import { usageReportOf } from '../host/host-record.js';
 import { rankingOf } from '../extensions/retrieval/service.js';
 import { BUILTIN_EMBEDDING, embedderId } from '../providers/embeddings/index.js';
+import { fields, healthText, printJson, printLines, table, usageLine, wantsJson } from './output.js';
 
 export interface DoctorReport {
   ok: boolean;
@@ -87,4 +88,32 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
         }
       : { enabled: false },
   };
+}
+
+/** `agenticdriver doctor`: the report as a table, or as JSON; exit 1 unless every check passed. */
+export async function doctorCommand(options: { config?: string; json?: boolean }): Promise<void> {
+  const report = await doctor(options.config);
+  if (!report.ok) process.exitCode = 1;
+  if (wantsJson(options)) return printJson(report);
+  const state = report.state.engine === 'sqlite' ? `sqlite, ${report.state.directory}` : `postgres, ${report.state.status}${report.state.reason ? ` (${report.state.reason})` : ''}`;
+  const retrieval = report.retrieval.enabled
+    ? `${report.retrieval.engine}; corpora ${report.retrieval.corpora.map((corpus) => `${corpus.id} (${corpus.namespace})`).join(', ')}; PDF ${report.retrieval.pdf ? 'on' : 'off'}`
+    : 'off';
+  printLines([
+    ...fields([
+      ['config', `${report.configPath} (valid)`],
+      ['listener', `${report.listener.host}:${report.listener.port}${report.listener.tls ? ' with TLS' : ''}`],
+      ['tokens', String(report.tokens)],
+      ['state', state],
+      ['retrieval', retrieval],
+      ['usage sinks', usageLine(report.usage)],
+    ]),
+    '',
+    ...table(
+      ['provider', 'kind', 'health', 'version', 'models'],
+      report.providers.map((provider) => [provider.id, provider.kind, healthText(provider.health), provider.version ?? '', provider.models.join(', ')]),
+    ),
+    '',
+    report.ok ? 'Every check passed.' : 'Not every check passed (see above); exit status 1.',
+  ]);
 }

@@ -1,9 +1,13 @@
-/** `agenticdriver serve`: load (or first create) the config, start the host, stop on signals. */
+/**
+ * `agenticdriver serve`: load (or first create) the config, start the host, reload the config
+ * on SIGHUP (src/host/reload.ts: tokens, providers, limits; a bad config keeps the running one
+ * and the log says why), stop on SIGINT/SIGTERM.
+ */
 import { resolve } from 'node:path';
-import { assertListenerSecure, readHostConfig, resolveConfigPath } from '../host/config.js';
+import { DriverError, toDriverError } from '../protocol/errors.js';
+import { assertListenerSecure, readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
 import { startHost } from '../host/index.js';
 import { createHostLogger } from '../host/logging.js';
-import { DriverError } from '../protocol/errors.js';
 import { exists, initConfig } from './init.js';
 
 export interface ServeOptions {
@@ -21,12 +25,17 @@ export async function serve(options: ServeOptions): Promise<void> {
     await initConfig(configPath);
     created = true;
   }
-  const config = await readHostConfig(configPath);
-  if (options.host !== undefined) config.listen = { ...config.listen, host: options.host };
-  if (options.port !== undefined) config.listen = { ...config.listen, port: options.port };
-  assertListenerSecure(config.listen);
-
-  const host = await startHost({ config, log: createHostLogger() }).catch((error: unknown) => {
+  // The command line's --host/--port win over the file, at start and at every reload.
+  const load = async (): Promise<HostConfig> => {
+    const config = await readHostConfig(configPath);
+    if (options.host !== undefined) config.listen = { ...config.listen, host: options.host };
+    if (options.port !== undefined) config.listen = { ...config.listen, port: options.port };
+    assertListenerSecure(config.listen);
+    return config;
+  };
+  const config = await load();
+  const log = createHostLogger();
+  const host = await startHost({ config, log }).catch((error: unknown) => {
     throw error instanceof DriverError && error.code === 'LISTEN_FAILED' ? listenFailed(error, options, configPath) : error;
   });
   // Handled before the host says it listens, so a signal sent right after that line stops it cleanly.
@@ -46,7 +55,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   } else {
     process.stdout.write(
       [
-        `agenticdriver is listening on ${host.url}`,
+        `agenticdriver is listening on ${host.url} (pid ${process.pid}; kill -HUP ${process.pid} reloads the config)`,
         `config: ${configPath}${created ? ' (created)' : ''}`,
         ...tokenFiles.map((file) => `bearer token file: ${file}`),
         `try: curl -H "Authorization: Bearer $(cat ${tokenFiles[0] ?? 'TOKEN_FILE'})" ${host.url}/v1/providers`,
@@ -55,6 +64,14 @@ export async function serve(options: ServeOptions): Promise<void> {
       ].join('\n'),
     );
   }
+  process.on('SIGHUP', () => {
+    load()
+      .then((next) => host.reload(next))
+      .then(
+        (result) => log.info({ kind: 'config', configPath, changed: result.changed }, 'config reloaded'),
+        (error: unknown) => log.error({ kind: 'config', configPath, error: toDriverError(error).toJSON() }, 'config reload refused; the running config stays'),
+      );
+  });
 }
 
 /** LISTEN_FAILED naming where the address came from and how to pick another. */

@@ -4,28 +4,35 @@
  * approvals, application-tool executions, job records and pages). Each check returns a problem description, or
  * undefined when the value is consistent; callers turn problems into typed errors.
  */
-import {
-  TERMINAL_EVENT_TYPES,
-  type ApprovalDecision,
-  type ApprovalRequest,
-  type ApprovalResolution,
-  type JobEventPage,
-  type JobEventsRequest,
-  type JobInfo,
-  type RetrievalResult,
-  type RetrievalSearch,
-  type RunEvent,
-  type RunRequest,
-  type RunResult,
-  type SessionCreate,
-  type SessionDeleteResult,
-  type SessionSnapshot,
-  type ToolExecution,
-  type ToolExecutionIdentity,
-  type ToolExecutionReceipt,
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  ApprovalResolution,
+  JobEventPage,
+  JobEventsRequest,
+  JobInfo,
+  JobList,
+  JobListRequest,
+  RetrievalResult,
+  RetrievalSearch,
+  RunEvent,
+  RunRequest,
+  RunResult,
+  SessionCreate,
+  SessionDeleteResult,
+  SessionList,
+  SessionListRequest,
+  SessionSnapshot,
+  ToolExecution,
+  ToolExecutionIdentity,
+  ToolExecutionReceipt,
 } from '../protocol/schemas.js';
+import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 
 type Problem = string | undefined;
+
+/** How many a list holds when the request names no limit. */
+export const DEFAULT_LIST_LIMIT = 20;
 type Json = Record<string, unknown>;
 
 /** Most application-tool executions one run may request. */
@@ -333,6 +340,19 @@ export function checkSessionCreated(snapshot: SessionSnapshot, request: SessionC
   return checkSessionSnapshot(snapshot);
 }
 
+/** Lists: at most `limit` (default 20), each listed once, most recently updated first. */
+function checkListing(items: readonly { id: string; updatedAt: string }[], limit: number | undefined, what: string): Problem {
+  if (items.length > (limit ?? DEFAULT_LIST_LIMIT)) return `the ${what} list holds ${items.length}, more than the ${limit ?? DEFAULT_LIST_LIMIT} asked for`;
+  if (duplicates(items.map((item) => item.id))) return `the ${what} list names one twice`;
+  const times = items.map((item) => Date.parse(item.updatedAt));
+  return times.some((time, index) => index > 0 && time > times[index - 1]!) ? `the ${what} list is not most recently updated first` : undefined;
+}
+
+/** A session list: the listing rules, and each session's own. */
+export function checkSessionList(list: SessionList, request: SessionListRequest): Problem {
+  return first(checkListing(list.sessions, request.limit, 'session'), firstOf(list.sessions, (session) => checkSessionInfo(session as unknown as Json)));
+}
+
 export function checkSessionDeleted(result: SessionDeleteResult, id: string): Problem {
   if (result.id.toLowerCase() !== id.toLowerCase()) return 'the receipt names another session';
   return result.deleted === true ? undefined : 'the receipt does not say the session was deleted';
@@ -366,6 +386,14 @@ export function checkJobReceipt(job: JobInfo, expected: { id: string } | { reque
     return `the job runs ${job.provider}/${job.model}, not the requested ${expected.request.provider}/${expected.request.model}`;
   }
   return checkJobInfo(job);
+}
+
+/** A job list: the listing rules, the asked-for state, and each job's own rules. */
+export function checkJobList(list: JobList, request: JobListRequest): Problem {
+  return first(
+    checkListing(list.jobs, request.limit, 'job'),
+    firstOf(list.jobs, (job) => (request.state !== undefined && job.state !== request.state ? `the job list holds a ${job.state} job, not only ${request.state} ones` : checkJobInfo(job))),
+  );
 }
 
 const JOB_TERMINAL_STATE: Record<string, readonly JobInfo['state'][]> = {

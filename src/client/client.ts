@@ -13,6 +13,8 @@ import type {
   JobEventsRequest,
   JobIdentity,
   JobInfo,
+  JobList,
+  JobListRequest,
   JobSubmit,
   RetrievalDeleteRequest,
   RetrievalDeleteResult,
@@ -26,6 +28,9 @@ import type {
   SessionCreate,
   SessionDeleteResult,
   SessionIdentity,
+  SessionInfo,
+  SessionList,
+  SessionListRequest,
   SessionSnapshot,
   ToolExecution,
   ToolExecutionIdentity,
@@ -38,9 +43,11 @@ import { parseBaseUrl } from './base-url.js';
 import {
   checkApprovalReceipt,
   checkJobEventPage,
+  checkJobList,
   checkJobReceipt,
   checkSessionCreated,
   checkSessionDeleted,
+  checkSessionList,
   checkRetrievalSearch,
   checkSessionSnapshot,
   checkSourceReceipt,
@@ -74,11 +81,13 @@ export type {
   SessionDeleteResult,
   SessionIdentity,
   SessionInfo,
+  SessionListRequest,
   SessionSnapshot,
   JobEventPage,
   JobEventsRequest,
   JobIdentity,
   JobInfo,
+  JobListRequest,
   JobState,
   JobSubmit,
   IngestDocument,
@@ -128,9 +137,11 @@ const ops = {
   completeTool: operation<ToolExecutionResult, ToolExecutionReceipt>('completeTool'),
   createSession: operation<SessionCreate, SessionSnapshot>('createSession'),
   readSession: operation<SessionIdentity, SessionSnapshot>('readSession'),
+  listSessions: operation<SessionListRequest, SessionList>('listSessions'),
   deleteSession: operation<SessionIdentity, SessionDeleteResult>('deleteSession'),
   submitJob: operation<JobSubmit, JobInfo>('submitJob'),
   readJob: operation<JobIdentity, JobInfo>('readJob'),
+  listJobs: operation<JobListRequest, JobList>('listJobs'),
   cancelJob: operation<JobIdentity, JobInfo>('cancelJob'),
   jobEvents: operation<JobEventsRequest, JobEventPage>('jobEvents'),
   streamJob: operation('streamJob'),
@@ -280,6 +291,12 @@ export class AgenticClient implements InteractiveCalls {
     return checked(snapshot, checkSessionSnapshot(snapshot, identity.id), 'session');
   }
 
+  /** POST v1/sessions/list: this token's subject's sessions (on providers it may use), most recently used first. */
+  async listSessions(request: SessionListRequest = {}, options: RequestOptions = {}): Promise<SessionInfo[]> {
+    const list = await this.post(ops.listSessions, request, options);
+    return checked(list, checkSessionList(list, request), 'session list').sessions;
+  }
+
   /** POST v1/sessions/delete: the receipt must name the session and say it was deleted. */
   async deleteSession(id: string, options: RequestOptions = {}): Promise<SessionDeleteResult> {
     const identity = { id };
@@ -298,6 +315,12 @@ export class AgenticClient implements InteractiveCalls {
     const identity = { id };
     const job = await this.post(ops.readJob, identity, options);
     return checked(job, checkJobReceipt(job, identity), 'job');
+  }
+
+  /** POST v1/jobs/list: this token's subject's jobs it may read (optionally in one state), most recently updated first. */
+  async listJobs(request: JobListRequest = {}, options: RequestOptions = {}): Promise<JobInfo[]> {
+    const list = await this.post(ops.listJobs, request, options);
+    return checked(list, checkJobList(list, request), 'job list').jobs;
   }
 
   /** POST v1/jobs/cancel: asks a queued or running job to stop; a finished job is returned unchanged. */

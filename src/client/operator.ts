@@ -5,7 +5,7 @@
  * active run and any job's stream. Answers are validated like AgenticClient's.
  */
 import { DriverError } from '../protocol/errors.js';
-import {
+import type {
   ApprovalDecision,
   ApprovalResolution,
   OperatorApprovalList,
@@ -21,8 +21,8 @@ import {
   OperatorUsage,
   OperatorUsageRequest,
   RunEvent,
-  TERMINAL_EVENT_TYPES,
 } from '../protocol/schemas.js';
+import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import { hasUnsafeKeys } from '../protocol/plain-json.js';
 import { validatorFor } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
@@ -68,7 +68,7 @@ const ops = {
   usage: operation<OperatorUsageRequest, OperatorUsage>('operatorUsage'),
   audit: operation<OperatorAuditRequest, OperatorAuditPage>('operatorAudit'),
 };
-const validEvent = validatorFor<RunEvent>(RunEvent);
+const validEvent = validatorFor<RunEvent>('RunEvent');
 
 export interface OperatorClientOptions extends TransportOptions {
   url: string;

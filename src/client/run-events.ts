@@ -5,7 +5,8 @@
  * valid terminal event ends the stream.
  */
 import { DriverError } from '../protocol/errors.js';
-import { EventEnvelope, TERMINAL_EVENT_TYPES, type JobInfo, type RunEvent, type RunEventOf, type RunRequest } from '../protocol/schemas.js';
+import type { JobInfo, RunEvent, RunEventOf, RunRequest } from '../protocol/schemas.js';
+import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import { eventValidator, validatorFor } from '../protocol/validate.js';
 import {
   checkApprovalRequest,
@@ -17,7 +18,7 @@ import {
   type ExecutionLedger,
 } from './checks.js';
 
-const validEnvelope = validatorFor<{ type: string; runId: string; sequence: number; optional?: boolean }>(EventEnvelope);
+const validEnvelope = validatorFor<{ type: string; runId: string; sequence: number; optional?: boolean }>('EventEnvelope');
 
 const NEGOTIATED: Record<string, (request: RunRequest) => boolean> = {
   'approval.requested': (request) => request.approvals !== undefined,

@@ -31,7 +31,10 @@ import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
 import type { HostContext, HostMetrics } from './context.js';
 import { hostFeatures } from './routes/table.js';
-import { createProviders } from './providers.js';
+import { createProvider } from './providers.js';
+import { ConfigReloader, type ReloadResult } from './reload.js';
+import { canonicalJson } from '../shared/json-identity.js';
+import type { ProviderAdapter } from '../providers/spec/v1.js';
 import { readSecret } from '../shared/secrets.js';
 import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
 import { DEFAULT_WRITE_STALL_MS } from './sse.js';
@@ -95,6 +98,11 @@ export interface RunningHost {
   usage: UsagePipeline;
   /** Scoped retrieval, when the config names corpora. */
   retrieval: RetrievalService | undefined;
+  /**
+   * Applies a new config without a restart, all or nothing (see ./reload.ts): tokens,
+   * providers and limits (except `maxBodyBytes`); a config that changes anything else is refused.
+   */
+  reload(config: HostConfig): Promise<ReloadResult>;
   close(): Promise<void>;
 }
 
@@ -198,8 +206,9 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
   const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, store) : undefined;
   const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools, store) : undefined;
   const operations = new OperationLog(store, clock, config.idempotency);
+  const adapters = config.providers.map((entry) => createProvider(entry, config, env));
   const driver = new AgenticDriver({
-    providers: createProviders(config, env),
+    providers: adapters,
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
@@ -263,6 +272,11 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
     ...(options.log ? { logRequest: (line: Parameters<typeof logRequest>[1]) => logRequest(options.log!, line) } : {}),
     ...(consoleAssets ? { console: { assets: consoleAssets, listenHost: config.listen.host } } : {}),
   });
+  const reloader = new ConfigReloader(config, [
+    tokensPart(authenticator, monitor !== undefined, env),
+    providersPart(driver, config, adapters, env),
+    limitsPart(driver, context, options.writeStallMs),
+  ]);
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
@@ -308,6 +322,7 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
     metrics,
     usage,
     retrieval,
+    reload: (next) => reloader.reload(next),
     close: () =>
       (closed ??= (async () => {
         // Stop accepting, end every run with its terminal event, let the responses leave,
@@ -317,7 +332,7 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
         feed?.close();
         await jobs?.close();
         context.active.abortAll(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
-        await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
+        await context.active.settled(options.shutdownGraceMs ?? reloader.current.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
         await app.close();
         await driver.close();
         await retrieval?.close();
@@ -344,6 +359,75 @@ function retrievalCapacity(config: HostConfig): RetrievalCapacity {
     (indexers > 1 ? { maxChunks: Math.max(1, Math.floor(whole.maxChunks / indexers)), maxBytes: Math.floor(whole.maxBytes / indexers) } : undefined);
   const perCorpus = Object.fromEntries((settings?.corpora ?? []).flatMap((corpus) => (corpus.capacity ? [[corpus.id, corpus.capacity]] : [])));
   return { ...whole, ...(perSubject ? { perSubject } : {}), ...(Object.keys(perCorpus).length > 0 ? { perCorpus } : {}) };
+}
+
+/** Tokens on reload: every token secret is read again (a rotated token file applies too). */
+function tokensPart(authenticator: TokenAuthenticator, operatorEndpoints: boolean, env: NodeJS.ProcessEnv) {
+  return {
+    fields: ['tokens'] as const,
+    prepare: async (next: HostConfig) => {
+      // The operator endpoints are mounted at start only when some token has the grant.
+      if (!operatorEndpoints && next.tokens.some((token) => token.operator)) {
+        throw new DriverError('UNSUPPORTED_CONFIGURATION', 'The first token with the operator grant takes effect only at a restart (the operator endpoints are mounted at start); nothing was reloaded.');
+      }
+      const loaded = await TokenAuthenticator.load(next.tokens, next.configDir, env);
+      return { commit: () => authenticator.adopt(loaded) };
+    },
+  };
+}
+
+/** Providers on reload: an unchanged entry keeps its adapter (its pools and warm processes); a changed one gets a new adapter. */
+function providersPart(driver: AgenticDriver, config: HostConfig, adapters: ProviderAdapter[], env: NodeJS.ProcessEnv) {
+  let running = new Map(config.providers.map((entry, index) => [canonicalJson(entry), adapters[index]!]));
+  return {
+    fields: ['providers'] as const,
+    prepare: async (next: HostConfig) => {
+      const created: ProviderAdapter[] = [];
+      const discard = async () => {
+        await Promise.allSettled(created.map((adapter) => adapter.close?.()));
+      };
+      const chosen: [string, ProviderAdapter][] = [];
+      try {
+        for (const entry of next.providers) {
+          const key = canonicalJson(entry);
+          let adapter = running.get(key);
+          if (!adapter) created.push((adapter = createProvider(entry, next, env)));
+          chosen.push([key, adapter]);
+        }
+      } catch (error) {
+        await discard();
+        throw error;
+      }
+      return {
+        commit: () => {
+          driver.replaceProviders(chosen.map(([, adapter]) => adapter));
+          running = new Map(chosen);
+        },
+        discard,
+      };
+    },
+  };
+}
+
+/** Limits on reload: what the driver, admission and event streams apply to runs admitted from then on. */
+function limitsPart(driver: AgenticDriver, context: HostContext, writeStallOverride: number | undefined) {
+  return {
+    fields: ['limits'] as const,
+    prepare: (next: HostConfig, current: HostConfig) => {
+      // Fastify sets its body limit when the server is built.
+      if (next.limits.maxBodyBytes !== current.limits.maxBodyBytes) {
+        throw new DriverError('UNSUPPORTED_CONFIGURATION', 'limits.maxBodyBytes takes effect only at a restart; nothing was reloaded.');
+      }
+      const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts, maxConcurrentRuns, maxConcurrentRunsPerSubject, writeStallTimeoutMs } = next.limits;
+      return {
+        commit: () => {
+          driver.setLimits({ maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts });
+          context.admission.setLimits({ total: maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total, perSubject: maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject });
+          context.writeStallMs = writeStallOverride ?? writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS;
+        },
+      };
+    },
+  };
 }
 
 /** Scoped retrieval over the store's index, for the corpora the config names. */

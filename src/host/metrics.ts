@@ -10,7 +10,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { Type, type Static } from '@sinclair/typebox';
 import { DriverError, isKnownErrorCode } from '../protocol/errors.js';
 import { isLoopbackHost } from '../shared/addresses.js';
-import { SecretRef } from '../shared/secrets.js';
+import { SecretRef } from '../shared/secret-ref.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
 import type { SinkFailure } from '../extensions/usage/sink.js';
 import type { SpoolStats } from '../extensions/usage/webhook-sink.js';

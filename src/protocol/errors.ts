@@ -69,6 +69,8 @@ export const ERROR_STATUS = {
   // Unsafe transport configuration (a config or client-side setup mistake).
   TLS_REQUIRED: 400,
   INSECURE_TRANSPORT: 400,
+  // A host URL that is not an absolute http(s) URL (e.g. no scheme); a client-side mistake.
+  INVALID_URL: 400,
 
   // Credentials.
   UNAUTHORIZED: 401,

@@ -552,7 +552,7 @@ export const EVENT_SCHEMAS = {
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
 export const EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as EventType[];
-export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['run.completed', 'run.failed', 'run.cancelled']);
+export { TERMINAL_EVENT_TYPES } from './terminal-events.js';
 
 export const RunEvent = Type.Union(
   EVENT_TYPES.map((type) => Type.Ref(EVENT_SCHEMAS[type])),
@@ -646,6 +646,11 @@ export const SessionSnapshot = Type.Object(
 
 export const SessionDeleteResult = Type.Object({ id: Uuid, deleted: Type.Boolean() }, { ...open, $id: 'SessionDeleteResult' });
 
+/** The caller's subject's sessions, most recently used first. */
+export const SessionListRequest = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }, { ...strict, $id: 'SessionListRequest' });
+
+export const SessionList = Type.Object({ sessions: Type.Array(Type.Ref(SessionInfo), { maxItems: 100 }) }, { ...open, $id: 'SessionList' });
+
 export const JobSubmit = Type.Object({ key: OpaqueKey, request: Type.Ref(RunRequest) }, { ...strict, $id: 'JobSubmit' });
 
 export const JobIdentity = Type.Object({ id: Uuid }, { ...strict, $id: 'JobIdentity' });
@@ -686,6 +691,14 @@ export const JobInfo = Type.Object(
   },
   { ...open, $id: 'JobInfo' },
 );
+
+/** The caller's subject's jobs (optionally in one state), most recently updated first. */
+export const JobListRequest = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })), state: Type.Optional(JobState) },
+  { ...strict, $id: 'JobListRequest' },
+);
+
+export const JobList = Type.Object({ jobs: Type.Array(Type.Ref(JobInfo), { maxItems: 100 }) }, { ...open, $id: 'JobList' });
 
 export const JobEventPage = Type.Object(
   {
@@ -998,11 +1011,15 @@ export const NAMED_SCHEMAS: TSchema[] = [
   SessionIdentity,
   SessionSnapshot,
   SessionDeleteResult,
+  SessionListRequest,
+  SessionList,
   JobSubmit,
   JobIdentity,
   JobEventsRequest,
   JobInfo,
   JobEventPage,
+  JobListRequest,
+  JobList,
   OperatorWaiting,
   OperatorRun,
   OperatorRunsRequest,
@@ -1056,12 +1073,16 @@ export type SessionCreate = Static<typeof SessionCreate>;
 export type SessionIdentity = Static<typeof SessionIdentity>;
 export type SessionSnapshot = Static<typeof SessionSnapshot>;
 export type SessionDeleteResult = Static<typeof SessionDeleteResult>;
+export type SessionListRequest = Static<typeof SessionListRequest>;
+export type SessionList = Static<typeof SessionList>;
 export type JobSubmit = Static<typeof JobSubmit>;
 export type JobIdentity = Static<typeof JobIdentity>;
 export type JobEventsRequest = Static<typeof JobEventsRequest>;
 export type JobState = Static<typeof JobState>;
 export type JobInfo = Static<typeof JobInfo>;
 export type JobEventPage = Static<typeof JobEventPage>;
+export type JobListRequest = Static<typeof JobListRequest>;
+export type JobList = Static<typeof JobList>;
 export type RetrievalOptions = Static<typeof RetrievalOptions>;
 export type RetrievalResult = Static<typeof RetrievalResult>;
 export type RetrievalSearch = Static<typeof RetrievalSearch>;

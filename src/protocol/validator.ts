@@ -1,9 +1,16 @@
 /**
- * What a compiled wire validator is, and how its first problem reads. Shared by the Ajv
- * validators compiled at run time (./validate.ts) and the ones the console's bundle carries
- * precompiled (a page under `script-src 'self'` may not generate code).
+ * What a wire validator is, and how its first problem reads. Shared by the validators of
+ * ./validate.ts (compiled ahead of time into protocol/validators/wire.js) and the smaller set
+ * the console's bundle carries in their place (console/src/validators.ts).
  */
-import type { ErrorObject } from 'ajv';
+
+/** What the schema checks report: the first problem found (allErrors is off). */
+export interface SchemaError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
 
 export interface Validator<T> {
   (value: unknown): value is T;
@@ -11,7 +18,7 @@ export interface Validator<T> {
   explain(value: unknown): string | undefined;
 }
 
-export function describe(errors: ErrorObject[] | null | undefined): string {
+export function describe(errors: readonly SchemaError[] | null | undefined): string {
   const first = errors?.[0];
   if (!first) return 'is invalid';
   const where = first.instancePath ? first.instancePath : 'value';

@@ -26,7 +26,8 @@ const HEALTH_BY_CODE: Record<string, ProviderInspection['health']['status']> = {
 };
 
 export class ProviderDiscovery {
-  private readonly cache = new Map<string, CacheEntry>();
+  /** By adapter object, so an instance replaced by a config reload is probed afresh. */
+  private readonly cache = new WeakMap<ProviderAdapter, CacheEntry>();
   private readonly ttl: number;
   private readonly timeout: number;
   private readonly minRefresh: number;
@@ -42,11 +43,11 @@ export class ProviderDiscovery {
 
   inspect(adapter: ProviderAdapter, refresh: boolean): Promise<ProviderInspection> {
     const now = this.clock.now();
-    const cached = this.cache.get(adapter.info.id);
+    const cached = this.cache.get(adapter);
     const age = cached ? now - cached.at : Infinity;
     if (cached && (refresh ? age < this.minRefresh : age < this.ttl)) return cached.inspection;
     const inspection = this.probe(adapter);
-    this.cache.set(adapter.info.id, { at: now, inspection });
+    this.cache.set(adapter, { at: now, inspection });
     return inspection;
   }
 

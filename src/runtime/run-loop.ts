@@ -32,6 +32,7 @@ export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSig
   if (callerSignal?.aborted) onCallerAbort();
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
 
+  const release = prepared.services.hold?.(prepared.adapter);
   const channel = new EventChannel((error) => abort.abort(error));
   const body = new RunBody(prepared, runId, abort, channel, journal, options.continuation);
   const task = body.run();
@@ -48,7 +49,11 @@ export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSig
   } finally {
     if (!ended) abort.abort(new DriverError('CANCELLED', 'The run was cancelled by its consumer.'));
     callerSignal?.removeEventListener('abort', onCallerAbort);
-    await task;
+    try {
+      await task;
+    } finally {
+      release?.();
+    }
   }
 }
 
@@ -210,8 +215,8 @@ class RunBody {
       model: request.model,
       messages: structuredClone(messages),
       tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
-      maxOutputTokens,
     };
+    if (maxOutputTokens !== undefined) providerRequest.maxOutputTokens = maxOutputTokens;
     const instructions = this.instructions();
     if (instructions !== undefined) providerRequest.instructions = instructions;
     if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;

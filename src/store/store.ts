@@ -158,12 +158,19 @@ export interface JobSubmission {
   maxJobsPerSubject: number;
 }
 
+export interface JobFilter {
+  state?: JobState;
+  subject?: string;
+  /** Only jobs of these providers. */
+  providers?: readonly string[];
+}
+
 export interface JobStore {
   /** Creates the job, or returns the one this subject submitted under the key (IDEMPOTENCY_CONFLICT when the request differs). */
   submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }>;
   read(id: string): Promise<JobRow | undefined>;
-  /** Jobs of every subject (optionally in one state), most recently updated first (the operator's list). */
-  list(limit: number, state?: JobState): Promise<JobRow[]>;
+  /** Jobs that match `filter` (all by default), most recently updated first: the operator's list, or a subject's. */
+  list(limit: number, filter?: JobFilter): Promise<JobRow[]>;
   /** Committed events after `after`, at most `limit`, stopping before `maxBytes` of JSON (at least one). */
   events(id: string, after: number, limit: number, maxBytes: number): Promise<RunEvent[]>;
   /** Starts the next queued job on this replica (fair across subjects), if any. */
@@ -194,6 +201,8 @@ export interface SessionRow {
 export interface SessionStore {
   create(subject: string, create: SessionCreate, retentionMs: number, maxEntries: number): Promise<SessionRow>;
   read(id: string): Promise<SessionRow | undefined>;
+  /** The subject's sessions of these providers that have not expired, most recently updated first. */
+  list(subject: string, providers: readonly string[], limit: number): Promise<SessionRow[]>;
   /** Removes it; `runningOn` names the replica running its turn, to be told. */
   delete(id: string): Promise<{ deleted: boolean; runningOn: string | undefined }>;
   /** Claims the turn at `revision` for this replica, or throws the session conflict. */

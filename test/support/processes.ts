@@ -3,6 +3,7 @@
  * (`serve --json`, or a launcher printing the same first line) started and awaited until they listen.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -27,6 +28,39 @@ export function cliAsync(args: string[], env: NodeJS.ProcessEnv = process.env): 
     child.once('error', reject);
     child.once('close', (status) => resolve({ status, stdout, stderr }));
   });
+}
+
+/** The CLI as a user runs it: the build (`npm run build`; the test command builds before the suites). */
+export const BUILT_CLI = join(ROOT, 'dist', 'cli', 'main.js');
+
+/** Refuses to test a missing or stale build: every file under src/ must be older than it. */
+export function assertFreshBuild(): void {
+  if (!existsSync(BUILT_CLI)) throw new Error(`${BUILT_CLI} is missing: run \`npm run build\` first.`);
+  const built = statSync(BUILT_CLI).mtimeMs;
+  const newest = (dir: string): number =>
+    Math.max(...readdirSync(dir, { withFileTypes: true }).map((entry) => (entry.isDirectory() ? newest(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs)));
+  if (newest(join(ROOT, 'src')) > built) throw new Error(`${BUILT_CLI} is older than src/: run \`npm run build\` first.`);
+}
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI to completion with stdout and stderr piped (no config from the environment). */
+export function builtCli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): CliResult {
+  const result = spawnSync(process.execPath, [BUILT_CLI, ...args], { encoding: 'utf8', input: options.input ?? '', env: { ...process.env, AGENTICDRIVER_CONFIG: '', ...options.env } });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+// A pseudo-terminal from Python's standard library (the test command needs Python anyway).
+const PTY = 'import os, pty, sys\nstatus = pty.spawn(sys.argv[1:])\nsys.exit(os.waitstatus_to_exitcode(status))';
+
+/** Runs the built CLI at a terminal: stdout and stderr are one pseudo-terminal, returned as `output` (line ends normalized). */
+export function terminalCli(args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null; output: string } {
+  const result = spawnSync('python3', ['-c', PTY, process.execPath, BUILT_CLI, ...args], { encoding: 'utf8', env: { ...process.env, AGENTICDRIVER_CONFIG: '', ...env } });
+  return { status: result.status, output: result.stdout.replaceAll('\r\n', '\n') };
 }
 
 /** The error of a failed CLI command: its last stderr line. */

@@ -1,12 +1,12 @@
 /**
- * Durable jobs: submit, read, cancel, committed event pages, and the live job stream
+ * Durable jobs: submit, read, list, cancel, committed event pages, and the live job stream
  * (`GET /v1/jobs/{id}/stream`, feature `job-event-stream`): the job's committed events as SSE
  * with `id:` = cursor, resumed after `Last-Event-ID` on any replica, until the terminal event.
  * None of these takes a run slot; the job's own worker does.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DriverError } from '../../protocol/errors.js';
-import type { JobEventsRequest, JobIdentity, JobSubmit, RunEvent } from '../../protocol/schemas.js';
+import type { JobEventsRequest, JobIdentity, JobListRequest, JobSubmit, RunEvent } from '../../protocol/schemas.js';
 import { MAX_CURSOR } from '../../protocol/endpoints.js';
 import { MAX_PAGE_BYTES, MAX_PAGE_EVENTS, type JobService } from '../../extensions/jobs.js';
 import type { HostContext } from '../context.js';
@@ -23,6 +23,7 @@ export const jobRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
   if (!jobs) return;
   app.route<{ Body: JobSubmit }>({ ...routeOf('submitJob'), handler: async (request) => jobs.submit(request.body, request.principal) });
   app.route<{ Body: JobIdentity }>({ ...routeOf('readJob'), handler: async (request) => jobs.read(request.body.id, request.principal) });
+  app.route<{ Body: JobListRequest }>({ ...routeOf('listJobs'), handler: async (request) => jobs.list(request.body, request.principal) });
   app.route<{ Body: JobIdentity }>({ ...routeOf('cancelJob'), handler: async (request) => jobs.cancel(request.body.id, request.principal) });
   app.route<{ Body: JobEventsRequest }>({ ...routeOf('jobEvents'), handler: async (request) => jobs.events(request.body, request.principal) });
   app.route<{ Params: { id: string } }>({

@@ -131,7 +131,7 @@ export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = asyn
   app.route<{ Body: OperatorJobsRequest }>({
     ...routeOf('operatorListJobs'),
     handler: async (request): Promise<OperatorJobList> => {
-      const rows = await store.jobs.list(request.body.limit ?? DEFAULT_LIMIT, request.body.state);
+      const rows = await store.jobs.list(request.body.limit ?? DEFAULT_LIMIT, request.body.state ? { state: request.body.state } : {});
       return { jobs: rows.map((row) => ({ job: row.info, subject: row.subject })) };
     },
   });

@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../../protocol/errors.js';
 import { EmbeddingModel, OpaqueKey } from '../../protocol/schemas.js';
-import { SecretRef } from '../../shared/secrets.js';
+import { SecretRef } from '../../shared/secret-ref.js';
 
 export interface EmbeddingIdentity {
   providerId: string;

@@ -7,9 +7,11 @@ from ._json import MAX_JSON_BYTES, parse_json_body
 from ._rules import (
     check_approval_receipt,
     check_job_event_page,
+    check_job_list,
     check_job_receipt,
     check_session_created,
     check_session_deleted,
+    check_session_list,
     check_session_snapshot,
     check_protocol_info,
     check_provider_list,
@@ -101,6 +103,14 @@ def decode_session_deleted(body: bytes, session_id: str) -> Dict[str, Any]:
 
 def decode_job(body: bytes, *, job_id: Optional[str] = None, request: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     return _decoded(body, lambda value: check_job_receipt(value, job_id=job_id, request=request))
+
+
+def decode_job_list(body: bytes, request: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    return _decoded(body, lambda value: check_job_list(value, request))
+
+
+def decode_session_list(body: bytes, request: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    return _decoded(body, lambda value: check_session_list(value, request))
 
 
 def decode_job_event_page(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]:

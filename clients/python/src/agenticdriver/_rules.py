@@ -16,6 +16,7 @@ from .generated.checks import (
     ingest_result,
     job_event_page,
     job_info,
+    job_list,
     protocol_info,
     provider_list,
     retrieval_delete_result,
@@ -23,6 +24,7 @@ from .generated.checks import (
     retrieval_result,
     run_result,
     session_delete_result,
+    session_list,
     session_snapshot,
     tool_execution_receipt,
 )
@@ -340,6 +342,33 @@ def check_session_deleted(value: object, session_id: str) -> Json:
 # ---------------------------------------------------------------------------
 # Durable jobs
 
+DEFAULT_LIST_LIMIT = 20
+
+
+def _check_listing(items: List[Json], limit: int, what: str, path: str) -> None:
+    """At most ``limit``, each listed once, most recently updated first."""
+    if len(items) > limit:
+        fail(path, f"holds more than the limit of {limit}")
+    ids = [item["id"] for item in items]
+    if len(set(ids)) != len(ids):
+        fail(path, f"names a {what} twice")
+    # Host timestamps are fixed-width UTC, so text order is time order.
+    for index in range(1, len(items)):
+        if items[index]["updatedAt"] > items[index - 1]["updatedAt"]:
+            fail(f"{path}/{index}", "is newer than the one before (most recently updated come first)")
+
+
+def check_session_list(value: object, request: Mapping[str, Any]) -> List[Json]:
+    """The caller's sessions: the listing rules and each session's own."""
+    session_list(value, "list")
+    assert isinstance(value, dict)
+    sessions: List[Json] = value["sessions"]
+    _check_listing(sessions, request.get("limit", DEFAULT_LIST_LIMIT), "session", "list/sessions")
+    for index, session in enumerate(sessions):
+        check_session_times(session, f"list/sessions/{index}")
+    return sessions
+
+
 TERMINAL_JOB_STATES = frozenset({"completed", "failed", "cancelled", "interrupted"})
 MAX_JOB_PAGE_EVENTS = 100
 _TERMINAL_EVENT_STATES = {"run.completed": ("completed",), "run.cancelled": ("cancelled",), "run.failed": ("failed", "interrupted")}
@@ -374,6 +403,19 @@ def check_job_receipt(value: object, *, job_id: Optional[str] = None, request: O
     if request is not None and (job["provider"] != request.get("provider") or job["model"] != request.get("model")):
         fail("job", "runs another provider or model than the request")
     return job
+
+
+def check_job_list(value: object, request: Mapping[str, Any]) -> List[Json]:
+    """The caller's jobs: the listing rules, only the asked-for state, and each job's own rules."""
+    job_list(value, "list")
+    assert isinstance(value, dict)
+    jobs: List[Json] = value["jobs"]
+    _check_listing(jobs, request.get("limit", DEFAULT_LIST_LIMIT), "job", "list/jobs")
+    for index, job in enumerate(jobs):
+        check_job_info(job, f"list/jobs/{index}")
+        if "state" in request and job["state"] != request["state"]:
+            fail(f"list/jobs/{index}/state", f"is not the requested {request['state']}")
+    return jobs
 
 
 def check_job_event(event: Mapping[str, Any], job: Mapping[str, Any], expected_sequence: int, path: str = "event") -> None:

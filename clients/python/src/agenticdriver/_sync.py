@@ -30,10 +30,12 @@ from ._responses import (
     decode_approval_receipt,
     decode_job,
     decode_job_event_page,
+    decode_job_list,
     decode_search,
     decode_source_receipt,
     decode_session_created,
     decode_session_deleted,
+    decode_session_list,
     decode_session_snapshot,
     decode_protocol,
     decode_providers,
@@ -71,6 +73,7 @@ from .types import (
     JobEventPage,
     JobEventsRequest,
     JobInfo,
+    JobListRequest,
     JobSubmit,
     IngestRequest,
     IngestResult,
@@ -87,6 +90,8 @@ from .types import (
     RunResult,
     SessionCreate,
     SessionDeleteResult,
+    SessionInfo,
+    SessionListRequest,
     SessionSnapshot,
     ToolExecutionIdentity,
     ToolExecutionReceipt,
@@ -207,6 +212,11 @@ class AgenticClient:
         body = self._fetch_json("POST", ops.READ_SESSION.path, request_body(ops.READ_SESSION, {"id": session_id}), self._io_timeout)
         return cast(SessionSnapshot, decode_session_snapshot(body, session_id))
 
+    def list_sessions(self, request: Optional[SessionListRequest] = None) -> List[SessionInfo]:
+        """This token's subject's sessions (on providers it may use), most recently used first."""
+        body = self._fetch_json("POST", ops.LIST_SESSIONS.path, request_body(ops.LIST_SESSIONS, {} if request is None else request), self._io_timeout)
+        return cast(List[SessionInfo], decode_session_list(body, request or {}))
+
     def delete_session(self, session_id: str) -> SessionDeleteResult:
         """Delete the session (an active turn is cancelled); the receipt must say ``deleted``."""
         body = self._fetch_json("POST", ops.DELETE_SESSION.path, request_body(ops.DELETE_SESSION, {"id": session_id}), self._io_timeout)
@@ -221,6 +231,11 @@ class AgenticClient:
         """The job's state and cursor (how many events are committed)."""
         body = self._fetch_json("POST", ops.READ_JOB.path, request_body(ops.READ_JOB, {"id": job_id}), self._io_timeout)
         return cast(JobInfo, decode_job(body, job_id=job_id))
+
+    def list_jobs(self, request: Optional[JobListRequest] = None) -> List[JobInfo]:
+        """This token's subject's jobs it may read (optionally in one ``state``), most recently updated first."""
+        body = self._fetch_json("POST", ops.LIST_JOBS.path, request_body(ops.LIST_JOBS, {} if request is None else request), self._io_timeout)
+        return cast(List[JobInfo], decode_job_list(body, request or {}))
 
     def cancel_job(self, job_id: str) -> JobInfo:
         """Ask a queued or running job to stop; a finished job comes back unchanged."""

@@ -1024,6 +1024,22 @@ pub fn session_delete_result(v: &Value, p: &str) -> Checked<()> {
     Ok(())
 }
 
+pub fn session_list_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["limit"])?;
+    o.opt_with("limit", |v, p| integer(v, p, 1.0, 100.0).map(drop))?;
+    Ok(())
+}
+
+pub fn session_list(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("sessions", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, session_info)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
 pub fn job_submit(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::strict(v, p, &["key", "request"])?;
     o.with("key", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
@@ -1082,6 +1098,23 @@ pub fn job_event_page(v: &Value, p: &str) -> Checked<()> {
     })?;
     o.with("nextCursor", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
     o.with("hasMore", |v, p| boolean(v, p).map(drop))?;
+    Ok(())
+}
+
+pub fn job_list_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["limit", "state"])?;
+    o.opt_with("limit", |v, p| integer(v, p, 1.0, 100.0).map(drop))?;
+    o.opt_with("state", |v, p| literal(v, p, &["queued", "running", "completed", "failed", "cancelled", "interrupted"]).map(drop))?;
+    Ok(())
+}
+
+pub fn job_list(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("jobs", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, job_info)?;
+        Ok(())
+    })?;
     Ok(())
 }
 

@@ -109,6 +109,15 @@ pub const DELETE_SESSION: Operation = Operation {
     invalid_code: Some(codes::INVALID_SESSION),
     answers: Answers::Json,
 };
+pub const LIST_SESSIONS: Operation = Operation {
+    id: "listSessions",
+    method: "POST",
+    path: "v1/sessions/list",
+    request: Some(checks::session_list_request),
+    response: checks::session_list,
+    invalid_code: Some(codes::INVALID_SESSION),
+    answers: Answers::Json,
+};
 pub const SUBMIT_JOB: Operation = Operation {
     id: "submitJob",
     method: "POST",
@@ -124,6 +133,15 @@ pub const READ_JOB: Operation = Operation {
     path: "v1/jobs/read",
     request: Some(checks::job_identity),
     response: checks::job_info,
+    invalid_code: Some(codes::INVALID_JOB),
+    answers: Answers::Json,
+};
+pub const LIST_JOBS: Operation = Operation {
+    id: "listJobs",
+    method: "POST",
+    path: "v1/jobs/list",
+    request: Some(checks::job_list_request),
+    response: checks::job_list,
     invalid_code: Some(codes::INVALID_JOB),
     answers: Answers::Json,
 };
@@ -292,8 +310,10 @@ pub const OPERATIONS: &[Operation] = &[
     CREATE_SESSION,
     READ_SESSION,
     DELETE_SESSION,
+    LIST_SESSIONS,
     SUBMIT_JOB,
     READ_JOB,
+    LIST_JOBS,
     CANCEL_JOB,
     JOB_EVENTS,
     STREAM_JOB,

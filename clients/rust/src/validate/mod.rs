@@ -10,8 +10,8 @@ mod stream;
 mod submissions;
 
 pub use receipts::{
-    approval_resolution, delete_receipt, index_receipt, ingest_receipt, job_event_page, job_info, job_submitted, search_result,
-    session_created, session_deleted, session_snapshot, tool_receipt,
+    approval_resolution, delete_receipt, index_receipt, ingest_receipt, job_event_page, job_info, job_list, job_submitted, search_result,
+    session_created, session_deleted, session_list, session_snapshot, tool_receipt,
 };
 pub use rules::job_event_order;
 pub use stream::{json_run_result, EventValidator};

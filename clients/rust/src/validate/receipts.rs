@@ -95,6 +95,24 @@ pub fn job_submitted(value: Value, submission: &JobSubmit) -> Result<JobInfo, Dr
     Ok(job)
 }
 
+/// The subject's jobs: the list rules, the asked-for state, each job's own rules.
+pub fn job_list(value: Value, request: &JobListRequest) -> Result<Vec<JobInfo>, DriverError> {
+    let bad = |e| invalid("job list", e);
+    schema::job_list(&value, "").map_err(bad)?;
+    let list: JobList = decode::typed(value).map_err(bad)?;
+    rules::job_list(&list.jobs, request).map_err(bad)?;
+    Ok(list.jobs)
+}
+
+/// The subject's sessions: the list rules and each session's own.
+pub fn session_list(value: Value, request: &SessionListRequest) -> Result<Vec<SessionInfo>, DriverError> {
+    let bad = |e| invalid("session list", e);
+    schema::session_list(&value, "").map_err(bad)?;
+    let list: SessionList = decode::typed(value).map_err(bad)?;
+    rules::session_list(&list.sessions, request).map_err(bad)?;
+    Ok(list.sessions)
+}
+
 pub fn job_event_page(value: Value, request: &JobEventsRequest) -> Result<JobEventPage, DriverError> {
     let bad = |e| invalid("job event page", e);
     schema::job_event_page(&value, "").map_err(bad)?;

@@ -259,6 +259,45 @@ pub fn session_snapshot(snapshot: &SessionSnapshot, id: &str) -> Checked<()> {
     session_info(&snapshot.session)
 }
 
+/// How many a list holds when the request names no limit.
+const DEFAULT_LIST_LIMIT: u32 = 20;
+
+/// A list: at most `limit` (default 20), each id once, most recently updated first (host
+/// timestamps are fixed width, so they order as strings).
+fn listing<'a>(items: impl Iterator<Item = (&'a str, &'a str)>, limit: Option<u32>, what: &str) -> Checked<()> {
+    let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+    let mut seen = HashSet::new();
+    let mut previous: Option<&str> = None;
+    for (index, (id, updated)) in items.enumerate() {
+        if index >= limit {
+            return Err(format!("the {what} list holds more than the limit of {limit}"));
+        }
+        if !seen.insert(id) {
+            return Err(format!("the {what} list names {id} twice"));
+        }
+        if previous.is_some_and(|before| updated > before) {
+            return Err(format!("the {what} list is not most recently updated first"));
+        }
+        previous = Some(updated);
+    }
+    Ok(())
+}
+
+pub fn session_list(sessions: &[SessionInfo], request: &SessionListRequest) -> Checked<()> {
+    sessions.iter().try_for_each(session_info)?;
+    listing(sessions.iter().map(|s| (s.id.as_str(), s.updated_at.as_str())), request.limit, "session")
+}
+
+pub fn job_list(jobs: &[JobInfo], request: &JobListRequest) -> Checked<()> {
+    for job in jobs {
+        if let Some(state) = request.state.filter(|state| *state != job.state) {
+            return Err(format!("the job list holds a {:?} job, not only {state:?} ones", job.state));
+        }
+        job_info(job)?;
+    }
+    listing(jobs.iter().map(|j| (j.id.as_str(), j.updated_at.as_str())), request.limit, "job")
+}
+
 fn job_terminal(state: JobState) -> bool {
     !matches!(state, JobState::Queued | JobState::Running)
 }

@@ -903,6 +903,20 @@ session_delete_result: Check = obj(
     },
 )
 
+session_list_request: Check = obj(
+    {},
+    {
+        "limit": integer(1, 100),
+    },
+    strict=True,
+)
+
+session_list: Check = obj(
+    {
+        "sessions": array(session_info, max_items=100),
+    },
+)
+
 job_submit: Check = obj(
     {
         "key": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
@@ -952,6 +966,21 @@ job_event_page: Check = obj(
         "events": array(run_event, max_items=100),
         "nextCursor": integer(0, 9007199254740991),
         "hasMore": boolean(),
+    },
+)
+
+job_list_request: Check = obj(
+    {},
+    {
+        "limit": integer(1, 100),
+        "state": one_of("queued", "running", "completed", "failed", "cancelled", "interrupted"),
+    },
+    strict=True,
+)
+
+job_list: Check = obj(
+    {
+        "jobs": array(job_info, max_items=100),
     },
 )
 

@@ -731,6 +731,14 @@ class SessionDeleteResult(TypedDict):
     deleted: bool
 
 
+class SessionListRequest(TypedDict, total=False):
+    limit: int
+
+
+class SessionList(TypedDict):
+    sessions: List[SessionInfo]
+
+
 class JobSubmit(TypedDict):
     key: str
     request: RunRequest
@@ -770,6 +778,15 @@ class JobEventPage(TypedDict):
     events: List[RunEvent]
     nextCursor: int
     hasMore: bool
+
+
+class JobListRequest(TypedDict, total=False):
+    limit: int
+    state: Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
+
+
+class JobList(TypedDict):
+    jobs: List[JobInfo]
 
 
 class _OperatorWaitingRequired(TypedDict):
