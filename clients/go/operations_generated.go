@@ -203,6 +203,7 @@ const (
 	CodeHTTPError                   = "HTTP_ERROR"
 	CodeJobStreamLost               = "JOB_STREAM_LOST"
 	CodeUnsupportedEnvironment      = "UNSUPPORTED_ENVIRONMENT"
+	CodeClientClosed                = "CLIENT_CLOSED"
 	CodeHostStarting                = "HOST_STARTING"
 	CodeHostUnreachable             = "HOST_UNREACHABLE"
 	CodeListenFailed                = "LISTEN_FAILED"
@@ -384,6 +385,7 @@ var ErrorStatus = map[string]int{
 	CodeHTTPError:                   502,
 	CodeJobStreamLost:               503,
 	CodeUnsupportedEnvironment:      500,
+	CodeClientClosed:                400,
 	CodeHostStarting:                503,
 	CodeHostUnreachable:             503,
 	CodeListenFailed:                503,

@@ -190,6 +190,8 @@ export const ERROR_STATUS = {
   JOB_STREAM_LOST: 503,
   // Client-side: the runtime lacks what the client needs (e.g. no fetch or streams).
   UNSUPPORTED_ENVIRONMENT: 500,
+  // Client-side: a call on a client after its close().
+  CLIENT_CLOSED: 400,
 
   // The host (or one of its stores) cannot serve right now.
   HOST_STARTING: 503,

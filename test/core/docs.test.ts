@@ -173,11 +173,16 @@ function vocabulary(): Record<Language, Set<string>> {
       .map((name) => read(`${dir}/${name}`))
       .join('\n');
   const collect = (text: string, patterns: RegExp[]) => new Set(patterns.flatMap((pattern) => [...text.matchAll(pattern)].map((match) => match[1]!)));
-  const ts = files('src/client', '.ts') + read('src/protocol/schemas.ts');
+  const ts = files('src/client', '.ts') + read('src/protocol/schemas.ts') + read('src/protocol/errors.ts');
+  // Error codes a row names are the contract's (src/protocol/errors.ts), in every language.
+  const codes = collect(read('src/protocol/errors.ts'), [/^ {2}([A-Z][A-Z0-9_]+): \d{3},$/gm]);
   return {
-    TypeScript: collect(ts, [/^ {2}(?:async \*?|\*|static )?([a-zA-Z]\w*)(?:<[^>]*>)?\(/gm, /export (?:class|interface|type|function|const) (\w+)/g, /^ {2}([A-Z]\w*),$/gm]),
-    Go: collect(files('clients/go', '.go'), [/^func (?:\(\w+ \*?\w+\) )?([A-Z]\w*)\(/gm, /^type ([A-Z]\w*)/gm]),
-    Python: collect(files('clients/python/src/agenticdriver', '.py'), [/^\s*(?:async )?def ([a-z]\w*)\(/gm, /^class (\w+)/gm]),
+    TypeScript: new Set([
+      ...collect(ts, [/^ {2}(?:async \*?|\*|static )?([a-zA-Z]\w*)(?:<[^>]*>)?\(/gm, /export (?:class|interface|type|function|const) (\w+)/g, /^ {2}([A-Z]\w*),$/gm, /^ {2}(?:readonly )?([a-z]\w*)\??: /gm]),
+      ...codes,
+    ]),
+    Go: collect(files('clients/go', '.go'), [/^func (?:\(\w+ \*?\w+\) )?([A-Z]\w*)\(/gm, /^type ([A-Z]\w*)/gm, /^var ([A-Z]\w*)/gm, /^\t(Code[A-Z]\w*)\s/gm]),
+    Python: new Set([...collect(files('clients/python/src/agenticdriver', '.py'), [/^\s*(?:async )?def ([a-z]\w*)\(/gm, /^class (\w+)/gm]), ...codes]),
     Rust: collect(files('clients/rust/src', '.rs'), [/pub (?:async )?fn ([a-z]\w*)/g, /pub (?:struct|enum|trait|type) (\w+)/g, /^pub mod (\w+)/gm]),
   };
 }
@@ -208,8 +213,8 @@ function named(span: string): string[] {
   return called;
 }
 
-/** Rows that describe types and fields, not methods. */
-const TYPE_ROWS = new Set(['your functions', 'what a function sees']);
+/** Rows that describe types and fields, or a rule's inputs (host names), not methods. */
+const TYPE_ROWS = new Set(['your functions', 'what a function sees', 'base URL']);
 
 describe('the docs and the clients', () => {
   const methods = clientMethods();

@@ -1,6 +1,7 @@
 /** The config entry every CLI kind accepts, and how it resolves into adapter options. */
 import { isAbsolute, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
+import type { IdleTimer } from './warm-pool.js';
 import { ModelId, ProviderId } from '../../protocol/schemas.js';
 import { SecretRef } from '../../shared/secret-ref.js';
 import type { ProviderEnvironment } from '../registry.js';
@@ -53,7 +54,8 @@ export interface CliProviderOptions {
   /** Host environment the allowlist is taken from (defaults to process.env). */
   hostEnvironment?: NodeJS.ProcessEnv;
   /** Warm reuse of long-lived processes (ignored by kinds without a long-lived mode). */
-  warm?: { processes: number; idleMs: number };
+  /** `idleTimer`: when idle processes are reaped (real timers unless a test holds them). */
+  warm?: { processes: number; idleMs: number; idleTimer?: IdleTimer };
   /** The CLI's own tools (default `off`); runs with a profile use the one-shot mode. */
   nativeTools?: NativeToolProfile;
   /** Candidate folders for run directories, in order (defaults: XDG_RUNTIME_DIR, then the home's cache). */

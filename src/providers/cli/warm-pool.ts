@@ -9,10 +9,22 @@ export interface WarmProcess {
   close(): Promise<void>;
 }
 
+/**
+ * Starts the countdown after which an idle process is reaped; returns how to stop it. Real
+ * timers by default; a test passes one that reaps only when it says so.
+ */
+export type IdleTimer = (reap: () => void, ms: number) => () => void;
+
+const realTimer: IdleTimer = (reap, ms) => {
+  const timer = setTimeout(reap, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
+
 interface Idle<T> {
   key: string;
   process: T;
-  timer: NodeJS.Timeout;
+  cancel: () => void;
 }
 
 export class WarmPool<T extends WarmProcess> {
@@ -22,6 +34,7 @@ export class WarmPool<T extends WarmProcess> {
   constructor(
     private readonly size: number,
     private readonly idleMs: number,
+    private readonly timer: IdleTimer = realTimer,
   ) {}
 
   /** An idle live process started for `key`, if any (dead ones found on the way are dropped). */
@@ -40,8 +53,8 @@ export class WarmPool<T extends WarmProcess> {
       void process.close();
       return;
     }
-    const entry: Idle<T> = { key, process, timer: setTimeout(() => this.reap(entry), this.idleMs) };
-    entry.timer.unref();
+    const entry: Idle<T> = { key, process, cancel: () => undefined };
+    entry.cancel = this.timer(() => this.reap(entry), this.idleMs);
     this.idle.push(entry);
     while (this.idle.length > this.size) this.reap(this.idle[0]!);
   }
@@ -54,7 +67,7 @@ export class WarmPool<T extends WarmProcess> {
     this.closed = true;
     const entries = this.idle;
     this.idle = [];
-    for (const entry of entries) clearTimeout(entry.timer);
+    for (const entry of entries) entry.cancel();
     await Promise.all(entries.map((entry) => entry.process.close()));
   }
 
@@ -64,7 +77,7 @@ export class WarmPool<T extends WarmProcess> {
   }
 
   private remove(entry: Idle<T>): void {
-    clearTimeout(entry.timer);
+    entry.cancel();
     this.idle = this.idle.filter((candidate) => candidate !== entry);
   }
 }

@@ -8,7 +8,7 @@ import type { WarmMode, WarmSession } from './dialect.js';
 import type { CliInstance } from './instance.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES } from './process.js';
 import { renderPrompt } from './prompt.js';
-import { WarmPool, type WarmProcess } from './warm-pool.js';
+import { WarmPool, type IdleTimer, type WarmProcess } from './warm-pool.js';
 import type { RunWorkspace } from './workspace.js';
 
 /** A warm session with the workspace it lives in, removed when it closes. */
@@ -34,9 +34,9 @@ export class WarmRuns {
   constructor(
     private readonly cli: CliInstance,
     private readonly warm: WarmMode,
-    options: { processes: number; idleMs: number },
+    options: { processes: number; idleMs: number; idleTimer?: IdleTimer },
   ) {
-    this.pool = new WarmPool(options.processes, options.idleMs);
+    this.pool = new WarmPool(options.processes, options.idleMs, options.idleTimer);
   }
 
   /** The run on an idle warm process (or a newly started one), which goes back to the pool only if it ended cleanly. */

@@ -12,14 +12,14 @@ const spec: CliSpec = {
   textStreaming: true,
   keepsSpare: true,
   startServer: startAnthropicMessagesServer,
-  adapter: async ({ server, key, directory, proxy, outputLimitBytes, idleMs }) =>
+  adapter: async ({ server, key, directory, proxy, outputLimitBytes, idleMs, idleTimer }) =>
     claudeCode({
       binary: binary('claude'),
       models: ['claude-test'],
       accountDirectory: await claudeAccount(await mkdtemp(join(directory, 'account-'))),
       environment: async () => ({ ANTHROPIC_BASE_URL: server.origin, ANTHROPIC_API_KEY: key }),
       hostEnvironment: hostEnvironment(proxy),
-      warm: { processes: 1, idleMs: idleMs ?? 60_000 },
+      warm: { processes: 1, idleMs: idleMs ?? 60_000, ...(idleTimer ? { idleTimer } : {}) },
       ...(outputLimitBytes === undefined ? {} : { outputLimitBytes }),
     }),
 };

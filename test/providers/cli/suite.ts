@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ProviderAdapter } from '../../../src/providers/spec/v1.js';
+import type { IdleTimer } from '../../../src/providers/cli/warm-pool.js';
 import type { VendorServer, VendorServerOptions } from '../../vendors/index.js';
 import { API_KEY, childGroups, drain, groupMembers, request, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 
@@ -16,6 +17,8 @@ export interface AdapterSetup {
   outputLimitBytes?: number;
   /** For warm adapters: how long an idle process is kept. */
   idleMs?: number;
+  /** For warm adapters: the idle countdown (a test that must not race the clock holds it). */
+  idleTimer?: IdleTimer;
 }
 
 export interface CliSpec {
@@ -211,7 +214,7 @@ export function describeSpareProcess(spec: CliSpec): void {
     let server: VendorServer;
     let proxy: RefusingProxy;
     let scratch: { path: string; remove(): Promise<void> };
-    const make = (idleMs?: number) => spec.adapter({ server, key: API_KEY, directory: scratch.path, proxy, ...(idleMs === undefined ? {} : { idleMs }) });
+    const make = (idleTimer?: IdleTimer) => spec.adapter({ server, key: API_KEY, directory: scratch.path, proxy, ...(idleTimer === undefined ? {} : { idleTimer }) });
     const say = (text: string) => server.push({ turn: { text: [text], usage: { input: 1, output: 1 } } });
     /** The one live process group started since `before` (the waiting spare). */
     const spare = async (before: Set<number>): Promise<number> => {
@@ -265,11 +268,21 @@ export function describeSpareProcess(spec: CliSpec): void {
     });
 
     test('an idle spare is reaped', TIMEOUT, async () => {
+      // The spare can be ready long before the cold run ends on a loaded machine; its idle
+      // countdown is held here and run out once the spare is seen, so nothing races the clock.
+      const countdowns: (() => void)[] = [];
       const groupsBefore = new Set(childGroups());
-      const adapter = await make(1_500);
+      const adapter = await make((reap) => {
+        countdowns.push(reap);
+        return () => undefined;
+      });
       say('soon idle');
       assert.equal((await drain(adapter, request('hi', spec.model))).text, 'soon idle');
       const waiting = await spare(groupsBefore);
+      // The process exists before it is ready; its countdown starts when it joins the pool.
+      for (const deadline = Date.now() + 10_000; countdowns.length === 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(countdowns.length, 1, 'the ready spare waits with an idle countdown');
+      countdowns.pop()!();
       for (const deadline = Date.now() + 8_000; groupMembers(waiting).length > 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.deepEqual(groupMembers(waiting), [], 'the idle spare was reaped');
       await adapter.close!();
