@@ -394,8 +394,14 @@ describe('tailJob', () => {
     routes.set('/v1/jobs/read', answer(runningJob()));
     jobStream([sendAndDrop(0)]);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    // Abort once the first stream was dropped (the client is then waiting 10 s to reconnect),
+    // not after a fixed time that a loaded machine may not have reached that point by.
+    const aborted = (async () => {
+      while (streamRequests().length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      controller.abort();
+    })();
     const error = await failure(() => tail({ initialDelayMs: 10_000, signal: controller.signal }));
+    await aborted;
     assert.equal(error.code, 'CANCELLED');
     assert.equal(streamRequests().length, 1);
   });
