@@ -155,6 +155,8 @@ describe('sessions', () => {
       routes.set('/v1/sessions/delete', answer(value));
       assert.equal(await codeOf(() => client().deleteSession(SESSION)), 'INVALID_RESPONSE', JSON.stringify(value));
     }
+    // A schema-valid receipt for another session breaks a rule of protocol/rules.json, which the error names (as in every client).
+    await assert.rejects(client().deleteSession(SESSION), (error: DriverError) => error.code === 'INVALID_RESPONSE' && error.message.includes('[sessionDeleted.id]'));
   });
 
   it('passes a host error through with its code', async () => {
