@@ -3,11 +3,12 @@
  * bench/results/, then one table of all figures with their baselines and the issue-17
  * targets, written to bench/results/all.json as well.
  *
- *   npm run bench -- [--skip host,provider,decoders,idle,cli,ingest] [--quick]
+ *   npm run bench -- [--skip host,provider,decoders,idle,cli,ingest,hostile,startup] [--quick]
  *
  * `--quick` shortens every bench (a smoke run; figures are then rough). The idle-streams
  * row comes from bench/sse-hold.ts when that bench is present (it owns the 10,000 idle
- * SSE streams figure); the CLI rows need `node test/cli-tools/setup.mjs` first.
+ * SSE streams figure); the CLI rows need `node test/cli-tools/setup.mjs` first, the startup
+ * rows a build (`npm run build`).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,8 @@ const BENCHES: Bench[] = [
   { key: 'idle', script: 'sse-hold.ts', args: [] },
   { key: 'cli', script: 'cli-warm-cold.ts', args: quick ? ['--runs', '1'] : [] },
   { key: 'ingest', script: 'retrieval-ingest.ts', args: quick ? ['--pdf-pages', '200', '--sections', '1000', '--rounds', '1'] : [] },
+  { key: 'hostile', script: 'hostile-ingestion.ts', args: [] },
+  { key: 'startup', script: 'cli-startup.ts', args: quick ? ['--runs', '3'] : [] },
 ];
 
 type Row = Record<string, any>;
@@ -135,6 +138,34 @@ const INGEST_LABELS: Record<string, string> = {
 for (const row of rowsOf('ingest')) {
   const label = INGEST_LABELS[row.metric];
   if (label) table.push([`${label}, ${fmt(row.units)} in ${row.documents} files`, fmt(row.value), '', '', '', '']);
+}
+
+const hostile = rowsOf('hostile');
+const idleHealth = hostile.find((row) => row.scenario === 'idle host (baseline)');
+for (const row of hostile.filter((r) => r !== idleHealth)) {
+  table.push([
+    `hostile ingestion: ${row.scenario}, slowest GET /health (host loop ${Number(row.hostLoopMaxMs).toFixed(0)} ms)`,
+    `${Number(row.slowestMs).toFixed(0)} ms`,
+    idleHealth ? `idle ${Number(idleHealth.slowestMs).toFixed(0)} ms` : '',
+    '',
+    '≤ 50 ms',
+    status(row.slowestMs <= 50, `${(row.slowestMs - 50).toFixed(0)} ms`),
+  ]);
+  table.push([`  host RSS growth, peak (${row.outcomes})`, `${Number(row.peakGrowthMb ?? row.rssGrowthMb).toFixed(0)} MB`, '', '', 'bounded', '']);
+  if (row.otherSubjectSmallPdfMs !== undefined) table.push([`  the other subject's small PDF`, `${Number(row.otherSubjectSmallPdfMs).toFixed(0)} ms`, 'before: 35,000 ms', '', '', '']);
+}
+
+const startup = rowsOf('startup');
+const version = startup.find((row) => row.command === '--version');
+for (const row of startup.filter((entry) => entry.command !== '--version')) {
+  table.push([
+    `CLI \`${row.command}\` as a whole process, wall p50 (CPU ${fmt(row.cpuMedianMs)} ms)`,
+    `${fmt(row.wallMedianMs)} ms`,
+    version ? `--version ${fmt(version.wallMedianMs)} ms` : '',
+    version ? `${(row.wallMedianMs / version.wallMedianMs).toFixed(2)}×` : '',
+    `≤ ${row.targetMs} ms`,
+    status(row.wallMedianMs <= row.targetMs, `${fmt(row.wallMedianMs - row.targetMs)} ms`),
+  ]);
 }
 
 const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));

@@ -1,7 +1,7 @@
 /**
- * Search latency of the retrieval index at 20,000 chunks (issue 18): lexical (the engine's own
- * full-text search) and hybrid (lexical + exact cosine over 256-dim hash-embedder vectors,
- * fused by reciprocal rank fusion, k = 60), on SQLite and — when a server URL is given — on
+ * Search latency of the retrieval index at 20,000 chunks (issue 18): lexical (BM25 in the store,
+ * with its inverted index) and hybrid (lexical + exact cosine over 256-dim hash-embedder vectors,
+ * fused as the service fuses them), on SQLite and — when a server URL is given — on
  * PostgreSQL. Every search is scoped to all 1,000 sources (the largest scope a call may carry).
  *
  *   npx tsx bench/retrieval-search.ts [--chunks N] [--queries N] [--json FILE]
@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { reciprocalRankFusion } from '../src/extensions/retrieval/fusion.js';
+import { hybridFusion } from '../src/extensions/retrieval/fusion.js';
 import { hashEmbedder } from '../src/providers/embeddings/index.js';
 import { PostgresEngine } from '../src/store/postgres/postgres-engine.js';
 import { SqlStateStore } from '../src/store/sql/sql-store.js';
@@ -92,7 +92,7 @@ async function measure(store: StateStore): Promise<{ lexical: number[]; hybrid: 
     started = performance.now();
     const [vector] = (await embedder.embed([query])).vectors;
     const [words, vectors] = await Promise.all([store.retrieval.searchLexical(scope, query, LIMIT * 2), store.retrieval.searchVector(scope, vector!, LIMIT * 2)]);
-    reciprocalRankFusion([words, vectors], 60).slice(0, LIMIT);
+    hybridFusion(words, vectors).slice(0, LIMIT);
     hybrid.push(performance.now() - started);
   }
   return { lexical: lexical.sort((a, b) => a - b), hybrid: hybrid.sort((a, b) => a - b), lexicalHits };
@@ -173,7 +173,7 @@ if (serverUrl) rows.push(await runPostgres(serverUrl));
 else console.error('PostgreSQL skipped: run through `node scripts/postgres.mjs --run npx tsx bench/retrieval-search.ts`.');
 
 const ms = (value: number) => value.toFixed(1);
-console.log(`retrieval search: ${CHUNKS.toLocaleString('en-US')} chunks in ${SOURCES} sources, scope = all sources, ${QUERIES} queries, limit ${LIMIT}, hybrid = lexical + cosine (${DIMENSIONS} dims) + RRF`);
+console.log(`retrieval search: ${CHUNKS.toLocaleString('en-US')} chunks in ${SOURCES} sources, scope = all sources, ${QUERIES} queries, limit ${LIMIT}, hybrid = lexical + cosine (${DIMENSIONS} dims), fused`);
 console.log('engine    index s   index MB   lexical p50/p99 ms   hybrid p50/p99 ms   (targets on SQLite: p50 ≤ 20 lexical, ≤ 50 hybrid)');
 for (const r of rows) {
   console.log(`${r.engine.padEnd(9)} ${(r.indexMs / 1000).toFixed(1).padStart(7)}   ${(r.indexBytes / 1048576).toFixed(1).padStart(8)}   ${`${ms(r.lexicalP50)} / ${ms(r.lexicalP99)}`.padStart(18)}   ${`${ms(r.hybridP50)} / ${ms(r.hybridP99)}`.padStart(17)}`);

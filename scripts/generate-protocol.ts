@@ -1,19 +1,21 @@
 /**
  * Writes the published wire documents under protocol/ from src/protocol (the single
  * source of truth), then the Go, Python and Rust clients' generated wire layers from the
- * published documents (scripts/protocol-clients/). `--check` fails instead of
+ * published documents (scripts/protocol-clients/), and the TypeScript validators
+ * compiled ahead of time (scripts/protocol-validators.ts). `--check` fails instead of
  * writing when any file has drifted.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ERROR_STATUS } from '../src/protocol/errors.js';
-import { ENDPOINTS } from '../src/protocol/endpoints.js';
+import { ENDPOINTS, MAX_CURSOR } from '../src/protocol/endpoints.js';
 import { NAMED_SCHEMAS } from '../src/protocol/schemas.js';
 import { OPTIONAL_EVENTS_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER, WIRE_VERSION } from '../src/protocol/version.js';
-import { hostConfigSchema } from '../src/host/config.js';
+import { hostConfigSchema } from '../src/host/config-schema.js';
 import { clientFiles } from './protocol-clients/index.js';
 import { OPERATIONS_DOCUMENT, operationsDocument } from './protocol-clients/operations.js';
 import { RULES_DOCUMENT, rulesDocument } from './protocol-clients/rules.js';
+import { validatorFiles } from './protocol-validators.js';
 
 const root = join(dirname(new URL(import.meta.url).pathname), '..');
 
@@ -56,6 +58,7 @@ function openapi(): unknown {
         ...(endpoint.public ? [] : [{ $ref: '#/components/parameters/Version' }, { $ref: '#/components/parameters/AcceptOptionalEvents' }]),
         ...(endpoint.pathParams ?? []).map((param) => ({ name: param.name, in: 'path', required: true, description: param.description, schema: param.schema })),
         ...(endpoint.query ?? []).map((query) => ({ name: query.name, in: 'query', required: false, description: query.description, schema: query.schema })),
+        ...(endpoint.resumable ? [{ $ref: '#/components/parameters/LastEventId' }] : []),
       ],
       ...(endpoint.request ? { requestBody: { required: true, content: { 'application/json': { schema: ref(endpoint.request) } } } } : {}),
       responses: { '200': { description: 'Success', headers: { [VERSION_HEADER]: { $ref: '#/components/headers/Version' } }, content }, default: errorResponse },
@@ -73,6 +76,13 @@ function openapi(): unknown {
       parameters: {
         Version: { name: VERSION_HEADER, in: 'header', required: false, description: 'Absent selects 1.0; anything else unsupported is 400 UNSUPPORTED_PROTOCOL_VERSION.', schema: { enum: [...SUPPORTED_VERSIONS] } },
         AcceptOptionalEvents: { name: OPTIONAL_EVENTS_HEADER, in: 'header', required: false, description: 'Send `true` to receive advisory (`optional: true`) events.', schema: { enum: ['true', 'false'] } },
+        LastEventId: {
+          name: 'Last-Event-ID',
+          in: 'header',
+          required: false,
+          description: 'Resume after this sequence (the last event received). Anything but a whole number from 0 to 2^53 - 1 is 400 INVALID_JOB_CURSOR.',
+          schema: { type: 'integer', minimum: 0, maximum: MAX_CURSOR },
+        },
       },
       headers: { Version: { description: 'Wire version of every response, errors included.', schema: { const: WIRE_VERSION } } },
       schemas: named('#/components/schemas/'),
@@ -112,6 +122,8 @@ Object.assign(
     root,
   ),
 );
+// The TypeScript validators, compiled ahead of time from the same schemas.
+Object.assign(files, validatorFiles());
 
 const check = process.argv.includes('--check');
 const drifted: string[] = [];

@@ -24,10 +24,57 @@ async function binaries() {
   return { initdb: module.initdb, postgres: module.postgres };
 }
 
-function unprivilegedIds() {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return {};
+/** Whether `nobody` (ids) can run `command args` with nothing but its own rights. */
+const succeedsAs = (ids, command, args) => spawnSync(command, args, { ...ids, stdio: 'ignore' }).status === 0;
+
+/**
+ * The capability that lets an unprivileged process reach folders only root can traverse (a
+ * 0700 home or TMPDIR): CAP_DAC_READ_SEARCH where this process has it, else CAP_DAC_OVERRIDE
+ * (which container runtimes grant by default), or undefined.
+ */
+function traversalCapability() {
+  let effective;
+  try {
+    effective = BigInt(`0x${/^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))[1]}`);
+  } catch {
+    return undefined;
+  }
+  if (effective & (1n << 2n)) return 'dac_read_search';
+  if (effective & (1n << 1n)) return 'dac_override';
+  return undefined;
+}
+
+/**
+ * How to run initdb and postgres so that they can reach their binaries and `dir`: as this
+ * user; as root, as `nobody` — directly when `nobody` can reach both (node_modules copied into
+ * `dir` when only the binaries are out of its reach), or, when `dir` lies under folders only
+ * root may traverse (a private TMPDIR), through util-linux's setpriv with one inheritable
+ * capability to traverse them. Returns the server's user (`owner`, undefined when it is this
+ * one), the spawn options, a wrapper for the command line and the binaries to use.
+ */
+function launcher(dir, found) {
+  const direct = (command, args) => [command, args];
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return { owner: undefined, ids: {}, wrap: direct, as: 'this user', ...found };
   const id = (flag) => Number.parseInt(execFileSync('id', [flag, UNPRIVILEGED_USER], { encoding: 'utf8' }), 10);
-  return { uid: id('-u'), gid: id('-g') };
+  const owner = { uid: id('-u'), gid: id('-g') };
+  chownSync(dir, owner.uid, owner.gid);
+  if (succeedsAs(owner, '/bin/sh', ['-c', 'cd "$1"', 'sh', dir])) {
+    if (succeedsAs(owner, found.postgres, ['--version'])) return { owner, ids: owner, wrap: direct, as: UNPRIVILEGED_USER, ...found };
+    // node_modules is out of that user's reach (a home folder that is 0700): use a copy.
+    const native = join(dir, 'native');
+    cpSync(dirname(dirname(found.postgres)), native, { recursive: true, verbatimSymlinks: true });
+    return { owner, ids: owner, wrap: direct, as: `${UNPRIVILEGED_USER} (binaries copied)`, initdb: join(native, 'bin', 'initdb'), postgres: join(native, 'bin', 'postgres') };
+  }
+  const capability = traversalCapability();
+  const setpriv = ['--reuid', String(owner.uid), '--regid', String(owner.gid), '--clear-groups', `--inh-caps=+${capability}`, `--ambient-caps=+${capability}`];
+  if (capability && spawnSync('setpriv', [...setpriv, '--', found.postgres, '--version'], { stdio: 'ignore' }).status === 0) {
+    return { owner, ids: {}, wrap: (command, args) => ['setpriv', [...setpriv, '--', command, ...args]], as: `${UNPRIVILEGED_USER} (setpriv, ${capability})`, ...found };
+  }
+  throw new Error(
+    `PostgreSQL refuses to run as root, and the user ${UNPRIVILEGED_USER} cannot reach ${dir} (a folder on the way is private to root)` +
+      `${capability ? '' : ' nor be given a capability to traverse it'} and setpriv (util-linux) could not run it there. ` +
+      'Run the tests as a non-root user, or with TMPDIR set to a folder every user may traverse.',
+  );
 }
 
 function freePort() {
@@ -50,40 +97,34 @@ function logTail(path) {
 }
 
 /**
- * Starts a server whose cluster lives in a new folder under `parent`; resolves to its
- * superuser URL and a stop() that shuts the server down and removes the folder.
+ * Starts a server whose cluster lives in a new folder under `parent` (a folder of the
+ * caller's own: as root, it is made traversable for the server's user); resolves to its
+ * superuser URL, the user it runs as (`as`) and a stop() that shuts the server down and
+ * removes the folder.
  */
-export async function startPostgres(parent = tmpdir()) {
+export async function startPostgres(parent) {
   const started = Date.now();
-  const ids = unprivilegedIds();
   const dir = mkdtempSync(join(parent, 'postgres-'));
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   try {
-    if (ids.uid !== undefined) {
-      // The unprivileged user must reach the cluster folder through `parent` (a private
-      // temp folder is 0700): traverse only, no listing.
-      chmodSync(parent, (statSync(parent).mode & 0o777) | 0o001);
-      chownSync(dir, ids.uid, ids.gid);
-    }
+    // As root, the server's user must be able to pass through `parent` (a private temp folder
+    // of ours is 0700): traverse only, no listing.
+    if (process.getuid?.() === 0) chmodSync(parent, (statSync(parent).mode & 0o777) | 0o001);
     chmodSync(dir, 0o700);
-    let { initdb, postgres } = await binaries();
-    if (ids.uid !== undefined && spawnSync(postgres, ['--version'], { ...ids, cwd: dir }).status !== 0) {
-      // node_modules is out of that user's reach (a home folder that is 0700): use a copy.
-      const native = dirname(dirname(postgres));
-      cpSync(native, join(dir, 'native'), { recursive: true, verbatimSymlinks: true });
-      initdb = join(dir, 'native', 'bin', 'initdb');
-      postgres = join(dir, 'native', 'bin', 'postgres');
-    }
+    const { owner, ids, wrap, as, initdb, postgres } = launcher(dir, await binaries());
+    const env = { ...process.env, LC_ALL: 'C', LANG: 'C' };
+    const options = { ...ids, cwd: dir, env };
+    /** A file of ours the server's user reads or writes. */
+    const handOver = (path) => owner && chownSync(path, owner.uid, owner.gid);
+
     const password = randomBytes(18).toString('hex');
     const passwordFile = join(dir, 'password');
     writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
-    if (ids.uid !== undefined) chownSync(passwordFile, ids.uid, ids.gid);
+    handOver(passwordFile);
     const data = join(dir, 'data');
-    const env = { ...process.env, LC_ALL: 'C', LANG: 'C' };
     const init = spawnSync(
-      initdb,
-      ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions'],
-      { ...ids, cwd: dir, env, encoding: 'utf8' },
+      ...wrap(initdb, ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']),
+      { ...options, encoding: 'utf8' },
     );
     rmSync(passwordFile, { force: true });
     if (init.status !== 0) throw new Error(`initdb failed (${init.error?.message ?? `exit ${init.status}`}):\n${init.stderr ?? ''}`);
@@ -91,7 +132,7 @@ export async function startPostgres(parent = tmpdir()) {
     const port = await freePort();
     const logPath = join(dir, 'postgres.log');
     const log = openSync(logPath, 'w');
-    if (ids.uid !== undefined) chownSync(logPath, ids.uid, ids.gid);
+    handOver(logPath);
     const settings = {
       listen_addresses: '127.0.0.1',
       unix_socket_directories: '', // no socket file in /tmp
@@ -101,9 +142,8 @@ export async function startPostgres(parent = tmpdir()) {
       max_connections: '300',
     };
     const server = spawn(
-      postgres,
-      ['-D', data, '-p', String(port), ...Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`])],
-      { ...ids, cwd: dir, env, stdio: ['ignore', log, log] },
+      ...wrap(postgres, ['-D', data, '-p', String(port), ...Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`])]),
+      { ...options, stdio: ['ignore', log, log] },
     );
     closeSync(log);
     let exited = null;
@@ -149,7 +189,7 @@ export async function startPostgres(parent = tmpdir()) {
         await new Promise((resolveWait) => setTimeout(resolveWait, 50));
       }
     }
-    return { url, port, pid: server.pid, startedInMs: Date.now() - started, stop };
+    return { url, port, pid: server.pid, as, startedInMs: Date.now() - started, stop };
   } catch (error) {
     cleanup();
     throw error;
@@ -164,7 +204,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(2);
   }
   const parent = mkdtempSync(join(tmpdir(), 'agenticdriver-postgres-'));
-  const server = await startPostgres(parent);
+  let server;
+  try {
+    server = await startPostgres(parent);
+  } catch (error) {
+    rmSync(parent, { recursive: true, force: true });
+    console.error(`could not start the test PostgreSQL server: ${error.message}`);
+    process.exit(1);
+  }
   let child;
   const shutdown = async (code) => {
     await server.stop();

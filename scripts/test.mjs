@@ -1,15 +1,25 @@
 #!/usr/bin/env node
-// The one test command: type-check, the TypeScript suites, then the cross-language
-// conformance harness. Each stage prints its own summary; any failure fails the run.
+// The one test command: type checks, the build, the TypeScript suites (on this Node and on a
+// current LTS line), the attack suites, each language client's suite, the packages as users
+// install them, and the cross-language conformance harness. Every stage runs even after
+// another failed (unless it needs what failed); the run ends with a table of the stages and
+// fails if any failed or anything was left behind.
+//
+//   npm test                    every stage
+//   npm test -- unit python     only the stages of those groups (see `group` below)
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { leftovers, snapshot } from './leftovers.mjs';
+import { leftovers, privateRunBase, snapshot } from './leftovers.mjs';
+import { prepareLtsNode } from './lts-node.mjs';
+import { MARKER, OrphanWatch } from './orphans.mjs';
 import { startPostgres } from './postgres.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const only = process.argv[2];
+const selected = process.argv.slice(2);
+const reporter = join(root, 'scripts', 'test-reporter.mjs');
 
 function findTests(dir) {
   if (!existsSync(dir)) return [];
@@ -21,96 +31,193 @@ function findTests(dir) {
   });
 }
 
-// Every stage gets a private temp dir inside the system one, so what the tests leave there is
-// theirs alone; tsx's compile cache (not made by our tests) is switched off.
-const systemTmp = tmpdir();
-const privateTmp = mkdtempSync(join(systemTmp, 'agenticdriver-test-'));
-process.env.TMPDIR = process.env.TMP = process.env.TEMP = privateTmp;
-process.env.TSX_DISABLE_CACHE = '1';
-const runCaches = [...new Set([homedir(), userInfo().homedir].map((home) => join(home, '.cache', 'agenticdriver')))];
-const before = snapshot([systemTmp, ...runCaches]);
+// --- the stages ------------------------------------------------------------------------------
 
-// One PostgreSQL server for the whole run (the store's tests use both engines), stopped and
-// its cluster removed however the run ends.
-let postgres;
-let current;
-let finishing = false;
-
-async function finish(code) {
-  if (finishing) return new Promise(() => {}); // a signal handler is ending the run
-  finishing = true;
-  await postgres?.stop();
-  const found = leftovers(before, [systemTmp, ...runCaches], privateTmp);
-  rmSync(privateTmp, { recursive: true, force: true });
-  if (found.length > 0) {
-    // Another process on a shared machine may write there too; AGENTICDRIVER_TEST_SHARED_TMP=1
-    // reports new entries outside the private temp dir without failing on them.
-    const shared = process.env.AGENTICDRIVER_TEST_SHARED_TMP === '1';
-    const ours = shared ? found.filter((path) => path.startsWith(privateTmp)) : found;
-    console.error(`\n=== the tests left ${found.length} new entr${found.length === 1 ? 'y' : 'ies'} behind:\n${found.map((path) => `  ${path}`).join('\n')}`);
-    if (ours.length > 0) process.exit(code || 1);
-  }
-  process.exit(code);
+/**
+ * One row of the final table: a group (what `npm test -- <group>` selects), a name, what it
+ * needs to have passed, and run(), which resolves to { ok, detail } (or throws: failed).
+ */
+const stages = [];
+function stage(group, name, run, needs = []) {
+  stages.push({ group, name, run, needs, result: 'not selected', detail: '', seconds: undefined, cpu: undefined });
 }
+/** A stage that runs one command and passes when it exits 0. */
+const command = (file, args, options) => () => runCommand(file, args, options);
+/**
+ * node --test over `files`, with the reporter that holds a file's output back unless one of
+ * its tests fails. --test-force-exit: a file whose tests are done exits even if a failed test
+ * left a handle open (Node 22+ no longer stops such a file at --test-timeout; it would keep
+ * the stage waiting for ever).
+ */
+const nodeTests = (files, { node = process.execPath, concurrency, timeoutMs, env }) =>
+  runCommand(node, ['--import', 'tsx', '--test', '--test-force-exit', `--test-reporter=${reporter}`, `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files], { env });
 
-// Stopped from outside: the running stage, the server and the private temp dir go too.
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
-  process.once(signal, async () => {
-    if (finishing) return;
-    finishing = true;
-    current?.kill(signal);
-    await postgres?.stop().catch(() => {});
-    rmSync(privateTmp, { recursive: true, force: true });
-    process.exit(code);
-  });
-}
-
-async function stage(name, command, args, options = {}) {
-  if (only && only !== name) return;
-  console.log(`\n=== ${name}: ${command} ${args.join(' ')}`);
-  const status = await new Promise((resolveStatus) => {
-    current = spawn(command, args, { cwd: root, stdio: 'inherit', ...options });
-    current.once('error', () => resolveStatus('spawn error'));
-    current.once('exit', (code, signal) => resolveStatus(code ?? signal));
-  });
-  current = undefined;
-  if (finishing) await new Promise(() => {}); // a signal handler is ending the run
-  if (status !== 0) {
-    console.error(`\n=== ${name} failed (exit ${status})`);
-    await finish(typeof status === 'number' ? status : 1);
-  }
-}
-
-await stage('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
-// The operator console is browser code outside src/ (console/, bundled by scripts/build-console.ts).
-await stage('typecheck', 'npx', ['tsc', '-p', 'console/tsconfig.json']);
-// The layer order and no import cycles in src/ (.dependency-cruiser.cjs; docs/architecture.md).
-await stage('layers', 'npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']);
-await stage('build', 'npm', ['run', 'build', '--silent']);
-// test/attack runs in its own stage (below), after the unit suites.
 const attackDir = join(root, 'test', 'attack');
-const tests = findTests(join(root, 'test')).filter((path) => !path.startsWith(attackDir)).sort();
-if (!only || !['typecheck', 'layers', 'build'].includes(only)) {
-  try {
-    postgres = await startPostgres(privateTmp);
-  } catch (error) {
-    console.error(`\n=== could not start the test PostgreSQL server: ${error.message}`);
-    await finish(1);
-  }
-  console.log(`\n=== postgres: a test server on port ${postgres.port} (started in ${postgres.startedInMs} ms)`);
+const unitTests = findTests(join(root, 'test')).filter((path) => !path.startsWith(attackDir)).sort();
+let postgres;
+let lts;
+
+stage('typecheck', 'typecheck', command('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']));
+// The operator console is browser code outside src/ (console/, bundled by scripts/build.mjs).
+stage('typecheck', 'typecheck console', command('npx', ['tsc', '-p', 'console/tsconfig.json']));
+// The layer order and no import cycles in src/ (.dependency-cruiser.cjs; docs/architecture.md).
+stage('layers', 'layers', command('npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']));
+stage('build', 'build', command(process.execPath, ['scripts/build.mjs']));
+// One PostgreSQL server for the whole run (the store's tests use both engines).
+stage('unit', 'postgres', async () => {
+  postgres = await startPostgres(privateTmp);
   process.env.AGENTICDRIVER_TEST_POSTGRES_URL = postgres.url;
-}
+  return { ok: true, detail: `as ${postgres.as}, up in ${(postgres.startedInMs / 1000).toFixed(1)} s` };
+});
 // The CLI provider tests drive the pinned real CLIs; install them (idempotent) first.
-await stage('unit', process.execPath, ['test/cli-tools/setup.mjs']);
-await stage('unit', process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', '--test-timeout=120000', ...tests]);
+stage('unit', 'cli tools', command(process.execPath, ['test/cli-tools/setup.mjs']));
+stage('unit', 'unit', () => nodeTests(unitTests, { concurrency: 2, timeoutMs: 120_000 }), ['build', 'postgres', 'cli tools']);
+// The same suite on the current LTS line: the system's Node when it is one, else Node from
+// npm's registry, with its own build of the one native addon (scripts/lts-node.mjs).
+stage('lts', 'lts node', async () => {
+  lts = await prepareLtsNode();
+  return { ok: true, detail: lts.description };
+});
+stage('lts', 'unit on lts node', () => nodeTests(unitTests, { node: lts.node, concurrency: 2, timeoutMs: 120_000, env: lts.env }), ['build', 'postgres', 'cli tools', 'lts node']);
 // Keep attacking (issue 13): authorization matrix, secret grep, SSE soak, then schemathesis
 // against a live host (bounded; AGENTICDRIVER_FUZZ=long for the long campaign).
-await stage('attack', process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=1', '--test-timeout=300000', ...findTests(attackDir).sort()]);
-await stage('attack', process.execPath, ['--import', 'tsx', 'test/attack/schemathesis.ts']);
-// Each language client's own suite (lint, type checks, unit tests), then the shared harness.
-await stage('python', 'bash', ['clients/python/scripts/test.sh']);
-await stage('rust', 'bash', ['clients/rust/scripts/check.sh']);
-if (existsSync(join(root, 'conformance', 'run.ts'))) await stage('conformance', process.execPath, ['--import', 'tsx', 'conformance/run.ts']);
+stage('attack', 'attack', () => nodeTests(findTests(attackDir).sort(), { concurrency: 1, timeoutMs: 300_000 }), ['build', 'postgres']);
+stage('attack', 'schemathesis', command(process.execPath, ['--import', 'tsx', 'test/attack/schemathesis.ts']));
+// Each language client's own suite (lint, type checks, unit tests, its package); each step
+// names itself when it fails.
+stage('python', 'python', command('bash', ['clients/python/scripts/test.sh']));
+stage('rust', 'rust', command('sh', ['clients/rust/scripts/check.sh']));
+stage('go', 'go', command('sh', ['clients/go/scripts/check.sh']));
+// The packages as an application installs them (scripts/packages.mjs; the Python wheel is
+// built, checked and installed by the Python suite).
+stage('packages', 'npm package', command(process.execPath, ['scripts/packages.mjs', 'npm']), ['build']);
+stage('packages', 'rust crate', command(process.execPath, ['scripts/packages.mjs', 'rust']));
+stage('packages', 'go module', command(process.execPath, ['scripts/packages.mjs', 'go']));
+stage('conformance', 'conformance', command(process.execPath, ['--import', 'tsx', 'conformance/run.ts']));
 // The published 0.1.0 Rust crate (crates.io) against our host, every call, HTTP and HTTPS (compat/README.md).
-await stage('compat', process.execPath, ['--import', 'tsx', 'compat/run.ts']);
-await finish(0);
+stage('compat', 'compat', command(process.execPath, ['--import', 'tsx', 'compat/run.ts']));
+
+const groups = [...new Set(stages.map((entry) => entry.group))];
+const unknown = selected.filter((group) => !groups.includes(group));
+if (unknown.length > 0) {
+  console.error(`unknown stage ${unknown.join(', ')}; the stages are: ${groups.join(', ')}`);
+  process.exit(2);
+}
+// A selected stage brings the stages it needs (e.g. `npm test -- lts` builds and starts PostgreSQL).
+const wanted = new Set(stages.filter((entry) => selected.length === 0 || selected.includes(entry.group)).map((entry) => entry.name));
+for (const entry of [...stages].reverse()) if (wanted.has(entry.name)) entry.needs.forEach((name) => wanted.add(name));
+
+// --- running them ----------------------------------------------------------------------------
+
+// Every stage gets a private temp dir inside the system one and a private XDG_RUNTIME_DIR
+// (where CLI runs make their directories), so that what the tests leave there is theirs
+// alone; tsx's compile cache (not made by our tests) is switched off.
+const systemTmp = tmpdir();
+const privateTmp = mkdtempSync(join(systemTmp, 'agenticdriver-test-'));
+const runBase = privateRunBase(privateTmp);
+process.env.TMPDIR = process.env.TMP = process.env.TEMP = privateTmp;
+if (runBase) process.env.XDG_RUNTIME_DIR = runBase;
+process.env.TSX_DISABLE_CACHE = '1';
+// Every process of the run carries this marker, so that one it left running is found (scripts/orphans.mjs).
+process.env[MARKER] = randomUUID();
+const orphans = new OrphanWatch(process.env[MARKER]);
+const sharedDirs = [systemTmp, ...new Set([homedir(), userInfo().homedir].map((home) => join(home, '.cache', 'agenticdriver')))];
+const before = snapshot(sharedDirs);
+if (!runBase) console.warn('No folder qualifies for a private XDG_RUNTIME_DIR (see scripts/leftovers.mjs): CLI runs use the shared ~/.cache/agenticdriver/cli-runs.');
+
+let current;
+let interrupted = false;
+
+function runCommand(file, args, { env } = {}) {
+  return new Promise((resolveRun) => {
+    current = spawn(file, args, { cwd: root, stdio: 'inherit', env: env ? { ...process.env, ...env } : process.env });
+    current.once('error', (error) => resolveRun({ ok: false, detail: `could not start ${file}: ${error.message}` }));
+    current.once('exit', (code, signal) => resolveRun(code === 0 ? { ok: true } : { ok: false, detail: `exit ${code ?? signal}` }));
+  }).finally(() => {
+    current = undefined;
+  });
+}
+
+// Stopped from outside: the running stage ends, the rest are not run, and the table still prints.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    interrupted = signal;
+    current?.kill(signal);
+    setTimeout(() => orphans.sweep(), 2000).unref();
+  });
+}
+
+for (const entry of stages) {
+  if (!wanted.has(entry.name)) continue;
+  const missing = entry.needs.filter((name) => stages.find((other) => other.name === name).result !== 'passed');
+  if (interrupted || missing.length > 0) {
+    entry.result = 'not run';
+    entry.detail = interrupted ? `${interrupted}` : `needs ${missing.join(', ')}`;
+    continue;
+  }
+  console.log(`\n=== ${entry.name}`);
+  const started = Date.now();
+  const cpuBefore = childrenCpu();
+  orphans.start();
+  const outcome = await entry.run().catch((error) => ({ ok: false, detail: error.message }));
+  orphans.stop();
+  orphans.sweep();
+  entry.seconds = (Date.now() - started) / 1000;
+  entry.cpu = childrenCpu() - cpuBefore;
+  entry.result = outcome.ok ? 'passed' : 'failed';
+  entry.detail = outcome.detail ?? '';
+  if (!outcome.ok) console.error(`\n=== ${entry.name} failed: ${entry.detail}`);
+}
+
+// --- the end: the server, what was left behind, the table ------------------------------------
+
+await postgres?.stop().catch((error) => console.error(`the test PostgreSQL server did not stop cleanly: ${error.message}`));
+orphans.sweep();
+const found = leftovers(before, sharedDirs, { tmp: privateTmp, runBase });
+const leftRunning = orphans.killed;
+if (runBase) rmSync(runBase, { recursive: true, force: true });
+rmSync(privateTmp, { recursive: true, force: true });
+// Other processes on a shared machine may write to the shared folders too:
+// AGENTICDRIVER_TEST_SHARED_TMP=1 reports new entries there without failing on them.
+const sharedMachine = process.env.AGENTICDRIVER_TEST_SHARED_TMP === '1';
+const failingLeftovers = [...found.ours, ...leftRunning, ...(sharedMachine ? [] : found.shared)];
+if (found.ours.length + leftRunning.length + found.shared.length > 0) {
+  console.error('\n=== left behind:');
+  for (const path of found.ours) console.error(`  ${path} (in the run's own folders)`);
+  for (const entry of leftRunning) console.error(`  process ${entry} (a test's process that outlived it; killed)`);
+  for (const path of found.shared) console.error(`  ${path} (new in a shared folder${sharedMachine ? '; not counted with AGENTICDRIVER_TEST_SHARED_TMP=1' : ''})`);
+}
+if (!interrupted) {
+  stages.push({ name: 'nothing left behind', result: failingLeftovers.length === 0 ? 'passed' : 'failed', detail: failingLeftovers.length === 0 ? '' : `${failingLeftovers.length} entries (listed above)` });
+}
+
+// The table: wall time, and the CPU time of the stage's processes (what a 2-core CI machine
+// needs at least half of, whatever else runs on this one).
+const rows = stages.filter((entry) => entry.result !== 'not selected');
+const time = (seconds) => (seconds === undefined || Number.isNaN(seconds) ? '' : formatSeconds(seconds));
+const cells = rows.map((entry) => [entry.name, entry.result, time(entry.seconds), time(entry.cpu), entry.detail]);
+const header = ['stage', 'result', 'time', 'cpu', ''];
+const widths = [0, 1, 2, 3].map((column) => Math.max(...[header, ...cells].map((row) => row[column].length)));
+console.log('\n=== summary');
+for (const row of [header, ...cells]) {
+  console.log(`${row[0].padEnd(widths[0])}  ${row[1].padEnd(widths[1])}  ${row[2].padStart(widths[2])}  ${row[3].padStart(widths[3])}  ${row[4]}`.trimEnd());
+}
+const total = (key) => rows.reduce((sum, entry) => sum + (Number.isFinite(entry[key]) ? entry[key] : 0), 0);
+console.log(`total ${formatSeconds(total('seconds'))}, cpu ${formatSeconds(total('cpu'))}`);
+const count = (result) => rows.filter((entry) => entry.result === result).length;
+console.log(`${count('passed')} passed, ${count('failed')} failed, ${count('not run')} not run`);
+process.exit(interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : count('failed') + count('not run') > 0 ? 1 : 0);
+
+/** CPU seconds of this process's finished children (Linux; NaN elsewhere). */
+function childrenCpu() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function formatSeconds(seconds) {
+  return seconds < 60 ? `${seconds.toFixed(0)} s` : `${Math.floor(seconds / 60)} min ${String(Math.round(seconds % 60)).padStart(2, '0')} s`;
+}

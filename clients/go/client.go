@@ -87,8 +87,8 @@ func (c *Client) Close() {
 
 func parseBaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.Opaque != "" {
-		return nil, newError(CodeInsecureTransport, "the host URL must be an absolute http(s) URL")
+	if err != nil || u.Host == "" || u.Opaque != "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, newError(CodeInvalidURL, "the host URL is not an absolute http(s) URL (e.g. http://127.0.0.1:7433)")
 	}
 	if u.User != nil || strings.ContainsAny(raw, "?#") {
 		return nil, newError(CodeInsecureTransport, "the host URL must not carry credentials, a query or a fragment")

@@ -37,6 +37,18 @@ func (c *Client) ReadJob(ctx context.Context, id string) (*JobInfo, error) {
 	return c.jobCall(ctx, opReadJob, JobIdentity{ID: id})
 }
 
+// ListJobs returns the subject's jobs this token may read (POST /v1/jobs/list), most
+// recently updated first: at most req.Limit (0: the default, 20), only in req.State when
+// it is set. The answer is checked by its rules (jobList: within the limit, each job once,
+// newest first, each job's own). A malformed request is refused with INVALID_JOB before anything is sent.
+func (c *Client) ListJobs(ctx context.Context, req JobListRequest) ([]JobInfo, error) {
+	var list JobList
+	if err := c.post(ctx, opListJobs, req, &list); err != nil {
+		return nil, err
+	}
+	return list.Jobs, nil
+}
+
 // CancelJob asks the host to cancel a job (POST /v1/jobs/cancel) and returns its state
 // afterwards: a queued job is cancelled at once, a running one has CancelRequested set
 // and ends with its own terminal event, a finished one is returned unchanged.

@@ -308,3 +308,62 @@ func TestSessionReceipts(t *testing.T) {
 		t.Errorf("invalid session requests reached the host")
 	}
 }
+
+func TestListsAreCheckedAndTheirRequestsBeforeSending(t *testing.T) {
+	newer := jobJSON(map[string]any{"updatedAt": "2026-09-21T12:00:02.000Z"})
+	older := jobJSON(map[string]any{"id": "00000000-0000-4000-8000-000000000005"})
+	cases := []struct {
+		name string
+		jobs []map[string]any
+		req  JobListRequest
+		ok   bool
+	}{
+		{"newest first", []map[string]any{newer, older}, JobListRequest{}, true},
+		{"oldest first", []map[string]any{older, newer}, JobListRequest{}, false},
+		{"a job twice", []map[string]any{newer, newer}, JobListRequest{}, false},
+		{"over the limit", []map[string]any{newer, older}, JobListRequest{Limit: 1}, false},
+		{"another state", []map[string]any{newer}, JobListRequest{State: JobRunning}, false},
+		{"a job's own rule", []map[string]any{jobJSON(map[string]any{"expiresAt": nil})}, JobListRequest{}, false},
+	}
+	for _, c := range cases {
+		client, _ := answer(t, mustJSON(t, map[string]any{"jobs": c.jobs}))
+		jobs, err := client.ListJobs(t.Context(), c.req)
+		switch {
+		case c.ok && (err != nil || len(jobs) != 2 || jobs[0].UpdatedAt != "2026-09-21T12:00:02.000Z"):
+			t.Errorf("%s: %+v %v", c.name, jobs, err)
+		case !c.ok && !isCode(err, CodeInvalidResponse):
+			t.Errorf("%s: got %v, want INVALID_RESPONSE", c.name, err)
+		}
+	}
+
+	session := func(changes map[string]any) map[string]any {
+		s := map[string]any{"id": testSession, "revision": 2, "provider": "mock", "model": "demo", "mode": "history", "state": "ready",
+			"createdAt": "2026-09-21T12:00:00.000Z", "updatedAt": "2026-09-21T12:00:01.000Z", "expiresAt": "2026-09-22T12:00:00.000Z"}
+		for k, v := range changes {
+			s[k] = v
+		}
+		return s
+	}
+	client, _ := answer(t, mustJSON(t, map[string]any{"sessions": []any{session(nil)}}))
+	if sessions, err := client.ListSessions(t.Context(), SessionListRequest{Limit: 5}); err != nil || len(sessions) != 1 || sessions[0].Revision != 2 {
+		t.Errorf("list sessions: %+v %v", sessions, err)
+	}
+	client, _ = answer(t, mustJSON(t, map[string]any{"sessions": []any{session(map[string]any{"state": "running"})}}))
+	if _, err := client.ListSessions(t.Context(), SessionListRequest{}); !isCode(err, CodeInvalidResponse) {
+		t.Errorf("a running session with an expiry: %v", err)
+	}
+
+	client, hits := answer(t, "{}")
+	if _, err := client.ListJobs(t.Context(), JobListRequest{Limit: 101}); !isCode(err, CodeInvalidJob) {
+		t.Errorf("limit 101: %v", err)
+	}
+	if _, err := client.ListJobs(t.Context(), JobListRequest{State: "sleeping"}); !isCode(err, CodeInvalidJob) {
+		t.Errorf("state sleeping: %v", err)
+	}
+	if _, err := client.ListSessions(t.Context(), SessionListRequest{Limit: 101}); !isCode(err, CodeInvalidSession) {
+		t.Errorf("session limit 101: %v", err)
+	}
+	if hits.Load() != 0 {
+		t.Errorf("%d malformed requests were sent", hits.Load())
+	}
+}

@@ -26,8 +26,10 @@ var (
 	opCreateSession          = operation{id: "createSession", method: "POST", path: "v1/sessions/create", request: sessionCreateRule, response: sessionSnapshotRule, invalid: CodeInvalidSession, answerRules: "sessionCreated", answers: "json"}
 	opReadSession            = operation{id: "readSession", method: "POST", path: "v1/sessions/read", request: sessionIdentityRule, response: sessionSnapshotRule, invalid: CodeInvalidSession, answerRules: "sessionRead", answers: "json"}
 	opDeleteSession          = operation{id: "deleteSession", method: "POST", path: "v1/sessions/delete", request: sessionIdentityRule, response: sessionDeleteResultRule, invalid: CodeInvalidSession, answerRules: "sessionDeleted", answers: "json"}
+	opListSessions           = operation{id: "listSessions", method: "POST", path: "v1/sessions/list", request: sessionListRequestRule, response: sessionListRule, invalid: CodeInvalidSession, answerRules: "sessionList", answers: "json"}
 	opSubmitJob              = operation{id: "submitJob", method: "POST", path: "v1/jobs/submit", request: jobSubmitRule, response: jobInfoRule, invalid: CodeInvalidJob, answerRules: "jobSubmitted", answers: "json"}
 	opReadJob                = operation{id: "readJob", method: "POST", path: "v1/jobs/read", request: jobIdentityRule, response: jobInfoRule, invalid: CodeInvalidJob, answerRules: "jobNamed", answers: "json"}
+	opListJobs               = operation{id: "listJobs", method: "POST", path: "v1/jobs/list", request: jobListRequestRule, response: jobListRule, invalid: CodeInvalidJob, answerRules: "jobList", answers: "json"}
 	opCancelJob              = operation{id: "cancelJob", method: "POST", path: "v1/jobs/cancel", request: jobIdentityRule, response: jobInfoRule, invalid: CodeInvalidJob, answerRules: "jobNamed", answers: "json"}
 	opJobEvents              = operation{id: "jobEvents", method: "POST", path: "v1/jobs/events", request: jobEventsRequestRule, response: jobEventPageRule, invalid: CodeInvalidJobCursor, answerRules: "jobEventPage", answers: "json"}
 	opStreamJob              = operation{id: "streamJob", method: "GET", path: "v1/jobs/{id}/stream", response: runEventRule, answers: "events"}
@@ -108,6 +110,7 @@ const (
 	CodeUnsupportedConfiguration    = "UNSUPPORTED_CONFIGURATION"
 	CodeTLSRequired                 = "TLS_REQUIRED"
 	CodeInsecureTransport           = "INSECURE_TRANSPORT"
+	CodeInvalidURL                  = "INVALID_URL"
 	CodeUnauthorized                = "UNAUTHORIZED"
 	CodeAuthRequired                = "AUTH_REQUIRED"
 	CodeForbidden                   = "FORBIDDEN"
@@ -144,6 +147,7 @@ const (
 	CodeJobEventConflict            = "JOB_EVENT_CONFLICT"
 	CodeJobAccountChanged           = "JOB_ACCOUNT_CHANGED"
 	CodeJobInterrupted              = "JOB_INTERRUPTED"
+	CodeHostAlreadyRunning          = "HOST_ALREADY_RUNNING"
 	CodeCancelled                   = "CANCELLED"
 	CodeJobExpired                  = "JOB_EXPIRED"
 	CodeApprovalExpired             = "APPROVAL_EXPIRED"
@@ -287,6 +291,7 @@ var ErrorStatus = map[string]int{
 	CodeUnsupportedConfiguration:    400,
 	CodeTLSRequired:                 400,
 	CodeInsecureTransport:           400,
+	CodeInvalidURL:                  400,
 	CodeUnauthorized:                401,
 	CodeAuthRequired:                401,
 	CodeForbidden:                   403,
@@ -323,6 +328,7 @@ var ErrorStatus = map[string]int{
 	CodeJobEventConflict:            409,
 	CodeJobAccountChanged:           409,
 	CodeJobInterrupted:              409,
+	CodeHostAlreadyRunning:          409,
 	CodeCancelled:                   409,
 	CodeJobExpired:                  410,
 	CodeApprovalExpired:             410,

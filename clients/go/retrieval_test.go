@@ -68,9 +68,15 @@ func hitJSON(chunk, source, text string, score float64) map[string]any {
 		"text": text, "score": score, "documentSha256": sha}
 }
 
+// indexJSON is the host's built-in vector index, ranked by full-text relevance (an additive field).
+func indexJSON(changes map[string]any) map[string]any {
+	return with(map[string]any{"providerId": "builtin", "vendor": "agenticdriver", "accountId": "local", "authMode": "none", "model": "word-hash-v1",
+		"dimensions": 256, "metric": "cosine", "version": "1", "ranking": "bm25"}, changes)
+}
+
 func searchJSON(changes map[string]any) string {
 	return toJSON(with(map[string]any{"corpus": "docs",
-		"index": map[string]any{"providerId": "store", "vendor": "sqlite", "authMode": "none", "model": "fts5", "metric": "bm25", "version": "1"},
+		"index": indexJSON(nil),
 		"hits":  []any{hitJSON("c1", "guide", "Install with npm.", 0.5), hitJSON("c2", "faq", "Ask the operator.", 0.2)}, "truncated": false}, changes))
 }
 
@@ -91,6 +97,11 @@ func TestSearchRetrieval(t *testing.T) {
 	got := (*seen)[0]
 	if got.path != "/v1/retrieval/search" || got.auth != "Bearer "+testToken || toJSON(got.body) != `{"corpus":"docs","query":"install"}` {
 		t.Errorf("sent %+v", got)
+	}
+
+	client, _ = recorder(t, searchJSON(map[string]any{"index": indexJSON(map[string]any{"ranking": nil})}))
+	if result, err := client.SearchRetrieval(t.Context(), RetrievalSearch{Corpus: "docs", Query: "q"}); err != nil || result.Index.Ranking != "" || result.Index.Dimensions != 256 {
+		t.Errorf("a 1.0 descriptor without ranking: %+v %v", result, err)
 	}
 
 	low := 0.2
@@ -114,6 +125,10 @@ func TestSearchRetrieval(t *testing.T) {
 		{"over maxContextBytes", RetrievalSearch{Corpus: "docs", Query: "q", MaxContextBytes: 20}, searchJSON(nil)},
 		{"over the default bytes", RetrievalSearch{Corpus: "docs", Query: "q"}, searchJSON(map[string]any{"hits": manyHits(5, strings.Repeat("é", 8000))})},
 		{"a malformed answer", RetrievalSearch{Corpus: "docs", Query: "q"}, `{"corpus":"docs"}`},
+		{"a metric other than cosine", RetrievalSearch{Corpus: "docs", Query: "q"}, searchJSON(map[string]any{"index": indexJSON(map[string]any{"metric": "bm25"})})},
+		{"no dimensions", RetrievalSearch{Corpus: "docs", Query: "q"}, searchJSON(map[string]any{"index": indexJSON(map[string]any{"dimensions": nil})})},
+		{"no accountId", RetrievalSearch{Corpus: "docs", Query: "q"}, searchJSON(map[string]any{"index": indexJSON(map[string]any{"accountId": nil})})},
+		{"an unknown ranking", RetrievalSearch{Corpus: "docs", Query: "q"}, searchJSON(map[string]any{"index": indexJSON(map[string]any{"ranking": "tfidf"})})},
 	}
 	for _, c := range cases {
 		client, _ := recorder(t, c.body)
@@ -249,8 +264,7 @@ func TestRunResultRetrievalRules(t *testing.T) {
 			"mediaType": "text/plain", "bytes": len(text), "sha256": sha, "origin": "retrieval"}, changes)
 	}
 	result := func(hits []any, sources []any) string {
-		retrieval := with(map[string]any{}, map[string]any{"corpus": "docs", "hits": hits, "truncated": false,
-			"index": map[string]any{"providerId": "store", "vendor": "sqlite", "authMode": "none", "model": "fts5", "metric": "bm25", "version": "1"}})
+		retrieval := with(map[string]any{}, map[string]any{"corpus": "docs", "hits": hits, "truncated": false, "index": indexJSON(nil)})
 		return toJSON(map[string]any{"runId": "r1", "provider": "mock", "model": "demo", "text": "Hi", "usage": map[string]any{}, "steps": 1, "finishReason": "stop",
 			"retrieval": retrieval, "sources": sources})
 	}

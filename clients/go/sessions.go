@@ -24,6 +24,18 @@ func (c *Client) ReadSession(ctx context.Context, id string) (*SessionSnapshot, 
 	return &snapshot, nil
 }
 
+// ListSessions returns the subject's sessions on providers this token may use (POST
+// /v1/sessions/list), most recently used first: at most req.Limit (0: the default, 20).
+// The answer is checked: within the limit, each session once, newest first, each
+// session's own invariants. A malformed request is refused with INVALID_SESSION.
+func (c *Client) ListSessions(ctx context.Context, req SessionListRequest) ([]SessionInfo, error) {
+	var list SessionList
+	if err := c.post(ctx, opListSessions, req, &list); err != nil {
+		return nil, err
+	}
+	return list.Sessions, nil
+}
+
 // DeleteSession deletes a session (POST /v1/sessions/delete); a turn still running on it
 // ends with run.cancelled SESSION_DELETED.
 func (c *Client) DeleteSession(ctx context.Context, id string) (*SessionDeleteResult, error) {

@@ -80,12 +80,13 @@ type IngestionManifest struct {
 type RetrievalIndex struct {
 	ProviderID string `json:"providerId"`
 	Vendor     string `json:"vendor"`
-	AccountID  string `json:"accountId,omitzero"`
+	AccountID  string `json:"accountId"`
 	AuthMode   string `json:"authMode"`
 	Model      string `json:"model"`
-	Dimensions int    `json:"dimensions,omitzero"`
+	Dimensions int    `json:"dimensions"`
 	Metric     string `json:"metric"`
 	Version    string `json:"version"`
+	Ranking    string `json:"ranking,omitzero"`
 }
 
 type RetrievalHit struct {
@@ -378,6 +379,16 @@ type SessionDeleteResult struct {
 	Deleted bool   `json:"deleted"`
 }
 
+// SessionListRequest asks for the subject's sessions (POST /v1/sessions/list); Limit 0 means the default (20).
+type SessionListRequest struct {
+	Limit int `json:"limit,omitzero"`
+}
+
+// SessionList holds the subject's sessions, most recently used first.
+type SessionList struct {
+	Sessions []SessionInfo `json:"sessions"`
+}
+
 // JobSubmit is the body of POST /v1/jobs/submit: an idempotency key and a run request.
 type JobSubmit struct {
 	Key     string     `json:"key"`
@@ -416,6 +427,17 @@ type JobEventPage struct {
 	Events     []Event `json:"events"`
 	NextCursor int64   `json:"nextCursor"`
 	HasMore    bool    `json:"hasMore"`
+}
+
+// JobListRequest asks for the subject's jobs (POST /v1/jobs/list), optionally in one State; Limit 0 means the default (20).
+type JobListRequest struct {
+	Limit int    `json:"limit,omitzero"`
+	State string `json:"state,omitzero"`
+}
+
+// JobList holds the subject's jobs, most recently updated first.
+type JobList struct {
+	Jobs []JobInfo `json:"jobs"`
 }
 
 type OperatorRun struct {

@@ -48,11 +48,15 @@ const STRUCTS: Record<string, string> = {
   SessionIdentity: 'SessionIdentity',
   SessionSnapshot: 'SessionSnapshot',
   SessionDeleteResult: 'SessionDeleteResult',
+  SessionListRequest: 'SessionListRequest',
+  SessionList: 'SessionList',
   JobSubmit: 'JobSubmit',
   JobIdentity: 'JobIdentity',
   JobEventsRequest: 'JobEventsRequest',
   JobInfo: 'JobInfo',
   JobEventPage: 'JobEventPage',
+  JobListRequest: 'JobListRequest',
+  JobList: 'JobList',
   RetrievalSearch: 'RetrievalSearch',
   RetrievalIndexRequest: 'RetrievalIndexRequest',
   RetrievalIndexReceipt: 'RetrievalIndexReceipt',
@@ -92,6 +96,8 @@ const REQUESTS = [
   'JobSubmit',
   'JobIdentity',
   'JobEventsRequest',
+  'JobListRequest',
+  'SessionListRequest',
   'RetrievalSearch',
   'RetrievalIndexRequest',
   'RetrievalDeleteRequest',
@@ -130,6 +136,7 @@ const ENUMS: Record<string, string> = {
   'ErrorInfo.outcome': 'ErrorOutcome',
   'SessionCreate.mode': 'SessionMode',
   'JobInfo.state': 'JobState',
+  'JobListRequest.state': 'JobState',
 };
 
 /** Enums named above but defined by hand (error.rs). */
@@ -153,7 +160,7 @@ const FIELD_TYPES: Record<string, string> = {
 
 /** Derives beyond `Debug, Clone, PartialEq, Serialize, Deserialize`. */
 const DEFAULT = new Set([
-  'RunRequest', 'ContextSource', 'SourceLocation', 'RetrievalOptions', 'Usage', 'RetrievalSearch',
+  'RunRequest', 'ContextSource', 'SourceLocation', 'RetrievalOptions', 'Usage', 'RetrievalSearch', 'JobListRequest', 'SessionListRequest',
   'OperatorRunsRequest', 'OperatorListRequest', 'OperatorJobsRequest', 'OperatorUsageRequest', 'OperatorAuditRequest',
 ]);
 const EQ = new Set([
@@ -161,6 +168,7 @@ const EQ = new Set([
   'ExtractorIdentity', 'ChunkerIdentity', 'PageCoverage', 'MessageCoverage', 'ErrorInfo', 'ApprovalResolution', 'ProtocolInfo',
   'Capabilities', 'ProviderHealth', 'ModelCatalog', 'ToolExecutionIdentity', 'ToolExecutionReceipt',
   'SessionCreate', 'SessionIdentity', 'SessionSnapshot', 'SessionDeleteResult', 'JobIdentity', 'JobEventsRequest', 'JobInfo',
+  'JobListRequest', 'SessionListRequest', 'JobList', 'SessionList',
   'RetrievalIndexReceipt', 'RetrievalDeleteRequest', 'RetrievalDeleteResult', 'IngestResult',
 ]);
 
@@ -188,6 +196,10 @@ const DOCS: Record<string, string> = {
   JobIdentity: 'Names one durable job (`POST /v1/jobs/read`, `/v1/jobs/cancel`).',
   JobEventsRequest: '`POST /v1/jobs/events`: the committed events after `after` (at most `limit`, default 100).',
   JobInfo: 'The state of one durable job; `cursor` counts its committed events.',
+  JobListRequest: '`POST /v1/jobs/list`: at most `limit` (default 20) of the subject\'s jobs, optionally in one `state`.',
+  JobList: 'The subject\'s jobs, most recently updated first.',
+  SessionListRequest: '`POST /v1/sessions/list`: at most `limit` (default 20) of the subject\'s sessions.',
+  SessionList: 'The subject\'s sessions, most recently used first.',
   JobEventPage: "One page of a job's committed events.",
   RetrievalSearch: '`POST /v1/retrieval/search` body. Build with `RetrievalSearch { corpus, query, ..Default::default() }`.',
   RetrievalIndexRequest: "`POST /v1/retrieval/index` body: a source revision's own chunks.",

@@ -16,6 +16,7 @@ export const rustCheckName = (definition: string): string => snake(definition);
 const PATTERNS: Record<string, [string, string]> = {
   '^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$': ['is_provider_id', 'a provider id'],
   '^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$': ['is_model_id', 'a model id'],
+  '^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$': ['is_embedding_model', 'an embedding model name'],
   '^[a-zA-Z_][a-zA-Z0-9_]{0,63}$': ['is_tool_name', 'a tool name'],
   '^[a-zA-Z][a-zA-Z0-9._-]{0,79}$': ['is_capability_name', 'a capability name'],
   '^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$': ['is_opaque_key', 'an opaque key'],

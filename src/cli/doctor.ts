@@ -11,7 +11,11 @@ import { readSecret } from '../shared/secrets.js';
 import { PostgresEngine } from '../store/postgres/postgres-engine.js';
 import { ProviderDiscovery } from '../runtime/discovery.js';
 import type { ProviderHealth } from '../protocol/schemas.js';
-import { usageSinkReport, type UsageSinkReport } from '../extensions/usage/report.js';
+import type { UsageSinkReport } from '../extensions/usage/report.js';
+import { usageReportOf } from '../host/host-record.js';
+import { rankingOf } from '../extensions/retrieval/service.js';
+import { BUILTIN_EMBEDDING, embedderId } from '../providers/embeddings/index.js';
+import { fields, healthText, printJson, printLines, table, usageLine, wantsJson } from './output.js';
 
 export interface DoctorReport {
   ok: boolean;
@@ -24,8 +28,8 @@ export interface DoctorReport {
   usage: UsageSinkReport;
   /** SQLite: where the file lives. PostgreSQL: whether the database answers (nothing is migrated). */
   state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; status: 'ready' | 'unavailable'; reason?: string };
-  /** Scoped retrieval: the configured corpora (lexical search in the state store) and whether PDFs are ingested. */
-  retrieval: { enabled: false } | { enabled: true; corpora: { id: string; namespace: 'shared' | 'subject'; ranking: 'bm25' }[]; pdf: boolean; engine: string };
+  /** Scoped retrieval: the configured corpora (their embedder and ranking) and whether PDFs are ingested. */
+  retrieval: { enabled: false } | { enabled: true; corpora: { id: string; namespace: 'shared' | 'subject'; embedder: string; ranking: 'bm25' | 'hybrid' | 'cosine' }[]; pdf: boolean; engine: string };
 }
 
 async function probeState(config: HostConfig): Promise<DoctorReport['state']> {
@@ -56,7 +60,7 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
     }),
   );
   await Promise.allSettled(adapters.map((adapter) => adapter.close?.()));
-  const usage = await usageSinkReport(config.usage, config.configDir, config.stateDirectory);
+  const usage = await usageReportOf(config);
   const state = await probeState(config);
   return {
     ok:
@@ -73,10 +77,43 @@ export async function doctor(explicitPath?: string): Promise<DoctorReport> {
     retrieval: config.retrieval
       ? {
           enabled: true,
-          corpora: config.retrieval.corpora.map((corpus) => ({ id: corpus.id, namespace: corpus.namespace ?? 'shared', ranking: 'bm25' as const })),
+          corpora: config.retrieval.corpora.map((corpus) => ({
+            id: corpus.id,
+            namespace: corpus.namespace ?? 'shared',
+            embedder: corpus.embedding ? embedderId(corpus.embedding) : BUILTIN_EMBEDDING.providerId,
+            ranking: rankingOf(corpus),
+          })),
           pdf: config.retrieval.pdf !== false,
           engine: config.state.engine === 'sqlite' ? 'sqlite-fts5' : 'postgres-fts',
         }
       : { enabled: false },
   };
+}
+
+/** `agenticdriver doctor`: the report as a table, or as JSON; exit 1 unless every check passed. */
+export async function doctorCommand(options: { config?: string; json?: boolean }): Promise<void> {
+  const report = await doctor(options.config);
+  if (!report.ok) process.exitCode = 1;
+  if (wantsJson(options)) return printJson(report);
+  const state = report.state.engine === 'sqlite' ? `sqlite, ${report.state.directory}` : `postgres, ${report.state.status}${report.state.reason ? ` (${report.state.reason})` : ''}`;
+  const retrieval = report.retrieval.enabled
+    ? `${report.retrieval.engine}; corpora ${report.retrieval.corpora.map((corpus) => `${corpus.id} (${corpus.namespace})`).join(', ')}; PDF ${report.retrieval.pdf ? 'on' : 'off'}`
+    : 'off';
+  printLines([
+    ...fields([
+      ['config', `${report.configPath} (valid)`],
+      ['listener', `${report.listener.host}:${report.listener.port}${report.listener.tls ? ' with TLS' : ''}`],
+      ['tokens', String(report.tokens)],
+      ['state', state],
+      ['retrieval', retrieval],
+      ['usage sinks', usageLine(report.usage)],
+    ]),
+    '',
+    ...table(
+      ['provider', 'kind', 'health', 'version', 'models'],
+      report.providers.map((provider) => [provider.id, provider.kind, healthText(provider.health), provider.version ?? '', provider.models.join(', ')]),
+    ),
+    '',
+    report.ok ? 'Every check passed.' : 'Not every check passed (see above); exit status 1.',
+  ]);
 }

@@ -7,7 +7,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
 import { documentFromFile, INGESTIBLE_EXTENSIONS, sourceForFile } from '../extensions/retrieval/ingestion/files.js';
 import { DriverError, toDriverError } from '../protocol/errors.js';
-import { connect, type ClientOptions } from './remote.js';
+import { connect, located, type ClientOptions } from './remote.js';
 
 export interface IngestOptions extends ClientOptions {
   corpus: string;
@@ -72,7 +72,7 @@ export async function ingestCommand(paths: string[], options: IngestOptions): Pr
       } catch (error) {
         if (controller.signal.aborted) throw new DriverError('CANCELLED', 'Ingestion was interrupted.');
         counts.failed += 1;
-        line = { file: file.name, status: 'failed', error: toDriverError(error).toJSON() };
+        line = { file: file.name, status: 'failed', error: located(toDriverError(error)).toJSON() };
       }
       bar?.clear();
       if (options.json) process.stdout.write(`${JSON.stringify(line)}\n`);

@@ -1,7 +1,8 @@
 /** `agenticdriver jobs …` and `agenticdriver sessions …`: durable jobs and sessions through the TypeScript client. */
 import { DriverError } from '../protocol/errors.js';
-import type { RunEvent, RunRequest } from '../protocol/schemas.js';
+import type { JobInfo, RunEvent, RunRequest } from '../protocol/schemas.js';
 import { connect, readStdin, unreachable, type ClientOptions } from './remote.js';
+import { printJson, printLines, table, wantsJson } from './output.js';
 
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -15,6 +16,14 @@ export async function submitJobCommand(options: ClientOptions & { key: string; p
   if (!options.tail) return print(job);
   process.stderr.write(`job ${job.id}\n`);
   await tail(client, job.id, 0, options.json ?? false);
+}
+
+export async function listJobsCommand(options: ClientOptions & { state?: string; limit?: number; json?: boolean }): Promise<void> {
+  const request = { ...(options.state !== undefined ? { state: options.state as JobInfo['state'] } : {}), ...(options.limit !== undefined ? { limit: options.limit } : {}) };
+  const jobs = await (await connect(options)).listJobs(request).catch(unreachable);
+  if (wantsJson(options)) return printJson({ jobs });
+  if (jobs.length === 0) return printLines(['No jobs.']);
+  printLines(table(['id', 'state', 'provider', 'model', 'events', 'updated'], jobs.map((job) => [job.id, job.cancelRequested && job.state === 'running' ? 'cancelling' : job.state, job.provider, job.model, String(job.cursor), job.updatedAt]), new Set([4])));
 }
 
 export async function readJobCommand(id: string, options: ClientOptions): Promise<void> {
@@ -58,6 +67,18 @@ export async function createSessionCommand(options: ClientOptions & { provider: 
     .createSession({ provider: options.provider, model: options.model, mode: options.native ? 'native' : 'history', ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) })
     .catch(unreachable);
   print(snapshot);
+}
+
+export async function listSessionsCommand(options: ClientOptions & { limit?: number; json?: boolean }): Promise<void> {
+  const sessions = await (await connect(options)).listSessions(options.limit !== undefined ? { limit: options.limit } : {}).catch(unreachable);
+  if (wantsJson(options)) return printJson({ sessions });
+  if (sessions.length === 0) return printLines(['No sessions.']);
+  printLines(
+    table(
+      ['continue with --session', 'state', 'mode', 'provider', 'model', 'updated'],
+      sessions.map((session) => [`${session.id}:${session.revision}`, session.state, session.mode, session.provider, session.model, session.updatedAt]),
+    ),
+  );
 }
 
 export async function readSessionCommand(id: string, options: ClientOptions): Promise<void> {

@@ -3,11 +3,13 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { AgenticClient } from '../client/index.js';
 import { readHostConfig, resolveConfigPath, type HostConfig } from '../host/config.js';
-import { hostUrl } from '../host/host-url.js';
+import { nodeFetch } from './node-fetch.js';
 import { readSecret } from '../shared/secrets.js';
-import { usageSinkReport } from '../extensions/usage/report.js';
+import { usageReportOf } from '../host/host-record.js';
 import { DriverError } from '../protocol/errors.js';
+import { findHostAddress, locateError, type HostAddress } from './host-address.js';
 import type { RunRequest, RunResult } from '../protocol/schemas.js';
+import { fields, healthText, printJson, printLines, table, usageLine, wantsJson } from './output.js';
 
 export interface ClientOptions {
   config?: string;
@@ -17,14 +19,28 @@ export interface ClientOptions {
 
 const MAX_STDIN_BYTES = 400_000;
 
-export async function connect(options: ClientOptions): Promise<AgenticClient> {
+/** The host this command dials (one per CLI process), so that its connection errors can say where the URL came from. */
+let address: HostAddress | undefined;
+
+/** Where the host is and how to talk to it (the URL, the token, a transport trusting its certificate), and the config it came from. */
+export async function connection(options: ClientOptions): Promise<{ url: string; token: string; fetch: typeof fetch; config: HostConfig }> {
   const config = await readHostConfig(resolveConfigPath(options.config));
   const entry = options.tokenId ? config.tokens.find((token) => token.id === options.tokenId) : config.tokens[0];
   if (!entry) throw new DriverError('INVALID_ARGUMENT', `No token entry named ${options.tokenId}.`);
   const token = await readSecret(entry.tokenRef, config.configDir);
-  const url = options.url ?? hostUrl(config.listen.host, config.listen.port, config.listen.tls !== undefined);
+  address = await findHostAddress(config, options.url);
   const ca = await trustedCertificate(config);
-  return new AgenticClient({ url, token, ...(ca ? { ca } : {}) });
+  return { url: address.url, token, fetch: nodeFetch(ca), config };
+}
+
+export async function connect(options: ClientOptions): Promise<AgenticClient> {
+  const { url, token, fetch } = await connection(options);
+  return new AgenticClient({ url, token, fetch });
+}
+
+/** A client failure as the command reports it: connection errors name the URL's source. */
+export function located(error: DriverError): DriverError {
+  return locateError(error, address);
 }
 
 /** A host with its own TLS identity is trusted by that certificate (self-signed or a private CA chain). */
@@ -35,16 +51,31 @@ async function trustedCertificate(config: HostConfig): Promise<string | undefine
 }
 
 export function unreachable(error: unknown): never {
-  if (error instanceof DriverError) throw error;
-  throw new DriverError('HOST_UNREACHABLE', 'The host could not be reached.', { retryable: true });
+  if (error instanceof DriverError) throw located(error);
+  throw located(new DriverError('HOST_UNREACHABLE', 'The host could not be reached.', { retryable: true }));
 }
 
 export async function statusCommand(options: ClientOptions & { refresh?: boolean; json?: boolean }): Promise<void> {
-  const client = await connect(options);
+  const host = await connection(options);
+  const client = new AgenticClient({ url: host.url, token: host.token, fetch: host.fetch });
   const [protocol, providers] = await Promise.all([client.protocol(), client.providers({ refresh: options.refresh ?? false })]).catch(unreachable);
-  const config = await readHostConfig(resolveConfigPath(options.config));
-  const report = { protocol, providers, usage: await usageSinkReport(config.usage, config.configDir, config.stateDirectory) };
-  process.stdout.write(`${options.json ? JSON.stringify(report) : JSON.stringify(report, null, 2)}\n`);
+  const config = host.config;
+  const report = { protocol, providers, usage: await usageReportOf(config) };
+  if (wantsJson(options)) return printJson(report);
+  printLines([
+    ...fields([
+      ['host', `${host.url} (protocol ${protocol.version})`],
+      ['features', protocol.features.join(', ')],
+      ['usage sinks', usageLine(report.usage)],
+    ]),
+    '',
+    ...(providers.length === 0
+      ? ['This token may use no provider.']
+      : table(
+          ['provider', 'vendor', 'health', 'models'],
+          providers.map((provider) => [provider.id, provider.vendor, healthText(provider.health), (provider.models ?? []).join(', ')]),
+        )),
+  ]);
 }
 
 export async function runCommand(
@@ -71,6 +102,10 @@ export async function runCommand(
       } else if (event.type === 'run.completed') {
         if (!streamed) process.stdout.write(event.result.text);
         if (event.result.sources?.length) process.stdout.write(`\n\n${formatSources(event.result.sources)}`);
+      }
+      // The revision the next turn continues from (stdout keeps only the answer).
+      if (event.type === 'run.completed' && event.result.session && !options.json) {
+        process.stderr.write(`session ${event.result.session.id}:${event.result.session.revision} (continue with --session ${event.result.session.id}:${event.result.session.revision})\n`);
       }
       if (event.type === 'run.failed' || event.type === 'run.cancelled') throw DriverError.from(event.error);
     }

@@ -1,5 +1,6 @@
 /** `agenticdriver usage`: token, run and cost totals from the host's state store, as a table or JSON. */
 import { DriverError } from '../protocol/errors.js';
+import { wantsJson } from './output.js';
 import type { UsageGrouping, UsageTotalsRow } from '../store/usage-totals.js';
 
 export const GROUPINGS: readonly UsageGrouping[] = ['subject', 'provider', 'model', 'day'];
@@ -66,4 +67,12 @@ export function formatUsageTable(report: UsageReport): string {
   const title = `Usage${report.since ? ` since ${report.since}` : ''}${report.by ? ` by ${report.by}` : ''}`;
   const notes = 'Tokens are observed sums; "incomplete" runs lacked a report from some step. API-equivalent cost is an estimate.';
   return [title, line(header), ...body.map(line), notes].join('\n');
+}
+
+/** `agenticdriver usage`: the totals as a table at a terminal, else one JSON object. */
+export async function usageCommand(options: { config?: string; since?: string; by?: string; json?: boolean }): Promise<void> {
+  const since = options.since === undefined ? undefined : parseSince(options.since);
+  const by = options.by === undefined ? undefined : parseGrouping(options.by);
+  const report = await usageReport(options.config, { ...(since ? { since } : {}), ...(by ? { by } : {}) });
+  process.stdout.write(`${wantsJson(options) ? JSON.stringify(report) : formatUsageTable(report)}\n`);
 }

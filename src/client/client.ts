@@ -13,6 +13,8 @@ import type {
   JobEventsRequest,
   JobIdentity,
   JobInfo,
+  JobList,
+  JobListRequest,
   JobSubmit,
   RetrievalDeleteRequest,
   RetrievalDeleteResult,
@@ -26,6 +28,9 @@ import type {
   SessionCreate,
   SessionDeleteResult,
   SessionIdentity,
+  SessionInfo,
+  SessionList,
+  SessionListRequest,
   SessionSnapshot,
   ToolExecution,
   ToolExecutionIdentity,
@@ -62,11 +67,13 @@ export type {
   SessionDeleteResult,
   SessionIdentity,
   SessionInfo,
+  SessionListRequest,
   SessionSnapshot,
   JobEventPage,
   JobEventsRequest,
   JobIdentity,
   JobInfo,
+  JobListRequest,
   JobState,
   JobSubmit,
   IngestDocument,
@@ -116,9 +123,11 @@ const ops = {
   completeTool: operation<ToolExecutionResult, ToolExecutionReceipt>('completeTool'),
   createSession: operation<SessionCreate, SessionSnapshot>('createSession'),
   readSession: operation<SessionIdentity, SessionSnapshot>('readSession'),
+  listSessions: operation<SessionListRequest, SessionList>('listSessions'),
   deleteSession: operation<SessionIdentity, SessionDeleteResult>('deleteSession'),
   submitJob: operation<JobSubmit, JobInfo>('submitJob'),
   readJob: operation<JobIdentity, JobInfo>('readJob'),
+  listJobs: operation<JobListRequest, JobList>('listJobs'),
   cancelJob: operation<JobIdentity, JobInfo>('cancelJob'),
   jobEvents: operation<JobEventsRequest, JobEventPage>('jobEvents'),
   streamJob: operation('streamJob'),
@@ -263,6 +272,11 @@ export class AgenticClient implements InteractiveCalls {
     return this.post(ops.readSession, { id }, options);
   }
 
+  /** POST v1/sessions/list: this token's subject's sessions (on providers it may use), most recently used first. */
+  async listSessions(request: SessionListRequest = {}, options: RequestOptions = {}): Promise<SessionInfo[]> {
+    return (await this.post(ops.listSessions, request, options)).sessions;
+  }
+
   /** POST v1/sessions/delete: the receipt must name the session and say it was deleted. */
   async deleteSession(id: string, options: RequestOptions = {}): Promise<SessionDeleteResult> {
     return this.post(ops.deleteSession, { id }, options);
@@ -276,6 +290,11 @@ export class AgenticClient implements InteractiveCalls {
   /** POST v1/jobs/read: the job's current state and cursor. */
   async readJob(id: string, options: RequestOptions = {}): Promise<JobInfo> {
     return this.post(ops.readJob, { id }, options);
+  }
+
+  /** POST v1/jobs/list: this token's subject's jobs it may read (optionally in one state), most recently updated first. */
+  async listJobs(request: JobListRequest = {}, options: RequestOptions = {}): Promise<JobInfo[]> {
+    return (await this.post(ops.listJobs, request, options)).jobs;
   }
 
   /** POST v1/jobs/cancel: asks a queued or running job to stop; a finished job is returned unchanged. */

@@ -4,14 +4,14 @@
  * errors, and bounded JSON bodies.
  */
 import { DriverError } from '../protocol/errors.js';
-import { ErrorEnvelope, type ErrorInfo } from '../protocol/schemas.js';
+import type { ErrorInfo } from '../protocol/schemas.js';
 import { validatorFor } from '../protocol/validate.js';
 import { isAcceptableResponseVersion, OPTIONAL_EVENTS_HEADER, VERSION_HEADER, WIRE_VERSION } from '../protocol/version.js';
 
 export const MAX_JSON_BYTES = 2_000_000;
 const MAX_ERROR_BYTES = 64_000;
 
-const validErrorEnvelope = validatorFor<{ error: ErrorInfo }>(ErrorEnvelope);
+const validErrorEnvelope = validatorFor<{ error: ErrorInfo }>('ErrorEnvelope');
 
 export interface Exchange {
   fetch: typeof fetch;

@@ -4,7 +4,7 @@
  * live tap of an active run and any job's stream. Answers are validated like AgenticClient's.
  */
 import { DriverError } from '../protocol/errors.js';
-import {
+import type {
   ApprovalDecision,
   ApprovalResolution,
   OperatorApprovalList,
@@ -18,8 +18,8 @@ import {
   OperatorUsage,
   OperatorUsageRequest,
   RunEvent,
-  TERMINAL_EVENT_TYPES,
 } from '../protocol/schemas.js';
+import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import { hasUnsafeKeys } from '../protocol/plain-json.js';
 import { validatorFor } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
@@ -57,7 +57,7 @@ const ops = {
   usage: operation<OperatorUsageRequest, OperatorUsage>('operatorUsage'),
   audit: operation<OperatorAuditRequest, OperatorAuditPage>('operatorAudit'),
 };
-const validEvent = validatorFor<RunEvent>(RunEvent);
+const validEvent = validatorFor<RunEvent>('RunEvent');
 
 export interface OperatorClientOptions extends TransportOptions {
   url: string;

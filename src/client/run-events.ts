@@ -7,10 +7,11 @@
 import { DriverError } from '../protocol/errors.js';
 import { describeViolation, evaluateRules } from '../protocol/rule-evaluator.js';
 import { STREAM_RULES } from '../protocol/rules.js';
-import { EventEnvelope, TERMINAL_EVENT_TYPES, type JobInfo, type RunEvent, type RunRequest } from '../protocol/schemas.js';
+import type { JobInfo, RunEvent, RunRequest } from '../protocol/schemas.js';
+import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import { eventValidator, validatorFor } from '../protocol/validate.js';
 
-const validEnvelope = validatorFor<{ type: string; runId: string; sequence: number; optional?: boolean }>(EventEnvelope);
+const validEnvelope = validatorFor<{ type: string; runId: string; sequence: number; optional?: boolean }>('EventEnvelope');
 
 /**
  * The envelope rules (order, one run, negotiation) stay code in every client rather than rows of

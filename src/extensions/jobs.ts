@@ -7,7 +7,7 @@
  * on whichever replica it arrives.
  */
 import { DriverError, toDriverError } from '../protocol/errors.js';
-import type { JobEventPage, JobEventsRequest, JobInfo, JobSubmit, RunEvent, RunRequest } from '../protocol/schemas.js';
+import type { JobEventPage, JobEventsRequest, JobInfo, JobList, JobListRequest, JobSubmit, RunEvent, RunRequest } from '../protocol/schemas.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { PreparedRun } from '../runtime/prepared-run.js';
 import { isJournaled, type RunJournal } from '../runtime/services.js';
@@ -15,6 +15,7 @@ import type { EventPayload } from '../runtime/types.js';
 import { canonicalJson } from '../shared/json-identity.js';
 import type { JobRow, StateStore } from '../store/store.js';
 import { createHash } from 'node:crypto';
+import { corpusNotGranted, providerNotGranted, toolNotGranted } from '../shared/grants.js';
 
 export interface JobsPolicy {
   /** How long a finished job's events are kept (its row stays as a tombstone). */
@@ -103,6 +104,30 @@ export class JobService {
 
   async read(id: string, caller: JobCaller): Promise<JobInfo> {
     return (await this.load(id, caller, 'read')).info;
+  }
+
+  /**
+   * The caller's subject's jobs that this token could read (its providers, tools and corpora),
+   * newest first; expired ones are left out. A page may hold fewer than `limit` when the
+   * subject's other tokens submitted jobs this one may not see.
+   */
+  async list(request: JobListRequest, caller: JobCaller): Promise<JobList> {
+    requireGrant(caller, 'read');
+    const rows = await this.store.jobs.list(request.limit ?? DEFAULT_LIST_LIMIT, {
+      subject: caller.subject,
+      providers: [...caller.providers],
+      ...(request.state ? { state: request.state } : {}),
+    });
+    const readable = rows.filter((row) => {
+      if (row.expired || !row.request) return false;
+      try {
+        requireResources(caller, row.request);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    return { jobs: readable.map((row) => row.info) };
   }
 
   async cancel(id: string, caller: JobCaller): Promise<JobInfo> {
@@ -268,14 +293,15 @@ function requireGrant(caller: JobCaller, operation: 'submit' | 'read' | 'cancel'
 
 /** Provider and tool grants, checked on every call and again at dispatch. */
 function requireResources(caller: JobCaller, request: RunRequest): void {
-  if (!caller.providers.has(request.provider)) throw new DriverError('FORBIDDEN', `This token may not use provider ${request.provider}.`);
+  if (!caller.providers.has(request.provider)) throw providerNotGranted(request.provider);
   for (const tool of request.tools ?? []) {
-    if (!caller.tools.has(tool)) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
+    if (!caller.tools.has(tool)) throw toolNotGranted(tool);
   }
   if (request.retrieval && !caller.retrieval?.search.has(request.retrieval.corpus)) {
-    throw new DriverError('FORBIDDEN', `This token may not search corpus ${request.retrieval.corpus}.`);
+    throw corpusNotGranted(request.retrieval.corpus, 'search');
   }
 }
 
+const DEFAULT_LIST_LIMIT = 20;
 const notFound = () => new DriverError('JOB_NOT_FOUND', 'No such job.');
 const expired = () => new DriverError('JOB_EXPIRED', 'This job finished and its retention ended; its events are gone, and it is not run again.');

@@ -11,10 +11,11 @@
  * whenever the provider cannot resume (another replica, state lost), so the turn stays correct.
  */
 import { DriverError } from '../protocol/errors.js';
-import type { RunEvent, RunRequest, SessionCreate, SessionDeleteResult, SessionSnapshot } from '../protocol/schemas.js';
+import type { RunEvent, RunRequest, SessionCreate, SessionDeleteResult, SessionList, SessionListRequest, SessionSnapshot } from '../protocol/schemas.js';
 import type { ProviderContinuation } from '../providers/spec/v1.js';
 import type { AgenticDriver } from '../runtime/driver.js';
 import type { SessionRow, StateStore } from '../store/store.js';
+import { providerNotGranted } from '../shared/grants.js';
 
 export interface SessionsPolicy {
   /** Idle time after which a session is gone (never counted while a turn runs). */
@@ -64,7 +65,7 @@ export class SessionService {
 
   async create(body: SessionCreate, caller: SessionCaller): Promise<SessionSnapshot> {
     requireGrant(caller, 'create');
-    if (!caller.providers.has(body.provider)) throw new DriverError('FORBIDDEN', `This token may not use provider ${body.provider}.`);
+    if (!caller.providers.has(body.provider)) throw providerNotGranted(body.provider);
     // The provider and model must be ones a run could use.
     const prepared = this.driver.prepareParsed(this.driver.parse({ provider: body.provider, model: body.model, input: 'session' }), { subject: caller.subject });
     if (body.mode === 'native' && prepared.adapter.info.capabilities.nativeContinuation !== true) {
@@ -76,6 +77,13 @@ export class SessionService {
 
   async read(id: string, caller: SessionCaller): Promise<SessionSnapshot> {
     return snapshot(await this.load(id, caller, 'read'));
+  }
+
+  /** The caller's subject's sessions on providers this token may use, most recently used first. */
+  async list(request: SessionListRequest, caller: SessionCaller): Promise<SessionList> {
+    requireGrant(caller, 'read');
+    const rows = await this.store.sessions.list(caller.subject, [...caller.providers], request.limit ?? DEFAULT_LIST_LIMIT);
+    return { sessions: rows.map((row) => row.info) };
   }
 
   async delete(id: string, caller: SessionCaller): Promise<SessionDeleteResult> {
@@ -179,7 +187,7 @@ export class SessionService {
     requireGrant(caller, operation);
     const row = await this.store.sessions.read(id);
     if (!row || row.subject !== caller.subject) throw notFound();
-    if (!caller.providers.has(row.info.provider)) throw new DriverError('FORBIDDEN', `This token may not use provider ${row.info.provider}.`);
+    if (!caller.providers.has(row.info.provider)) throw providerNotGranted(row.info.provider);
     return row;
   }
 }
@@ -192,5 +200,6 @@ function requireGrant(caller: SessionCaller, operation: 'create' | 'read' | 'con
   if (!caller.sessions.has(operation)) throw new DriverError('FORBIDDEN', `This token may not ${operation} sessions.`);
 }
 
+const DEFAULT_LIST_LIMIT = 20;
 const notFound = () => new DriverError('SESSION_NOT_FOUND', 'No such session.');
 const deleted = () => new DriverError('SESSION_DELETED', 'The session was deleted during this turn.');

@@ -10,7 +10,12 @@ export class Admission {
   private active = 0;
   private readonly bySubject = new Map<string, number>();
 
-  constructor(private readonly limits: AdmissionLimits) {}
+  constructor(private limits: AdmissionLimits) {}
+
+  /** New caps for runs admitted from now on; runs already admitted keep their slots. */
+  setLimits(limits: AdmissionLimits): void {
+    this.limits = { ...limits };
+  }
 
   /** A release function, or BUSY (429, retryable) when either cap is reached. */
   acquire(subject: string): () => void {

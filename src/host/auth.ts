@@ -37,7 +37,12 @@ export const MAX_TOKEN_LENGTH = 4096;
 const digestOf = (token: string) => createHash('sha256').update(token).digest();
 
 export class TokenAuthenticator {
-  private constructor(private readonly tokens: StoredToken[]) {}
+  private constructor(private tokens: StoredToken[]) {}
+
+  /** Takes the tokens of `other` (a config reload): requests authenticated from now on see them. */
+  adopt(other: TokenAuthenticator): void {
+    this.tokens = other.tokens;
+  }
 
   /** Resolves every token reference once, at start-up. */
   static async load(entries: readonly TokenEntry[], configDir: string, env: NodeJS.ProcessEnv = process.env): Promise<TokenAuthenticator> {

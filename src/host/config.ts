@@ -1,217 +1,40 @@
 /**
  * Host configuration: versioned JSON, validated strictly, secrets by reference only.
- * `protocol/host-config.schema.json` is generated from `hostConfigSchema()`.
+ * `protocol/host-config.schema.json` and the validators used here
+ * (`protocol/validators/host-config.js`) are generated from `hostConfigSchema()` (./config-schema.ts).
  */
 import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { DriverError } from '../protocol/errors.js';
-import { describe } from '../protocol/validate.js';
-import { OpaqueKey, ProviderId, ToolName } from '../protocol/schemas.js';
-import { PROVIDER_KINDS } from '../providers/kinds.js';
+import { describe, type SchemaError } from '../protocol/validate.js';
 import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
-import { SecretRef } from '../shared/secrets.js';
-import { checkUsageConfig, UsageConfig } from '../extensions/usage/config.js';
-import { MetricsConfig } from './metrics.js';
-import { EmbeddingConfig } from '../providers/embeddings/index.js';
-import { checkTracingConfig, TracingConfig } from './tracing.js';
+import type { SecretRef } from '../shared/secrets.js';
+import { checkUsageConfig } from '../extensions/usage/config-rules.js';
+import type { UsageConfig } from '../extensions/usage/config.js';
+import type { MetricsConfig } from './metrics.js';
+import type { TracingConfig } from './tracing.js';
+import type {
+  ApplicationToolsConfig,
+  ApprovalsConfig,
+  ConsoleConfig,
+  HostLimits,
+  IdempotencyConfig,
+  JobsConfig,
+  ListenConfig,
+  PostgresStateConfig,
+  RetrievalConfig,
+  SessionsConfig,
+  SqliteStateConfig,
+  TokenEntry,
+} from './config-schema.js';
+import * as compiled from '../../protocol/validators/host-config.js';
+import { DEFAULT_PORT } from './config-constants.js';
 
-export const DEFAULT_PORT = 7433;
-export const DEFAULT_BODY_BYTES = 1_000_000;
-export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+export { DEFAULT_BODY_BYTES, DEFAULT_PORT, MAX_BODY_BYTES } from './config-constants.js';
+export type { HostLimits, RetrievalConfig, TokenEntry } from './config-schema.js';
+
 const MAX_CONFIG_BYTES = 1_000_000;
-
-const strict = { additionalProperties: false } as const;
-
-const Listen = Type.Object(
-  {
-    host: Type.String({ minLength: 1, maxLength: 255 }),
-    port: Type.Integer({ minimum: 0, maximum: 65_535 }),
-    tls: Type.Optional(Type.Object({ certFile: Type.String({ minLength: 1, maxLength: 4096 }), keyRef: SecretRef }, strict)),
-  },
-  strict,
-);
-
-// --- Scoped retrieval (docs/retrieval.md) ---------------------------------------------------
-const CorpusIds = Type.Array(OpaqueKey, { maxItems: 1000, uniqueItems: true });
-const RetrievalGrant = Type.Object({ search: Type.Optional(CorpusIds), index: Type.Optional(CorpusIds), delete: Type.Optional(CorpusIds) }, strict);
-
-const RetrievalCorpus = Type.Object(
-  {
-    id: OpaqueKey,
-    /** `shared`: one namespace for every subject (default); `subject`: each subject sees only what it indexed. */
-    namespace: Type.Optional(Type.Union([Type.Literal('shared'), Type.Literal('subject')])),
-    /** An embedding provider: exact cosine search fused with the lexical ranking (metric rrf). */
-    embedding: Type.Optional(EmbeddingConfig),
-  },
-  strict,
-);
-
-const Retrieval = Type.Object(
-  {
-    corpora: Type.Array(RetrievalCorpus, { minItems: 1, maxItems: 1000 }),
-    /** Ingestion chunk size in bytes (default 2048). */
-    chunkBytes: Type.Optional(Type.Integer({ minimum: 128, maximum: 16_384 })),
-    /** Index capacity across every corpus (default 20,000 chunks / 128 MiB). */
-    capacity: Type.Optional(
-      Type.Object({ maxChunks: Type.Integer({ minimum: 1, maximum: 1_000_000 }), maxBytes: Type.Integer({ minimum: 1024, maximum: 1_073_741_824 }) }, strict),
-    ),
-    /** Whether PDF documents may be ingested (default true). */
-    pdf: Type.Optional(Type.Boolean()),
-  },
-  strict,
-);
-export type RetrievalConfig = Static<typeof Retrieval>;
-// ---------------------------------------------------------------------------------------------
-
-const Token = Type.Object(
-  {
-    id: ProviderId,
-    subject: Type.String({ minLength: 1, maxLength: 128 }),
-    tokenRef: SecretRef,
-    providers: Type.Array(ProviderId, { maxItems: 32, uniqueItems: true }),
-    tools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
-    approveTools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
-    applicationTools: Type.Optional(
-      Type.Array(Type.Object({ name: ToolName, requiresApproval: Type.Optional(Type.Boolean()) }, strict), { maxItems: 32 }),
-    ),
-    /** Conversation-session operations this token may use. */
-    sessions: Type.Optional(
-      Type.Array(Type.Union([Type.Literal('create'), Type.Literal('read'), Type.Literal('continue'), Type.Literal('delete')]), { maxItems: 4, uniqueItems: true }),
-    ),
-    /** Durable-job operations this token may use. */
-    jobs: Type.Optional(Type.Array(Type.Union([Type.Literal('submit'), Type.Literal('read'), Type.Literal('cancel')]), { maxItems: 3, uniqueItems: true })),
-    /** Retrieval corpora this token may search, index (and ingest into) and delete from; omitted = none. */
-    retrieval: Type.Optional(RetrievalGrant),
-    /** The operator grant: the `/v1/operator/...` endpoints (every subject's runs, approvals, jobs, usage and audit). */
-    operator: Type.Optional(Type.Boolean()),
-  },
-  strict,
-);
-
-/** The operator console page (`GET /console`), served from the package's built files. */
-const Console = Type.Object(
-  {
-    enabled: Type.Boolean(),
-    /** Serve the page to clients off loopback too (default false: loopback clients only). */
-    allowRemote: Type.Optional(Type.Boolean()),
-  },
-  strict,
-);
-
-const Sessions = Type.Object(
-  {
-    /** Idle time after which a session is gone (a running turn never counts). */
-    retentionMs: Type.Integer({ minimum: 1000, maximum: 2_147_483_647 }),
-    maxEntries: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    maxMessages: Type.Optional(Type.Integer({ minimum: 2, maximum: 100 })),
-  },
-  strict,
-);
-
-const Jobs = Type.Object(
-  {
-    /** How long a finished job's events are kept; its row stays as a tombstone (JOB_EXPIRED). */
-    retentionMs: Type.Integer({ minimum: 1000, maximum: 31_536_000_000 }),
-    /** Jobs one replica runs at once (default 4). */
-    workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    maxJobs: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    maxJobsPerSubject: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    maxJobBytes: Type.Optional(Type.Integer({ minimum: 16_384, maximum: 64_000_000 })),
-    pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
-  },
-  strict,
-);
-
-const Approvals = Type.Object(
-  {
-    interactive: Type.Literal(true),
-    allowIdlePause: Type.Optional(Type.Boolean()),
-    maxPending: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-  },
-  strict,
-);
-
-const ApplicationTools = Type.Object(
-  {
-    enabled: Type.Literal(true),
-    requireApproval: Type.Optional(Type.Boolean()),
-    maxPending: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-  },
-  strict,
-);
-
-const Limits = Type.Object(
-  {
-    maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
-    maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_536 })),
-    idleTimeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 })),
-    maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
-    maxBodyBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: MAX_BODY_BYTES })),
-    maxConcurrentRuns: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    maxConcurrentRunsPerSubject: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    /** How long an event-stream write may wait for a client that stopped reading (default 30 s). */
-    writeStallTimeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
-    /** How long shutdown waits for active runs to deliver their terminal events (default 10 s). */
-    shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
-  },
-  strict,
-);
-
-const Idempotency = Type.Object(
-  {
-    /** Largest operation record, in bytes of event JSON (default 8,000,000). */
-    maxRecordBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1_000_000_000 })),
-    /** How long finished operation records are kept (default 24 hours). */
-    retentionMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 31_536_000_000 })),
-  },
-  strict,
-);
-
-/** How long a replica's claim on its runs lasts without renewal (default 15 s). */
-const LeaseMs = Type.Integer({ minimum: 300, maximum: 3_600_000 });
-
-const SqliteState = Type.Object(
-  {
-    engine: Type.Optional(Type.Literal('sqlite')),
-    /** Relative to the config file's folder; default `state`. */
-    directory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-    leaseMs: Type.Optional(LeaseMs),
-  },
-  strict,
-);
-
-/** Several replicas share one PostgreSQL database; the URL (with its password) is a secret. */
-const PostgresState = Type.Object({ engine: Type.Literal('postgres'), urlRef: SecretRef, leaseMs: Type.Optional(LeaseMs) }, strict);
-
-export function hostConfigSchema() {
-  const providerEntries: TSchema[] = PROVIDER_KINDS.map((kind) => kind.configSchema);
-  return Type.Object(
-    {
-      $schema: Type.Optional(Type.String()),
-      version: Type.Literal(1),
-      listen: Type.Optional(Listen),
-      providers: Type.Array(Type.Union(providerEntries), { minItems: 1, maxItems: 32 }),
-      tokens: Type.Array(Token, { minItems: 1, maxItems: 100 }),
-      allowedOrigins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: 100 })),
-      limits: Type.Optional(Limits),
-      approvals: Type.Optional(Approvals),
-      applicationTools: Type.Optional(ApplicationTools),
-      state: Type.Optional(Type.Union([SqliteState, PostgresState])),
-      idempotency: Type.Optional(Idempotency),
-      jobs: Type.Optional(Jobs),
-      sessions: Type.Optional(Sessions),
-      usage: Type.Optional(UsageConfig),
-      metrics: Type.Optional(MetricsConfig),
-      tracing: Type.Optional(TracingConfig),
-      retrieval: Type.Optional(Retrieval),
-      console: Type.Optional(Console),
-    },
-    { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
-  );
-}
 
 export interface ProviderEntry {
   kind: string;
@@ -220,18 +43,15 @@ export interface ProviderEntry {
   [field: string]: unknown;
 }
 
-export type TokenEntry = Static<typeof Token>;
-export type HostLimits = Static<typeof Limits>;
-
 export interface HostConfig {
   version: 1;
-  listen: Static<typeof Listen>;
+  listen: ListenConfig;
   providers: ProviderEntry[];
   tokens: TokenEntry[];
   allowedOrigins: string[];
   limits: HostLimits;
-  approvals: Static<typeof Approvals> | undefined;
-  applicationTools: Static<typeof ApplicationTools> | undefined;
+  approvals: ApprovalsConfig | undefined;
+  applicationTools: ApplicationToolsConfig | undefined;
   /** Usage identity, labels, prices and record sinks (src/extensions/usage). */
   usage: UsageConfig | undefined;
   /** Prometheus `GET /metrics` (src/host/metrics.ts), when present. */
@@ -239,15 +59,15 @@ export interface HostConfig {
   /** OpenTelemetry traces (src/host/tracing.ts), when present. */
   tracing: TracingConfig | undefined;
   /** The operator console page, when enabled. */
-  console: Static<typeof Console> | undefined;
+  console: ConsoleConfig | undefined;
   /** Where durable state lives: SQLite files in a directory, or a shared PostgreSQL database. */
   state: { engine: 'sqlite'; directory: string } | { engine: 'postgres'; urlRef: SecretRef };
   /** Absolute directory for SQLite state (with PostgreSQL, the default `state` folder). */
   stateDirectory: string;
   stateLeaseMs: number | undefined;
-  idempotency: Static<typeof Idempotency>;
-  jobs: Static<typeof Jobs> | undefined;
-  sessions: Static<typeof Sessions> | undefined;
+  idempotency: IdempotencyConfig;
+  jobs: JobsConfig | undefined;
+  sessions: SessionsConfig | undefined;
   /** Scoped retrieval corpora and ingestion settings, when present. */
   retrieval: RetrievalConfig | undefined;
   /** Absolute directory of the config file; relative paths resolve against it. */
@@ -255,12 +75,52 @@ export interface HostConfig {
   configPath: string;
 }
 
-const ajv = new Ajv2020({ strict: false, allErrors: false });
-const validateConfig = ajv.compile(hostConfigSchema());
-const stateValidators = { sqlite: ajv.compile(SqliteState), postgres: ajv.compile(PostgresState) };
+const validateConfig = compiled.hostConfig;
+const stateValidators = { sqlite: compiled.sqliteState, postgres: compiled.postgresState };
 
 function configError(message: string, code = 'INVALID_CONFIG'): DriverError {
   return new DriverError(code, message);
+}
+
+/** A value the schema refuses, at a JSON pointer into the config (so a file's line can be named). */
+class ConfigProblem extends DriverError {
+  constructor(
+    message: string,
+    readonly pointer: string,
+  ) {
+    super('INVALID_CONFIG', message);
+  }
+}
+
+/** The first schema error, `prefix` prepended to its path; `note` says which form was meant. */
+function schemaProblem(errors: readonly SchemaError[] | null | undefined, prefix = '', note = ''): ConfigProblem {
+  const first = errors?.[0];
+  const shifted = first ? [{ ...first, instancePath: `${prefix}${first.instancePath}` }] : null;
+  return new ConfigProblem(`The config is invalid: ${describe(shifted)}${note}.`, shifted?.[0]?.instancePath ?? prefix);
+}
+
+const PROVIDER_KIND_NAMES = Object.keys(compiled.PROVIDER_ENTRIES);
+
+/**
+ * Each provider entry checked against the form its `kind` names, so a mistake reads as one
+ * (the union alone reports the first kind's complaint: "/providers/1/kind must be equal to constant").
+ */
+function checkProviderEntries(raw: unknown): void {
+  const providers = isObject(raw) ? raw.providers : undefined;
+  if (!Array.isArray(providers)) return; // the schema reports it
+  providers.forEach((entry: unknown, index) => {
+    if (!isObject(entry)) return;
+    const where = `/providers/${index}`;
+    const kind = entry.kind;
+    if (typeof kind !== 'string') throw new ConfigProblem(`The config is invalid: ${where} needs a "kind": one of ${PROVIDER_KIND_NAMES.join(', ')}.`, where);
+    const validate = compiled.PROVIDER_ENTRIES[kind];
+    if (!validate) throw new ConfigProblem(`The config is invalid: ${where}/kind ${JSON.stringify(kind)} is not a provider kind; use one of ${PROVIDER_KIND_NAMES.join(', ')}.`, `${where}/kind`);
+    if (!validate(entry)) throw schemaProblem(validate.errors, where, ` (a provider of kind ${kind})`);
+  });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The config path: `--config`, then `AGENTICDRIVER_CONFIG`, then the per-user default. */
@@ -289,61 +149,79 @@ export async function readHostConfig(path: string): Promise<HostConfig> {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     throw configError(missing ? `No config file at ${path}.` : `The config at ${path} could not be read as UTF-8 text.`, missing ? 'CONFIG_NOT_FOUND' : 'INVALID_CONFIG');
   }
+  return parseHostConfigText(text, path);
+}
+
+/**
+ * A config file's text, checked as `readHostConfig` checks it: a syntax error names its line
+ * and column, and so does a value the schema refuses.
+ */
+export async function parseHostConfigText(text: string, path: string): Promise<HostConfig> {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    throw configError(`The config at ${path} is not valid JSON.`);
+    const { describeSyntaxError } = await import('./config-text.js');
+    const where = describeSyntaxError(text);
+    throw configError(`The config at ${path} is not valid JSON${where ? `: ${where}` : ''}.`);
   }
-  return parseHostConfig(raw, path);
+  try {
+    return parseHostConfig(raw, path);
+  } catch (error) {
+    if (!(error instanceof ConfigProblem)) throw error;
+    const { locatePointer } = await import('./config-text.js');
+    const position = locatePointer(text, error.pointer);
+    throw position ? configError(`${error.message.replace(/\.$/, '')} (${path}, line ${position.line}, column ${position.column}).`) : error;
+  }
 }
 
 /** Validates a parsed config object; `path` anchors relative paths. */
 export function parseHostConfig(raw: unknown, path: string): HostConfig {
   if (hasProtoKey(raw)) throw configError('The config contains a "__proto__" key.');
+  checkProviderEntries(raw);
   checkState(raw);
-  if (!validateConfig(raw)) throw configError(`The config is invalid: ${describe(validateConfig.errors)}.`);
+  if (!validateConfig(raw)) throw schemaProblem(validateConfig.errors);
   const input = raw as {
     listen?: HostConfig['listen'];
     providers: ProviderEntry[];
     tokens: TokenEntry[];
     allowedOrigins?: string[];
     limits?: HostLimits;
-    approvals?: Static<typeof Approvals>;
-    applicationTools?: Static<typeof ApplicationTools>;
-    state?: Static<typeof SqliteState> | Static<typeof PostgresState>;
-    idempotency?: Static<typeof Idempotency>;
-    jobs?: Static<typeof Jobs>;
-    sessions?: Static<typeof Sessions>;
+    approvals?: ApprovalsConfig;
+    applicationTools?: ApplicationToolsConfig;
+    state?: SqliteStateConfig | PostgresStateConfig;
+    idempotency?: IdempotencyConfig;
+    jobs?: JobsConfig;
+    sessions?: SessionsConfig;
     usage?: UsageConfig;
     metrics?: MetricsConfig;
     tracing?: TracingConfig;
     retrieval?: RetrievalConfig;
-    console?: Static<typeof Console>;
+    console?: ConsoleConfig;
   };
   const configPath = resolve(path);
   const configDir = dirname(configPath);
 
   const providerIds = new Set<string>();
-  for (const provider of input.providers) {
-    if (providerIds.has(provider.id)) throw configError(`Provider id ${provider.id} is used twice.`);
+  input.providers.forEach((provider, index) => {
+    if (providerIds.has(provider.id)) throw new ConfigProblem(`Provider id ${provider.id} is used twice.`, `/providers/${index}/id`);
     providerIds.add(provider.id);
-  }
+  });
   const tokenIds = new Set<string>();
-  for (const token of input.tokens) {
-    if (tokenIds.has(token.id)) throw configError(`Token id ${token.id} is used twice.`);
+  input.tokens.forEach((token, index) => {
+    if (tokenIds.has(token.id)) throw new ConfigProblem(`Token id ${token.id} is used twice.`, `/tokens/${index}/id`);
     tokenIds.add(token.id);
-    for (const provider of token.providers) {
-      if (!providerIds.has(provider)) throw configError(`Token ${token.id} grants provider ${provider}, which is not configured.`);
-    }
+    token.providers.forEach((provider, grant) => {
+      if (!providerIds.has(provider)) throw new ConfigProblem(`Token ${token.id} grants provider ${provider}, which is not configured.`, `/tokens/${index}/providers/${grant}`);
+    });
     const applicationToolNames = (token.applicationTools ?? []).map((grant) => grant.name);
     if (new Set(applicationToolNames).size !== applicationToolNames.length) {
-      throw configError(`Token ${token.id} grants an application tool twice.`);
+      throw new ConfigProblem(`Token ${token.id} grants an application tool twice.`, `/tokens/${index}/applicationTools`);
     }
-  }
+  });
   const allowedOrigins = (input.allowedOrigins ?? []).map((entry, index) => {
     const origin = normalizeOrigin(entry);
-    if (!origin) throw configError(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`);
+    if (!origin) throw new ConfigProblem(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`, `/allowedOrigins/${index}`);
     return origin;
   });
   checkRetrievalConfig(input.retrieval);
@@ -376,6 +254,21 @@ export function parseHostConfig(raw: unknown, path: string): HostConfig {
   };
 }
 
+/** The traces endpoint is HTTPS or loopback, without credentials. */
+function checkTracingConfig(tracing: TracingConfig | undefined): void {
+  if (!tracing?.endpoint) return;
+  let url: URL;
+  try {
+    url = new URL(tracing.endpoint);
+  } catch {
+    throw new DriverError('INVALID_CONFIG', 'tracing.endpoint is not a URL.');
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    throw new DriverError('INVALID_CONFIG', 'tracing.endpoint must be https, or http to a loopback address.');
+  }
+  if (url.username || url.password) throw new DriverError('INVALID_CONFIG', 'tracing.endpoint must not carry credentials.');
+}
+
 function checkRetrievalConfig(retrieval: RetrievalConfig | undefined): void {
   const ids = new Set<string>();
   for (const corpus of retrieval?.corpora ?? []) {
@@ -384,7 +277,7 @@ function checkRetrievalConfig(retrieval: RetrievalConfig | undefined): void {
   }
 }
 
-function stateOf(state: Static<typeof SqliteState> | Static<typeof PostgresState> | undefined, configDir: string): HostConfig['state'] {
+function stateOf(state: SqliteStateConfig | PostgresStateConfig | undefined, configDir: string): HostConfig['state'] {
   if (state?.engine === 'postgres') return { engine: 'postgres', urlRef: state.urlRef };
   return { engine: 'sqlite', directory: resolve(configDir, state?.directory ?? 'state') };
 }
@@ -394,15 +287,13 @@ function stateOf(state: Static<typeof SqliteState> | Static<typeof PostgresState
  * alone would report the first form's complaint, e.g. an unknown field urlRef for sqlite).
  */
 function checkState(raw: unknown): void {
-  const state = raw !== null && typeof raw === 'object' ? (raw as { state?: unknown }).state : undefined;
-  if (state === null || typeof state !== 'object' || Array.isArray(state)) return; // the schema reports it
-  const engine = (state as { engine?: unknown }).engine ?? 'sqlite';
-  if (engine !== 'sqlite' && engine !== 'postgres') throw configError('The config is invalid: /state/engine must be "sqlite" or "postgres".');
+  const state = isObject(raw) ? raw.state : undefined;
+  if (!isObject(state)) return; // the schema reports it
+  const engine = state.engine ?? 'sqlite';
+  if (engine !== 'sqlite' && engine !== 'postgres') throw new ConfigProblem('The config is invalid: /state/engine must be "sqlite" or "postgres".', '/state/engine');
   const validate = stateValidators[engine];
   if (validate(state)) return;
-  const first = validate.errors?.[0];
-  const errors = first ? [{ ...first, instancePath: `/state${first.instancePath}` }] : null;
-  throw configError(`The config is invalid: ${describe(errors)}${engine === 'postgres' ? ' (postgres takes urlRef only: {"env": …} or {"file": …})' : ''}.`);
+  throw schemaProblem(validate.errors, '/state', engine === 'postgres' ? ' (postgres takes urlRef only: {"env": …} or {"file": …})' : '');
 }
 
 /** A listener off loopback must serve TLS (spec decision 8). */

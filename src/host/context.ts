@@ -53,5 +53,7 @@ export interface HostContext {
   writeStallMs: number;
   /** The runs being served; shutdown aborts them and waits for their responses. */
   readonly active: ActiveRuns;
+  /** True from binding the port until reaping and reconciling are done: requests get 503 HOST_STARTING. */
+  starting: boolean;
   closing: boolean;
 }

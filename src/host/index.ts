@@ -17,9 +17,10 @@ import { OperationLog } from '../extensions/operations.js';
 import { SessionService } from '../extensions/sessions.js';
 import { RetrievalService } from '../extensions/retrieval/service.js';
 import type { SourceAuthorizer } from '../extensions/retrieval/types.js';
-import { ingestionPolicy, prepareDocument } from '../extensions/retrieval/ingestion/index.js';
+import { ingestionPolicy, prepareValidDocument } from '../extensions/retrieval/ingestion/index.js';
 import { createEmbeddingAdapter } from '../providers/embeddings/index.js';
 import { openStore } from '../store/open.js';
+import { DEFAULT_RETRIEVAL_CAPACITY, type RetrievalCapacity } from '../store/sql/retrieval-table.js';
 import type { RetrievalIndexStore, StateStore } from '../store/store.js';
 import { ActiveRuns } from './active-runs.js';
 import { RunMonitor } from './run-monitor.js';
@@ -29,7 +30,10 @@ import { TokenAuthenticator } from './auth.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, type HostConfig } from './config.js';
 import type { HostContext, HostMetrics } from './context.js';
 import { hostFeatures } from './routes/table.js';
-import { createProviders } from './providers.js';
+import { createProvider } from './providers.js';
+import { ConfigReloader, type ReloadResult } from './reload.js';
+import { canonicalJson } from '../shared/json-identity.js';
+import type { ProviderAdapter } from '../providers/spec/v1.js';
 import { readSecret } from '../shared/secrets.js';
 import { buildServer, logToStderr, type InternalErrorLog } from './server.js';
 import { DEFAULT_WRITE_STALL_MS } from './sse.js';
@@ -38,6 +42,7 @@ import { HostTracing } from './tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { logRequest, logRun, logSinkFailure, type HostLogger } from './logging.js';
 import { hostUrl } from './host-url.js';
+import { claimLocalState, type LocalState } from './local-state.js';
 export { hostUrl };
 
 export { parseHostConfig, readHostConfig, resolveConfigPath, type HostConfig } from './config.js';
@@ -88,6 +93,11 @@ export interface RunningHost {
   usage: UsagePipeline;
   /** Scoped retrieval, when the config names corpora. */
   retrieval: RetrievalService | undefined;
+  /**
+   * Applies a new config without a restart, all or nothing (see ./reload.ts): tokens,
+   * providers and limits (except `maxBodyBytes`); a config that changes anything else is refused.
+   */
+  reload(config: HostConfig): Promise<ReloadResult>;
   close(): Promise<void>;
 }
 
@@ -100,50 +110,69 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const { config } = options;
   const logInternalError = options.logInternalError ?? logToStderr;
   const env = options.env ?? process.env;
+  const clock = options.clock ?? systemClock;
   assertListenerSecure(config.listen);
   const authenticator = await TokenAuthenticator.load(config.tokens, config.configDir, env);
   const tls = config.listen.tls ? await loadTls(config, env) : undefined;
   const consoleAssets = config.console ? await ConsoleAssets.load(options.consoleDirectory ?? defaultConsoleDirectory(), config.console.allowRemote === true) : undefined;
-  const store = options.store ?? (await openStore(config.state, config.configDir, env, config.retrieval?.capacity ? { retrievalCapacity: config.retrieval.capacity } : {}));
-  const active = new ActiveRuns();
-  let usage: UsagePipeline;
-  let prometheus: PrometheusMetrics | undefined;
-  // What dead replicas (on SQLite: the previous process, if it crashed) left open is closed now.
+  // Start-up order: own the local state (or refuse while another live host does), build
+  // everything, bind the port, and only then reap, reconcile and take jobs — so that a host
+  // that cannot start (a second `serve`, a port in use) changes nothing of the running one's.
+  const local = await claimLocalState(config);
+  /** What to undo, newest first, when start-up fails. */
+  const undo: (() => Promise<unknown>)[] = [() => local.release()];
   try {
-    await store.start({
-      leaseMs: config.stateLeaseMs ?? DEFAULT_LEASE_MS,
-      // This replica's open work was reaped by another: none of it can commit any more.
-      onLeaseLost: () => active.abortAll(new DriverError('OPERATION_STORE_ERROR', 'This host replica lost its state-store lease.', { outcome: 'uncertain' })),
-      onError: (error) => logInternalError(error, 'state-store lease renewal'),
-    });
-    if (config.metrics) {
-      const token = config.metrics.tokenRef ? await readSecret(config.metrics.tokenRef, config.configDir, env) : undefined;
-      if (token !== undefined && (token.length < 32 || /[\s\0]/.test(token))) {
-        throw new DriverError('INVALID_CONFIG', 'metrics.tokenRef must resolve to one line of at least 32 characters without whitespace.');
-      }
-      prometheus = new PrometheusMetrics({ token, activeRuns: () => active.size, queuedJobs: config.jobs ? () => store.jobs.queued() : undefined });
-    }
-    // Usage sinks; runs this replica's previous process left in flight reach them as interrupted.
-    usage = await UsagePipeline.open({
-      usage: config.usage,
-      configDir: config.configDir,
-      stateDirectory: config.stateDirectory,
-      env,
-      callback: options.onUsage,
-      log: (failure) => {
-        prometheus?.sinkFailed(failure);
-        if (options.logUsageSinkFailure) options.logUsageSinkFailure(failure);
-        else if (options.log) logSinkFailure(options.log, failure);
-        else logSinkFailureToStderr(failure);
-      },
-    });
-    await usage.reconcile(isoTimestamp(options.clock ?? systemClock));
+    const store = options.store ?? (await openStore(config.state, config.configDir, env, config.retrieval ? { retrievalCapacity: retrievalCapacity(config) } : {}));
+    undo.unshift(() => store.close());
+    return await serveOn(options, { config, env, clock, logInternalError, authenticator, tls, consoleAssets, local, store, undo });
   } catch (error) {
-    await store.close();
+    for (const step of undo) await step().catch(() => undefined);
     throw error;
   }
+}
+
+interface StartParts {
+  config: HostConfig;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  logInternalError: InternalErrorLog;
+  authenticator: TokenAuthenticator;
+  tls: { cert: string; key: string } | undefined;
+  consoleAssets: ConsoleAssets | undefined;
+  local: LocalState;
+  store: StateStore;
+  undo: (() => Promise<unknown>)[];
+}
+
+async function serveOn(options: HostOptions, parts: StartParts): Promise<RunningHost> {
+  const { config, env, clock, logInternalError, authenticator, tls, consoleAssets, local, store, undo } = parts;
+  const active = new ActiveRuns();
+  let prometheus: PrometheusMetrics | undefined;
+  if (config.metrics) {
+    const token = config.metrics.tokenRef ? await readSecret(config.metrics.tokenRef, config.configDir, env) : undefined;
+    if (token !== undefined && (token.length < 32 || /[\s\0]/.test(token))) {
+      throw new DriverError('INVALID_CONFIG', 'metrics.tokenRef must resolve to one line of at least 32 characters without whitespace.');
+    }
+    prometheus = new PrometheusMetrics({ token, activeRuns: () => active.size, queuedJobs: config.jobs ? () => store.jobs.queued() : undefined });
+  }
+  // Usage sinks; nothing is reconciled or sent until the host listens.
+  const usage = await UsagePipeline.open({
+    usage: config.usage,
+    configDir: config.configDir,
+    localDirectory: local.directory,
+    slot: local.slot,
+    env,
+    callback: options.onUsage,
+    log: (failure) => {
+      prometheus?.sinkFailed(failure);
+      if (options.logUsageSinkFailure) options.logUsageSinkFailure(failure);
+      else if (options.log) logSinkFailure(options.log, failure);
+      else logSinkFailureToStderr(failure);
+    },
+  });
+  undo.unshift(() => usage.close());
+  if (usage.spool()) prometheus?.watchSpool(() => usage.spool()!);
   const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts } = config.limits;
-  const clock = options.clock ?? systemClock;
   // One path for every usage record, runs and embedding calls alike: metrics, logs, sinks, store.
   const recordUsage = async (record: UsageRecord) => {
     prometheus?.observeRecord(record);
@@ -161,8 +190,9 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const approvals = config.approvals ? new ApprovalRegistry(clock, config.approvals, store) : undefined;
   const toolExecutions = config.applicationTools ? new ToolExecutionRegistry(config.applicationTools, store) : undefined;
   const operations = new OperationLog(store, clock, config.idempotency);
+  const adapters = config.providers.map((entry) => createProvider(entry, config, env));
   const driver = new AgenticDriver({
-    providers: createProviders(config, env),
+    providers: adapters,
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
@@ -177,7 +207,12 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     onUsage: recordUsage,
     ...(retrieval ? { retrieval } : {}),
   });
+  undo.unshift(async () => {
+    await driver.close();
+    await retrieval?.close();
+  });
   const tracing = config.tracing ? new HostTracing(config.tracing, options.spanExporter) : undefined;
+  if (tracing) undo.unshift(() => tracing.close());
   // The operator endpoints exist when some token has the operator grant.
   const monitor = config.tokens.some((token) => token.operator) ? new RunMonitor() : undefined;
   const jobs = config.jobs
@@ -187,14 +222,6 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       })
     : undefined;
   const sessions = config.sessions ? new SessionService(store, driver, config.sessions) : undefined;
-  const expireOperations = () => {
-    void operations.expire().catch((error: unknown) => logInternalError(error, 'operation record retention'));
-    void jobs?.expire().catch((error: unknown) => logInternalError(error, 'job retention'));
-  };
-  expireOperations();
-  const shortestRetention = Math.min(operations.retentionMs, config.jobs?.retentionMs ?? Infinity);
-  const retentionTimer = setInterval(expireOperations, Math.max(500, Math.min(shortestRetention / 2, 10 * 60 * 1000)));
-  retentionTimer.unref();
   const metrics: HostMetrics = { runs: { completed: 0, failed: 0, cancelled: 0 } };
   const context: HostContext = {
     driver,
@@ -217,6 +244,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     heartbeatMs: options.heartbeatMs ?? 15_000,
     writeStallMs: options.writeStallMs ?? config.limits.writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS,
     active,
+    starting: true,
     closing: false,
   };
   const app = buildServer({
@@ -230,23 +258,49 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ...(options.log ? { logRequest: (line: Parameters<typeof logRequest>[1]) => logRequest(options.log!, line) } : {}),
     ...(consoleAssets ? { console: { assets: consoleAssets, listenHost: config.listen.host } } : {}),
   });
+  const reloader = new ConfigReloader(config, [
+    tokensPart(authenticator, monitor !== undefined, env),
+    providersPart(driver, config, adapters, env),
+    limitsPart(driver, context, options.writeStallMs),
+  ]);
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
-    await context.tracing?.close();
-    await usage.close();
-    await store.close();
+    await app.close().catch(() => undefined);
     throw new DriverError('LISTEN_FAILED', `Could not listen on ${config.listen.host}:${config.listen.port}: ${(error as Error).message}`);
   }
-  // Queued jobs are taken only by a host that is listening (a failed bind claims nothing).
-  jobs?.start();
+  undo.unshift(() => app.close());
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;
-  let closed: Promise<void> | undefined;
   const url = hostUrl(config.listen.host, port, tls !== undefined);
+  const consoleUrl = consoleAssets ? `${url}${CONSOLE_PATH}` : undefined;
+  await local.listening(url, consoleUrl);
+  // Until the end of start-up requests get 503 HOST_STARTING. What dead replicas (on SQLite: the
+  // previous process, if it crashed) left open is closed now, in the store and in the sinks.
+  await store.start({
+    leaseMs: config.stateLeaseMs ?? DEFAULT_LEASE_MS,
+    // This replica's open work was reaped by another: none of it can commit any more.
+    onLeaseLost: () => active.abortAll(new DriverError('OPERATION_STORE_ERROR', 'This host replica lost its state-store lease.', { outcome: 'uncertain' })),
+    onError: (error) => logInternalError(error, 'state-store lease renewal'),
+  });
+  const at = isoTimestamp(clock);
+  await usage.start(at);
+  await local.adoptOrphans((directory, slot) => usage.adopt(directory, slot, at));
+  const expireOperations = () => {
+    void operations.expire().catch((error: unknown) => logInternalError(error, 'operation record retention'));
+    void jobs?.expire().catch((error: unknown) => logInternalError(error, 'job retention'));
+  };
+  expireOperations();
+  const shortestRetention = Math.min(operations.retentionMs, config.jobs?.retentionMs ?? Infinity);
+  const retentionTimer = setInterval(expireOperations, Math.max(500, Math.min(shortestRetention / 2, 10 * 60 * 1000)));
+  retentionTimer.unref();
+  // Queued jobs are taken only by a host that is listening (a failed bind claims nothing).
+  jobs?.start();
+  context.starting = false;
+  let closed: Promise<void> | undefined;
   return {
     url,
-    consoleUrl: consoleAssets ? `${url}${CONSOLE_PATH}` : undefined,
+    consoleUrl,
     driver,
     approvals,
     toolExecutions,
@@ -254,6 +308,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     metrics,
     usage,
     retrieval,
+    reload: (next) => reloader.reload(next),
     close: () =>
       (closed ??= (async () => {
         // Stop accepting, end every run with its terminal event, let the responses leave,
@@ -262,7 +317,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         app.server.close();
         await jobs?.close();
         context.active.abortAll(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
-        await context.active.settled(options.shutdownGraceMs ?? config.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
+        await context.active.settled(options.shutdownGraceMs ?? reloader.current.limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
         await app.close();
         await driver.close();
         await retrieval?.close();
@@ -270,7 +325,93 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         await context.tracing?.close();
         await usage.close();
         await store.close();
+        await local.release();
       })()),
+  };
+}
+
+/**
+ * The index capacity from config: the whole, each corpus's share, and each subject's share —
+ * by default an equal split between the subjects whose tokens may index, so that no one subject
+ * can fill the index for the others.
+ */
+function retrievalCapacity(config: HostConfig): RetrievalCapacity {
+  const settings = config.retrieval;
+  const whole = settings?.capacity ? { maxChunks: settings.capacity.maxChunks, maxBytes: settings.capacity.maxBytes } : { ...DEFAULT_RETRIEVAL_CAPACITY };
+  const indexers = new Set(config.tokens.filter((token) => (token.retrieval?.index?.length ?? 0) > 0).map((token) => token.subject)).size;
+  const perSubject =
+    settings?.capacity?.perSubject ??
+    (indexers > 1 ? { maxChunks: Math.max(1, Math.floor(whole.maxChunks / indexers)), maxBytes: Math.floor(whole.maxBytes / indexers) } : undefined);
+  const perCorpus = Object.fromEntries((settings?.corpora ?? []).flatMap((corpus) => (corpus.capacity ? [[corpus.id, corpus.capacity]] : [])));
+  return { ...whole, ...(perSubject ? { perSubject } : {}), ...(Object.keys(perCorpus).length > 0 ? { perCorpus } : {}) };
+}
+
+/** Tokens on reload: every token secret is read again (a rotated token file applies too). */
+function tokensPart(authenticator: TokenAuthenticator, operatorEndpoints: boolean, env: NodeJS.ProcessEnv) {
+  return {
+    fields: ['tokens'] as const,
+    prepare: async (next: HostConfig) => {
+      // The operator endpoints are mounted at start only when some token has the grant.
+      if (!operatorEndpoints && next.tokens.some((token) => token.operator)) {
+        throw new DriverError('UNSUPPORTED_CONFIGURATION', 'The first token with the operator grant takes effect only at a restart (the operator endpoints are mounted at start); nothing was reloaded.');
+      }
+      const loaded = await TokenAuthenticator.load(next.tokens, next.configDir, env);
+      return { commit: () => authenticator.adopt(loaded) };
+    },
+  };
+}
+
+/** Providers on reload: an unchanged entry keeps its adapter (its pools and warm processes); a changed one gets a new adapter. */
+function providersPart(driver: AgenticDriver, config: HostConfig, adapters: ProviderAdapter[], env: NodeJS.ProcessEnv) {
+  let running = new Map(config.providers.map((entry, index) => [canonicalJson(entry), adapters[index]!]));
+  return {
+    fields: ['providers'] as const,
+    prepare: async (next: HostConfig) => {
+      const created: ProviderAdapter[] = [];
+      const discard = async () => {
+        await Promise.allSettled(created.map((adapter) => adapter.close?.()));
+      };
+      const chosen: [string, ProviderAdapter][] = [];
+      try {
+        for (const entry of next.providers) {
+          const key = canonicalJson(entry);
+          let adapter = running.get(key);
+          if (!adapter) created.push((adapter = createProvider(entry, next, env)));
+          chosen.push([key, adapter]);
+        }
+      } catch (error) {
+        await discard();
+        throw error;
+      }
+      return {
+        commit: () => {
+          driver.replaceProviders(chosen.map(([, adapter]) => adapter));
+          running = new Map(chosen);
+        },
+        discard,
+      };
+    },
+  };
+}
+
+/** Limits on reload: what the driver, admission and event streams apply to runs admitted from then on. */
+function limitsPart(driver: AgenticDriver, context: HostContext, writeStallOverride: number | undefined) {
+  return {
+    fields: ['limits'] as const,
+    prepare: (next: HostConfig, current: HostConfig) => {
+      // Fastify sets its body limit when the server is built.
+      if (next.limits.maxBodyBytes !== current.limits.maxBodyBytes) {
+        throw new DriverError('UNSUPPORTED_CONFIGURATION', 'limits.maxBodyBytes takes effect only at a restart; nothing was reloaded.');
+      }
+      const { maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts, maxConcurrentRuns, maxConcurrentRunsPerSubject, writeStallTimeoutMs } = next.limits;
+      return {
+        commit: () => {
+          driver.setLimits({ maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts });
+          context.admission.setLimits({ total: maxConcurrentRuns ?? DEFAULT_CONCURRENCY.total, perSubject: maxConcurrentRunsPerSubject ?? DEFAULT_CONCURRENCY.perSubject });
+          context.writeStallMs = writeStallOverride ?? writeStallTimeoutMs ?? DEFAULT_WRITE_STALL_MS;
+        },
+      };
+    },
   };
 }
 
@@ -287,15 +428,19 @@ function retrievalService(
   const index = (store as StateStore & { retrieval?: RetrievalIndexStore }).retrieval;
   // A store without a retrieval index (an in-process one of an application) offers no retrieval.
   if (!index) return undefined;
-  const policy = ingestionPolicy(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {});
+  const policy = ingestionPolicy({
+    ...(settings.chunkBytes !== undefined ? { maxChunkBytes: settings.chunkBytes } : {}),
+    ...(settings.ingestion?.timeoutMs !== undefined ? { extractionTimeoutMs: settings.ingestion.timeoutMs } : {}),
+    ...(settings.ingestion?.maxDecodedBytes !== undefined ? { maxDecodedBytes: settings.ingestion.maxDecodedBytes } : {}),
+  });
   return new RetrievalService({
-    prepare: (request, { signal, onProgress }) => prepareDocument(request, policy, { signal, onProgress }),
+    // The route has checked the body against the IngestRequest schema.
+    prepare: (request, { signal, onProgress, subject }) => prepareValidDocument(request, policy, { signal, onProgress, subject }),
     store: index,
-    engine: store.kind,
     corpora: settings.corpora.map((corpus) => ({
       id: corpus.id,
       ...(corpus.namespace ? { namespace: corpus.namespace } : {}),
-      ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, config.configDir, env) }) } : {}),
+      ...(corpus.embedding ? { embedding: createEmbeddingAdapter(corpus.embedding, { readSecret: (ref) => readSecret(ref, config.configDir, env) }, config.configDir) } : {}),
     })),
     ...(options.authorizeRetrieval ? { authorize: options.authorizeRetrieval } : {}),
     pdf: settings.pdf !== false,

@@ -8,11 +8,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Type, type Static } from '@sinclair/typebox';
-import { DriverError } from '../protocol/errors.js';
+import { DriverError, isKnownErrorCode } from '../protocol/errors.js';
 import { isLoopbackHost } from '../shared/addresses.js';
-import { SecretRef } from '../shared/secrets.js';
+import { SecretRef } from '../shared/secret-ref.js';
 import type { UsageRecord } from '../runtime/usage-record.js';
 import type { SinkFailure } from '../extensions/usage/sink.js';
+import type { SpoolStats } from '../extensions/usage/webhook-sink.js';
 
 export const METRICS_PATH = '/metrics';
 
@@ -110,7 +111,38 @@ export class PrometheusMetrics {
       ['reasoning', observed.reasoningTokens],
     ];
     for (const [kind, count] of kinds) if (count) this.tokens.inc({ provider: record.provider, model: record.model, kind }, count);
-    if (record.errorCode) this.errors.inc({ provider: record.provider, code: record.errorCode });
+    // Labels come only from the contract's table: a code from anywhere else is one series, not one per code.
+    if (record.errorCode) this.errors.inc({ provider: record.provider, code: isKnownErrorCode(record.errorCode) ? record.errorCode : 'INTERNAL_ERROR' });
+  }
+
+  /** The webhook spool against its bound (registered when a webhook sink is configured). */
+  watchSpool(stats: () => SpoolStats): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'agenticdriver_usage_spool_records',
+      help: 'Usage records in the webhook spool: waiting (pending) and refused by the webhook (rejected).',
+      labelNames: ['folder'],
+      registers,
+      collect() {
+        const now = stats();
+        this.set({ folder: 'pending' }, now.pending);
+        this.set({ folder: 'rejected' }, now.rejected);
+      },
+    });
+    new Gauge({ name: 'agenticdriver_usage_spool_bytes', help: 'Bytes in the webhook spool (both folders).', registers, collect() { this.set(stats().bytes); } });
+    new Gauge({ name: 'agenticdriver_usage_spool_max_records', help: 'The spool bound in records (usage.webhook.maxSpoolRecords).', registers, collect() { this.set(stats().maxRecords); } });
+    new Gauge({ name: 'agenticdriver_usage_spool_max_bytes', help: 'The spool bound in bytes (usage.webhook.maxSpoolBytes).', registers, collect() { this.set(stats().maxBytes); } });
+    let counted = 0;
+    new Counter({
+      name: 'agenticdriver_usage_spool_dropped_total',
+      help: 'Usage records the webhook will not get because the spool was full (the state store keeps them).',
+      registers,
+      collect() {
+        const dropped = stats().dropped;
+        if (dropped > counted) this.inc(dropped - counted);
+        counted = dropped;
+      },
+    });
   }
 
   admissionRejected(): void {

@@ -1,6 +1,6 @@
 /**
  * The HTTP(S) server. One pipeline for every request, in this order:
- * common headers -> shutting down -> origin / preflight -> /health -> authentication ->
+ * common headers -> shutting down or starting -> origin / preflight -> /health -> authentication ->
  * version negotiation -> exact routing -> body rules -> the endpoint family's handler.
  * Endpoint families are encapsulated Fastify plugins under ./routes.
  */
@@ -110,6 +110,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     reply.headers(commonHeaders(tls));
 
     if (context.closing) throw new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true });
+    if (context.starting) throw new DriverError('HOST_STARTING', 'The host is starting; try again in a moment.', { retryable: true });
 
     const origin = request.headers.origin;
     if (origin !== undefined) {

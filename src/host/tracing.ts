@@ -13,9 +13,7 @@ import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type Span
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { Type, type Static } from '@sinclair/typebox';
-import { DriverError } from '../protocol/errors.js';
 import type { RunEvent, RunRequest } from '../protocol/schemas.js';
-import { isLoopbackHost } from '../shared/addresses.js';
 
 export const TracingConfig = Type.Object(
   {
@@ -31,20 +29,6 @@ export const TracingConfig = Type.Object(
 export type TracingConfig = Static<typeof TracingConfig>;
 
 export const DEFAULT_OTLP_TRACES = 'http://127.0.0.1:4318/v1/traces';
-
-export function checkTracingConfig(tracing: TracingConfig | undefined): void {
-  if (!tracing?.endpoint) return;
-  let url: URL;
-  try {
-    url = new URL(tracing.endpoint);
-  } catch {
-    throw new DriverError('INVALID_CONFIG', 'tracing.endpoint is not a URL.');
-  }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-    throw new DriverError('INVALID_CONFIG', 'tracing.endpoint must be https, or http to a loopback address.');
-  }
-  if (url.username || url.password) throw new DriverError('INVALID_CONFIG', 'tracing.endpoint must not carry credentials.');
-}
 
 /** The host's tracer: its own provider (never the process-global one), flushed and shut down with the host. */
 export class HostTracing {

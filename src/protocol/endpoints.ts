@@ -22,11 +22,15 @@ import {
   SessionIdentity,
   SessionSnapshot,
   SessionDeleteResult,
+  SessionListRequest,
+  SessionList,
   JobSubmit,
   JobIdentity,
   JobEventsRequest,
   JobInfo,
   JobEventPage,
+  JobListRequest,
+  JobList,
   RetrievalSearch,
   RetrievalResult,
   RetrievalIndexRequest,
@@ -79,7 +83,12 @@ export interface Endpoint {
   clientMethod?: string | null;
   /** An endpoint that answers JSON or events (`events` without `streamOnly`) has a second client method for the events. */
   clientStreamMethod?: string;
+  /** Takes `Last-Event-ID`: the last sequence the client has, a safe integer (else 400 INVALID_JOB_CURSOR). */
+  resumable?: boolean;
 }
+
+/** The largest `Last-Event-ID` (and any cursor): the largest integer every client language reads exactly. */
+export const MAX_CURSOR = Number.MAX_SAFE_INTEGER;
 
 /**
  * Every feature string `/v1/protocol` may list, in the order it lists them. A feature that
@@ -202,6 +211,16 @@ export const ENDPOINTS: Endpoint[] = [
   },
   {
     method: 'POST',
+    path: '/v1/sessions/list',
+    operationId: 'listSessions',
+    summary: 'The caller\'s subject\'s sessions (needs the `read` session grant), most recently used first; expired ones are gone.',
+    feature: 'conversation-sessions',
+    request: SessionListRequest,
+    invalidBody: { code: 'INVALID_SESSION', message: 'The session list request is invalid' },
+    response: SessionList,
+  },
+  {
+    method: 'POST',
     path: '/v1/jobs/submit',
     operationId: 'submitJob',
     summary: 'Submit a durable job (one run that outlives the connection), deduplicated by `key` per subject.',
@@ -219,6 +238,16 @@ export const ENDPOINTS: Endpoint[] = [
     request: JobIdentity,
     invalidBody: { code: 'INVALID_JOB', message: 'The job request is invalid' },
     response: JobInfo,
+  },
+  {
+    method: 'POST',
+    path: '/v1/jobs/list',
+    operationId: 'listJobs',
+    summary: 'The caller\'s subject\'s jobs (needs the `read` job grant), optionally in one state, most recently updated first.',
+    feature: 'durable-jobs',
+    request: JobListRequest,
+    invalidBody: { code: 'INVALID_JOB', message: 'The job list request is invalid' },
+    response: JobList,
   },
   {
     method: 'POST',
@@ -252,6 +281,7 @@ export const ENDPOINTS: Endpoint[] = [
     events: RunEvent,
     streamOnly: true,
     clientMethod: 'tailJob',
+    resumable: true,
   },
   {
     method: 'POST',
@@ -360,6 +390,7 @@ export const ENDPOINTS: Endpoint[] = [
     events: RunEvent,
     streamOnly: true,
     clientMethod: 'tailJob',
+    resumable: true,
   },
   {
     method: 'POST',

@@ -69,6 +69,8 @@ export const ERROR_STATUS = {
   // Unsafe transport configuration (a config or client-side setup mistake).
   TLS_REQUIRED: 400,
   INSECURE_TRANSPORT: 400,
+  // A host URL that is not an absolute http(s) URL (e.g. no scheme); a client-side mistake.
+  INVALID_URL: 400,
 
   // Credentials.
   UNAUTHORIZED: 401,
@@ -115,6 +117,8 @@ export const ERROR_STATUS = {
   JOB_EVENT_CONFLICT: 409,
   JOB_ACCOUNT_CHANGED: 409,
   JOB_INTERRUPTED: 409,
+  // Start-up: another live host holds this state (the CLI reports it; never sent over HTTP).
+  HOST_ALREADY_RUNNING: 409,
   // The run ended because it was cancelled (host shutdown, session deletion, approval cancel).
   CANCELLED: 409,
 

@@ -7,17 +7,21 @@
 /** Deepest nesting of objects and arrays a request body or a parsed model output may have. */
 export const MAX_JSON_DEPTH = 128;
 
-/** Whether JSON text nests objects/arrays deeper than `limit`; one linear scan, strings skipped. */
+/**
+ * Whether JSON text nests objects/arrays deeper than `limit`; one linear scan. Strings are
+ * skipped with native searches for their closing quote (one not escaped by an odd run of
+ * backslashes), so a body that is mostly one long string — a document — costs next to nothing.
+ */
 export function jsonTextTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c /* \ */) i += 1;
-      else if (c === 0x22 /* " */) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
+    if (c === 0x22 /* " */) {
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1 && escaped(text, end)) end = text.indexOf('"', end + 1);
+      // An unterminated string nests nothing more; JSON.parse refuses it.
+      if (end === -1) return false;
+      i = end;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       depth += 1;
       if (depth > limit) return true;
@@ -26,6 +30,13 @@ export function jsonTextTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
     }
   }
   return false;
+}
+
+/** Whether the quote at `at` follows an odd run of backslashes (each backslash is looked at once: runs end at quotes). */
+function escaped(text: string, at: number): boolean {
+  let slashes = 0;
+  for (let k = at - 1; text.charCodeAt(k) === 0x5c /* \ */; k -= 1) slashes += 1;
+  return slashes % 2 === 1;
 }
 
 /**

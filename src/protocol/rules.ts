@@ -107,6 +107,8 @@ export const DEFAULT_RETRIEVAL_MAX_CONTEXT_BYTES = 65_536;
 export const MAX_EXECUTIONS_PER_RUN = 2048;
 /** Most events one job page may hold, and the page size when the request names none. */
 export const MAX_JOB_PAGE_EVENTS = 100;
+/** How many a list (of sessions, of jobs) holds when the request names no limit. */
+export const DEFAULT_LIST_LIMIT = 20;
 
 const sameProviderAndModel = (a: string, b: string): Condition => ({
   and: [{ equal: [`${a}.provider`, `${b}.provider`] }, { equal: [`${a}.model`, `${b}.model`] }],
@@ -438,6 +440,62 @@ export const RULE_SETS: Record<string, RuleSet> = {
     rules: [{ apply: 'toolReceipt', with: { answer: 'answer', request: 'request', status: text('accepted') } }],
   },
 
+  /**
+   * A list (of sessions, of jobs): within the limit asked for, each item once, most recently
+   * updated first. The order compares every item with each one before it: a list holds at
+   * most 100 (its schema), so that is at most 4,950 comparisons of two timestamps.
+   */
+  listing: {
+    params: ['items', 'limit'],
+    rules: [
+      {
+        id: 'list.limit',
+        check: { atMost: [{ count: 'items' }, { default: ['limit', DEFAULT_LIST_LIMIT] }] },
+        message: `the list holds more than the limit asked for (default ${DEFAULT_LIST_LIMIT})`,
+      },
+      { id: 'list.unique', check: { unique: 'items[].id' }, message: 'the list names one item twice' },
+      {
+        each: { in: 'items', as: 'item', index: 'position' },
+        rules: [
+          {
+            each: { in: 'items', as: 'before', index: 'beforePosition' },
+            rules: [
+              {
+                id: 'list.newestFirst',
+                when: { less: ['beforePosition', 'position'] },
+                check: { atMost: ['item.updatedAt', 'before.updatedAt'] },
+                message: 'an item comes after one updated before it (most recently updated first)',
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  },
+
+  sessionList: {
+    params: ['answer', 'request'],
+    rules: [
+      { apply: 'listing', with: { items: 'answer.sessions', limit: 'request.limit' } },
+      { each: { in: 'answer.sessions', as: 'session' }, rules: [{ apply: 'sessionInfo', with: { session: 'session' } }] },
+    ],
+  },
+
+  /** The listing rules, only jobs in the state asked for, and each job's own rules. */
+  jobList: {
+    params: ['answer', 'request'],
+    rules: [
+      { apply: 'listing', with: { items: 'answer.jobs', limit: 'request.limit' } },
+      {
+        each: { in: 'answer.jobs', as: 'job' },
+        rules: [
+          { id: 'jobList.state', when: { present: 'request.state' }, check: { equal: ['job.state', 'request.state'] }, message: 'the list holds a job in another state than the one asked for' },
+          { apply: 'jobInfo', with: { job: 'job' } },
+        ],
+      },
+    ],
+  },
+
   sessionCreated: {
     params: ['answer', 'request'],
     rules: [
@@ -731,9 +789,11 @@ export const ANSWER_RULES: Record<string, string> = {
   completeTool: 'toolResultReceipt',
   createSession: 'sessionCreated',
   readSession: 'sessionRead',
+  listSessions: 'sessionList',
   deleteSession: 'sessionDeleted',
   submitJob: 'jobSubmitted',
   readJob: 'jobNamed',
+  listJobs: 'jobList',
   cancelJob: 'jobNamed',
   jobEvents: 'jobEventPage',
   searchRetrieval: 'retrievalSearch',

@@ -28,6 +28,8 @@ export const Timestamp = Type.String({ format: 'date-time' });
 /** Host-stamped timestamps: UTC with exactly three fraction digits (spec decision 5). */
 export const HostTimestamp = Type.String({ format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' });
 export const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+/** An embedding model's name as an index descriptor carries it (e.g. `BAAI/bge-small-en-v1.5`, `nomic-embed-text:v1.5`). */
+export const EmbeddingModel = Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$' });
 const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 export const MediaType = Type.Union(
@@ -204,21 +206,28 @@ export const IngestionManifest = Type.Object(
 export const RetrievalResult = Type.Object(
   {
     corpus: OpaqueKey,
+    /**
+     * The vector index the corpus keeps (every corpus has one: its configured embedder, or the
+     * host's built-in one), as wire 1.0 defines it, plus `ranking`: how the hits were ranked and
+     * scored. A 1.0 host that omits `ranking` ranks by cosine.
+     */
     index: Type.Object(
       {
-        providerId: Type.String({ minLength: 1 }),
-        vendor: Type.String({ minLength: 1 }),
-        accountId: Type.Optional(Type.String({ minLength: 1 })),
+        providerId: OpaqueKey,
+        vendor: OpaqueKey,
+        /** A deployment label for the embedder's account, not a login. */
+        accountId: OpaqueKey,
         authMode: Type.Union([Type.Literal('api-key'), Type.Literal('none')]),
-        model: Type.String({ minLength: 1 }),
-        /** Present when the corpus has an embedder (metric `cosine` or `rrf`). */
-        dimensions: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
+        model: EmbeddingModel,
+        dimensions: Type.Integer({ minimum: 1, maximum: 4096 }),
+        /** The similarity of the stored vectors. */
+        metric: Type.Literal('cosine'),
+        version: OpaqueKey,
         /**
-         * `cosine`: embeddings only; `bm25`: the store's full-text ranking only (no embedder);
-         * `rrf`: both rankings fused by reciprocal rank.
+         * `cosine`: by the vectors alone; `bm25`: by BM25 alone; `hybrid`: both fused, the BM25
+         * score plus the min-max scaled cosine, halved (docs/retrieval.md explains each score).
          */
-        metric: Type.Union([Type.Literal('cosine'), Type.Literal('bm25'), Type.Literal('rrf')]),
-        version: Type.String({ minLength: 1 }),
+        ranking: Type.Optional(Type.Union([Type.Literal('cosine'), Type.Literal('bm25'), Type.Literal('hybrid')])),
       },
       strict,
     ),
@@ -335,14 +344,14 @@ export const HistoryMessage = Type.Object(
 );
 
 export const SessionBinding = Type.Object(
-  { id: Type.String({ pattern: '^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$' }), revision: Type.Integer({ minimum: 0 }) },
+  { id: Type.String({ pattern: '^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$' }), revision: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
   strict,
 );
 
 export const SessionInfo = Type.Object(
   {
     id: Uuid,
-    revision: Type.Integer({ minimum: 0 }),
+    revision: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
     provider: ProviderId,
     model: ModelId,
     mode: Type.Union([Type.Literal('history'), Type.Literal('native')]),
@@ -542,7 +551,7 @@ export const EVENT_SCHEMAS = {
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
 export const EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as EventType[];
-export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['run.completed', 'run.failed', 'run.cancelled']);
+export { TERMINAL_EVENT_TYPES } from './terminal-events.js';
 
 export const RunEvent = Type.Union(
   EVENT_TYPES.map((type) => Type.Ref(EVENT_SCHEMAS[type])),
@@ -636,6 +645,11 @@ export const SessionSnapshot = Type.Object(
 
 export const SessionDeleteResult = Type.Object({ id: Uuid, deleted: Type.Boolean() }, { ...open, $id: 'SessionDeleteResult' });
 
+/** The caller's subject's sessions, most recently used first. */
+export const SessionListRequest = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }, { ...strict, $id: 'SessionListRequest' });
+
+export const SessionList = Type.Object({ sessions: Type.Array(Type.Ref(SessionInfo), { maxItems: 100 }) }, { ...open, $id: 'SessionList' });
+
 export const JobSubmit = Type.Object({ key: OpaqueKey, request: Type.Ref(RunRequest) }, { ...strict, $id: 'JobSubmit' });
 
 export const JobIdentity = Type.Object({ id: Uuid }, { ...strict, $id: 'JobIdentity' });
@@ -676,6 +690,14 @@ export const JobInfo = Type.Object(
   },
   { ...open, $id: 'JobInfo' },
 );
+
+/** The caller's subject's jobs (optionally in one state), most recently updated first. */
+export const JobListRequest = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })), state: Type.Optional(JobState) },
+  { ...strict, $id: 'JobListRequest' },
+);
+
+export const JobList = Type.Object({ jobs: Type.Array(Type.Ref(JobInfo), { maxItems: 100 }) }, { ...open, $id: 'JobList' });
 
 export const JobEventPage = Type.Object(
   {
@@ -876,11 +898,15 @@ export const NAMED_SCHEMAS: TSchema[] = [
   SessionIdentity,
   SessionSnapshot,
   SessionDeleteResult,
+  SessionListRequest,
+  SessionList,
   JobSubmit,
   JobIdentity,
   JobEventsRequest,
   JobInfo,
   JobEventPage,
+  JobListRequest,
+  JobList,
   OperatorRun,
   OperatorRunsRequest,
   OperatorRunList,
@@ -929,12 +955,16 @@ export type SessionCreate = Static<typeof SessionCreate>;
 export type SessionIdentity = Static<typeof SessionIdentity>;
 export type SessionSnapshot = Static<typeof SessionSnapshot>;
 export type SessionDeleteResult = Static<typeof SessionDeleteResult>;
+export type SessionListRequest = Static<typeof SessionListRequest>;
+export type SessionList = Static<typeof SessionList>;
 export type JobSubmit = Static<typeof JobSubmit>;
 export type JobIdentity = Static<typeof JobIdentity>;
 export type JobEventsRequest = Static<typeof JobEventsRequest>;
 export type JobState = Static<typeof JobState>;
 export type JobInfo = Static<typeof JobInfo>;
 export type JobEventPage = Static<typeof JobEventPage>;
+export type JobListRequest = Static<typeof JobListRequest>;
+export type JobList = Static<typeof JobList>;
 export type RetrievalOptions = Static<typeof RetrievalOptions>;
 export type RetrievalResult = Static<typeof RetrievalResult>;
 export type RetrievalSearch = Static<typeof RetrievalSearch>;

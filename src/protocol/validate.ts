@@ -1,20 +1,24 @@
 /**
- * Runtime validators compiled from the wire schemas. One Ajv instance (JSON Schema
- * 2020-12) holds every named schema so `$ref`s resolve by id.
+ * Validators of the named wire schemas, compiled ahead of time (protocol/validators/wire.js,
+ * written by `npm run protocol` from ./schemas.ts with Ajv's standalone code: JSON Schema
+ * 2020-12, formats checked). Using one needs neither TypeBox nor Ajv at run time. The module
+ * is plain JavaScript in the published protocol/ folder, two levels up from src/ and dist/ alike.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
-import type { TSchema } from '@sinclair/typebox';
-import { NAMED_SCHEMAS, EVENT_SCHEMAS, type EventType } from './schemas.js';
+import { BY_EVENT_TYPE, BY_ID, type CompiledValidator } from '../../protocol/validators/wire.js';
 
-// ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
-type AddFormats = (ajv: Ajv2020) => unknown;
-const addFormats: AddFormats =
-  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
+/** The `$id` of a named schema (`NAMED_SCHEMAS` in ./schemas.ts). */
+export type SchemaName = keyof typeof BY_ID;
 
-const ajv = new Ajv2020({ allErrors: false, strict: false, validateFormats: true });
-addFormats(ajv);
-for (const schema of NAMED_SCHEMAS) ajv.addSchema(schema as object);
+/** What the schema checks report: the first problem found (allErrors is off). */
+export interface SchemaError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+export type { CompiledValidator };
+type Compiled = CompiledValidator;
 
 export interface Validator<T> {
   (value: unknown): value is T;
@@ -22,20 +26,21 @@ export interface Validator<T> {
   explain(value: unknown): string | undefined;
 }
 
-/** Compiled on first use: a process (e.g. one CLI command) pays only for the schemas it checks. */
-export function validatorFor<T>(schema: TSchema): Validator<T> {
-  const id = schema.$id;
-  let compiled: ValidateFunction | undefined;
-  const get = (): ValidateFunction => (compiled ??= id ? ajv.getSchema(id)! : ajv.compile(schema as object));
-  const check = ((value: unknown) => get()(value)) as Validator<T>;
-  check.explain = (value: unknown) => {
-    const validate = get();
-    return validate(value) ? undefined : describe(validate.errors);
-  };
+function wrap<T>(validate: Compiled): Validator<T> {
+  const check = ((value: unknown) => validate(value)) as Validator<T>;
+  check.explain = (value: unknown) => (validate(value) ? undefined : describe(validate.errors));
   return check;
 }
 
-export function describe(errors: ErrorObject[] | null | undefined): string {
+/** The validator of a named schema, by name or by the schema object itself (its `$id`). */
+export function validatorFor<T>(schema: SchemaName | { $id?: string }): Validator<T> {
+  const name = typeof schema === 'string' ? schema : schema.$id;
+  const validate = name === undefined ? undefined : (BY_ID as Record<string, Compiled>)[name];
+  if (!validate) throw new Error(`No compiled validator for schema ${name ?? '(unnamed)'}: name it in NAMED_SCHEMAS and run \`npm run protocol\`.`);
+  return wrap<T>(validate);
+}
+
+export function describe(errors: readonly SchemaError[] | null | undefined): string {
   const first = errors?.[0];
   if (!first) return 'is invalid';
   const where = first.instancePath ? first.instancePath : 'value';
@@ -45,10 +50,7 @@ export function describe(errors: ErrorObject[] | null | undefined): string {
   return `${where} ${first.message ?? 'is invalid'}`;
 }
 
-const eventValidators = new Map<string, Validator<unknown>>();
-for (const type of Object.keys(EVENT_SCHEMAS) as EventType[]) {
-  eventValidators.set(type, validatorFor(EVENT_SCHEMAS[type]));
-}
+const eventValidators = new Map<string, Validator<unknown>>(Object.entries(BY_EVENT_TYPE as Record<string, Compiled>).map(([type, validate]) => [type, wrap(validate)]));
 
 /** The payload validator of a known event type, or undefined for an unfamiliar type. */
 export function eventValidator(type: string): Validator<unknown> | undefined {

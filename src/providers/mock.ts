@@ -5,7 +5,8 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
-import { validatorFor } from '../protocol/validate.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { describe } from '../protocol/validate.js';
 import { isoTimestamp, sleep, systemClock, type Clock } from '../shared/clock.js';
 import type { ProviderAdapter, ProviderInfo, ProviderInspection, ProviderMessage, ProviderPart, ProviderRequest } from './spec/v1.js';
 import { defineProviderKind } from './registry.js';
@@ -58,7 +59,9 @@ export const MockScript = Type.Object({ steps: Type.Array(MockStep, { minItems: 
 export type MockScript = Static<typeof MockScript>;
 type MockAction = Static<typeof MockAction>;
 
-const validateScript = validatorFor<MockScript>(MockScript);
+// Not a wire schema, so not among the ahead-of-time validators: compiled on the first scripted run.
+let compiledScript: ValidateFunction<MockScript> | undefined;
+const scriptValidator = (): ValidateFunction<MockScript> => (compiledScript ??= new Ajv2020({ strict: false, allErrors: false }).compile<MockScript>(MockScript));
 
 export const MockProviderConfig = Type.Object(
   {
@@ -88,8 +91,9 @@ export function parseMockScript(input: string): MockScript | undefined {
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || !('mockScript' in parsed)) return undefined;
   const script = (parsed as { mockScript: unknown }).mockScript;
+  const validateScript = scriptValidator();
   if (!validateScript(script)) {
-    throw new DriverError('INVALID_REQUEST', `The mockScript is invalid: ${validateScript.explain(script)}.`);
+    throw new DriverError('INVALID_REQUEST', `The mockScript is invalid: ${describe(validateScript.errors)}.`);
   }
   return script;
 }

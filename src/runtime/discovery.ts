@@ -5,6 +5,7 @@
  */
 import { DriverError } from '../protocol/errors.js';
 import { isoTimestamp, type Clock } from '../shared/clock.js';
+import { boundedHealthCode, boundedMessage } from './provider-errors.js';
 import type { ProviderAdapter, ProviderInspection } from '../providers/spec/v1.js';
 
 export interface DiscoveryOptions {
@@ -25,7 +26,8 @@ const HEALTH_BY_CODE: Record<string, ProviderInspection['health']['status']> = {
 };
 
 export class ProviderDiscovery {
-  private readonly cache = new Map<string, CacheEntry>();
+  /** By adapter object, so an instance replaced by a config reload is probed afresh. */
+  private readonly cache = new WeakMap<ProviderAdapter, CacheEntry>();
   private readonly ttl: number;
   private readonly timeout: number;
   private readonly minRefresh: number;
@@ -41,11 +43,11 @@ export class ProviderDiscovery {
 
   inspect(adapter: ProviderAdapter, refresh: boolean): Promise<ProviderInspection> {
     const now = this.clock.now();
-    const cached = this.cache.get(adapter.info.id);
+    const cached = this.cache.get(adapter);
     const age = cached ? now - cached.at : Infinity;
     if (cached && (refresh ? age < this.minRefresh : age < this.ttl)) return cached.inspection;
     const inspection = this.probe(adapter);
-    this.cache.set(adapter.info.id, { at: now, inspection });
+    this.cache.set(adapter, { at: now, inspection });
     return inspection;
   }
 
@@ -55,12 +57,15 @@ export class ProviderDiscovery {
     }
     const signal = AbortSignal.timeout(this.timeout);
     try {
-      return await adapter.inspect(signal);
+      const inspection = await adapter.inspect(signal);
+      const { health } = inspection;
+      return { ...inspection, health: { ...health, code: boundedHealthCode(health.code, 'DISCOVERY_FAILED'), message: boundedMessage(health.message) } };
     } catch (error) {
       const checkedAt = isoTimestamp(this.clock);
       if (signal.aborted) return { health: { status: 'unknown', code: 'DISCOVERY_TIMEOUT', message: 'The discovery probe did not answer in time.', checkedAt } };
-      const code = error instanceof DriverError ? error.code : 'DISCOVERY_FAILED';
-      const message = error instanceof DriverError ? error.message : 'The discovery probe failed.';
+      // A probe's own code and message are bounded like a run's (src/runtime/provider-errors.ts).
+      const code = error instanceof DriverError ? boundedHealthCode(error.code, 'DISCOVERY_FAILED') : 'DISCOVERY_FAILED';
+      const message = error instanceof DriverError ? boundedMessage(error.message) : 'The discovery probe failed.';
       return { health: { status: HEALTH_BY_CODE[code] ?? 'unavailable', code, message, checkedAt } };
     }
   }

@@ -70,14 +70,18 @@ export interface RunOptions {
 
 const validateRequest = validatorFor<RunRequest>(RunRequestSchema);
 const PROTOCOL_MAX = { maxSteps: 64, maxOutputTokens: 65_536, maxAttempts: 5 };
-const DEFAULTS = { maxSteps: 8, maxOutputTokens: 4096 };
+const DEFAULTS = { maxSteps: 8 };
 
 export class AgenticDriver {
   readonly clock: Clock;
-  private readonly providers = new Map<string, ProviderAdapter>();
+  private providers = new Map<string, ProviderAdapter>();
   private readonly tools: Map<string, RegisteredTool>;
   /** What every prepared run reaches beyond itself. */
   private readonly services: RunServices;
+  private limits: DriverLimits;
+  /** Runs in flight per adapter, and the replaced adapters to close once none is left. */
+  private readonly inUse = new Map<ProviderAdapter, number>();
+  private readonly retired = new Set<ProviderAdapter>();
 
   constructor(readonly options: DriverOptions) {
     this.clock = options.clock ?? systemClock;
@@ -93,13 +97,48 @@ export class AgenticDriver {
       onInternalError: options.onInternalError,
       maxAttempts: options.limits?.maxAttempts,
       retrieval: options.retrieval,
+      hold: (adapter) => this.hold(adapter),
     };
-    for (const adapter of options.providers) {
-      if (this.providers.has(adapter.info.id)) throw new DriverError('INVALID_CONFIG', `Provider ${adapter.info.id} is configured twice.`);
-      this.providers.set(adapter.info.id, adapter);
-    }
+    this.providers = providerMap(options.providers);
     this.tools = registerTools(options.tools ?? []);
     validateLimits(options.limits ?? {});
+    this.limits = { ...options.limits };
+  }
+
+  /**
+   * Serves `adapters` from now on (a config reload). Runs already prepared keep the adapter
+   * they started with; an adapter no longer listed is closed once its last run has ended.
+   */
+  replaceProviders(adapters: ProviderAdapter[]): void {
+    const next = providerMap(adapters);
+    const kept = new Set(next.values());
+    for (const adapter of this.providers.values()) if (!kept.has(adapter)) this.retire(adapter);
+    this.providers = next;
+  }
+
+  /** New host caps for runs prepared from now on (a config reload). */
+  setLimits(limits: DriverLimits): void {
+    validateLimits(limits);
+    this.limits = { ...limits };
+    this.services.maxAttempts = limits.maxAttempts;
+  }
+
+  private hold(adapter: ProviderAdapter): () => void {
+    this.inUse.set(adapter, (this.inUse.get(adapter) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.inUse.get(adapter) ?? 1) - 1;
+      if (left > 0) return void this.inUse.set(adapter, left);
+      this.inUse.delete(adapter);
+      if (this.retired.delete(adapter)) void Promise.resolve(adapter.close?.()).catch(() => undefined);
+    };
+  }
+
+  private retire(adapter: ProviderAdapter): void {
+    if (this.inUse.has(adapter)) this.retired.add(adapter);
+    else void Promise.resolve(adapter.close?.()).catch(() => undefined);
   }
 
   /** Static descriptions of every provider instance (no probes). */
@@ -178,7 +217,7 @@ export class AgenticDriver {
       throw new DriverError('INVALID_ARTIFACT', 'A JSON artifact needs an outputSchema.');
     }
 
-    const limits = this.options.limits ?? {};
+    const limits = this.limits;
     return {
       request,
       adapter,
@@ -188,7 +227,7 @@ export class AgenticDriver {
       outputSchema,
       context,
       maxSteps: Math.min(request.maxSteps ?? DEFAULTS.maxSteps, limits.maxSteps ?? PROTOCOL_MAX.maxSteps),
-      maxOutputTokens: Math.min(request.maxOutputTokens ?? DEFAULTS.maxOutputTokens, limits.maxOutputTokens ?? PROTOCOL_MAX.maxOutputTokens),
+      maxOutputTokens: outputTokenLimit(request.maxOutputTokens, limits.maxOutputTokens),
       idleTimeoutMs: effectiveIdleTimeout(request.idleTimeoutMs, limits.idleTimeoutMs),
       acceptOptionalEvents: options.acceptOptionalEvents ?? false,
       services: this.services,
@@ -264,8 +303,17 @@ export class AgenticDriver {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.providers.values()].map((adapter) => adapter.close?.()));
+    await Promise.allSettled([...this.providers.values(), ...this.retired].map((adapter) => adapter.close?.()));
   }
+}
+
+function providerMap(adapters: readonly ProviderAdapter[]): Map<string, ProviderAdapter> {
+  const map = new Map<string, ProviderAdapter>();
+  for (const adapter of adapters) {
+    if (map.has(adapter.info.id)) throw new DriverError('INVALID_CONFIG', `Provider ${adapter.info.id} is configured twice.`);
+    map.set(adapter.info.id, adapter);
+  }
+  return map;
 }
 
 /** The "needs a stream" rule: interactive approvals and application tools need an event stream. */
@@ -286,6 +334,15 @@ export function describeProvider(info: ProviderInfo): Provider {
   if (info.inputMediaTypes) provider.inputMediaTypes = structuredClone(info.inputMediaTypes);
   if (info.usageStatId) provider.usageStatId = info.usageStatId;
   return provider;
+}
+
+/**
+ * The output-token limit a provider is asked for: the run's, capped by the host's; the host's
+ * alone when the run names none; none at all when neither does (the vendor's own default).
+ */
+export function outputTokenLimit(requested: number | undefined, host: number | undefined): number | undefined {
+  if (requested === undefined) return host;
+  return host === undefined ? requested : Math.min(requested, host);
 }
 
 /** Minimum of the positive values; none positive means no inactivity timer at all. */

@@ -16,7 +16,8 @@ export interface PreparedRun {
   outputSchema: CompiledSchema | undefined;
   context: PreparedContext;
   maxSteps: number;
-  maxOutputTokens: number;
+  /** Undefined when neither the run nor the host sets one: the provider then sends none (docs/providers.md). */
+  maxOutputTokens: number | undefined;
   idleTimeoutMs: number | undefined;
   acceptOptionalEvents: boolean;
   services: RunServices;

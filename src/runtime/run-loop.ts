@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError, toDriverError } from '../protocol/errors.js';
+import { contractError } from './provider-errors.js';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../protocol/json-depth.js';
 import { isoTimestamp } from '../shared/clock.js';
 import { CONTEXT_INSTRUCTIONS, draftArtifact, retrievalContext, type PreparedContext } from './context.js';
@@ -31,6 +32,7 @@ export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSig
   if (callerSignal?.aborted) onCallerAbort();
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
 
+  const release = prepared.services.hold?.(prepared.adapter);
   const channel = new EventChannel((error) => abort.abort(error));
   const body = new RunBody(prepared, runId, abort, channel, journal, options.continuation);
   const task = body.run();
@@ -47,7 +49,11 @@ export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSig
   } finally {
     if (!ended) abort.abort(new DriverError('CANCELLED', 'The run was cancelled by its consumer.'));
     callerSignal?.removeEventListener('abort', onCallerAbort);
-    await task;
+    try {
+      await task;
+    } finally {
+      release?.();
+    }
   }
 }
 
@@ -209,8 +215,8 @@ class RunBody {
       model: request.model,
       messages: structuredClone(messages),
       tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
-      maxOutputTokens,
     };
+    if (maxOutputTokens !== undefined) providerRequest.maxOutputTokens = maxOutputTokens;
     const instructions = this.instructions();
     if (instructions !== undefined) providerRequest.instructions = instructions;
     if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;
@@ -262,6 +268,9 @@ class RunBody {
             break;
         }
       }
+    } catch (error) {
+      // A code the provider chose is bounded before it reaches events, records, logs and labels.
+      throw error instanceof DriverError ? contractError(error, 'PROVIDER_ERROR') : error;
     } finally {
       race.dispose();
       if (!finished) void iterator.return?.(undefined)?.catch(() => undefined);
@@ -473,6 +482,8 @@ class RunBody {
       failure = toDriverError(error);
       if (!(error instanceof DriverError)) this.services.onInternalError?.(error, this.runId);
     }
+    // Anything else that chose its own code (an in-process callback) is bounded the same way.
+    failure = contractError(failure, 'INTERNAL_ERROR', 'The run');
     if (this.toolPending && failure.outcome !== 'uncertain') {
       const keep = failure.code === 'IDLE_TIMEOUT' || failure.code === 'CANCELLED';
       failure = keep

@@ -5,7 +5,7 @@
  * registries in `src/extensions/`.
  */
 import type { DriverError } from '../protocol/errors.js';
-import type { ProviderContinuation } from '../providers/spec/v1.js';
+import type { ProviderAdapter, ProviderContinuation } from '../providers/spec/v1.js';
 import type { ApprovalRequest, ApprovalResolution, RetrievalOptions, RetrievalResult, ToolCall, ToolExecution } from '../protocol/schemas.js';
 import type { Clock } from '../shared/clock.js';
 import type { Metering } from './metering.js';
@@ -109,4 +109,6 @@ export interface RunServices {
   maxAttempts?: number | undefined;
   /** Scoped retrieval for the `retrieval` run option; absent → RETRIEVAL_UNAVAILABLE. */
   retrieval?: RetrievalContext | undefined;
+  /** Marks the run's adapter in use until the run ends (a replaced adapter is closed once idle). */
+  hold?: ((adapter: ProviderAdapter) => () => void) | undefined;
 }

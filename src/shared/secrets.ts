@@ -4,16 +4,10 @@
  */
 import { open, stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
+import type { SecretRef } from './secret-ref.js';
 
-export const SecretRef = Type.Union(
-  [
-    Type.Object({ env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }) }, { additionalProperties: false }),
-    Type.Object({ file: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false }),
-  ],
-);
-export type SecretRef = Static<typeof SecretRef>;
+export type { SecretRef } from './secret-ref.js';
 
 const MAX_SECRET_FILE_BYTES = 65_536;
 

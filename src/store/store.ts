@@ -127,12 +127,19 @@ export interface JobSubmission {
   maxJobsPerSubject: number;
 }
 
+export interface JobFilter {
+  state?: JobState;
+  subject?: string;
+  /** Only jobs of these providers. */
+  providers?: readonly string[];
+}
+
 export interface JobStore {
   /** Creates the job, or returns the one this subject submitted under the key (IDEMPOTENCY_CONFLICT when the request differs). */
   submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }>;
   read(id: string): Promise<JobRow | undefined>;
-  /** Jobs of every subject (optionally in one state), most recently updated first (the operator's list). */
-  list(limit: number, state?: JobState): Promise<JobRow[]>;
+  /** Jobs that match `filter` (all by default), most recently updated first: the operator's list, or a subject's. */
+  list(limit: number, filter?: JobFilter): Promise<JobRow[]>;
   /** Committed events after `after`, at most `limit`, stopping before `maxBytes` of JSON (at least one). */
   events(id: string, after: number, limit: number, maxBytes: number): Promise<RunEvent[]>;
   /** Starts the next queued job on this replica (fair across subjects), if any. */
@@ -163,6 +170,8 @@ export interface SessionRow {
 export interface SessionStore {
   create(subject: string, create: SessionCreate, retentionMs: number, maxEntries: number): Promise<SessionRow>;
   read(id: string): Promise<SessionRow | undefined>;
+  /** The subject's sessions of these providers that have not expired, most recently updated first. */
+  list(subject: string, providers: readonly string[], limit: number): Promise<SessionRow[]>;
   /** Removes it; `runningOn` names the replica running its turn, to be told. */
   delete(id: string): Promise<{ deleted: boolean; runningOn: string | undefined }>;
   /** Claims the turn at `revision` for this replica, or throws the session conflict. */
@@ -243,12 +252,13 @@ export interface RetrievalIndexStore {
   /**
    * Replaces a source's document and chunks in one transaction (searches see the old or the new,
    * never a mix). SOURCE_CONFLICT when the stored digest is not `expectedDigest` (null: none stored);
-   * CHUNK_CONFLICT when a chunk id is taken by another source; INDEX_FULL past the capacity.
+   * CHUNK_CONFLICT when a chunk id is taken by another source; INDEX_FULL past the capacity (of
+   * the index or the corpus's share); RESOURCE_LIMIT past the share of `subject`, who indexes it.
    */
-  replace(corpus: string, namespace: string, document: IndexedDocument, chunks: IndexedChunk[], expectedDigest: string | null): Promise<void>;
+  replace(corpus: string, namespace: string, document: IndexedDocument, chunks: IndexedChunk[], expectedDigest: string | null, subject?: string): Promise<void>;
   /** False when no document is stored; SOURCE_CONFLICT when it is stored at another revision. */
   delete(corpus: string, namespace: string, sourceId: string, revision: string): Promise<boolean>;
-  /** Best first (score desc, then chunkId asc); at most `limit`. */
+  /** BM25 with the namespace's statistics, score = BM25 / the query's maximum (in [0, 1]); best first (score desc, then chunkId asc); at most `limit`. */
   searchLexical(scope: RetrievalScope, query: string, limit: number, signal?: AbortSignal): Promise<ChunkMatch[]>;
   /** Exact cosine over the stored vectors; best first; at most `limit`. */
   searchVector(scope: RetrievalScope, vector: Float32Array, limit: number, signal?: AbortSignal): Promise<ChunkMatch[]>;

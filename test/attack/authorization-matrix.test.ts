@@ -64,9 +64,12 @@ const MATRIX: Record<string, Row> = {
   createSession: { noGrant: { status: 403, code: 'FORBIDDEN' } },
   readSession: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'SESSION_NOT_FOUND' } },
   deleteSession: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'SESSION_NOT_FOUND' } },
+  // Lists: a stranger (another subject, every grant) sees none of the owner's sessions and jobs.
+  listSessions: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 200, check: (body) => assert.deepEqual(body.sessions, []) } },
   submitJob: { noGrant: { status: 403, code: 'FORBIDDEN' } },
   readJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
   cancelJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
+  listJobs: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 200, check: (body) => assert.deepEqual(body.jobs, []) } },
   jobEvents: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
   streamJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
   // Retrieval: the owner's notes live in the owner's namespace; a stranger searches and deletes its own (empty) one.
@@ -234,6 +237,8 @@ describe('authorization matrix: every endpoint × every way in', () => {
         return { corpus: 'notes', sourceId: OWNED_NOTE.source.id, revision: OWNED_NOTE.source.revision };
       case 'ingestDocument':
         return { corpus: 'notes', document: { type: 'text', source: { id: 'attack-doc', revision: '1' }, mediaType: 'text/plain', text: 'An attacker document.' } };
+      case 'listSessions':
+      case 'listJobs':
       case 'operatorListRuns':
       case 'operatorListApprovals':
       case 'operatorListJobs':

@@ -49,6 +49,9 @@ describe('secret grep: no secret in any captured output', () => {
   const home = join(dir, 'home');
   const captures: Capture[] = [];
   const inputs: string[] = [];
+  /** Secret files the CLI made during the run (excluded from the file walk, searched for), and their values. */
+  const secretFiles: string[] = [];
+  const generated: Record<string, string> = {};
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOME: home,
@@ -212,7 +215,8 @@ describe('secret grep: no secret in any captured output', () => {
     assert.equal((await request('operator watch of no run', '/v1/operator/runs/00000000-0000-4000-8000-000000000000/events', { headers: auth(SECRETS.fileToken) })).status, 404);
   });
 
-  it('runs the CLI commands: status, doctor, audit, run, and config errors', async () => {
+  it('runs the CLI commands: status, doctor, audit, run, config edits with a reload, and config errors', async () => {
+    const json = (token: string, body: unknown) => ({ method: 'POST', headers: auth(token), body: JSON.stringify(body) });
     assert.equal((await cli('status', ['status', '--config', config, '--url', url, '--refresh', '--json'])).status, 0);
     // The webhook is down: doctor shows the usage sink failure and exits 1.
     const doctor = await cli('doctor', ['doctor', '--config', config, '--json']);
@@ -227,6 +231,25 @@ describe('secret grep: no secret in any captured output', () => {
     vendorEnv.push({ error: { status: 401, message: `Incorrect API key provided: ${SECRETS.envKey}` } });
     assert.equal((await cli('run failing', ['run', '--config', config, '--url', url, '--provider', 'vendor-env', '--model', 'm', '--json', '--input', 'hi'])).status, 1);
     assert.equal((await cli('run with a wrong token id', ['run', '--config', config, '--url', url, '--token-id', 'nope', '--provider', 'mock', '--model', 'demo', '--input', 'hi'])).status, 1);
+
+    // Config edits and a reload: listings show where secrets come from, never them; the edited
+    // config, the new token's entry and the host's reload log hold none.
+    for (const args of [['providers', 'list'], ['tokens', 'list']]) assert.equal((await cli(args.join(' '), [...args, '--config', config, '--json'])).status, 0);
+    const added = await cli('providers add', ['providers', 'add', 'openai-compatible', '--config', config, '--id', 'vendor-added', '--model', 'm', '--base-url', vendorFile.url, '--api-key-file', 'secrets/vendor.key', '--grant', 'main']);
+    assert.equal(added.status, 0, added.stderr);
+    const token = await cli('tokens add', ['tokens', 'add', 'added', '--config', config, '--provider', 'mock']);
+    assert.equal(token.status, 0, token.stderr);
+    secretFiles.push(join(configDir, 'credentials', 'added.token'));
+    generated.addedToken = readFileSync(join(configDir, 'credentials', 'added.token'), 'utf8').trim();
+    assert.equal((await cli('tokens grant', ['tokens', 'grant', 'env', '--config', config, '--provider', 'vendor-added'])).status, 0);
+    const reloaded = serverOutput.stderr.length;
+    server.kill('SIGHUP');
+    while (!serverOutput.stderr.slice(reloaded).includes('"kind":"config"')) await new Promise((resolve) => server.stderr!.once('data', resolve));
+    assert.match(serverOutput.stderr.slice(reloaded), /config reloaded/);
+    vendorFile.push({ turn: { text: 'through the added provider' } });
+    const viaAdded = await request('run via the added provider', '/v1/runs', json(SECRETS.envToken, { provider: 'vendor-added', model: 'm', input: 'hi' }));
+    assert.equal(viaAdded.status, 200, viaAdded.body);
+    assert.equal((await request('run with the added token', '/v1/runs', json(generated.addedToken!, { provider: 'mock', model: 'demo', input: 'hi' }))).status, 200);
 
     // Config errors: a secret pasted where a reference belongs, a readable secret file, a bad key.
     const broken = (name: string, mutate: (value: any) => void) => {
@@ -271,9 +294,9 @@ describe('secret grep: no secret in any captured output', () => {
     server.kill('SIGTERM');
     await new Promise((resolve) => server.once('exit', resolve));
     captures.push({ what: 'serve stdout', text: serverOutput.stdout }, { what: 'serve stderr', text: serverOutput.stderr });
-    const secretFiles = new Set([join(configDir, 'credentials', 'main.token'), join(configDir, 'secrets', 'vendor.key'), join(configDir, 'secrets', 'metrics.token'), join(configDir, 'secrets', 'embedding.key')]);
+    const excluded = new Set([join(configDir, 'credentials', 'main.token'), join(configDir, 'secrets', 'vendor.key'), join(configDir, 'secrets', 'metrics.token'), join(configDir, 'secrets', 'embedding.key'), ...secretFiles]);
     const walk = (path: string): string[] => (statSync(path).isDirectory() ? readdirSync(path).flatMap((name) => walk(join(path, name))) : [path]);
-    const files = [...walk(configDir), ...walk(home)].filter((path) => !secretFiles.has(path) && !inputs.includes(path));
+    const files = [...walk(configDir), ...walk(home)].filter((path) => !excluded.has(path) && !inputs.includes(path));
     assert.ok(files.some((path) => path.endsWith('.sqlite') || path.endsWith('.db')), `no state file among ${files.map((path) => relative(dir, path)).join(', ')}`);
     for (const path of files) captures.push({ what: `file ${relative(dir, path)}`, text: readFileSync(path).toString('latin1') });
     // The vendors saw the keys (the grep is not vacuous: the secrets really were used).
@@ -283,7 +306,8 @@ describe('secret grep: no secret in any captured output', () => {
     assert.ok(captures.length >= 50, `only ${captures.length} captures`);
 
     const leaks: string[] = [];
-    for (const [name, secret] of Object.entries(SECRETS)) {
+    assert.ok(generated.addedToken, 'the token the CLI made is searched for too');
+    for (const [name, secret] of Object.entries({ ...SECRETS, ...generated })) {
       for (const form of encodedForms(secret)) {
         for (const capture of captures) if (capture.text.includes(form)) leaks.push(`${name} as ${JSON.stringify(form)} in ${capture.what}`);
       }

@@ -76,8 +76,12 @@ async function collect(client: AgenticClient): Promise<RunEvent[]> {
 
 describe('client construction', () => {
   it('refuses plain http off loopback, credentials, queries and fragments', async () => {
-    for (const url of ['http://example.com/', 'https://user:pw@example.com/', 'https://example.com/?a=1', 'https://example.com/#x', 'ftp://example.com/', 'not a url']) {
+    for (const url of ['http://example.com/', 'https://user:pw@example.com/', 'https://example.com/?a=1', 'https://example.com/#x']) {
       assert.equal(await codeOf(() => new AgenticClient({ url, token: 't' })), 'INSECURE_TRANSPORT', url);
+    }
+    // Not an absolute http(s) URL at all: a URL mistake, not a transport one.
+    for (const url of ['ftp://example.com/', 'not a url', '127.0.0.1:7433', 'localhost:7433', '']) {
+      assert.equal(await codeOf(() => new AgenticClient({ url, token: 't' })), 'INVALID_URL', url);
     }
     for (const url of ['http://localhost:1/', 'http://127.0.0.1:1/base', 'http://[::1]:1/', 'https://example.com/']) {
       assert.ok(new AgenticClient({ url, token: 't' }));

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { AgenticClient, DriverError } from '../../src/client/index.js';
-import { script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
+import { OTHER_TOKEN, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
 type Json = Record<string, any>;
 type Route = (request: IncomingMessage, response: ServerResponse, body: string) => void;
@@ -418,6 +418,9 @@ describe('against the real host', () => {
           jobs: ['submit', 'read', 'cancel'],
           sessions: ['create', 'read', 'continue', 'delete'],
         },
+        // The same subject with one more provider, and another subject with every grant.
+        { id: 'other', subject: 'test-user', tokenRef: { env: 'AD_TEST_OTHER' }, providers: ['mock', 'second'], jobs: ['submit', 'read'], sessions: ['create', 'read'] },
+        { id: 'restricted', subject: 'restricted-user', tokenRef: { env: 'AD_TEST_RESTRICTED' }, providers: ['mock', 'second'], jobs: ['submit', 'read'], sessions: ['create', 'read'] },
       ],
       jobs: { retentionMs: 60_000, pollIntervalMs: 20 },
       sessions: { retentionMs: 60_000 },
@@ -452,5 +455,63 @@ describe('against the real host', () => {
     assert.deepEqual(read.history.map((message) => message.content), ['I am Ada.', 'Hello', result.text]);
     assert.deepEqual(await real.deleteSession(id), { id, deleted: true });
     assert.equal(await codeOf(() => real.readSession(id)), 'SESSION_NOT_FOUND');
+  });
+
+  it("lists the subject's jobs and sessions newest first, each token seeing only what it may read", async () => {
+    const other = new AgenticClient({ url: host.url, token: OTHER_TOKEN });
+    const stranger = new AgenticClient({ url: host.url, token: RESTRICTED_TOKEN });
+    const mine = await real.submitJob({ key: `list-mock-${Date.now()}`, request: { provider: 'mock', model: 'demo', input: 'one' } });
+    for await (const _ of real.tailJob(mine.id));
+    const theirs = await other.submitJob({ key: `list-second-${Date.now()}`, request: { provider: 'second', model: 'demo', input: 'two' } });
+    for await (const _ of other.tailJob(theirs.id));
+    const ids = (jobs: { id: string }[]) => jobs.map((job) => job.id);
+    // main may not use provider second: the job submitted there is not its to see.
+    assert.ok(ids(await real.listJobs()).includes(mine.id));
+    assert.ok(!ids(await real.listJobs()).includes(theirs.id));
+    assert.deepEqual(ids(await other.listJobs({ limit: 2 })), [theirs.id, mine.id]);
+    assert.deepEqual(ids(await other.listJobs({ state: 'queued' })), []);
+    assert.deepEqual(await stranger.listJobs(), []);
+
+    const first = await real.createSession({ provider: 'mock', model: 'demo', mode: 'history' });
+    const second = await other.createSession({ provider: 'second', model: 'demo', mode: 'history' });
+    await real.run({ provider: 'mock', model: 'demo', input: 'turn', session: { id: first.session.id, revision: 0 } });
+    const listed = await other.listSessions();
+    assert.deepEqual(listed.map((session) => [session.id, session.revision]), [[first.session.id, 1], [second.session.id, 0]], 'the session used last comes first');
+    assert.deepEqual(ids(await real.listSessions()), [first.session.id]);
+    assert.deepEqual(await stranger.listSessions(), []);
+    assert.equal(await codeOf(() => real.listSessions({ limit: 0 })), 'INVALID_SESSION');
+  });
+});
+
+describe('lists', () => {
+  const older = job({ id: '00000000-0000-4000-8000-000000000005' });
+  const newer = job({ updatedAt: '2026-09-21T12:00:01.000Z' });
+
+  it('sends the request and returns the jobs, newest first', async () => {
+    routes.set('/v1/jobs/list', answer({ jobs: [newer, older] }));
+    assert.deepEqual((await client().listJobs({ state: 'completed', limit: 2 })).map((item) => item.id), [JOB, older.id]);
+    assert.deepEqual(JSON.parse(seen[0]!.body), { state: 'completed', limit: 2 });
+  });
+
+  it('refuses a list out of order, with a job twice, over the limit, in another state, or with a broken job', async () => {
+    for (const [jobs, request] of [
+      [[older, newer], {}],
+      [[newer, newer], {}],
+      [[newer, older], { limit: 1 }],
+      [[newer], { state: 'running' }],
+      [[job({ expiresAt: undefined })], {}],
+    ] as const) {
+      routes.set('/v1/jobs/list', answer({ jobs }));
+      assert.equal(await codeOf(() => client().listJobs(request)), 'INVALID_RESPONSE', JSON.stringify(jobs));
+    }
+    routes.set('/v1/sessions/list', answer({ sessions: [{ id: SESSION, revision: 0, provider: 'mock', model: 'demo', mode: 'history', state: 'running', createdAt: T0, updatedAt: T0, expiresAt: T1 }] }));
+    assert.equal(await codeOf(() => client().listSessions()), 'INVALID_RESPONSE');
+  });
+
+  it('checks list requests before sending anything', async () => {
+    assert.equal(await codeOf(() => client().listJobs({ limit: 101 })), 'INVALID_JOB');
+    assert.equal(await codeOf(() => client().listJobs({ state: 'sleeping' as never })), 'INVALID_JOB');
+    assert.equal(await codeOf(() => client().listSessions({ limit: 0 })), 'INVALID_SESSION');
+    assert.deepEqual(seen, []);
   });
 });

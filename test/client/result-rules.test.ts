@@ -66,7 +66,7 @@ function resultWith(hits: Json[]): Json {
     finishReason: 'stop',
     retrieval: {
       corpus: 'library',
-      index: { providerId: 'embedding-one', vendor: 'fixture', authMode: 'none', model: 'lexical-hash-v1', dimensions: 64, metric: 'cosine', version: 'v1' },
+      index: { providerId: 'embedding-one', vendor: 'fixture', accountId: 'research', authMode: 'none', model: 'lexical-hash-v1', dimensions: 64, metric: 'cosine', version: 'v1' },
       hits,
       truncated: false,
     },

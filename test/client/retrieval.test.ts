@@ -80,9 +80,13 @@ const hit = (chunkId: string, sourceId: string, text: string, score = 0.5): Json
   documentSha256: SHA,
 });
 
+/** The host's built-in vector index, ranked by full-text relevance (an additive field). */
+const INDEX = { providerId: 'builtin', vendor: 'agenticdriver', accountId: 'local', authMode: 'none', model: 'word-hash-v1', dimensions: 256, metric: 'cosine', version: '1', ranking: 'bm25' };
+const { ranking: _, ...INDEX_1_0 } = INDEX;
+
 const searchAnswer = (overrides: Json = {}): Json => ({
   corpus: 'docs',
-  index: { providerId: 'store', vendor: 'sqlite', authMode: 'none', model: 'fts5', metric: 'bm25', version: '1' },
+  index: INDEX,
   hits: [hit('c1', 'guide', 'Install with npm.'), hit('c2', 'faq', 'Ask the operator.', 0.2)],
   truncated: false,
   ...overrides,
@@ -106,6 +110,10 @@ describe('searchRetrieval', () => {
     ['more text than maxContextBytes', { corpus: 'docs', query: 'q', maxContextBytes: 20 }, searchAnswer()],
     ['more than 65,536 bytes by default', { corpus: 'docs', query: 'q' }, searchAnswer({ hits: Array.from({ length: 5 }, (_, i) => hit(`c${i}`, 'guide', 'é'.repeat(8000))) })],
     ['an invalid answer', { corpus: 'docs', query: 'q' }, { corpus: 'docs' }],
+    ['a metric other than cosine', { corpus: 'docs', query: 'q' }, searchAnswer({ index: { ...INDEX, metric: 'bm25' } })],
+    ['an index without dimensions', { corpus: 'docs', query: 'q' }, searchAnswer({ index: { ...INDEX, dimensions: undefined } })],
+    ['an index without accountId', { corpus: 'docs', query: 'q' }, searchAnswer({ index: { ...INDEX, accountId: undefined } })],
+    ['an unknown ranking', { corpus: 'docs', query: 'q' }, searchAnswer({ index: { ...INDEX, ranking: 'tfidf' } })],
   ];
   for (const [name, request, answer] of bad) {
     it(`refuses an answer with ${name}`, async () => {
@@ -113,6 +121,13 @@ describe('searchRetrieval', () => {
       assert.equal(await codeOf(() => client().searchRetrieval(request as never)), 'INVALID_RESPONSE');
     });
   }
+
+  it('accepts an index descriptor without ranking (a 1.0 host that ranks by cosine)', async () => {
+    answers.set('/v1/retrieval/search', searchAnswer({ index: INDEX_1_0 }));
+    const result = await client().searchRetrieval({ corpus: 'docs', query: 'install' });
+    assert.equal(result.index.ranking, undefined);
+    assert.equal(result.index.metric, 'cosine');
+  });
 
   it('accepts hits exactly at the bounds', async () => {
     answers.set('/v1/retrieval/search', searchAnswer());

@@ -79,6 +79,32 @@ describe('agenticdriver ingest and run --retrieval against a live serve', () => 
   it('reports retrieval in doctor', () => {
     const doctor = cli(['doctor', '--config', config, '--json']);
     const report = JSON.parse(doctor.stdout) as { retrieval: unknown };
-    assert.deepEqual(report.retrieval, { enabled: true, corpora: [{ id: 'default', namespace: 'shared', ranking: 'bm25' }], pdf: true, engine: 'sqlite-fts5' });
+    assert.deepEqual(report.retrieval, { enabled: true, corpora: [{ id: 'default', namespace: 'shared', embedder: 'builtin', ranking: 'bm25' }], pdf: true, engine: 'sqlite-fts5' });
+  });
+});
+
+describe("the README's walk-through: agenticdriver ingest ./docs, then a question", () => {
+  const children: ChildProcess[] = [];
+  let config: string;
+  let url: string;
+
+  before(async () => {
+    config = join(tempDir('agenticdriver-cli-docs-'), 'config', 'config.json');
+    assert.equal(cli(['init', '--config', config, '--json']).status, 0);
+    const host = await spawnHost([join(ROOT, 'src', 'cli', 'main.ts'), 'serve', '--config', config, '--port', '0', '--json'], process.env, children);
+    url = host.url;
+  });
+
+  after(() => killAll(children));
+
+  it("answers 'How do I configure TLS?' from host.md's TLS passage, ranked first", () => {
+    const ingested = cli(['ingest', join(ROOT, 'docs'), '--config', config, '--url', url]);
+    assert.equal(ingested.status, 0, ingested.stderr);
+    assert.match(ingested.stdout, /indexed +docs\/host\.md/);
+    const result = cli(['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--retrieval', 'default', '--input', 'How do I configure TLS?']);
+    assert.equal(result.status, 0, result.stderr);
+    const sources = result.stdout.slice(result.stdout.lastIndexOf('Sources:')).split('\n').slice(1).filter((line) => line.trim() !== '');
+    assert.match(sources[0]!, /\[source:[^\]]+\] host\.md \(§ TLS, lines \d+-\d+\)/, result.stdout);
+    assert.match(result.stdout, /To serve HTTPS, configure TLS on the listener/);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A corpus with an embedding provider from the host config, over HTTP, against a loopback
  * OpenAI-format embedding server, on both engines: one vendor call (and one usage record) per
- * index batch and per query, none for an unchanged re-index, rrf-fused search (the frozen
+ * index batch and per query, none for an unchanged re-index, hybrid search (the frozen
  * descriptor is tested in retrieval-service.test.ts).
  */
 import assert from 'node:assert/strict';
@@ -54,7 +54,9 @@ for (const engine of ENGINES) {
       assert.equal(embedder.requests.length, 1, 'an unchanged re-index makes no embedding call');
       const found = await post('/v1/retrieval/search', { corpus: 'hybrid', query: 'garden gate code 222' });
       assert.equal(found.status, 200, JSON.stringify(found.body));
-      assert.deepEqual(found.body.index, { providerId: 'local-embed', vendor: 'openai-compatible', authMode: 'none', model: 'nomic-embed-text', dimensions: 8, metric: 'rrf', version: '1' });
+      assert.deepEqual(found.body.index, {
+        providerId: 'local-embed', vendor: 'openai-compatible', accountId: 'default', authMode: 'none', model: 'nomic-embed-text', dimensions: 8, metric: 'cosine', version: '1', ranking: 'hybrid',
+      });
       assert.equal(found.body.hits.length, 3);
       assert.ok(found.body.hits.every((hit: { score: number }) => hit.score > 0 && hit.score <= 1));
       assert.equal(embedder.requests.length, 2);

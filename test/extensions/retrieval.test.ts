@@ -94,8 +94,10 @@ for (const engine of ENGINES) {
     it('searches with provenance, a score in [-1, 1] and the byte budget', async () => {
       const found = await post('/v1/retrieval/search', { corpus: 'docs', query: 'when are expense reports due' });
       assert.equal(found.status, 200, JSON.stringify(found.body));
-      assert.equal(found.body.index.metric, 'bm25');
-      assert.equal(found.body.index.model, engine === 'sqlite' ? 'sqlite-fts5' : 'postgres-fts');
+      // A vector index as wire 1.0 defines it (the built-in embedder), ranked by full-text relevance.
+      assert.deepEqual(found.body.index, {
+        providerId: 'builtin', vendor: 'agenticdriver', accountId: 'local', authMode: 'none', model: 'word-hash-v1', dimensions: 256, metric: 'cosine', version: '1', ranking: 'bm25',
+      });
       const [hit] = found.body.hits;
       assert.equal(hit.chunkId, 'handbook-2');
       assert.equal(hit.source.id, 'handbook');

@@ -44,7 +44,7 @@ describe('GET /metrics', () => {
       assert.equal((await fetch(`${host.url}/metrics?x=1`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).status, 401);
 
       assert.equal((await host.post('/v1/runs', { ...run, input: script([{ text: PROMPT }, { usage: { inputTokens: 7, outputTokens: 3 } }]) })).status, 200);
-      assert.equal((await host.post('/v1/runs', { ...run, input: script([{ error: { code: 'PROVIDER_RATE_LIMITED', message: PROMPT } }]) })).status >= 400, true);
+      assert.equal((await host.post('/v1/runs', { ...run, input: script([{ error: { code: 'RATE_LIMITED', message: PROMPT } }]) })).status >= 400, true);
       // One stream open, then a second run of the same subject is refused at admission.
       const stream = await host.post('/v1/runs', { ...run, input: script([{ hang: true }]) }, { accept: 'text/event-stream' });
       const events = sseEvents(stream);
@@ -75,7 +75,7 @@ describe('GET /metrics', () => {
       assert.equal(value(samples, 'agenticdriver_runs_total', { status: 'cancelled' }), 1);
       assert.equal(value(samples, 'agenticdriver_tokens_total', { kind: 'input' }), 7);
       assert.equal(value(samples, 'agenticdriver_tokens_total', { kind: 'output' }), 3);
-      assert.equal(value(samples, 'agenticdriver_run_errors_total', { provider: 'mock', code: 'PROVIDER_RATE_LIMITED' }), 1);
+      assert.equal(value(samples, 'agenticdriver_run_errors_total', { provider: 'mock', code: 'RATE_LIMITED' }), 1);
       assert.equal(value(samples, 'agenticdriver_run_duration_seconds_count', { status: 'completed' }), 1);
       assert.equal(value(samples, 'agenticdriver_active_streams'), 0);
       assert.ok(value(samples, 'agenticdriver_process_cpu_seconds_total') !== undefined);

@@ -8,6 +8,7 @@ import { readHostConfig } from '../../src/host/config.js';
 import { startHost } from '../../src/host/index.js';
 import type { UsageReport } from '../../src/cli/usage.js';
 import { parseSince } from '../../src/cli/usage.js';
+import { assertFreshBuild, terminalCli } from '../support/processes.js';
 import { tempDir } from '../support/temp.js';
 
 const main = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
@@ -78,15 +79,18 @@ describe('agenticdriver usage', () => {
     assert.equal(bob!.costUsd, 0.5);
   });
 
-  it('prints totals as a table, by provider and by day', () => {
-    const total = cli(['usage', '--config', config]);
-    assert.equal(total.status, 0, total.stderr);
-    assert.match(total.stdout, /^Usage\n/);
-    assert.match(total.stdout, /input tokens/);
-    assert.match(total.stdout, /2,001/);
-    const byProvider = cli(['usage', '--config', config, '--by', 'provider']);
-    assert.match(byProvider.stdout, /\nmock +3 /);
-    assert.match(byProvider.stdout, /\nother +1 /);
+  it('prints totals as a table at a terminal (JSON in a pipe), by provider and by day', () => {
+    assertFreshBuild();
+    const total = terminalCli(['usage', '--config', config]);
+    assert.equal(total.status, 0, total.output);
+    assert.match(total.output, /^Usage\n/);
+    assert.match(total.output, /input tokens/);
+    assert.match(total.output, /2,001/);
+    const byProvider = terminalCli(['usage', '--config', config, '--by', 'provider']);
+    assert.match(byProvider.output, /\nmock +3 /);
+    assert.match(byProvider.output, /\nother +1 /);
+    const piped = JSON.parse(cli(['usage', '--config', config, '--by', 'provider']).stdout) as UsageReport;
+    assert.deepEqual(piped.rows.map((row) => [row.key, row.runs]), [['mock', 3], ['other', 1]]);
     const byDay = JSON.parse(cli(['usage', '--config', config, '--by', 'day', '--json']).stdout) as UsageReport;
     assert.equal(byDay.rows.length, 1);
     assert.match(byDay.rows[0]!.key!, /^\d{4}-\d{2}-\d{2}$/);

@@ -79,8 +79,8 @@ for (const engine of ENGINES) {
         const jobs = await store.jobs.list(10);
         assert.deepEqual(jobs.map((job) => job.subject).sort(), ['alice', 'bob']);
         assert.equal((await store.jobs.list(1)).length, 1);
-        assert.equal((await store.jobs.list(10, 'queued')).length, 2);
-        assert.equal((await store.jobs.list(10, 'completed')).length, 0);
+        assert.equal((await store.jobs.list(10, { state: 'queued' })).length, 2);
+        assert.equal((await store.jobs.list(10, { state: 'completed' })).length, 0);
       } finally {
         await store.close();
       }

@@ -3,12 +3,17 @@
  * replica reaches the run streaming from another; a replica that dies loses its lease and its
  * work is reported interrupted, never executed twice; a replica that stalls past its lease can
  * no longer commit for the work that was taken from it.
+ *
+ * No step races the wall clock. Every replica holds a long lease, so none loses it to a slow
+ * machine; the replica that must find another one dead (the reaper) runs on a clock the test
+ * moves past that lease, and each step waits on an explicit fence read from the database (the
+ * operation recorded, the dead replica's row reaped).
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { parseHostConfig } from '../../src/host/config.js';
 import { startHost, type RunningHost } from '../../src/host/index.js';
@@ -17,10 +22,15 @@ import { script, sseEvents } from '../support/host.js';
 import { freshDatabase } from '../support/postgres.js';
 import { CLI_MAIN, killAll, spawnHost } from '../support/processes.js';
 import { openPostgresStore } from '../support/stores.js';
+import { PostgresEngine } from '../../src/store/postgres/postgres-engine.js';
+import { SqlStateStore } from '../../src/store/sql/sql-store.js';
 import { tempDir } from '../support/temp.js';
 
 const TOKEN = 'replica-token-0123456789abcdefghijklmno';
-const LEASE_MS = 900;
+/** The default lease: no replica loses it to a loaded machine (renewed every 5 s, it lapses after 15 s without renewal). */
+const LEASE_MS = 15_000;
+/** The reaper's lease: the shortest allowed, so that it renews, and reaps, every 100 ms. */
+const REAPER_LEASE_MS = 300;
 
 describe('replicas on one PostgreSQL database', () => {
   const dir = tempDir('agenticdriver-replicas-');
@@ -56,9 +66,12 @@ describe('replicas on one PostgreSQL database', () => {
     };
     writeFileSync(join(dir, 'config.json'), JSON.stringify(raw), { mode: 0o600 });
   });
+  // Each test's replicas end with it (a reaper left running would reap the next test's replicas).
+  afterEach(async () => {
+    killAll(children.splice(0));
+    for (const host of hosts.splice(0)) await host.close().catch(() => undefined);
+  });
   after(async () => {
-    killAll(children);
-    for (const host of hosts) await host.close().catch(() => undefined);
     await database.drop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -67,6 +80,19 @@ describe('replicas on one PostgreSQL database', () => {
     const host = await startHost({ config: parseHostConfig(raw, join(dir, 'config.json')), env, tools: [guarded], logger: false });
     hosts.push(host);
     return host;
+  }
+  /**
+   * A replica whose clock `expireLeases()` moves past every lease taken until then: from its next
+   * renewal on, it finds the other replicas dead and reaps them (its own lease, lapsed by the same
+   * jump, is renewed under a new id; it holds no work then).
+   */
+  async function reaper(): Promise<{ host: RunningHost; expireLeases(): void }> {
+    let skew = 0;
+    const store = await SqlStateStore.open(await PostgresEngine.connect(database.url), () => Date.now() + skew);
+    const config = parseHostConfig({ ...raw, state: { ...(raw.state as object), leaseMs: REAPER_LEASE_MS } }, join(dir, 'config.json'));
+    const host = await startHost({ config, env, store, tools: [guarded], logger: false });
+    hosts.push(host);
+    return { host, expireLeases: () => (skew += 2 * LEASE_MS) };
   }
   const replicaProcess = () => spawnHost([CLI_MAIN, 'serve', '--config', join(dir, 'config.json'), '--json'], env, children);
   const post = (url: string, path: string, body: unknown, accept?: string) =>
@@ -92,16 +118,29 @@ describe('replicas on one PostgreSQL database', () => {
     ...(key ? { idempotencyKey: key } : {}),
   });
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  async function usage(): Promise<Record<string, number>> {
+  async function query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
-      const rows = (await client.query('SELECT status, COUNT(*)::int AS count FROM usage_records GROUP BY status')).rows as { status: string; count: number }[];
-      return Object.fromEntries(rows.map((row) => [row.status, row.count]));
+      return (await client.query(sql, params)).rows as T[];
     } finally {
       await client.end();
     }
   }
+  async function usage(): Promise<Record<string, number>> {
+    const rows = await query<{ status: string; count: number }>('SELECT status, COUNT(*)::int AS count FROM usage_records GROUP BY status');
+    return Object.fromEntries(rows.map((row) => [row.status, row.count]));
+  }
+  /** A fence: polls the database until `read` returns a value (bounded only by the test's timeout). */
+  async function until<T>(read: () => Promise<T | undefined>): Promise<T> {
+    for (;;) {
+      const value = await read();
+      if (value !== undefined) return value;
+      await sleep(50);
+    }
+  }
+  /** Resolves once the replica `owner` has no row left: another replica reaped it, and all it owned, in one transaction. */
+  const reaped = (owner: string) => until(async () => ((await query('SELECT 1 FROM replicas WHERE id = $1', [owner])).length === 0 ? true : undefined));
 
   it('replicas starting together on a fresh database migrate it once', async () => {
     const fresh = await freshDatabase();
@@ -154,7 +193,7 @@ describe('replicas on one PostgreSQL database', () => {
   });
 
   it('a replica killed mid-run loses its lease: its run is reported interrupted on B and never executed', async () => {
-    const b = await replica();
+    const { host: b, expireLeases } = await reaper();
     const a = await replicaProcess();
     const before = await usage();
     // The process has no host tools: an application tool that needs review.
@@ -169,9 +208,12 @@ describe('replicas on one PostgreSQL database', () => {
     };
     const { event } = await openStream(a.url, reviewedLookup, 'approval.requested');
     const approval = event.approval as { approvalId: string; runId: string; call: unknown };
+    const [{ owner } = { owner: '' }] = await query<{ owner: string }>('SELECT owner FROM approvals WHERE approval_id = $1', [approval.approvalId]);
+    assert.ok(owner, 'the approval names the replica that asked');
     a.child.kill('SIGKILL');
     await a.exited;
-    await sleep(LEASE_MS * 2);
+    expireLeases();
+    await reaped(owner);
     const decision = await post(b.url, '/v1/approvals/decisions', { approvalId: approval.approvalId, runId: approval.runId, call: approval.call, decision: 'approve' });
     assert.equal(decision.status, 409);
     assert.equal(((await decision.json()) as { error: { code: string } }).error.code, 'OPERATION_UNCERTAIN');
@@ -183,17 +225,23 @@ describe('replicas on one PostgreSQL database', () => {
   });
 
   it('a replica stalled past its lease cannot commit the run that was taken from it', async () => {
-    const b = await replica();
+    const { host: b, expireLeases } = await reaper();
     const a = await replicaProcess();
-    const slow = { provider: 'mock', model: 'demo', input: script([{ stallMs: LEASE_MS * 4 }, { text: 'too late' }]), idempotencyKey: 'stalled-1' };
+    // A run that could only end by itself long after every fence below (the test's timeout ends it first).
+    const slow = { provider: 'mock', model: 'demo', input: script([{ stallMs: 600_000 }, { text: 'too late' }]), idempotencyKey: 'stalled-1' };
     const pending = post(a.url, '/v1/runs', slow);
-    await sleep(300);
+    // Fence: A has recorded the operation as its own running work.
+    const owner = await until(async () => (await query<{ owner: string }>("SELECT owner FROM operations WHERE key = 'stalled-1' AND state = 'running'"))[0]?.owner);
     a.child.kill('SIGSTOP');
-    await sleep(LEASE_MS * 3);
-    // B has reaped A's work by now.
+    // Fence: A's lease lapsed (as B sees it) and B reaped A's work.
+    expireLeases();
+    await reaped(owner);
+    assert.deepEqual(await query("SELECT state FROM operations WHERE key = 'stalled-1'"), [{ state: 'uncertain' }]);
     const uncertain = await post(b.url, '/v1/runs', slow);
     assert.equal(uncertain.status, 409);
     assert.equal(((await uncertain.json()) as { error: { code: string } }).error.code, 'OPERATION_UNCERTAIN');
+    // Woken, A's next renewal (within a third of its lease) finds the lease gone and ends the
+    // run: it cannot commit what was taken from it.
     a.child.kill('SIGCONT');
     const late = await pending;
     const body = (await late.json()) as { error?: { code: string }; text?: string };
@@ -201,6 +249,5 @@ describe('replicas on one PostgreSQL database', () => {
     assert.equal(body.error?.code, 'OPERATION_STORE_ERROR');
     const replay = await post(b.url, '/v1/runs', slow);
     assert.equal(((await replay.json()) as { error: { code: string } }).error.code, 'OPERATION_UNCERTAIN');
-    a.child.kill('SIGKILL');
   });
 });

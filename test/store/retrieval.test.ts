@@ -1,15 +1,17 @@
 /**
- * The retrieval index on every store engine: lexical ranking by the engine's own full-text
- * search, scope (namespace, exact revisions) applied before ranking, atomic replace under
+ * The retrieval index on every store engine: lexical ranking by BM25 (checked against its
+ * definition), scope (namespace, exact revisions) applied before ranking, atomic replace under
  * concurrent searches, conflicts and capacity, hostile queries, exact cosine search and abort.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { DriverError } from '../../src/protocol/errors.js';
 import { PostgresEngine } from '../../src/store/postgres/postgres-engine.js';
 import type { SqlEngine } from '../../src/store/sql/engine.js';
 import { SqlStateStore } from '../../src/store/sql/sql-store.js';
 import { DEFAULT_RETRIEVAL_CAPACITY, type RetrievalCapacity, RetrievalTable } from '../../src/store/sql/retrieval-table.js';
+import { queryTerms, textTerms } from '../../src/store/sql/text-terms.js';
 import { openSqliteEngine, openSqliteStore, SQLITE_FILE } from '../../src/store/sqlite/sqlite-store.js';
 import type { IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope, StateStore } from '../../src/store/store.js';
 import { freshDatabase } from '../support/postgres.js';
@@ -28,6 +30,38 @@ function doc(sourceId: string, revision: string, texts: string[], digest = `${so
 
 function chunk(sourceId: string, revision: string, chunkId: string, ordinal: number, text: string, vector?: number[]): IndexedChunk {
   return { chunkId, sourceId, revision, ordinal, text, location: { documentId: sourceId, chunk: ordinal } as IndexedChunk['location'], ...(vector ? { vector: unit(vector) } : {}) };
+}
+
+/** A deterministic pseudo-random stream (mulberry32). */
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** BM25 from its definition (k1 1.2, b 0.75, Lucene's idf), over every chunk, normalised by Σ idf × (k1 + 1). */
+function referenceBm25(corpus: { id: string; text: string }[], query: string): { id: string; score: number }[] {
+  const analysed = corpus.map((entry) => ({ id: entry.id, terms: textTerms(entry.text) }));
+  const average = analysed.reduce((sum, entry) => sum + entry.terms.length, 0) / analysed.length;
+  const weights = queryTerms(query, 64).map((term) => {
+    const df = analysed.filter((entry) => entry.terms.includes(term)).length;
+    return { term, weight: Math.log(1 + (analysed.length - df + 0.5) / (df + 0.5)) * 2.2 };
+  });
+  const best = weights.reduce((sum, entry) => sum + entry.weight, 0);
+  return analysed
+    .map((entry) => {
+      const k = 1.2 * (1 - 0.75 + (0.75 * entry.terms.length) / average);
+      const score = weights.reduce((sum, { term, weight }) => {
+        const tf = entry.terms.filter((candidate) => candidate === term).length;
+        return sum + (weight * tf) / (tf + k);
+      }, 0);
+      return { id: entry.id, score: score / best };
+    })
+    .filter((entry) => entry.score > 0)
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
 }
 
 function unit(values: number[]): Float32Array {
@@ -125,6 +159,38 @@ for (const engine of ENGINES) {
       assert.deepEqual(stemmed.map((hit) => hit.chunk.chunkId).sort(), ['faq#1', 'manual#1']);
       const limited = await store.retrieval.searchLexical(scope({ manual: 'r1', faq: 'v7' }), 'filters', 1);
       assert.equal(limited.length, 1);
+    });
+
+    it('ranks by BM25 exactly as computed from the definition, with the namespace\'s statistics, on a large index', async () => {
+      // 12 sources × 50 chunks of a small vocabulary (a few words in nearly every chunk), in a
+      // namespace of their own; another namespace's chunks must not change the statistics.
+      const next = seeded(31);
+      const words = Array.from({ length: 60 }, (_, index) => `word${String.fromCharCode(97 + (index % 26))}${String.fromCharCode(97 + Math.floor(index / 26))}`);
+      const pick = () => words[Math.min(words.length - 1, Math.floor(words.length * next() ** 2.5))]!;
+      const corpus: { id: string; text: string }[] = [];
+      for (let source = 0; source < 12; source += 1) {
+        const texts = Array.from({ length: 50 }, () => Array.from({ length: 4 + Math.floor(next() * 30) }, pick).join(' '));
+        const { document, chunks } = doc(`big${source}`, 'r1', texts);
+        await store.retrieval.replace('bm25', 'mine', document, chunks, null);
+        chunks.forEach((entry) => corpus.push({ id: entry.chunkId, text: entry.text }));
+      }
+      const walrus = doc('walrus', 'r1', [`${words[0]} ${words[1]}`, `${words[0]} ${words[2]} ${words[3]} walruses ${words[4]}`]);
+      await store.retrieval.replace('bm25', 'mine', walrus.document, walrus.chunks, null);
+      walrus.chunks.forEach((entry) => corpus.push({ id: entry.chunkId, text: entry.text }));
+      const other = doc('noise', 'r1', Array.from({ length: 40 }, () => words.slice(40).join(' ')));
+      await store.retrieval.replace('bm25', 'theirs', other.document, other.chunks, null);
+      const sources = { walrus: 'r1', ...Object.fromEntries(Array.from({ length: 12 }, (_, source) => [`big${source}`, 'r1'])) };
+      for (let round = 0; round < 25; round += 1) {
+        const query = Array.from({ length: 1 + Math.floor(next() * 4) }, pick).join(' ');
+        const hits = await store.retrieval.searchLexical(scope(sources, 'mine', 'bm25'), query, 10);
+        const expected = referenceBm25(corpus, query).slice(0, 10);
+        assert.deepEqual(hits.map((hit) => hit.chunk.chunkId), expected.map((entry) => entry.id), query);
+        hits.forEach((hit, index) => assert.ok(Math.abs(hit.score - expected[index]!.score) < 1e-9, `${query}: ${hit.score} vs ${expected[index]!.score}`));
+      }
+      // The chunk with a rare word scores far above the chunks that only share the common one.
+      const [strong, weak] = await store.retrieval.searchLexical(scope(sources, 'mine', 'bm25'), `${words[0]} walruses`, 2);
+      assert.equal(strong!.chunk.chunkId, 'walrus#1');
+      assert.ok(strong!.score > 2 * weak!.score, `${strong!.score} vs ${weak!.score}`);
     });
 
     it('never shows another namespace, a source outside the scope or another revision', async () => {
@@ -322,30 +388,49 @@ for (const engine of ENGINES) {
         await store.close();
       }
     });
+
+    it("holds each subject to its share (RESOURCE_LIMIT) and each corpus to its own (INDEX_FULL) while others go on indexing", async () => {
+      const store = await openWithCapacity(engine, {
+        maxChunks: 100,
+        maxBytes: 100_000,
+        perSubject: { maxChunks: 3, maxBytes: 100_000 },
+        perCorpus: { small: { maxChunks: 4, maxBytes: 100_000 } },
+      });
+      try {
+        for (const corpus of ['docs', 'small']) await store.retrieval.ensureIndex({ corpus, descriptor: DESCRIPTOR });
+        const a1 = doc('a1', 'r1', ['alpha one', 'alpha two']);
+        await store.retrieval.replace('docs', 'shared', a1.document, a1.chunks, null, 'alice');
+        // Alice's share counts across corpora and namespaces.
+        const a2 = doc('a2', 'r1', ['alpha three', 'alpha four']);
+        await assert.rejects(store.retrieval.replace('small', 'subject:alice', a2.document, a2.chunks, null, 'alice'), (error: DriverError) => {
+          assert.equal(error.code, 'RESOURCE_LIMIT');
+          assert.match(error.message, /2 of 3 chunks/);
+          return error.retryable === false;
+        });
+        // Bob indexes as before, in the same corpus and namespace.
+        const b1 = doc('b1', 'r1', ['beta one', 'beta two', 'beta three']);
+        await store.retrieval.replace('docs', 'shared', b1.document, b1.chunks, null, 'bob');
+        // Replacing her own document counts the new revision, not both.
+        const a1next = doc('a1', 'r2', ['alpha one', 'alpha two', 'alpha five']);
+        await store.retrieval.replace('docs', 'shared', a1next.document, a1next.chunks, a1.document.digest, 'alice');
+        // The corpus share: carol and dave fit alone, not together in `small`.
+        const c1 = doc('c1', 'r1', ['gamma one', 'gamma two', 'gamma three']);
+        await store.retrieval.replace('small', 'shared', c1.document, c1.chunks, null, 'carol');
+        const d1 = doc('d1', 'r1', ['delta one', 'delta two']);
+        await assert.rejects(store.retrieval.replace('small', 'shared', d1.document, d1.chunks, null, 'dave'), { code: 'INDEX_FULL', message: /corpus small/ });
+        await store.retrieval.replace('docs', 'shared', d1.document, d1.chunks, null, 'dave');
+        // Deleting frees the share.
+        assert.equal(await store.retrieval.delete('docs', 'shared', 'a1', 'r2'), true);
+        await store.retrieval.replace('docs', 'subject:alice', a2.document, a2.chunks, null, 'alice');
+        assert.equal((await store.retrieval.searchLexical(scope({ b1: 'r1', d1: 'r1' }, 'shared'), 'beta delta', 8)).length, 5);
+      } finally {
+        await store.close();
+      }
+    });
   });
 }
 
 describe('retrieval index on a SQLite file', () => {
-  it('drops query terms in more than half the chunks of a large index, keeping the rare terms and their hits', async () => {
-    const store = await openTestStore('sqlite');
-    try {
-      await store.retrieval.ensureIndex({ corpus: 'docs', descriptor: DESCRIPTOR });
-      for (let source = 0; source < 10; source += 1) {
-        const texts = Array.from({ length: 210 }, (_, index) => (source === 3 && index === 7 ? 'walruses gather on common ice floes' : `common words number ${source} ${index}`));
-        const { document, chunks } = doc(`s${source}`, 'r1', texts);
-        await store.retrieval.replace('docs', 'n', document, chunks, null);
-      }
-      const all = scope(Object.fromEntries(Array.from({ length: 10 }, (_, source) => [`s${source}`, 'r1'])), 'n');
-      // "common" is in every chunk: only the rare term (stemmed "walrus") is searched.
-      const hits = await store.retrieval.searchLexical(all, 'common walruses', 8);
-      assert.deepEqual(hits.map((hit) => hit.chunk.chunkId), ['s3#7']);
-      // A query of common terms only keeps its rarest one, so it still finds chunks.
-      assert.equal((await store.retrieval.searchLexical(all, 'common words', 8)).length, 8);
-    } finally {
-      await store.close();
-    }
-  });
-
   it('keeps corpora, documents, chunks, vectors and the full-text index across a reopen', async () => {
     const directory = tempDir('agenticdriver-retrieval-');
     const first = await openSqliteStore(directory);

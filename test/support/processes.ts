@@ -3,6 +3,7 @@
  * (`serve --json`, or a launcher printing the same first line) started and awaited until they listen.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -14,6 +15,52 @@ export const CLI_MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 export function cli(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { encoding: 'utf8', input: input ?? '', env: { ...process.env, AGENTICDRIVER_CONFIG: '' } });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs the CLI to completion without blocking the test's event loop (streams it holds open keep being read). */
+export function cliAsync(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { cwd: ROOT, env: { ...env, AGENTICDRIVER_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** The CLI as a user runs it: the build (`npm run build`; the test command builds before the suites). */
+export const BUILT_CLI = join(ROOT, 'dist', 'cli', 'main.js');
+
+/** Refuses to test a missing or stale build: every file under src/ must be older than it. */
+export function assertFreshBuild(): void {
+  if (!existsSync(BUILT_CLI)) throw new Error(`${BUILT_CLI} is missing: run \`npm run build\` first.`);
+  const built = statSync(BUILT_CLI).mtimeMs;
+  const newest = (dir: string): number =>
+    Math.max(...readdirSync(dir, { withFileTypes: true }).map((entry) => (entry.isDirectory() ? newest(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs)));
+  if (newest(join(ROOT, 'src')) > built) throw new Error(`${BUILT_CLI} is older than src/: run \`npm run build\` first.`);
+}
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI to completion with stdout and stderr piped (no config from the environment). */
+export function builtCli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): CliResult {
+  const result = spawnSync(process.execPath, [BUILT_CLI, ...args], { encoding: 'utf8', input: options.input ?? '', env: { ...process.env, AGENTICDRIVER_CONFIG: '', ...options.env } });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+// A pseudo-terminal from Python's standard library (the test command needs Python anyway).
+const PTY = 'import os, pty, sys\nstatus = pty.spawn(sys.argv[1:])\nsys.exit(os.waitstatus_to_exitcode(status))';
+
+/** Runs the built CLI at a terminal: stdout and stderr are one pseudo-terminal, returned as `output` (line ends normalized). */
+export function terminalCli(args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null; output: string } {
+  const result = spawnSync('python3', ['-c', PTY, process.execPath, BUILT_CLI, ...args], { encoding: 'utf8', env: { ...process.env, AGENTICDRIVER_CONFIG: '', ...env } });
+  return { status: result.status, output: result.stdout.replaceAll('\r\n', '\n') };
 }
 
 /** The error of a failed CLI command: its last stderr line. */
@@ -32,9 +79,11 @@ export interface HostProcess {
 /**
  * Starts `node --import tsx <args>` (e.g. the CLI's `serve --json`) and resolves once its first
  * stdout line, `{"url": …}`, says it listens. Recorded in `children` so the suite can kill it.
+ * Its stderr goes to the test's, or to `onStderr`.
  */
-export async function spawnHost(args: string[], env: NodeJS.ProcessEnv, children: ChildProcess[]): Promise<HostProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function spawnHost(args: string[], env: NodeJS.ProcessEnv, children: ChildProcess[], options: { onStderr?: (text: string) => void } = {}): Promise<HostProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', options.onStderr ? 'pipe' : 'inherit'] });
+  if (options.onStderr) child.stderr!.setEncoding('utf8').on('data', options.onStderr);
   children.push(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const line = await new Promise<string>((resolve, reject) => {

@@ -15,13 +15,13 @@ function removeAll(): void {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
-/** Process groups led by this process's children: the CLIs a test started, each in its own group. */
-function killChildGroups(): void {
+/** This process's children: the hosts and CLIs a test started (a CLI leads its own process group, which goes with it). */
+function killChildren(): void {
   const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,pgid='], { encoding: 'utf8' }).split('\n');
   for (const [pid, ppid, pgid] of rows.map((row) => row.trim().split(/\s+/).map(Number))) {
-    if (ppid === process.pid && pid === pgid) {
+    if (ppid === process.pid) {
       try {
-        process.kill(-pid!, 'SIGKILL');
+        process.kill(pid === pgid ? -pid! : pid!, 'SIGKILL');
       } catch {
         // Already gone.
       }
@@ -31,10 +31,11 @@ function killChildGroups(): void {
 
 process.once('exit', removeAll);
 // The test runner stops a file that overran its timeout with a signal, which skips 'exit'.
-// The CLIs it started would live on and write into the removed folders, so they go first.
+// The hosts and CLIs it started would live on (holding the runner's output pipe, so the
+// runner would wait for them) and write into the removed folders, so they go first.
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
-    killChildGroups();
+    killChildren();
     removeAll();
     process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
   });

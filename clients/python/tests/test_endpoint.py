@@ -12,18 +12,22 @@ from hosts import TOKEN
     [
         "http://example.com/",
         "http://10.0.0.1:8080/",
-        "ftp://127.0.0.1/",
         "https://user:secret@127.0.0.1/",
         "https://127.0.0.1/?a=1",
         "https://127.0.0.1/#top",
-        "https://127.0.0.1:99999/",
-        "not a url",
     ],
 )
-def test_unsafe_or_malformed_urls_are_refused(url: str) -> None:
+def test_unsafe_urls_are_refused(url: str) -> None:
     with pytest.raises(DriverError) as raised:
         AgenticClient(url, TOKEN)
     assert raised.value.code == "INSECURE_TRANSPORT"
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1/", "https://127.0.0.1:99999/", "not a url", "127.0.0.1:7433", "localhost:7433", "/relative", None])
+def test_urls_that_are_not_absolute_http_urls_are_url_errors(url: object) -> None:
+    with pytest.raises(DriverError) as raised:
+        AgenticClient(url, TOKEN)  # type: ignore[arg-type]
+    assert raised.value.code == "INVALID_URL"
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:1/", "http://127.9.9.9/", "http://localhost/x", "http://[::1]:80/", "http://[::ffff:127.0.0.1]/", "https://example.com/base"])

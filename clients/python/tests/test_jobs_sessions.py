@@ -412,3 +412,49 @@ def test_leaving_an_async_tail_early_closes_the_connection(host: ScriptedHost) -
 
     asyncio.run(main())
     assert host.disconnected.wait(5)
+
+
+# ---------------------------------------------------------------------------
+# Lists
+
+OLDER = "00000000-0000-4000-8000-000000000005"
+
+
+@CALLS
+def test_list_jobs_sends_the_request_and_checks_the_list(host: ScriptedHost, call: Any) -> None:
+    newer = job(updatedAt="2026-09-21T12:00:01.000Z")
+    older = job(id=OLDER)
+    host.routes["jobs/list"] = answer({"jobs": [newer, older]})
+    assert [item["id"] for item in call(host.url, "list_jobs")] == [JOB, OLDER]
+    assert call(host.url, "list_jobs", {"state": "completed", "limit": 2})[0]["id"] == JOB
+    assert bodies(host) == [("jobs/list", {}), ("jobs/list", {"state": "completed", "limit": 2})]
+    for bad, request in (
+        ({"jobs": [older, newer]}, {}),  # oldest first
+        ({"jobs": [newer, newer]}, {}),  # one job twice
+        ({"jobs": [newer, older]}, {"limit": 1}),  # over the limit
+        ({"jobs": [newer]}, {"state": "running"}),  # another state
+        ({"jobs": [job(expiresAt=None)]}, {}),  # a job's own rule
+    ):
+        host.routes["jobs/list"] = answer(bad)
+        assert failure(lambda: call(host.url, "list_jobs", request)).code == "INVALID_RESPONSE", (bad, request)
+
+
+@CALLS
+def test_list_sessions_sends_the_request_and_checks_the_list(host: ScriptedHost, call: Any) -> None:
+    other = "12345678-1234-4234-8234-123456789def"
+    host.routes["sessions/list"] = answer({"sessions": [session(revision=3, updatedAt="2026-09-21T12:00:01.000Z"), session(id=other)]})
+    assert [(item["id"], item["revision"]) for item in call(host.url, "list_sessions", {"limit": 5})] == [(SESSION, 3), (other, 0)]
+    assert bodies(host) == [("sessions/list", {"limit": 5})]
+    host.routes["sessions/list"] = answer({"sessions": [session(id=other), session(updatedAt="2026-09-21T12:00:01.000Z")]})
+    assert failure(lambda: call(host.url, "list_sessions")).code == "INVALID_RESPONSE"
+    host.routes["sessions/list"] = answer({"sessions": [session(state="running")]})
+    assert failure(lambda: call(host.url, "list_sessions")).code == "INVALID_RESPONSE"
+
+
+@CALLS
+def test_list_requests_are_checked_before_sending(host: ScriptedHost, call: Any) -> None:
+    assert failure(lambda: call(host.url, "list_jobs", {"limit": 0})).code == "INVALID_JOB"
+    assert failure(lambda: call(host.url, "list_jobs", {"state": "sleeping"})).code == "INVALID_JOB"
+    assert failure(lambda: call(host.url, "list_sessions", {"limit": 101})).code == "INVALID_SESSION"
+    assert failure(lambda: call(host.url, "list_sessions", {"subject": "other"})).code == "INVALID_SESSION"
+    assert host.requests == []

@@ -1,8 +1,10 @@
-"""Build the wheel, install it into a fresh virtual environment and use it against a host."""
+"""Build the sdist and the wheel, check them as PyPI would (twine), install the wheel into a
+fresh virtual environment and use it against a host."""
 from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 import venv
 import zipfile
 from pathlib import Path
@@ -31,14 +33,26 @@ with AgenticClient(sys.argv[1], sys.argv[2]).stream({"provider": "mock", "model"
 
 
 def test_wheel_installs_alone_and_runs_against_a_host(project_dir: Path, tmp_path: Path, host: ScriptedHost) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"), str(project_dir)],
-        check=True, capture_output=True,
+    dist = tmp_path / "dist"
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(project_dir)],
+        capture_output=True, text=True, check=False,
     )
-    (wheel,) = (tmp_path / "dist").glob("agenticdriver-0.1.0-py3-none-any.whl")
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = dist.glob("agenticdriver-0.1.0-py3-none-any.whl")
+    (sdist,) = dist.glob("agenticdriver-0.1.0.tar.gz")
     names = zipfile.ZipFile(wheel).namelist()
     assert "agenticdriver/py.typed" in names and "agenticdriver/_sync.py" in names
     assert not [name for name in names if name.startswith("tests/") or "conftest" in name]
+    with tarfile.open(sdist) as archive:
+        members = archive.getnames()
+    assert "agenticdriver-0.1.0/pyproject.toml" in members and "agenticdriver-0.1.0/README.md" in members
+    assert "agenticdriver-0.1.0/src/agenticdriver/py.typed" in members
+    # What PyPI checks on upload: metadata, and that the README renders as the long description.
+    checked = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)], capture_output=True, text=True, check=False
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
     venv.create(tmp_path / "app", with_pip=True)
     python = str(tmp_path / "app" / "bin" / "python")

@@ -55,8 +55,17 @@ def hit(chunk_id: str, source_id: str, text: str, score: float = 0.5) -> Json:
             "text": text, "score": score, "documentSha256": SHA}
 
 
+# The host's built-in vector index, ranked by full-text relevance (an additive field).
+VECTOR_INDEX: Json = {"providerId": "builtin", "vendor": "agenticdriver", "accountId": "local", "authMode": "none", "model": "word-hash-v1",
+                      "dimensions": 256, "metric": "cosine", "version": "1", "ranking": "bm25"}
+
+
+def index_with(**changes: Any) -> Json:
+    return {key: value for key, value in {**VECTOR_INDEX, **changes}.items() if value is not None}
+
+
 def search_answer(**overrides: Any) -> Json:
-    return {"corpus": "docs", "index": {"providerId": "store", "vendor": "sqlite", "authMode": "none", "model": "fts5", "metric": "bm25", "version": "1"},
+    return {"corpus": "docs", "index": VECTOR_INDEX,
             "hits": [hit("c1", "guide", "Install with npm."), hit("c2", "faq", "Ask the operator.", 0.2)], "truncated": False, **overrides}
 
 
@@ -80,6 +89,14 @@ def test_search_accepts_hits_exactly_at_the_bounds(host: ScriptedHost, call: Any
     assert len(call(host.url, "search_retrieval", request)["hits"]) == 2
 
 
+@CALLS
+def test_search_accepts_a_descriptor_without_ranking(host: ScriptedHost, call: Any) -> None:
+    # A 1.0 host that ranks by cosine sends no `ranking`.
+    host.routes["retrieval/search"] = answer(search_answer(index=index_with(ranking=None)))
+    result = call(host.url, "search_retrieval", {"corpus": "docs", "query": "q"})
+    assert "ranking" not in result["index"] and result["index"]["metric"] == "cosine"
+
+
 BAD_SEARCHES = [
     ({"corpus": "docs", "query": "q"}, search_answer(corpus="other")),
     ({"corpus": "docs", "query": "q", "limit": 1}, search_answer()),
@@ -90,12 +107,17 @@ BAD_SEARCHES = [
     ({"corpus": "docs", "query": "q", "maxContextBytes": 20}, search_answer()),
     ({"corpus": "docs", "query": "q"}, search_answer(hits=[hit(f"c{i}", "guide", "é" * 8000) for i in range(5)])),
     ({"corpus": "docs", "query": "q"}, {"corpus": "docs"}),
+    ({"corpus": "docs", "query": "q"}, search_answer(index=index_with(metric="bm25"))),
+    ({"corpus": "docs", "query": "q"}, search_answer(index=index_with(dimensions=None))),
+    ({"corpus": "docs", "query": "q"}, search_answer(index=index_with(accountId=None))),
+    ({"corpus": "docs", "query": "q"}, search_answer(index=index_with(ranking="tfidf"))),
 ]
 
 
 @CALLS
 @pytest.mark.parametrize("request_, bad", BAD_SEARCHES,
-                         ids=["corpus", "limit", "default-limit", "chunk-twice", "source", "min-score", "max-bytes", "default-bytes", "shape"])
+                         ids=["corpus", "limit", "default-limit", "chunk-twice", "source", "min-score", "max-bytes", "default-bytes", "shape",
+                              "metric", "no-dimensions", "no-account", "ranking"])
 def test_search_answers_out_of_scope_are_invalid(host: ScriptedHost, call: Any, request_: Json, bad: Json) -> None:
     host.routes["retrieval/search"] = answer(bad)
     assert code_of(lambda: call(host.url, "search_retrieval", request_)) == "INVALID_RESPONSE"

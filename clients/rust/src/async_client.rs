@@ -115,6 +115,14 @@ impl AsyncAgenticClient {
         Ok(validate::answer(&ops::READ_SESSION, body, &id)?)
     }
 
+    /// `POST v1/sessions/list`: the subject's sessions on providers this token may use, most
+    /// recently used first (at most `limit`, default 20), each checked.
+    pub async fn list_sessions(&self, request: &SessionListRequest) -> Result<Vec<SessionInfo>, Error> {
+        validate::request(&ops::LIST_SESSIONS, request)?;
+        let body = self.transport.post_json(ops::LIST_SESSIONS.path, request_body(request)?).await?;
+        Ok(validate::answer::<SessionList, _>(&ops::LIST_SESSIONS, body, request)?.sessions)
+    }
+
     /// `POST v1/sessions/delete`; a turn running on the session ends `SESSION_DELETED`.
     pub async fn delete_session(&self, id: &str) -> Result<SessionDeleteResult, Error> {
         let id = SessionIdentity { id: id.to_owned() };
@@ -139,6 +147,14 @@ impl AsyncAgenticClient {
         validate::request(&ops::READ_JOB, &id)?;
         let body = self.transport.post_json(ops::READ_JOB.path, request_body(&id)?).await?;
         Ok(validate::answer(&ops::READ_JOB, body, &id)?)
+    }
+
+    /// `POST v1/jobs/list`: the subject's jobs this token may read, optionally in one
+    /// `state`, most recently updated first (at most `limit`, default 20), each checked.
+    pub async fn list_jobs(&self, request: &JobListRequest) -> Result<Vec<JobInfo>, Error> {
+        validate::request(&ops::LIST_JOBS, request)?;
+        let body = self.transport.post_json(ops::LIST_JOBS.path, request_body(request)?).await?;
+        Ok(validate::answer::<JobList, _>(&ops::LIST_JOBS, body, request)?.jobs)
     }
 
     /// `POST v1/jobs/cancel`: a queued job is cancelled at once, a running one gets

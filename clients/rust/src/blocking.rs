@@ -79,6 +79,10 @@ impl AgenticClient {
         self.runtime.block_on(self.inner.read_session(id))
     }
 
+    pub fn list_sessions(&self, request: &SessionListRequest) -> Result<Vec<SessionInfo>, Error> {
+        self.runtime.block_on(self.inner.list_sessions(request))
+    }
+
     pub fn delete_session(&self, id: &str) -> Result<SessionDeleteResult, Error> {
         self.runtime.block_on(self.inner.delete_session(id))
     }
@@ -89,6 +93,10 @@ impl AgenticClient {
 
     pub fn read_job(&self, id: &str) -> Result<JobInfo, Error> {
         self.runtime.block_on(self.inner.read_job(id))
+    }
+
+    pub fn list_jobs(&self, request: &JobListRequest) -> Result<Vec<JobInfo>, Error> {
+        self.runtime.block_on(self.inner.list_jobs(request))
     }
 
     pub fn cancel_job(&self, id: &str) -> Result<JobInfo, Error> {

@@ -61,12 +61,13 @@ fn is_loopback(text: &str) -> bool {
 /// The path is kept as a prefix that endpoints resolve under.
 fn base_url(text: &str) -> Result<Url, Error> {
     let insecure = |why: &str| Error::driver(codes::INSECURE_TRANSPORT, format!("host URL {why}"));
-    let mut url = Url::parse(text).map_err(|_| insecure("is not a valid URL"))?;
+    let invalid = || Error::driver(codes::INVALID_URL, "host URL is not an absolute http(s) URL (e.g. http://127.0.0.1:7433)");
+    let mut url = Url::parse(text).map_err(|_| invalid())?;
     match url.scheme() {
         "https" => {}
         "http" if is_loopback(text) => {}
         "http" => return Err(insecure("must use https:// unless the host is loopback")),
-        _ => return Err(insecure("must be an http(s) URL")),
+        _ => return Err(invalid()),
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(insecure("must not carry credentials"));
@@ -251,8 +252,6 @@ mod tests {
             "https://u:p@example.test",
             "https://example.test/?q=1",
             "https://example.test/#f",
-            "ftp://example.test",
-            "nope",
             "http://127.1",
             "http://0x7f.0.0.1",
             "http://2130706433",
@@ -260,6 +259,10 @@ mod tests {
             "http://localhost.example.test",
         ] {
             assert_eq!(base_url(bad).unwrap_err().code(), Some(codes::INSECURE_TRANSPORT), "{bad}");
+        }
+        // Not an absolute http(s) URL at all: a URL mistake, not a transport one.
+        for bad in ["ftp://example.test", "nope", "127.0.0.1:7433", "localhost:7433", ""] {
+            assert_eq!(base_url(bad).unwrap_err().code(), Some(codes::INVALID_URL), "{bad}");
         }
         let url = base_url("https://example.test/fixtures/case").unwrap();
         assert_eq!(url.join("v1/runs").unwrap().as_str(), "https://example.test/fixtures/case/v1/runs");

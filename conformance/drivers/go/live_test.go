@@ -464,6 +464,10 @@ func liveRetrieval(ctx context.Context, h *harness) error {
 	if !slices.ContainsFunc(found.Hits, func(hit agenticdriver.RetrievalHit) bool { return strings.Contains(hit.Text, "horn") }) {
 		return fmt.Errorf("search found %+v", found.Hits)
 	}
+	// A vector index as 1.0 defines it (what installed clients require), ranked as the additive field says.
+	if index := found.Index; index.Metric != "cosine" || index.ProviderID != "builtin" || index.Ranking != "bm25" {
+		return fmt.Errorf("search index %+v", index)
+	}
 	req := demoRequest("When is the horn sounded?")
 	req.Retrieval = &scope
 	result, err := client.Run(ctx, req)

@@ -534,6 +534,9 @@ async def live_retrieval(mode: SyncMode) -> None:
     expect(receipt["ingestion"]["format"] == "markdown" and receipt["chunks"] >= 1, f"ingest receipt {receipt}")
     found = await mode.call(url, token, "search_retrieval", RETRIEVAL_SCOPE)
     expect(any("horn" in hit["text"] for hit in found["hits"]), f"search found {[hit['text'] for hit in found['hits']]}")
+    # A vector index as 1.0 defines it (what installed clients require), ranked as the additive field says.
+    index = found["index"]
+    expect(index["metric"] == "cosine" and index["providerId"] == "builtin" and index.get("ranking") == "bm25", f"search index {index}")
     result = await mode.run(url, token, dict(HELLO, input="When is the horn sounded?", retrieval=RETRIEVAL_SCOPE))
     hits = [hit["chunkId"] for hit in result.get("retrieval", {}).get("hits", [])]
     expect(len(hits) >= 1, "the run retrieved nothing")

@@ -348,6 +348,8 @@ async function retrieval(): Promise<string | undefined> {
   return expectAll(
     [receipt.ingestion.format === 'markdown' && receipt.chunks >= 1, `ingest receipt ${JSON.stringify(receipt)}`],
     [found.hits.some((hit) => hit.text.includes('horn')), `search found ${JSON.stringify(found.hits.map((hit) => hit.text))}`],
+    // A vector index as 1.0 defines it (what installed clients require), ranked as the additive field says.
+    [found.index.metric === 'cosine' && found.index.providerId === 'builtin' && found.index.ranking === 'bm25', `search index ${JSON.stringify(found.index)}`],
     [hits.length >= 1, 'the run retrieved nothing'],
     [JSON.stringify(cited) === JSON.stringify(hits.map((hit) => hit.chunkId)), `the answer cites ${JSON.stringify(cited)}, the hits are ${JSON.stringify(hits.map((hit) => hit.chunkId))}`],
   );

@@ -1,18 +1,22 @@
 /**
  * Scoped retrieval over the store's own search engines: index, search, delete and ingest one
  * source at a time, each call authorized for the subject before any read, after every read and
- * before anything is answered. A corpus without an embedder ranks by the engine's full-text
- * search alone (bm25); with one, exact cosine over the stored vectors is fused with it (rrf).
+ * before anything is answered. Every corpus is a vector index (its configured embedder, or the
+ * built-in hash embedder); a corpus with a configured embedder fuses exact cosine with BM25
+ * (hybrid), one without ranks by BM25 alone.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { Value } from '@sinclair/typebox/value';
 import { DriverError } from '../../protocol/errors.js';
+import { RetrievalResult as RetrievalResultSchema } from '../../protocol/schemas.js';
 import type { ContextSource, IngestionManifest, IngestRequest, IngestResult, RetrievalDeleteRequest, RetrievalDeleteResult, RetrievalIndexReceipt, RetrievalIndexRequest, RetrievalOptions, RetrievalResult } from '../../protocol/schemas.js';
+import { builtinEmbedder } from '../../providers/embeddings/index.js';
 import type { RetrievalCallContext, RetrievalContext } from '../../runtime/services.js';
 import { abortable } from '../../runtime/run-loop.js';
 import { USAGE_RECORD_SCHEMA, type UsageRecord } from '../../runtime/usage-record.js';
 import { canonicalJson } from '../../shared/json-identity.js';
 import type { ChunkMatch, IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope } from '../../store/store.js';
-import { reciprocalRankFusion } from './fusion.js';
+import { hybridFusion } from './fusion.js';
 import type { AuthorizeRequest, CorpusDefinition, EmbeddingAdapter, SourceAuthorizer, SourceGrant } from './types.js';
 
 export const DEFAULT_LIMIT = 8;
@@ -21,12 +25,16 @@ export const MAX_SOURCES = 1000;
 export const MAX_CHUNK_BYTES = 16_384;
 export const MAX_DOCUMENT_BYTES = 1_048_576;
 export const DEFAULT_BATCH = { maxTexts: 32, maxBytes: 65_536 };
-/** Candidates each ranking contributes before fusion and filtering. */
-const CANDIDATES = 64;
-const RRF_K = 60;
+/** Candidates each ranking contributes before fusion and filtering: 4 per passage asked for, 16–64. */
+const candidates = (limit: number) => Math.min(64, Math.max(16, 4 * limit));
 
 type Location = NonNullable<ContextSource['location']>;
 type Hit = RetrievalResult['hits'][number];
+type IndexDescriptor = RetrievalResult['index'];
+type Ranking = NonNullable<IndexDescriptor['ranking']>;
+const DESCRIPTOR_SCHEMA = RetrievalResultSchema.properties.index;
+/** The descriptor's account label for an embedder that names none. */
+const DEFAULT_ACCOUNT = 'default';
 
 /** What ingestion gives back: the source and its chunks, ready to index (src/extensions/retrieval/ingestion). */
 export interface PreparedDocument {
@@ -34,12 +42,10 @@ export interface PreparedDocument {
   chunks: { id: string; text: string; location?: Location }[];
   ingestion: IngestionManifest;
 }
-export type DocumentPreparer = (request: IngestRequest, options: { signal: AbortSignal; onProgress: () => void }) => Promise<PreparedDocument>;
+export type DocumentPreparer = (request: IngestRequest, options: { signal: AbortSignal; onProgress: () => void; subject: string }) => Promise<PreparedDocument>;
 
 export interface RetrievalServiceOptions {
   store: RetrievalIndexStore;
-  /** Which engine ranks lexically (named in the index descriptor). */
-  engine: 'sqlite' | 'postgres';
   corpora: CorpusDefinition[];
   /** The application's source authorizer; default: config namespaces over what is indexed. */
   authorize?: SourceAuthorizer;
@@ -68,11 +74,16 @@ export class RetrievalService implements RetrievalContext {
   private readonly corpora = new Map<string, CorpusDefinition>();
   private readonly authorizer: SourceAuthorizer;
   private readonly batch: { maxTexts: number; maxBytes: number };
+  /** Embeds the corpora that configure no embedder; local, so never metered. */
+  private readonly builtin = builtinEmbedder();
 
   constructor(private readonly options: RetrievalServiceOptions) {
     if (options.corpora.length > 1000) throw new DriverError('INVALID_CONFIG', 'At most 1000 retrieval corpora may be configured.');
     for (const corpus of options.corpora) {
       if (this.corpora.has(corpus.id)) throw new DriverError('INVALID_CONFIG', `Retrieval corpus ${corpus.id} is configured twice.`);
+      if (!Value.Check(DESCRIPTOR_SCHEMA, this.indexOf(corpus))) {
+        throw new DriverError('INVALID_CONFIG', `The embedder of retrieval corpus ${corpus.id} has an identity no index descriptor can carry (ids and model name syntax, 1-4096 dimensions).`);
+      }
       this.corpora.set(corpus.id, corpus);
     }
     this.authorizer = options.authorize ?? ((request, context) => this.defaultGrant(request, context));
@@ -88,20 +99,18 @@ export class RetrievalService implements RetrievalContext {
   }
 
   /** The wire `index` object of a corpus; its canonical JSON is the frozen descriptor. */
-  indexOf(corpus: CorpusDefinition): RetrievalResult['index'] {
-    const embedder = corpus.embedding?.identity;
-    if (!embedder) {
-      return { providerId: 'lexical', vendor: 'agenticdriver', authMode: 'none', model: this.options.engine === 'sqlite' ? 'sqlite-fts5' : 'postgres-fts', metric: 'bm25', version: '1' };
-    }
+  indexOf(corpus: CorpusDefinition): IndexDescriptor {
+    const embedder = this.embedderOf(corpus).identity;
     return {
       providerId: embedder.providerId,
       vendor: embedder.vendor,
-      ...(embedder.accountId !== undefined ? { accountId: embedder.accountId } : {}),
+      accountId: embedder.accountId ?? DEFAULT_ACCOUNT,
       authMode: embedder.authMode,
       model: embedder.model,
       dimensions: embedder.dimensions,
-      metric: 'rrf',
+      metric: 'cosine',
       version: '1',
+      ranking: rankingOf(corpus),
     };
   }
 
@@ -130,7 +139,7 @@ export class RetrievalService implements RetrievalContext {
       await this.recheck(ask, context.subject, grant);
       return receipt('unchanged');
     }
-    const vectors = corpus.embedding ? await this.embedAll(corpus.embedding, request.chunks.map((chunk) => chunk.text), ask, grant, context, signal) : undefined;
+    const vectors = await this.embedAll(this.embedderOf(corpus), request.chunks.map((chunk) => chunk.text), ask, grant, context, signal);
     const chunks: IndexedChunk[] = request.chunks.map((chunk, ordinal) => ({
       chunkId: chunk.id,
       sourceId: source.id,
@@ -138,7 +147,7 @@ export class RetrievalService implements RetrievalContext {
       ordinal,
       text: chunk.text,
       location: { ...source.location, ...chunk.location, documentId: source.id },
-      ...(vectors ? { vector: vectors[ordinal]! } : {}),
+      vector: vectors[ordinal]!,
     }));
     const document: IndexedDocument = {
       sourceId: source.id,
@@ -151,7 +160,7 @@ export class RetrievalService implements RetrievalContext {
     };
     await this.recheck(ask, context.subject, grant);
     signal.throwIfAborted();
-    await this.options.store.replace(corpus.id, grant.namespace, document, chunks, existing?.digest ?? null);
+    await this.options.store.replace(corpus.id, grant.namespace, document, chunks, existing?.digest ?? null, context.subject);
     return receipt('indexed');
   }
 
@@ -167,9 +176,9 @@ export class RetrievalService implements RetrievalContext {
     if (Object.keys(scope.sources).length === 0) return { corpus: corpus.id, index, hits: [], truncated: false };
     await this.ensureIndex(corpus);
     signal.throwIfAborted();
-    const ranked = await this.rank(corpus, scope, query, context, signal);
-    context.onProgress?.();
     const limit = options.limit ?? DEFAULT_LIMIT;
+    const ranked = await this.rank(corpus, scope, query, candidates(limit), context, signal);
+    context.onProgress?.();
     const budget = options.maxContextBytes ?? DEFAULT_MAX_CONTEXT_BYTES;
     const minScore = options.minScore ?? -1;
     const picked: { match: ChunkMatch; score: number }[] = [];
@@ -248,7 +257,7 @@ export class RetrievalService implements RetrievalContext {
     };
     touch();
     try {
-      const prepared = await abortable(prepare(request, { signal: controller.signal, onProgress: touch }), controller.signal);
+      const prepared = await abortable(prepare(request, { signal: controller.signal, onProgress: touch, subject: context.subject }), controller.signal);
       touch();
       const receipt = await abortable(
         this.index({ corpus: corpus.id, source: prepared.source, chunks: prepared.chunks, ingestion: prepared.ingestion }, { ...context, signal: controller.signal, onProgress: touch }),
@@ -315,14 +324,18 @@ export class RetrievalService implements RetrievalContext {
     for (const id of only ?? Object.keys(before.sources)) if (now.sources[id] !== before.sources[id]) throw notFound();
   }
 
-  private async rank(corpus: CorpusDefinition, scope: RetrievalScope, query: string, context: RetrievalCallContext | CallContext, signal: AbortSignal) {
-    const lexical = await this.options.store.searchLexical(scope, query, CANDIDATES, signal);
-    if (!corpus.embedding) return lexical.map((match) => ({ match, score: clamp(match.score) }));
-    const [vector] = await this.embed(corpus.embedding, [query], 'query', context, signal);
-    const semantic = await this.options.store.searchVector(scope, vector!, CANDIDATES, signal);
-    // Normalised by the best possible fused score (first in both rankings) → (0, 1].
-    const best = 2 / (RRF_K + 1);
-    return reciprocalRankFusion([lexical, semantic], RRF_K).map(({ match, score }) => ({ match, score: clamp(score / best) }));
+  private embedderOf(corpus: CorpusDefinition): EmbeddingAdapter {
+    return corpus.embedding ?? this.builtin;
+  }
+
+  private async rank(corpus: CorpusDefinition, scope: RetrievalScope, query: string, depth: number, context: RetrievalCallContext | CallContext, signal: AbortSignal) {
+    const ranking = rankingOf(corpus);
+    const lexical = ranking === 'cosine' ? [] : await this.options.store.searchLexical(scope, query, depth, signal);
+    if (ranking === 'bm25') return lexical.map((match) => ({ match, score: clamp(match.score) }));
+    const [vector] = await this.embed(this.embedderOf(corpus), [query], 'query', context, signal);
+    const semantic = await this.options.store.searchVector(scope, vector!, depth, signal);
+    if (ranking === 'cosine') return semantic.map((match) => ({ match, score: clamp(match.score) }));
+    return hybridFusion(lexical, semantic).map(({ match, score }) => ({ match, score: clamp(score) }));
   }
 
   /** Re-reads the documents behind the hits and re-authorizes: revoked or changed → CONTEXT_NOT_FOUND. */
@@ -390,7 +403,7 @@ export class RetrievalService implements RetrievalContext {
       if (error instanceof DriverError || signal.aborted) throw error;
       throw new DriverError('EMBEDDING_FAILED', 'The embedding call failed.');
     } finally {
-      await this.meter(adapter, purpose, context, { started, status, errorCode, inputTokens });
+      if (adapter !== this.builtin) await this.meter(adapter, purpose, context, { started, status, errorCode, inputTokens });
     }
   }
 
@@ -434,6 +447,11 @@ export class RetrievalService implements RetrievalContext {
     // A metering failure never changes the call's outcome.
     await usage.record(record).catch(() => undefined);
   }
+}
+
+/** A configured embedder's ranking is fused with the lexical one (hybrid); the built-in one's is not ranked by. */
+export function rankingOf(corpus: { embedding?: unknown }): Ranking {
+  return corpus.embedding ? 'hybrid' : 'bm25';
 }
 
 function scopeOf(corpus: string, grant: SourceGrant, selected: string[] | undefined): RetrievalScope {

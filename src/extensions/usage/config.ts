@@ -1,12 +1,10 @@
 /**
  * The `usage` section of the host config: host identity, operator labels, the price table
  * and the record sinks (a JSONL file, an HTTP webhook). Validated strictly with the rest of
- * the config; `checkUsageConfig` adds the rules a schema cannot say.
+ * the config; `checkUsageConfig` (./config-rules.ts) adds the rules a schema cannot say.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { DriverError } from '../../protocol/errors.js';
-import { isLoopbackHost } from '../../shared/addresses.js';
-import { SecretRef } from '../../shared/secrets.js';
+import { SecretRef } from '../../shared/secret-ref.js';
 
 const strict = { additionalProperties: false } as const;
 const Usd = Type.Number({ minimum: 0, maximum: 1_000_000 });
@@ -37,6 +35,10 @@ export const UsageWebhookSinkConfig = Type.Object(
     retryIntervalMs: Type.Optional(Type.Integer({ minimum: 50, maximum: 3_600_000 })),
     /** Where undelivered records wait; relative to the config's directory (default `<state>/usage-spool`). */
     spoolDirectory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    /** Records the spool holds at most, waiting and refused together (default 100,000); past it new records are not spooled. */
+    maxSpoolRecords: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+    /** Bytes the spool holds at most (default 256 MiB); past it new records are not spooled. */
+    maxSpoolBytes: Type.Optional(Type.Integer({ minimum: 65_536, maximum: 68_719_476_736 })),
   },
   strict,
 );
@@ -71,27 +73,3 @@ export const UsageConfig = Type.Object(
 export type UsageConfig = Static<typeof UsageConfig>;
 export type UsageFileSinkConfig = Static<typeof UsageFileSinkConfig>;
 export type UsageWebhookSinkConfig = Static<typeof UsageWebhookSinkConfig>;
-
-/** Rules beyond the schema: the webhook is HTTPS or loopback; a price table names each model once. */
-export function checkUsageConfig(usage: UsageConfig | undefined): void {
-  if (!usage) return;
-  if (usage.webhook) {
-    let url: URL;
-    try {
-      url = new URL(usage.webhook.url);
-    } catch {
-      throw new DriverError('INVALID_CONFIG', 'usage.webhook.url is not a URL.');
-    }
-    const loopback = isLoopbackHost(url.hostname.replace(/^\[|\]$/g, ''));
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-      throw new DriverError('INVALID_CONFIG', 'usage.webhook.url must be https, or http to a loopback address.');
-    }
-    if (url.username || url.password) throw new DriverError('INVALID_CONFIG', 'usage.webhook.url must not carry credentials; use tokenRef.');
-  }
-  const seen = new Set<string>();
-  for (const price of usage.prices ?? []) {
-    const key = `${price.vendor}\u0000${price.model}`;
-    if (seen.has(key)) throw new DriverError('INVALID_CONFIG', `usage.prices names ${price.vendor} ${price.model} twice.`);
-    seen.add(key);
-  }
-}

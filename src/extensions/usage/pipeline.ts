@@ -1,10 +1,12 @@
 /**
  * The host's usage pipeline: checks each record, hands it to every configured sink (the
  * in-process callback, the JSONL file, the webhook), and keeps their health where `doctor`
- * and `status` read it (`usage-sinks.json` in the state directory). A sink failure never
- * reaches the run: it is counted, logged as `USAGESTAT_ERROR` / `USAGESTAT_SCHEMA`, and kept.
- * It also journals runs in flight, so that a run a crash interrupted still reaches the sinks
- * (as `interrupted`) at the next start.
+ * and `status` read it (`usage-sinks.json` in the host's local state folder). A sink failure
+ * never reaches the run: it is counted, logged as `USAGESTAT_ERROR` / `USAGESTAT_SCHEMA`, and
+ * kept. It also journals runs in flight, so that a run a crash interrupted still reaches the
+ * sinks (as `interrupted`) at the next start. The journal is this process's own: its folder is
+ * locked by the host for the process's life (src/host/local-state.ts), so no other live process
+ * reads it as dead.
  */
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -13,7 +15,7 @@ import { interruptedRecord, USAGE_RECORD_SCHEMA, type RunStartRecord, type Usage
 import type { UsageConfig } from './config.js';
 import { JsonlFileSink } from './file-sink.js';
 import { CallbackSink, HealthCounter, logSinkFailureToStderr, type SinkHealth, type SinkLog, type UsageSink } from './sink.js';
-import { WebhookSink } from './webhook-sink.js';
+import { WebhookSink, type SpoolStats } from './webhook-sink.js';
 import { webhookSpoolDirectory } from './spool-path.js';
 
 export const HEALTH_FILE = 'usage-sinks.json';
@@ -27,7 +29,10 @@ export interface UsageHealthReport {
 export interface PipelineOptions {
   usage: UsageConfig | undefined;
   configDir: string;
-  stateDirectory: string;
+  /** This process's own local state folder (src/host/local-state.ts): the journal and health file live there. */
+  localDirectory: string;
+  /** PostgreSQL: this replica's slot (`replica-N`), for a configured spool directory. */
+  slot?: string | undefined;
   env: NodeJS.ProcessEnv;
   callback?: ((record: UsageRecord) => void | Promise<void>) | undefined;
   log?: SinkLog | undefined;
@@ -39,12 +44,13 @@ export class UsagePipeline {
 
   private constructor(
     private readonly sinks: UsageSink[],
-    private readonly stateDirectory: string,
+    private readonly localDirectory: string,
+    private readonly spoolOf: (directory: string, slot: string) => string,
     log: SinkLog,
   ) {
     this.checker = new HealthCounter('schema', log);
     // Only durable sinks need interrupted runs replayed; the store accounts for them itself.
-    this.journal = sinks.some((sink) => sink.name !== 'callback') ? join(stateDirectory, 'usage-runs') : undefined;
+    this.journal = sinks.some((sink) => sink.name !== 'callback') ? journalIn(localDirectory) : undefined;
   }
 
   static async open(options: PipelineOptions): Promise<UsagePipeline> {
@@ -66,18 +72,21 @@ export class UsagePipeline {
       const sink = new WebhookSink(
         {
           url: webhook.url,
-          spoolDirectory: webhookSpoolDirectory(usage, options.configDir, options.stateDirectory),
+          spoolDirectory: webhookSpoolDirectory(usage, options.configDir, options.localDirectory, options.slot),
           token,
           maxAttempts: webhook.maxAttempts,
           timeoutMs: webhook.timeoutMs,
           retryIntervalMs: webhook.retryIntervalMs,
+          maxSpoolRecords: webhook.maxSpoolRecords,
+          maxSpoolBytes: webhook.maxSpoolBytes,
         },
         log,
       );
       await sink.open();
       sinks.push(sink);
     }
-    const pipeline = new UsagePipeline(sinks, options.stateDirectory, log);
+    const spoolOf = (directory: string, slot: string) => webhookSpoolDirectory(usage, options.configDir, directory, slot);
+    const pipeline = new UsagePipeline(sinks, options.localDirectory, spoolOf, log);
     created = pipeline;
     if (pipeline.journal) await mkdir(pipeline.journal, { recursive: true, mode: 0o700 });
     return pipeline;
@@ -167,13 +176,39 @@ export class UsagePipeline {
     if (this.failures() !== before) await this.writeHealth();
   }
 
-  /** At start-up: runs a previous process left in flight reach the sinks as `interrupted`, stamped `at`. */
-  async reconcile(at: string): Promise<number> {
-    if (!this.journal) return 0;
-    const names = (await readdir(this.journal)).filter((name) => RUN_FILE.test(name));
-    for (const name of await readdir(this.journal)) if (name.endsWith('.tmp')) await rm(join(this.journal, name), { force: true });
+  /**
+   * At start-up, once this process owns its local state and listens: runs the previous owner of
+   * this folder left in flight reach the sinks as `interrupted` (stamped `at`), and the webhook
+   * starts delivering what its spool holds. Returns how many journal entries were settled.
+   */
+  async start(at: string): Promise<number> {
+    const settled = this.journal ? await this.reconcile(this.journal, at) : 0;
+    for (const sink of this.sinks) if (sink instanceof WebhookSink) sink.start();
+    return settled;
+  }
+
+  /**
+   * Takes over the local state of a process that died (a PostgreSQL replica's slot, locked by the
+   * caller): its journal reaches this host's sinks as above, its spooled records move to this spool.
+   */
+  async adopt(directory: string, slot: string, at: string): Promise<{ runs: number; spooled: number }> {
+    const runs = this.journal ? await this.reconcile(journalIn(directory), at) : 0;
+    let spooled = 0;
+    for (const sink of this.sinks) if (sink instanceof WebhookSink) spooled += await sink.adopt(this.spoolOf(directory, slot));
+    return { runs, spooled };
+  }
+
+  private async reconcile(journal: string, at: string): Promise<number> {
+    let entries: string[];
+    try {
+      entries = await readdir(journal);
+    } catch {
+      return 0;
+    }
+    const names = entries.filter((name) => RUN_FILE.test(name));
+    for (const name of entries) if (name.endsWith('.tmp')) await rm(join(journal, name), { force: true });
     for (const name of names) {
-      const path = join(this.journal, name);
+      const path = join(journal, name);
       try {
         const entry = JSON.parse(await readFile(path, 'utf8')) as RunStartRecord | UsageRecord;
         // A final record the crash kept from its sinks goes out as it was (sinks deduplicate by
@@ -187,6 +222,12 @@ export class UsagePipeline {
     return names.length;
   }
 
+  /** The webhook spool's contents and bound, when a webhook is configured. */
+  spool(): SpoolStats | undefined {
+    const webhook = this.sinks.find((sink): sink is WebhookSink => sink instanceof WebhookSink);
+    return webhook?.spool();
+  }
+
   health(): SinkHealth[] {
     return [...this.sinks.map((sink) => sink.health()), this.checker.snapshot()];
   }
@@ -198,9 +239,9 @@ export class UsagePipeline {
   /** Written atomically; `doctor` and `status` read it. */
   async writeHealth(): Promise<void> {
     const report: UsageHealthReport = { updatedAt: new Date().toISOString(), sinks: this.health() };
-    const target = join(this.stateDirectory, HEALTH_FILE);
+    const target = join(this.localDirectory, HEALTH_FILE);
     try {
-      await mkdir(this.stateDirectory, { recursive: true, mode: 0o700 });
+      await mkdir(this.localDirectory, { recursive: true, mode: 0o700 });
       const handle = await open(`${target}.tmp`, 'w', 0o600);
       try {
         await handle.writeFile(JSON.stringify(report));
@@ -241,10 +282,14 @@ export function checkUsageRecord(record: UsageRecord): string | undefined {
   return undefined;
 }
 
-/** The last health report a host wrote, for `doctor` and `status`. */
-export async function readUsageHealth(stateDirectory: string): Promise<UsageHealthReport | undefined> {
+function journalIn(directory: string): string {
+  return join(directory, 'usage-runs');
+}
+
+/** The last health report a host wrote in a local state folder, for `doctor` and `status`. */
+export async function readUsageHealth(localDirectory: string): Promise<UsageHealthReport | undefined> {
   try {
-    return JSON.parse(await readFile(join(stateDirectory, HEALTH_FILE), 'utf8')) as UsageHealthReport;
+    return JSON.parse(await readFile(join(localDirectory, HEALTH_FILE), 'utf8')) as UsageHealthReport;
   } catch {
     return undefined;
   }

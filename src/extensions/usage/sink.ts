@@ -20,6 +20,8 @@ export interface SinkHealth {
   failures: number;
   /** Records waiting in the spool (webhook). */
   pending?: number;
+  /** Records the webhook will never get because its spool was full (this process). */
+  dropped?: number;
   lastError?: SinkFailure;
 }
 

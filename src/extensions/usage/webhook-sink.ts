@@ -6,8 +6,13 @@
  * Transport failures and 408/429/5xx are retried (bounded attempts with backoff per round,
  * then the record waits for the next round); any other 4xx refuses the record for good: it
  * moves to `rejected/` and counts as `USAGESTAT_SCHEMA`.
+ *
+ * The spool is bounded (records and bytes, `pending/` and `rejected/` together): at the bound
+ * a new record is not spooled — a `USAGESTAT_ERROR` naming it, counted as `dropped` — and the
+ * state store still holds it. The folder is read once, in the background after open; rounds
+ * walk an in-memory index in arrival order.
  */
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { UsageRecord } from '../../runtime/usage-record.js';
 import { HealthCounter, SinkError, type SinkHealth, type SinkLog, type UsageSink } from './sink.js';
@@ -15,6 +20,8 @@ import { HealthCounter, SinkError, type SinkHealth, type SinkLog, type UsageSink
 export const DEFAULT_WEBHOOK_ATTEMPTS = 5;
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 5_000;
 export const DEFAULT_WEBHOOK_RETRY_INTERVAL_MS = 30_000;
+export const DEFAULT_SPOOL_RECORDS = 100_000;
+export const DEFAULT_SPOOL_BYTES = 256 * 1024 * 1024;
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 2_000;
 const RECORD_FILE = /^[0-9A-Za-z-]{1,128}\.json$/;
@@ -27,6 +34,19 @@ export interface WebhookSinkOptions {
   maxAttempts?: number | undefined;
   timeoutMs?: number | undefined;
   retryIntervalMs?: number | undefined;
+  maxSpoolRecords?: number | undefined;
+  maxSpoolBytes?: number | undefined;
+}
+
+/** What the spool holds now, and its bound (doctor and `/metrics` show it). */
+export interface SpoolStats {
+  pending: number;
+  rejected: number;
+  bytes: number;
+  maxRecords: number;
+  maxBytes: number;
+  /** Records not spooled because the spool was full, since this process started. */
+  dropped: number;
 }
 
 export class WebhookSink implements UsageSink {
@@ -38,8 +58,19 @@ export class WebhookSink implements UsageSink {
   private again = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
+  private started = false;
   private readonly stop = new AbortController();
-  private pendingCount = 0;
+  /** Waiting records, file name → bytes, in arrival order (a Map keeps insertion order). */
+  private readonly pending = new Map<string, number>();
+  private rejected = { count: 0, bytes: 0 };
+  private pendingBytes = 0;
+  /** Room taken by records being written now, so that concurrent deliveries never pass the bound together. */
+  private reserved = { count: 0, bytes: 0 };
+  private dropped = 0;
+  /** Resolves once what an earlier process left in the spool is indexed. */
+  private indexed: Promise<void> = Promise.resolve();
+  private readonly maxRecords: number;
+  private readonly maxBytes: number;
 
   constructor(
     private readonly options: WebhookSinkOptions,
@@ -48,36 +79,116 @@ export class WebhookSink implements UsageSink {
     this.counter = new HealthCounter(this.name, log);
     this.pendingDir = join(options.spoolDirectory, 'pending');
     this.rejectedDir = join(options.spoolDirectory, 'rejected');
+    this.maxRecords = options.maxSpoolRecords ?? DEFAULT_SPOOL_RECORDS;
+    this.maxBytes = options.maxSpoolBytes ?? DEFAULT_SPOOL_BYTES;
   }
 
-  /** Creates the spool and starts delivering whatever an earlier process left in it. */
+  /**
+   * Creates the spool and starts indexing what an earlier process left in it (oldest first) in
+   * the background — a large spool does not hold up the host's start; deliveries wait for it.
+   * Sends nothing yet.
+   */
   async open(): Promise<void> {
     await mkdir(this.pendingDir, { recursive: true, mode: 0o700 });
     await mkdir(this.rejectedDir, { recursive: true, mode: 0o700 });
-    this.kick();
+    this.indexed = (async () => {
+      for (const { name, size } of await spooledFiles(this.pendingDir)) this.index(name, size);
+      for (const { size } of await spooledFiles(this.rejectedDir)) this.addRejected(size);
+    })();
+  }
+
+  /** Starts delivering, with whatever the spool already holds. */
+  start(): void {
+    this.started = true;
+    void this.indexed.then(() => this.kick());
+  }
+
+  /** Takes over the records of another process's spool (one that died), within the bound; returns how many moved. */
+  async adopt(spoolDirectory: string): Promise<number> {
+    await this.indexed;
+    let moved = 0;
+    for (const folder of ['pending', 'rejected'] as const) {
+      for (const { name, size } of await spooledFiles(join(spoolDirectory, folder))) {
+        if (this.full(size, this.pending.get(name) ?? 0)) return moved;
+        const target = folder === 'pending' ? this.pendingDir : this.rejectedDir;
+        try {
+          await rename(join(spoolDirectory, folder, name), join(target, name));
+        } catch {
+          continue;
+        }
+        if (folder === 'pending') this.index(name, size);
+        else this.addRejected(size);
+        moved += 1;
+      }
+    }
+    if (moved > 0) this.kick();
+    return moved;
   }
 
   /** Resolves once the record is durably spooled; delivery happens in the background. */
   async deliver(record: UsageRecord): Promise<void> {
     if (this.closed) throw new SinkError('USAGESTAT_ERROR', 'The webhook sink is closed.', true);
-    if (!RECORD_FILE.test(`${record.recordId}.json`)) throw new SinkError('USAGESTAT_SCHEMA', 'The record id is not a file-safe id.', false);
-    const target = join(this.pendingDir, `${record.recordId}.json`);
-    const temporary = `${target}.tmp`;
-    const handle = await open(temporary, 'w', 0o600);
-    try {
-      await handle.writeFile(JSON.stringify(record));
-      await handle.sync();
-    } finally {
-      await handle.close();
+    await this.indexed;
+    const name = `${record.recordId}.json`;
+    if (!RECORD_FILE.test(name)) throw new SinkError('USAGESTAT_SCHEMA', 'The record id is not a file-safe id.', false);
+    const body = JSON.stringify(record);
+    const size = Buffer.byteLength(body);
+    // A record already waiting (a re-delivery after a crash) replaces itself.
+    const replaced = this.pending.get(name) ?? 0;
+    if (this.full(size, replaced)) {
+      this.dropped += 1;
+      throw new SinkError(
+        'USAGESTAT_ERROR',
+        `the spool is full (${this.pending.size + this.rejected.count} records, ${this.pendingBytes + this.rejected.bytes} bytes; bounds usage.webhook.maxSpoolRecords ${this.maxRecords}, maxSpoolBytes ${this.maxBytes}), so the webhook will not get this record; the state store keeps it`,
+        false,
+      );
     }
-    await rename(temporary, target);
-    this.pendingCount += 1;
+    const reservation = { count: replaced > 0 ? 0 : 1, bytes: size - replaced };
+    this.reserved = { count: this.reserved.count + reservation.count, bytes: this.reserved.bytes + reservation.bytes };
+    try {
+      const target = join(this.pendingDir, name);
+      const temporary = `${target}.tmp`;
+      const handle = await open(temporary, 'w', 0o600);
+      try {
+        await handle.writeFile(body);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, target);
+      this.index(name, size);
+    } finally {
+      this.reserved = { count: this.reserved.count - reservation.count, bytes: this.reserved.bytes - reservation.bytes };
+    }
     this.kick();
+  }
+
+  /** Whether `size` more bytes (replacing `replaced`) would pass a bound. */
+  private full(size: number, replaced: number): boolean {
+    const records = this.pending.size + this.rejected.count + this.reserved.count + (replaced > 0 ? 0 : 1);
+    const bytes = this.pendingBytes + this.rejected.bytes + this.reserved.bytes - replaced + size;
+    return records > this.maxRecords || bytes > this.maxBytes;
+  }
+
+  private index(name: string, size: number): void {
+    this.pendingBytes += size - (this.pending.get(name) ?? 0);
+    this.pending.set(name, size);
+  }
+
+  private addRejected(size: number): void {
+    this.rejected = { count: this.rejected.count + 1, bytes: this.rejected.bytes + size };
+  }
+
+  private unindex(name: string): number {
+    const size = this.pending.get(name) ?? 0;
+    this.pending.delete(name);
+    this.pendingBytes -= size;
+    return size;
   }
 
   /** Starts a delivery round, or asks the running one to look again when it ends. */
   private kick(): void {
-    if (this.closed) return;
+    if (this.closed || !this.started) return;
     if (this.draining) {
       this.again = true;
       return;
@@ -96,26 +207,29 @@ export class WebhookSink implements UsageSink {
   }
 
   private async drain(): Promise<void> {
-    const names = (await readdir(this.pendingDir)).filter((name) => RECORD_FILE.test(name)).sort();
-    this.pendingCount = names.length;
-    for (const name of names) {
+    // Records spooled during the round join the end of the Map and are reached in this loop.
+    for (const name of this.pending.keys()) {
       if (this.closed) return;
       const path = join(this.pendingDir, name);
       let body: string;
       try {
         body = await readFile(path, 'utf8');
       } catch {
-        continue; // Delivered by an earlier round.
+        this.unindex(name); // Removed from outside the host.
+        continue;
       }
       const recordId = name.slice(0, -'.json'.length);
       const outcome = await this.send(recordId, body);
       if (outcome === 'delivered') {
         await rm(path, { force: true });
-        this.pendingCount -= 1;
+        this.unindex(name);
         this.counter.success();
       } else if (outcome === 'rejected') {
-        await rename(path, join(this.rejectedDir, name)).catch(() => rm(path, { force: true }));
-        this.pendingCount -= 1;
+        const size = this.unindex(name);
+        await rename(path, join(this.rejectedDir, name)).then(
+          () => this.addRejected(size),
+          () => rm(path, { force: true }),
+        );
       } else {
         // The webhook is down: everything waits for the next round.
         this.schedule();
@@ -178,12 +292,24 @@ export class WebhookSink implements UsageSink {
 
   /** Delivers what is spooled now (tests and shutdown use it); resolves when the round ends. */
   async flush(): Promise<void> {
+    await this.indexed;
     this.kick();
     while (this.draining) await this.draining;
   }
 
+  spool(): SpoolStats {
+    return {
+      pending: this.pending.size,
+      rejected: this.rejected.count,
+      bytes: this.pendingBytes + this.rejected.bytes,
+      maxRecords: this.maxRecords,
+      maxBytes: this.maxBytes,
+      dropped: this.dropped,
+    };
+  }
+
   health(): SinkHealth {
-    return this.counter.snapshot({ pending: this.pendingCount });
+    return this.counter.snapshot({ pending: this.pending.size, ...(this.dropped > 0 ? { dropped: this.dropped } : {}) });
   }
 
   /** Stops retrying; whatever is not delivered stays in the spool for the next start. */
@@ -195,8 +321,25 @@ export class WebhookSink implements UsageSink {
   }
 }
 
-/** Records waiting in a spool directory (what `doctor` reports). */
-export async function spoolBacklog(spoolDirectory: string): Promise<{ pending: number; rejected: number }> {
-  const count = (dir: string) => readdir(dir).then((names) => names.filter((name) => RECORD_FILE.test(name)).length, () => 0);
-  return { pending: await count(join(spoolDirectory, 'pending')), rejected: await count(join(spoolDirectory, 'rejected')) };
+/** The record files of one spool folder with their sizes, oldest first. */
+async function spooledFiles(folder: string): Promise<{ name: string; size: number }[]> {
+  const names = await readdir(folder).then((all) => all.filter((name) => RECORD_FILE.test(name)), () => [] as string[]);
+  const files = await Promise.all(
+    names.map(async (name) => {
+      const info = await stat(join(folder, name)).catch(() => undefined);
+      return info?.isFile() ? { name, size: info.size, at: info.mtimeMs } : undefined;
+    }),
+  );
+  return files
+    .filter((file): file is { name: string; size: number; at: number } => file !== undefined)
+    .sort((a, b) => a.at - b.at || (a.name < b.name ? -1 : 1))
+    .map(({ name, size }) => ({ name, size }));
+}
+
+/** What a spool directory holds (what `doctor` reports, with or without a running host). */
+export async function spoolBacklog(spoolDirectory: string): Promise<{ pending: number; rejected: number; bytes: number }> {
+  const pending = await spooledFiles(join(spoolDirectory, 'pending'));
+  const rejected = await spooledFiles(join(spoolDirectory, 'rejected'));
+  const bytes = [...pending, ...rejected].reduce((sum, file) => sum + file.size, 0);
+  return { pending: pending.length, rejected: rejected.length, bytes };
 }

@@ -1,12 +1,13 @@
 /**
- * Durable jobs: submit, read, cancel, committed event pages, and the live job stream
+ * Durable jobs: submit, read, list, cancel, committed event pages, and the live job stream
  * (`GET /v1/jobs/{id}/stream`, feature `job-event-stream`): the job's committed events as SSE
  * with `id:` = cursor, resumed after `Last-Event-ID` on any replica, until the terminal event.
  * None of these takes a run slot; the job's own worker does.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DriverError } from '../../protocol/errors.js';
-import type { JobEventsRequest, JobIdentity, JobSubmit, RunEvent } from '../../protocol/schemas.js';
+import type { JobEventsRequest, JobIdentity, JobListRequest, JobSubmit, RunEvent } from '../../protocol/schemas.js';
+import { MAX_CURSOR } from '../../protocol/endpoints.js';
 import { MAX_PAGE_BYTES, MAX_PAGE_EVENTS, type JobService } from '../../extensions/jobs.js';
 import type { HostContext } from '../context.js';
 import { writeEventStream } from '../sse.js';
@@ -22,6 +23,7 @@ export const jobRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
   if (!jobs) return;
   app.route<{ Body: JobSubmit }>({ ...routeOf('submitJob'), handler: async (request) => jobs.submit(request.body, request.principal) });
   app.route<{ Body: JobIdentity }>({ ...routeOf('readJob'), handler: async (request) => jobs.read(request.body.id, request.principal) });
+  app.route<{ Body: JobListRequest }>({ ...routeOf('listJobs'), handler: async (request) => jobs.list(request.body, request.principal) });
   app.route<{ Body: JobIdentity }>({ ...routeOf('cancelJob'), handler: async (request) => jobs.cancel(request.body.id, request.principal) });
   app.route<{ Body: JobEventsRequest }>({ ...routeOf('jobEvents'), handler: async (request) => jobs.events(request.body, request.principal) });
   app.route<{ Params: { id: string } }>({
@@ -29,8 +31,9 @@ export const jobRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
     handler: async (request, reply) => {
       const { id } = request.params;
       if (!JOB_ID.test(id)) throw new DriverError('INVALID_JOB', 'The job id must be a lowercase UUID.');
+      const requested = lastEventId(request.headers['last-event-id']);
       const { info } = await jobs.load(id, request.principal, 'read');
-      const after = lastEventId(request.headers['last-event-id'], info.cursor);
+      const after = checkCursor(requested, info.cursor);
       const stopped = new AbortController();
       reply.raw.on('close', () => stopped.abort());
       return writeEventStream(reply, follow(jobs, id, after, stopped.signal), {
@@ -43,12 +46,23 @@ export const jobRoutes: FastifyPluginAsync<{ context: HostContext }> = async (ap
   });
 };
 
-/** `Last-Event-ID`: the cursor the client already has (absent: from the start). */
-export function lastEventId(header: string | string[] | undefined, cursor: number): number {
+/**
+ * `Last-Event-ID`: the cursor the client already has (absent: from the start), checked before
+ * the job is looked up. Only a safe integer is a cursor: a larger one would round to a
+ * neighbour (2^53 + 1 reads as 2^53).
+ */
+export function lastEventId(header: string | string[] | undefined): number {
   if (header === undefined) return 0;
-  const value = Array.isArray(header) ? header.join(',') : header;
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(value.trim())) throw new DriverError('INVALID_JOB_CURSOR', 'Last-Event-ID must be the sequence of the last event received.');
-  const after = Number(value.trim());
+  const value = (Array.isArray(header) ? header.join(',') : header).trim();
+  const after = /^(0|[1-9][0-9]{0,15})$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(after)) {
+    throw new DriverError('INVALID_JOB_CURSOR', `Last-Event-ID must be the sequence of the last event received: a whole number from 0 to ${MAX_CURSOR}.`);
+  }
+  return after;
+}
+
+/** The cursor must not be past the job's last committed event. */
+export function checkCursor(after: number, cursor: number): number {
   if (after > cursor) throw new DriverError('INVALID_JOB_CURSOR', `Last-Event-ID ${after} is past the job's last event (${cursor}).`);
   return after;
 }

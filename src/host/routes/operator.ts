@@ -25,7 +25,7 @@ import type {
 import type { UsageRecord } from '../../runtime/usage-record.js';
 import type { HostContext } from '../context.js';
 import { writeEventStream } from '../sse.js';
-import { follow, lastEventId } from './jobs.js';
+import { checkCursor, follow, lastEventId } from './jobs.js';
 import { routeOf } from './table.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -91,7 +91,7 @@ export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = asyn
   app.route<{ Body: OperatorJobsRequest }>({
     ...routeOf('operatorListJobs'),
     handler: async (request): Promise<OperatorJobList> => {
-      const rows = await store.jobs.list(request.body.limit ?? DEFAULT_LIMIT, request.body.state);
+      const rows = await store.jobs.list(request.body.limit ?? DEFAULT_LIMIT, request.body.state ? { state: request.body.state } : {});
       return { jobs: rows.map((row) => ({ job: row.info, subject: row.subject })) };
     },
   });
@@ -101,10 +101,11 @@ export const operatorRoutes: FastifyPluginAsync<{ context: HostContext }> = asyn
     handler: async (request, reply) => {
       const { id } = request.params;
       if (!UUID.test(id)) throw new DriverError('INVALID_JOB', 'The job id must be a lowercase UUID.');
+      const requested = lastEventId(request.headers['last-event-id']);
       const job = await store.jobs.read(id);
       if (!job) throw new DriverError('JOB_NOT_FOUND', 'No such job.');
       if (job.expired) throw new DriverError('JOB_EXPIRED', 'The job\'s events were erased when its retention ended.');
-      const after = lastEventId(request.headers['last-event-id'], job.info.cursor);
+      const after = checkCursor(requested, job.info.cursor);
       const stopped = new AbortController();
       reply.raw.on('close', () => stopped.abort());
       const committed = { committed: (jobId: string, cursor: number) => store.jobs.events(jobId, cursor, MAX_PAGE_EVENTS, MAX_PAGE_BYTES) };

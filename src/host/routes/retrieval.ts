@@ -9,6 +9,7 @@ import type { IngestRequest, RetrievalDeleteRequest, RetrievalIndexRequest, Retr
 import type { CallContext } from '../../extensions/retrieval/service.js';
 import type { HostContext } from '../context.js';
 import { routeOf } from './table.js';
+import { corpusNotGranted } from '../../shared/grants.js';
 
 type Operation = 'search' | 'index' | 'delete';
 
@@ -25,7 +26,7 @@ export const retrievalRoutes: FastifyPluginAsync<{ context: HostContext }> = asy
   /** Grant, then a slot, then the work under a signal that a disconnect or shutdown aborts. */
   async function admitted<T>(request: FastifyRequest, reply: FastifyReply, operation: Operation, corpus: string, work: (call: CallContext) => Promise<T>): Promise<T> {
     const principal = request.principal;
-    if (!principal.retrieval[operation].has(corpus)) throw new DriverError('FORBIDDEN', `This token may not ${operation} corpus ${corpus}.`);
+    if (!principal.retrieval[operation].has(corpus)) throw corpusNotGranted(corpus, operation);
     let release: () => void;
     try {
       release = context.admission.acquire(principal.subject);

@@ -12,6 +12,7 @@ import type { HostContext } from '../context.js';
 import { routeOf } from './table.js';
 import { sendError } from '../send-error.js';
 import { writeEventStream } from '../sse.js';
+import { corpusNotGranted, providerNotGranted, toolNotGranted } from '../../shared/grants.js';
 
 export const runRoutes: FastifyPluginAsync<{ context: HostContext }> = async (app, { context }) => {
   app.route({
@@ -140,15 +141,15 @@ async function* replayed(events: RunEvent[]): AsyncGenerator<RunEvent> {
  */
 function authorizeRun(run: RunRequest, principal: Principal, streaming: boolean): void {
   if (!principal.providers.has(run.provider)) {
-    throw new DriverError('FORBIDDEN', `This token may not use provider ${run.provider}.`);
+    throw providerNotGranted(run.provider);
   }
   const applicationTools = new Set((run.applicationTools ?? []).map((definition) => definition.name));
   for (const tool of run.tools ?? []) {
     const granted = applicationTools.has(tool) ? principal.applicationTools.has(tool) : principal.tools.has(tool);
-    if (!granted) throw new DriverError('FORBIDDEN', `This token may not use tool ${tool}.`);
+    if (!granted) throw toolNotGranted(tool);
   }
   if (run.retrieval && !principal.retrieval.search.has(run.retrieval.corpus)) {
-    throw new DriverError('FORBIDDEN', `This token may not search corpus ${run.retrieval.corpus}.`);
+    throw corpusNotGranted(run.retrieval.corpus, 'search');
   }
   if (!streaming) requireNoStream(run);
 }

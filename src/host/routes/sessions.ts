@@ -1,6 +1,6 @@
-/** Conversation sessions: create, read, delete. Continuing one is a run with `session`. Never take a run slot. */
+/** Conversation sessions: create, read, list, delete. Continuing one is a run with `session`. Never take a run slot. */
 import type { FastifyPluginAsync } from 'fastify';
-import type { SessionCreate, SessionIdentity } from '../../protocol/schemas.js';
+import type { SessionCreate, SessionIdentity, SessionListRequest } from '../../protocol/schemas.js';
 import type { HostContext } from '../context.js';
 import { routeOf } from './table.js';
 
@@ -9,5 +9,6 @@ export const sessionRoutes: FastifyPluginAsync<{ context: HostContext }> = async
   if (!sessions) return;
   app.route<{ Body: SessionCreate }>({ ...routeOf('createSession'), handler: async (request) => sessions.create(request.body, request.principal) });
   app.route<{ Body: SessionIdentity }>({ ...routeOf('readSession'), handler: async (request) => sessions.read(request.body.id, request.principal) });
+  app.route<{ Body: SessionListRequest }>({ ...routeOf('listSessions'), handler: async (request) => sessions.list(request.body, request.principal) });
   app.route<{ Body: SessionIdentity }>({ ...routeOf('deleteSession'), handler: async (request) => sessions.delete(request.body.id, request.principal) });
 };

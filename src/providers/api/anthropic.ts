@@ -42,11 +42,14 @@ function messages(list: ProviderMessage[]): AnthropicMessage[] {
   return out;
 }
 
+/** Messages requires max_tokens; sent when neither the run nor the host set a limit (docs/providers.md). */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
 export function messagesBody(request: ProviderRequest): Record<string, unknown> {
   return {
     model: request.model,
     stream: true,
-    max_tokens: request.maxOutputTokens,
+    max_tokens: request.maxOutputTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
     ...(request.instructions ? { system: request.instructions } : {}),
     messages: messages(request.messages),
     ...(request.tools.length > 0 ? { tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema })) } : {}),

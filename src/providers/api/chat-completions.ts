@@ -48,7 +48,8 @@ export function chatBody(request: ProviderRequest): Record<string, unknown> {
     stream: true,
     stream_options: { include_usage: true },
     messages: messages(request),
-    max_tokens: request.maxOutputTokens,
+    // Only when the run or the host set a limit: a server's own default may be far larger (reasoning models).
+    ...(request.maxOutputTokens !== undefined ? { max_tokens: request.maxOutputTokens } : {}),
     ...(request.tools.length > 0
       ? { tools: request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } })) }
       : {}),

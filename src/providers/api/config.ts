@@ -1,7 +1,7 @@
 /** The config entry shared by the API kinds: one strict TypeBox schema per kind. */
 import { Type, type Static } from '@sinclair/typebox';
 import { MediaType, ModelId, ProviderId } from '../../protocol/schemas.js';
-import { SecretRef } from '../../shared/secrets.js';
+import { SecretRef } from '../../shared/secret-ref.js';
 
 export function apiProviderConfig<K extends string>(kind: K, $id: string, baseUrlRequired: boolean) {
   const baseUrl = Type.String({ minLength: 1, maxLength: 2048 });

@@ -44,14 +44,20 @@ function contents(list: ProviderMessage[]): Content[] {
   return out;
 }
 
+/** Only what the run asks for: no output-token limit unless the run or the host set one. */
+function generationConfig(request: ProviderRequest): { generationConfig: Record<string, unknown> } | undefined {
+  const config = {
+    ...(request.maxOutputTokens !== undefined ? { maxOutputTokens: request.maxOutputTokens } : {}),
+    ...(request.outputSchema ? { responseMimeType: 'application/json', responseJsonSchema: request.outputSchema } : {}),
+  };
+  return Object.keys(config).length > 0 ? { generationConfig: config } : undefined;
+}
+
 export function generateContentBody(request: ProviderRequest): Record<string, unknown> {
   return {
     contents: contents(request.messages),
     ...(request.instructions ? { systemInstruction: { parts: [{ text: request.instructions }] } } : {}),
-    generationConfig: {
-      maxOutputTokens: request.maxOutputTokens,
-      ...(request.outputSchema ? { responseMimeType: 'application/json', responseJsonSchema: request.outputSchema } : {}),
-    },
+    ...(generationConfig(request) ?? {}),
     ...(request.tools.length > 0
       ? { tools: [{ functionDeclarations: request.tools.map((tool) => ({ name: tool.name, description: tool.description, parametersJsonSchema: tool.inputSchema })) }] }
       : {}),

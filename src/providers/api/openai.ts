@@ -47,7 +47,7 @@ export function responsesBody(request: ProviderRequest): Record<string, unknown>
     store: false,
     stream: true,
     include: ['reasoning.encrypted_content'],
-    max_output_tokens: request.maxOutputTokens,
+    ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}),
     ...(request.tools.length > 0
       ? { tools: request.tools.map((tool) => ({ type: 'function', name: tool.name, description: tool.description, parameters: tool.inputSchema, strict: false })) }
       : {}),

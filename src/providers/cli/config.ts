@@ -2,7 +2,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { ModelId, ProviderId } from '../../protocol/schemas.js';
-import { SecretRef } from '../../shared/secrets.js';
+import { SecretRef } from '../../shared/secret-ref.js';
 import type { ProviderEnvironment } from '../registry.js';
 import type { NativeToolProfile } from './native-tools.js';
 

@@ -5,11 +5,13 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../../protocol/errors.js';
-import { SecretRef } from '../../shared/secrets.js';
+import { EmbeddingModel, OpaqueKey } from '../../protocol/schemas.js';
+import { SecretRef } from '../../shared/secret-ref.js';
 
 export interface EmbeddingIdentity {
   providerId: string;
   vendor: string;
+  /** A deployment label (retrieval id syntax), not a login; the descriptor says `default` when absent. */
   accountId?: string;
   authMode: 'api-key' | 'none';
   model: string;
@@ -26,19 +28,49 @@ export interface EmbeddingAdapter {
   embed(texts: string[], signal?: AbortSignal): Promise<EmbeddingResult>;
 }
 
-export const EmbeddingConfig = Type.Object(
+const embedderId = Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' }));
+/** A label for the vendor account (the index descriptor's `accountId`; default `default`). */
+const accountId = Type.Optional(OpaqueKey);
+const dimensions = Type.Integer({ minimum: 1, maximum: 4096 });
+
+/** An embedding service over HTTP. */
+export const HttpEmbeddingConfig = Type.Object(
   {
     kind: Type.Union([Type.Literal('openai-compatible'), Type.Literal('openai'), Type.Literal('gemini')]),
-    id: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' })),
-    model: Type.String({ minLength: 1, maxLength: 200 }),
-    dimensions: Type.Integer({ minimum: 1, maximum: 4096 }),
+    id: embedderId,
+    accountId,
+    model: EmbeddingModel,
+    dimensions,
     baseUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
     apiKeyRef: Type.Optional(SecretRef),
     /** Ask the vendor for `dimensions` (OpenAI `dimensions`, Gemini `outputDimensionality`). */
     sendDimensions: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false, $id: 'EmbeddingConfig' },
+  { additionalProperties: false },
 );
+
+/** A sentence-embedding model the host runs itself, from a local directory (local-model.ts). */
+export const LocalEmbeddingConfig = Type.Object(
+  {
+    kind: Type.Literal('local'),
+    id: embedderId,
+    accountId,
+    /** The model's name in the index descriptor, e.g. `all-MiniLM-L6-v2`. */
+    model: EmbeddingModel,
+    dimensions,
+    /** The directory with `model.onnx` (or `onnx/model.onnx`) and `tokenizer.json`, relative to the config file. */
+    path: Type.String({ minLength: 1, maxLength: 4096 }),
+    /** Tokens a text is cut to (default 256, the usual limit of small sentence models). */
+    maxTokens: Type.Optional(Type.Integer({ minimum: 8, maximum: 8192 })),
+    /** `mean` over the tokens (default, sentence-transformers models) or the first token (`cls`). */
+    pooling: Type.Optional(Type.Union([Type.Literal('mean'), Type.Literal('cls')])),
+    /** CPU threads for the model (default: all cores but one). */
+    threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+  },
+  { additionalProperties: false },
+);
+
+export const EmbeddingConfig = Type.Union([HttpEmbeddingConfig, LocalEmbeddingConfig], { $id: 'EmbeddingConfig' });
 export type EmbeddingConfig = Static<typeof EmbeddingConfig>;
 
 /** How an adapter reads its key: the same secret resolution as the provider kinds. */

@@ -1,12 +1,26 @@
 /**
- * A deterministic embedder for tests and benchmarks (no network, no model): lower-cased
- * Unicode letter/digit tokens, each hashed (sha256 → uint32 mod dimensions) into one count.
- * Texts that share words point the same way; a text without words gets a fixed direction.
+ * Embedders that need no model and no network: lower-cased Unicode letter/digit tokens, each
+ * hashed (sha256 → uint32 mod dimensions) into one count. Texts that share words point the same
+ * way; a text without words gets a fixed direction. `builtinEmbedder` is the one every corpus
+ * without a configured embedder uses, so that each corpus is a vector index with an honest
+ * descriptor; `hashEmbedder` is the same algorithm under a fixture identity for tests and benches.
  */
 import { createHash } from 'node:crypto';
-import { normalizeVector, type EmbeddingAdapter } from './embedding.js';
+import { normalizeVector, type EmbeddingAdapter, type EmbeddingIdentity } from './embedding.js';
+
+/** The built-in embedder's identity: part of every default corpus's frozen descriptor. */
+export const BUILTIN_EMBEDDING: EmbeddingIdentity = { providerId: 'builtin', vendor: 'agenticdriver', accountId: 'local', authMode: 'none', model: 'word-hash-v1', dimensions: 256 };
+
+export function builtinEmbedder(): EmbeddingAdapter {
+  return hashing(BUILTIN_EMBEDDING);
+}
 
 export function hashEmbedder(dimensions: number): EmbeddingAdapter {
+  return hashing({ providerId: 'fixture-embedding', vendor: 'fixture', authMode: 'none', model: 'lexical-hash-v1', dimensions });
+}
+
+function hashing(identity: EmbeddingIdentity): EmbeddingAdapter {
+  const { dimensions } = identity;
   const slots = new Map<string, number>();
   const slot = (token: string): number => {
     let found = slots.get(token);
@@ -17,7 +31,7 @@ export function hashEmbedder(dimensions: number): EmbeddingAdapter {
     return found;
   };
   return {
-    identity: { providerId: 'fixture-embedding', vendor: 'fixture', authMode: 'none', model: 'lexical-hash-v1', dimensions },
+    identity,
     async embed(texts: string[], signal?: AbortSignal) {
       signal?.throwIfAborted();
       const vectors = texts.map((text) => {

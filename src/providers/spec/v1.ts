@@ -76,7 +76,11 @@ export interface ProviderRequest {
   instructions?: string;
   messages: ProviderMessage[];
   tools: ProviderToolDefinition[];
-  maxOutputTokens: number;
+  /**
+   * The output-token limit the run or the host set; absent when neither did, and then the
+   * adapter sends none (a vendor whose API requires one gets the adapter's documented default).
+   */
+  maxOutputTokens?: number;
   /** The run's structured-output schema, for vendors that can constrain decoding. */
   outputSchema?: Record<string, unknown>;
   retry?: RetryPolicyValue;

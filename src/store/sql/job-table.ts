@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
 import type { ErrorInfo, JobInfo, JobState, RunEvent, RunRequest } from '../../protocol/schemas.js';
-import type { JobRow, JobStore, JobSubmission } from '../store.js';
-import type { SqlEngine } from './engine.js';
+import type { JobFilter, JobRow, JobStore, JobSubmission } from '../store.js';
+import type { SqlEngine, SqlValue } from './engine.js';
 import { ORPHAN, rowLock } from './ownership.js';
 
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
@@ -75,9 +75,19 @@ export class JobTable implements JobStore {
     return found && row(found);
   }
 
-  async list(limit: number, state?: JobState): Promise<JobRow[]> {
-    const where = state ? 'WHERE state = ?' : '';
-    const rows = await this.engine.all<JobColumns>(`SELECT * FROM jobs ${where} ORDER BY updated_at DESC, id LIMIT ?`, state ? [state, limit] : [limit]);
+  async list(limit: number, filter: JobFilter = {}): Promise<JobRow[]> {
+    if (filter.providers?.length === 0) return [];
+    const conditions: string[] = [];
+    const values: SqlValue[] = [];
+    const add = (condition: string, ...params: SqlValue[]) => {
+      conditions.push(condition);
+      values.push(...params);
+    };
+    if (filter.state) add('state = ?', filter.state);
+    if (filter.subject !== undefined) add('subject = ?', filter.subject);
+    if (filter.providers) add(`provider IN (${filter.providers.map(() => '?').join(', ')})`, ...filter.providers);
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    const rows = await this.engine.all<JobColumns>(`SELECT * FROM jobs ${where} ORDER BY updated_at DESC, id LIMIT ?`, [...values, limit]);
     return rows.map(row);
   }
 

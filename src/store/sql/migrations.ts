@@ -16,6 +16,10 @@ const USAGE_BY_TIME = 'CREATE INDEX usage_records_finished ON usage_records (fin
  */
 const RETRIEVAL_GENERATION = 'ALTER TABLE retrieval_corpora ADD COLUMN generation';
 
+/** Who indexed each document: a subject's share of the index is what its documents hold (NULL: indexed before shares). */
+const RETRIEVAL_SUBJECT = `ALTER TABLE retrieval_documents ADD COLUMN subject TEXT;
+   CREATE INDEX retrieval_documents_subject ON retrieval_documents (subject)`;
+
 const SQLITE: string[] = [
   `CREATE TABLE usage_records (
      run_id TEXT PRIMARY KEY, subject TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
@@ -52,6 +56,13 @@ const SQLITE: string[] = [
    CREATE VIRTUAL TABLE retrieval_fts_vocab USING fts5vocab(retrieval_fts, 'row')`,
   // Lexical search checks each full-text match's scope here, not in the wide chunk rows.
   'CREATE INDEX retrieval_chunks_rank ON retrieval_chunks (id, corpus, namespace, source_id, chunk_id)',
+  `DROP TRIGGER retrieval_chunks_fts_insert;
+   DROP TRIGGER retrieval_chunks_fts_delete;
+   DROP TABLE retrieval_fts_vocab;
+   DROP TABLE retrieval_fts;
+   DROP INDEX retrieval_chunks_rank;
+   ${analyzedTerms('sqlite')}`,
+  RETRIEVAL_SUBJECT,
 ];
 
 const POSTGRES: string[] = [
@@ -72,6 +83,9 @@ const POSTGRES: string[] = [
   retrievalTables('postgres'),
   USAGE_BY_TIME,
   `${RETRIEVAL_GENERATION} BIGINT NOT NULL DEFAULT 0`,
+  `ALTER TABLE retrieval_chunks DROP COLUMN tsv;
+   ${analyzedTerms('postgres')}`,
+  RETRIEVAL_SUBJECT,
 ];
 
 function approvalsTable(): string {
@@ -158,6 +172,40 @@ function retrievalTables(dialect: 'sqlite' | 'postgres'): string {
      UNIQUE (corpus, namespace, chunk_id));
    CREATE INDEX retrieval_chunks_source ON retrieval_chunks (corpus, namespace, source_id);
    CREATE INDEX retrieval_chunks_tsv ON retrieval_chunks USING GIN (tsv)`;
+}
+
+/**
+ * Lexical search on the store's own analysis (src/store/sql/text-terms.ts), the same on both
+ * engines: per chunk its length in terms and each term's frequency, an inverted index from term
+ * to chunks (FTS5 over the distinct terms on SQLite, GIN over a term array on PostgreSQL), and each
+ * term's document frequency per corpus and namespace. The engines' own text search (porter FTS5,
+ * english tsvector) analysed text differently and ranked differently, so what it indexed is
+ * cleared: corpora indexed before are ingested again (their descriptors changed too).
+ */
+function analyzedTerms(dialect: 'sqlite' | 'postgres'): string {
+  const clear = `DELETE FROM retrieval_chunks;
+   DELETE FROM retrieval_documents;
+   DELETE FROM retrieval_corpora;
+   ALTER TABLE retrieval_documents ADD COLUMN terms BIGINT NOT NULL DEFAULT 0;
+   CREATE TABLE retrieval_term_counts (
+     corpus TEXT NOT NULL, namespace TEXT NOT NULL, term TEXT NOT NULL, df BIGINT NOT NULL,
+     PRIMARY KEY (corpus, namespace, term))`;
+  if (dialect === 'sqlite') {
+    return `${clear} WITHOUT ROWID;
+   CREATE TABLE retrieval_chunk_terms (
+     id INTEGER PRIMARY KEY, corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL,
+     chunk_id TEXT NOT NULL, length BIGINT NOT NULL, terms BLOB NOT NULL);
+   CREATE INDEX retrieval_chunk_terms_source ON retrieval_chunk_terms (corpus, namespace, source_id);
+   CREATE VIRTUAL TABLE retrieval_terms_fts USING fts5(terms, content='', contentless_delete=1, tokenize='ascii')`;
+  }
+  // Rows up to a page stay uncompressed in line: scoring reads each candidate's arrays directly.
+  return `${clear};
+   CREATE TABLE retrieval_chunk_terms (
+     id BIGINT PRIMARY KEY, corpus TEXT NOT NULL, namespace TEXT NOT NULL, source_id TEXT NOT NULL,
+     chunk_id TEXT NOT NULL, length BIGINT NOT NULL, terms TEXT[] NOT NULL, counts INT2[] NOT NULL)
+     WITH (toast_tuple_target = 8160);
+   CREATE INDEX retrieval_chunk_terms_source ON retrieval_chunk_terms (corpus, namespace, source_id);
+   CREATE INDEX retrieval_chunk_terms_terms ON retrieval_chunk_terms USING GIN (terms)`;
 }
 
 /**

@@ -1,34 +1,41 @@
 /**
- * The retrieval index in the SQL store, ranked by the databases' own full-text search: SQLite
- * FTS5 (bm25) and PostgreSQL tsvector (ts_rank_cd), plus an exact cosine scan over the stored
- * vectors. Scope (namespace and exact source revisions) is applied in SQL before ranking and
- * limit. A search reads in one transaction (PostgreSQL: a repeatable-read snapshot), so a
- * concurrent replace is seen whole or not at all.
+ * The retrieval index in the SQL store: BM25 over the store's own text analysis, computed the same
+ * way on SQLite and PostgreSQL (each engine's inverted index only finds the candidates), plus an
+ * exact cosine scan over the stored vectors. Scope (namespace and exact source revisions) is
+ * applied in SQL before ranking and limit. A search reads in one transaction (PostgreSQL: a
+ * repeatable-read snapshot), so a concurrent replace is seen whole or not at all.
  */
 import { DriverError } from '../../protocol/errors.js';
 import type { ContextSource, IngestionManifest } from '../../protocol/schemas.js';
 import type { ChunkMatch, CorpusIndex, IndexedChunk, IndexedDocument, RetrievalIndexStore, RetrievalScope } from '../store.js';
 import type { SqlEngine } from './engine.js';
+import { queryTerms, termFrequencies } from './text-terms.js';
 
-export interface RetrievalCapacity {
-  /** Chunks across all corpora and namespaces (default 20,000). */
+export interface CapacityBound {
   maxChunks: number;
-  /** Stored bytes (chunk text + vectors) across all corpora and namespaces (default 128 MiB). */
+  /** Stored bytes: chunk text + vectors. */
   maxBytes: number;
+}
+
+/** `maxChunks` (default 20,000) and `maxBytes` (default 128 MiB) hold across all corpora and namespaces. */
+export interface RetrievalCapacity extends CapacityBound {
+  /** What the sources one subject indexed may hold, across corpora (RESOURCE_LIMIT past it). */
+  perSubject?: CapacityBound;
+  /** What one corpus may hold, by corpus id (INDEX_FULL past it). */
+  perCorpus?: Record<string, CapacityBound>;
 }
 
 export const DEFAULT_RETRIEVAL_CAPACITY: RetrievalCapacity = { maxChunks: 20_000, maxBytes: 128 * 1024 * 1024 };
 export const MAX_CORPORA = 1000;
-/** Distinct query terms sent to the engine; the rest of a long query adds little to BM25. */
+/** Distinct query terms ranked by; the rest of a long query adds little to BM25. */
 const MAX_QUERY_TERMS = 64;
+/** BM25's term-frequency saturation and length normalisation (the usual values). */
+const K1 = 1.2;
+const B = 0.75;
 /** Chunks whose vectors one page of the cosine scan reads. */
 const VECTOR_PAGE = 512;
 /** Serialises index writes across PostgreSQL replicas (capacity and chunk ownership are global). */
 const WRITE_LOCK = 7434;
-/** SQLite lexical search drops query terms found in more than this share of the chunks… */
-const PRUNE_SHARE = 0.5;
-/** …once the index holds this many chunks (below it, every term is cheap enough). */
-const PRUNE_MIN_CHUNKS = 2000;
 /** Memory for the in-process copies of namespaces' vectors (20,000 × 256 dims ≈ 22 MB). */
 export const VECTOR_CACHE_BYTES = 64 * 1024 * 1024;
 /** Estimated bytes a cached chunk costs besides its vector (ids as strings and numbers). */
@@ -63,20 +70,19 @@ interface ChunkColumns {
   location: string;
 }
 
-/** Letters, marks and digits in runs: the only thing a user query contributes to engine syntax. */
-export function queryTerms(query: string): string[] {
-  const terms = new Set<string>();
-  for (const match of query.normalize('NFC').toLowerCase().matchAll(/[\p{L}\p{M}\p{N}]+/gu)) {
-    terms.add(match[0]);
-    if (terms.size === MAX_QUERY_TERMS) break;
-  }
-  return [...terms];
+/** One query term: its document frequency in the namespace, idf, and most a chunk can score on it. */
+interface WeightedTerm {
+  term: string;
+  df: number;
+  idf: number;
+  /** idf × (k1 + 1): the BM25 weight, and the bound of the term's contribution. */
+  weight: number;
 }
 
-/** A non-negative engine relevance mapped monotonically into (0, 1]. */
-function unitScore(relevance: number): number {
-  const value = Math.max(0, Number(relevance));
-  return Math.max(value / (1 + value), Number.MIN_VALUE);
+/** A chunk's analysed text, ready to store: its length in terms and its distinct terms with their counts. */
+interface ChunkTerms {
+  length: number;
+  frequencies: Map<string, number>;
 }
 
 export class RetrievalTable implements RetrievalIndexStore {
@@ -116,8 +122,9 @@ export class RetrievalTable implements RetrievalIndexStore {
     return rows.map(toDocument);
   }
 
-  async replace(corpus: string, namespace: string, document: IndexedDocument, chunks: IndexedChunk[], expectedDigest: string | null): Promise<void> {
+  async replace(corpus: string, namespace: string, document: IndexedDocument, chunks: IndexedChunk[], expectedDigest: string | null, subject?: string): Promise<void> {
     const storedBytes = chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.text, 'utf8') + (chunk.vector?.byteLength ?? 0), 0);
+    const analysed = await analyse(chunks);
     await this.engine.transaction(async (tx) => {
       await this.lockWrites(tx);
       const [current] = await tx.all<{ digest: string }>('SELECT digest FROM retrieval_documents WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, document.sourceId]);
@@ -130,18 +137,13 @@ export class RetrievalTable implements RetrievalIndexStore {
         [corpus, namespace, document.sourceId, ids],
       );
       if (taken) throw new DriverError('CHUNK_CONFLICT', `The chunk id ${taken.chunk_id} belongs to the source ${taken.source_id}.`);
-      const [used = { chunks: 0, bytes: 0 }] = await tx.all<{ chunks: number | null; bytes: number | null }>(
-        'SELECT SUM(chunks) AS chunks, SUM(stored_bytes) AS bytes FROM retrieval_documents WHERE NOT (corpus = ? AND namespace = ? AND source_id = ?)',
-        [corpus, namespace, document.sourceId],
-      );
-      if (Number(used.chunks ?? 0) + chunks.length > this.capacity.maxChunks || Number(used.bytes ?? 0) + storedBytes > this.capacity.maxBytes) {
-        throw new DriverError('INDEX_FULL', 'The retrieval index is full; delete sources or raise its capacity.', { retryable: false });
-      }
+      await this.checkCapacity(tx, { corpus, namespace, sourceId: document.sourceId, subject }, { chunks: chunks.length, bytes: storedBytes });
+      await this.removeTerms(tx, corpus, namespace, document.sourceId);
       await tx.run('DELETE FROM retrieval_chunks WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, document.sourceId]);
       await tx.run('DELETE FROM retrieval_documents WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, document.sourceId]);
       await tx.run(
-        `INSERT INTO retrieval_documents (corpus, namespace, source_id, revision, digest, source, ingestion, chunks, bytes, stored_bytes)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO retrieval_documents (corpus, namespace, source_id, revision, digest, source, ingestion, chunks, bytes, stored_bytes, terms, subject)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           corpus,
           namespace,
@@ -153,16 +155,60 @@ export class RetrievalTable implements RetrievalIndexStore {
           chunks.length,
           chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.text, 'utf8'), 0),
           storedBytes,
+          analysed.reduce((sum, terms) => sum + terms.length, 0),
+          subject ?? null,
         ],
       );
       await this.bumpGeneration(tx, corpus);
-      for (const chunk of chunks) {
-        await tx.run(
-          'INSERT INTO retrieval_chunks (corpus, namespace, source_id, chunk_id, ordinal, text, location, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      for (const [index, chunk] of chunks.entries()) {
+        const [row] = await tx.all<{ id: number }>(
+          'INSERT INTO retrieval_chunks (corpus, namespace, source_id, chunk_id, ordinal, text, location, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id',
           [corpus, namespace, document.sourceId, chunk.chunkId, chunk.ordinal, chunk.text, JSON.stringify(chunk.location), chunk.vector ? vectorBytes(chunk.vector) : null],
         );
+        await this.insertTerms(tx, { id: Number(row!.id), corpus, namespace, sourceId: document.sourceId, chunkId: chunk.chunkId }, analysed[index]!);
       }
+      await this.countTerms(tx, corpus, namespace, document.sourceId, +1);
     });
+  }
+
+  /**
+   * The document replacing (corpus, namespace, sourceId) fits: first the share of the subject
+   * that indexes it (RESOURCE_LIMIT: the subject deletes some of its own sources), then the
+   * corpus's share and the whole index (INDEX_FULL). What the replaced document held is free.
+   */
+  private async checkCapacity(
+    tx: SqlEngine,
+    where: { corpus: string; namespace: string; sourceId: string; subject: string | undefined },
+    adding: { chunks: number; bytes: number },
+  ): Promise<void> {
+    const { corpus, namespace, sourceId, subject } = where;
+    const others = 'NOT (corpus = ? AND namespace = ? AND source_id = ?)';
+    const used = async (filter: string, params: string[]) => {
+      const [row] = await tx.all<{ chunks: number | null; bytes: number | null }>(
+        `SELECT SUM(chunks) AS chunks, SUM(stored_bytes) AS bytes FROM retrieval_documents WHERE ${filter}${filter ? ' AND ' : ''}${others}`,
+        [...params, corpus, namespace, sourceId],
+      );
+      return { chunks: Number(row?.chunks ?? 0), bytes: Number(row?.bytes ?? 0) };
+    };
+    const over = (bound: CapacityBound, now: { chunks: number; bytes: number }) => now.chunks + adding.chunks > bound.maxChunks || now.bytes + adding.bytes > bound.maxBytes;
+    const share = this.capacity.perSubject;
+    if (share && subject !== undefined) {
+      const mine = await used('subject = ?', [subject]);
+      if (over(share, mine)) {
+        throw new DriverError(
+          'RESOURCE_LIMIT',
+          `This subject's share of the retrieval index is full (${mine.chunks} of ${share.maxChunks} chunks, ${mine.bytes} of ${share.maxBytes} bytes in use); delete some of its sources.`,
+          { retryable: false },
+        );
+      }
+    }
+    const corpusShare = this.capacity.perCorpus?.[corpus];
+    if (corpusShare && over(corpusShare, await used('corpus = ?', [corpus]))) {
+      throw new DriverError('INDEX_FULL', `The corpus ${corpus} holds its whole share of the retrieval index; delete sources or raise its capacity.`, { retryable: false });
+    }
+    if (over(this.capacity, await used('', []))) {
+      throw new DriverError('INDEX_FULL', 'The retrieval index is full; delete sources or raise its capacity.', { retryable: false });
+    }
   }
 
   async delete(corpus: string, namespace: string, sourceId: string, revision: string): Promise<boolean> {
@@ -171,6 +217,7 @@ export class RetrievalTable implements RetrievalIndexStore {
       const [current] = await tx.all<{ revision: string }>('SELECT revision FROM retrieval_documents WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, sourceId]);
       if (!current) return false;
       if (current.revision !== revision) throw new DriverError('SOURCE_CONFLICT', `The source ${sourceId} is indexed at another revision.`);
+      await this.removeTerms(tx, corpus, namespace, sourceId);
       await tx.run('DELETE FROM retrieval_chunks WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, sourceId]);
       await tx.run('DELETE FROM retrieval_documents WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, sourceId]);
       await this.bumpGeneration(tx, corpus);
@@ -178,31 +225,35 @@ export class RetrievalTable implements RetrievalIndexStore {
     });
   }
 
+  /**
+   * BM25 (k1 1.2, b 0.75, idf ln(1 + (N − df + ½) / (df + ½))) with the namespace's statistics, best
+   * first, each score divided by the most the query can score (Σ idf × (k1 + 1), every term
+   * saturated): an average-length chunk holding each query term once scores 1 / (k1 + 1) ≈ 0.45,
+   * one holding only the terms that carry half the query's weight about half that. Exact top
+   * `limit` without scoring every chunk that shares a word (max-score): candidates come from the
+   * rarest terms first, and a more common term is added only while a chunk holding none of the
+   * terms so far could still reach the top.
+   */
   async searchLexical(scope: RetrievalScope, query: string, limit: number, signal?: AbortSignal): Promise<ChunkMatch[]> {
     signal?.throwIfAborted();
-    const terms = queryTerms(query);
+    const terms = queryTerms(query, MAX_QUERY_TERMS);
     if (terms.length === 0 || limit < 1 || Object.keys(scope.sources).length === 0) return [];
     return this.snapshot(async (tx) => {
       const documents = await this.scopedDocuments(tx, scope);
       if (documents.size === 0) return [];
-      const sourceIds = JSON.stringify([...documents.keys()]);
-      // Terms are letters and digits only, each quoted: nothing in a query is engine syntax.
-      const ranked =
-        tx.dialect === 'sqlite'
-          ? await tx.all<{ id: number; relevance: number }>(
-              `SELECT c.id AS id, -bm25(retrieval_fts) AS relevance FROM retrieval_fts CROSS JOIN retrieval_chunks AS c INDEXED BY retrieval_chunks_rank
-               WHERE c.id = retrieval_fts.rowid AND retrieval_fts MATCH ? AND c.corpus = ? AND c.namespace = ? AND +c.source_id IN (SELECT value FROM json_each(?))
-               ORDER BY relevance DESC, c.chunk_id LIMIT ?`,
-              [(await this.selectiveTerms(tx, terms)).map((term) => `"${term}"`).join(' OR '), scope.corpus, scope.namespace, sourceIds, limit],
-            )
-          : await tx.all<{ id: number; relevance: number }>(
-              `SELECT c.id AS id, ts_rank_cd(c.tsv, q.query) AS relevance FROM retrieval_chunks AS c, to_tsquery('english', ?) AS q(query)
-               WHERE c.tsv @@ q.query AND c.corpus = ? AND c.namespace = ? AND c.source_id IN (SELECT jsonb_array_elements_text(?::jsonb))
-               ORDER BY relevance DESC, c.chunk_id COLLATE "C" LIMIT ?`,
-              [terms.map((term) => `'${term}'`).join(' | '), scope.corpus, scope.namespace, sourceIds, limit],
-            );
-      const scores = new Map(ranked.map((row) => [Number(row.id), unitScore(row.relevance)]));
-      return this.matches(tx, documents, scores);
+      const { weighted, averageLength } = await this.weigh(tx, scope, terms);
+      const best = weighted.reduce((sum, term) => sum + term.weight, 0);
+      const present = weighted.filter((term) => term.df > 0).sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1));
+      let unseen = present.reduce((sum, term) => sum + term.weight, 0);
+      let ranked: { id: number; score: number }[] = [];
+      for (let used = 1; used <= present.length; used += 1) {
+        unseen -= present[used - 1]!.weight;
+        ranked = await this.bm25(tx, scope, [...documents.keys()], present, used, averageLength, limit);
+        signal?.throwIfAborted();
+        // A chunk with none of the terms used so far scores at most `unseen`.
+        if (ranked.length === limit && ranked[limit - 1]!.score > unseen) break;
+      }
+      return this.matches(tx, documents, ranked.map((row) => ({ id: row.id, score: Math.min(1, row.score / best) })));
     }, signal);
   }
 
@@ -228,7 +279,7 @@ export class RetrievalTable implements RetrievalIndexStore {
           offer({ id: cached.ids[row]!, chunkId: cached.chunkIds[row]!, score: Math.max(-1, Math.min(1, sum)) });
         }
         signal?.throwIfAborted();
-        return this.matches(tx, documents, new Map(best.map((entry) => [entry.id, entry.score])));
+        return this.matches(tx, documents, best);
       }
       // Pages of whole sources (a source holds at most a few hundred chunks), in source order.
       let page: string[] = [];
@@ -250,7 +301,7 @@ export class RetrievalTable implements RetrievalIndexStore {
         if (pageChunks >= VECTOR_PAGE) await scan();
       }
       if (page.length > 0) await scan();
-      return this.matches(tx, documents, new Map(best.map((entry) => [entry.id, entry.score])));
+      return this.matches(tx, documents, best);
     }, signal);
   }
 
@@ -267,14 +318,18 @@ export class RetrievalTable implements RetrievalIndexStore {
     return new Map(rows.map((row) => [row.source_id, toDocument(row)]));
   }
 
-  /** The ranked chunk rows (id → score) as matches, best first, ties by chunk id. */
-  private async matches(tx: SqlEngine, documents: Map<string, IndexedDocument>, scores: Map<number, number>): Promise<ChunkMatch[]> {
-    if (scores.size === 0) return [];
-    const rows = await tx.all<ChunkColumns & { id: number }>(
-      `SELECT id, source_id, chunk_id, ordinal, text, location FROM retrieval_chunks WHERE id IN (${this.jsonArray(tx, 'bigint')})`,
-      [JSON.stringify([...scores.keys()])],
+  /** The ranked chunk rows (best first, ties by chunk id) as matches, in that order. */
+  private async matches(tx: SqlEngine, documents: Map<string, IndexedDocument>, ranked: { id: number; score: number }[]): Promise<ChunkMatch[]> {
+    if (ranked.length === 0) return [];
+    const rows = new Map(
+      (
+        await tx.all<ChunkColumns & { id: number }>(`SELECT id, source_id, chunk_id, ordinal, text, location FROM retrieval_chunks WHERE id IN (${this.jsonArray(tx, 'bigint')})`, [
+          JSON.stringify(ranked.map((entry) => entry.id)),
+        ])
+      ).map((row) => [Number(row.id), row]),
     );
-    const matches = rows.map((row) => {
+    return ranked.map(({ id, score }, index) => {
+      const row = rows.get(id)!;
       const document = documents.get(row.source_id)!;
       const chunk: IndexedChunk = {
         chunkId: row.chunk_id,
@@ -284,11 +339,8 @@ export class RetrievalTable implements RetrievalIndexStore {
         text: row.text,
         location: JSON.parse(row.location) as IndexedChunk['location'],
       };
-      return { chunk, document, rank: 0, score: scores.get(Number(row.id))! };
+      return { chunk, document, rank: index + 1, score };
     });
-    matches.sort((a, b) => b.score - a.score || (a.chunk.chunkId < b.chunk.chunkId ? -1 : a.chunk.chunkId > b.chunk.chunkId ? 1 : 0));
-    matches.forEach((match, index) => (match.rank = index + 1));
-    return matches;
   }
 
   /** A consistent read: one transaction, a repeatable-read snapshot on PostgreSQL. */
@@ -306,32 +358,111 @@ export class RetrievalTable implements RetrievalIndexStore {
     }
   }
 
-  /**
-   * SQLite: the query terms without those in more than half the index's chunks. FTS5 clamps
-   * such a term's idf to almost nothing, so it adds matches (each scored by bm25 before the
-   * limit) but no ranking. Keeps the rarest term, so a query never empties. A term's document
-   * count is read from the fts5vocab table under its longest prefix there: the porter stem is
-   * a prefix of the word but for a few suffix rewrites, and a term with none is kept.
-   */
-  private async selectiveTerms(tx: SqlEngine, terms: string[]): Promise<string[]> {
-    const [{ total } = { total: 0 }] = await tx.all<{ total: number }>('SELECT COUNT(*) AS total FROM retrieval_chunks');
-    if (total < PRUNE_MIN_CHUNKS) return terms;
-    const prefixes = new Set(terms.flatMap((term) => Array.from({ length: Math.max(0, term.length - 2) }, (_, cut) => term.slice(0, term.length - cut))));
-    const counts = new Map(
-      (await tx.all<{ term: string; doc: number }>('SELECT term, doc FROM retrieval_fts_vocab WHERE term IN (SELECT value FROM json_each(?))', [JSON.stringify([...prefixes])])).map(
-        (row) => [row.term, Number(row.doc)],
-      ),
+  /** Each query term's document frequency and weight in the namespace, and its average chunk length. */
+  private async weigh(tx: SqlEngine, scope: RetrievalScope, terms: string[]): Promise<{ weighted: WeightedTerm[]; averageLength: number }> {
+    const [totals] = await tx.all<{ chunks: number | null; terms: number | null }>(
+      'SELECT SUM(chunks) AS chunks, SUM(terms) AS terms FROM retrieval_documents WHERE corpus = ? AND namespace = ?',
+      [scope.corpus, scope.namespace],
     );
-    const frequency = (term: string): number => {
-      for (let length = term.length; length >= 3; length -= 1) {
-        const count = counts.get(term.slice(0, length));
-        if (count !== undefined) return count;
-      }
-      return 0;
-    };
-    const rated = terms.map((term) => ({ term, frequency: frequency(term) })).sort((a, b) => a.frequency - b.frequency);
-    const kept = rated.filter((entry, index) => index === 0 || entry.frequency <= total * PRUNE_SHARE);
-    return kept.map((entry) => entry.term);
+    const chunks = Number(totals?.chunks ?? 0);
+    const counts = new Map(
+      (
+        await tx.all<{ term: string; df: number }>(
+          `SELECT term, df FROM retrieval_term_counts WHERE corpus = ? AND namespace = ? AND term IN (${this.jsonArray(tx)})`,
+          [scope.corpus, scope.namespace, JSON.stringify(terms)],
+        )
+      ).map((row) => [row.term, Number(row.df)]),
+    );
+    const weighted = terms.map((term) => {
+      const df = counts.get(term) ?? 0;
+      const idf = Math.log(1 + (chunks - df + 0.5) / (df + 0.5));
+      return { term, df, idf, weight: idf * (K1 + 1) };
+    });
+    return { weighted, averageLength: chunks > 0 ? Math.max(1, Number(totals?.terms ?? 0) / chunks) : 1 };
+  }
+
+  /**
+   * The best `limit` in-scope chunks holding any of the first `used` terms, each scored on all of
+   * them: Σ weight × tf / (tf + k1 × (1 − b + b × length / averageLength)).
+   */
+  private async bm25(tx: SqlEngine, scope: RetrievalScope, sourceIds: string[], terms: WeightedTerm[], used: number, averageLength: number, limit: number) {
+    const sqlite = tx.dialect === 'sqlite';
+    // Both engines evaluate the same double-precision expression, so they rank alike.
+    const real = 'CAST(? AS DOUBLE PRECISION)';
+    const score = terms.map((_, index) => `${real} * f${index} / (f${index} + k)`).join(' + ');
+    const frequency = sqlite ? 'coalesce(json_extract(t.terms, ?), 0)' : 'coalesce(t.counts[array_position(t.terms, ?::text)], 0)';
+    const frequencies = terms.map((_, index) => `${frequency} AS f${index}`).join(', ');
+    // Terms are letters and digits only, each quoted: nothing in a query is engine syntax.
+    const matching = terms.slice(0, used).map((entry) => entry.term);
+    const candidates = sqlite
+      ? `retrieval_terms_fts AS f CROSS JOIN retrieval_chunk_terms AS t
+         WHERE t.id = f.rowid AND retrieval_terms_fts MATCH ? AND t.corpus = ? AND t.namespace = ? AND +t.source_id IN (SELECT value FROM json_each(?))`
+      : `retrieval_chunk_terms AS t
+         WHERE t.terms && string_to_array(?::text, ' ') AND t.corpus = ? AND t.namespace = ? AND t.source_id IN (SELECT jsonb_array_elements_text(?::jsonb))`;
+    const rows = await tx.all<{ id: number; score: number }>(
+      `SELECT id, ${score} AS score FROM (
+         SELECT t.id, t.chunk_id, ${real} * (1 - ${real} + ${real} * t.length / ${real}) AS k, ${frequencies} FROM ${candidates}
+       ) AS scored ORDER BY score DESC, chunk_id${sqlite ? '' : ' COLLATE "C"'} LIMIT ?`,
+      [
+        ...terms.map((entry) => entry.weight),
+        K1,
+        B,
+        B,
+        averageLength,
+        ...terms.map((entry) => (sqlite ? `$."${entry.term}"` : entry.term)),
+        sqlite ? matching.map((term) => `"${term}"`).join(' OR ') : matching.join(' '),
+        scope.corpus,
+        scope.namespace,
+        JSON.stringify(sourceIds),
+        limit,
+      ],
+    );
+    return rows.map((row) => ({ id: Number(row.id), score: Number(row.score) }));
+  }
+
+  /** A chunk's term frequencies and the inverted index entry that finds it (rowid = the chunk's id). */
+  private async insertTerms(tx: SqlEngine, chunk: { id: number; corpus: string; namespace: string; sourceId: string; chunkId: string }, terms: ChunkTerms): Promise<void> {
+    const keys = [...terms.frequencies.keys()];
+    const row = [chunk.id, chunk.corpus, chunk.namespace, chunk.sourceId, chunk.chunkId, terms.length];
+    if (tx.dialect === 'sqlite') {
+      await tx.run('INSERT INTO retrieval_chunk_terms (id, corpus, namespace, source_id, chunk_id, length, terms) VALUES (?, ?, ?, ?, ?, ?, jsonb(?))', [
+        ...row,
+        JSON.stringify(Object.fromEntries(terms.frequencies)),
+      ]);
+      await tx.run('INSERT INTO retrieval_terms_fts (rowid, terms) VALUES (?, ?)', [chunk.id, keys.join(' ')]);
+    } else {
+      await tx.run(
+        `INSERT INTO retrieval_chunk_terms (id, corpus, namespace, source_id, chunk_id, length, terms, counts)
+         VALUES (?, ?, ?, ?, ?, ?, string_to_array(?::text, ' '), string_to_array(?::text, ' ')::int2[])`,
+        [...row, keys.join(' '), [...terms.frequencies.values()].join(' ')],
+      );
+    }
+  }
+
+  /** Adds (+1) or takes away (−1) a source's chunks from the namespace's document frequencies. */
+  private async countTerms(tx: SqlEngine, corpus: string, namespace: string, sourceId: string, sign: 1 | -1): Promise<void> {
+    const terms = tx.dialect === 'sqlite' ? 'json_each(t.terms) AS j' : 'unnest(t.terms) AS j(key)';
+    await tx.run(
+      `INSERT INTO retrieval_term_counts (corpus, namespace, term, df)
+       SELECT ?, ?, j.key, ${sign} * COUNT(*) FROM retrieval_chunk_terms AS t, ${terms} WHERE t.corpus = ? AND t.namespace = ? AND t.source_id = ? GROUP BY j.key
+       ON CONFLICT (corpus, namespace, term) DO UPDATE SET df = retrieval_term_counts.df + excluded.df`,
+      [corpus, namespace, corpus, namespace, sourceId],
+    );
+  }
+
+  /** Before a source's chunks go: its counts, its term rows and their inverted index entries. */
+  private async removeTerms(tx: SqlEngine, corpus: string, namespace: string, sourceId: string): Promise<void> {
+    await this.countTerms(tx, corpus, namespace, sourceId, -1);
+    const terms = tx.dialect === 'sqlite' ? 'json_each(t.terms) AS j' : 'unnest(t.terms) AS j(key)';
+    await tx.run(
+      `DELETE FROM retrieval_term_counts WHERE corpus = ? AND namespace = ? AND df <= 0
+       AND term IN (SELECT j.key FROM retrieval_chunk_terms AS t, ${terms} WHERE t.corpus = ? AND t.namespace = ? AND t.source_id = ?)`,
+      [corpus, namespace, corpus, namespace, sourceId],
+    );
+    if (tx.dialect === 'sqlite') {
+      await tx.run('DELETE FROM retrieval_terms_fts WHERE rowid IN (SELECT id FROM retrieval_chunk_terms WHERE corpus = ? AND namespace = ? AND source_id = ?)', [corpus, namespace, sourceId]);
+    }
+    await tx.run('DELETE FROM retrieval_chunk_terms WHERE corpus = ? AND namespace = ? AND source_id = ?', [corpus, namespace, sourceId]);
   }
 
   private async bumpGeneration(tx: SqlEngine, corpus: string): Promise<void> {
@@ -395,6 +526,16 @@ export class RetrievalTable implements RetrievalIndexStore {
     if (engine.dialect === 'sqlite') return 'SELECT value FROM json_each(?)';
     return type === 'text' ? 'SELECT jsonb_array_elements_text(?::jsonb)' : 'SELECT jsonb_array_elements_text(?::jsonb)::bigint';
   }
+}
+
+/** The chunks' analysed texts, yielding to the event loop between chunks (a source holds up to 1 MiB of text). */
+async function analyse(chunks: IndexedChunk[]): Promise<ChunkTerms[]> {
+  const analysed: ChunkTerms[] = [];
+  for (const chunk of chunks) {
+    analysed.push(termFrequencies(chunk.text));
+    if (analysed.length % 16 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return analysed;
 }
 
 function toDocument(row: DocumentColumns): IndexedDocument {

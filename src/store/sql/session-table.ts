@@ -60,6 +60,16 @@ export class SessionTable implements SessionStore {
     return found && row(found);
   }
 
+  async list(subject: string, providers: readonly string[], limit: number): Promise<SessionRow[]> {
+    if (providers.length === 0) return [];
+    const rows = await this.engine.all<SessionColumns>(
+      `SELECT * FROM sessions WHERE subject = ? AND provider IN (${providers.map(() => '?').join(', ')}) AND (expires_at IS NULL OR expires_at > ?)
+       ORDER BY updated_at DESC, id LIMIT ?`,
+      [subject, ...providers, this.now(), limit],
+    );
+    return rows.map(row);
+  }
+
   /** Removes the session; returns the replica running its turn, if one is. */
   async delete(id: string): Promise<{ deleted: boolean; runningOn: string | undefined }> {
     const [removed] = await this.engine.all<{ state: string; owner: string | null }>('DELETE FROM sessions WHERE id = ? RETURNING state, owner', [id]);

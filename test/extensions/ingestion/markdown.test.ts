@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ingestionPolicy, prepareDocument } from '../../../src/extensions/retrieval/ingestion/index.js';
 import type { IngestRequest } from '../../../src/protocol/schemas.js';
-import { assertWellFormed } from './helpers.js';
+import { markdownChunks } from '../../../src/extensions/retrieval/ingestion/markdown.js';
+import { assertWellFormed, rejectsWith } from './helpers.js';
 
 const policy = ingestionPolicy();
 
@@ -47,7 +48,7 @@ describe('markdown sections', () => {
     );
     assert.ok(prepared.chunks[0]!.text.includes('# not a heading'));
     assert.ok(prepared.chunks[1]!.text.includes('## still code'));
-    assert.deepEqual(prepared.ingestion.extractor, { id: 'markdown-sections', version: '1' });
+    assert.deepEqual(prepared.ingestion.extractor, { id: 'markdown-sections', version: '2' });
     assert.equal(prepared.ingestion.format, 'markdown');
     assert.equal(prepared.ingestion.inputSha256, createHash('sha256').update(GUIDE).digest('hex'));
   });
@@ -98,5 +99,37 @@ describe('markdown sections', () => {
         ['## Two', 'Two'],
       ],
     );
+  });
+});
+
+describe('markdown parse bounds (issue 25)', () => {
+  it('parses what stalled the old parser for minutes, and bounds nesting before it starts', async () => {
+    // '>' × 1M ran over 11 minutes on the host thread before.
+    const quotes = await prepareDocument(markdown(`# Deep\n${'>'.repeat(1_000_000)}\n# After\ntext\n`), ingestionPolicy({ maxChunkBytes: 16_384 }));
+    assert.deepEqual([...new Set(quotes.chunks.map((chunk) => chunk.location.section))], ['Deep', 'After']);
+    // Lists nested past MAX_NESTING are read as one block; the heading after them still splits.
+    const lists = await prepareDocument(markdown(`${'- '.repeat(5)}a\n# After\ntext\n`), policy);
+    assert.deepEqual(lists.chunks.map((chunk) => chunk.location.section), [undefined, 'After']);
+  });
+
+  it('refuses more top-level sections than chunks, and more blocks than MAX_BLOCK_TOKENS, as DOCUMENT_LIMIT', async () => {
+    await rejectsWith(prepareDocument(markdown('# h\n'.repeat(257)), policy), 'DOCUMENT_LIMIT', /more than 256 top-level sections/);
+    await rejectsWith(prepareDocument(markdown('Setext\n===\n'.repeat(300)), policy), 'DOCUMENT_LIMIT', /more than 256 top-level sections/);
+    // 256 sections in fences and quotes are not top-level.
+    assert.equal((await prepareDocument(markdown(`\`\`\`\n${'# h\n'.repeat(5000)}\`\`\`\n> ${'# q\n> '.repeat(5000)}\n`), ingestionPolicy({ maxChunkBytes: 16_384 }))).chunks[0]!.location.section, undefined);
+    await rejectsWith(prepareDocument(markdown('a\n\n'.repeat(140_000)), ingestionPolicy({ maxChunkBytes: 16_384 })), 'DOCUMENT_LIMIT', /more than 400000 blocks/);
+  });
+
+  it('ends a parse past its time limit (TIMEOUT) or its heap (DOCUMENT_LIMIT) in the worker thread', async () => {
+    // Lazy continuation lines 19 quotes deep: the costliest bytes markdown-it reads, ≈ 1 MiB.
+    const lazy = `${'> '.repeat(19)}a\n${'b\n'.repeat(50)}`.repeat(7_000);
+    await rejectsWith(prepareDocument(markdown(lazy), ingestionPolicy({ extractionTimeoutMs: 100, maxChunkBytes: 16_384 })), 'TIMEOUT', /time limit \(100 ms\)/);
+    await rejectsWith(
+      markdownChunks('a\n\n'.repeat(100_000), { lineOffset: 0, sourceId: 'big', maxBytes: 16_384, maxChunks: 256 }, policy, {}, { resourceLimits: { maxOldGenerationSizeMb: 12, maxYoungGenerationSizeMb: 2 } }),
+      'DOCUMENT_LIMIT',
+      /ran out of memory/,
+    );
+    // The pool goes on.
+    assert.equal((await prepareDocument(markdown('# Fine\nok\n'), policy)).chunks[0]!.location.section, 'Fine');
   });
 });

@@ -8,7 +8,7 @@ import { DriverError } from '../../../src/protocol/errors.js';
 import { fakePdfJs } from './helpers.js';
 import { makePdf } from './pdfs.js';
 
-const limits = { maxPages: 10, maxTextBytes: 1024 };
+const limits = { maxPages: 10, maxTextBytes: 1024, maxDecodedBytes: 64 << 20, extractionTimeoutMs: 60_000 };
 console.log((await extractPdfPages(await makePdf([['warm']]), limits)).pages.join());
 const controller = new AbortController();
 setTimeout(() => controller.abort(), 300);

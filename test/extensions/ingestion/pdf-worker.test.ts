@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { extractPdfPages, MAX_PDF_WORKERS, pdfWorkerStats } from '../../../src/extensions/retrieval/ingestion/pdf.js';
+import { chargeEnsureBuffer, PDFJS_WORKER_MODULE } from '../../../src/extensions/retrieval/ingestion/decoded-budget.js';
+import { extractPdfPages, MAX_PDF_WORKERS, MAX_PDF_WORKERS_PER_SUBJECT, pdfWorkerStats } from '../../../src/extensions/retrieval/ingestion/pdf.js';
 import { fakePdfJs, rejectsWith } from './helpers.js';
-import { makePdf } from './pdfs.js';
+import { makeBombPdf, makePdf } from './pdfs.js';
 
-const limits = { maxPages: 1000, maxTextBytes: 1024 * 1024 };
+const limits = { maxPages: 1000, maxTextBytes: 1024 * 1024, maxDecodedBytes: 64 << 20, extractionTimeoutMs: 60_000 };
 
 /** Polls until no PDF thread runs or waits (a thread's 'exit' gives its place back). */
 async function allWorkersGone(): Promise<void> {
@@ -118,13 +120,14 @@ describe('pdf worker thread', () => {
 
   it(`runs at most ${MAX_PDF_WORKERS} PDF threads; the rest wait in line and leave it when aborted`, async () => {
     const bytes = await makePdf([['Queued page']]);
+    // One subject each, so no subject's own cap is what holds the line.
     const spinners = Array.from({ length: MAX_PDF_WORKERS }, () => new AbortController());
-    const spinning = spinners.map((controller) =>
-      rejectsWith(extractPdfPages(bytes, limits, { signal: controller.signal }, { pdfjs: fakePdfJs('spin') }), 'CANCELLED'),
+    const spinning = spinners.map((controller, index) =>
+      rejectsWith(extractPdfPages(bytes, limits, { signal: controller.signal, subject: `spinner-${index}` }, { pdfjs: fakePdfJs('spin') }), 'CANCELLED'),
     );
     const queued = new AbortController();
-    const leaving = rejectsWith(extractPdfPages(bytes, limits, { signal: queued.signal }), 'CANCELLED');
-    const waiting = extractPdfPages(bytes, limits);
+    const leaving = rejectsWith(extractPdfPages(bytes, limits, { signal: queued.signal, subject: 'late' }), 'CANCELLED');
+    const waiting = extractPdfPages(bytes, limits, { subject: 'late' });
     assert.deepEqual(queue(), { running: MAX_PDF_WORKERS, waiting: 2 });
     queued.abort();
     await leaving;
@@ -134,5 +137,50 @@ describe('pdf worker thread', () => {
     await Promise.all(spinning);
     assert.deepEqual((await waiting).pages, ['Queued page']);
     await allWorkersGone();
+  });
+
+  it(`holds one subject to ${MAX_PDF_WORKERS_PER_SUBJECT} thread(s): another subject's PDF runs at once, not after the first one's line`, async () => {
+    const bytes = await makePdf([['Tenant B page']]);
+    const hogs = Array.from({ length: MAX_PDF_WORKERS_PER_SUBJECT + 2 }, () => new AbortController());
+    const hogging = hogs.map((controller) => rejectsWith(extractPdfPages(bytes, limits, { signal: controller.signal, subject: 'tenant-a' }, { pdfjs: fakePdfJs('spin') }), 'CANCELLED'));
+    assert.deepEqual(queue(), { running: MAX_PDF_WORKERS_PER_SUBJECT, waiting: 2 });
+    // tenant-b's document takes the place tenant-a may not, while tenant-a's two still wait.
+    assert.deepEqual((await extractPdfPages(bytes, limits, { subject: 'tenant-b' })).pages, ['Tenant B page']);
+    assert.equal(queue().waiting, 2);
+    hogs.forEach((controller) => controller.abort());
+    await Promise.all(hogging);
+    await allWorkersGone();
+  });
+
+  it('ends a PDF that runs past its time limit with TIMEOUT and terminates its thread', async () => {
+    const bytes = await makePdf([['Never finished']]);
+    await rejectsWith(extractPdfPages(bytes, { ...limits, extractionTimeoutMs: 200 }, {}, { pdfjs: fakePdfJs('spin') }), 'TIMEOUT', /time limit \(200 ms\)/);
+    await allWorkersGone();
+    assert.deepEqual((await extractPdfPages(bytes, limits)).pages, ['Never finished']);
+  });
+
+  it('refuses a decompression bomb with DOCUMENT_LIMIT while it inflates, on both of pdf.js\'s decoding paths, and ends its thread', async () => {
+    const budget = { ...limits, maxDecodedBytes: 16 * 1024 * 1024 };
+    // 64 MiB of white space each, in about 64 KiB.
+    for (const predictor of [false, true]) {
+      const bomb = await makeBombPdf(64, { predictor });
+      assert.ok(bomb.length < 100_000);
+      await rejectsWith(extractPdfPages(bomb, budget), 'DOCUMENT_LIMIT', /decode to more than 16777216 bytes/);
+      await allWorkersGone();
+      assert.equal(pdfWorkerStats().idle, 0, 'a thread over its budget is not kept');
+    }
+    // Under the budget, the same construction is an ordinary PDF.
+    for (const predictor of [false, true]) assert.deepEqual((await extractPdfPages(await makeBombPdf(1, { predictor, text: 'Small enough' }), budget)).pages, ['Small enough']);
+    await allWorkersGone();
+  });
+});
+
+describe("pdf.js's worker module with the decoded-bytes charge", () => {
+  it('adds the charge to DecodeStream.ensureBuffer once, drops the source map comment (no URL relative to data:), and refuses another pdf.js', async () => {
+    const source = await readFile(fileURLToPath(import.meta.resolve(PDFJS_WORKER_MODULE)), 'utf8');
+    const charged = chargeEnsureBuffer(source);
+    assert.equal(charged.split('globalThis.__agenticdriverChargeDecoded(size - buffer.byteLength);').length, 2);
+    assert.doesNotMatch(charged.slice(-500), /sourceMappingURL/);
+    assert.throws(() => chargeEnsureBuffer(source.replace('const buffer2 = new Uint8Array(size);', 'const buffer2 = new Uint8Array(size * 1);')), /found 0 times/);
   });
 });

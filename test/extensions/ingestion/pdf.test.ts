@@ -124,7 +124,7 @@ describe('pdf', () => {
 
   it('maps a missing pdf.js and a failing or malformed extraction to their codes', async () => {
     const bytes = await makePdf(PAGES);
-    const limits = { maxPages: 200, maxTextBytes: 1024 * 1024 };
+    const limits = { maxPages: 200, maxTextBytes: 1024 * 1024, maxDecodedBytes: 64 << 20, extractionTimeoutMs: 60_000 };
     await rejectsWith(extractPdfPages(bytes, limits, {}, { pdfjs: fakePdfJs('missing') }), 'PDF_EXTRACTOR_UNAVAILABLE');
     // The real pdf.js, with its document altered after loading: page 2 fails, or the page count is nonsense.
     await rejectsWith(extractPdfPages(bytes, limits, {}, { pdfjs: fakePdfJs('failing-page') }), 'PDF_EXTRACTION_FAILED', /glyph table exploded/);

@@ -1,6 +1,7 @@
-/** Real PDFs for the tests and the benchmark, written with pdf-lib. */
+/** Real PDFs for the tests and the benchmark, written with pdf-lib (and zlib for the hostile ones). */
 import { createHash } from 'node:crypto';
-import { PDFDocument, PDFHexString, StandardFonts } from 'pdf-lib';
+import { constants, deflateRawSync } from 'node:zlib';
+import { PDFDict, PDFDocument, PDFHexString, PDFName, PDFRawStream, StandardFonts } from 'pdf-lib';
 
 /** One page per entry; each page's lines are drawn top-down; an empty array is a page with no text. */
 export async function makePdf(pages: string[][]): Promise<Uint8Array> {
@@ -56,5 +57,62 @@ export async function makeEncryptedPdf(openable: boolean): Promise<Uint8Array> {
   });
   document.context.trailerInfo.Encrypt = document.context.register(encrypt);
   document.context.trailerInfo.ID = document.context.obj([PDFHexString.of(id.toString('hex')), PDFHexString.of(id.toString('hex'))]);
+  return document.save({ useObjectStreams: false });
+}
+
+const MIB = 1024 * 1024;
+
+/**
+ * A zlib stream of `mib` MiB of one byte value, about 1 KiB per MiB: one deflate block of 1 MiB
+ * of it, flushed so it does not refer back, repeated; then the final block and the Adler-32 of
+ * the whole.
+ */
+export function deflatedRun(mib: number, byte: number): Buffer {
+  const block = deflateRawSync(Buffer.alloc(MIB, byte), { level: 9, finishFlush: constants.Z_FULL_FLUSH });
+  const length = BigInt(mib) * BigInt(MIB);
+  const value = BigInt(byte);
+  const a = (1n + value * length) % 65521n;
+  const b = (length + (value * length * (length + 1n)) / 2n) % 65521n;
+  const trailer = Buffer.alloc(4);
+  trailer.writeUInt32BE(Number((b << 16n) | a));
+  return Buffer.concat([Buffer.from([0x78, 0xda]), ...Array.from({ length: mib }, () => block), Buffer.from([0x03, 0x00]), trailer]);
+}
+
+/**
+ * A decompression bomb: one page with real text and a second content stream of `mib` MiB of
+ * white space in about `mib` KiB. `predictor`: NUL bytes behind a PNG predictor (rows of 1,024
+ * with predictor 0), which pdf.js decodes synchronously with its own inflate; without, spaces
+ * that it inflates through DecompressionStream.
+ */
+export async function makeBombPdf(mib: number, options: { predictor?: boolean; text?: string } = {}): Promise<Uint8Array> {
+  const document = await PDFDocument.create();
+  const font = await document.embedFont(StandardFonts.Helvetica);
+  const page = document.addPage([612, 792]);
+  page.drawText(options.text ?? 'A page before the bomb', { x: 50, y: 740, size: 11, font });
+  const data = options.predictor ? deflatedRun(mib, 0) : deflatedRun(mib, 0x20);
+  const dict = document.context.obj({
+    Filter: 'FlateDecode',
+    Length: data.length,
+    ...(options.predictor ? { DecodeParms: { Predictor: 12, Columns: 1023 } } : {}),
+  });
+  const bomb = document.context.register(PDFRawStream.of(dict, data));
+  page.node.addContentStream(bomb);
+  return document.save({ useObjectStreams: false });
+}
+
+/**
+ * A PDF pdf.js takes long over: `pages` pages, each with `operators` text-showing operators
+ * of one glyph (compressed, so the file stays small).
+ */
+export async function makeSlowPdf(pages: number, operators: number): Promise<Uint8Array> {
+  const document = await PDFDocument.create();
+  const font = await document.embedFont(StandardFonts.Helvetica);
+  for (let index = 0; index < pages; index++) {
+    const page = document.addPage([612, 792]);
+    page.drawText(`Slow page ${index + 1}`, { x: 50, y: 740, size: 11, font });
+    const fonts = page.node.normalizedEntries().Resources.lookup(PDFName.of('Font'), PDFDict);
+    const ops = `BT ${fonts.keys()[0]!.asString()} 11 Tf 50 700 Td ${'(x) Tj 1 0 Td '.repeat(operators)}ET`;
+    page.node.addContentStream(document.context.register(document.context.flateStream(ops)));
+  }
   return document.save({ useObjectStreams: false });
 }

@@ -23,7 +23,7 @@ function textRequest(text: string, extra: Partial<IngestRequest> & { mediaType?:
 }
 
 describe('ingestion policy', () => {
-  it('has the reference defaults', () => {
+  it('has the reference defaults, and bounds on decoded PDF bytes and extraction time', () => {
     assert.deepEqual(policy, {
       maxDocumentBytes: 8 * 1024 * 1024,
       maxTextBytes: 1024 * 1024,
@@ -31,6 +31,8 @@ describe('ingestion policy', () => {
       maxMessages: 1000,
       maxChunks: 256,
       maxChunkBytes: 2048,
+      maxDecodedBytes: 128 * 1024 * 1024,
+      extractionTimeoutMs: 60_000,
       allowEmptyPdfPages: true,
     });
     assert.deepEqual(ingestionPolicy({ maxPages: 1000, maxChunkBytes: 128, allowEmptyPdfPages: false }), {
@@ -49,6 +51,10 @@ describe('ingestion policy', () => {
       { maxPages: 1001 },
       { maxMessages: 1001 },
       { maxChunks: 257 },
+      { maxDecodedBytes: 1024 * 1024 - 1 },
+      { maxDecodedBytes: 1024 * 1024 * 1024 + 1 },
+      { extractionTimeoutMs: 99 },
+      { extractionTimeoutMs: 600_001 },
       { maxChunkBytes: 127 },
       { maxChunkBytes: 16_385 },
       { maxChunkBytes: 1000.5 },

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HONESTY_TURNS } from '../../vendors/honesty-turns.js';
 import { framesThroughText, KEY, KINDS, outcome, runRequest, setup } from './harness.js';
+import { AgenticDriver } from '../../../src/runtime/driver.js';
+import { ANTHROPIC_DEFAULT_MAX_TOKENS } from '../../../src/providers/api/anthropic.js';
 
 const HANGING_TURN = { text: ['first', 'never'] };
 
@@ -57,6 +59,18 @@ for (const kase of KINDS) {
         assert.deepEqual(kase.schemaOf(server.generations[0]!.body), outputSchema);
         const bad = await outcome(driver, runRequest(kind, { outputSchema }));
         assert.equal(bad.error.code, 'INVALID_OUTPUT');
+      }));
+
+    it('sends an output-token limit only when the run or the host sets one (anthropic, which requires one, its documented 4096)', () =>
+      withServer([{ turn: { text: 'a' } }, { turn: { text: 'b' } }, { turn: { text: 'c' } }, { turn: { text: 'd' } }], async ({ driver, adapter, server }) => {
+        assert.equal((await outcome(driver, runRequest(kind))).result.text, 'a');
+        assert.equal((await outcome(driver, runRequest(kind, { maxOutputTokens: 700 }))).result.text, 'b');
+        const capped = new AgenticDriver({ providers: [adapter], limits: { maxOutputTokens: 300 } });
+        assert.equal((await outcome(capped, runRequest(kind))).result.text, 'c');
+        assert.equal((await outcome(capped, runRequest(kind, { maxOutputTokens: 700 }))).result.text, 'd');
+        const sent = server.generations.map((request) => kase.maxTokensOf(request.body));
+        assert.deepEqual(sent, [kind === 'anthropic' ? ANTHROPIC_DEFAULT_MAX_TOKENS : undefined, 700, 300, 300]);
+        if (kind === 'gemini') assert.equal(server.generations[0]!.body.generationConfig, undefined, 'no empty generationConfig');
       }));
 
     it('reports the output limit as finishReason length, and inside a tool call as TRUNCATED_TOOL_CALL', () =>

@@ -36,6 +36,8 @@ export interface KindCase {
   /** Call ids of the previous step's tool calls, replayed in a request body. */
   replayedCalls(body: Body): string[];
   schemaOf(body: Body): unknown;
+  /** The output-token limit in a request body, in the vendor's field. */
+  maxTokensOf(body: Body): unknown;
   /** Usage the runtime reports for HONESTY_TURNS.text's usage {input 12, output 5, cached 4, reasoning 2}. */
   textUsage: Record<string, number>;
 }
@@ -50,6 +52,7 @@ const chatCase = (kind: string): KindCase => ({
   toolResults: (body) => body.messages.filter((m: Body) => m.role === 'tool').map((m: Body) => [m.tool_call_id, m.content]),
   replayedCalls: (body) => body.messages.flatMap((m: Body) => (m.tool_calls ?? []).map((c: Body) => c.id)),
   schemaOf: (body) => body.response_format?.json_schema?.schema,
+  maxTokensOf: (body) => body.max_tokens,
   textUsage: { inputTokens: 12, outputTokens: 5, cachedInputTokens: 4, reasoningTokens: 2 },
 });
 
@@ -62,6 +65,7 @@ export const KINDS: KindCase[] = [
     toolResults: (body) => body.input.filter((i: Body) => i.type === 'function_call_output').map((i: Body) => [i.call_id, i.output]),
     replayedCalls: (body) => body.input.filter((i: Body) => i.type === 'function_call').map((i: Body) => i.call_id),
     schemaOf: (body) => body.text?.format?.schema,
+    maxTokensOf: (body) => body.max_output_tokens,
     textUsage: { inputTokens: 12, outputTokens: 5, cachedInputTokens: 4, reasoningTokens: 2 },
   },
   {
@@ -73,6 +77,7 @@ export const KINDS: KindCase[] = [
       body.messages.flatMap((m: Body) => m.content).filter((b: Body) => b.type === 'tool_result').map((b: Body) => [b.tool_use_id, b.content]),
     replayedCalls: (body) => body.messages.flatMap((m: Body) => m.content).filter((b: Body) => b.type === 'tool_use').map((b: Body) => b.id),
     schemaOf: (body) => body.output_config?.format?.schema,
+    maxTokensOf: (body) => body.max_tokens,
     // Anthropic input = uncached + cache reads + cache writes.
     textUsage: { inputTokens: 16, outputTokens: 5, cachedInputTokens: 4 },
   },
@@ -88,6 +93,7 @@ export const KINDS: KindCase[] = [
         .map((p: Body) => [p.functionResponse.id, JSON.stringify(p.functionResponse.response.result)]),
     replayedCalls: (body) => body.contents.flatMap((c: Body) => c.parts).filter((p: Body) => p.functionCall).map((p: Body) => p.functionCall.id),
     schemaOf: (body) => body.generationConfig?.responseJsonSchema,
+    maxTokensOf: (body) => body.generationConfig?.maxOutputTokens,
     textUsage: { inputTokens: 12, outputTokens: 5, cachedInputTokens: 4, reasoningTokens: 2 },
   },
   chatCase('xai'),

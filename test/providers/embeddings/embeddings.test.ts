@@ -69,7 +69,7 @@ describe('OpenAI embeddings', () => {
 
   it('sends the exact body with a bearer key, sorts by index, normalises and reports usage', async () => {
     const embedder = adapter({ sendDimensions: true });
-    assert.deepEqual(embedder.identity, { providerId: 'openai-embeddings', vendor: 'openai', authMode: 'api-key', model: 'text-embedding-3-small', dimensions: DIMS });
+    assert.deepEqual(embedder.identity, { providerId: 'openai-embeddings', vendor: 'openai', accountId: 'default', authMode: 'api-key', model: 'text-embedding-3-small', dimensions: DIMS });
     const result = await embedder.embed(['first text', 'second one here']);
     const request = server.requests.at(-1)!;
     assert.equal(request.path, '/v1/embeddings');
@@ -131,7 +131,7 @@ describe('OpenAI-compatible embeddings (vLLM, llama.cpp, Ollama)', () => {
     const server = await startEmbeddingServer('openai', { dimensions: DIMS });
     try {
       const embedder = createEmbeddingAdapter({ kind: 'openai-compatible', id: 'local-embed', model: 'nomic-embed-text', dimensions: DIMS, baseUrl: server.url }, env({}));
-      assert.deepEqual(embedder.identity, { providerId: 'local-embed', vendor: 'openai-compatible', authMode: 'none', model: 'nomic-embed-text', dimensions: DIMS });
+      assert.deepEqual(embedder.identity, { providerId: 'local-embed', vendor: 'openai-compatible', accountId: 'default', authMode: 'none', model: 'nomic-embed-text', dimensions: DIMS });
       const result = await embedder.embed(['a', 'bb', 'ccc']);
       assert.equal(server.requests[0]!.headers.authorization, undefined);
       assert.deepEqual(result.vectors, [expected('a', 0), expected('bb', 1), expected('ccc', 2)]);

@@ -48,16 +48,19 @@ class Endpoint:
 
     @classmethod
     def parse(cls, url: object, token: object) -> "Endpoint":
-        if not isinstance(url, str) or "?" in url or "#" in url:
-            raise DriverError("INSECURE_TRANSPORT", "The host URL must be an http(s) URL without query or fragment.")
+        invalid = DriverError("INVALID_URL", "The host URL is not an absolute http(s) URL (e.g. http://127.0.0.1:7433).")
+        if not isinstance(url, str):
+            raise invalid
+        if "?" in url or "#" in url:
+            raise DriverError("INSECURE_TRANSPORT", "The host URL must not carry a query or fragment.")
         try:
             parts = urlsplit(url)
             port = parts.port
         except ValueError:
-            raise DriverError("INSECURE_TRANSPORT", "The host URL is not a valid URL.") from None
+            raise invalid from None
         host = parts.hostname
         if parts.scheme not in ("http", "https") or not host:
-            raise DriverError("INSECURE_TRANSPORT", "The host URL must be an http(s) URL.")
+            raise invalid
         if "@" in parts.netloc:
             raise DriverError("INSECURE_TRANSPORT", "The host URL must not carry credentials.")
         if parts.scheme == "http" and not is_loopback_host(host):

@@ -60,6 +60,7 @@ from .types import (
     JobEventPage,
     JobEventsRequest,
     JobInfo,
+    JobListRequest,
     JobSubmit,
     IngestRequest,
     IngestResult,
@@ -76,6 +77,8 @@ from .types import (
     RunResult,
     SessionCreate,
     SessionDeleteResult,
+    SessionInfo,
+    SessionListRequest,
     SessionSnapshot,
     ToolExecutionIdentity,
     ToolExecutionReceipt,
@@ -196,6 +199,11 @@ class AgenticClient:
         body = self._fetch_json("POST", ops.READ_SESSION.path, request_body(ops.READ_SESSION, {"id": session_id}), self._io_timeout)
         return cast(SessionSnapshot, decode_answer(body, ops.READ_SESSION, {"id": session_id}))
 
+    def list_sessions(self, request: Optional[SessionListRequest] = None) -> List[SessionInfo]:
+        """This token's subject's sessions (on providers it may use), most recently used first."""
+        body = self._fetch_json("POST", ops.LIST_SESSIONS.path, request_body(ops.LIST_SESSIONS, {} if request is None else request), self._io_timeout)
+        return cast(List[SessionInfo], decode_answer(body, ops.LIST_SESSIONS, request or {})["sessions"])
+
     def delete_session(self, session_id: str) -> SessionDeleteResult:
         """Delete the session (an active turn is cancelled); the receipt must say ``deleted``."""
         body = self._fetch_json("POST", ops.DELETE_SESSION.path, request_body(ops.DELETE_SESSION, {"id": session_id}), self._io_timeout)
@@ -210,6 +218,11 @@ class AgenticClient:
         """The job's state and cursor (how many events are committed)."""
         body = self._fetch_json("POST", ops.READ_JOB.path, request_body(ops.READ_JOB, {"id": job_id}), self._io_timeout)
         return cast(JobInfo, decode_answer(body, ops.READ_JOB, {"id": job_id}))
+
+    def list_jobs(self, request: Optional[JobListRequest] = None) -> List[JobInfo]:
+        """This token's subject's jobs it may read (optionally in one ``state``), most recently updated first."""
+        body = self._fetch_json("POST", ops.LIST_JOBS.path, request_body(ops.LIST_JOBS, {} if request is None else request), self._io_timeout)
+        return cast(List[JobInfo], decode_answer(body, ops.LIST_JOBS, request or {})["jobs"])
 
     def cancel_job(self, job_id: str) -> JobInfo:
         """Ask a queued or running job to stop; a finished job comes back unchanged."""

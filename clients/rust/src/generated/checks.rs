@@ -249,15 +249,17 @@ pub fn retrieval_result(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::strict(v, p, &["corpus", "index", "hits", "truncated"])?;
     o.with("corpus", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
     o.with("index", |v, p| {
-        let o = Obj::strict(v, p, &["providerId", "vendor", "accountId", "authMode", "model", "dimensions", "metric", "version"])?;
-        o.with("providerId", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
-        o.with("vendor", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
-        o.opt_with("accountId", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+        let o =
+            Obj::strict(v, p, &["providerId", "vendor", "accountId", "authMode", "model", "dimensions", "metric", "version", "ranking"])?;
+        o.with("providerId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+        o.with("vendor", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+        o.with("accountId", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
         o.with("authMode", |v, p| literal(v, p, &["api-key", "none"]).map(drop))?;
-        o.with("model", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
-        o.opt_with("dimensions", |v, p| integer(v, p, 1.0, 4096.0).map(drop))?;
-        o.with("metric", |v, p| literal(v, p, &["cosine", "bm25", "rrf"]).map(drop))?;
-        o.with("version", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+        o.with("model", |v, p| matching(v, p, is_embedding_model, "an embedding model name").map(drop))?;
+        o.with("dimensions", |v, p| integer(v, p, 1.0, 4096.0).map(drop))?;
+        o.with("metric", |v, p| literal(v, p, &["cosine"]).map(drop))?;
+        o.with("version", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
+        o.opt_with("ranking", |v, p| literal(v, p, &["cosine", "bm25", "hybrid"]).map(drop))?;
         Ok(())
     })?;
     o.with("hits", |v, p| {
@@ -444,7 +446,7 @@ pub fn history_message(v: &Value, p: &str) -> Checked<()> {
 pub fn session_info(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::open(v, p)?;
     o.with("id", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
-    o.with("revision", |v, p| integer(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.with("revision", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
     o.with("provider", |v, p| matching(v, p, is_provider_id, "a provider id").map(drop))?;
     o.with("model", |v, p| matching(v, p, is_model_id, "a model id").map(drop))?;
     o.with("mode", |v, p| literal(v, p, &["history", "native"]).map(drop))?;
@@ -648,7 +650,7 @@ pub fn run_request(v: &Value, p: &str) -> Checked<()> {
     o.opt_with("session", |v, p| {
         let o = Obj::strict(v, p, &["id", "revision"])?;
         o.with("id", |v, p| matching(v, p, is_uuid_shape_any_case, "a UUID").map(drop))?;
-        o.with("revision", |v, p| integer(v, p, 0.0, f64::INFINITY).map(drop))?;
+        o.with("revision", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
         Ok(())
     })?;
     o.opt_with("approvals", |v, p| {
@@ -1022,6 +1024,22 @@ pub fn session_delete_result(v: &Value, p: &str) -> Checked<()> {
     Ok(())
 }
 
+pub fn session_list_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["limit"])?;
+    o.opt_with("limit", |v, p| integer(v, p, 1.0, 100.0).map(drop))?;
+    Ok(())
+}
+
+pub fn session_list(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("sessions", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, session_info)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
 pub fn job_submit(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::strict(v, p, &["key", "request"])?;
     o.with("key", |v, p| matching(v, p, is_opaque_key, "an opaque key").map(drop))?;
@@ -1080,6 +1098,23 @@ pub fn job_event_page(v: &Value, p: &str) -> Checked<()> {
     })?;
     o.with("nextCursor", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
     o.with("hasMore", |v, p| boolean(v, p).map(drop))?;
+    Ok(())
+}
+
+pub fn job_list_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["limit", "state"])?;
+    o.opt_with("limit", |v, p| integer(v, p, 1.0, 100.0).map(drop))?;
+    o.opt_with("state", |v, p| literal(v, p, &["queued", "running", "completed", "failed", "cancelled", "interrupted"]).map(drop))?;
+    Ok(())
+}
+
+pub fn job_list(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("jobs", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, job_info)?;
+        Ok(())
+    })?;
     Ok(())
 }
 

@@ -130,6 +130,17 @@ pub const DELETE_SESSION: Operation = Operation {
     answer_rules: Some("sessionDeleted"),
     answers: Answers::Json,
 };
+pub const LIST_SESSIONS: Operation = Operation {
+    id: "listSessions",
+    method: "POST",
+    path: "v1/sessions/list",
+    request: Some(checks::session_list_request),
+    response: checks::session_list,
+    invalid_code: Some(codes::INVALID_SESSION),
+    request_rules: None,
+    answer_rules: Some("sessionList"),
+    answers: Answers::Json,
+};
 pub const SUBMIT_JOB: Operation = Operation {
     id: "submitJob",
     method: "POST",
@@ -150,6 +161,17 @@ pub const READ_JOB: Operation = Operation {
     invalid_code: Some(codes::INVALID_JOB),
     request_rules: None,
     answer_rules: Some("jobNamed"),
+    answers: Answers::Json,
+};
+pub const LIST_JOBS: Operation = Operation {
+    id: "listJobs",
+    method: "POST",
+    path: "v1/jobs/list",
+    request: Some(checks::job_list_request),
+    response: checks::job_list,
+    invalid_code: Some(codes::INVALID_JOB),
+    request_rules: None,
+    answer_rules: Some("jobList"),
     answers: Answers::Json,
 };
 pub const CANCEL_JOB: Operation = Operation {
@@ -329,8 +351,10 @@ pub const OPERATIONS: &[Operation] = &[
     CREATE_SESSION,
     READ_SESSION,
     DELETE_SESSION,
+    LIST_SESSIONS,
     SUBMIT_JOB,
     READ_JOB,
+    LIST_JOBS,
     CANCEL_JOB,
     JOB_EVENTS,
     STREAM_JOB,

@@ -173,14 +173,14 @@ pub struct IngestionManifest {
 pub struct RetrievalIndex {
     pub provider_id: String,
     pub vendor: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub account_id: Option<String>,
+    pub account_id: String,
     pub auth_mode: String,
     pub model: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dimensions: Option<u32>,
+    pub dimensions: u32,
     pub metric: String,
     pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -713,6 +713,20 @@ pub struct SessionDeleteResult {
     pub deleted: bool,
 }
 
+/// `POST /v1/sessions/list`: at most `limit` (default 20) of the subject's sessions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionListRequest {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+/// The subject's sessions, most recently used first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionList {
+    pub sessions: Vec<SessionInfo>,
+}
+
 /// `POST /v1/jobs/submit` body: an idempotency key and a run request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -774,6 +788,22 @@ pub struct JobEventPage {
     pub events: Vec<Event>,
     pub next_cursor: u64,
     pub has_more: bool,
+}
+
+/// `POST /v1/jobs/list`: at most `limit` (default 20) of the subject's jobs, optionally in one `state`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobListRequest {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<JobState>,
+}
+
+/// The subject's jobs, most recently updated first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobList {
+    pub jobs: Vec<JobInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -145,6 +145,11 @@ pub fn is_model_id(s: &str) -> bool {
     is_identifier(s, |c| c.is_ascii_alphanumeric(), |c| c.is_ascii_alphanumeric() || b"._:/[]-".contains(&c), 199)
 }
 
+/// `^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$` (an index descriptor's embedding model).
+pub fn is_embedding_model(s: &str) -> bool {
+    is_identifier(s, |c| c.is_ascii_alphanumeric(), |c| c.is_ascii_alphanumeric() || b"._:/-".contains(&c), 199)
+}
+
 /// `^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`
 pub fn is_tool_name(s: &str) -> bool {
     is_identifier(s, |c| c.is_ascii_alphabetic() || c == b'_', |c| c.is_ascii_alphanumeric() || c == b'_', 63)
@@ -212,6 +217,8 @@ mod tests {
     #[test]
     fn identifiers_follow_their_patterns() {
         assert!(is_model_id("native-model[1m]") && !is_model_id("bad model"));
+        assert!(is_embedding_model("BAAI/bge-small-en-v1.5") && is_embedding_model("nomic-embed-text:v1.5"));
+        assert!(!is_embedding_model("model[1m]") && !is_embedding_model("/leading") && !is_embedding_model(&"m".repeat(201)));
         assert!(is_provider_id("mock") && !is_provider_id("invalid space") && !is_provider_id(""));
         assert!(is_tool_name("lookup") && !is_tool_name("bad/name") && !is_tool_name("9x"));
         assert!(is_lower_uuid("12345678-1234-4234-8234-123456789abc") && !is_lower_uuid("invalid"));

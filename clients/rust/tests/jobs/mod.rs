@@ -317,3 +317,43 @@ async fn session_receipts_echo_what_was_asked() {
     let refused = answering(&other).await.delete_session(&id.id).await.unwrap_err();
     assert!(refused.to_string().contains("[sessionDeleted.id]"), "{refused}");
 }
+
+#[tokio::test]
+async fn lists_are_checked_and_their_requests_before_sending() {
+    let newer = job(json!({"updatedAt": "2026-09-21T12:00:02.000Z"}));
+    let older = job(json!({"id": "00000000-0000-4000-8000-000000000005"}));
+    let all = JobListRequest::default();
+    let cases = [
+        ("newest first", json!([newer, older]), all.clone(), true),
+        ("oldest first", json!([older, newer]), all.clone(), false),
+        ("a job twice", json!([newer, newer]), all.clone(), false),
+        ("over the limit", json!([newer, older]), JobListRequest { limit: Some(1), ..all.clone() }, false),
+        ("another state", json!([newer]), JobListRequest { state: Some(JobState::Running), ..all.clone() }, false),
+        ("a job's own rule", json!([job(json!({"expiresAt": null}))]), all.clone(), false),
+    ];
+    for (name, jobs, request, ok) in cases {
+        match answering(&json!({ "jobs": jobs })).await.list_jobs(&request).await {
+            Ok(listed) => assert!(ok && listed.len() == 2 && listed[0].updated_at == "2026-09-21T12:00:02.000Z", "{name}: accepted"),
+            Err(error) => assert!(!ok && error.code() == Some(codes::INVALID_RESPONSE), "{name}: {error}"),
+        }
+    }
+
+    let session = |changes: Value| {
+        let mut value = snapshot(changes, json!([]), None)["session"].clone();
+        value["revision"] = json!(2);
+        value
+    };
+    let listed =
+        answering(&json!({"sessions": [session(json!({}))]})).await.list_sessions(&SessionListRequest { limit: Some(5) }).await.unwrap();
+    assert_eq!((listed.len(), listed[0].revision), (1, 2));
+    let running = json!({"sessions": [session(json!({"state": "running"}))]});
+    assert_eq!(
+        answering(&running).await.list_sessions(&SessionListRequest::default()).await.unwrap_err().code(),
+        Some(codes::INVALID_RESPONSE)
+    );
+
+    // Refused locally: the URL is a closed port, so reaching it would be a transport error.
+    let offline = AsyncAgenticClient::new("http://127.0.0.1:9/", TOKEN).unwrap();
+    assert_eq!(offline.list_jobs(&JobListRequest { limit: Some(101), state: None }).await.unwrap_err().code(), Some(codes::INVALID_JOB));
+    assert_eq!(offline.list_sessions(&SessionListRequest { limit: Some(0) }).await.unwrap_err().code(), Some(codes::INVALID_SESSION));
+}

@@ -48,9 +48,18 @@ fn hit(chunk: &str, source: &str, text: &str, score: f64) -> Value {
     json!({"chunkId": chunk, "source": {"id": source, "revision": "r1", "location": {"documentId": source}}, "text": text, "score": score, "documentSha256": SHA})
 }
 
+/// The host's built-in vector index, ranked by full-text relevance (an additive field).
+fn index(changes: Value) -> Value {
+    with(
+        json!({"providerId": "builtin", "vendor": "agenticdriver", "accountId": "local", "authMode": "none", "model": "word-hash-v1",
+               "dimensions": 256, "metric": "cosine", "version": "1", "ranking": "bm25"}),
+        changes,
+    )
+}
+
 fn search_answer(changes: Value) -> Value {
     with(
-        json!({"corpus": "docs", "index": {"providerId": "store", "vendor": "sqlite", "authMode": "none", "model": "fts5", "metric": "bm25", "version": "1"},
+        json!({"corpus": "docs", "index": index(json!({})),
                "hits": [hit("c1", "guide", "Install with npm.", 0.5), hit("c2", "faq", "Ask the operator.", 0.2)], "truncated": false}),
         changes,
     )
@@ -77,6 +86,11 @@ async fn search_returns_a_consistent_answer() {
     let bytes = "Install with npm.Ask the operator.".len();
     let exact = search(json!({"limit": 2, "sourceIds": ["guide", "faq"], "minScore": 0.2, "maxContextBytes": bytes}));
     assert_eq!(peer_answer(&search_answer(json!({}))).await.search_retrieval(&exact).await.unwrap().hits.len(), 2);
+
+    // A 1.0 host that ranks by cosine sends no `ranking`.
+    let plain = search_answer(json!({"index": index(json!({"ranking": null}))}));
+    let result = peer_answer(&plain).await.search_retrieval(&search(json!({}))).await.unwrap();
+    assert_eq!((result.index.ranking, result.index.dimensions, result.index.metric.as_str()), (None, 256, "cosine"));
 }
 
 async fn peer_answer(body: &Value) -> AsyncAgenticClient {
@@ -95,6 +109,10 @@ async fn search_answers_out_of_scope_are_invalid() {
         ("over maxContextBytes", json!({"maxContextBytes": 20}), search_answer(json!({}))),
         ("over the default bytes", json!({}), search_answer(json!({"hits": many_hits(5, &"é".repeat(8000))}))),
         ("a malformed answer", json!({}), json!({"corpus": "docs"})),
+        ("a metric other than cosine", json!({}), search_answer(json!({"index": index(json!({"metric": "bm25"}))}))),
+        ("no dimensions", json!({}), search_answer(json!({"index": index(json!({"dimensions": null}))}))),
+        ("no accountId", json!({}), search_answer(json!({"index": index(json!({"accountId": null}))}))),
+        ("an unknown ranking", json!({}), search_answer(json!({"index": index(json!({"ranking": "tfidf"}))}))),
     ];
     for (name, request, answer) in cases {
         let outcome = peer_answer(&answer).await.search_retrieval(&search(request)).await;

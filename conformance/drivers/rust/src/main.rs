@@ -943,6 +943,11 @@ fn retrieval_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
         other => return Err(format!("search_retrieval: {other:?}")),
     };
     want(found.hits.iter().any(|hit| hit.text.contains("horn")), || format!("search found {:?}", found.hits))?;
+    // A vector index as 1.0 defines it (what installed clients require), ranked as the additive field says.
+    let index = &found.index;
+    want(index.metric == "cosine" && index.provider_id == "builtin" && index.ranking.as_deref() == Some("bm25"), || {
+        format!("search index {index:?}")
+    })?;
     let request = RunRequest { retrieval: Some(scope), ..RunRequest::new("mock", "demo", "When is the horn sounded?") };
     let result = mode.run(live, token, &request).map_err(|e| format!("the grounded run: {}", describe(&e)))?;
     let hits: Vec<String> = result.retrieval.iter().flat_map(|r| r.hits.iter().map(|hit| hit.chunk_id.clone())).collect();

@@ -4,6 +4,8 @@ import { DriverError } from '../../../protocol/errors.js';
 export interface IngestionProgress {
   signal?: AbortSignal;
   onProgress?: () => void;
+  /** Whom the document is ingested for: extraction threads are shared fairly between subjects. */
+  subject?: string;
 }
 
 /**

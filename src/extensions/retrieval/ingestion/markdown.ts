@@ -1,63 +1,53 @@
 /**
  * Markdown split into sections at its top-level headings (ATX `#` and setext underlines), as
- * CommonMark parses them: a `#` line inside a code fence is code, not a heading.
+ * CommonMark parses them — a `#` line inside a code fence is code, not a heading — and chunked.
+ * Both run in a worker thread (markdown-worker.ts, through the WorkerPool): a fair line per
+ * subject, a time limit, a capped heap, and never the host's event loop.
  */
-import { fromMarkdown } from 'mdast-util-from-markdown';
-import type { Segment } from './segment.js';
+import type { ResourceLimits } from 'node:worker_threads';
+import type { IngestionProgress } from './abort.js';
+import type { MarkdownJob, MarkdownResult } from './markdown-worker.js';
+import type { IngestionPolicy } from './policy.js';
+import type { PreparedChunk } from './types.js';
+import { workerEntry, WorkerPool } from './worker-pool.js';
 
-export const MARKDOWN_EXTRACTOR = { id: 'markdown-sections', version: '1' } as const;
-const MAX_TITLE = 256;
+export const MARKDOWN_EXTRACTOR = { id: 'markdown-sections', version: '2' } as const;
 
-interface Node {
-  type: string;
-  value?: string;
-  children?: Node[];
-  position?: { start: { line: number } };
+/** markdown-it's tokens of a 1 MiB document fit in a fraction of this; more is DOCUMENT_LIMIT first (MAX_BLOCK_TOKENS). */
+export const MARKDOWN_WORKER_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 192, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 };
+
+const pool = new WorkerPool({
+  what: 'Markdown',
+  entry: workerEntry('markdown-worker'),
+  limits: MARKDOWN_WORKER_LIMITS,
+  failureCode: 'INVALID_EXTRACTION',
+  outOfMemoryCode: 'DOCUMENT_LIMIT',
+  refusals: new Set(['DOCUMENT_LIMIT', 'EMPTY_DOCUMENT']),
+});
+
+/** Threads working now, documents waiting for one, warm threads idle (for tests and diagnostics). */
+export function markdownWorkerStats(): { running: number; waiting: number; idle: number } {
+  return pool.stats();
 }
 
-/** `text` is LF-normalised; `lineOffset` shifts every line number (a source that starts mid-file). */
-export function markdownSections(text: string, lineOffset: number): Segment[] {
-  const lines = text.split('\n');
-  // YAML front matter is not Markdown (its closing `---` would make a setext heading): it is
-  // parsed as blank lines, so it stays in the first segment and line numbers hold.
-  const front = frontMatterLines(lines);
-  const root = fromMarkdown(front > 0 ? '\n'.repeat(front) + lines.slice(front).join('\n') : text) as unknown as Node;
-  const headings = (root.children ?? []).filter((node) => node.type === 'heading' && node.position);
-  const segments: Segment[] = [];
-  const push = (fromLine: number, toLine: number, title: string | undefined) => {
-    if (toLine < fromLine) return;
-    segments.push({
-      location: title === undefined ? {} : { section: title },
-      text: lines.slice(fromLine - 1, toLine).join('\n'),
-      firstLine: fromLine + lineOffset,
-    });
-  };
-  push(1, (headings[0]?.position!.start.line ?? lines.length + 1) - 1, undefined);
-  for (const [index, heading] of headings.entries()) {
-    const start = heading.position!.start.line;
-    const end = (headings[index + 1]?.position!.start.line ?? lines.length + 1) - 1;
-    push(start, end, headingTitle(heading) || undefined);
-  }
-  return segments;
-}
-
-/** The number of lines of a leading `---` … `---` (or `...`) block, else 0. */
-function frontMatterLines(lines: string[]): number {
-  if (lines[0]?.trimEnd() !== '---') return 0;
-  for (let index = 1; index < lines.length; index++) {
-    const line = lines[index]!.trimEnd();
-    if (line === '---' || line === '...') return index + 1;
-  }
-  return 0;
-}
-
-function headingTitle(heading: Node): string {
-  const title = collectText(heading).replace(/\s+/g, ' ').trim();
-  const codePoints = Array.from(title);
-  return codePoints.length > MAX_TITLE ? codePoints.slice(0, MAX_TITLE).join('') : title;
-}
-
-function collectText(node: Node): string {
-  if (node.type === 'text' || node.type === 'inlineCode') return node.value ?? '';
-  return (node.children ?? []).map(collectText).join('');
+/**
+ * The chunks of a Markdown text (LF-normalised), one section never in two chunks;
+ * `lineOffset` shifts every line number (a source that starts mid-file).
+ */
+export function markdownChunks(
+  text: string,
+  chunking: Omit<MarkdownJob, 'text'>,
+  policy: Pick<IngestionPolicy, 'extractionTimeoutMs'>,
+  progress: IngestionProgress = {},
+  options: { resourceLimits?: ResourceLimits } = {},
+): Promise<PreparedChunk[]> {
+  const job: MarkdownJob = { text, ...chunking };
+  return pool.run<MarkdownResult>({
+    message: job,
+    key: progress.subject ?? '',
+    timeoutMs: policy.extractionTimeoutMs,
+    ...(progress.signal ? { signal: progress.signal } : {}),
+    ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
+    ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
+  });
 }

@@ -3,14 +3,19 @@
  * canvas, no system binaries) on the documents the host sends it, one at a time, and streams
  * each result back, so a PDF that makes pdf.js loop never blocks the host's event loop. The
  * host terminates this thread to abort; it never runs pdf.js code itself.
+ *
+ * Decoded bytes are budgeted per document (decoded-budget.ts): a small stream that inflates to
+ * gigabytes is refused while it inflates, before the bytes exist.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { DriverError } from '../../../protocol/errors.js';
-import type { ErrorInfo } from '../../../protocol/schemas.js';
+import { DecodedBudget, installPdfJsDecodedBudget } from './decoded-budget.js';
+import { lowerThreadPriority } from './thread-priority.js';
+import type { WorkerMessage } from './worker-pool.js';
 
 export interface PdfWorkerData {
   /** The module imported as pdf.js (tests swap in a failing one). */
-  pdfjs: string;
+  pdfjs?: string;
 }
 
 /** Host → worker: one document. */
@@ -18,29 +23,50 @@ export interface PdfJob {
   data: Uint8Array;
   maxPages: number;
   maxTextBytes: number;
+  maxDecodedBytes: number;
 }
 
-/** Worker → host. 'progress' is real work done; 'page' is the next page's text, in order. */
-export type PdfWorkerMessage =
-  | { type: 'progress' }
-  | { type: 'page'; text: string }
-  | { type: 'done'; version: string }
-  | { type: 'error'; error: ErrorInfo };
+/** 'progress' is real work done; 'data' is the next page's text, in order; 'done' carries pdf.js's version. */
+type PdfWorkerMessage = WorkerMessage<string>;
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
 type PdfDocument = Awaited<ReturnType<PdfJs['getDocument']>['promise']>;
 
 const port = parentPort;
 if (!port) throw new Error('pdf-worker.ts runs only as a worker thread.');
+lowerThreadPriority();
 const post = (message: PdfWorkerMessage) => port.postMessage(message);
 
-const loading = import((workerData as PdfWorkerData).pdfjs) as Promise<PdfJs>;
+/**
+ * A backstop for what the decoded-bytes budget does not see: memory outside the heap this
+ * thread may hold — its decoded streams (within their budget), the previous document's not yet
+ * collected (as much again), the PDF's bytes and pdf.js's copies of them, and some room.
+ * Checked at every step reported to the host; a thread over it is ended (PDF_EXTRACTION_FAILED).
+ */
+let outsideHeapLimit = Number.POSITIVE_INFINITY;
+const MEMORY_SLACK = 64 * 1024 * 1024;
+
+function step(message: PdfWorkerMessage): void {
+  const { arrayBuffers } = process.memoryUsage();
+  if (arrayBuffers > outsideHeapLimit) {
+    const error = new DriverError('PDF_EXTRACTION_FAILED', `pdf.js held ${arrayBuffers} bytes outside its heap, more than the ${outsideHeapLimit} allowed.`);
+    post({ type: 'error', error: error.toJSON(), fatal: true });
+    throw error;
+  }
+  post(message);
+}
+
+const budget = new DecodedBudget((error) => post({ type: 'error', error: error.toJSON(), fatal: true }));
+// pdf.js's own worker code, with its stream decoders charging the budget, installed before the
+// API module first sets up its (in-thread) worker.
+const loading = installPdfJsDecodedBudget(budget).then(() => import((workerData as PdfWorkerData).pdfjs ?? 'pdfjs-dist/legacy/build/pdf.mjs') as Promise<PdfJs>);
 loading.catch(() => {}); // reported with the first job
 
 async function extract({ data, maxPages, maxTextBytes }: PdfJob): Promise<void> {
   const pdfjs = await loading.catch((error: unknown) => {
     throw new DriverError('PDF_EXTRACTOR_UNAVAILABLE', 'The PDF extractor (pdfjs-dist) could not be loaded.', { cause: error });
   });
+  post({ type: 'started' });
   const task = pdfjs.getDocument({
     data,
     verbosity: pdfjs.VerbosityLevel.ERRORS,
@@ -54,7 +80,7 @@ async function extract({ data, maxPages, maxTextBytes }: PdfJob): Promise<void> 
     const document = await task.promise.catch((error: unknown) => {
       throw loadError(error);
     });
-    post({ type: 'progress' });
+    step({ type: 'progress' });
     const { info } = (await document.getMetadata().catch((error: unknown) => {
       throw pageError(error);
     })) as { info: { EncryptFilterName?: string | null } };
@@ -69,9 +95,9 @@ async function extract({ data, maxPages, maxTextBytes }: PdfJob): Promise<void> 
       });
       textBytes += Buffer.byteLength(text, 'utf8');
       if (textBytes > maxTextBytes) throw textLimit(maxTextBytes);
-      post({ type: 'page', text });
+      step({ type: 'data', data: text });
     }
-    post({ type: 'done', version: pdfjs.version });
+    post({ type: 'done', result: { version: pdfjs.version } });
   } finally {
     await task.destroy().catch(() => {});
   }
@@ -96,7 +122,7 @@ async function pageText(document: PdfDocument, number: number, usedBytes: number
       }
       // UTF-16 code units never outnumber UTF-8 bytes, so this errs only towards going on.
       if (usedBytes + text.length > maxTextBytes) throw textLimit(maxTextBytes);
-      post({ type: 'progress' });
+      step({ type: 'progress' });
     }
     return cleanPageText(text);
   } finally {
@@ -154,6 +180,8 @@ function pageError(error: unknown): DriverError {
 }
 
 port.on('message', (job: PdfJob) => {
+  budget.reset(job.maxDecodedBytes);
+  outsideHeapLimit = 2 * job.maxDecodedBytes + 3 * job.data.byteLength + MEMORY_SLACK;
   extract(job).catch((error: unknown) => {
     const failure =
       error instanceof DriverError

@@ -14,6 +14,16 @@ export interface IngestionPolicy {
   maxChunks: number;
   maxChunkBytes: number;
   /**
+   * Bytes a PDF's streams may decode to, all of them together: a small stream that inflates to
+   * more (a decompression bomb) is DOCUMENT_LIMIT, refused while it inflates.
+   */
+  maxDecodedBytes: number;
+  /**
+   * Time a document's extraction (PDF text, Markdown structure) may take in its worker thread,
+   * from the moment the thread begins it; past it the thread is ended and the answer is TIMEOUT.
+   */
+  extractionTimeoutMs: number;
+  /**
    * There is no OCR: a PDF page without a text layer is reported in `pages.empty` when this
    * is true, and refused with OCR_REQUIRED when false. A PDF with no text at all is always
    * EMPTY_EXTRACTION.
@@ -33,6 +43,8 @@ const BOUNDS: Record<NumericKey, [number, number, number]> = {
   maxMessages: [1000, 1, 1000],
   maxChunks: [256, 1, 256],
   maxChunkBytes: [2048, 128, 16_384],
+  maxDecodedBytes: [128 * MIB, MIB, 1024 * MIB],
+  extractionTimeoutMs: [60_000, 100, 600_000],
 };
 
 export const DEFAULT_INGESTION_POLICY: Readonly<IngestionPolicy> = Object.freeze({

@@ -9,24 +9,25 @@ import { validatorFor } from '../../../protocol/validate.js';
 import { throwIfAborted, type IngestionProgress } from './abort.js';
 import { CHUNKER_ID, chunkSegments } from './chunker.js';
 import { EMAIL_EXTRACTOR, extractEmailThread } from './email.js';
-import { MARKDOWN_EXTRACTOR, markdownSections } from './markdown.js';
+import { MARKDOWN_EXTRACTOR, markdownChunks } from './markdown.js';
 import { extractPdfPages } from './pdf.js';
 import { PLAIN_TEXT_EXTRACTOR, plainTextSegments } from './plain-text.js';
 import type { IngestionPolicy } from './policy.js';
 import type { Segment } from './segment.js';
 import { normalizeText, utf8Bytes } from './text.js';
-import type { ExtractorIdentity, PreparedDocument } from './types.js';
+import type { ExtractorIdentity, PreparedChunk, PreparedDocument } from './types.js';
 
 type Document = IngestRequest['document'];
 type TextDocument = Extract<Document, { type: 'text' }>;
 type PdfDocument = Extract<Document, { type: 'pdf' }>;
 
-/** What an extractor hands the chunker and the manifest. */
+/** What an extractor hands the chunker (or the chunks, when it chunked in its thread) and the manifest. */
 interface Extraction {
   format: IngestionManifest['format'];
   raw: Uint8Array;
   extractor: ExtractorIdentity;
   segments: Segment[];
+  chunks?: PreparedChunk[];
   extractedTextBytes: number;
   pages?: NonNullable<IngestionManifest['pages']>;
   messages?: NonNullable<IngestionManifest['messages']>;
@@ -37,13 +38,26 @@ const isIngestRequest = validatorFor<IngestRequest>(IngestRequest);
 
 export async function prepareDocument(request: IngestRequest, policy: IngestionPolicy, options: IngestionProgress = {}): Promise<PreparedDocument> {
   if (!isIngestRequest(request)) throw new DriverError('INVALID_INGESTION', `The ingest request ${isIngestRequest.explain(request)}.`);
+  return prepareValidDocument(request, policy, options);
+}
+
+/**
+ * `prepareDocument` for a request already checked against the IngestRequest schema (the host's
+ * route does): a 1 MiB document is not walked by the validator a second time on the host thread.
+ */
+export async function prepareValidDocument(request: IngestRequest, policy: IngestionPolicy, options: IngestionProgress = {}): Promise<PreparedDocument> {
   throwIfAborted(options.signal);
   const { document } = request;
-  const extraction =
-    document.type === 'text' ? extractText(document, policy) : document.type === 'pdf' ? await extractPdf(document, policy, options) : extractEmail(document, policy);
-  throwIfAborted(options.signal);
   const maxBytes = Math.min(policy.maxChunkBytes, request.chunking?.maxBytes ?? policy.maxChunkBytes);
-  const chunks = chunkSegments(extraction.segments, { sourceId: document.source.id, maxBytes, maxChunks: policy.maxChunks, ...options });
+  const chunking = { sourceId: document.source.id, maxBytes, maxChunks: policy.maxChunks };
+  const extraction =
+    document.type === 'text'
+      ? await extractText(document, policy, chunking, options)
+      : document.type === 'pdf'
+        ? await extractPdf(document, policy, options)
+        : extractEmail(document, policy);
+  throwIfAborted(options.signal);
+  const chunks = extraction.chunks ?? chunkSegments(extraction.segments, { ...chunking, ...options });
   const ingestion: IngestionManifest = {
     format: extraction.format,
     inputSha256: createHash('sha256').update(extraction.raw).digest('hex'),
@@ -71,21 +85,18 @@ function checkTextBytes(bytes: number, policy: IngestionPolicy): void {
   }
 }
 
-function extractText(document: TextDocument, policy: IngestionPolicy): Extraction {
+async function extractText(document: TextDocument, policy: IngestionPolicy, chunking: { sourceId: string; maxBytes: number; maxChunks: number }, options: IngestionProgress): Promise<Extraction> {
   const raw = Buffer.from(document.text, 'utf8');
   const text = normalizeText(document.text, 'The document');
   checkRawBytes(raw.length, policy);
   const extractedTextBytes = utf8Bytes(text);
   checkTextBytes(extractedTextBytes, policy);
   const lineOffset = (document.source.location?.startLine ?? 1) - 1;
-  const markdown = document.mediaType === 'text/markdown';
-  return {
-    format: markdown ? 'markdown' : 'text',
-    raw,
-    extractor: markdown ? { ...MARKDOWN_EXTRACTOR } : { ...PLAIN_TEXT_EXTRACTOR },
-    segments: markdown ? markdownSections(text, lineOffset) : plainTextSegments(text, lineOffset),
-    extractedTextBytes,
-  };
+  if (document.mediaType === 'text/markdown') {
+    const chunks = await markdownChunks(text, { lineOffset, ...chunking }, policy, options);
+    return { format: 'markdown', raw, extractor: { ...MARKDOWN_EXTRACTOR }, segments: [], chunks, extractedTextBytes };
+  }
+  return { format: 'text', raw, extractor: { ...PLAIN_TEXT_EXTRACTOR }, segments: plainTextSegments(text, lineOffset), extractedTextBytes };
 }
 
 function extractEmail(document: Extract<Document, { type: 'email' }>, policy: IngestionPolicy): Extraction {

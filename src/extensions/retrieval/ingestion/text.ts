@@ -15,7 +15,7 @@ export function utf8Bytes(text: string): number {
 export function normalizeText(text: string, what: string): string {
   if (LONE_SURROGATE.test(text)) throw new DriverError('INVALID_DOCUMENT', `${what} is not valid Unicode (it has an unpaired surrogate).`);
   if (text.includes('\u0000')) throw new DriverError('INVALID_DOCUMENT', `${what} contains NUL characters; it looks like binary data, not text.`);
-  return text.replace(/\r\n?/g, '\n');
+  return text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
 }
 
 /** Strict UTF-8 decoding of file bytes (a leading BOM is dropped); invalid bytes → INVALID_DOCUMENT. */

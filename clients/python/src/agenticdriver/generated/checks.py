@@ -212,16 +212,17 @@ retrieval_result: Check = obj(
         "corpus": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
         "index": obj(
             {
-                "providerId": string(min_length=1),
-                "vendor": string(min_length=1),
+                "providerId": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+                "vendor": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
+                "accountId": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
                 "authMode": one_of("api-key", "none"),
-                "model": string(min_length=1),
-                "metric": one_of("cosine", "bm25", "rrf"),
-                "version": string(min_length=1),
+                "model": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}\Z"),
+                "dimensions": integer(1, 4096),
+                "metric": one_of("cosine"),
+                "version": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
             },
             {
-                "accountId": string(min_length=1),
-                "dimensions": integer(1, 4096),
+                "ranking": one_of("cosine", "bm25", "hybrid"),
             },
             strict=True,
         ),
@@ -399,7 +400,7 @@ history_message: Check = obj(
 session_info: Check = obj(
     {
         "id": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
-        "revision": integer(0, None),
+        "revision": integer(0, 9007199254740991),
         "provider": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}\Z"),
         "model": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:/\[\]-]{0,199}\Z"),
         "mode": one_of("history", "native"),
@@ -556,7 +557,7 @@ run_request: Check = obj(
         "session": obj(
             {
                 "id": string(pattern=r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z"),
-                "revision": integer(0, None),
+                "revision": integer(0, 9007199254740991),
             },
             strict=True,
         ),
@@ -902,6 +903,20 @@ session_delete_result: Check = obj(
     },
 )
 
+session_list_request: Check = obj(
+    {},
+    {
+        "limit": integer(1, 100),
+    },
+    strict=True,
+)
+
+session_list: Check = obj(
+    {
+        "sessions": array(session_info, max_items=100),
+    },
+)
+
 job_submit: Check = obj(
     {
         "key": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}\Z"),
@@ -951,6 +966,21 @@ job_event_page: Check = obj(
         "events": array(run_event, max_items=100),
         "nextCursor": integer(0, 9007199254740991),
         "hasMore": boolean(),
+    },
+)
+
+job_list_request: Check = obj(
+    {},
+    {
+        "limit": integer(1, 100),
+        "state": one_of("queued", "running", "completed", "failed", "cancelled", "interrupted"),
+    },
+    strict=True,
+)
+
+job_list: Check = obj(
+    {
+        "jobs": array(job_info, max_items=100),
     },
 )
 

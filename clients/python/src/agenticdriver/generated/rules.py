@@ -1160,6 +1160,143 @@ RULE_SETS: Dict[str, Any] = {
             },
         ],
     },
+    "listing": {
+        "params": [
+            "items",
+            "limit",
+        ],
+        "rules": [
+            {
+                "id": "list.limit",
+                "check": {
+                    "atMost": [
+                        {
+                            "count": "items",
+                        },
+                        {
+                            "default": [
+                                "limit",
+                                20,
+                            ],
+                        },
+                    ],
+                },
+                "message": "the list holds more than the limit asked for (default 20)",
+            },
+            {
+                "id": "list.unique",
+                "check": {
+                    "unique": "items[].id",
+                },
+                "message": "the list names one item twice",
+            },
+            {
+                "each": {
+                    "in": "items",
+                    "as": "item",
+                    "index": "position",
+                },
+                "rules": [
+                    {
+                        "each": {
+                            "in": "items",
+                            "as": "before",
+                            "index": "beforePosition",
+                        },
+                        "rules": [
+                            {
+                                "id": "list.newestFirst",
+                                "when": {
+                                    "less": [
+                                        "beforePosition",
+                                        "position",
+                                    ],
+                                },
+                                "check": {
+                                    "atMost": [
+                                        "item.updatedAt",
+                                        "before.updatedAt",
+                                    ],
+                                },
+                                "message": "an item comes after one updated before it (most recently updated first)",
+                            },
+                        ],
+                    },
+                ],
+            },
+        ],
+    },
+    "sessionList": {
+        "params": [
+            "answer",
+            "request",
+        ],
+        "rules": [
+            {
+                "apply": "listing",
+                "with": {
+                    "items": "answer.sessions",
+                    "limit": "request.limit",
+                },
+            },
+            {
+                "each": {
+                    "in": "answer.sessions",
+                    "as": "session",
+                },
+                "rules": [
+                    {
+                        "apply": "sessionInfo",
+                        "with": {
+                            "session": "session",
+                        },
+                    },
+                ],
+            },
+        ],
+    },
+    "jobList": {
+        "params": [
+            "answer",
+            "request",
+        ],
+        "rules": [
+            {
+                "apply": "listing",
+                "with": {
+                    "items": "answer.jobs",
+                    "limit": "request.limit",
+                },
+            },
+            {
+                "each": {
+                    "in": "answer.jobs",
+                    "as": "job",
+                },
+                "rules": [
+                    {
+                        "id": "jobList.state",
+                        "when": {
+                            "present": "request.state",
+                        },
+                        "check": {
+                            "equal": [
+                                "job.state",
+                                "request.state",
+                            ],
+                        },
+                        "message": "the list holds a job in another state than the one asked for",
+                    },
+                    {
+                        "apply": "jobInfo",
+                        "with": {
+                            "job": "job",
+                        },
+                    },
+                ],
+            },
+        ],
+    },
     "sessionCreated": {
         "params": [
             "answer",

@@ -156,15 +156,16 @@ class IngestionManifest(_IngestionManifestRequired, total=False):
 class _RetrievalIndexRequired(TypedDict):
     providerId: str
     vendor: str
+    accountId: str
     authMode: Literal["api-key", "none"]
     model: str
-    metric: Literal["cosine", "bm25", "rrf"]
+    dimensions: int
+    metric: Literal["cosine"]
     version: str
 
 
 class RetrievalIndex(_RetrievalIndexRequired, total=False):
-    accountId: str
-    dimensions: int
+    ranking: Literal["cosine", "bm25", "hybrid"]
 
 
 class _RetrievalHitRequired(TypedDict):
@@ -730,6 +731,14 @@ class SessionDeleteResult(TypedDict):
     deleted: bool
 
 
+class SessionListRequest(TypedDict, total=False):
+    limit: int
+
+
+class SessionList(TypedDict):
+    sessions: List[SessionInfo]
+
+
 class JobSubmit(TypedDict):
     key: str
     request: RunRequest
@@ -769,6 +778,15 @@ class JobEventPage(TypedDict):
     events: List[RunEvent]
     nextCursor: int
     hasMore: bool
+
+
+class JobListRequest(TypedDict, total=False):
+    limit: int
+    state: Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
+
+
+class JobList(TypedDict):
+    jobs: List[JobInfo]
 
 
 class _OperatorRunRequired(TypedDict):

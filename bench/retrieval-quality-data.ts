@@ -1,0 +1,136 @@
+/**
+ * The labelled question set of bench/retrieval-quality.ts: 40 passages of a made-up company's
+ * handbook and operations guide, and questions phrased as people ask them, each with the one
+ * passage that answers it. `overlap` questions share at least one content word with their answer;
+ * `paraphrase` questions share none (the bench checks both claims with the store's own analysis).
+ */
+
+export interface Passage {
+  id: string;
+  title: string;
+  text: string;
+}
+
+export interface Question {
+  question: string;
+  answer: string;
+  kind: 'overlap' | 'paraphrase';
+}
+
+export const PASSAGES: Passage[] = [
+  { id: 'tls', title: 'Serving HTTPS', text: 'To serve HTTPS, configure TLS on the gateway: point certFile at the PEM certificate chain and keyFile at its private key. The gateway accepts TLS 1.2 and newer and sends HSTS headers. Certificates from a private authority work once clients trust that authority.' },
+  { id: 'cert-renewal', title: 'Certificate renewal', text: 'Certificates are renewed automatically thirty days before they expire. If renewal fails three times, the on-call engineer is paged and the old certificate keeps serving until it lapses.' },
+  { id: 'expenses', title: 'Expense reports', text: 'Expense reports are due on the first Monday of each month. Attach a receipt for every item above twenty-five euros; reports without receipts are sent back to the employee.' },
+  { id: 'travel', title: 'Business travel', text: 'Book flights and hotels through the travel desk at least two weeks ahead. Economy class is the rule for trips under six hours; longer flights may be booked in premium economy.' },
+  { id: 'per-diem', title: 'Daily allowance abroad', text: 'While abroad on company business, staff receive a daily allowance of sixty euros for meals. The allowance is paid with the next salary and needs no receipts.' },
+  { id: 'vacation', title: 'Annual leave', text: 'Every employee has twenty-seven days of annual leave per calendar year. Up to five unused days carry over to the next year and expire at the end of March.' },
+  { id: 'sick-leave', title: 'Illness', text: 'If you are ill, tell your manager before ten in the morning. From the fourth day of absence a doctor\'s note is required.' },
+  { id: 'parental', title: 'Parental leave', text: 'Parents may take up to fourteen months of parental leave, split between both parents as they choose. Request it in writing at least seven weeks before it should begin.' },
+  { id: 'remote-work', title: 'Working from home', text: 'Staff may work from home up to three days a week after their probation period. Agree the days with your team lead and keep your calendar up to date.' },
+  { id: 'laptop', title: 'Laptops', text: 'New hires receive a laptop on their first day. Laptops are replaced every four years, or earlier when a repair would cost more than half of a new machine.' },
+  { id: 'password', title: 'Passwords', text: 'Passwords must have at least fourteen characters and are never reused across systems. Use the company password manager; it generates and stores them for you.' },
+  { id: 'mfa', title: 'Two-factor sign-in', text: 'Every account requires a second factor at sign-in. Hardware security keys are preferred; authenticator apps are accepted, text messages are not.' },
+  { id: 'lost-device', title: 'Lost or stolen devices', text: 'Report a lost or stolen phone or laptop to the security team within one hour. They wipe the device remotely and revoke its sessions.' },
+  { id: 'vpn', title: 'VPN', text: 'The VPN is only needed for the finance systems and the build farm. Everything else is reachable over the internet with single sign-on.' },
+  { id: 'backups', title: 'Backups', text: 'Databases are backed up every night at two o\'clock and the copies are kept for thirty-five days. A restore test runs every Sunday against a scratch server.' },
+  { id: 'restore', title: 'Restoring data', text: 'To restore a database from a backup, open a ticket with the platform team naming the database and the point in time. Restores of the last seven days finish within an hour.' },
+  { id: 'deploy', title: 'Deployments', text: 'Deployments to production happen from the main branch through the release pipeline. Friday deployments after three in the afternoon need approval from the duty manager.' },
+  { id: 'rollback', title: 'Rolling back', text: 'If a release misbehaves, run the rollback job in the release pipeline; it redeploys the previous version within five minutes. Database migrations are never rolled back automatically.' },
+  { id: 'oncall', title: 'On-call rota', text: 'Engineers join the on-call rota after six months. A shift lasts one week, is paid a flat supplement, and a night call is followed by a late start the next day.' },
+  { id: 'incident', title: 'Incidents', text: 'Declare an incident in the incident channel as soon as customers are affected. The first responder becomes incident commander until they hand the role over.' },
+  { id: 'postmortem', title: 'Postmortems', text: 'Every incident that affected customers gets a blameless postmortem within five working days. It lists the timeline, the causes and the follow-up actions with owners.' },
+  { id: 'logs', title: 'Log retention', text: 'Application logs are kept for thirty days; audit logs for seven years. Logs never contain passwords, tokens or card numbers.' },
+  { id: 'rate-limits', title: 'API rate limits', text: 'The public API allows one hundred requests per minute per key. Clients that exceed it receive status 429 with a Retry-After header telling them when to try again.' },
+  { id: 'api-keys', title: 'API keys', text: 'API keys are created in the developer console and shown only once. Rotate a key by creating a new one, switching your clients to it, and then deleting the old key.' },
+  { id: 'webhooks', title: 'Webhooks', text: 'Webhook deliveries are signed with an HMAC of the body using your endpoint secret. Failed deliveries are retried with exponential backoff for up to twenty-four hours.' },
+  { id: 'refunds', title: 'Refunds', text: 'Customers can return unworn goods within thirty days for a full refund. The refund reaches the original payment method within five business days after the parcel arrives.' },
+  { id: 'shipping', title: 'Shipping', text: 'Orders placed before noon ship the same day. Standard delivery takes two to four days; express delivery arrives the next working day for a fee of nine euros.' },
+  { id: 'warranty', title: 'Warranty', text: 'Tents and backpacks carry a five-year warranty against manufacturing defects. Damage from misuse, fire or normal wear is not covered.' },
+  { id: 'sizes', title: 'Size exchanges', text: 'Boots that do not fit can be exchanged for another size free of charge. Print the exchange label from the order page and drop the box at any post office.' },
+  { id: 'loyalty', title: 'Loyalty programme', text: 'Members collect one point per euro spent and redeem one hundred points for a five euro voucher. Points expire two years after they were earned.' },
+  { id: 'store-hours', title: 'Shop opening hours', text: 'Our shops open from nine to seven on weekdays and from ten to six on Saturdays. They are closed on Sundays and public holidays.' },
+  { id: 'onboarding', title: 'First week', text: 'In their first week new colleagues meet their buddy, complete the security training and set up their accounts. The buddy answers questions during the first three months.' },
+  { id: 'training', title: 'Learning budget', text: 'Each employee has a learning budget of one thousand euros per year for courses, books and conferences. Unspent budget does not roll over.' },
+  { id: 'salary', title: 'Pay day', text: 'Salaries are paid on the last working day of the month. Payslips appear in the HR portal two days earlier.' },
+  { id: 'pension', title: 'Pension', text: 'The company adds four percent of your gross salary to the pension plan, and matches your own contributions up to another two percent.' },
+  { id: 'desk-booking', title: 'Desk booking', text: 'Desks in the office are booked in the workplace app up to two weeks in advance. A booking not checked in by ten o\'clock is released for others.' },
+  { id: 'parking', title: 'Parking', text: 'The garage has forty spaces, eight of them with chargers for electric cars. Spaces are first come, first served; the chargers are free for staff.' },
+  { id: 'printing', title: 'Printers', text: 'Printers are on every floor next to the kitchens. Send a job from your laptop and release it at the printer with your badge.' },
+  { id: 'guests', title: 'Visitors', text: 'Register visitors at reception the day before they come. They receive a day badge and must be accompanied by their host at all times.' },
+  { id: 'whistleblowing', title: 'Reporting misconduct', text: 'Concerns about fraud or misconduct can be reported anonymously through the integrity line, which an outside firm runs. Reports are never traced back to the person who made them.' },
+];
+
+export const QUESTIONS: Question[] = [
+  // Questions that share at least one content word with their answer.
+  { question: 'How do I configure TLS?', answer: 'tls', kind: 'overlap' },
+  { question: 'Which TLS versions does the gateway accept?', answer: 'tls', kind: 'overlap' },
+  { question: 'When are certificates renewed?', answer: 'cert-renewal', kind: 'overlap' },
+  { question: 'When are expense reports due?', answer: 'expenses', kind: 'overlap' },
+  { question: 'Do I need a receipt for a taxi ride of thirty euros?', answer: 'expenses', kind: 'overlap' },
+  { question: 'Can I book business class for a long flight?', answer: 'travel', kind: 'overlap' },
+  { question: 'How much is the daily allowance abroad?', answer: 'per-diem', kind: 'overlap' },
+  { question: 'How many days of annual leave do I get?', answer: 'vacation', kind: 'overlap' },
+  { question: 'Do unused leave days carry over?', answer: 'vacation', kind: 'overlap' },
+  { question: 'When do I need a doctor\'s note?', answer: 'sick-leave', kind: 'overlap' },
+  { question: 'How long can parents take parental leave?', answer: 'parental', kind: 'overlap' },
+  { question: 'How many days a week can I work from home?', answer: 'remote-work', kind: 'overlap' },
+  { question: 'When is my laptop replaced?', answer: 'laptop', kind: 'overlap' },
+  { question: 'How long must a password be?', answer: 'password', kind: 'overlap' },
+  { question: 'Are text messages accepted as a second factor?', answer: 'mfa', kind: 'overlap' },
+  { question: 'What should I do if my phone is stolen?', answer: 'lost-device', kind: 'overlap' },
+  { question: 'Do I need the VPN for the build farm?', answer: 'vpn', kind: 'overlap' },
+  { question: 'How long are database backups kept?', answer: 'backups', kind: 'overlap' },
+  { question: 'How do I restore a database?', answer: 'restore', kind: 'overlap' },
+  { question: 'Can I deploy to production on a Friday afternoon?', answer: 'deploy', kind: 'overlap' },
+  { question: 'How do I roll back a bad release?', answer: 'rollback', kind: 'overlap' },
+  { question: 'How long is an on-call shift?', answer: 'oncall', kind: 'overlap' },
+  { question: 'Who is the incident commander?', answer: 'incident', kind: 'overlap' },
+  { question: 'What goes into a postmortem?', answer: 'postmortem', kind: 'overlap' },
+  { question: 'How long are audit logs kept?', answer: 'logs', kind: 'overlap' },
+  { question: 'What is the API rate limit?', answer: 'rate-limits', kind: 'overlap' },
+  { question: 'How do I rotate an API key?', answer: 'api-keys', kind: 'overlap' },
+  { question: 'How are webhook deliveries signed?', answer: 'webhooks', kind: 'overlap' },
+  { question: 'How long does a refund take?', answer: 'refunds', kind: 'overlap' },
+  { question: 'How much does express delivery cost?', answer: 'shipping', kind: 'overlap' },
+  { question: 'Is my tent covered by the warranty?', answer: 'warranty', kind: 'overlap' },
+  { question: 'Can I exchange boots for another size?', answer: 'sizes', kind: 'overlap' },
+  { question: 'When do loyalty points expire?', answer: 'loyalty', kind: 'overlap' },
+  { question: 'Are the shops open on Sundays?', answer: 'store-hours', kind: 'overlap' },
+  { question: 'What happens in the first week for new colleagues?', answer: 'onboarding', kind: 'overlap' },
+  { question: 'How big is the learning budget?', answer: 'training', kind: 'overlap' },
+  { question: 'When are salaries paid?', answer: 'salary', kind: 'overlap' },
+  { question: 'How much does the company add to my pension?', answer: 'pension', kind: 'overlap' },
+  { question: 'How do I book a desk in the office?', answer: 'desk-booking', kind: 'overlap' },
+  { question: 'Are there chargers for electric cars in the garage?', answer: 'parking', kind: 'overlap' },
+  { question: 'Where are the printers?', answer: 'printing', kind: 'overlap' },
+  { question: 'How do I register a visitor?', answer: 'guests', kind: 'overlap' },
+  { question: 'Can I report fraud anonymously?', answer: 'whistleblowing', kind: 'overlap' },
+  // Paraphrases: no content word in common with the answer.
+  { question: 'How can I make the web server use encryption?', answer: 'tls', kind: 'paraphrase' },
+  { question: 'What happens if the SSL credentials cannot be refreshed?', answer: 'cert-renewal', kind: 'paraphrase' },
+  { question: 'By what date must I hand in costs to get reimbursed?', answer: 'expenses', kind: 'paraphrase' },
+  { question: 'What cabin may I pick on a plane?', answer: 'travel', kind: 'paraphrase' },
+  { question: 'Do I get money for food during trips overseas?', answer: 'per-diem', kind: 'paraphrase' },
+  { question: 'How much holiday am I entitled to?', answer: 'vacation', kind: 'paraphrase' },
+  { question: 'Who do I call when I wake up with the flu?', answer: 'sick-leave', kind: 'paraphrase' },
+  { question: 'Can I stay home to look after my newborn baby?', answer: 'parental', kind: 'paraphrase' },
+  { question: 'Can I do my job from my own flat?', answer: 'remote-work', kind: 'paraphrase' },
+  { question: 'My notebook computer is old; can I get a newer one?', answer: 'laptop', kind: 'paraphrase' },
+  { question: 'Can an SMS code be my login verification?', answer: 'mfa', kind: 'paraphrase' },
+  { question: 'How often do we duplicate our data for safekeeping?', answer: 'backups', kind: 'paraphrase' },
+  { question: 'Whom do I ask to recover yesterday\'s records?', answer: 'restore', kind: 'paraphrase' },
+  { question: 'How do I undo a broken launch?', answer: 'rollback', kind: 'paraphrase' },
+  { question: 'Do developers get compensated for pager duty?', answer: 'oncall', kind: 'paraphrase' },
+  { question: 'How many calls can an integration make each second?', answer: 'rate-limits', kind: 'paraphrase' },
+  { question: 'How do I check that a callback really came from you?', answer: 'webhooks', kind: 'paraphrase' },
+  { question: 'Can I send back a jacket and get my money?', answer: 'refunds', kind: 'paraphrase' },
+  { question: 'How fast will my package get here?', answer: 'shipping', kind: 'paraphrase' },
+  { question: 'What if my rucksack falls apart after a while?', answer: 'warranty', kind: 'paraphrase' },
+  { question: 'What do I gain by purchasing often?', answer: 'loyalty', kind: 'paraphrase' },
+  { question: 'Until when is your outlet staffed on a Tuesday?', answer: 'store-hours', kind: 'paraphrase' },
+  { question: 'Will the firm pay for a seminar I want to attend?', answer: 'training', kind: 'paraphrase' },
+  { question: 'What date does my wage arrive?', answer: 'salary', kind: 'paraphrase' },
+  { question: 'Is there a retirement scheme?', answer: 'pension', kind: 'paraphrase' },
+  { question: 'Where can I leave my automobile?', answer: 'parking', kind: 'paraphrase' },
+  { question: 'Can people from outside the firm drop by to see me at the office?', answer: 'guests', kind: 'paraphrase' },
+];
