@@ -26,7 +26,6 @@ import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import { hasUnsafeKeys } from '../protocol/plain-json.js';
 import { validatorFor } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
-import { checkApprovalReceipt } from './checks.js';
 import { exchange, readJson, toClientError } from './http.js';
 import { operation, pathOf, type Operation } from './operations.js';
 import { SseFrameReader } from './sse.js';
@@ -142,10 +141,7 @@ export class OperatorClient {
   async decideApproval(decision: ApprovalDecision, signal?: AbortSignal): Promise<ApprovalResolution> {
     ops.decideApproval.check(decision);
     if (hasUnsafeKeys(decision.call.arguments)) throw new DriverError('INVALID_APPROVAL', 'The decision carries arguments that are not plain JSON.');
-    const receipt = await this.post(ops.decideApproval, decision, signal);
-    const problem = checkApprovalReceipt(receipt, decision);
-    if (problem) throw new DriverError('INVALID_RESPONSE', `The host's receipt does not match the request: ${problem}.`);
-    return receipt;
+    return this.post(ops.decideApproval, decision, signal);
   }
 
   /** POST v1/operator/jobs: jobs of every subject, most recently updated first. */
@@ -232,6 +228,7 @@ export class OperatorClient {
       const response = await exchange({ fetch: (await this.transport).fetch, url: new URL(op.path, this.baseUrl), token: this.token, body, accept: 'application/json', signal });
       const answer = await readJson(response);
       if (!op.answer(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${op.path} answer is invalid: ${op.answer.explain(answer)}.`);
+      op.checkAnswer(answer, body);
       return answer;
     } catch (error) {
       throw toClientError(error, signal);

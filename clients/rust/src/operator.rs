@@ -86,7 +86,7 @@ impl AsyncOperatorClient {
         validate::approval_decision(&ops::OPERATOR_DECIDE_APPROVAL, decision)?;
         let body = serde_json::to_vec(decision).map_err(transport_error)?;
         let answer = self.transport.post_json(ops::OPERATOR_DECIDE_APPROVAL.path, body).await?;
-        Ok(validate::approval_resolution(answer, decision)?)
+        Ok(validate::answer(&ops::OPERATOR_DECIDE_APPROVAL, answer, decision)?)
     }
 
     /// `POST v1/operator/jobs`: durable jobs of every subject, most recently updated first.
@@ -129,7 +129,7 @@ impl AsyncOperatorClient {
         validate::request(op, request)?;
         let body = serde_json::to_vec(request).map_err(transport_error)?;
         let answer = self.transport.post_json(op.path, body).await?;
-        Ok(validate::operator_answer(answer, op.response)?)
+        Ok(validate::answer(op, answer, request)?)
     }
 }
 

@@ -14,9 +14,7 @@ from ._async import AsyncAgenticClient
 from ._json import parse_json_body, parse_json_text
 from ._schema import Invalid
 from ._sse import SseDecoder
-from ._responses import decode_approval_receipt, _decoded
-from ._rules import Json
-from ._responses import require_event_stream
+from ._responses import Json, decode_answer, require_event_stream
 from ._submissions import decision_body, path_of, request_body
 from ._sync import AgenticClient, _close_connection, _read_some
 from .errors import DriverError
@@ -45,16 +43,8 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _TERMINAL = ("run.completed", "run.failed", "run.cancelled")
 
 
-def _request_body(op: Operation, request: Optional[Mapping[str, Any]]) -> bytes:
-    return request_body(op, {} if request is None else request)
-
-
-def _answer(op: Operation, body: bytes) -> Json:
-    def checked(value: object) -> Json:
-        op.response(value, "answer")
-        return cast(Json, value)
-
-    return _decoded(body, checked)
+def _request(request: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
+    return {} if request is None else request
 
 
 def _run_endpoint(run_id: object) -> str:
@@ -148,8 +138,8 @@ class OperatorClient:
         self._client.close()
 
     def _call(self, op: Operation, request: Optional[Mapping[str, Any]]) -> Json:
-        body = self._client._fetch_json("POST", op.path, _request_body(op, request), self._client._io_timeout)
-        return _answer(op, body)
+        body = self._client._fetch_json("POST", op.path, request_body(op, _request(request)), self._client._io_timeout)
+        return decode_answer(body, op, _request(request))
 
     def runs(self, request: Optional[OperatorRunsRequest] = None) -> OperatorRunList:
         """Active runs on this replica and one page of finished runs, newest first, filtered by
@@ -187,7 +177,7 @@ class OperatorClient:
     def decide_approval(self, decision: ApprovalDecision) -> ApprovalResolution:
         """Decide any subject's pending approval; the receipt must answer exactly this decision."""
         body = self._client._fetch_json("POST", ops.OPERATOR_DECIDE_APPROVAL.path, decision_body(decision, ops.OPERATOR_DECIDE_APPROVAL), self._client._io_timeout)
-        return cast(ApprovalResolution, decode_approval_receipt(body, decision))
+        return cast(ApprovalResolution, decode_answer(body, ops.OPERATOR_DECIDE_APPROVAL, decision))
 
     def jobs(self, request: Optional[OperatorJobsRequest] = None) -> OperatorJobList:
         """Durable jobs of every subject, most recently updated first (``POST v1/operator/jobs``)."""
@@ -246,8 +236,8 @@ class AsyncOperatorClient:
         await self._client.aclose()
 
     async def _call(self, op: Operation, request: Optional[Mapping[str, Any]]) -> Json:
-        body = await self._client._fetch_json("POST", op.path, _request_body(op, request), self._client._io_timeout)
-        return _answer(op, body)
+        body = await self._client._fetch_json("POST", op.path, request_body(op, _request(request)), self._client._io_timeout)
+        return decode_answer(body, op, _request(request))
 
     async def runs(self, request: Optional[OperatorRunsRequest] = None) -> OperatorRunList:
         return cast(OperatorRunList, await self._call(ops.OPERATOR_LIST_RUNS, request))
@@ -274,7 +264,7 @@ class AsyncOperatorClient:
 
     async def decide_approval(self, decision: ApprovalDecision) -> ApprovalResolution:
         body = await self._client._fetch_json("POST", ops.OPERATOR_DECIDE_APPROVAL.path, decision_body(decision, ops.OPERATOR_DECIDE_APPROVAL), self._client._io_timeout)
-        return cast(ApprovalResolution, decode_approval_receipt(body, decision))
+        return cast(ApprovalResolution, decode_answer(body, ops.OPERATOR_DECIDE_APPROVAL, decision))
 
     async def jobs(self, request: Optional[OperatorJobsRequest] = None) -> OperatorJobList:
         return cast(OperatorJobList, await self._call(ops.OPERATOR_LIST_JOBS, request))
