@@ -87,7 +87,8 @@ func (c *Client) Close() {
 
 func parseBaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.Opaque != "" || (u.Scheme != "http" && u.Scheme != "https") {
+	// An IPv6 zone id ([::1%25lo]) is not part of a URL a browser or the other clients parse.
+	if err != nil || u.Host == "" || u.Opaque != "" || strings.Contains(u.Host, "%") || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, newError(CodeInvalidURL, "the host URL is not an absolute http(s) URL (e.g. http://127.0.0.1:7433)")
 	}
 	if u.User != nil || strings.ContainsAny(raw, "?#") {
