@@ -54,7 +54,7 @@ impl AsyncOperatorClient {
             return Err(Error::driver(codes::INVALID_OPERATOR_REQUEST, "the run id must be a lowercase UUID"));
         }
         let answer = self.transport.get_answer(&ops::OPERATOR_READ_RUN.path.replace("{id}", run_id)).await?;
-        let detail: OperatorRunDetail = validate::operator_answer(answer, ops::OPERATOR_READ_RUN.response)?;
+        let detail: OperatorRunDetail = validate::answer(&ops::OPERATOR_READ_RUN, answer, &())?;
         if detail.run.run_id != run_id {
             return Err(Error::driver(
                 codes::INVALID_RESPONSE,
@@ -265,5 +265,5 @@ impl Feed {
 fn update(frame: &str) -> Result<OperatorUpdate, Error> {
     let value =
         validate::parse_json(frame.as_bytes()).map_err(|e| Error::driver(codes::INVALID_RESPONSE, format!("update: {}", e.message)))?;
-    Ok(validate::operator_answer(value, ops::OPERATOR_UPDATES.response)?)
+    Ok(validate::answer(&ops::OPERATOR_UPDATES, value, &())?)
 }
