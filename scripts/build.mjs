@@ -77,21 +77,23 @@ const next = { ...stamp };
 
 // TypeScript: every source, the compiler settings and the dependencies (their types).
 const sources = files(join(root, 'src')).filter((path) => SOURCE.test(path));
+// What the build did goes to stderr: stdout stays clean for `npm pack --json`, whose prepack this is.
+const say = (line) => process.stderr.write(`${line}\n`);
 const tsInputs = digest([...sources, join(root, 'tsconfig.json'), join(root, 'tsconfig.build.json'), join(root, 'package-lock.json')]);
 const outputOf = (source) => join(out, relative(join(root, 'src'), source).replace(SOURCE, '.js'));
 const outputsPresent = sources.every((source) => source.endsWith('.d.ts') || existsSync(outputOf(source)));
 if (stamp.typescript === tsInputs && outputsPresent) {
-  console.log('typescript: up to date');
+  say('typescript: up to date');
 } else {
   const buildInfo = join(out, '.tsbuildinfo');
   // tsc's incremental state trusts that its outputs are still there: when some are not, start over.
   if (!outputsPresent) rmSync(buildInfo, { force: true });
   run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out, '--incremental', '--tsBuildInfoFile', buildInfo]);
   next.typescript = tsInputs;
-  console.log('typescript: compiled');
+  say('typescript: compiled');
 }
 const removed = removeStaleOutputs();
-if (removed > 0) console.log(`typescript: removed ${removed} outputs of deleted sources`);
+if (removed > 0) say(`typescript: removed ${removed} outputs of deleted sources`);
 
 // The console bundle: every file under console/, the files esbuild read last time (recorded
 // by scripts/build-console.ts: the app's imports, Preact), the build script and the lockfile.
@@ -99,14 +101,14 @@ const consoleOut = join(out, 'console');
 const consoleInputs = (recorded) =>
   digest(new Set([...files(join(root, 'console')), ...recorded.map((path) => join(root, path)), join(root, 'scripts', 'build-console.ts'), join(root, 'package-lock.json')]));
 if (stamp.console && stamp.console.digest === consoleInputs(stamp.console.files) && existsSync(join(consoleOut, 'app.js'))) {
-  console.log('console: up to date');
+  say('console: up to date');
 } else {
   const recordFile = join(out, '.console-inputs.json');
   run(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'build-console.ts'), consoleOut, recordFile]);
   const recorded = JSON.parse(readFileSync(recordFile, 'utf8'));
   rmSync(recordFile);
   next.console = { files: recorded, digest: consoleInputs(recorded) };
-  console.log('console: bundled');
+  say('console: bundled');
 }
 
 writeFileSync(stampFile, `${JSON.stringify(next, null, 2)}\n`);

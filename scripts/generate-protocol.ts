@@ -1,7 +1,7 @@
 /**
  * Writes the published wire documents under protocol/ from src/protocol (the single
  * source of truth), then the Go, Python and Rust clients' generated wire layers from the
- * published schema document (scripts/protocol-clients/), and the TypeScript validators
+ * published documents (scripts/protocol-clients/), and the TypeScript validators
  * compiled ahead of time (scripts/protocol-validators.ts). `--check` fails instead of
  * writing when any file has drifted.
  */
@@ -14,6 +14,7 @@ import { OPTIONAL_EVENTS_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER, WIRE_VERSIO
 import { hostConfigSchema } from '../src/host/config-schema.js';
 import { clientFiles } from './protocol-clients/index.js';
 import { OPERATIONS_DOCUMENT, operationsDocument } from './protocol-clients/operations.js';
+import { RULES_DOCUMENT, rulesDocument } from './protocol-clients/rules.js';
 import { validatorFiles } from './protocol-validators.js';
 
 const root = join(dirname(new URL(import.meta.url).pathname), '..');
@@ -101,6 +102,7 @@ const documents: Record<string, unknown> = {
   'protocol/schemas/agenticdriver.schema.json': wireSchema,
   'protocol/status-codes.json': ERROR_STATUS,
   [OPERATIONS_DOCUMENT]: operationsDocument(),
+  [RULES_DOCUMENT]: rulesDocument(),
   'protocol/host-config.schema.json': { $schema: 'https://json-schema.org/draft/2020-12/schema', ...(plain(hostConfigSchema(), '', true) as object) },
 };
 
@@ -109,7 +111,16 @@ const files: Record<string, string> = Object.fromEntries(Object.entries(document
 const published = (path: string): never => JSON.parse(files[path]!) as never;
 Object.assign(
   files,
-  clientFiles({ schema: published('protocol/schemas/agenticdriver.schema.json'), operations: published(OPERATIONS_DOCUMENT), status: published('protocol/status-codes.json') }, root),
+  clientFiles(
+    {
+      schema: published('protocol/schemas/agenticdriver.schema.json'),
+      operations: published(OPERATIONS_DOCUMENT),
+      status: published('protocol/status-codes.json'),
+      rules: published(RULES_DOCUMENT),
+      rulesText: files[RULES_DOCUMENT]!,
+    },
+    root,
+  ),
 );
 // The TypeScript validators, compiled ahead of time from the same schemas.
 Object.assign(files, validatorFiles());

@@ -97,7 +97,7 @@ async function npmPackage() {
   const packed = await step('npm pack', () => {
     const [report] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], { cwd: root }));
     const files = report.files.map((file) => file.path);
-    for (const needed of ['package.json', 'README.md', 'dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/client/index.d.ts', 'dist/host/index.js', 'dist/console/app.js', 'protocol/openapi.json']) {
+    for (const needed of ['package.json', 'README.md', 'dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/client/index.d.ts', 'dist/host/index.js', 'dist/console/app.js', 'protocol/openapi.json', 'protocol/validators/wire.js', 'protocol/validators/host-config.js', 'protocol/rules.json']) {
       expect(files.includes(needed), `the package lacks ${needed}`);
     }
     const stray = files.filter((file) => /^(src|test|scripts|clients|conformance|bench|node_modules)\//.test(file) || /(^|\/)\./.test(file));

@@ -1,6 +1,7 @@
 // The node:test reporter of `npm test`: node's spec reporter, but what a test file prints (the
 // JSON log lines of the hosts it starts, mostly) is held back and shown only when one of that
 // file's tests fails — then all of it, from the start, and what the file prints afterwards.
+import { resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { spec as Spec } from 'node:test/reporters';
 
@@ -17,7 +18,9 @@ export default class HeldOutputReporter extends Transform {
   }
 
   _transform(event, _encoding, done) {
-    const file = event.data?.file;
+    // Node 24 names a file relative to the working directory in output events and absolute in
+    // test events; both are keyed by the absolute path.
+    const file = event.data?.file && resolve(event.data.file);
     if ((event.type === 'test:stdout' || event.type === 'test:stderr') && file && !this.#failing.has(file)) {
       this.#held.set(file, [...(this.#held.get(file) ?? []), event]);
       return done();
@@ -33,7 +36,7 @@ export default class HeldOutputReporter extends Transform {
       }
     }
     // A file that finished without a failure: its output is dropped.
-    if (event.type === 'test:complete' && file && event.data.nesting === 0 && event.data.name === file) this.#held.delete(file);
+    if (event.type === 'test:complete' && file && event.data.nesting === 0 && resolve(event.data.name) === file) this.#held.delete(file);
     this.#spec.write(event);
     done();
   }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
@@ -86,7 +87,8 @@ func (c *Client) Close() {
 
 func parseBaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.Opaque != "" || (u.Scheme != "http" && u.Scheme != "https") {
+	// An IPv6 zone id ([::1%25lo]) is not part of a URL a browser or the other clients parse.
+	if err != nil || u.Host == "" || u.Opaque != "" || strings.Contains(u.Host, "%") || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, newError(CodeInvalidURL, "the host URL is not an absolute http(s) URL (e.g. http://127.0.0.1:7433)")
 	}
 	if u.User != nil || strings.ContainsAny(raw, "?#") {
@@ -209,15 +211,46 @@ func pathOf(op operation, id string) string {
 	return strings.Replace(op.path, "{id}", url.PathEscape(id), 1)
 }
 
-// requestBody is req as JSON, checked by op.request.
+// requestBody is req as JSON, checked by op.request and op.requestRules.
 func requestBody(op operation, req any) (json.RawMessage, error) {
-	return checkedBody(req, func(v any) error { return op.request(v, "request") }, op.invalid, op.id+" request")
+	return checkedBody(req, func(v any) error { return checkRequest(op, v) }, op.invalid, op.id+" request")
+}
+
+// checkRequest holds a request (generic JSON) to its schema and its rule set.
+func checkRequest(op operation, v any) error {
+	if err := op.request(v, "request"); err != nil {
+		return err
+	}
+	if op.requestRules == "" {
+		return nil
+	}
+	if broken := evaluateRules(op.requestRules, map[string]any{"request": v}); broken != nil {
+		return broken
+	}
+	return nil
 }
 
 // send calls a JSON operation with an already checked body (nil for GET), validates the
-// answer with op.response and decodes it into out. Exchange failures are *DriverError.
+// answer with op.response and op.answerRules (against the body) and decodes it into out.
+// Exchange failures are *DriverError.
 func (c *Client) send(ctx context.Context, op operation, query url.Values, body any, out any) error {
-	if err := c.getJSON(ctx, op.path, query, body, op.response, out); err != nil {
+	check := op.response
+	if op.answerRules != "" {
+		request, err := jsonValueOf(body)
+		if err != nil {
+			return newError(op.invalid, "the %s request is not representable as JSON: %v", op.id, err)
+		}
+		check = func(v any, path string) error {
+			if err := op.response(v, path); err != nil {
+				return err
+			}
+			if broken := evaluateRules(op.answerRules, map[string]any{"answer": v, "request": request}); broken != nil {
+				return fmt.Errorf("the host's %s answer does not match the request: %w", op.id, broken)
+			}
+			return nil
+		}
+	}
+	if err := c.getJSON(ctx, op.path, query, body, check, out); err != nil {
 		return exchangeError(ctx, err)
 	}
 	return nil

@@ -2,28 +2,25 @@ package agenticdriver
 
 // eventValidator applies the run stream rules to each frame in order: envelope,
 // sequence and run identity, unknown and unnegotiated types, payload shape, and the
-// cross-checks against the request.
+// rules of generated/rules.json (set runEvent) against the request. The envelope rules
+// stay code, as in every client: they decide, before the payload is validated, whether
+// an event is skipped, UNSUPPORTED_EVENT or INVALID_STREAM.
 type eventValidator struct {
-	req          *RunRequest
-	runID        string
-	sequence     int64
-	appTools     map[string]bool
-	selected     map[string]bool
-	executionIDs map[string]bool
-	executedCall map[string]bool
-	approvals    map[string]string // approvalId → call id of each requested approval
+	req      *RunRequest
+	request  any // req as generic JSON, what the rules read
+	runID    string
+	sequence int64
+	// What the rules of later events need to know of earlier ones: {approvalId, callId}
+	// of each requested approval, {executionId, callId} of each requested execution.
+	approvals, executions []any
 }
 
-func newEventValidator(req *RunRequest) *eventValidator {
-	v := &eventValidator{req: req, appTools: map[string]bool{}, selected: map[string]bool{},
-		executionIDs: map[string]bool{}, executedCall: map[string]bool{}, approvals: map[string]string{}}
-	for _, t := range req.ApplicationTools {
-		v.appTools[t.Name] = true
+func newEventValidator(req *RunRequest) (*eventValidator, error) {
+	request, err := jsonValueOf(req)
+	if err != nil {
+		return nil, newError(CodeInvalidRequest, "the run request is not representable as JSON: %v", err)
 	}
-	for _, name := range req.Tools {
-		v.selected[name] = true
-	}
-	return v
+	return &eventValidator{req: req, request: request}, nil
 }
 
 func streamError(format string, args ...any) *DriverError {
@@ -63,8 +60,15 @@ func (v *eventValidator) accept(frame []byte) (*Event, bool, error) {
 		return nil, false, streamError("event %s: %v", typ, err)
 	}
 	ev.Raw = frame
-	if err := v.crossCheck(ev); err != nil {
-		return nil, false, err
+	scope := map[string]any{"event": value, "request": v.request, "runId": v.runID, "approvals": v.approvals, "executions": v.executions}
+	if broken := evaluateRules("runEvent", scope); broken != nil {
+		return nil, false, streamError("%s event: %v", typ, broken)
+	}
+	switch typ {
+	case EventApprovalRequested:
+		v.approvals = append(v.approvals, map[string]any{"approvalId": ev.Approval.ApprovalID, "callId": ev.Approval.Call.ID})
+	case EventToolExecutionRequested:
+		v.executions = append(v.executions, map[string]any{"executionId": ev.Execution.ExecutionID, "callId": ev.Execution.Call.ID})
 	}
 	return ev, true, nil
 }
@@ -96,55 +100,6 @@ func (v *eventValidator) checkNegotiated(typ string) error {
 	case typ == EventToolExecutionRequested && len(v.req.ApplicationTools) == 0:
 		return newError(CodeUnsupportedEvent, "%s arrived but the request declared no application tools", typ)
 	}
-	return nil
-}
-
-func (v *eventValidator) crossCheck(ev *Event) error {
-	switch ev.Type {
-	case EventRunStarted:
-		if ev.Provider != v.req.Provider || ev.Model != v.req.Model {
-			return streamError("run.started names %s/%s, not the requested %s/%s", ev.Provider, ev.Model, v.req.Provider, v.req.Model)
-		}
-	case EventApprovalRequested:
-		if ev.Approval.RunID != v.runID {
-			return streamError("approval.requested belongs to run %q", ev.Approval.RunID)
-		}
-		if ev.Approval.IdlePolicy != v.req.Approvals.IdlePolicy {
-			return streamError("approval.requested idlePolicy %q differs from the requested %q", ev.Approval.IdlePolicy, v.req.Approvals.IdlePolicy)
-		}
-		v.approvals[ev.Approval.ApprovalID] = ev.Approval.Call.ID
-	case EventApprovalResolved:
-		if ev.Resolution.RunID != v.runID {
-			return streamError("approval.resolved belongs to run %q", ev.Resolution.RunID)
-		}
-		if callID, ok := v.approvals[ev.Resolution.ApprovalID]; !ok || callID != ev.Resolution.CallID {
-			return streamError("approval.resolved answers no requested approval of call %q", ev.Resolution.CallID)
-		}
-	case EventToolExecutionRequested:
-		return v.checkExecution(ev.Execution)
-	case EventRunCompleted:
-		if err := checkResult(ev.Result, v.req, v.runID); err != nil {
-			return streamError("run.completed: %v", err)
-		}
-	}
-	return nil
-}
-
-func (v *eventValidator) checkExecution(x *ToolExecution) error {
-	switch {
-	case x.RunID != v.runID:
-		return streamError("tool.execution.requested belongs to run %q", x.RunID)
-	case !v.appTools[x.Call.Name] || !v.selected[x.Call.Name]:
-		return streamError("tool %q is not a declared and selected application tool", x.Call.Name)
-	case v.executionIDs[x.ExecutionID]:
-		return streamError("duplicate executionId %q", x.ExecutionID)
-	case v.executedCall[x.Call.ID]:
-		return streamError("duplicate tool call id %q", x.Call.ID)
-	case len(v.executionIDs) >= maxToolExecutionsPerRun:
-		return streamError("more than %d tool executions in one run", maxToolExecutionsPerRun)
-	}
-	v.executionIDs[x.ExecutionID] = true
-	v.executedCall[x.Call.ID] = true
 	return nil
 }
 

@@ -5,12 +5,6 @@ import (
 	"encoding/json"
 )
 
-var decisionOutcomes = map[string]string{
-	DecisionApprove: "approved",
-	DecisionDeny:    "denied",
-	DecisionCancel:  "cancelled",
-}
-
 // DecideApproval approves, denies or cancels one pending approval and returns the
 // host's resolution, checked against the decision. A malformed decision is refused with
 // INVALID_APPROVAL before anything is sent.
@@ -28,12 +22,6 @@ func (c *Client) decide(ctx context.Context, op operation, d ApprovalDecision) (
 	if err := c.send(ctx, op, nil, body, &r); err != nil {
 		return nil, err
 	}
-	switch {
-	case r.ApprovalID != d.ApprovalID || r.RunID != d.RunID || r.CallID != d.Call.ID:
-		return nil, reconcileError("the approval receipt names another approval")
-	case r.Outcome != decisionOutcomes[d.Decision]:
-		return nil, reconcileError("the approval receipt outcome " + r.Outcome + " does not match the decision " + d.Decision)
-	}
 	return &r, nil
 }
 
@@ -44,7 +32,7 @@ func (c *Client) ReportToolProgress(ctx context.Context, id ToolExecutionIdentit
 	if err != nil {
 		return nil, err
 	}
-	return c.toolExecutionCall(ctx, opReportToolProgress, body, id, "progress")
+	return c.toolExecutionCall(ctx, opReportToolProgress, body)
 }
 
 // CompleteTool delivers the one result of a dispatched application tool: exactly one of
@@ -54,22 +42,13 @@ func (c *Client) CompleteTool(ctx context.Context, result ToolExecutionResult) (
 	if err != nil {
 		return nil, err
 	}
-	return c.toolExecutionCall(ctx, opCompleteTool, body, result.ToolExecutionIdentity, "accepted")
+	return c.toolExecutionCall(ctx, opCompleteTool, body)
 }
 
-func (c *Client) toolExecutionCall(ctx context.Context, op operation, body json.RawMessage, id ToolExecutionIdentity, status string) (*ToolExecutionReceipt, error) {
+func (c *Client) toolExecutionCall(ctx context.Context, op operation, body json.RawMessage) (*ToolExecutionReceipt, error) {
 	var receipt ToolExecutionReceipt
 	if err := c.send(ctx, op, nil, body, &receipt); err != nil {
 		return nil, err
 	}
-	if receipt.ToolExecutionIdentity != id || receipt.Status != status {
-		return nil, reconcileError("the tool-execution receipt does not match the submission")
-	}
 	return &receipt, nil
-}
-
-// reconcileError reports a receipt that does not match what was sent: the effect on the
-// host is unknown, so the caller must reconcile rather than retry.
-func reconcileError(detail string) error {
-	return newError(CodeInvalidResponse, "%s; reconcile, do not retry", detail)
 }

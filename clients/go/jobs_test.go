@@ -292,6 +292,11 @@ func TestSessionReceipts(t *testing.T) {
 			t.Errorf("delete answered %s: %v", body, err)
 		}
 	}
+	// A schema-valid receipt for another session breaks a rule of protocol/rules.json, which the error names (as in every client).
+	other, _ := answer(t, `{"id":"12345678-1234-4234-8234-123456789def","deleted":true}`)
+	if _, err := other.DeleteSession(t.Context(), id); !isCode(err, CodeInvalidResponse) || !strings.Contains(err.Error(), "[sessionDeleted.id]") {
+		t.Errorf("delete of another session: %v", err)
+	}
 	client, hits := answer(t, "{}")
 	if _, err := client.CreateSession(t.Context(), SessionCreate{Provider: "mock", Model: "demo", Mode: "forever"}); !isCode(err, CodeInvalidSession) {
 		t.Errorf("bad mode: %v", err)

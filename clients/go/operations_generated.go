@@ -9,6 +9,8 @@ type operation struct {
 	id, method, path  string
 	request, response rule
 	invalid           string
+	// requestRules and answerRules name rule sets of generated/rules.json (empty: none).
+	requestRules, answerRules string
 	// answers is "json", "json-or-events" or "events".
 	answers string
 }
@@ -17,28 +19,30 @@ type operation struct {
 var (
 	opGetProtocol            = operation{id: "getProtocol", method: "GET", path: "v1/protocol", response: protocolInfoRule, answers: "json"}
 	opListProviders          = operation{id: "listProviders", method: "GET", path: "v1/providers", response: providerListRule, answers: "json"}
-	opRun                    = operation{id: "run", method: "POST", path: "v1/runs", request: runRequestRule, response: runResultRule, invalid: CodeInvalidRequest, answers: "json-or-events"}
-	opDecideApproval         = operation{id: "decideApproval", method: "POST", path: "v1/approvals/decisions", request: approvalDecisionRule, response: approvalResolutionRule, invalid: CodeInvalidApproval, answers: "json"}
-	opReportToolProgress     = operation{id: "reportToolProgress", method: "POST", path: "v1/tool-executions/progress", request: toolExecutionIdentityRule, response: toolExecutionReceiptRule, invalid: CodeInvalidToolExecution, answers: "json"}
-	opCompleteTool           = operation{id: "completeTool", method: "POST", path: "v1/tool-executions/results", request: toolExecutionResultRule, response: toolExecutionReceiptRule, invalid: CodeInvalidToolExecution, answers: "json"}
-	opCreateSession          = operation{id: "createSession", method: "POST", path: "v1/sessions/create", request: sessionCreateRule, response: sessionSnapshotRule, invalid: CodeInvalidSession, answers: "json"}
-	opReadSession            = operation{id: "readSession", method: "POST", path: "v1/sessions/read", request: sessionIdentityRule, response: sessionSnapshotRule, invalid: CodeInvalidSession, answers: "json"}
-	opDeleteSession          = operation{id: "deleteSession", method: "POST", path: "v1/sessions/delete", request: sessionIdentityRule, response: sessionDeleteResultRule, invalid: CodeInvalidSession, answers: "json"}
-	opListSessions           = operation{id: "listSessions", method: "POST", path: "v1/sessions/list", request: sessionListRequestRule, response: sessionListRule, invalid: CodeInvalidSession, answers: "json"}
-	opSubmitJob              = operation{id: "submitJob", method: "POST", path: "v1/jobs/submit", request: jobSubmitRule, response: jobInfoRule, invalid: CodeInvalidJob, answers: "json"}
-	opReadJob                = operation{id: "readJob", method: "POST", path: "v1/jobs/read", request: jobIdentityRule, response: jobInfoRule, invalid: CodeInvalidJob, answers: "json"}
-	opListJobs               = operation{id: "listJobs", method: "POST", path: "v1/jobs/list", request: jobListRequestRule, response: jobListRule, invalid: CodeInvalidJob, answers: "json"}
-	opCancelJob              = operation{id: "cancelJob", method: "POST", path: "v1/jobs/cancel", request: jobIdentityRule, response: jobInfoRule, invalid: CodeInvalidJob, answers: "json"}
-	opJobEvents              = operation{id: "jobEvents", method: "POST", path: "v1/jobs/events", request: jobEventsRequestRule, response: jobEventPageRule, invalid: CodeInvalidJobCursor, answers: "json"}
+	opRun                    = operation{id: "run", method: "POST", path: "v1/runs", request: runRequestRule, response: runResultRule, invalid: CodeInvalidRequest, answerRules: "runResult", answers: "json-or-events"}
+	opDecideApproval         = operation{id: "decideApproval", method: "POST", path: "v1/approvals/decisions", request: approvalDecisionRule, response: approvalResolutionRule, invalid: CodeInvalidApproval, answerRules: "approvalReceipt", answers: "json"}
+	opReportToolProgress     = operation{id: "reportToolProgress", method: "POST", path: "v1/tool-executions/progress", request: toolExecutionIdentityRule, response: toolExecutionReceiptRule, invalid: CodeInvalidToolExecution, answerRules: "toolProgressReceipt", answers: "json"}
+	opCompleteTool           = operation{id: "completeTool", method: "POST", path: "v1/tool-executions/results", request: toolExecutionResultRule, response: toolExecutionReceiptRule, invalid: CodeInvalidToolExecution, answerRules: "toolResultReceipt", answers: "json"}
+	opCreateSession          = operation{id: "createSession", method: "POST", path: "v1/sessions/create", request: sessionCreateRule, response: sessionSnapshotRule, invalid: CodeInvalidSession, answerRules: "sessionCreated", answers: "json"}
+	opReadSession            = operation{id: "readSession", method: "POST", path: "v1/sessions/read", request: sessionIdentityRule, response: sessionSnapshotRule, invalid: CodeInvalidSession, answerRules: "sessionRead", answers: "json"}
+	opDeleteSession          = operation{id: "deleteSession", method: "POST", path: "v1/sessions/delete", request: sessionIdentityRule, response: sessionDeleteResultRule, invalid: CodeInvalidSession, answerRules: "sessionDeleted", answers: "json"}
+	opListSessions           = operation{id: "listSessions", method: "POST", path: "v1/sessions/list", request: sessionListRequestRule, response: sessionListRule, invalid: CodeInvalidSession, answerRules: "sessionList", answers: "json"}
+	opSubmitJob              = operation{id: "submitJob", method: "POST", path: "v1/jobs/submit", request: jobSubmitRule, response: jobInfoRule, invalid: CodeInvalidJob, answerRules: "jobSubmitted", answers: "json"}
+	opReadJob                = operation{id: "readJob", method: "POST", path: "v1/jobs/read", request: jobIdentityRule, response: jobInfoRule, invalid: CodeInvalidJob, answerRules: "jobNamed", answers: "json"}
+	opListJobs               = operation{id: "listJobs", method: "POST", path: "v1/jobs/list", request: jobListRequestRule, response: jobListRule, invalid: CodeInvalidJob, answerRules: "jobList", answers: "json"}
+	opCancelJob              = operation{id: "cancelJob", method: "POST", path: "v1/jobs/cancel", request: jobIdentityRule, response: jobInfoRule, invalid: CodeInvalidJob, answerRules: "jobNamed", answers: "json"}
+	opJobEvents              = operation{id: "jobEvents", method: "POST", path: "v1/jobs/events", request: jobEventsRequestRule, response: jobEventPageRule, invalid: CodeInvalidJobCursor, answerRules: "jobEventPage", answers: "json"}
 	opStreamJob              = operation{id: "streamJob", method: "GET", path: "v1/jobs/{id}/stream", response: runEventRule, answers: "events"}
-	opSearchRetrieval        = operation{id: "searchRetrieval", method: "POST", path: "v1/retrieval/search", request: retrievalSearchRule, response: retrievalResultRule, invalid: CodeInvalidRetrieval, answers: "json"}
-	opIndexSource            = operation{id: "indexSource", method: "POST", path: "v1/retrieval/index", request: retrievalIndexRequestRule, response: retrievalIndexReceiptRule, invalid: CodeInvalidRetrieval, answers: "json"}
-	opDeleteSource           = operation{id: "deleteSource", method: "POST", path: "v1/retrieval/delete", request: retrievalDeleteRequestRule, response: retrievalDeleteResultRule, invalid: CodeInvalidRetrieval, answers: "json"}
-	opIngestDocument         = operation{id: "ingestDocument", method: "POST", path: "v1/retrieval/ingest", request: ingestRequestRule, response: ingestResultRule, invalid: CodeInvalidIngestion, answers: "json"}
+	opSearchRetrieval        = operation{id: "searchRetrieval", method: "POST", path: "v1/retrieval/search", request: retrievalSearchRule, response: retrievalResultRule, invalid: CodeInvalidRetrieval, answerRules: "retrievalSearch", answers: "json"}
+	opIndexSource            = operation{id: "indexSource", method: "POST", path: "v1/retrieval/index", request: retrievalIndexRequestRule, response: retrievalIndexReceiptRule, invalid: CodeInvalidRetrieval, requestRules: "indexRequest", answerRules: "indexReceipt", answers: "json"}
+	opDeleteSource           = operation{id: "deleteSource", method: "POST", path: "v1/retrieval/delete", request: retrievalDeleteRequestRule, response: retrievalDeleteResultRule, invalid: CodeInvalidRetrieval, answerRules: "deleteReceipt", answers: "json"}
+	opIngestDocument         = operation{id: "ingestDocument", method: "POST", path: "v1/retrieval/ingest", request: ingestRequestRule, response: ingestResultRule, invalid: CodeInvalidIngestion, answerRules: "ingestReceipt", answers: "json"}
 	opOperatorListRuns       = operation{id: "operatorListRuns", method: "POST", path: "v1/operator/runs", request: operatorRunsRequestRule, response: operatorRunListRule, invalid: CodeInvalidOperatorRequest, answers: "json"}
+	opOperatorUpdates        = operation{id: "operatorUpdates", method: "GET", path: "v1/operator/updates", response: operatorUpdateRule, answers: "events"}
+	opOperatorReadRun        = operation{id: "operatorReadRun", method: "GET", path: "v1/operator/runs/{id}", response: operatorRunDetailRule, answers: "json"}
 	opOperatorWatchRun       = operation{id: "operatorWatchRun", method: "GET", path: "v1/operator/runs/{id}/events", response: runEventRule, answers: "events"}
 	opOperatorListApprovals  = operation{id: "operatorListApprovals", method: "POST", path: "v1/operator/approvals", request: operatorListRequestRule, response: operatorApprovalListRule, invalid: CodeInvalidOperatorRequest, answers: "json"}
-	opOperatorDecideApproval = operation{id: "operatorDecideApproval", method: "POST", path: "v1/operator/approvals/decisions", request: approvalDecisionRule, response: approvalResolutionRule, invalid: CodeInvalidApproval, answers: "json"}
+	opOperatorDecideApproval = operation{id: "operatorDecideApproval", method: "POST", path: "v1/operator/approvals/decisions", request: approvalDecisionRule, response: approvalResolutionRule, invalid: CodeInvalidApproval, answerRules: "approvalReceipt", answers: "json"}
 	opOperatorListJobs       = operation{id: "operatorListJobs", method: "POST", path: "v1/operator/jobs", request: operatorJobsRequestRule, response: operatorJobListRule, invalid: CodeInvalidOperatorRequest, answers: "json"}
 	opOperatorStreamJob      = operation{id: "operatorStreamJob", method: "GET", path: "v1/operator/jobs/{id}/stream", response: runEventRule, answers: "events"}
 	opOperatorUsage          = operation{id: "operatorUsage", method: "POST", path: "v1/operator/usage", request: operatorUsageRequestRule, response: operatorUsageRule, invalid: CodeInvalidOperatorRequest, answers: "json"}

@@ -11,9 +11,10 @@ import (
 )
 
 // OperatorClient calls the /v1/operator/... endpoints with a token that has the operator
-// grant: every subject's runs, pending approvals, jobs, usage totals and the approval
-// audit log. Any other token gets FORBIDDEN. Requests are checked before sending, answers
-// like every other answer (INVALID_RESPONSE).
+// grant: every subject's runs (one by one with their steps), the live update feed,
+// pending approvals, jobs, usage totals and the approval audit log. Any other token gets
+// FORBIDDEN. Requests are checked before sending, answers like every other answer
+// (INVALID_RESPONSE).
 type OperatorClient struct {
 	client *Client
 }
@@ -30,10 +31,77 @@ func NewOperator(baseURL, token string, opts ...Option) (*OperatorClient, error)
 // Close closes the client's idle connections, like Client.Close.
 func (o *OperatorClient) Close() { o.client.Close() }
 
-// Runs lists the runs this replica is serving now and the most recently finished ones
-// (POST /v1/operator/runs).
+// Runs lists the runs this replica is serving now and one page of finished runs, newest
+// first, filtered by State, Subject, Provider and Search (POST /v1/operator/runs); pass
+// NextBefore as Before for the next page.
 func (o *OperatorClient) Runs(ctx context.Context, req OperatorRunsRequest) (*OperatorRunList, error) {
 	return operatorCall[OperatorRunList](ctx, o.client, opOperatorListRuns, req)
+}
+
+// Run reads one run, with its steps, tools, tokens and timing when this replica served
+// it (GET /v1/operator/runs/{id}); the answer must be about that run.
+func (o *OperatorClient) Run(ctx context.Context, runID string) (*OperatorRunDetail, error) {
+	if !lowercaseUUID.MatchString(runID) {
+		return nil, newError(CodeInvalidOperatorRequest, "the run id must be a lowercase UUID")
+	}
+	var out OperatorRunDetail
+	if err := o.client.getJSON(ctx, pathOf(opOperatorReadRun, runID), nil, nil, opOperatorReadRun.response, &out); err != nil {
+		return nil, exchangeError(ctx, err)
+	}
+	if out.Run.RunID != runID {
+		return nil, newError(CodeInvalidResponse, "the host answered with run %s for run %s", out.Run.RunID, runID)
+	}
+	return &out, nil
+}
+
+// Updates follows the live update feed (GET /v1/operator/updates): a "snapshot" update,
+// then each change, until the host ends the subscription (call Updates again for a new
+// snapshot), ctx is done or the loop is left (which closes the connection). Each update
+// is validated; one of a type this client does not know is passed on as it is. An error
+// is yielded once as (OperatorUpdate{}, err).
+func (o *OperatorClient) Updates(ctx context.Context) iter.Seq2[OperatorUpdate, error] {
+	return func(yield func(OperatorUpdate, error) bool) {
+		if err := o.updates(ctx, yield); err != nil {
+			yield(OperatorUpdate{}, err)
+		}
+	}
+}
+
+func (o *OperatorClient) updates(ctx context.Context, yield func(OperatorUpdate, error) bool) error {
+	streamCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	resp, err := o.client.call(streamCtx, opOperatorUpdates.path, nil, nil, "text/event-stream")
+	if err != nil {
+		return exchangeError(ctx, err)
+	}
+	defer resp.Body.Close()
+	if !strings.Contains(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return newError(CodeInvalidResponse, "the host did not answer with an event stream")
+	}
+	frames := newSSEReader(resp.Body)
+	for {
+		frame, err := frames.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return exchangeError(ctx, err)
+		}
+		value, err := parseJSON(frame)
+		if err != nil {
+			return newError(CodeInvalidResponse, "update: %v", err)
+		}
+		if err := opOperatorUpdates.response(value, "update"); err != nil {
+			return newError(CodeInvalidResponse, "%v", err)
+		}
+		var update OperatorUpdate
+		if err := decodeExact(frame, &update); err != nil {
+			return newError(CodeInvalidResponse, "update: %v", err)
+		}
+		if !yield(update, nil) {
+			return nil
+		}
+	}
 }
 
 // Approvals lists pending approvals of every subject, oldest first (POST /v1/operator/approvals).

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func operatorRecorder(t *testing.T, status int, body string) (*OperatorClient, *[]seenRequest) {
@@ -34,9 +35,13 @@ func TestOperatorCalls(t *testing.T) {
 		name, path, sent, good, bad string
 		call                        func(*OperatorClient) error
 	}{
-		{"runs", "/v1/operator/runs", `{"finished":5}`, `{"active":[` + operatorRun + `],"finished":[]}`, `{"active":[{"runId":"x"}],"finished":[]}`,
+		{"runs", "/v1/operator/runs", `{"before":"opaque-cursor","finished":5,"provider":"mock","search":"quota","state":"failed","subject":"alice"}`,
+			`{"active":[` + operatorRun + `],"finished":[],"nextBefore":"next-cursor"}`, `{"active":[{"runId":"x"}],"finished":[]}`,
 			func(o *OperatorClient) error {
-				_, err := o.Runs(t.Context(), OperatorRunsRequest{Finished: &finished})
+				list, err := o.Runs(t.Context(), OperatorRunsRequest{Finished: &finished, Before: "opaque-cursor", State: "failed", Subject: "alice", Provider: "mock", Search: "quota"})
+				if err == nil && list.NextBefore != "next-cursor" {
+					return fmt.Errorf("next page: %q", list.NextBefore)
+				}
 				return err
 			}},
 		{"approvals", "/v1/operator/approvals", `{"limit":10}`, `{"approvals":[]}`, `{"approvals":[{"subject":"alice"}]}`,
@@ -84,6 +89,8 @@ func TestOperatorCalls(t *testing.T) {
 	tooMany := 101
 	for name, err := range map[string]error{
 		"runs":      func() error { _, err := o.Runs(t.Context(), OperatorRunsRequest{Finished: &tooMany}); return err }(),
+		"run":       func() error { _, err := o.Run(t.Context(), "../runs"); return err }(),
+		"state":     func() error { _, err := o.Runs(t.Context(), OperatorRunsRequest{State: "asleep"}); return err }(),
 		"jobs":      func() error { _, err := o.Jobs(t.Context(), OperatorJobsRequest{State: "asleep"}); return err }(),
 		"usage":     func() error { _, err := o.Usage(t.Context(), OperatorUsageRequest{By: "week"}); return err }(),
 		"approvals": func() error { _, err := o.Approvals(t.Context(), OperatorListRequest{Limit: 101}); return err }(),
@@ -107,6 +114,116 @@ func TestOperatorDecisionChecksTheReceipt(t *testing.T) {
 	o, _ = operatorRecorder(t, 200, fmt.Sprintf(receipt, "approved"))
 	if _, err := o.DecideApproval(t.Context(), d); !isCode(err, CodeInvalidResponse) {
 		t.Errorf("a receipt with another outcome: %v", err)
+	}
+}
+
+func TestOperatorRunPage(t *testing.T) {
+	step := `{"step":1,"startedAt":"2026-09-21T12:00:00.000Z","durationMs":40,"usage":{"inputTokens":3},"tools":[{"callId":"call-1","name":"guarded","calledAt":"2026-09-21T12:00:00.000Z","approval":{"requestedAt":"2026-09-21T12:00:00.000Z","outcome":"approved"}}]}`
+	o, seen := operatorRecorder(t, 200, `{"run":`+operatorRun+`,"steps":[`+step+`]}`)
+	detail, err := o.Run(t.Context(), tapRun)
+	if err != nil || len(detail.Steps) != 1 || detail.Steps[0].Tools[0].Approval.Outcome != "approved" || detail.Run.RunID != tapRun {
+		t.Fatalf("run page: %+v %v", detail, err)
+	}
+	if got := (*seen)[0]; got.path != "/v1/operator/runs/"+tapRun || got.auth != "Bearer "+testToken || got.body != nil {
+		t.Errorf("sent %+v", got)
+	}
+	other := strings.Replace(operatorRun, tapRun, "00000000-0000-4000-8000-000000000009", 1)
+	o, _ = operatorRecorder(t, 200, `{"run":`+other+`}`)
+	if _, err := o.Run(t.Context(), tapRun); !isCode(err, CodeInvalidResponse) {
+		t.Errorf("another run's page: %v", err)
+	}
+	o, _ = operatorRecorder(t, 200, `{"run":`+operatorRun+`,"steps":[{"step":0}]}`)
+	if _, err := o.Run(t.Context(), tapRun); !isCode(err, CodeInvalidResponse) {
+		t.Errorf("a malformed step: %v", err)
+	}
+	o, _ = operatorRecorder(t, 404, `{"error":{"code":"RUN_NOT_FOUND","message":"no such run","retryable":false}}`)
+	if _, err := o.Run(t.Context(), tapRun); !isCode(err, "RUN_NOT_FOUND") {
+		t.Errorf("an unknown run: %v", err)
+	}
+}
+
+// feedServer streams body as the update feed; with hold it then keeps the connection open
+// until the client leaves, and closes left when it does.
+func feedServer(t *testing.T, contentType, body string, hold bool) (*OperatorClient, chan struct{}) {
+	left := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/operator/updates" || r.Method != http.MethodGet || r.Header.Get("Accept") != "text/event-stream" {
+			http.Error(w, "unexpected request", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("AgenticDriver-Version", "1.0")
+		fmt.Fprint(w, body)
+		w.(http.Flusher).Flush()
+		if hold {
+			<-r.Context().Done()
+			close(left)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	o, err := NewOperator(srv.URL, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, left
+}
+
+func TestOperatorUpdates(t *testing.T) {
+	updates := []string{
+		`{"type":"snapshot","at":"2026-09-21T12:00:00.000Z","active":[` + operatorRun + `],"pendingApprovals":0}`,
+		`{"type":"run","at":"2026-09-21T12:00:00.000Z","run":` + strings.Replace(operatorRun, `"usage":{}`, `"usage":{},"waiting":{"kind":"approval","since":"2026-09-21T12:00:00.000Z","tool":"guarded"}`, 1) + `}`,
+		`{"type":"a-kind-added-later","at":"2026-09-21T12:00:00.000Z"}`,
+	}
+	frames := ""
+	for _, update := range updates {
+		frames += "data: " + update + "\n\n"
+	}
+	o, _ := feedServer(t, "text/event-stream", frames, false)
+	var got []OperatorUpdate
+	for update, err := range o.Updates(t.Context()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, update)
+	}
+	if len(got) != 3 || got[0].Type != "snapshot" || got[0].PendingApprovals == nil || *got[0].PendingApprovals != 0 || len(got[0].Active) != 1 ||
+		got[1].Run.Waiting.Kind != "approval" || got[2].Type != "a-kind-added-later" {
+		t.Fatalf("updates: %+v", got)
+	}
+
+	for name, body := range map[string]string{
+		"a malformed update": "data: " + updates[0] + "\n\ndata: {\"type\":\"run\",\"at\":\"yesterday\"}\n\n",
+		"not JSON":           "data: {not json\n\n",
+	} {
+		o, _ := feedServer(t, "text/event-stream", body, false)
+		var last error
+		for _, err := range o.Updates(t.Context()) {
+			last = err
+		}
+		if !isCode(last, CodeInvalidResponse) {
+			t.Errorf("%s: %v", name, last)
+		}
+	}
+	o, _ = feedServer(t, "application/json", frames, false)
+	for _, err := range o.Updates(t.Context()) {
+		if !isCode(err, CodeInvalidResponse) {
+			t.Errorf("not an event stream: %v", err)
+		}
+	}
+}
+
+func TestLeavingTheUpdateFeedClosesTheConnection(t *testing.T) {
+	o, left := feedServer(t, "text/event-stream", `data: {"type":"snapshot","at":"2026-09-21T12:00:00.000Z","active":[]}`+"\n\n", true)
+	for update, err := range o.Updates(t.Context()) {
+		if err != nil || update.Type != "snapshot" {
+			t.Fatalf("%+v %v", update, err)
+		}
+		break
+	}
+	select {
+	case <-left:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection stayed open after the loop was left")
 	}
 }
 

@@ -20,9 +20,6 @@ func (c *Client) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if err := c.send(ctx, opRun, nil, &req, &result); err != nil {
 		return nil, err
 	}
-	if err := checkResult(&result, &req, ""); err != nil {
-		return nil, newError(CodeInvalidResponse, "%v", err)
-	}
 	return &result, nil
 }
 
@@ -50,6 +47,10 @@ func (c *Client) Stream(ctx context.Context, req RunRequest) iter.Seq2[Event, er
 // stream reads the run's events into deliver until the terminal event (nil), until
 // deliver returns false (nil), or until the first error.
 func (c *Client) stream(ctx context.Context, req RunRequest, deliver func(Event) bool) error {
+	events, err := newEventValidator(&req)
+	if err != nil {
+		return err
+	}
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	resp, err := c.call(streamCtx, opRun.path, nil, &req, "text/event-stream")
@@ -61,7 +62,6 @@ func (c *Client) stream(ctx context.Context, req RunRequest, deliver func(Event)
 		return newError(CodeInvalidResponse, "the host did not answer with an event stream")
 	}
 	frames := newSSEReader(resp.Body)
-	events := newEventValidator(&req)
 	for {
 		frame, err := frames.next()
 		if err == io.EOF {

@@ -147,6 +147,9 @@ func TestStreamNeedsAnEventStream(t *testing.T) {
 	expectCode(t, err, CodeInvalidResponse)
 }
 
+// maxToolExecutionsPerRun is the limit of the toolExecution.limit rule (generated/rules.json).
+const maxToolExecutionsPerRun = 2048
+
 func TestToolExecutionLimitPerRun(t *testing.T) {
 	events := []string{startedEvent}
 	for i := 0; i <= maxToolExecutionsPerRun; i++ {

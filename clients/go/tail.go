@@ -2,6 +2,7 @@ package agenticdriver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"iter"
@@ -80,7 +81,11 @@ func (c *Client) tailJob(ctx context.Context, id string, opts TailOptions, deliv
 	if JobTerminal(job.State) && opts.After == job.Cursor {
 		return nil
 	}
-	t := &jobTail{job: job, last: opts.After}
+	jobValue, err := jsonValueOf(job)
+	if err != nil {
+		return err
+	}
+	t := &jobTail{job: jobValue, last: opts.After}
 	backoff := opts.InitialBackoff
 	for failures := 0; ; {
 		before := t.last
@@ -127,7 +132,7 @@ func reconnectable(err error) bool {
 
 // jobTail is the state of one TailJob across its connections.
 type jobTail struct {
-	job     *JobInfo
+	job     any   // the job read first, as generic JSON: what the jobEvent rules read
 	last    int64 // the last sequence delivered
 	done    bool  // the terminal event was delivered
 	stopped bool  // the consumer left the loop
@@ -200,13 +205,9 @@ func (t *jobTail) accept(frame []byte, frameID string, hasID bool) (*Event, erro
 	if hasID && frameID != strconv.FormatInt(ev.Sequence, 10) {
 		return nil, streamError("the frame id %q is not the event's sequence %d", frameID, ev.Sequence)
 	}
-	if err := checkJobEventOrder(t.job, ev, t.last); err != nil {
-		return nil, streamError("%v", err)
-	}
-	if ev.Type == EventRunCompleted {
-		if err := checkJobResult(t.job, ev.Result); err != nil {
-			return nil, streamError("run.completed: %v", err)
-		}
+	scope := map[string]any{"event": value, "job": t.job, "sequence": json.Number(strconv.FormatInt(t.last+1, 10))}
+	if broken := evaluateRules("jobEvent", scope); broken != nil {
+		return nil, streamError("%s event: %v", typ, broken)
 	}
 	return ev, nil
 }

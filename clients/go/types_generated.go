@@ -440,29 +440,84 @@ type JobList struct {
 	Jobs []JobInfo `json:"jobs"`
 }
 
+type OperatorWaiting struct {
+	Kind  string `json:"kind"`
+	Since string `json:"since"`
+	Tool  string `json:"tool"`
+	ID    string `json:"id,omitzero"`
+}
+
 type OperatorRun struct {
-	RunID      string `json:"runId"`
-	Subject    string `json:"subject"`
-	Provider   string `json:"provider"`
-	Model      string `json:"model"`
-	State      string `json:"state"`
-	StartedAt  string `json:"startedAt"`
-	FinishedAt string `json:"finishedAt,omitzero"`
-	Steps      int    `json:"steps"`
-	Usage      Usage  `json:"usage"`
-	ErrorCode  string `json:"errorCode,omitzero"`
-	JobID      string `json:"jobId,omitzero"`
+	RunID      string           `json:"runId"`
+	Subject    string           `json:"subject"`
+	Provider   string           `json:"provider"`
+	Model      string           `json:"model"`
+	State      string           `json:"state"`
+	StartedAt  string           `json:"startedAt"`
+	FinishedAt string           `json:"finishedAt,omitzero"`
+	DurationMs float64          `json:"durationMs,omitzero"`
+	Steps      int              `json:"steps"`
+	Usage      Usage            `json:"usage"`
+	ErrorCode  string           `json:"errorCode,omitzero"`
+	Reason     string           `json:"reason,omitzero"`
+	Outcome    string           `json:"outcome,omitzero"`
+	Waiting    *OperatorWaiting `json:"waiting,omitzero"`
+	JobID      string           `json:"jobId,omitzero"`
 }
 
 // OperatorRunsRequest is the body of POST /v1/operator/runs; Finished nil means the host default (20).
 type OperatorRunsRequest struct {
-	Finished *int `json:"finished,omitzero"`
+	Finished *int   `json:"finished,omitzero"`
+	Before   string `json:"before,omitzero"`
+	State    string `json:"state,omitzero"`
+	Subject  string `json:"subject,omitzero"`
+	Provider string `json:"provider,omitzero"`
+	Search   string `json:"search,omitzero"`
 }
 
-// OperatorRunList is the answer of POST /v1/operator/runs.
+// OperatorRunList is the answer of POST /v1/operator/runs; pass NextBefore as Before for the next page.
 type OperatorRunList struct {
-	Active   []OperatorRun `json:"active"`
-	Finished []OperatorRun `json:"finished"`
+	Active     []OperatorRun `json:"active"`
+	Finished   []OperatorRun `json:"finished"`
+	NextBefore string        `json:"nextBefore,omitzero"`
+}
+
+type OperatorToolApproval struct {
+	RequestedAt string `json:"requestedAt"`
+	ResolvedAt  string `json:"resolvedAt,omitzero"`
+	Outcome     string `json:"outcome,omitzero"`
+}
+
+type OperatorToolCall struct {
+	CallID               string                `json:"callId"`
+	Name                 string                `json:"name"`
+	CalledAt             string                `json:"calledAt"`
+	DurationMs           float64               `json:"durationMs,omitzero"`
+	Approval             *OperatorToolApproval `json:"approval,omitzero"`
+	ExecutionRequestedAt string                `json:"executionRequestedAt,omitzero"`
+}
+
+type OperatorStep struct {
+	Step       int                `json:"step"`
+	StartedAt  string             `json:"startedAt"`
+	DurationMs float64            `json:"durationMs,omitzero"`
+	Usage      Usage              `json:"usage"`
+	Tools      []OperatorToolCall `json:"tools"`
+}
+
+// OperatorRunDetail is the answer of GET /v1/operator/runs/{id}; Steps is nil when only the usage record is left.
+type OperatorRunDetail struct {
+	Run   OperatorRun    `json:"run"`
+	Steps []OperatorStep `json:"steps,omitzero"`
+}
+
+// OperatorUpdate is one change on GET /v1/operator/updates; PendingApprovals is nil when the update does not carry it.
+type OperatorUpdate struct {
+	Type             string        `json:"type"`
+	At               string        `json:"at"`
+	Active           []OperatorRun `json:"active,omitzero"`
+	Run              *OperatorRun  `json:"run,omitzero"`
+	PendingApprovals *int          `json:"pendingApprovals,omitzero"`
 }
 
 // OperatorListRequest is the body of POST /v1/operator/approvals; Limit 0 means the default.

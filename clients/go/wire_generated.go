@@ -669,6 +669,13 @@ var jobListRule = object(false,
 	req("jobs", arrayOf(jobInfoRule, arrayOpts{max: 100})),
 )
 
+var operatorWaitingRule = object(false,
+	req("kind", oneOf("approval", "tool")),
+	req("since", str(strOpts{format: isDateTime})),
+	req("tool", str(strOpts{min: 1})),
+	opt("id", str(strOpts{min: 1})),
+)
+
 var operatorRunRule = object(false,
 	req("runId", str(strOpts{min: 1, max: 256})),
 	req("subject", str(strOpts{min: 1})),
@@ -677,19 +684,63 @@ var operatorRunRule = object(false,
 	req("state", oneOf("running", "completed", "failed", "cancelled", "interrupted")),
 	req("startedAt", str(strOpts{format: isDateTime})),
 	opt("finishedAt", str(strOpts{format: isDateTime})),
+	opt("durationMs", number(0, maxFloat)),
 	req("steps", integer(0, 9007199254740991)),
 	req("usage", usageRule),
 	opt("errorCode", str(strOpts{min: 1})),
+	opt("reason", str(strOpts{min: 1, max: 4000})),
+	opt("outcome", oneOf("uncertain")),
+	opt("waiting", operatorWaitingRule),
 	opt("jobId", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
 )
 
 var operatorRunsRequestRule = object(true,
 	opt("finished", integer(0, 100)),
+	opt("before", str(strOpts{min: 1, max: 400})),
+	opt("state", oneOf("running", "completed", "failed", "cancelled", "interrupted")),
+	opt("subject", str(strOpts{min: 1, max: 256})),
+	opt("provider", str(strOpts{min: 1, max: 256})),
+	opt("search", str(strOpts{min: 1, max: 200})),
 )
 
 var operatorRunListRule = object(false,
 	req("active", arrayOf(operatorRunRule, arrayOpts{max: 100000})),
 	req("finished", arrayOf(operatorRunRule, arrayOpts{max: 100})),
+	opt("nextBefore", str(strOpts{min: 1, max: 400})),
+)
+
+var operatorToolCallRule = object(false,
+	req("callId", str(strOpts{min: 1})),
+	req("name", str(strOpts{min: 1})),
+	req("calledAt", str(strOpts{format: isDateTime})),
+	opt("durationMs", number(0, maxFloat)),
+	opt("approval", object(false,
+		req("requestedAt", str(strOpts{format: isDateTime})),
+		opt("resolvedAt", str(strOpts{format: isDateTime})),
+		opt("outcome", str(strOpts{min: 1})),
+	)),
+	opt("executionRequestedAt", str(strOpts{format: isDateTime})),
+)
+
+var operatorStepRule = object(false,
+	req("step", integer(1, maxFloat)),
+	req("startedAt", str(strOpts{format: isDateTime})),
+	opt("durationMs", number(0, maxFloat)),
+	req("usage", usageRule),
+	req("tools", arrayOf(operatorToolCallRule, arrayOpts{max: 1000})),
+)
+
+var operatorRunDetailRule = object(false,
+	req("run", operatorRunRule),
+	opt("steps", arrayOf(operatorStepRule, arrayOpts{max: 10000})),
+)
+
+var operatorUpdateRule = object(false,
+	req("type", str(strOpts{min: 1, max: 64})),
+	req("at", str(strOpts{pattern: regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`), format: isDateTime})),
+	opt("active", arrayOf(operatorRunRule, arrayOpts{max: 100000})),
+	opt("run", operatorRunRule),
+	opt("pendingApprovals", integer(0, 9007199254740991)),
 )
 
 var operatorListRequestRule = object(true,
@@ -721,7 +772,7 @@ var operatorJobListRule = object(false,
 )
 
 var operatorUsageRequestRule = object(true,
-	opt("by", oneOf("subject", "provider", "model", "day")),
+	opt("by", oneOf("subject", "provider", "model", "day", "hour")),
 	opt("since", str(strOpts{pattern: regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`), format: isDateTime})),
 )
 

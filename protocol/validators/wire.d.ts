@@ -70,9 +70,14 @@ export declare const BY_ID: {
   readonly JobEventPage: CompiledValidator;
   readonly JobListRequest: CompiledValidator;
   readonly JobList: CompiledValidator;
+  readonly OperatorWaiting: CompiledValidator;
   readonly OperatorRun: CompiledValidator;
   readonly OperatorRunsRequest: CompiledValidator;
   readonly OperatorRunList: CompiledValidator;
+  readonly OperatorToolCall: CompiledValidator;
+  readonly OperatorStep: CompiledValidator;
+  readonly OperatorRunDetail: CompiledValidator;
+  readonly OperatorUpdate: CompiledValidator;
   readonly OperatorListRequest: CompiledValidator;
   readonly OperatorApproval: CompiledValidator;
   readonly OperatorApprovalList: CompiledValidator;

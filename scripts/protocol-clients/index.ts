@@ -25,6 +25,7 @@ import {
   RUST_OPERATIONS_FILE,
   type OperationsDocument,
 } from './operations.js';
+import { emitPythonRules, GO_RULES_FILE, PYTHON_RULES_FILE, RUST_RULES_FILE, type RulesDocument } from './rules.js';
 
 function formatted(command: string, args: string[], text: string, cwd: string): string {
   return execFileSync(command, args, { input: text, cwd, encoding: 'utf8', stdio: ['pipe', 'pipe', 'inherit'] });
@@ -37,10 +38,13 @@ export interface Published {
   schema: { $defs: Record<string, Record<string, unknown>> };
   operations: OperationsDocument;
   status: Record<string, number>;
+  rules: RulesDocument;
+  /** protocol/rules.json as published: Go and Rust read the same text. */
+  rulesText: string;
 }
 
 /** Path (from the repository root) → file text. */
-export function clientFiles({ schema, operations, status }: Published, root: string): Record<string, string> {
+export function clientFiles({ schema, operations, status, rules, rulesText }: Published, root: string): Record<string, string> {
   const model = wireModel(schema);
   const rust = (text: string) => formatted('rustfmt', rustfmt(root), text, join(root, 'clients/rust'));
   return {
@@ -57,5 +61,8 @@ export function clientFiles({ schema, operations, status }: Published, root: str
     [RUST_MOD]: RUST_MOD_TEXT,
     [RUST_FILE]: formatted('rustfmt', rustfmt(root), emitRust(model), join(root, 'clients/rust')),
     [RUST_TYPES_FILE]: formatted('rustfmt', rustfmt(root), emitRustTypes(model), join(root, 'clients/rust')),
+    [GO_RULES_FILE]: rulesText,
+    [RUST_RULES_FILE]: rulesText,
+    [PYTHON_RULES_FILE]: emitPythonRules(rules),
   };
 }

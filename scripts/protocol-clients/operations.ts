@@ -5,6 +5,7 @@
  * through these tables, so a path, a check or a code is written once, in src/protocol.
  */
 import { clientOperations, ENDPOINTS, type Endpoint } from '../../src/protocol/endpoints.js';
+import { ANSWER_RULES, REQUEST_RULES } from '../../src/protocol/rules.js';
 import { camel, snake, words } from './model.js';
 import { goRuleName } from './go.js';
 
@@ -30,6 +31,10 @@ export interface OperationEntry {
   answers: Answers;
   /** The code a client refuses a malformed request with (the host's code for a bad body). */
   invalidRequest?: string;
+  /** The rule set (protocol/rules.json) the request must also satisfy, with parameter `request`. */
+  requestRules?: string;
+  /** The rule set a JSON answer must satisfy, with parameters `answer` and `request`. */
+  answerRules?: string;
   client: 'agent' | 'operator';
   /** Method names per language, the call first (and its stream for `json-or-events`). */
   methods: { typescript: string[]; go: string[]; python: string[]; rust: string[] };
@@ -53,6 +58,8 @@ export function operationsDocument(endpoints: readonly Endpoint[] = ENDPOINTS): 
       response: schemaName(endpoint.response)!,
       answers: endpoint.streamOnly ? 'events' : endpoint.events ? 'json-or-events' : 'json',
       ...(endpoint.request ? { invalidRequest: endpoint.invalidBody?.code ?? 'INVALID_REQUEST' } : {}),
+      ...(REQUEST_RULES[endpoint.operationId] ? { requestRules: REQUEST_RULES[endpoint.operationId] } : {}),
+      ...(ANSWER_RULES[endpoint.operationId] ? { answerRules: ANSWER_RULES[endpoint.operationId] } : {}),
       client,
       methods: { typescript: methods, go: methods.map(pascal), python: methods.map(snake), rust: methods.map(snake) },
     })),
@@ -78,6 +85,8 @@ export function emitGoOperations(document: OperationsDocument, status: Record<st
       op.request ? `request: ${goRuleName(op.request)}` : '',
       `response: ${goRuleName(op.response)}`,
       op.invalidRequest ? `invalid: ${goCodeName(op.invalidRequest)}` : '',
+      op.requestRules ? `requestRules: ${quote(op.requestRules)}` : '',
+      op.answerRules ? `answerRules: ${quote(op.answerRules)}` : '',
       `answers: ${quote(op.answers)}`,
     ].filter(Boolean);
     return `\t${goOperationName(op.id)} = operation{${fields.join(', ')}}\n`;
@@ -90,7 +99,9 @@ export function emitGoOperations(document: OperationsDocument, status: Record<st
     'package agenticdriver\n\n',
     '// operation is one endpoint of the contract: where it is, what its body and answer must\n',
     '// satisfy, and the code a malformed body is refused with before it is sent.\n',
-    'type operation struct {\n\tid, method, path string\n\trequest, response rule\n\tinvalid string\n\t// answers is "json", "json-or-events" or "events".\n\tanswers string\n}\n\n',
+    'type operation struct {\n\tid, method, path string\n\trequest, response rule\n\tinvalid string\n',
+    '\t// requestRules and answerRules name rule sets of generated/rules.json (empty: none).\n\trequestRules, answerRules string\n',
+    '\t// answers is "json", "json-or-events" or "events".\n\tanswers string\n}\n\n',
     '// The operations of the contract (protocol/operations.json).\n',
     `var (\n${operations.join('')})\n\n`,
     '// Every error code of the contract (protocol/status-codes.json). Codes sent by a host\n',
@@ -108,7 +119,8 @@ export function emitPythonOperations(document: OperationsDocument): string {
   const operations = document.operations.map((op) => {
     const request = op.request ? snake(op.request) : 'None';
     const invalid = op.invalidRequest ? quote(op.invalidRequest) : 'None';
-    return `${constant(op.id)} = Operation(${quote(op.id)}, ${quote(op.method)}, ${quote(op.path)}, ${request}, ${snake(op.response)}, ${invalid}, ${quote(op.answers)})\n`;
+    const rules = [op.requestRules, op.answerRules].map((name) => (name ? quote(name) : 'None')).join(', ');
+    return `${constant(op.id)} = Operation(${quote(op.id)}, ${quote(op.method)}, ${quote(op.path)}, ${request}, ${snake(op.response)}, ${invalid}, ${rules}, ${quote(op.answers)})\n`;
   });
   return [
     `# ${GENERATED}\n`,
@@ -122,6 +134,7 @@ export function emitPythonOperations(document: OperationsDocument): string {
     'class Operation(NamedTuple):\n',
     '    id: str\n    method: str\n    #: Relative to the base URL; ``{id}`` is a path parameter.\n    path: str\n',
     '    request: Optional[Check]\n    response: Check\n    invalid_code: Optional[str]\n',
+    '    #: Rule sets of ``generated/rules.py`` for the request and for a JSON answer.\n    request_rules: Optional[str]\n    answer_rules: Optional[str]\n',
     '    #: ``json``, ``json-or-events`` or ``events``.\n    answers: str\n\n\n',
     operations.join(''),
     '\n#: Every operation by its id.\n',
@@ -151,6 +164,8 @@ export function emitRustOperations(document: OperationsDocument): string {
       `request: ${op.request ? `Some(checks::${snake(op.request)})` : 'None'}`,
       `response: checks::${snake(op.response)}`,
       `invalid_code: ${op.invalidRequest ? `Some(codes::${op.invalidRequest})` : 'None'}`,
+      `request_rules: ${op.requestRules ? `Some(${quote(op.requestRules)})` : 'None'}`,
+      `answer_rules: ${op.answerRules ? `Some(${quote(op.answerRules)})` : 'None'}`,
       `answers: Answers::${camel(op.answers).replace(/^./, (c) => c.toUpperCase())}`,
     ];
     return `pub const ${constant(op.id)}: Operation = Operation { ${fields.join(', ')} };\n`;
@@ -170,7 +185,9 @@ export function emitRustOperations(document: OperationsDocument): string {
     '/// One endpoint of the contract.\n',
     '#[derive(Clone, Copy)]\n',
     'pub struct Operation {\n    pub id: &\'static str,\n    pub method: &\'static str,\n    /// Relative to the base URL; `{id}` is a path parameter.\n    pub path: &\'static str,\n',
-    '    pub request: Option<fn(&Value, &str) -> Checked<()>>,\n    pub response: fn(&Value, &str) -> Checked<()>,\n    pub invalid_code: Option<&\'static str>,\n    pub answers: Answers,\n}\n\n',
+    '    pub request: Option<fn(&Value, &str) -> Checked<()>>,\n    pub response: fn(&Value, &str) -> Checked<()>,\n    pub invalid_code: Option<&\'static str>,\n',
+    '    /// Rule sets of `generated/rules.json` for the request and for a JSON answer.\n    pub request_rules: Option<&\'static str>,\n    pub answer_rules: Option<&\'static str>,\n',
+    '    pub answers: Answers,\n}\n\n',
     operations.join(''),
     '\n/// Every operation.\n',
     `pub const OPERATIONS: &[Operation] = &[${document.operations.map((op) => constant(op.id)).join(', ')}];\n`,

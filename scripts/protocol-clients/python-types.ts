@@ -38,6 +38,7 @@ export const NAMES: Record<string, string> = {
   'RunRequest.retry': 'RetryPolicy',
   'RunRequest.session': 'SessionBinding',
   'RunRequest.approvals': 'ApprovalOptions',
+  'OperatorToolCall.approval': 'OperatorToolApproval',
 };
 
 /** Named schemas whose Python name differs. */

@@ -64,9 +64,14 @@ const STRUCTS: Record<string, string> = {
   RetrievalDeleteResult: 'RetrievalDeleteResult',
   IngestRequest: 'IngestRequest',
   IngestResult: 'IngestResult',
+  OperatorWaiting: 'OperatorWaiting',
   OperatorRun: 'OperatorRun',
   OperatorRunsRequest: 'OperatorRunsRequest',
   OperatorRunList: 'OperatorRunList',
+  OperatorToolCall: 'OperatorToolCall',
+  OperatorStep: 'OperatorStep',
+  OperatorRunDetail: 'OperatorRunDetail',
+  OperatorUpdate: 'OperatorUpdate',
   OperatorListRequest: 'OperatorListRequest',
   OperatorApproval: 'OperatorApproval',
   OperatorApprovalList: 'OperatorApprovalList',
@@ -209,7 +214,9 @@ const DOCS: Record<string, string> = {
   IngestRequest: '`POST /v1/retrieval/ingest` body: one document to extract, chunk and index.',
   IngestResult: 'The answer of `POST /v1/retrieval/ingest`, with its ingestion manifest.',
   OperatorRunsRequest: '`POST /v1/operator/runs` body; `finished` absent = the host default (20).',
-  OperatorRunList: 'The answer of `POST /v1/operator/runs`: active runs on this replica, the last finished ones.',
+  OperatorRunList: 'The answer of `POST /v1/operator/runs`: active runs on this replica, one page of finished ones (`next_before` for the next).',
+  OperatorRunDetail: 'The answer of `GET /v1/operator/runs/{id}`: the run, and its steps when this replica served it.',
+  OperatorUpdate: 'One change on `GET /v1/operator/updates` (a `snapshot` first).',
   OperatorListRequest: '`POST /v1/operator/approvals` body.',
   OperatorJobsRequest: '`POST /v1/operator/jobs` body.',
   OperatorUsageRequest: '`POST /v1/operator/usage` body.',
@@ -226,6 +233,9 @@ const FIELD_DOCS: Record<string, string> = {
   'Capabilities.*': 'Further boolean capabilities (`safeRetries`, `images`, ...).',
   'ProviderHealth.code': 'Open set of codes.',
 };
+
+/** A field name that is a Rust keyword is written raw (`r#type`); serde still names it `type`. */
+const rustIdent = (name: string): string => (['type', 'match', 'ref', 'move', 'loop'].includes(name) ? `r#${name}` : name);
 
 const pascal = (value: string): string => words(value).map((w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase()).join('');
 
@@ -302,7 +312,7 @@ export function emitRustTypes(model: WireModel): string {
       const type = FIELD_TYPES[path] ?? rustType(field.node, path);
       const doc = FIELD_DOCS[path] ? `    /// ${FIELD_DOCS[path]}\n` : '';
       const attribute = field.required ? '' : request ? '    #[serde(skip_serializing_if = "Option::is_none")]\n' : '    #[serde(default, skip_serializing_if = "Option::is_none")]\n';
-      return `${doc}${attribute}    pub ${snake(field.name)}: ${field.required ? type : `Option<${type}>`},\n`;
+      return `${doc}${attribute}    pub ${rustIdent(snake(field.name))}: ${field.required ? type : `Option<${type}>`},\n`;
     });
     if (n.extra) {
       const doc = FIELD_DOCS[`${where}.*`] ? `    /// ${FIELD_DOCS[`${where}.*`]}\n` : '';

@@ -9,7 +9,6 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DriverError } from '../protocol/errors.js';
 import { DEFAULT_PORT, parseHostConfig, resolveConfigPath } from '../host/config.js';
-import { LocalModelEmbedder, localModelFiles, localModelRuntimeInstalled, LOCAL_MODEL_PACKAGES } from '../providers/embeddings/index.js';
 import { fields, printJson, printLines, shellWord, wantsJson } from './output.js';
 
 export interface InitResult {
@@ -182,6 +181,8 @@ export const MODELS_DIRECTORY = 'models';
  * the runtime packages are installed. Its dimensions come from embedding one text.
  */
 async function localEmbedding(configDir: string, named: string | undefined): Promise<Record<string, unknown> | undefined> {
+  // Loaded here, not at the top: `providers add` shares this module and must stay a fast command.
+  const { LocalModelEmbedder, localModelFiles, localModelRuntimeInstalled, LOCAL_MODEL_PACKAGES } = await import('../providers/embeddings/index.js');
   let directory = named === undefined ? undefined : resolve(named);
   if (directory === undefined) {
     const found = await readdir(join(configDir, MODELS_DIRECTORY), { withFileTypes: true }).catch(() => []);

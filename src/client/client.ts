@@ -40,20 +40,6 @@ import type {
 import { hasUnsafeKeys } from '../protocol/plain-json.js';
 import type { Validator } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
-import {
-  checkApprovalReceipt,
-  checkJobEventPage,
-  checkJobList,
-  checkJobReceipt,
-  checkSessionCreated,
-  checkSessionDeleted,
-  checkSessionList,
-  checkRetrievalSearch,
-  checkSessionSnapshot,
-  checkSourceReceipt,
-  checkToolReceipt,
-  TERMINAL_JOB_STATES,
-} from './checks.js';
 import { exchange, readJson, toClientError } from './http.js';
 import { openTransport, type Transport, type TransportOptions } from './transport.js';
 import { operation, pathOf, type Operation } from './operations.js';
@@ -150,6 +136,7 @@ const ops = {
   deleteSource: operation<RetrievalDeleteRequest, RetrievalDeleteResult>('deleteSource'),
   ingestDocument: operation<IngestRequest, IngestResult>('ingestDocument'),
 };
+const FINISHED_JOB_STATES: ReadonlySet<JobInfo['state']> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 /** Errors after which a dropped job stream is worth reconnecting: the connection, not the content, failed. */
 const RESUMABLE = new Set(['HOST_UNREACHABLE', 'INCOMPLETE_STREAM']);
 
@@ -260,80 +247,64 @@ export class AgenticClient implements InteractiveCalls {
   async decideApproval(decision: ApprovalDecision, options: RequestOptions = {}): Promise<ApprovalResolution> {
     ops.decideApproval.check(decision);
     if (hasUnsafeKeys(decision.call.arguments)) throw new DriverError('INVALID_APPROVAL', 'The approval decision carries arguments that are not plain JSON.');
-    const receipt = await this.post(ops.decideApproval, decision, options);
-    return checked(receipt, checkApprovalReceipt(receipt, decision));
+    return this.post(ops.decideApproval, decision, options);
   }
 
   /** POST v1/tool-executions/progress: real progress on a dispatched application tool. */
   async reportToolProgress(identity: ToolExecutionIdentity, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
-    const receipt = await this.post(ops.reportToolProgress, identity, options);
-    return checked(receipt, checkToolReceipt(receipt, identity, 'progress'));
+    return this.post(ops.reportToolProgress, identity, options);
   }
 
   /** POST v1/tool-executions/results: the one result (`output`) or failure (`error`) of a dispatched application tool. */
   async completeTool(result: ToolExecutionResult, options: RequestOptions = {}): Promise<ToolExecutionReceipt> {
     ops.completeTool.check(result);
     if ('output' in result && hasUnsafeKeys(result.output)) throw new DriverError('INVALID_TOOL_EXECUTION', 'The tool output is not plain JSON.');
-    const receipt = await this.post(ops.completeTool, result, options);
-    return checked(receipt, checkToolReceipt(receipt, result, 'accepted'));
+    return this.post(ops.completeTool, result, options);
   }
 
   /** POST v1/sessions/create: the receipt must echo the provider, model, mode, history and instructions, at revision 0. */
   async createSession(request: SessionCreate, options: RequestOptions = {}): Promise<SessionSnapshot> {
-    const snapshot = await this.post(ops.createSession, request, options);
-    return checked(snapshot, checkSessionCreated(snapshot, request));
+    return this.post(ops.createSession, request, options);
   }
 
   /** POST v1/sessions/read: the session's description and visible history. */
   async readSession(id: string, options: RequestOptions = {}): Promise<SessionSnapshot> {
-    const identity = { id };
-    const snapshot = await this.post(ops.readSession, identity, options);
-    return checked(snapshot, checkSessionSnapshot(snapshot, identity.id), 'session');
+    return this.post(ops.readSession, { id }, options);
   }
 
   /** POST v1/sessions/list: this token's subject's sessions (on providers it may use), most recently used first. */
   async listSessions(request: SessionListRequest = {}, options: RequestOptions = {}): Promise<SessionInfo[]> {
-    const list = await this.post(ops.listSessions, request, options);
-    return checked(list, checkSessionList(list, request), 'session list').sessions;
+    return (await this.post(ops.listSessions, request, options)).sessions;
   }
 
   /** POST v1/sessions/delete: the receipt must name the session and say it was deleted. */
   async deleteSession(id: string, options: RequestOptions = {}): Promise<SessionDeleteResult> {
-    const identity = { id };
-    const receipt = await this.post(ops.deleteSession, identity, options);
-    return checked(receipt, checkSessionDeleted(receipt, identity.id));
+    return this.post(ops.deleteSession, { id }, options);
   }
 
   /** POST v1/jobs/submit: the same key and request return the same job; the job must run the requested provider and model. */
   async submitJob(submission: JobSubmit, options: RequestOptions = {}): Promise<JobInfo> {
-    const job = await this.post(ops.submitJob, submission, options);
-    return checked(job, checkJobReceipt(job, { request: submission.request }), 'job');
+    return this.post(ops.submitJob, submission, options);
   }
 
   /** POST v1/jobs/read: the job's current state and cursor. */
   async readJob(id: string, options: RequestOptions = {}): Promise<JobInfo> {
-    const identity = { id };
-    const job = await this.post(ops.readJob, identity, options);
-    return checked(job, checkJobReceipt(job, identity), 'job');
+    return this.post(ops.readJob, { id }, options);
   }
 
   /** POST v1/jobs/list: this token's subject's jobs it may read (optionally in one state), most recently updated first. */
   async listJobs(request: JobListRequest = {}, options: RequestOptions = {}): Promise<JobInfo[]> {
-    const list = await this.post(ops.listJobs, request, options);
-    return checked(list, checkJobList(list, request), 'job list').jobs;
+    return (await this.post(ops.listJobs, request, options)).jobs;
   }
 
   /** POST v1/jobs/cancel: asks a queued or running job to stop; a finished job is returned unchanged. */
   async cancelJob(id: string, options: RequestOptions = {}): Promise<JobInfo> {
-    const identity = { id };
-    const job = await this.post(ops.cancelJob, identity, options);
-    return checked(job, checkJobReceipt(job, identity), 'job');
+    return this.post(ops.cancelJob, { id }, options);
   }
 
   /** POST v1/jobs/events: one validated page of the job's committed events after `after`. */
   async jobEvents(request: JobEventsRequest, options: RequestOptions = {}): Promise<JobEventPage> {
-    const page = await this.post(ops.jobEvents, request, options);
-    return checked(page, checkJobEventPage(page, request), 'job event page');
+    return this.post(ops.jobEvents, request, options);
   }
 
   /**
@@ -342,20 +313,17 @@ export class AgenticClient implements InteractiveCalls {
    * and at or above minScore, with at most maxContextBytes (default 65,536) of text.
    */
   async searchRetrieval(request: RetrievalSearch, options: RequestOptions = {}): Promise<RetrievalResult> {
-    const result = await this.post(ops.searchRetrieval, request, options);
-    return checked(result, checkRetrievalSearch(result, request), 'search answer');
+    return this.post(ops.searchRetrieval, request, options);
   }
 
   /** POST v1/retrieval/index: the receipt must name the corpus, source and revision indexed. */
   async indexSource(request: RetrievalIndexRequest, options: RequestOptions = {}): Promise<RetrievalIndexReceipt> {
-    const receipt = await this.post(ops.indexSource, request, options);
-    return checked(receipt, checkSourceReceipt(receipt, { corpus: request.corpus, sourceId: request.source.id, revision: request.source.revision }));
+    return this.post(ops.indexSource, request, options);
   }
 
   /** POST v1/retrieval/delete: removes one source revision; the receipt must name it. */
   async deleteSource(request: RetrievalDeleteRequest, options: RequestOptions = {}): Promise<RetrievalDeleteResult> {
-    const receipt = await this.post(ops.deleteSource, request, options);
-    return checked(receipt, checkSourceReceipt(receipt, request));
+    return this.post(ops.deleteSource, request, options);
   }
 
   /**
@@ -364,9 +332,7 @@ export class AgenticClient implements InteractiveCalls {
    * the receipt's chunks.
    */
   async ingestDocument(request: IngestRequest, options: RequestOptions = {}): Promise<IngestResult> {
-    const receipt = await this.post(ops.ingestDocument, request, options);
-    const { source } = request.document;
-    return checked(receipt, checkSourceReceipt(receipt, { corpus: request.corpus, sourceId: source.id, revision: source.revision }, true));
+    return this.post(ops.ingestDocument, request, options);
   }
 
   /**
@@ -386,7 +352,7 @@ export class AgenticClient implements InteractiveCalls {
     const maxDelay = options.maxDelayMs ?? 5000;
     const job = await this.readJob(id, options);
     if (after > job.cursor) throw new DriverError('INVALID_JOB_CURSOR', `after ${after} is beyond the job's cursor ${job.cursor}.`);
-    if (TERMINAL_JOB_STATES.has(job.state) && after === job.cursor) return;
+    if (FINISHED_JOB_STATES.has(job.state) && after === job.cursor) return;
     const checker = new JobStreamChecker(job, after);
     let failures = 0;
     for (;;) {
@@ -444,12 +410,15 @@ export class AgenticClient implements InteractiveCalls {
 
   /**
    * A JSON POST without a client deadline (decisions and results wait on nobody but the host):
-   * the body is checked first and refused with the operation's code when malformed.
+   * the body is checked first and refused with the operation's code when malformed; the answer
+   * must pass its schema and the operation's rules against the body.
    */
   private async post<Q, T>(op: Operation<Q, T>, body: Q, options: RequestOptions): Promise<T> {
     op.check(body);
     try {
-      return await this.exchangeJson(op.path, body, op.answer, options.signal);
+      const answer = await this.exchangeJson(op.path, body, op.answer, options.signal);
+      op.checkAnswer(answer, body);
+      return answer;
     } catch (error) {
       throw toClientError(error, options.signal);
     }
@@ -491,9 +460,4 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-function checked<T>(receipt: T, problem: string | undefined, what = 'receipt'): T {
-  if (problem) throw new DriverError('INVALID_RESPONSE', `The host's ${what} does not match the request: ${problem}.`);
-  return receipt;
 }

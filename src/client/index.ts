@@ -57,10 +57,15 @@ export type {
   OperatorJobsRequest,
   OperatorListRequest,
   OperatorRun,
+  OperatorRunDetail,
   OperatorRunList,
   OperatorRunsRequest,
+  OperatorStep,
+  OperatorToolCall,
+  OperatorUpdate,
   OperatorUsage,
   OperatorUsageRequest,
+  OperatorWaiting,
   UsageTotals,
 } from './operator.js';
 export type { ApplicationToolFunctions, ToolContext, ToolFunction, ToolFunctions } from './interactive.js';

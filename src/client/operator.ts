@@ -1,7 +1,8 @@
 /**
  * OperatorClient: the operator endpoints (`/v1/operator/...`) for a token with the operator
- * grant — every subject's runs, pending approvals, jobs, usage totals and the audit log, a
- * live tap of an active run and any job's stream. Answers are validated like AgenticClient's.
+ * grant — every subject's runs (filtered and paged, one by one with their steps), the live
+ * update feed, pending approvals, jobs, usage totals and the audit log, a live tap of an
+ * active run and any job's stream. Answers are validated like AgenticClient's.
  */
 import { DriverError } from '../protocol/errors.js';
 import type {
@@ -13,8 +14,10 @@ import type {
   OperatorJobList,
   OperatorJobsRequest,
   OperatorListRequest,
+  OperatorRunDetail,
   OperatorRunList,
   OperatorRunsRequest,
+  OperatorUpdate,
   OperatorUsage,
   OperatorUsageRequest,
   RunEvent,
@@ -23,7 +26,6 @@ import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import { hasUnsafeKeys } from '../protocol/plain-json.js';
 import { validatorFor } from '../protocol/validate.js';
 import { parseBaseUrl } from './base-url.js';
-import { checkApprovalReceipt } from './checks.js';
 import { exchange, readJson, toClientError } from './http.js';
 import { operation, pathOf, type Operation } from './operations.js';
 import { SseFrameReader } from './sse.js';
@@ -40,16 +42,23 @@ export type {
   OperatorJobsRequest,
   OperatorListRequest,
   OperatorRun,
+  OperatorRunDetail,
   OperatorRunList,
   OperatorRunsRequest,
+  OperatorStep,
+  OperatorToolCall,
+  OperatorUpdate,
   OperatorUsage,
   OperatorUsageRequest,
+  OperatorWaiting,
   UsageTotals,
 } from '../protocol/schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ops = {
   runs: operation<OperatorRunsRequest, OperatorRunList>('operatorListRuns'),
+  run: operation<never, OperatorRunDetail>('operatorReadRun'),
+  updates: operation<never, OperatorUpdate>('operatorUpdates'),
   watchRun: operation('operatorWatchRun'),
   approvals: operation<OperatorListRequest, OperatorApprovalList>('operatorListApprovals'),
   decideApproval: operation<ApprovalDecision, ApprovalResolution>('operatorDecideApproval'),
@@ -86,9 +95,41 @@ export class OperatorClient {
     await (await this.transport).close();
   }
 
-  /** POST v1/operator/runs: active runs on this replica, and the last `finished` finished runs. */
+  /**
+   * POST v1/operator/runs: active runs on this replica and one page of finished runs, newest
+   * first, filtered by `state`, `subject`, `provider` and `search`; pass `nextBefore` as `before`
+   * for the next page.
+   */
   runs(request: OperatorRunsRequest = {}, signal?: AbortSignal): Promise<OperatorRunList> {
     return this.post(ops.runs, request, signal);
+  }
+
+  /** GET v1/operator/runs/{id}: one run, with its steps, tools, tokens and timing when this replica served it. */
+  async run(runId: string, signal?: AbortSignal): Promise<OperatorRunDetail> {
+    if (!UUID.test(runId)) throw new DriverError('INVALID_OPERATOR_REQUEST', 'The run id must be a lowercase UUID.');
+    const path = pathOf(ops.run, runId);
+    try {
+      const response = await exchange({ fetch: (await this.transport).fetch, url: new URL(path, this.baseUrl), token: this.token, accept: 'application/json', signal });
+      const answer = await readJson(response);
+      if (!ops.run.answer(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${path} answer is invalid: ${ops.run.answer.explain(answer)}.`);
+      if (answer.run.runId !== runId) throw new DriverError('INVALID_RESPONSE', `The host answered with run ${answer.run.runId} for run ${runId}.`);
+      return answer;
+    } catch (error) {
+      throw toClientError(error, signal);
+    }
+  }
+
+  /**
+   * GET v1/operator/updates: a `snapshot` (active runs, pending approvals), then each change
+   * as it happens, until `signal` aborts or the host ends the stream (it drops a reader that
+   * falls behind: subscribe again for a new snapshot).
+   */
+  async *updates(signal?: AbortSignal): AsyncGenerator<OperatorUpdate, void, undefined> {
+    for await (const data of this.frames(ops.updates.path, 0, signal)) {
+      const update = parseJson(data, 'An update');
+      if (!ops.updates.answer(update)) throw new DriverError('INVALID_RESPONSE', `An update is invalid: ${ops.updates.answer.explain(update)}.`);
+      yield update;
+    }
   }
 
   /** POST v1/operator/approvals: pending approvals of every subject. */
@@ -100,10 +141,7 @@ export class OperatorClient {
   async decideApproval(decision: ApprovalDecision, signal?: AbortSignal): Promise<ApprovalResolution> {
     ops.decideApproval.check(decision);
     if (hasUnsafeKeys(decision.call.arguments)) throw new DriverError('INVALID_APPROVAL', 'The decision carries arguments that are not plain JSON.');
-    const receipt = await this.post(ops.decideApproval, decision, signal);
-    const problem = checkApprovalReceipt(receipt, decision);
-    if (problem) throw new DriverError('INVALID_RESPONSE', `The host's receipt does not match the request: ${problem}.`);
-    return receipt;
+    return this.post(ops.decideApproval, decision, signal);
   }
 
   /** POST v1/operator/jobs: jobs of every subject, most recently updated first. */
@@ -138,7 +176,22 @@ export class OperatorClient {
     return this.stream(pathOf(ops.tailJob, jobId), undefined, after, options.signal);
   }
 
-  private async *stream(path: string, runId: string | undefined, after: number, callerSignal: AbortSignal | undefined): AsyncGenerator<RunEvent, void, undefined> {
+  private async *stream(path: string, runId: string | undefined, after: number, signal: AbortSignal | undefined): AsyncGenerator<RunEvent, void, undefined> {
+    let last = after;
+    let expectedRun = runId;
+    for await (const data of this.frames(path, after, signal)) {
+      const event = parseEvent(data);
+      expectedRun ??= event.runId;
+      if (event.runId !== expectedRun) throw new DriverError('INVALID_RESPONSE', `An event of run ${event.runId} arrived on the stream of run ${expectedRun}.`);
+      if (event.sequence <= last) throw new DriverError('INVALID_RESPONSE', `Event sequence ${event.sequence} does not follow ${last}.`);
+      last = event.sequence;
+      yield event;
+      if (TERMINAL_EVENT_TYPES.has(event.type)) return;
+    }
+  }
+
+  /** The `data` of each server-sent event of `path`; the connection closes when the caller stops reading. */
+  private async *frames(path: string, after: number, callerSignal: AbortSignal | undefined): AsyncGenerator<string, void, undefined> {
     const closer = new AbortController();
     const signal = callerSignal ? AbortSignal.any([callerSignal, closer.signal]) : closer.signal;
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -156,20 +209,10 @@ export class OperatorClient {
       }
       reader = response.body.getReader();
       const frames = new SseFrameReader();
-      let last = after;
-      let expectedRun = runId;
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        for (const data of frames.push(value)) {
-          const event = parseEvent(data);
-          expectedRun ??= event.runId;
-          if (event.runId !== expectedRun) throw new DriverError('INVALID_RESPONSE', `An event of run ${event.runId} arrived on the stream of run ${expectedRun}.`);
-          if (event.sequence <= last) throw new DriverError('INVALID_RESPONSE', `Event sequence ${event.sequence} does not follow ${last}.`);
-          last = event.sequence;
-          yield event;
-          if (TERMINAL_EVENT_TYPES.has(event.type)) return;
-        }
+        yield* frames.push(value);
       }
     } catch (error) {
       throw toClientError(error, callerSignal);
@@ -185,6 +228,7 @@ export class OperatorClient {
       const response = await exchange({ fetch: (await this.transport).fetch, url: new URL(op.path, this.baseUrl), token: this.token, body, accept: 'application/json', signal });
       const answer = await readJson(response);
       if (!op.answer(answer)) throw new DriverError('INVALID_RESPONSE', `The host's ${op.path} answer is invalid: ${op.answer.explain(answer)}.`);
+      op.checkAnswer(answer, body);
       return answer;
     } catch (error) {
       throw toClientError(error, signal);
@@ -192,13 +236,16 @@ export class OperatorClient {
   }
 }
 
-function parseEvent(data: string): RunEvent {
-  let value: unknown;
+function parseJson(data: string, what: string): unknown {
   try {
-    value = JSON.parse(data);
+    return JSON.parse(data);
   } catch {
-    throw new DriverError('INVALID_RESPONSE', 'An event is not JSON.');
+    throw new DriverError('INVALID_RESPONSE', `${what} is not JSON.`);
   }
+}
+
+function parseEvent(data: string): RunEvent {
+  const value = parseJson(data, 'An event');
   if (!validEvent(value)) throw new DriverError('INVALID_RESPONSE', `An event is invalid: ${validEvent.explain(value)}.`);
   return value;
 }

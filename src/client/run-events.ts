@@ -5,21 +5,19 @@
  * valid terminal event ends the stream.
  */
 import { DriverError } from '../protocol/errors.js';
-import type { JobInfo, RunEvent, RunEventOf, RunRequest } from '../protocol/schemas.js';
+import { describeViolation, evaluateRules } from '../protocol/rule-evaluator.js';
+import { STREAM_RULES } from '../protocol/rules.js';
+import type { JobInfo, RunEvent, RunRequest } from '../protocol/schemas.js';
 import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import { eventValidator, validatorFor } from '../protocol/validate.js';
-import {
-  checkApprovalRequest,
-  checkApprovalResolution,
-  checkJobEvent,
-  checkRunResult,
-  checkRunStarted,
-  checkToolExecution,
-  type ExecutionLedger,
-} from './checks.js';
 
 const validEnvelope = validatorFor<{ type: string; runId: string; sequence: number; optional?: boolean }>('EventEnvelope');
 
+/**
+ * The envelope rules (order, one run, negotiation) stay code in every client rather than rows of
+ * src/protocol/rules.ts: they decide, before the payload is even validated, whether an event is
+ * skipped, UNSUPPORTED_EVENT or INVALID_STREAM, and they are the stream reader's own state.
+ */
 const NEGOTIATED: Record<string, (request: RunRequest) => boolean> = {
   'approval.requested': (request) => request.approvals !== undefined,
   'approval.resolved': (request) => request.approvals !== undefined,
@@ -34,8 +32,9 @@ export class RunEventChecker {
   private runId: string | undefined;
   private lastSequence = 0;
   private terminal = false;
-  private readonly approvals = new Map<string, string>();
-  private readonly executions: ExecutionLedger = { executionIds: new Set(), callIds: new Set() };
+  /** What the rules of later events need to know of earlier ones (src/protocol/rules.ts, `runEvent`). */
+  private readonly approvals: { approvalId: string; callId: string }[] = [];
+  private readonly executions: { executionId: string; callId: string }[] = [];
 
   constructor(private readonly request: RunRequest) {}
 
@@ -71,31 +70,12 @@ export class RunEventChecker {
     const type = value.type;
     if (!validate(value)) throw invalid(`A ${type} event is invalid: ${validate.explain(value)}.`);
     const event = value as RunEvent;
-    const problem = this.crossCheck(event);
-    if (problem) throw invalid(`A ${event.type} event is inconsistent: ${problem}.`);
+    const broken = evaluateRules(STREAM_RULES.run, { event, request: this.request, runId: this.runId, approvals: this.approvals, executions: this.executions });
+    if (broken) throw invalid(`A ${event.type} event is inconsistent: ${describeViolation(broken)}.`);
+    if (event.type === 'approval.requested') this.approvals.push({ approvalId: event.approval.approvalId, callId: event.approval.call.id });
+    if (event.type === 'tool.execution.requested') this.executions.push({ executionId: event.execution.executionId, callId: event.execution.call.id });
     if (TERMINAL_EVENT_TYPES.has(event.type)) this.terminal = true;
     return event;
-  }
-
-  private crossCheck(event: RunEvent): string | undefined {
-    const runId = this.runId!;
-    switch (event.type) {
-      case 'run.started':
-        return checkRunStarted(event, this.request);
-      case 'run.completed':
-        return checkRunResult(event.result, this.request, runId);
-      case 'approval.requested': {
-        const problem = checkApprovalRequest(event.approval, this.request, runId);
-        if (!problem) this.approvals.set(event.approval.approvalId, event.approval.call.id);
-        return problem;
-      }
-      case 'approval.resolved':
-        return checkApprovalResolution(event.resolution, this.approvals, runId);
-      case 'tool.execution.requested':
-        return checkToolExecution((event as RunEventOf<'tool.execution.requested'>).execution, this.request, runId, this.executions);
-      default:
-        return undefined;
-    }
   }
 }
 
@@ -135,8 +115,8 @@ export class JobStreamChecker {
     if (!validate) throw new DriverError('UNSUPPORTED_EVENT', `The job stream sent event type ${type}, which this client does not understand.`);
     if (!validate(value)) throw invalid(`A ${type} event is invalid: ${validate.explain(value)}.`);
     const event = value as RunEvent;
-    const problem = checkJobEvent(event, this.job, this.last + 1);
-    if (problem) throw invalid(`The job stream is inconsistent: ${problem}.`);
+    const broken = evaluateRules(STREAM_RULES.job, { event, job: this.job, sequence: this.last + 1 });
+    if (broken) throw invalid(`The job stream is inconsistent: ${describeViolation(broken)}.`);
     this.last = event.sequence;
     if (TERMINAL_EVENT_TYPES.has(event.type)) this.terminal = true;
     return event;

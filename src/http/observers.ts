@@ -20,6 +20,8 @@ export interface HostObserver {
   run?(events: AsyncGenerator<RunEvent>, run: ObservedRun): AsyncGenerator<RunEvent>;
   /** Every usage record, runs and embedding calls alike, as it is recorded. */
   usage?(record: UsageRecord): void;
+  /** Every usage record once the store has it (a reader of the store now finds it). */
+  stored?(record: UsageRecord): void;
   /** A call refused at admission (429 BUSY). */
   admissionRejected?(): void;
   /** A run's event stream opened; the function returned is called when it closes. */
@@ -42,6 +44,10 @@ export class Observers implements Required<HostObserver> {
 
   usage(record: UsageRecord): void {
     for (const observer of this.observers) observer.usage?.(record);
+  }
+
+  stored(record: UsageRecord): void {
+    for (const observer of this.observers) observer.stored?.(record);
   }
 
   admissionRejected(): void {

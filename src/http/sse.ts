@@ -1,5 +1,6 @@
 /**
- * Server-sent events for one run: `id:`, `event:` and one-line `data:` frames, a
+ * Server-sent events for one run: `id:`, `event:` and one-line `data:` frames (the operator's
+ * update feed: `event:` and `data:`), a
  * `: heartbeat` comment while nothing else is written (never counted as progress), and
  * write back-pressure honoured — but never waited on forever: a client that stops reading
  * for `writeStallMs` loses its connection, which ends the run and frees its slot.
@@ -24,13 +25,22 @@ export function frameEvent(event: RunEvent): string {
   return `id: ${event.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
+/** An update of the operator's feed: no `id:` (the feed is not resumable; a new connection starts with a snapshot). */
+export function frameUpdate(update: { type: string }): string {
+  return `event: ${update.type}\ndata: ${JSON.stringify(update)}\n\n`;
+}
+
 /**
  * Pulls the first event before committing headers, so nothing but a started run ever
  * answers 200; everything after arrives as events. Returns once the last frame has been
  * handed to the operating system (or the connection is gone).
  */
-export async function writeEventStream(reply: FastifyReply, events: AsyncGenerator<RunEvent>, options: EventStreamOptions): Promise<void> {
-  const first: IteratorResult<RunEvent> = options.headersFirst ? { done: false, value: undefined as never } : await events.next();
+export function writeEventStream(reply: FastifyReply, events: AsyncGenerator<RunEvent>, options: EventStreamOptions): Promise<void> {
+  return writeFrames(reply, events, frameEvent, options);
+}
+
+export async function writeFrames<T>(reply: FastifyReply, events: AsyncGenerator<T>, frame: (event: T) => string, options: EventStreamOptions): Promise<void> {
+  const first: IteratorResult<T> = options.headersFirst ? { done: false, value: undefined as never } : await events.next();
   reply.hijack();
   const res = reply.raw;
   res.on('error', () => undefined);
@@ -45,8 +55,8 @@ export async function writeEventStream(reply: FastifyReply, events: AsyncGenerat
     if (!res.writableNeedDrain && !res.destroyed) res.write(': heartbeat\n\n');
   }, options.heartbeatMs);
   try {
-    if (!first.done && !options.headersFirst) await write(res, frameEvent(first.value), options.writeStallMs);
-    for await (const event of events) await write(res, frameEvent(event), options.writeStallMs);
+    if (!first.done && !options.headersFirst) await write(res, frame(first.value), options.writeStallMs);
+    for await (const event of events) await write(res, frame(event), options.writeStallMs);
   } finally {
     clearInterval(heartbeat);
     if (!res.destroyed) {
@@ -103,7 +113,12 @@ export class EventStreams {
   }
 
   write(reply: FastifyReply, events: AsyncGenerator<RunEvent>, options: { headersFirst?: boolean } = {}): Promise<void> {
-    return writeEventStream(reply, events, {
+    return this.writeFrames(reply, events, frameEvent, options);
+  }
+
+  /** Frames of another kind than run events (the operator's update feed). */
+  writeFrames<T>(reply: FastifyReply, events: AsyncGenerator<T>, frame: (event: T) => string, options: { headersFirst?: boolean } = {}): Promise<void> {
+    return writeFrames(reply, events, frame, {
       heartbeatMs: this.heartbeatMs,
       writeStallMs: this.writeStallMs,
       ...(options.headersFirst ? { headersFirst: true } : {}),

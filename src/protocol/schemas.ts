@@ -8,8 +8,7 @@
  *
  * Request objects are strict (unknown fields rejected). Response objects and events
  * tolerate unknown fields, except the nested objects the protocol declares strict.
- * Rules JSON Schema cannot express (cross-field checks) are code: the runtime's `prepare` on
- * the host, `src/client/checks.ts` in the TypeScript client.
+ * Rules JSON Schema cannot express (cross-field checks) live in ./rules.ts.
  */
 import type { TSchema } from '@sinclair/typebox';
 import { ErrorEnvelope, ErrorInfo, ToolCall, Usage } from './schemas/common.js';
@@ -18,7 +17,28 @@ import { Capabilities, Health, ModelCatalog, ProtocolInfo, Provider, ProviderHea
 import { EVENT_SCHEMAS, EventEnvelope, RunEvent } from './schemas/events.js';
 import { ApplicationToolDefinition, ApprovalDecision, ApprovalRequest, ApprovalResolution, HistoryMessage, SessionInfo, ToolExecution, ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from './schemas/interactive.js';
 import { JobEventPage, JobEventsRequest, JobIdentity, JobInfo, JobList, JobListRequest, JobSubmit } from './schemas/jobs.js';
-import { AuditEntry, OperatorApproval, OperatorApprovalList, OperatorAuditPage, OperatorAuditRequest, OperatorJob, OperatorJobList, OperatorJobsRequest, OperatorListRequest, OperatorRun, OperatorRunList, OperatorRunsRequest, OperatorUsage, OperatorUsageRequest, UsageTotals } from './schemas/operator.js';
+import {
+  AuditEntry,
+  OperatorApproval,
+  OperatorApprovalList,
+  OperatorAuditPage,
+  OperatorAuditRequest,
+  OperatorJob,
+  OperatorJobList,
+  OperatorJobsRequest,
+  OperatorListRequest,
+  OperatorRun,
+  OperatorRunDetail,
+  OperatorRunList,
+  OperatorRunsRequest,
+  OperatorStep,
+  OperatorToolCall,
+  OperatorUpdate,
+  OperatorUsage,
+  OperatorUsageRequest,
+  OperatorWaiting,
+  UsageTotals,
+} from './schemas/operator.js';
 import { IngestDocument, IngestionManifest, IngestRequest, IngestResult, RetrievalDeleteRequest, RetrievalDeleteResult, RetrievalIndexReceipt, RetrievalIndexRequest, RetrievalResult, RetrievalSearch } from './schemas/retrieval.js';
 import { RunRequest, RunResult } from './schemas/runs.js';
 import { SessionCreate, SessionDeleteResult, SessionIdentity, SessionList, SessionListRequest, SessionSnapshot } from './schemas/sessions.js';
@@ -89,9 +109,14 @@ export const NAMED_SCHEMAS: TSchema[] = [
   JobEventPage,
   JobListRequest,
   JobList,
+  OperatorWaiting,
   OperatorRun,
   OperatorRunsRequest,
   OperatorRunList,
+  OperatorToolCall,
+  OperatorStep,
+  OperatorRunDetail,
+  OperatorUpdate,
   OperatorListRequest,
   OperatorApproval,
   OperatorApprovalList,

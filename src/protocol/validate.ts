@@ -5,26 +5,15 @@
  * is plain JavaScript in the published protocol/ folder, two levels up from src/ and dist/ alike.
  */
 import { BY_EVENT_TYPE, BY_ID, type CompiledValidator } from '../../protocol/validators/wire.js';
+import { describe, type Validator } from './validator.js';
+
+export { describe, type SchemaError, type Validator } from './validator.js';
 
 /** The `$id` of a named schema (`NAMED_SCHEMAS` in ./schemas.ts). */
 export type SchemaName = keyof typeof BY_ID;
 
-/** What the schema checks report: the first problem found (allErrors is off). */
-export interface SchemaError {
-  instancePath: string;
-  keyword: string;
-  params: Record<string, unknown>;
-  message?: string;
-}
-
 export type { CompiledValidator };
 type Compiled = CompiledValidator;
-
-export interface Validator<T> {
-  (value: unknown): value is T;
-  /** A short human description of the first problem, or undefined when valid. */
-  explain(value: unknown): string | undefined;
-}
 
 function wrap<T>(validate: Compiled): Validator<T> {
   const check = ((value: unknown) => validate(value)) as Validator<T>;
@@ -38,16 +27,6 @@ export function validatorFor<T>(schema: SchemaName | { $id?: string }): Validato
   const validate = name === undefined ? undefined : (BY_ID as Record<string, Compiled>)[name];
   if (!validate) throw new Error(`No compiled validator for schema ${name ?? '(unnamed)'}: name it in NAMED_SCHEMAS and run \`npm run protocol\`.`);
   return wrap<T>(validate);
-}
-
-export function describe(errors: readonly SchemaError[] | null | undefined): string {
-  const first = errors?.[0];
-  if (!first) return 'is invalid';
-  const where = first.instancePath ? first.instancePath : 'value';
-  if (first.keyword === 'additionalProperties') {
-    return `${where} has an unknown field "${String((first.params as { additionalProperty?: string }).additionalProperty)}"`;
-  }
-  return `${where} ${first.message ?? 'is invalid'}`;
 }
 
 const eventValidators = new Map<string, Validator<unknown>>(Object.entries(BY_EVENT_TYPE as Record<string, Compiled>).map(([type, validate]) => [type, wrap(validate)]));

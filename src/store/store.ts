@@ -25,6 +25,37 @@ import type { AuditRecord } from './audit-record.js';
 import type { RunStartRecord, UsageRecord } from '../runtime/usage-record.js';
 import type { UsageTotalsQuery, UsageTotalsRow } from './usage-totals.js';
 
+/** Where a page of finished runs starts: after this run in newest-first order. */
+export interface FinishedRunKey {
+  finishedAt: string;
+  runId: string;
+}
+
+export interface FinishedRunsQuery {
+  limit: number;
+  before?: FinishedRunKey;
+  status?: UsageRecord['status'];
+  subject?: string;
+  provider?: string;
+  runId?: string;
+  /** Case-insensitive (ASCII) substring of the run id, subject, provider or model. */
+  search?: string;
+}
+
+export interface FinishedRunsPage {
+  records: UsageRecord[];
+  /** Set when older matching records may exist: pass it as `before` for the next page. */
+  next?: FinishedRunKey;
+}
+
+export interface OperatorMarks {
+  pendingApprovals: number;
+  /** The newest usage record's finish time. */
+  lastFinishedAt: string | undefined;
+  /** Changes whenever a job is submitted, changes state or is erased. */
+  jobs: string;
+}
+
 export interface UsageSummary {
   runs: number;
   completed: number;
@@ -157,6 +188,8 @@ export interface JobStore {
   expire(): Promise<number>;
   /** Jobs waiting for a worker (queue depth, for metrics). */
   queued(): Promise<number>;
+  /** A value that changes whenever a job is submitted, changes state or is erased. */
+  changeMark(): Promise<string>;
   /** At a clean stop: this replica's running jobs become interrupted (never re-run); queued ones stay queued. */
   interruptOwn(): Promise<number>;
 }
@@ -286,8 +319,10 @@ export interface UsageStore {
   summary(): Promise<UsageSummary>;
   /** Token, run and cost totals of the stored usage records, optionally since a time and grouped (`agenticdriver usage`). */
   totals(query: UsageTotalsQuery): Promise<UsageTotalsRow[]>;
-  /** The most recently finished runs' usage records, newest first. */
-  recent(limit: number): Promise<UsageRecord[]>;
+  /** One page of finished runs' usage records (embedding calls left out), newest first, filtered. */
+  finished(query: FinishedRunsQuery): Promise<FinishedRunsPage>;
+  /** The newest usage record's finish time (embedding calls included). */
+  lastFinishedAt(): Promise<string | undefined>;
 }
 
 /** The approval audit log. */
@@ -326,6 +361,8 @@ export interface ApprovalStore {
   resolve(resolution: ApprovalResolution, audit: AuditRecord): Promise<boolean>;
   /** Pending approvals of every subject, oldest first (the operator's list). */
   pending(limit: number): Promise<ApprovalRow[]>;
+  /** How many approvals are pending (every subject, runs alive). */
+  pendingCount(): Promise<number>;
 }
 
 /** Application-tool tickets. */
@@ -360,5 +397,7 @@ export interface StateStore {
    * a renewal finds the lease gone: this replica's open work was reaped and can no longer commit.
    */
   start(options: { leaseMs: number; onLeaseLost(): void; onError?(error: unknown): void }): Promise<ReconcileReport>;
+  /** Cheap reads that change whenever the operator's lists do (pending approvals, finished runs, jobs). */
+  operatorMarks(): Promise<OperatorMarks>;
   close(): Promise<void>;
 }

@@ -6,7 +6,7 @@
  */
 import type { UsageRecord } from '../runtime/usage-record.js';
 
-export type UsageGrouping = 'subject' | 'provider' | 'model' | 'day';
+export type UsageGrouping = 'subject' | 'provider' | 'model' | 'day' | 'hour';
 
 export interface UsageTotalsQuery {
   /** Only records that finished at or after this ISO time. */
@@ -15,7 +15,7 @@ export interface UsageTotalsQuery {
 }
 
 export interface UsageTotalsRow {
-  /** The group (absent when not grouped). `model` groups are `provider/model`; `day` is the UTC date. */
+  /** The group (absent when not grouped). `model` groups are `provider/model`; `day` is the UTC date, `hour` the UTC date and hour (`2026-12-01T14`). */
   key?: string;
   runs: number;
   completed: number;
@@ -60,6 +60,7 @@ function groupKey(record: StoredRecord, by: UsageGrouping): string {
   if (by === 'subject') return record.subject;
   if (by === 'provider') return record.provider;
   if (by === 'model') return `${record.provider}/${record.model}`;
+  if (by === 'hour') return record.finishedAt.slice(0, 13);
   return record.finishedAt.slice(0, 10);
 }
 

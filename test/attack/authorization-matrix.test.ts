@@ -83,7 +83,9 @@ const MATRIX: Record<string, Row> = {
   operatorListApprovals: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body.approvals.length, 1) } },
   operatorDecideApproval: { noGrant: FORBIDDEN, operator: { status: 404, code: 'APPROVAL_NOT_FOUND' } },
   operatorListJobs: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body.jobs.length, 1) } },
-  operatorStreamJob: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body, undefined) } },
+  operatorStreamJob: { noGrant: FORBIDDEN, operator: { status: 200, check: (first) => assert.equal(first.type, 'run.started') } },
+  operatorUpdates: { noGrant: FORBIDDEN, operator: { status: 200, check: (first) => assert.equal(first.type, 'snapshot') } },
+  operatorReadRun: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body.run.waiting.kind, 'approval') } },
   operatorUsage: { noGrant: FORBIDDEN, operator: { status: 200 } },
   operatorAudit: { noGrant: FORBIDDEN, operator: { status: 200 } },
 };
@@ -203,6 +205,8 @@ describe('authorization matrix: every endpoint × every way in', () => {
 
   const pathOf = (endpoint: Endpoint) => {
     if (endpoint.operationId === 'listProviders') return `${endpoint.path}?refresh=true`;
+    // The owner's run that waits for its approval.
+    if (endpoint.operationId === 'operatorReadRun') return endpoint.path.replace('{id}', String(approval.runId));
     return endpoint.path.replace('{id}', String(job.id));
   };
   /** A body that the owner could send successfully, so only the caller decides the answer. */
@@ -258,9 +262,15 @@ describe('authorization matrix: every endpoint × every way in', () => {
     const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
     if (authorization !== undefined) headers.authorization = authorization;
     const response = await fetch(`${host.url}${pathOf(endpoint)}`, { method: endpoint.method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      // A stream (the update feed never ends by itself): its first event is the answer.
+      const events = sseEvents(response);
+      const first = await events.next();
+      await events.return(undefined);
+      return { status: response.status, headers: response.headers, body: first.value as any };
+    }
     const text = await response.text();
-    const stream = response.headers.get('content-type')?.startsWith('text/event-stream');
-    return { status: response.status, headers: response.headers, body: text === '' || stream ? undefined : (JSON.parse(text) as any) };
+    return { status: response.status, headers: response.headers, body: text === '' ? undefined : (JSON.parse(text) as any) };
   }
   function assertAnswer(answer: Awaited<ReturnType<typeof call>>, expected: Expected, what: string) {
     assert.equal(answer.status, expected.status, `${what}: ${JSON.stringify(answer.body)}`);

@@ -203,6 +203,11 @@ describe('secret grep: no secret in any captured output', () => {
       assert.equal((await request(`operator ${path} with an application token`, `/v1/operator/${path}`, json(SECRETS.envToken, {}))).status, 403);
     }
     assert.equal((await request('operator usage by subject', '/v1/operator/usage', json(SECRETS.fileToken, { by: 'subject' }))).status, 200);
+    // The failed runs (the planted prompt is one's error message) and each one's page: reasons come from codes, never messages.
+    const failedRuns = await request('operator failed runs', '/v1/operator/runs', json(SECRETS.fileToken, { state: 'failed', finished: 100 }));
+    const failedIds = (JSON.parse(failedRuns.body) as { finished: { runId: string }[] }).finished.map((run) => run.runId);
+    assert.ok(failedIds.length >= 3, failedRuns.body);
+    for (const runId of failedIds) assert.equal((await request(`operator page of failed run ${runId}`, `/v1/operator/runs/${runId}`, { headers: auth(SECRETS.fileToken) })).status, 200);
     // Retrieval with a keyed embedder: index, search, a grounded run, and a vendor error that echoes the key.
     const indexed = await request('retrieval index', '/v1/retrieval/index', json(SECRETS.fileToken, { corpus: 'hybrid', source: { id: 'handbook', revision: 'r1' }, chunks: [{ id: 'c1', text: `Expense reports are due monthly. ${PROMPT}` }] }));
     assert.equal(indexed.status, 200, indexed.body);

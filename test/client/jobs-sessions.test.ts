@@ -155,6 +155,8 @@ describe('sessions', () => {
       routes.set('/v1/sessions/delete', answer(value));
       assert.equal(await codeOf(() => client().deleteSession(SESSION)), 'INVALID_RESPONSE', JSON.stringify(value));
     }
+    // A schema-valid receipt for another session breaks a rule of protocol/rules.json, which the error names (as in every client).
+    await assert.rejects(client().deleteSession(SESSION), (error: DriverError) => error.code === 'INVALID_RESPONSE' && error.message.includes('[sessionDeleted.id]'));
   });
 
   it('passes a host error through with its code', async () => {
@@ -394,8 +396,14 @@ describe('tailJob', () => {
     routes.set('/v1/jobs/read', answer(runningJob()));
     jobStream([sendAndDrop(0)]);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    // Abort once the first stream was dropped (the client is then waiting 10 s to reconnect),
+    // not after a fixed time that a loaded machine may not have reached that point by.
+    const aborted = (async () => {
+      while (streamRequests().length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      controller.abort();
+    })();
     const error = await failure(() => tail({ initialDelayMs: 10_000, signal: controller.signal }));
+    await aborted;
     assert.equal(error.code, 'CANCELLED');
     assert.equal(streamRequests().length, 1);
   });
@@ -492,18 +500,22 @@ describe('lists', () => {
   });
 
   it('refuses a list out of order, with a job twice, over the limit, in another state, or with a broken job', async () => {
-    for (const [jobs, request] of [
-      [[older, newer], {}],
-      [[newer, newer], {}],
-      [[newer, older], { limit: 1 }],
-      [[newer], { state: 'running' }],
-      [[job({ expiresAt: undefined })], {}],
+    for (const [jobs, request, rule] of [
+      [[older, newer], {}, 'list.newestFirst'],
+      [[newer, newer], {}, 'list.unique'],
+      [[newer, older], { limit: 1 }, 'list.limit'],
+      [[newer], { state: 'running' }, 'jobList.state'],
+      [[job({ expiresAt: undefined })], {}, 'job.expiry'],
     ] as const) {
       routes.set('/v1/jobs/list', answer({ jobs }));
-      assert.equal(await codeOf(() => client().listJobs(request)), 'INVALID_RESPONSE', JSON.stringify(jobs));
+      const error = await failure(() => client().listJobs(request));
+      assert.equal(error.code, 'INVALID_RESPONSE', JSON.stringify(jobs));
+      assert.ok(error.message.endsWith(`[${rule}].`), error.message);
     }
     routes.set('/v1/sessions/list', answer({ sessions: [{ id: SESSION, revision: 0, provider: 'mock', model: 'demo', mode: 'history', state: 'running', createdAt: T0, updatedAt: T0, expiresAt: T1 }] }));
-    assert.equal(await codeOf(() => client().listSessions()), 'INVALID_RESPONSE');
+    const error = await failure(() => client().listSessions());
+    assert.equal(error.code, 'INVALID_RESPONSE');
+    assert.ok(error.message.endsWith('[session.expiry].'), error.message);
   });
 
   it('checks list requests before sending anything', async () => {

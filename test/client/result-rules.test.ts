@@ -1,6 +1,7 @@
 /**
- * Retrieval and ingestion rules of a streamed result (wire-core §3), shared with the
- * Python, Go and Rust clients: each broken rule is an INVALID_STREAM, over real loopback HTTP.
+ * Retrieval and ingestion rules of a streamed result (wire-core §3; src/protocol/rules.ts, shared
+ * with the Python, Go and Rust clients): each broken rule is an INVALID_STREAM naming the rule,
+ * over real loopback HTTP.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -106,6 +107,9 @@ describe('retrieval and ingestion rules of a result', () => {
     }
   }
 
+  /** The rule (src/protocol/rules.ts) a refusal must name. */
+  const broke = (rule: string) => new RegExp(`\\[${rule.replaceAll('.', '\\.')}\\]`);
+
   async function rejected(result: Json, because: RegExp, request?: RunRequest): Promise<void> {
     const answer = await outcome(result, request);
     assert.match(answer, /^INVALID_STREAM: /);
@@ -119,48 +123,48 @@ describe('retrieval and ingestion rules of a result', () => {
   it('allows 8 hits by default and the requested limit otherwise', async () => {
     const nine = Array.from({ length: 9 }, (_, index) => hit(index));
     assert.equal(await outcome(resultWith(nine.slice(0, 8))), 'accepted');
-    await rejected(resultWith(nine), /more than 8 hits/);
+    await rejected(resultWith(nine), broke('retrieval.limit'));
     assert.equal(await outcome(resultWith(nine), { ...RETRIEVAL_REQUEST, retrieval: { corpus: 'library', limit: 9 } }), 'accepted');
-    await rejected(resultWith(nine.slice(0, 3)), /more than 2 hits/, { ...RETRIEVAL_REQUEST, retrieval: { corpus: 'library', limit: 2 } });
+    await rejected(resultWith(nine.slice(0, 3)), broke('retrieval.limit'), { ...RETRIEVAL_REQUEST, retrieval: { corpus: 'library', limit: 2 } });
   });
 
   it('caps hit text at 65,536 UTF-8 bytes by default and at maxContextBytes otherwise', async () => {
     const big = (index: number) => hit(index, 'x'.repeat(16_384));
     assert.equal(await outcome(resultWith([1, 2, 3, 4].map(big))), 'accepted');
-    await rejected(resultWith([1, 2, 3, 4, 5].map(big)), /more than 65536 bytes/);
+    await rejected(resultWith([1, 2, 3, 4, 5].map(big)), broke('retrieval.maxContextBytes'));
     // Counted in UTF-8 bytes, not characters: 4 bytes for each of these 2 characters.
-    await rejected(resultWith([hit(1, '🌍🌍')]), /more than 7 bytes/, { ...RETRIEVAL_REQUEST, retrieval: { corpus: 'library', maxContextBytes: 7 } });
+    await rejected(resultWith([hit(1, '🌍🌍')]), broke('retrieval.maxContextBytes'), { ...RETRIEVAL_REQUEST, retrieval: { corpus: 'library', maxContextBytes: 7 } });
   });
 
   it('links every hit to exactly one retrieval manifest with its byte count and document', async () => {
     const base = resultWith([hit(1), hit(2)]);
-    await rejected({ ...base, sources: [base.sources[0], { ...base.sources[1], bytes: base.sources[1].bytes + 1 }] }, /byte count/);
-    await rejected({ ...base, sources: [base.sources[0], { ...base.sources[1], location: { documentId: 'other' } }] }, /documentId/);
-    await rejected({ ...base, sources: [base.sources[0]] }, /exactly one retrieval manifest per hit/);
-    await rejected({ ...base, sources: [...base.sources, { ...base.sources[1], id: 'paper-extra' }] }, /exactly one retrieval manifest per hit/);
+    await rejected({ ...base, sources: [base.sources[0], { ...base.sources[1], bytes: base.sources[1].bytes + 1 }] }, broke('result.hitManifestBytes'));
+    await rejected({ ...base, sources: [base.sources[0], { ...base.sources[1], location: { documentId: 'other' } }] }, broke('result.hitManifestDocument'));
+    await rejected({ ...base, sources: [base.sources[0]] }, broke('result.retrievalManifests'));
+    await rejected({ ...base, sources: [...base.sources, { ...base.sources[1], id: 'paper-extra' }] }, broke('result.retrievalManifests'));
     const { retrieval: _retrieval, ...noRetrieval } = base;
-    await rejected(noRetrieval, /cites retrieval the request did not ask for/, { provider: 'mock', model: 'demo', input: 'Hello' });
+    await rejected(noRetrieval, broke('result.retrievalUnasked'), { provider: 'mock', model: 'demo', input: 'Hello' });
   });
 
   it('requires page coverage for a PDF and message coverage for an email', async () => {
     const { pages: _pages, ...pdfWithoutPages } = pdfIngestion();
-    await rejected(resultWith([{ ...hit(1), ingestion: pdfWithoutPages }]), /must report page coverage for a PDF/);
+    await rejected(resultWith([{ ...hit(1), ingestion: pdfWithoutPages }]), broke('ingestion.pagesForPdf'));
     const { messages: _messages, ...emailWithoutMessages } = emailIngestion();
-    await rejected(resultWith([{ ...hit(1), ingestion: emailWithoutMessages }]), /must report message coverage for an email/);
-    await rejected(resultWith([{ ...hit(1), ingestion: { ...emailIngestion(), messages: { total: 3, empty: 0 } } }]), /fewer chunks than messages/);
+    await rejected(resultWith([{ ...hit(1), ingestion: emailWithoutMessages }]), broke('ingestion.messagesForEmail'));
+    await rejected(resultWith([{ ...hit(1), ingestion: { ...emailIngestion(), messages: { total: 3, empty: 0 } } }]), broke('ingestion.messages.chunks'));
   });
 
   it('requires indexed text and names the OCR extractor exactly when pages were OCRed', async () => {
-    await rejected(resultWith([{ ...hit(1), ingestion: { ...pdfIngestion(), indexedTextBytes: 0 } }]), /indexed no text/);
+    await rejected(resultWith([{ ...hit(1), ingestion: { ...pdfIngestion(), indexedTextBytes: 0 } }]), broke('ingestion.indexedText'));
     const ocrExtractor = { id: 'ocr-fixture', version: '1' };
     assert.equal(await outcome(resultWith([{ ...hit(1), ingestion: { ...pdfIngestion(), pages: { total: 2, ocr: [2], empty: [1] }, ocrExtractor } }])), 'accepted');
-    await rejected(resultWith([{ ...hit(1), ingestion: { ...pdfIngestion(), ocrExtractor } }]), /OCR extractor exactly when/);
-    await rejected(resultWith([{ ...hit(1), ingestion: { ...emailIngestion(), ocrExtractor } }]), /OCR extractor exactly when/);
+    await rejected(resultWith([{ ...hit(1), ingestion: { ...pdfIngestion(), ocrExtractor } }]), broke('ingestion.ocrExtractor'));
+    await rejected(resultWith([{ ...hit(1), ingestion: { ...emailIngestion(), ocrExtractor } }]), broke('ingestion.ocrExtractor'));
   });
 
   it('refuses a page or line range end without its start', async () => {
     const entry = hit(1);
     entry.source.location = { documentId: 'paper', pageEnd: 2 };
-    await rejected(resultWith([entry]), /pageEnd without a page/);
+    await rejected(resultWith([entry]), broke('location.pageRange'));
   });
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { checkRunResult } from '../../src/client/checks.js';
+import { evaluateRules } from '../../src/protocol/rule-evaluator.js';
 import { AgenticClient } from '../../src/client/index.js';
 import type { RunRequest, RunResult } from '../../src/protocol/schemas.js';
 import type { SourceGrant } from '../../src/extensions/retrieval/types.js';
@@ -125,7 +125,7 @@ for (const engine of ENGINES) {
       const completed = events.at(-1)!;
       assert.equal(completed.type, 'run.completed', JSON.stringify(completed));
       const result = completed.result as RunResult;
-      assert.equal(checkRunResult(result, request, result.runId), undefined);
+      assert.equal(evaluateRules('runResult', { answer: result, request, runId: result.runId }), undefined);
       const manifest = result.sources!.find((source) => source.id === 'handbook-2')!;
       assert.equal(manifest.origin, 'retrieval');
       assert.equal(manifest.location?.documentId, 'handbook');

@@ -16,7 +16,7 @@ import { tempDir } from '../support/temp.js';
 function build(out: string): string {
   const run = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--out', out], { encoding: 'utf8' });
   assert.equal(run.status, 0, run.stdout + run.stderr);
-  return run.stdout;
+  return run.stderr;
 }
 
 it('builds what changed and nothing else', () => {

@@ -48,6 +48,8 @@ for (const engine of ENGINES) {
         assert.deepEqual(bySubject.map((row) => [row.key, row.runs, row.inputTokens]), [['alice', 2, 11], ['bob', 1, 5]]);
         const byDay = await store.usage.totals({ by: 'day' });
         assert.deepEqual(byDay.map((row) => [row.key, row.runs]), [['2026-12-01', 2], ['2026-12-02', 1]]);
+        const byHour = await store.usage.totals({ by: 'hour' });
+        assert.deepEqual(byHour.map((row) => [row.key, row.runs]), [['2026-12-01T10', 2], ['2026-12-02T10', 1]]);
         const since = await store.usage.totals({ since: '2026-12-02T00:00:00.000Z', by: 'model' });
         assert.deepEqual(since.map((row) => [row.key, row.runs, row.failed]), [['mock/demo', 1, 1]]);
       } finally {

@@ -158,6 +158,8 @@ def test_delete_session_needs_a_receipt_saying_deleted(host: ScriptedHost, call:
                     {"id": "12345678-1234-4234-8234-123456789def", "deleted": True}):
         host.routes["sessions/delete"] = answer(receipt)
         assert failure(lambda: call(host.url, "delete_session", SESSION)).code == "INVALID_RESPONSE", receipt
+    # A schema-valid receipt for another session breaks a rule of protocol/rules.json, which the error names (as in every client).
+    assert "[sessionDeleted.id]" in str(failure(lambda: call(host.url, "delete_session", SESSION)))
 
 
 # ---------------------------------------------------------------------------

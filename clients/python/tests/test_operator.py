@@ -1,6 +1,7 @@
 """The operator clients (sync and async) over real loopback HTTP: the bearer and the body
-sent to each ``/v1/operator/...`` endpoint, requests refused before sending, and answers
-validated (a malformed one is ``INVALID_RESPONSE``)."""
+sent to each ``/v1/operator/...`` endpoint, requests refused before sending, answers
+validated (a malformed one is ``INVALID_RESPONSE``), one run's page, and the live update
+feed (validated update by update, closed when the caller stops reading)."""
 from __future__ import annotations
 
 import asyncio
@@ -49,7 +50,9 @@ TOTALS: Json = {"runs": 1, "completed": 1, "failed": 0, "cancelled": 0, "interru
 
 # method, endpoint, request, a valid answer, an invalid answer
 LISTS = [
-    ("runs", "operator/runs", {"finished": 5}, {"active": [RUN_RECORD], "finished": []}, {"active": [{**RUN_RECORD, "state": "sleeping"}], "finished": []}),
+    ("runs", "operator/runs", {"finished": 5, "before": "opaque-cursor", "state": "failed", "subject": "alice", "provider": "mock", "search": "quota"},
+     {"active": [{**RUN_RECORD, "waiting": {"kind": "approval", "since": T0, "tool": "guarded", "id": "appr-1"}}], "finished": [], "nextBefore": "next-cursor"},
+     {"active": [{**RUN_RECORD, "state": "sleeping"}], "finished": []}),
     ("approvals", "operator/approvals", {"limit": 10}, {"approvals": []}, {"approvals": [{"subject": "alice"}]}),
     ("jobs", "operator/jobs", {"limit": 10, "state": "running"}, {"jobs": []}, {"jobs": {}}),
     ("usage", "operator/usage", {"by": "subject"}, {"totals": [{**TOTALS, "key": "alice"}]}, {"totals": [{**TOTALS, "runs": -1}]}),
@@ -73,7 +76,7 @@ def test_operator_lists_send_the_bearer_and_validate_the_answer(host: ScriptedHo
 
 @CALLS
 def test_malformed_operator_requests_are_refused_before_sending(host: ScriptedHost, call: Any) -> None:
-    for method, request_ in (("runs", {"finished": 101}), ("approvals", {"limit": 0}), ("jobs", {"state": "asleep"}), ("usage", {"by": "week"}), ("audit", {"before": 0})):
+    for method, request_ in (("runs", {"finished": 101}), ("runs", {"search": ""}), ("approvals", {"limit": 0}), ("jobs", {"state": "asleep"}), ("usage", {"by": "week"}), ("audit", {"before": 0})):
         assert code_of(lambda: call(host.url, method, request_)) == "INVALID_OPERATOR_REQUEST", method
     assert host.requests == []
 
@@ -96,6 +99,89 @@ def test_operator_decisions_check_the_receipt(host: ScriptedHost, call: Any) -> 
 def test_a_forbidden_token_gets_the_hosts_code(host: ScriptedHost, call: Any) -> None:
     host.routes["operator/runs"] = lambda exchange: exchange.reply(403, {"error": {"code": "FORBIDDEN", "message": "no operator grant", "retryable": False}})
     assert code_of(lambda: call(host.url, "runs")) == "FORBIDDEN"
+
+
+STEP: Json = {"step": 1, "startedAt": T0, "durationMs": 40, "usage": {"inputTokens": 3},
+              "tools": [{"callId": "call-1", "name": "guarded", "calledAt": T0, "approval": {"requestedAt": T0, "resolvedAt": T0, "outcome": "approved"}}]}
+
+
+@CALLS
+def test_a_runs_page_is_read_by_id_and_must_be_that_run(host: ScriptedHost, call: Any) -> None:
+    detail = {"run": {**RUN_RECORD, "state": "completed", "durationMs": 40, "reason": "n/a"}, "steps": [STEP]}
+    host.routes[f"operator/runs/{RUN}"] = answer(detail)
+    assert call(host.url, "run", RUN) == detail
+    sent = host.requests[-1]
+    assert (sent["method"], sent["path"], sent["headers"]["Authorization"], sent["body"]) == ("GET", f"/v1/operator/runs/{RUN}", f"Bearer {TOKEN}", b"")
+    host.routes[f"operator/runs/{RUN}"] = answer({**detail, "run": {**detail["run"], "runId": "00000000-0000-4000-8000-000000000009"}})
+    assert code_of(lambda: call(host.url, "run", RUN)) == "INVALID_RESPONSE"
+    host.routes[f"operator/runs/{RUN}"] = answer({**detail, "steps": [{**STEP, "step": 0}]})
+    assert code_of(lambda: call(host.url, "run", RUN)) == "INVALID_RESPONSE"
+    host.routes[f"operator/runs/{RUN}"] = lambda exchange: exchange.reply(404, {"error": {"code": "RUN_NOT_FOUND", "message": "no such run", "retryable": False}})
+    assert code_of(lambda: call(host.url, "run", RUN)) == "RUN_NOT_FOUND"
+    sent_before = len(host.requests)
+    assert code_of(lambda: call(host.url, "run", "../runs")) == "INVALID_OPERATOR_REQUEST"
+    assert len(host.requests) == sent_before
+
+
+UPDATES: list = [
+    {"type": "snapshot", "at": T0, "active": [RUN_RECORD], "pendingApprovals": 1},
+    {"type": "run", "at": T0, "run": {**RUN_RECORD, "waiting": {"kind": "approval", "since": T0, "tool": "guarded"}}},
+    {"type": "finished", "at": T0},
+    {"type": "a-kind-added-later", "at": T0, "extra": True},
+]
+
+
+def sync_updates(url: str, limit: int = 100) -> list:
+    with OperatorClient(url, TOKEN) as client:
+        updates = client.updates()
+        taken = []
+        for update in updates:
+            taken.append(update)
+            if len(taken) == limit:
+                updates.close()
+                break
+        return taken
+
+
+def async_updates(url: str, limit: int = 100) -> list:
+    async def main() -> list:
+        async with AsyncOperatorClient(url, TOKEN) as client:
+            updates = client.updates()
+            taken = []
+            try:
+                async for update in updates:
+                    taken.append(update)
+                    if len(taken) == limit:
+                        break
+            finally:
+                await updates.aclose()
+            return taken
+
+    return asyncio.run(main())
+
+
+FEEDS = pytest.mark.parametrize("read", [sync_updates, async_updates], ids=["sync", "async"])
+
+
+@FEEDS
+def test_the_update_feed_is_validated_update_by_update(host: ScriptedHost, read: Any) -> None:
+    host.routes["operator/updates"] = lambda exchange: exchange.stream(sse(UPDATES))
+    assert read(host.url) == UPDATES
+    sent = host.requests[-1]
+    assert (sent["method"], sent["headers"]["Accept"], sent["headers"]["Authorization"]) == ("GET", "text/event-stream", f"Bearer {TOKEN}")
+    host.routes["operator/updates"] = lambda exchange: exchange.stream(sse([UPDATES[0], {"type": "run", "at": "yesterday"}]))
+    assert code_of(lambda: read(host.url)) == "INVALID_RESPONSE"
+    host.routes["operator/updates"] = lambda exchange: exchange.stream(b"data: {not json\n\n")
+    assert code_of(lambda: read(host.url)) == "INVALID_RESPONSE"
+    host.routes["operator/updates"] = lambda exchange: exchange.stream(sse(UPDATES), content_type="application/json")
+    assert code_of(lambda: read(host.url)) == "INVALID_RESPONSE"
+
+
+@FEEDS
+def test_leaving_the_update_feed_closes_the_connection(host: ScriptedHost, read: Any) -> None:
+    host.routes["operator/updates"] = lambda exchange: exchange.stream(sse(UPDATES[:1]), hold_open=True)
+    assert read(host.url, limit=1) == UPDATES[:1]
+    assert host.disconnected.wait(5)
 
 
 def sync_tap(url: str, method: str, *args: Any, **options: Any) -> List[Json]:

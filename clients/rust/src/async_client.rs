@@ -69,7 +69,7 @@ impl AsyncAgenticClient {
             return Err(Error::driver(codes::APPROVAL_STREAM_REQUIRED, "interactive approvals need a streaming run"));
         }
         let body = self.transport.post_json(ops::RUN.path, request_body(request)?).await?;
-        Ok(validate::json_run_result(body, request)?)
+        Ok(validate::answer(&ops::RUN, body, request)?)
     }
 
     /// Decides a pending approval (`approval.requested`); the receipt is checked
@@ -78,7 +78,7 @@ impl AsyncAgenticClient {
     pub async fn decide_approval(&self, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
         validate::approval_decision(&ops::DECIDE_APPROVAL, decision)?;
         let body = self.transport.post_json(ops::DECIDE_APPROVAL.path, request_body(decision)?).await?;
-        Ok(validate::approval_resolution(body, decision)?)
+        Ok(validate::answer(&ops::DECIDE_APPROVAL, body, decision)?)
     }
 
     /// Reports real progress on a dispatched application tool (resets the run's idle timer).
@@ -86,7 +86,7 @@ impl AsyncAgenticClient {
     pub async fn report_tool_progress(&self, identity: &ToolExecutionIdentity) -> Result<ToolExecutionReceipt, Error> {
         validate::request(&ops::REPORT_TOOL_PROGRESS, identity)?;
         let body = self.transport.post_json(ops::REPORT_TOOL_PROGRESS.path, request_body(identity)?).await?;
-        Ok(validate::tool_receipt(body, identity, ReceiptStatus::Progress)?)
+        Ok(validate::answer(&ops::REPORT_TOOL_PROGRESS, body, identity)?)
     }
 
     /// Delivers the one result of a dispatched application tool. A malformed result (not
@@ -95,12 +95,7 @@ impl AsyncAgenticClient {
     pub async fn complete_tool(&self, result: &ToolExecutionResult) -> Result<ToolExecutionReceipt, Error> {
         validate::tool_result(result)?;
         let body = self.transport.post_json(ops::COMPLETE_TOOL.path, request_body(result)?).await?;
-        let identity = ToolExecutionIdentity {
-            execution_id: result.execution_id.clone(),
-            run_id: result.run_id.clone(),
-            call_id: result.call_id.clone(),
-        };
-        Ok(validate::tool_receipt(body, &identity, ReceiptStatus::Accepted)?)
+        Ok(validate::answer(&ops::COMPLETE_TOOL, body, result)?)
     }
 
     /// `POST v1/sessions/create`: a conversation session. The receipt must echo the
@@ -109,7 +104,7 @@ impl AsyncAgenticClient {
     pub async fn create_session(&self, request: &SessionCreate) -> Result<SessionSnapshot, Error> {
         validate::request(&ops::CREATE_SESSION, request)?;
         let body = self.transport.post_json(ops::CREATE_SESSION.path, request_body(request)?).await?;
-        Ok(validate::session_created(body, request)?)
+        Ok(validate::answer(&ops::CREATE_SESSION, body, request)?)
     }
 
     /// `POST v1/sessions/read`: the session and its visible history (retention is not extended).
@@ -117,7 +112,7 @@ impl AsyncAgenticClient {
         let id = SessionIdentity { id: id.to_owned() };
         validate::request(&ops::READ_SESSION, &id)?;
         let body = self.transport.post_json(ops::READ_SESSION.path, request_body(&id)?).await?;
-        Ok(validate::session_snapshot(body, &id)?)
+        Ok(validate::answer(&ops::READ_SESSION, body, &id)?)
     }
 
     /// `POST v1/sessions/list`: the subject's sessions on providers this token may use, most
@@ -125,7 +120,7 @@ impl AsyncAgenticClient {
     pub async fn list_sessions(&self, request: &SessionListRequest) -> Result<Vec<SessionInfo>, Error> {
         validate::request(&ops::LIST_SESSIONS, request)?;
         let body = self.transport.post_json(ops::LIST_SESSIONS.path, request_body(request)?).await?;
-        Ok(validate::session_list(body, request)?)
+        Ok(validate::answer::<SessionList, _>(&ops::LIST_SESSIONS, body, request)?.sessions)
     }
 
     /// `POST v1/sessions/delete`; a turn running on the session ends `SESSION_DELETED`.
@@ -133,7 +128,7 @@ impl AsyncAgenticClient {
         let id = SessionIdentity { id: id.to_owned() };
         validate::request(&ops::DELETE_SESSION, &id)?;
         let body = self.transport.post_json(ops::DELETE_SESSION.path, request_body(&id)?).await?;
-        Ok(validate::session_deleted(body, &id)?)
+        Ok(validate::answer(&ops::DELETE_SESSION, body, &id)?)
     }
 
     /// `POST v1/jobs/submit`: a durable job. The same key and request again return the
@@ -143,7 +138,7 @@ impl AsyncAgenticClient {
     pub async fn submit_job(&self, submission: &JobSubmit) -> Result<JobInfo, Error> {
         validate::request(&ops::SUBMIT_JOB, submission)?;
         let body = self.transport.post_json(ops::SUBMIT_JOB.path, request_body(submission)?).await?;
-        Ok(validate::job_submitted(body, submission)?)
+        Ok(validate::answer(&ops::SUBMIT_JOB, body, submission)?)
     }
 
     /// `POST v1/jobs/read`: the job's current state.
@@ -151,7 +146,7 @@ impl AsyncAgenticClient {
         let id = JobIdentity { id: id.to_owned() };
         validate::request(&ops::READ_JOB, &id)?;
         let body = self.transport.post_json(ops::READ_JOB.path, request_body(&id)?).await?;
-        Ok(validate::job_info(body, Some(&id.id))?)
+        Ok(validate::answer(&ops::READ_JOB, body, &id)?)
     }
 
     /// `POST v1/jobs/list`: the subject's jobs this token may read, optionally in one
@@ -159,7 +154,7 @@ impl AsyncAgenticClient {
     pub async fn list_jobs(&self, request: &JobListRequest) -> Result<Vec<JobInfo>, Error> {
         validate::request(&ops::LIST_JOBS, request)?;
         let body = self.transport.post_json(ops::LIST_JOBS.path, request_body(request)?).await?;
-        Ok(validate::job_list(body, request)?)
+        Ok(validate::answer::<JobList, _>(&ops::LIST_JOBS, body, request)?.jobs)
     }
 
     /// `POST v1/jobs/cancel`: a queued job is cancelled at once, a running one gets
@@ -168,7 +163,7 @@ impl AsyncAgenticClient {
         let id = JobIdentity { id: id.to_owned() };
         validate::request(&ops::CANCEL_JOB, &id)?;
         let body = self.transport.post_json(ops::CANCEL_JOB.path, request_body(&id)?).await?;
-        Ok(validate::job_info(body, Some(&id.id))?)
+        Ok(validate::answer(&ops::CANCEL_JOB, body, &id)?)
     }
 
     /// `POST v1/jobs/events`: one page of committed events after `request.after`, checked
@@ -179,7 +174,7 @@ impl AsyncAgenticClient {
     pub async fn job_events(&self, request: &JobEventsRequest) -> Result<JobEventPage, Error> {
         validate::request(&ops::JOB_EVENTS, request)?;
         let body = self.transport.post_json(ops::JOB_EVENTS.path, request_body(request)?).await?;
-        Ok(validate::job_event_page(body, request)?)
+        Ok(validate::answer(&ops::JOB_EVENTS, body, request)?)
     }
 
     /// `POST v1/retrieval/search`: the validated hits of one corpus. The answer must be the
@@ -190,7 +185,7 @@ impl AsyncAgenticClient {
     pub async fn search_retrieval(&self, request: &RetrievalSearch) -> Result<RetrievalResult, Error> {
         validate::request(&ops::SEARCH_RETRIEVAL, request)?;
         let body = self.transport.post_json(ops::SEARCH_RETRIEVAL.path, request_body(request)?).await?;
-        Ok(validate::search_result(body, request)?)
+        Ok(validate::answer(&ops::SEARCH_RETRIEVAL, body, request)?)
     }
 
     /// `POST v1/retrieval/index`: indexes a source revision's own chunks; the receipt must
@@ -198,14 +193,14 @@ impl AsyncAgenticClient {
     pub async fn index_source(&self, request: &RetrievalIndexRequest) -> Result<RetrievalIndexReceipt, Error> {
         validate::request(&ops::INDEX_SOURCE, request)?;
         let body = self.transport.post_json(ops::INDEX_SOURCE.path, request_body(request)?).await?;
-        Ok(validate::index_receipt(body, request)?)
+        Ok(validate::answer(&ops::INDEX_SOURCE, body, request)?)
     }
 
     /// `POST v1/retrieval/delete`: removes one source revision; the receipt must name it.
     pub async fn delete_source(&self, request: &RetrievalDeleteRequest) -> Result<RetrievalDeleteResult, Error> {
         validate::request(&ops::DELETE_SOURCE, request)?;
         let body = self.transport.post_json(ops::DELETE_SOURCE.path, request_body(request)?).await?;
-        Ok(validate::delete_receipt(body, request)?)
+        Ok(validate::answer(&ops::DELETE_SOURCE, body, request)?)
     }
 
     /// `POST v1/retrieval/ingest`: extracts, chunks and indexes one document. The receipt
@@ -215,7 +210,7 @@ impl AsyncAgenticClient {
     pub async fn ingest_document(&self, request: &IngestRequest) -> Result<IngestResult, Error> {
         validate::request(&ops::INGEST_DOCUMENT, request)?;
         let body = self.transport.post_json(ops::INGEST_DOCUMENT.path, request_body(request)?).await?;
-        Ok(validate::ingest_receipt(body, request)?)
+        Ok(validate::answer(&ops::INGEST_DOCUMENT, body, request)?)
     }
 
     /// Follows a job's events live (`GET v1/jobs/{id}/stream`) from `options.after` to

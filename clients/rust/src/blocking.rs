@@ -8,6 +8,7 @@ use crate::async_client::{AsyncAgenticClient, EventStream};
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::Error;
 use crate::interactive::check_declared;
+use crate::operator::OperatorUpdates;
 use crate::tail::{JobTail, TailOptions};
 use crate::transport::{transport_error, ClientConfig};
 use crate::types::*;
@@ -187,6 +188,20 @@ impl Iterator for JobTailIter {
     }
 }
 
+/// The operator's live updates (see [`OperatorClient::updates`]).
+pub struct OperatorUpdateIter {
+    updates: OperatorUpdates,
+    runtime: Arc<Runtime>,
+}
+
+impl Iterator for OperatorUpdateIter {
+    type Item = Result<OperatorUpdate, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.runtime.block_on(self.updates.next())
+    }
+}
+
 /// The blocking twin of [`crate::AsyncOperatorClient`]: same methods, same rules.
 #[derive(Clone)]
 pub struct OperatorClient {
@@ -219,6 +234,17 @@ impl OperatorClient {
 
     pub fn runs(&self, request: &OperatorRunsRequest) -> Result<OperatorRunList, Error> {
         self.runtime.block_on(self.inner.runs(request))
+    }
+
+    pub fn run(&self, run_id: &str) -> Result<OperatorRunDetail, Error> {
+        self.runtime.block_on(self.inner.run(run_id))
+    }
+
+    /// The live update feed (see [`crate::AsyncOperatorClient::updates`]); dropping the
+    /// iterator closes the connection.
+    pub fn updates(&self) -> Result<OperatorUpdateIter, Error> {
+        let updates = self.runtime.block_on(self.inner.updates())?;
+        Ok(OperatorUpdateIter { updates, runtime: Arc::clone(&self.runtime) })
     }
 
     pub fn approvals(&self, request: &OperatorListRequest) -> Result<OperatorApprovalList, Error> {

@@ -52,7 +52,7 @@ pub use builder::{Build, ClientBuilder};
 #[cfg(feature = "async")]
 pub use interactive::{PendingApproval, PendingExecution, ToolContext, ToolFunctions, ToolStream};
 #[cfg(feature = "async")]
-pub use operator::{AsyncOperatorClient, OperatorTap};
+pub use operator::{AsyncOperatorClient, OperatorTap, OperatorUpdates};
 #[cfg(feature = "async")]
 pub use tail::{JobTail, TailOptions};
 

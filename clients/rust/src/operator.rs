@@ -1,8 +1,8 @@
 //! The operator client: the `/v1/operator/...` endpoints, open only to a token with the
-//! `operator` grant (every subject's runs, pending approvals, jobs, usage totals and the
-//! approval audit log); any other token gets `FORBIDDEN`. Requests are checked before they
-//! are sent (`INVALID_OPERATOR_REQUEST`, `INVALID_APPROVAL`), answers like every other
-//! answer (`INVALID_RESPONSE`).
+//! `operator` grant (every subject's runs, one run with its steps, the live update feed,
+//! pending approvals, jobs, usage totals and the approval audit log); any other token gets
+//! `FORBIDDEN`. Requests are checked before they are sent (`INVALID_OPERATOR_REQUEST`,
+//! `INVALID_APPROVAL`), answers like every other answer (`INVALID_RESPONSE`).
 use crate::builder::{sealed, Build, ClientBuilder};
 use crate::error::{codes, Error};
 use crate::generated::checks as schemas;
@@ -10,7 +10,7 @@ use crate::generated::operations::{self as ops, Operation};
 use crate::sse::SseDecoder;
 use crate::transport::{transport_error, ClientConfig, Transport};
 use crate::types::*;
-use crate::validate;
+use crate::validate::{self, formats::is_lower_uuid};
 use futures_core::Stream;
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::VecDeque;
@@ -40,9 +40,39 @@ impl AsyncOperatorClient {
         ClientBuilder::new(url, token)
     }
 
-    /// `POST v1/operator/runs`: the runs this replica is serving now and the most recently finished ones.
+    /// `POST v1/operator/runs`: the runs this replica is serving now and one page of finished
+    /// runs, newest first, filtered by `state`, `subject`, `provider` and `search`; pass
+    /// `next_before` as `before` for the next page.
     pub async fn runs(&self, request: &OperatorRunsRequest) -> Result<OperatorRunList, Error> {
         self.call(&ops::OPERATOR_LIST_RUNS, request).await
+    }
+
+    /// `GET v1/operator/runs/{id}`: one run, with its steps, tools, tokens and timing when this
+    /// replica served it; the answer must be about that run.
+    pub async fn run(&self, run_id: &str) -> Result<OperatorRunDetail, Error> {
+        if !is_lower_uuid(run_id) {
+            return Err(Error::driver(codes::INVALID_OPERATOR_REQUEST, "the run id must be a lowercase UUID"));
+        }
+        let answer = self.transport.get_answer(&ops::OPERATOR_READ_RUN.path.replace("{id}", run_id)).await?;
+        let detail: OperatorRunDetail = validate::answer(&ops::OPERATOR_READ_RUN, answer, &())?;
+        if detail.run.run_id != run_id {
+            return Err(Error::driver(
+                codes::INVALID_RESPONSE,
+                format!("the host answered with run {} for run {run_id}", detail.run.run_id),
+            ));
+        }
+        Ok(detail)
+    }
+
+    /// `GET v1/operator/updates`: the live update feed — a `snapshot`, then each change — until
+    /// the host ends the subscription (call again for a new snapshot). Dropping the stream
+    /// closes the connection. Each update is validated; one of a type this client does not
+    /// know is passed on as it is.
+    pub async fn updates(&self) -> Result<OperatorUpdates, Error> {
+        let response = self.transport.get_stream(ops::OPERATOR_UPDATES.path, None).await?;
+        let feed = Feed { response, decoder: SseDecoder::new(), frames: VecDeque::new(), done: false };
+        let updates = futures_util::stream::unfold(feed, |mut feed| async move { feed.next().await.map(|item| (item, feed)) });
+        Ok(OperatorUpdates { updates: Box::pin(updates) })
     }
 
     /// `POST v1/operator/approvals`: pending approvals of every subject, oldest first.
@@ -56,7 +86,7 @@ impl AsyncOperatorClient {
         validate::approval_decision(&ops::OPERATOR_DECIDE_APPROVAL, decision)?;
         let body = serde_json::to_vec(decision).map_err(transport_error)?;
         let answer = self.transport.post_json(ops::OPERATOR_DECIDE_APPROVAL.path, body).await?;
-        Ok(validate::approval_resolution(answer, decision)?)
+        Ok(validate::answer(&ops::OPERATOR_DECIDE_APPROVAL, answer, decision)?)
     }
 
     /// `POST v1/operator/jobs`: durable jobs of every subject, most recently updated first.
@@ -79,7 +109,7 @@ impl AsyncOperatorClient {
     /// with its terminal event, or early without one when the host dropped this watcher for
     /// falling behind (the run is never slowed). Dropping the tap closes the connection.
     pub async fn watch_run(&self, run_id: &str) -> Result<OperatorTap, Error> {
-        if !is_lowercase_uuid(run_id) {
+        if !is_lower_uuid(run_id) {
             return Err(Error::driver(codes::INVALID_OPERATOR_REQUEST, "the run id must be a lowercase UUID"));
         }
         let response = self.transport.get_stream(&ops::OPERATOR_WATCH_RUN.path.replace("{id}", run_id), None).await?;
@@ -99,19 +129,8 @@ impl AsyncOperatorClient {
         validate::request(op, request)?;
         let body = serde_json::to_vec(request).map_err(transport_error)?;
         let answer = self.transport.post_json(op.path, body).await?;
-        Ok(validate::operator_answer(answer, op.response)?)
+        Ok(validate::answer(op, answer, request)?)
     }
-}
-
-fn is_lowercase_uuid(id: &str) -> bool {
-    id.len() == 36
-        && id.bytes().enumerate().all(|(i, b)| {
-            if matches!(i, 8 | 13 | 18 | 23) {
-                b == b'-'
-            } else {
-                b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
-            }
-        })
 }
 
 /// An operator tap (a run watch or a job stream): the validated events of one run, in
@@ -188,4 +207,63 @@ impl Tap {
         self.last = event.sequence;
         Ok(event)
     }
+}
+
+/// The operator's live updates (a [`futures_core::Stream`]); it ends when the host ends the
+/// subscription, or after the first error.
+pub struct OperatorUpdates {
+    updates: Pin<Box<dyn Stream<Item = Result<OperatorUpdate, Error>> + Send>>,
+}
+
+impl Stream for OperatorUpdates {
+    type Item = Result<OperatorUpdate, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.updates.as_mut().poll_next(cx)
+    }
+}
+
+struct Feed {
+    response: reqwest::Response,
+    decoder: SseDecoder,
+    frames: VecDeque<String>,
+    done: bool,
+}
+
+impl Feed {
+    async fn next(&mut self) -> Option<Result<OperatorUpdate, Error>> {
+        if self.done {
+            return None;
+        }
+        let item = self.next_update().await;
+        if !matches!(item, Some(Ok(_))) {
+            self.done = true;
+        }
+        item
+    }
+
+    async fn next_update(&mut self) -> Option<Result<OperatorUpdate, Error>> {
+        loop {
+            if let Some(frame) = self.frames.pop_front() {
+                return Some(update(&frame));
+            }
+            match self.response.chunk().await {
+                Ok(Some(bytes)) => {
+                    let mut frames = Vec::new();
+                    if let Err(error) = self.decoder.feed(&bytes, &mut frames) {
+                        return Some(Err(error.into()));
+                    }
+                    self.frames.extend(frames);
+                }
+                Ok(None) => return self.decoder.finish().err().map(|error| Err(error.into())),
+                Err(error) => return Some(Err(transport_error(error))),
+            }
+        }
+    }
+}
+
+fn update(frame: &str) -> Result<OperatorUpdate, Error> {
+    let value =
+        validate::parse_json(frame.as_bytes()).map_err(|e| Error::driver(codes::INVALID_RESPONSE, format!("update: {}", e.message)))?;
+    Ok(validate::answer(&ops::OPERATOR_UPDATES, value, &())?)
 }

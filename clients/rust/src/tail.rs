@@ -5,7 +5,7 @@ use crate::generated::operations as ops;
 use crate::sse::SseDecoder;
 use crate::transport::{transport_error, Transport};
 use crate::types::*;
-use crate::validate::{self, job_event_order};
+use crate::validate;
 use futures_core::Stream;
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -214,10 +214,10 @@ fn accept(job: &JobInfo, last: u64, frame: &str, id: Option<String>) -> Result<E
         return Err(Error::driver(codes::UNSUPPORTED_EVENT, format!("event type {kind} is not a job event")));
     };
     check(&value, "").map_err(|e| invalid(format!("{kind} event: {e}")))?;
+    validate::job_event(job, &value, last + 1).map_err(|e| invalid(format!("{kind} event is inconsistent: {e}")))?;
     let event: Event = validate::typed_event(value).map_err(|e| invalid(format!("{kind} event: {e}")))?;
     if id.is_some_and(|id| id != event.sequence.to_string()) {
         return Err(invalid(format!("the frame id is not the event's sequence {}", event.sequence)));
     }
-    job_event_order(job, &event, last).map_err(|e| invalid(format!("{kind} event: {e}")))?;
     Ok(event)
 }

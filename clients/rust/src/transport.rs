@@ -115,6 +115,12 @@ impl Transport {
         Ok(Transport { http, base, auth })
     }
 
+    /// `GET` an endpoint without a client deadline and return its JSON body.
+    pub async fn get_answer(&self, path: &str) -> Result<Value, Error> {
+        let response = self.send(Method::GET, path, None, "application/json", None, None).await?;
+        read_json(response).await
+    }
+
     /// `GET` a discovery endpoint and return its JSON body.
     pub async fn get_json(&self, path: &str) -> Result<Value, Error> {
         let response = self.send(Method::GET, path, None, "application/json", Some(DISCOVERY_TIMEOUT), None).await?;

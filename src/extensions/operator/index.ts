@@ -1,8 +1,9 @@
 /**
  * The operator endpoints (`/v1/operator/...`, feature `operator-endpoints`): every subject's
- * runs, pending approvals, jobs, usage totals and the approval audit log, for tokens with the
- * `operator` grant only (any other token is refused with FORBIDDEN before its body is read).
- * On when some token has the grant. None of these calls takes an admission slot.
+ * runs (filtered and paged, one by one with their steps), the live update feed, pending
+ * approvals, jobs, usage totals and the approval audit log, for tokens with the `operator`
+ * grant only (any other token is refused with FORBIDDEN before its body is read). On when
+ * some token has the grant. None of these calls takes an admission slot.
  */
 import { Type } from '@sinclair/typebox';
 import { DriverError } from '../../protocol/errors.js';
@@ -16,17 +17,28 @@ import type {
   OperatorJobList,
   OperatorJobsRequest,
   OperatorListRequest,
-  OperatorRun,
+  OperatorRunDetail,
   OperatorRunList,
   OperatorRunsRequest,
   OperatorUsage,
   OperatorUsageRequest,
 } from '../../protocol/schemas.js';
-import type { UsageRecord } from '../../runtime/usage-record.js';
 import { defineExtension } from '../../http/extension.js';
 import { routeOf } from '../../http/endpoints.js';
+import { frameUpdate } from '../../http/sse.js';
 import { checkCursor, followUntilClosed, lastEventId } from '../jobs/stream.js';
+import { OperatorFeed } from './operator-feed.js';
+import { decodeCursor, encodeCursor, finishedRun, matchesFilters } from './operator-runs.js';
 import { RunMonitor } from './run-monitor.js';
+
+declare module '../../http/extension.js' {
+  interface ExtensionOptions {
+    /** How often the operator update feed reads the store's marks while someone listens (default 2 s). */
+    operatorMarksIntervalMs?: number;
+    /** How long one subscription to the operator update feed lasts before its stream ends (default 15 min). */
+    operatorSubscriptionMs?: number;
+  }
+}
 
 const DEFAULT_FINISHED = 20;
 const DEFAULT_LIMIT = 50;
@@ -40,17 +52,64 @@ export const operatorExtension = defineExtension({
     operator: { schema: Type.Boolean(), principal: (granted: boolean): Record<string, string[]> => (granted ? { operator: [] } : {}) },
   },
   enabled: (host) => host.tokens.some((token) => token.operator === true),
-  create({ store, services, streams }) {
+  create({ store, services, streams, options, clock, logInternalError }) {
     const monitor = new RunMonitor();
+    const feed = new OperatorFeed(store, monitor, {
+      clock,
+      ...(options.operatorMarksIntervalMs !== undefined ? { intervalMs: options.operatorMarksIntervalMs } : {}),
+      ...(options.operatorSubscriptionMs !== undefined ? { maxSubscriptionMs: options.operatorSubscriptionMs } : {}),
+      onError: (error) => logInternalError(error, 'operator update feed'),
+    });
     const approvals = services.approvals;
     return {
-      observe: { run: (events, run) => monitor.track(events, { subject: run.subject, ...(run.jobId ? { jobId: run.jobId } : {}) }) },
+      observe: {
+        run: (events, run) => monitor.track(events, { subject: run.subject, ...(run.jobId ? { jobId: run.jobId } : {}) }),
+        stored: (record) => feed.recorded(record),
+      },
       routes: async (app) => {
         app.route<{ Body: OperatorRunsRequest }>({
           ...routeOf('operatorListRuns'),
           handler: async (request): Promise<OperatorRunList> => {
-            const finished = await store.usage.recent(request.body.finished ?? DEFAULT_FINISHED);
-            return { active: monitor.list(), finished: finished.map(finishedRun) };
+            const { finished: limit = DEFAULT_FINISHED, before, state, subject, provider, search } = request.body;
+            const filters = { state, subject, provider, search };
+            const active = state === undefined || state === 'running' ? monitor.list().filter((run) => matchesFilters(run, filters)) : [];
+            if (state === 'running' || limit === 0) return { active, finished: [] };
+            const page = await store.usage.finished({
+              limit,
+              ...(before !== undefined ? { before: decodeCursor(before) } : {}),
+              ...(state !== undefined ? { status: state } : {}),
+              ...(subject !== undefined ? { subject } : {}),
+              ...(provider !== undefined ? { provider } : {}),
+              ...(search !== undefined ? { search } : {}),
+            });
+            return {
+              active,
+              finished: page.records.map((record) => finishedRun(record, monitor.summary(record.runId))),
+              ...(page.next ? { nextBefore: encodeCursor(page.next) } : {}),
+            };
+          },
+        });
+
+        app.route<{ Params: { id: string } }>({
+          ...routeOf('operatorReadRun'),
+          handler: async (request): Promise<OperatorRunDetail> => {
+            const { id } = request.params;
+            const seen = monitor.detail(id);
+            if (seen?.run.state === 'running') return seen;
+            // Once it finished, its usage record (any replica's) is what the run was; this replica may still know its steps.
+            const [record] = (await store.usage.finished({ limit: 1, runId: id })).records;
+            if (seen) return record ? { ...seen, run: finishedRun(record, seen.run) } : seen;
+            if (!record) throw new DriverError('RUN_NOT_FOUND', 'No run with this id is active on this host replica or recorded.');
+            return { run: finishedRun(record) };
+          },
+        });
+
+        app.route({
+          ...routeOf('operatorUpdates'),
+          handler: async (_request, reply) => {
+            const stopped = new AbortController();
+            reply.raw.on('close', () => stopped.abort());
+            return streams.writeFrames(reply, feed.subscribe(stopped.signal), frameUpdate, { headersFirst: true });
           },
         });
 
@@ -120,26 +179,8 @@ export const operatorExtension = defineExtension({
           },
         });
       },
+      // The feed's subscriptions end before the calls being served are drained.
+      stop: async () => feed.close(),
     };
   },
 });
-
-function finishedRun(record: UsageRecord): OperatorRun {
-  const usage: OperatorRun['usage'] = {};
-  for (const field of ['inputTokens', 'outputTokens', 'cachedInputTokens', 'reasoningTokens'] as const) {
-    const value = record.observedUsage?.[field];
-    if (value !== undefined) usage[field] = value;
-  }
-  return {
-    runId: record.runId,
-    subject: record.subject,
-    provider: record.provider,
-    model: record.model,
-    state: record.status,
-    startedAt: record.startedAt,
-    finishedAt: record.finishedAt,
-    steps: record.steps,
-    usage,
-    ...(record.errorCode ? { errorCode: record.errorCode } : {}),
-  };
-}

@@ -1,17 +1,22 @@
 /**
- * The runs this replica serves, as the operator endpoints see them: live counters (steps,
- * tokens so far) and a fan-out of each run's events to watchers. A run never waits for a
- * watcher: each watcher has a bounded queue, and one that falls behind is dropped.
+ * The runs this replica serves, as the operator endpoints see them: live summaries (steps,
+ * tokens so far, what a run waits for), each run's timeline, a fan-out of each run's events to
+ * watchers, and a change notice per summary change. A run never waits for a watcher: each
+ * watcher has a bounded queue, and one that falls behind is dropped. The timelines of the
+ * most recently finished runs are kept (FINISHED_KEPT) for the operator's run page.
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { OperatorRun, RunEvent, Usage } from '../../protocol/schemas.js';
+import type { OperatorRun, OperatorRunDetail, RunEvent } from '../../protocol/schemas.js';
+import { runReason } from './run-reasons.js';
+import { elapsed, RunTimeline } from './run-timeline.js';
 
 /** Events a watcher may have queued before it is dropped. */
 export const WATCHER_QUEUE_LIMIT = 512;
 /** Recent events a new watcher receives first. */
 export const REPLAY_LIMIT = 256;
+/** Finished runs whose timeline stays readable. */
+export const FINISHED_KEPT = 200;
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-const TOKEN_FIELDS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'reasoningTokens'] as const;
 
 interface Watcher {
   queue: RunEvent[];
@@ -22,12 +27,15 @@ interface Watcher {
 
 interface LiveRun {
   info: OperatorRun;
+  timeline: RunTimeline;
   recent: RunEvent[];
   watchers: Set<Watcher>;
 }
 
 export class RunMonitor {
   private readonly runs = new Map<string, LiveRun>();
+  private readonly finished = new Map<string, { info: OperatorRun; timeline: RunTimeline }>();
+  private readonly listeners = new Set<(run: OperatorRun) => void>();
   /** Watchers dropped because they fell behind (for tests and metrics). */
   dropped = 0;
 
@@ -48,6 +56,24 @@ export class RunMonitor {
   /** Active runs, oldest first. */
   list(): OperatorRun[] {
     return [...this.runs.values()].map((live) => structuredClone(live.info));
+  }
+
+  /** The summary of an active or recently finished run of this replica. */
+  summary(runId: string): OperatorRun | undefined {
+    const known = this.runs.get(runId) ?? this.finished.get(runId);
+    return known && structuredClone(known.info);
+  }
+
+  /** An active or recently finished run of this replica, with its steps. */
+  detail(runId: string): OperatorRunDetail | undefined {
+    const known = this.runs.get(runId) ?? this.finished.get(runId);
+    return known && { run: structuredClone(known.info), steps: known.timeline.snapshot() };
+  }
+
+  /** Calls `listener` with a run's new summary whenever one starts, changes or ends; returns the unsubscribe. */
+  onChange(listener: (run: OperatorRun) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /**
@@ -76,16 +102,17 @@ export class RunMonitor {
         usage: {},
         ...(who.jobId ? { jobId: who.jobId } : {}),
       },
+      timeline: new RunTimeline(),
       recent: [],
       watchers: new Set(),
     };
     this.runs.set(first.runId, live);
+    this.changed(live.info);
     return live;
   }
 
   private record(live: LiveRun, event: RunEvent): void {
-    if (event.type === 'step.started') live.info.steps = Math.max(live.info.steps, event.step);
-    if (event.type === 'usage.reported') addTokens(live.info.usage, event.usage);
+    if (live.timeline.apply(event)) this.summarize(live, event);
     live.recent.push(event);
     if (live.recent.length > REPLAY_LIMIT) live.recent.shift();
     for (const watcher of live.watchers) {
@@ -102,10 +129,43 @@ export class RunMonitor {
     if (TERMINAL.has(event.type)) this.close(live);
   }
 
+  private summarize(live: LiveRun, event: RunEvent): void {
+    const { info, timeline } = live;
+    info.steps = timeline.steps.at(-1)?.step ?? 0;
+    info.usage = { ...timeline.usage };
+    const waiting = timeline.waiting;
+    if (waiting) info.waiting = { ...waiting };
+    else delete info.waiting;
+    if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled') {
+      info.state = event.type === 'run.completed' ? 'completed' : event.type === 'run.failed' ? 'failed' : 'cancelled';
+      info.finishedAt = event.timestamp;
+      info.durationMs = elapsed(info.startedAt, event.timestamp);
+      if (event.type !== 'run.completed') {
+        info.errorCode = event.error.code;
+        info.reason = runReason(info.state, info.errorCode);
+      }
+    }
+    this.changed(info);
+  }
+
   private close(live: LiveRun): void {
-    if (this.runs.get(live.info.runId) === live) this.runs.delete(live.info.runId);
+    const { info } = live;
+    if (this.runs.get(info.runId) !== live) return;
+    this.runs.delete(info.runId);
     for (const watcher of live.watchers) finish(watcher);
     live.watchers.clear();
+    if (info.state === 'running') {
+      // Its events stopped before a terminal one (the run's consumer went away); the usage record will tell how it ended.
+      Object.assign(info, { state: 'cancelled', finishedAt: live.recent.at(-1)?.timestamp ?? info.startedAt, reason: 'Its events stopped before a terminal one; its usage record tells how it ended.' });
+      delete info.waiting;
+      this.changed(info);
+    }
+    this.finished.set(info.runId, { info, timeline: live.timeline });
+    if (this.finished.size > FINISHED_KEPT) this.finished.delete(this.finished.keys().next().value!);
+  }
+
+  private changed(info: OperatorRun): void {
+    for (const listener of this.listeners) listener(structuredClone(info));
   }
 }
 
@@ -132,12 +192,5 @@ async function* drain(watcher: Watcher, signal: AbortSignal, leave: () => void):
   } finally {
     signal.removeEventListener('abort', onAbort);
     leave();
-  }
-}
-
-function addTokens(total: Usage, step: Usage): void {
-  for (const field of TOKEN_FIELDS) {
-    const value = step[field];
-    if (value !== undefined) total[field] = (total[field] ?? 0) + value;
   }
 }

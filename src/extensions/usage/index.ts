@@ -63,6 +63,7 @@ export const usageExtension = defineExtension({
       try {
         await pipeline.finished(usage).catch(() => undefined);
         await store.usage.record(usage);
+        observers.stored(usage);
       } finally {
         pipeline.deliverLater(usage);
       }

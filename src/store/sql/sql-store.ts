@@ -8,7 +8,7 @@
  * `state = 'running'|'pending'` and its id — can never commit again.
  */
 import { DriverError } from '../../protocol/errors.js';
-import type { ReconcileReport, StateStore } from '../store.js';
+import type { OperatorMarks, ReconcileReport, StateStore } from '../store.js';
 import type { SqlEngine } from './engine.js';
 import { migrate } from './migrate.js';
 import type { Reaped, TableContext, TableModule } from './table.js';
@@ -132,6 +132,11 @@ export class SqlStateStore implements StateStore {
       for (const [name, table] of this.reaped) report[name] = await table.reap(tx, now);
       return report;
     });
+  }
+
+  async operatorMarks(): Promise<OperatorMarks> {
+    const [pendingApprovals, lastFinishedAt, jobs] = await Promise.all([this.approvals.pendingCount(), this.usage.lastFinishedAt(), this.jobs.changeMark()]);
+    return { pendingApprovals, lastFinishedAt, jobs };
   }
 
   async close(): Promise<void> {

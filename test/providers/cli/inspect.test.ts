@@ -14,8 +14,6 @@ import { startAnthropicMessagesServer, startGeminiServer, startOpenAIResponsesSe
 import { API_KEY, binary, claudeAccount, codexAccount, geminiAccount, hostEnvironment, scratchDirectory, startRefusingProxy, type RefusingProxy } from './harness.js';
 
 const TIMEOUT = { timeout: 60_000 };
-/** The host's discovery bound on one probe. */
-const PROBE_BOUND_MS = 5_000;
 
 let proxy: RefusingProxy;
 let scratch: { path: string; remove(): Promise<void> };
@@ -34,11 +32,9 @@ after(async () => {
   assert.deepEqual(proxy.attempts, [], 'no probe traffic may leave the machine');
 });
 
-async function inspect(adapter: ProviderAdapter): Promise<ProviderInspection> {
-  const started = Date.now();
-  const inspection = await adapter.inspect!(AbortSignal.timeout(PROBE_BOUND_MS));
-  assert.ok(Date.now() - started < PROBE_BOUND_MS);
-  return inspection;
+/** One probe, unbounded here: how long a probe takes is the discovery bench's to print, not a test's to race. */
+function inspect(adapter: ProviderAdapter): Promise<ProviderInspection> {
+  return adapter.inspect!(new AbortController().signal);
 }
 
 const directory = (name: string) => mkdtemp(join(scratch.path, `${name}-`));

@@ -59,7 +59,8 @@ class Endpoint:
         except ValueError:
             raise invalid from None
         host = parts.hostname
-        if parts.scheme not in ("http", "https") or not host:
+        # An IPv6 zone id (``[::1%25lo]``) is not part of a URL a browser or the other clients parse.
+        if parts.scheme not in ("http", "https") or not host or "%" in host:
             raise invalid
         if "@" in parts.netloc:
             raise DriverError("INSECURE_TRANSPORT", "The host URL must not carry credentials.")

@@ -1,21 +1,20 @@
 """Operator clients: the ``/v1/operator/...`` endpoints, for a token with the ``operator``
-grant (every subject's runs, pending approvals, jobs, usage totals and the approval audit
-log). Requests are checked before sending (``INVALID_OPERATOR_REQUEST``, ``INVALID_APPROVAL``);
-answers are validated like every other answer (``INVALID_RESPONSE``).
+grant (every subject's runs, one run with its steps, the live update feed, pending approvals,
+jobs, usage totals and the approval audit log). Requests are checked before sending
+(``INVALID_OPERATOR_REQUEST``, ``INVALID_APPROVAL``); answers are validated like every other
+answer (``INVALID_RESPONSE``).
 """
 from __future__ import annotations
 
 import re
 from types import TracebackType
-from typing import Any, AsyncGenerator, Dict, Generator, Mapping, Optional, Type, cast
+from typing import Any, AsyncGenerator, Dict, Generator, List, Mapping, Optional, Type, cast
 
 from ._async import AsyncAgenticClient
-from ._json import parse_json_text
+from ._json import parse_json_body, parse_json_text
 from ._schema import Invalid
 from ._sse import SseDecoder
-from ._responses import decode_approval_receipt, _decoded
-from ._rules import Json
-from ._responses import require_event_stream
+from ._responses import Json, decode_answer, require_event_stream
 from ._submissions import decision_body, path_of, request_body
 from ._sync import AgenticClient, _close_connection, _read_some
 from .errors import DriverError
@@ -31,8 +30,10 @@ from .types import (
     OperatorJobList,
     OperatorJobsRequest,
     OperatorListRequest,
+    OperatorRunDetail,
     OperatorRunList,
     OperatorRunsRequest,
+    OperatorUpdate,
     OperatorUsage,
     OperatorUsageRequest,
     RunEvent,
@@ -42,16 +43,39 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _TERMINAL = ("run.completed", "run.failed", "run.cancelled")
 
 
-def _request_body(op: Operation, request: Optional[Mapping[str, Any]]) -> bytes:
-    return request_body(op, {} if request is None else request)
+def _request(request: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
+    return {} if request is None else request
 
 
-def _answer(op: Operation, body: bytes) -> Json:
-    def checked(value: object) -> Json:
-        op.response(value, "answer")
-        return cast(Json, value)
+def _run_endpoint(run_id: object) -> str:
+    if not isinstance(run_id, str) or _UUID.fullmatch(run_id) is None:
+        raise DriverError("INVALID_OPERATOR_REQUEST", "The run id must be a lowercase UUID.")
+    return path_of(ops.OPERATOR_READ_RUN, run_id)
 
-    return _decoded(body, checked)
+
+def _run_detail(body: bytes, run_id: str) -> OperatorRunDetail:
+    detail = _answer(ops.OPERATOR_READ_RUN, body)
+    if detail["run"]["runId"] != run_id:
+        raise DriverError("INVALID_RESPONSE", f"The host answered with run {detail['run']['runId']} for run {run_id}.")
+    return cast(OperatorRunDetail, detail)
+
+
+class _UpdateParser:
+    """Bytes of the update feed in, validated updates out."""
+
+    def __init__(self) -> None:
+        self._decoder = SseDecoder()
+
+    def feed(self, chunk: bytes) -> List[OperatorUpdate]:
+        updates: List[OperatorUpdate] = []
+        for data in self._decoder.feed(chunk):
+            value = parse_json_body(data.encode("utf-8"))
+            try:
+                ops.OPERATOR_UPDATES.response(value, "update")
+            except Invalid as problem:
+                raise DriverError("INVALID_RESPONSE", f"Invalid update: {problem}.") from None
+            updates.append(cast(OperatorUpdate, value))
+        return updates
 
 
 class _Tap:
@@ -114,12 +138,37 @@ class OperatorClient:
         self._client.close()
 
     def _call(self, op: Operation, request: Optional[Mapping[str, Any]]) -> Json:
-        body = self._client._fetch_json("POST", op.path, _request_body(op, request), self._client._io_timeout)
-        return _answer(op, body)
+        body = self._client._fetch_json("POST", op.path, request_body(op, _request(request)), self._client._io_timeout)
+        return decode_answer(body, op, _request(request))
 
     def runs(self, request: Optional[OperatorRunsRequest] = None) -> OperatorRunList:
-        """Active runs on this replica and the most recently finished ones (``POST v1/operator/runs``)."""
+        """Active runs on this replica and one page of finished runs, newest first, filtered by
+        ``state``, ``subject``, ``provider`` and ``search`` (``POST v1/operator/runs``); pass
+        ``nextBefore`` as ``before`` for the next page."""
         return cast(OperatorRunList, self._call(ops.OPERATOR_LIST_RUNS, request))
+
+    def run(self, run_id: str) -> OperatorRunDetail:
+        """One run, with its steps, tools, tokens and timing when this replica served it
+        (``GET v1/operator/runs/{id}``)."""
+        body = self._client._fetch_json("GET", _run_endpoint(run_id), None, self._client._io_timeout)
+        return _run_detail(body, run_id)
+
+    def updates(self) -> Generator[OperatorUpdate, None, None]:
+        """The live update feed (``GET v1/operator/updates``): a ``snapshot``, then each change,
+        until the host ends the subscription (subscribe again for a new snapshot). ``close()`` on
+        the generator (or leaving a ``for`` loop and dropping it) closes the connection. Updates
+        of a type this client does not know are passed on as they are."""
+        connection, response = self._client._exchange("GET", ops.OPERATOR_UPDATES.path, None, "text/event-stream", self._client._io_timeout)
+        try:
+            require_event_stream(response.getheader("Content-Type"))
+            parser = _UpdateParser()
+            while True:
+                chunk = _read_some(response)
+                if not chunk:
+                    return
+                yield from parser.feed(chunk)
+        finally:
+            _close_connection(connection, response)
 
     def approvals(self, request: Optional[OperatorListRequest] = None) -> OperatorApprovalList:
         """Pending approvals of every subject (``POST v1/operator/approvals``)."""
@@ -128,7 +177,7 @@ class OperatorClient:
     def decide_approval(self, decision: ApprovalDecision) -> ApprovalResolution:
         """Decide any subject's pending approval; the receipt must answer exactly this decision."""
         body = self._client._fetch_json("POST", ops.OPERATOR_DECIDE_APPROVAL.path, decision_body(decision, ops.OPERATOR_DECIDE_APPROVAL), self._client._io_timeout)
-        return cast(ApprovalResolution, decode_approval_receipt(body, decision))
+        return cast(ApprovalResolution, decode_answer(body, ops.OPERATOR_DECIDE_APPROVAL, decision))
 
     def jobs(self, request: Optional[OperatorJobsRequest] = None) -> OperatorJobList:
         """Durable jobs of every subject, most recently updated first (``POST v1/operator/jobs``)."""
@@ -187,18 +236,35 @@ class AsyncOperatorClient:
         await self._client.aclose()
 
     async def _call(self, op: Operation, request: Optional[Mapping[str, Any]]) -> Json:
-        body = await self._client._fetch_json("POST", op.path, _request_body(op, request), self._client._io_timeout)
-        return _answer(op, body)
+        body = await self._client._fetch_json("POST", op.path, request_body(op, _request(request)), self._client._io_timeout)
+        return decode_answer(body, op, _request(request))
 
     async def runs(self, request: Optional[OperatorRunsRequest] = None) -> OperatorRunList:
         return cast(OperatorRunList, await self._call(ops.OPERATOR_LIST_RUNS, request))
+
+    async def run(self, run_id: str) -> OperatorRunDetail:
+        body = await self._client._fetch_json("GET", _run_endpoint(run_id), None, self._client._io_timeout)
+        return _run_detail(body, run_id)
+
+    async def updates(self) -> AsyncGenerator[OperatorUpdate, None]:
+        """The live update feed; see ``OperatorClient.updates``. ``aclose()`` on the generator
+        closes the connection."""
+        response = await self._client._exchange("GET", ops.OPERATOR_UPDATES.path, None, "text/event-stream", self._client._io_timeout)
+        try:
+            require_event_stream(response.headers.get("Content-Type"))
+            parser = _UpdateParser()
+            async for chunk in response.aiter_raw():
+                for update in parser.feed(chunk):
+                    yield update
+        finally:
+            await response.aclose()
 
     async def approvals(self, request: Optional[OperatorListRequest] = None) -> OperatorApprovalList:
         return cast(OperatorApprovalList, await self._call(ops.OPERATOR_LIST_APPROVALS, request))
 
     async def decide_approval(self, decision: ApprovalDecision) -> ApprovalResolution:
         body = await self._client._fetch_json("POST", ops.OPERATOR_DECIDE_APPROVAL.path, decision_body(decision, ops.OPERATOR_DECIDE_APPROVAL), self._client._io_timeout)
-        return cast(ApprovalResolution, decode_approval_receipt(body, decision))
+        return cast(ApprovalResolution, decode_answer(body, ops.OPERATOR_DECIDE_APPROVAL, decision))
 
     async def jobs(self, request: Optional[OperatorJobsRequest] = None) -> OperatorJobList:
         return cast(OperatorJobList, await self._call(ops.OPERATOR_LIST_JOBS, request))

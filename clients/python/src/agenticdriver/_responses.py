@@ -1,35 +1,21 @@
 """Interpreting host responses, independent of the HTTP library that fetched them."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ._json import MAX_JSON_BYTES, parse_json_body
-from ._rules import (
-    check_approval_receipt,
-    check_job_event_page,
-    check_job_list,
-    check_job_receipt,
-    check_session_created,
-    check_session_deleted,
-    check_session_list,
-    check_session_snapshot,
-    check_protocol_info,
-    check_provider_list,
-    check_retrieval_search,
-    check_run_result,
-    check_source_receipt,
-    check_tool_receipt,
-    error_from_envelope,
-)
+from ._rules import evaluate
 from ._run_events import JobStreamChecker, RunEventChecker
-from ._schema import Invalid
+from ._schema import Check, Invalid
 from ._sse import SseDecoder
 from ._endpoint import PROTOCOL_VERSION
 from .errors import DriverError
+from .generated.checks import error_info, protocol_info, provider_list
+from .generated.operations import Operation
 
+Json = Dict[str, Any]
 MAX_ERROR_BODY_BYTES = 64_000
 READ_SIZE = 65_536
-T = TypeVar("T")
 
 
 def check_version(values: Sequence[str]) -> None:
@@ -43,6 +29,18 @@ def check_version(values: Sequence[str]) -> None:
 
 def is_success(status: int) -> bool:
     return 200 <= status < 300
+
+
+def error_from_envelope(value: object) -> Optional[Json]:
+    """The ``error`` object of a valid error envelope, else None."""
+    if not isinstance(value, dict) or "error" not in value:
+        return None
+    try:
+        error_info(value["error"], "error")
+    except Invalid:
+        return None
+    info: Json = value["error"]
+    return info
 
 
 def error_for_status(status: int, body: bytes) -> DriverError:
@@ -61,68 +59,32 @@ def require_event_stream(content_type: Optional[str]) -> None:
         raise DriverError("INVALID_RESPONSE", "The host did not answer with an event stream.")
 
 
-def _decoded(body: bytes, check: Callable[[object], T]) -> T:
+def _decoded(body: bytes, check: Check) -> Json:
     value = parse_json_body(body)
     try:
-        return check(value)
+        check(value, "answer")
     except Invalid as problem:
         raise DriverError("INVALID_RESPONSE", f"Invalid response: {problem}.") from None
+    assert isinstance(value, dict)
+    return value
 
 
-def decode_protocol(body: bytes) -> Dict[str, Any]:
-    return _decoded(body, check_protocol_info)
+def decode_protocol(body: bytes) -> Json:
+    return _decoded(body, protocol_info)
 
 
-def decode_providers(body: bytes) -> List[Dict[str, Any]]:
-    return _decoded(body, check_provider_list)
+def decode_providers(body: bytes) -> List[Json]:
+    providers: List[Json] = _decoded(body, provider_list)["providers"]
+    return providers
 
 
-def decode_run_result(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]:
-    return _decoded(body, lambda value: check_run_result(value, request, None))
-
-
-def decode_approval_receipt(body: bytes, decision: Mapping[str, Any]) -> Dict[str, Any]:
-    return _decoded(body, lambda value: check_approval_receipt(value, decision))
-
-
-def decode_tool_receipt(body: bytes, identity: Mapping[str, Any], status: str) -> Dict[str, Any]:
-    return _decoded(body, lambda value: check_tool_receipt(value, identity, status))
-
-
-def decode_session_created(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]:
-    return _decoded(body, lambda value: check_session_created(value, request))
-
-
-def decode_session_snapshot(body: bytes, session_id: str) -> Dict[str, Any]:
-    return _decoded(body, lambda value: check_session_snapshot(value, session_id))
-
-
-def decode_session_deleted(body: bytes, session_id: str) -> Dict[str, Any]:
-    return _decoded(body, lambda value: check_session_deleted(value, session_id))
-
-
-def decode_job(body: bytes, *, job_id: Optional[str] = None, request: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
-    return _decoded(body, lambda value: check_job_receipt(value, job_id=job_id, request=request))
-
-
-def decode_job_list(body: bytes, request: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    return _decoded(body, lambda value: check_job_list(value, request))
-
-
-def decode_session_list(body: bytes, request: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    return _decoded(body, lambda value: check_session_list(value, request))
-
-
-def decode_job_event_page(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]:
-    return _decoded(body, lambda value: check_job_event_page(value, request))
-
-
-def decode_search(body: bytes, request: Mapping[str, Any]) -> Dict[str, Any]:
-    return _decoded(body, lambda value: check_retrieval_search(value, request))
-
-
-def decode_source_receipt(body: bytes, kind: str, expected: Mapping[str, str]) -> Dict[str, Any]:
-    return _decoded(body, lambda value: check_source_receipt(value, kind, expected))
+def decode_answer(body: bytes, op: Operation, request: Mapping[str, Any]) -> Json:
+    """An operation's JSON answer: its schema, then the operation's rules against the request."""
+    answer = _decoded(body, op.response)
+    broken = evaluate(op.answer_rules, {"answer": answer, "request": request}) if op.answer_rules else None
+    if broken is not None:
+        raise DriverError("INVALID_RESPONSE", f"The host's {op.id} answer does not match the request: {broken}.")
+    return answer
 
 
 class JobStreamParser:

@@ -7,15 +7,17 @@ deliver, or None for an unfamiliar optional event that is skipped. Problems rais
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Set
+from typing import Any, Dict, List, Mapping, Optional
 
 from ._json import parse_json_text
-from ._rules import check_job_event, check_run_result
+from ._rules import evaluate
 from ._schema import Invalid
 from .generated.checks import EVENT_CHECKS, event_envelope
 from .errors import DriverError
 
-MAX_TOOL_EXECUTIONS = 2048
+# The envelope rules (order, one run, negotiation) stay code in every client rather than rows
+# of the rule tables: they decide, before the payload is validated, whether an event is
+# skipped, UNSUPPORTED_EVENT or INVALID_STREAM, and they are the stream reader's own state.
 _APPROVAL_EVENTS = frozenset({"approval.requested", "approval.resolved"})
 TERMINAL_EVENT_TYPES = frozenset({"run.completed", "run.failed", "run.cancelled"})
 
@@ -29,9 +31,9 @@ class RunEventChecker:
         self._request = request
         self._run_id: Optional[str] = None
         self._sequence = 0
-        self._execution_ids: Set[str] = set()
-        self._execution_call_ids: Set[str] = set()
-        self._approval_calls: Dict[str, str] = {}
+        # What the rules of later events need to know of earlier ones (rule set runEvent).
+        self._approvals: List[Dict[str, str]] = []
+        self._executions: List[Dict[str, str]] = []
         self.finished = False
 
     def accept(self, data: str) -> Optional[Dict[str, Any]]:
@@ -54,9 +56,16 @@ class RunEventChecker:
         self._check_negotiated(kind)
         try:
             payload(event, "event")
-            self._check_payload(kind, event)
         except Invalid as problem:
             raise _invalid(f"Invalid {kind} event: {problem}.") from None
+        scope = {"event": event, "request": self._request, "runId": self._run_id, "approvals": self._approvals, "executions": self._executions}
+        broken = evaluate("runEvent", scope)
+        if broken is not None:
+            raise _invalid(f"A {kind} event is inconsistent: {broken}.")
+        if kind == "approval.requested":
+            self._approvals.append({"approvalId": event["approval"]["approvalId"], "callId": event["approval"]["call"]["id"]})
+        elif kind == "tool.execution.requested":
+            self._executions.append({"executionId": event["execution"]["executionId"], "callId": event["execution"]["call"]["id"]})
         if kind in TERMINAL_EVENT_TYPES:
             self.finished = True
         return event
@@ -79,43 +88,6 @@ class RunEventChecker:
             raise DriverError("UNSUPPORTED_EVENT", f"{kind} arrived although the request did not ask for approvals.")
         if kind == "tool.execution.requested" and not self._request.get("applicationTools"):
             raise DriverError("UNSUPPORTED_EVENT", f"{kind} arrived although the request declared no application tools.")
-
-    def _check_payload(self, kind: str, event: Mapping[str, Any]) -> None:
-        if kind == "run.started":
-            if event["provider"] != self._request.get("provider") or event["model"] != self._request.get("model"):
-                raise Invalid("names another provider or model than the request")
-        elif kind == "approval.requested":
-            approval = event["approval"]
-            if approval["runId"] != self._run_id:
-                raise Invalid("approval/runId differs from the run")
-            if approval["idlePolicy"] != self._request["approvals"].get("idlePolicy"):
-                raise Invalid("approval/idlePolicy differs from the requested policy")
-            self._approval_calls[approval["approvalId"]] = approval["call"]["id"]
-        elif kind == "approval.resolved":
-            resolution = event["resolution"]
-            if resolution["runId"] != self._run_id:
-                raise Invalid("resolution/runId differs from the run")
-            if self._approval_calls.get(resolution["approvalId"]) != resolution["callId"]:
-                raise Invalid("resolution answers no requested approval of that call")
-        elif kind == "tool.execution.requested":
-            self._check_execution(event["execution"])
-        elif kind == "run.completed":
-            check_run_result(event["result"], self._request, self._run_id)
-
-    def _check_execution(self, execution: Mapping[str, Any]) -> None:
-        if execution["runId"] != self._run_id:
-            raise Invalid("execution/runId differs from the run")
-        name = execution["call"]["name"]
-        declared = {tool.get("name") for tool in self._request.get("applicationTools") or [] if isinstance(tool, dict)}
-        if name not in declared or name not in (self._request.get("tools") or []):
-            raise Invalid(f"execution/call/name {name!r} is not a declared and selected application tool")
-        execution_id, call_id = execution["executionId"], execution["call"]["id"]
-        if execution_id in self._execution_ids or call_id in self._execution_call_ids:
-            raise Invalid("execution repeats an executionId or call id")
-        if len(self._execution_ids) >= MAX_TOOL_EXECUTIONS:
-            raise Invalid(f"more than {MAX_TOOL_EXECUTIONS} tool executions in one run")
-        self._execution_ids.add(execution_id)
-        self._execution_call_ids.add(call_id)
 
 
 class JobStreamChecker:
@@ -147,9 +119,11 @@ class JobStreamChecker:
             raise DriverError("UNSUPPORTED_EVENT", f"The job stream sent event type {kind!r}, which this client does not understand.")
         try:
             payload(event, "event")
-            check_job_event(event, self._job, self.cursor + 1)
         except Invalid as problem:
-            raise _invalid(f"The job stream is inconsistent: {problem}.") from None
+            raise _invalid(f"Invalid job event: {problem}.") from None
+        broken = evaluate("jobEvent", {"event": event, "job": self._job, "sequence": self.cursor + 1})
+        if broken is not None:
+            raise _invalid(f"The job stream is inconsistent: {broken}.")
         self.cursor = event["sequence"]
         if kind in TERMINAL_EVENT_TYPES:
             self.finished = True

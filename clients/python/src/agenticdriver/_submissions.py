@@ -8,9 +8,10 @@ so a valid retry is still possible.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping
+from typing import Mapping, Optional
 
 from ._endpoint import encode_body
+from ._rules import evaluate
 from ._schema import Check, Invalid
 from .errors import DriverError
 from .generated import operations as ops
@@ -50,10 +51,24 @@ def _checked_body(value: object, check: Check, code: str, what: str, plain: str 
 
 
 def request_body(op: Operation, request: object, plain: str = "") -> bytes:
-    """``request`` as JSON, checked by the operation's request check (a malformed one is refused
-    with the operation's code before anything is sent)."""
+    """``request`` as JSON, checked by the operation's request check and rules (a malformed one
+    is refused with the operation's code before anything is sent)."""
     assert op.request is not None and op.invalid_code is not None
-    return _checked_body(request, op.request, op.invalid_code, f"{op.id} request", plain)
+    return _checked_body(request, _with_rules(op.request, op.request_rules), op.invalid_code, f"{op.id} request", plain)
+
+
+def _with_rules(check: Check, rules: Optional[str]) -> Check:
+    if rules is None:
+        return check
+
+    def checked(value: object, path: str) -> None:
+        check(value, path)
+        assert isinstance(value, Mapping)
+        broken = evaluate(rules, {"request": value})
+        if broken is not None:
+            raise Invalid(str(broken))
+
+    return checked
 
 
 def decision_body(decision: object, op: Operation = ops.DECIDE_APPROVAL) -> bytes:
@@ -67,15 +82,6 @@ def progress_body(identity: object) -> bytes:
 def result_body(result: object) -> bytes:
     has_output = isinstance(result, Mapping) and "output" in result
     return request_body(ops.COMPLETE_TOOL, result, plain="output" if has_output else "")
-
-
-def identity_of(submission: Mapping[str, Any]) -> Mapping[str, Any]:
-    return {key: submission[key] for key in ("executionId", "runId", "callId")}
-
-
-def source_of(request: Mapping[str, Any], source: Mapping[str, Any]) -> Dict[str, str]:
-    """What a receipt must echo: the request's corpus and its source's id and revision."""
-    return {"corpus": request["corpus"], "sourceId": source["id"], "revision": source["revision"]}
 
 
 def path_of(op: Operation, object_id: str) -> str:

@@ -27,20 +27,9 @@ from ._responses import (
     JobStreamParser,
     RunStreamParser,
     check_version,
-    decode_approval_receipt,
-    decode_job,
-    decode_job_event_page,
-    decode_job_list,
-    decode_search,
-    decode_source_receipt,
-    decode_session_created,
-    decode_session_deleted,
-    decode_session_list,
-    decode_session_snapshot,
+    decode_answer,
     decode_protocol,
     decode_providers,
-    decode_run_result,
-    decode_tool_receipt,
     error_for_status,
     is_success,
     require_event_stream,
@@ -48,12 +37,10 @@ from ._responses import (
 from ._run_events import JobStreamChecker
 from ._submissions import (
     decision_body,
-    identity_of,
     path_of,
     progress_body,
     request_body,
     result_body,
-    source_of,
 )
 from ._tail import DEFAULT_INITIAL_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, TailPolicy, incomplete, is_resumable
 from ._tickets import (
@@ -150,7 +137,7 @@ class AgenticClient:
         """Run to completion and return the validated result, or raise ``DriverError``."""
         check_stream_only(request)
         body = self._fetch_json("POST", ops.RUN.path, encode_body(request), self._io_timeout)
-        return cast(RunResult, decode_run_result(body, request))
+        return cast(RunResult, decode_answer(body, ops.RUN, request))
 
     def stream(self, request: RunRequest) -> "RunStream":
         """A stream of validated events; use it in ``with`` or close it when done."""
@@ -189,89 +176,89 @@ class AgenticClient:
         ``INVALID_RESPONSE``: reconcile from the stream, do not retry).
         """
         body = self._fetch_json("POST", ops.DECIDE_APPROVAL.path, decision_body(decision), self._io_timeout)
-        return cast(ApprovalResolution, decode_approval_receipt(body, decision))
+        return cast(ApprovalResolution, decode_answer(body, ops.DECIDE_APPROVAL, decision))
 
     def report_tool_progress(self, identity: ToolExecutionIdentity) -> ToolExecutionReceipt:
         """Report real progress on a dispatched application tool (resets the run's idle timer)."""
         body = self._fetch_json("POST", ops.REPORT_TOOL_PROGRESS.path, progress_body(identity), self._io_timeout)
-        return cast(ToolExecutionReceipt, decode_tool_receipt(body, identity, "progress"))
+        return cast(ToolExecutionReceipt, decode_answer(body, ops.REPORT_TOOL_PROGRESS, identity))
 
     def complete_tool(self, result: ToolExecutionResult) -> ToolExecutionReceipt:
         """Deliver the one result (``output``) or failure (``error``) of a dispatched application tool."""
         body = self._fetch_json("POST", ops.COMPLETE_TOOL.path, result_body(result), self._io_timeout)
-        return cast(ToolExecutionReceipt, decode_tool_receipt(body, identity_of(result), "accepted"))
+        return cast(ToolExecutionReceipt, decode_answer(body, ops.COMPLETE_TOOL, result))
 
     def create_session(self, request: SessionCreate) -> SessionSnapshot:
         """Create a conversation session; the receipt must echo the provider, model, mode,
         history and instructions at revision 0 (else ``INVALID_RESPONSE``)."""
         body = self._fetch_json("POST", ops.CREATE_SESSION.path, request_body(ops.CREATE_SESSION, request), self._io_timeout)
-        return cast(SessionSnapshot, decode_session_created(body, request))
+        return cast(SessionSnapshot, decode_answer(body, ops.CREATE_SESSION, request))
 
     def read_session(self, session_id: str) -> SessionSnapshot:
         """The session's description and visible history."""
         body = self._fetch_json("POST", ops.READ_SESSION.path, request_body(ops.READ_SESSION, {"id": session_id}), self._io_timeout)
-        return cast(SessionSnapshot, decode_session_snapshot(body, session_id))
+        return cast(SessionSnapshot, decode_answer(body, ops.READ_SESSION, {"id": session_id}))
 
     def list_sessions(self, request: Optional[SessionListRequest] = None) -> List[SessionInfo]:
         """This token's subject's sessions (on providers it may use), most recently used first."""
         body = self._fetch_json("POST", ops.LIST_SESSIONS.path, request_body(ops.LIST_SESSIONS, {} if request is None else request), self._io_timeout)
-        return cast(List[SessionInfo], decode_session_list(body, request or {}))
+        return cast(List[SessionInfo], decode_answer(body, ops.LIST_SESSIONS, request or {})["sessions"])
 
     def delete_session(self, session_id: str) -> SessionDeleteResult:
         """Delete the session (an active turn is cancelled); the receipt must say ``deleted``."""
         body = self._fetch_json("POST", ops.DELETE_SESSION.path, request_body(ops.DELETE_SESSION, {"id": session_id}), self._io_timeout)
-        return cast(SessionDeleteResult, decode_session_deleted(body, session_id))
+        return cast(SessionDeleteResult, decode_answer(body, ops.DELETE_SESSION, {"id": session_id}))
 
     def submit_job(self, submission: JobSubmit) -> JobInfo:
         """Submit a durable job; the same ``key`` and request return the same job."""
         body = self._fetch_json("POST", ops.SUBMIT_JOB.path, request_body(ops.SUBMIT_JOB, submission), self._io_timeout)
-        return cast(JobInfo, decode_job(body, request=submission["request"]))
+        return cast(JobInfo, decode_answer(body, ops.SUBMIT_JOB, submission))
 
     def read_job(self, job_id: str) -> JobInfo:
         """The job's state and cursor (how many events are committed)."""
         body = self._fetch_json("POST", ops.READ_JOB.path, request_body(ops.READ_JOB, {"id": job_id}), self._io_timeout)
-        return cast(JobInfo, decode_job(body, job_id=job_id))
+        return cast(JobInfo, decode_answer(body, ops.READ_JOB, {"id": job_id}))
 
     def list_jobs(self, request: Optional[JobListRequest] = None) -> List[JobInfo]:
         """This token's subject's jobs it may read (optionally in one ``state``), most recently updated first."""
         body = self._fetch_json("POST", ops.LIST_JOBS.path, request_body(ops.LIST_JOBS, {} if request is None else request), self._io_timeout)
-        return cast(List[JobInfo], decode_job_list(body, request or {}))
+        return cast(List[JobInfo], decode_answer(body, ops.LIST_JOBS, request or {})["jobs"])
 
     def cancel_job(self, job_id: str) -> JobInfo:
         """Ask a queued or running job to stop; a finished job comes back unchanged."""
         body = self._fetch_json("POST", ops.CANCEL_JOB.path, request_body(ops.CANCEL_JOB, {"id": job_id}), self._io_timeout)
-        return cast(JobInfo, decode_job(body, job_id=job_id))
+        return cast(JobInfo, decode_answer(body, ops.CANCEL_JOB, {"id": job_id}))
 
     def job_events(self, request: JobEventsRequest) -> JobEventPage:
         """One validated page of the job's committed events after ``request["after"]``."""
         body = self._fetch_json("POST", ops.JOB_EVENTS.path, request_body(ops.JOB_EVENTS, request), self._io_timeout)
-        return cast(JobEventPage, decode_job_event_page(body, request))
+        return cast(JobEventPage, decode_answer(body, ops.JOB_EVENTS, request))
 
     def search_retrieval(self, request: RetrievalSearch) -> RetrievalResult:
         """Search one corpus. The answer must be the requested corpus with at most ``limit``
         (default 8) unique chunks, each from a selected source and at or above ``minScore``,
         and at most ``maxContextBytes`` (default 65,536) of text (else ``INVALID_RESPONSE``)."""
         body = self._fetch_json("POST", ops.SEARCH_RETRIEVAL.path, request_body(ops.SEARCH_RETRIEVAL, request), self._io_timeout)
-        return cast(RetrievalResult, decode_search(body, request))
+        return cast(RetrievalResult, decode_answer(body, ops.SEARCH_RETRIEVAL, request))
 
     def index_source(self, request: RetrievalIndexRequest) -> RetrievalIndexReceipt:
         """Index a source revision's chunks; the receipt must name the corpus, source and revision."""
         payload = request_body(ops.INDEX_SOURCE, request)
         body = self._fetch_json("POST", ops.INDEX_SOURCE.path, payload, self._io_timeout)
-        return cast(RetrievalIndexReceipt, decode_source_receipt(body, "index", source_of(request, request["source"])))
+        return cast(RetrievalIndexReceipt, decode_answer(body, ops.INDEX_SOURCE, request))
 
     def delete_source(self, request: RetrievalDeleteRequest) -> RetrievalDeleteResult:
         """Remove one source revision from a corpus; the receipt must name it."""
         payload = request_body(ops.DELETE_SOURCE, request)
         body = self._fetch_json("POST", ops.DELETE_SOURCE.path, payload, self._io_timeout)
-        return cast(RetrievalDeleteResult, decode_source_receipt(body, "delete", {"corpus": request["corpus"], "sourceId": request["sourceId"], "revision": request["revision"]}))
+        return cast(RetrievalDeleteResult, decode_answer(body, ops.DELETE_SOURCE, request))
 
     def ingest_document(self, request: IngestRequest) -> IngestResult:
         """Extract, chunk and index one document. The receipt must name the corpus and the
         document's source and revision, and carry an ``ingestion`` manifest counting its chunks."""
         payload = request_body(ops.INGEST_DOCUMENT, request)
         body = self._fetch_json("POST", ops.INGEST_DOCUMENT.path, payload, self._io_timeout)
-        return cast(IngestResult, decode_source_receipt(body, "ingest", source_of(request, request["document"]["source"])))
+        return cast(IngestResult, decode_answer(body, ops.INGEST_DOCUMENT, request))
 
     def tail_job(
         self,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Optional
 
-from ._rules import TERMINAL_JOB_STATES
 from .errors import DriverError
 
 DEFAULT_MAX_ATTEMPTS = 5
@@ -17,6 +16,7 @@ DEFAULT_INITIAL_DELAY = 0.25
 DEFAULT_MAX_DELAY = 5.0
 # Failures of the connection rather than of its content: resuming may help.
 _RESUMABLE_CODES = frozenset({"INCOMPLETE_STREAM", "HOST_UNREACHABLE"})
+TERMINAL_JOB_STATES = frozenset({"completed", "failed", "cancelled", "interrupted"})
 
 
 class TailPolicy:

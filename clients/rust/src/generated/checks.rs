@@ -1118,6 +1118,15 @@ pub fn job_list(v: &Value, p: &str) -> Checked<()> {
     Ok(())
 }
 
+pub fn operator_waiting(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("kind", |v, p| literal(v, p, &["approval", "tool"]).map(drop))?;
+    o.with("since", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
+    o.with("tool", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("id", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    Ok(())
+}
+
 pub fn operator_run(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::open(v, p)?;
     o.with("runId", |v, p| string(v, p, 1, 256).map(drop))?;
@@ -1127,16 +1136,25 @@ pub fn operator_run(v: &Value, p: &str) -> Checked<()> {
     o.with("state", |v, p| literal(v, p, &["running", "completed", "failed", "cancelled", "interrupted"]).map(drop))?;
     o.with("startedAt", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
     o.opt_with("finishedAt", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
+    o.opt_with("durationMs", |v, p| number(v, p, 0.0, f64::INFINITY).map(drop))?;
     o.with("steps", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
     o.with("usage", usage)?;
     o.opt_with("errorCode", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("reason", |v, p| string(v, p, 1, 4000).map(drop))?;
+    o.opt_with("outcome", |v, p| literal(v, p, &["uncertain"]).map(drop))?;
+    o.opt_with("waiting", operator_waiting)?;
     o.opt_with("jobId", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
     Ok(())
 }
 
 pub fn operator_runs_request(v: &Value, p: &str) -> Checked<()> {
-    let o = Obj::strict(v, p, &["finished"])?;
+    let o = Obj::strict(v, p, &["finished", "before", "state", "subject", "provider", "search"])?;
     o.opt_with("finished", |v, p| integer(v, p, 0.0, 100.0).map(drop))?;
+    o.opt_with("before", |v, p| string(v, p, 1, 400).map(drop))?;
+    o.opt_with("state", |v, p| literal(v, p, &["running", "completed", "failed", "cancelled", "interrupted"]).map(drop))?;
+    o.opt_with("subject", |v, p| string(v, p, 1, 256).map(drop))?;
+    o.opt_with("provider", |v, p| string(v, p, 1, 256).map(drop))?;
+    o.opt_with("search", |v, p| string(v, p, 1, 200).map(drop))?;
     Ok(())
 }
 
@@ -1152,6 +1170,67 @@ pub fn operator_run_list(v: &Value, p: &str) -> Checked<()> {
         each(items, p, operator_run)?;
         Ok(())
     })?;
+    o.opt_with("nextBefore", |v, p| string(v, p, 1, 400).map(drop))?;
+    Ok(())
+}
+
+pub fn operator_tool_call(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("callId", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.with("name", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.with("calledAt", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
+    o.opt_with("durationMs", |v, p| number(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.opt_with("approval", |v, p| {
+        let o = Obj::open(v, p)?;
+        o.with("requestedAt", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
+        o.opt_with("resolvedAt", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
+        o.opt_with("outcome", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+        Ok(())
+    })?;
+    o.opt_with("executionRequestedAt", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
+    Ok(())
+}
+
+pub fn operator_step(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("step", |v, p| integer(v, p, 1.0, f64::INFINITY).map(drop))?;
+    o.with("startedAt", |v, p| matching(v, p, is_date_time, "an RFC 3339 date-time").map(drop))?;
+    o.opt_with("durationMs", |v, p| number(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.with("usage", usage)?;
+    o.with("tools", |v, p| {
+        let items = array(v, p, 0, 1000)?;
+        each(items, p, operator_tool_call)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn operator_run_detail(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("run", operator_run)?;
+    o.opt_with("steps", |v, p| {
+        let items = array(v, p, 0, 10000)?;
+        each(items, p, operator_step)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn operator_update(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("type", |v, p| string(v, p, 1, 64).map(drop))?;
+    o.with("at", |v, p| {
+        matching(v, p, is_host_timestamp, "a host timestamp (UTC, milliseconds)")?;
+        matching(v, p, is_date_time, "an RFC 3339 date-time")?;
+        Ok(())
+    })?;
+    o.opt_with("active", |v, p| {
+        let items = array(v, p, 0, 100000)?;
+        each(items, p, operator_run)?;
+        Ok(())
+    })?;
+    o.opt_with("run", operator_run)?;
+    o.opt_with("pendingApprovals", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
     Ok(())
 }
 
@@ -1205,7 +1284,7 @@ pub fn operator_job_list(v: &Value, p: &str) -> Checked<()> {
 
 pub fn operator_usage_request(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::strict(v, p, &["by", "since"])?;
-    o.opt_with("by", |v, p| literal(v, p, &["subject", "provider", "model", "day"]).map(drop))?;
+    o.opt_with("by", |v, p| literal(v, p, &["subject", "provider", "model", "day", "hour"]).map(drop))?;
     o.opt_with("since", |v, p| {
         matching(v, p, is_host_timestamp, "a host timestamp (UTC, milliseconds)")?;
         matching(v, p, is_date_time, "an RFC 3339 date-time")?;

@@ -25,6 +25,9 @@ pub struct Operation {
     pub request: Option<fn(&Value, &str) -> Checked<()>>,
     pub response: fn(&Value, &str) -> Checked<()>,
     pub invalid_code: Option<&'static str>,
+    /// Rule sets of `generated/rules.json` for the request and for a JSON answer.
+    pub request_rules: Option<&'static str>,
+    pub answer_rules: Option<&'static str>,
     pub answers: Answers,
 }
 
@@ -35,6 +38,8 @@ pub const GET_PROTOCOL: Operation = Operation {
     request: None,
     response: checks::protocol_info,
     invalid_code: None,
+    request_rules: None,
+    answer_rules: None,
     answers: Answers::Json,
 };
 pub const LIST_PROVIDERS: Operation = Operation {
@@ -44,6 +49,8 @@ pub const LIST_PROVIDERS: Operation = Operation {
     request: None,
     response: checks::provider_list,
     invalid_code: None,
+    request_rules: None,
+    answer_rules: None,
     answers: Answers::Json,
 };
 pub const RUN: Operation = Operation {
@@ -53,6 +60,8 @@ pub const RUN: Operation = Operation {
     request: Some(checks::run_request),
     response: checks::run_result,
     invalid_code: Some(codes::INVALID_REQUEST),
+    request_rules: None,
+    answer_rules: Some("runResult"),
     answers: Answers::JsonOrEvents,
 };
 pub const DECIDE_APPROVAL: Operation = Operation {
@@ -62,6 +71,8 @@ pub const DECIDE_APPROVAL: Operation = Operation {
     request: Some(checks::approval_decision),
     response: checks::approval_resolution,
     invalid_code: Some(codes::INVALID_APPROVAL),
+    request_rules: None,
+    answer_rules: Some("approvalReceipt"),
     answers: Answers::Json,
 };
 pub const REPORT_TOOL_PROGRESS: Operation = Operation {
@@ -71,6 +82,8 @@ pub const REPORT_TOOL_PROGRESS: Operation = Operation {
     request: Some(checks::tool_execution_identity),
     response: checks::tool_execution_receipt,
     invalid_code: Some(codes::INVALID_TOOL_EXECUTION),
+    request_rules: None,
+    answer_rules: Some("toolProgressReceipt"),
     answers: Answers::Json,
 };
 pub const COMPLETE_TOOL: Operation = Operation {
@@ -80,6 +93,8 @@ pub const COMPLETE_TOOL: Operation = Operation {
     request: Some(checks::tool_execution_result),
     response: checks::tool_execution_receipt,
     invalid_code: Some(codes::INVALID_TOOL_EXECUTION),
+    request_rules: None,
+    answer_rules: Some("toolResultReceipt"),
     answers: Answers::Json,
 };
 pub const CREATE_SESSION: Operation = Operation {
@@ -89,6 +104,8 @@ pub const CREATE_SESSION: Operation = Operation {
     request: Some(checks::session_create),
     response: checks::session_snapshot,
     invalid_code: Some(codes::INVALID_SESSION),
+    request_rules: None,
+    answer_rules: Some("sessionCreated"),
     answers: Answers::Json,
 };
 pub const READ_SESSION: Operation = Operation {
@@ -98,6 +115,8 @@ pub const READ_SESSION: Operation = Operation {
     request: Some(checks::session_identity),
     response: checks::session_snapshot,
     invalid_code: Some(codes::INVALID_SESSION),
+    request_rules: None,
+    answer_rules: Some("sessionRead"),
     answers: Answers::Json,
 };
 pub const DELETE_SESSION: Operation = Operation {
@@ -107,6 +126,8 @@ pub const DELETE_SESSION: Operation = Operation {
     request: Some(checks::session_identity),
     response: checks::session_delete_result,
     invalid_code: Some(codes::INVALID_SESSION),
+    request_rules: None,
+    answer_rules: Some("sessionDeleted"),
     answers: Answers::Json,
 };
 pub const LIST_SESSIONS: Operation = Operation {
@@ -116,6 +137,8 @@ pub const LIST_SESSIONS: Operation = Operation {
     request: Some(checks::session_list_request),
     response: checks::session_list,
     invalid_code: Some(codes::INVALID_SESSION),
+    request_rules: None,
+    answer_rules: Some("sessionList"),
     answers: Answers::Json,
 };
 pub const SUBMIT_JOB: Operation = Operation {
@@ -125,6 +148,8 @@ pub const SUBMIT_JOB: Operation = Operation {
     request: Some(checks::job_submit),
     response: checks::job_info,
     invalid_code: Some(codes::INVALID_JOB),
+    request_rules: None,
+    answer_rules: Some("jobSubmitted"),
     answers: Answers::Json,
 };
 pub const READ_JOB: Operation = Operation {
@@ -134,6 +159,8 @@ pub const READ_JOB: Operation = Operation {
     request: Some(checks::job_identity),
     response: checks::job_info,
     invalid_code: Some(codes::INVALID_JOB),
+    request_rules: None,
+    answer_rules: Some("jobNamed"),
     answers: Answers::Json,
 };
 pub const LIST_JOBS: Operation = Operation {
@@ -143,6 +170,8 @@ pub const LIST_JOBS: Operation = Operation {
     request: Some(checks::job_list_request),
     response: checks::job_list,
     invalid_code: Some(codes::INVALID_JOB),
+    request_rules: None,
+    answer_rules: Some("jobList"),
     answers: Answers::Json,
 };
 pub const CANCEL_JOB: Operation = Operation {
@@ -152,6 +181,8 @@ pub const CANCEL_JOB: Operation = Operation {
     request: Some(checks::job_identity),
     response: checks::job_info,
     invalid_code: Some(codes::INVALID_JOB),
+    request_rules: None,
+    answer_rules: Some("jobNamed"),
     answers: Answers::Json,
 };
 pub const JOB_EVENTS: Operation = Operation {
@@ -161,6 +192,8 @@ pub const JOB_EVENTS: Operation = Operation {
     request: Some(checks::job_events_request),
     response: checks::job_event_page,
     invalid_code: Some(codes::INVALID_JOB_CURSOR),
+    request_rules: None,
+    answer_rules: Some("jobEventPage"),
     answers: Answers::Json,
 };
 pub const STREAM_JOB: Operation = Operation {
@@ -170,6 +203,8 @@ pub const STREAM_JOB: Operation = Operation {
     request: None,
     response: checks::run_event,
     invalid_code: None,
+    request_rules: None,
+    answer_rules: None,
     answers: Answers::Events,
 };
 pub const SEARCH_RETRIEVAL: Operation = Operation {
@@ -179,6 +214,8 @@ pub const SEARCH_RETRIEVAL: Operation = Operation {
     request: Some(checks::retrieval_search),
     response: checks::retrieval_result,
     invalid_code: Some(codes::INVALID_RETRIEVAL),
+    request_rules: None,
+    answer_rules: Some("retrievalSearch"),
     answers: Answers::Json,
 };
 pub const INDEX_SOURCE: Operation = Operation {
@@ -188,6 +225,8 @@ pub const INDEX_SOURCE: Operation = Operation {
     request: Some(checks::retrieval_index_request),
     response: checks::retrieval_index_receipt,
     invalid_code: Some(codes::INVALID_RETRIEVAL),
+    request_rules: Some("indexRequest"),
+    answer_rules: Some("indexReceipt"),
     answers: Answers::Json,
 };
 pub const DELETE_SOURCE: Operation = Operation {
@@ -197,6 +236,8 @@ pub const DELETE_SOURCE: Operation = Operation {
     request: Some(checks::retrieval_delete_request),
     response: checks::retrieval_delete_result,
     invalid_code: Some(codes::INVALID_RETRIEVAL),
+    request_rules: None,
+    answer_rules: Some("deleteReceipt"),
     answers: Answers::Json,
 };
 pub const INGEST_DOCUMENT: Operation = Operation {
@@ -206,6 +247,8 @@ pub const INGEST_DOCUMENT: Operation = Operation {
     request: Some(checks::ingest_request),
     response: checks::ingest_result,
     invalid_code: Some(codes::INVALID_INGESTION),
+    request_rules: None,
+    answer_rules: Some("ingestReceipt"),
     answers: Answers::Json,
 };
 pub const OPERATOR_LIST_RUNS: Operation = Operation {
@@ -215,6 +258,30 @@ pub const OPERATOR_LIST_RUNS: Operation = Operation {
     request: Some(checks::operator_runs_request),
     response: checks::operator_run_list,
     invalid_code: Some(codes::INVALID_OPERATOR_REQUEST),
+    request_rules: None,
+    answer_rules: None,
+    answers: Answers::Json,
+};
+pub const OPERATOR_UPDATES: Operation = Operation {
+    id: "operatorUpdates",
+    method: "GET",
+    path: "v1/operator/updates",
+    request: None,
+    response: checks::operator_update,
+    invalid_code: None,
+    request_rules: None,
+    answer_rules: None,
+    answers: Answers::Events,
+};
+pub const OPERATOR_READ_RUN: Operation = Operation {
+    id: "operatorReadRun",
+    method: "GET",
+    path: "v1/operator/runs/{id}",
+    request: None,
+    response: checks::operator_run_detail,
+    invalid_code: None,
+    request_rules: None,
+    answer_rules: None,
     answers: Answers::Json,
 };
 pub const OPERATOR_WATCH_RUN: Operation = Operation {
@@ -224,6 +291,8 @@ pub const OPERATOR_WATCH_RUN: Operation = Operation {
     request: None,
     response: checks::run_event,
     invalid_code: None,
+    request_rules: None,
+    answer_rules: None,
     answers: Answers::Events,
 };
 pub const OPERATOR_LIST_APPROVALS: Operation = Operation {
@@ -233,6 +302,8 @@ pub const OPERATOR_LIST_APPROVALS: Operation = Operation {
     request: Some(checks::operator_list_request),
     response: checks::operator_approval_list,
     invalid_code: Some(codes::INVALID_OPERATOR_REQUEST),
+    request_rules: None,
+    answer_rules: None,
     answers: Answers::Json,
 };
 pub const OPERATOR_DECIDE_APPROVAL: Operation = Operation {
@@ -242,6 +313,8 @@ pub const OPERATOR_DECIDE_APPROVAL: Operation = Operation {
     request: Some(checks::approval_decision),
     response: checks::approval_resolution,
     invalid_code: Some(codes::INVALID_APPROVAL),
+    request_rules: None,
+    answer_rules: Some("approvalReceipt"),
     answers: Answers::Json,
 };
 pub const OPERATOR_LIST_JOBS: Operation = Operation {
@@ -251,6 +324,8 @@ pub const OPERATOR_LIST_JOBS: Operation = Operation {
     request: Some(checks::operator_jobs_request),
     response: checks::operator_job_list,
     invalid_code: Some(codes::INVALID_OPERATOR_REQUEST),
+    request_rules: None,
+    answer_rules: None,
     answers: Answers::Json,
 };
 pub const OPERATOR_STREAM_JOB: Operation = Operation {
@@ -260,6 +335,8 @@ pub const OPERATOR_STREAM_JOB: Operation = Operation {
     request: None,
     response: checks::run_event,
     invalid_code: None,
+    request_rules: None,
+    answer_rules: None,
     answers: Answers::Events,
 };
 pub const OPERATOR_USAGE: Operation = Operation {
@@ -269,6 +346,8 @@ pub const OPERATOR_USAGE: Operation = Operation {
     request: Some(checks::operator_usage_request),
     response: checks::operator_usage,
     invalid_code: Some(codes::INVALID_OPERATOR_REQUEST),
+    request_rules: None,
+    answer_rules: None,
     answers: Answers::Json,
 };
 pub const OPERATOR_AUDIT: Operation = Operation {
@@ -278,6 +357,8 @@ pub const OPERATOR_AUDIT: Operation = Operation {
     request: Some(checks::operator_audit_request),
     response: checks::operator_audit_page,
     invalid_code: Some(codes::INVALID_OPERATOR_REQUEST),
+    request_rules: None,
+    answer_rules: None,
     answers: Answers::Json,
 };
 
@@ -304,6 +385,8 @@ pub const OPERATIONS: &[Operation] = &[
     DELETE_SOURCE,
     INGEST_DOCUMENT,
     OPERATOR_LIST_RUNS,
+    OPERATOR_UPDATES,
+    OPERATOR_READ_RUN,
     OPERATOR_WATCH_RUN,
     OPERATOR_LIST_APPROVALS,
     OPERATOR_DECIDE_APPROVAL,

@@ -807,6 +807,15 @@ pub struct JobList {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OperatorWaiting {
+    pub kind: String,
+    pub since: String,
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OperatorRun {
     pub run_id: String,
@@ -817,10 +826,18 @@ pub struct OperatorRun {
     pub started_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
     pub steps: u64,
     pub usage: Usage,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<OperatorWaiting>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<String>,
 }
@@ -831,13 +848,83 @@ pub struct OperatorRun {
 pub struct OperatorRunsRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finished: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
 }
 
-/// The answer of `POST /v1/operator/runs`: active runs on this replica, the last finished ones.
+/// The answer of `POST /v1/operator/runs`: active runs on this replica, one page of finished ones (`next_before` for the next).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct OperatorRunList {
     pub active: Vec<OperatorRun>,
     pub finished: Vec<OperatorRun>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_before: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorToolApproval {
+    pub requested_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorToolCall {
+    pub call_id: String,
+    pub name: String,
+    pub called_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<OperatorToolApproval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_requested_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorStep {
+    pub step: u64,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    pub usage: Usage,
+    pub tools: Vec<OperatorToolCall>,
+}
+
+/// The answer of `GET /v1/operator/runs/{id}`: the run, and its steps when this replica served it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OperatorRunDetail {
+    pub run: OperatorRun,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<OperatorStep>>,
+}
+
+/// One change on `GET /v1/operator/updates` (a `snapshot` first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorUpdate {
+    pub r#type: String,
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active: Option<Vec<OperatorRun>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<OperatorRun>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_approvals: Option<u64>,
 }
 
 /// `POST /v1/operator/approvals` body.

@@ -142,7 +142,7 @@ pub fn max_properties(o: &Obj, max: usize) -> Checked<()> {
 }
 
 /// Deep equality where numbers compare by value (`1` equals `1.0`, as in JSON Schema).
-fn json_equal(a: &Value, b: &Value) -> bool {
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q)),

@@ -176,13 +176,6 @@ pub fn is_source_uri(s: &str) -> bool {
     rest.is_some_and(|r| !r.is_empty() && !r.chars().any(is_js_whitespace))
 }
 
-/// Whether a source URI names a user or password (`scheme://user:secret@host/...`).
-pub fn uri_has_credentials(s: &str) -> bool {
-    let after_scheme = s.split_once("://").map_or("", |(_, r)| r);
-    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
-    authority.contains('@')
-}
-
 /// JavaScript's `\s`.
 fn is_js_whitespace(c: char) -> bool {
     c.is_whitespace() || c == '\u{feff}'
@@ -231,7 +224,6 @@ mod tests {
         assert!(is_lower_uuid("12345678-1234-4234-8234-123456789abc") && !is_lower_uuid("invalid"));
         assert!(is_uuid_format("URN:UUID:12345678-1234-4234-8234-123456789ABC"));
         assert!(is_source_uri("https://example.test/a") && !is_source_uri("http://example.test") && !is_source_uri("https://a b"));
-        assert!(uri_has_credentials("https://user:secret@host/path") && !uri_has_credentials("https://host/a@b"));
         assert!(is_artifact_name("review.md") && !is_artifact_name("../accepted.md"));
     }
 }

@@ -1,26 +1,22 @@
 //! Validation of everything the host sends: schemas (generated into
-//! `crate::generated::checks` by `npm run protocol`), cross-field rules (`rules.rs`),
-//! stream rules (`stream.rs`).
+//! `crate::generated::checks` by `npm run protocol`), the generated cross-field rules
+//! (`generated/rules.json`, evaluated by `rules.rs`), stream rules (`stream.rs`).
 pub(crate) mod check;
 mod decode;
 pub(crate) mod formats;
-mod receipts;
-mod rules;
+pub(crate) mod rules;
 mod stream;
 mod submissions;
 
-pub use receipts::{
-    approval_resolution, delete_receipt, index_receipt, ingest_receipt, job_event_page, job_info, job_list, job_submitted, search_result,
-    session_created, session_deleted, session_list, session_snapshot, tool_receipt,
-};
-pub use rules::job_event_order;
-pub use stream::{json_run_result, EventValidator};
+pub use stream::{job_event, EventValidator};
 pub use submissions::{approval_decision, request, tool_result};
 
 use crate::error::{codes, DriverError};
 use crate::generated::checks as schema;
+use crate::generated::operations::Operation;
 use crate::types::{ProtocolInfo, Provider};
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 fn invalid_response(what: &str, e: String) -> DriverError {
@@ -63,10 +59,15 @@ pub fn typed_event(value: Value) -> Result<crate::types::Event, String> {
     decode::typed(value)
 }
 
-/// A wire schema check from `generated::checks`.
-pub type Schema = fn(&Value, &str) -> check::Checked<()>;
-
-/// An operator answer: its schema, then its type.
-pub fn operator_answer<T: serde::de::DeserializeOwned>(value: Value, schema: Schema) -> Result<T, DriverError> {
-    schema(&value, "").and_then(|_| decode::typed(value)).map_err(|e| invalid_response("operator answer", e))
+/// An operation's JSON answer: its schema, then the operation's rules against the request
+/// (`INVALID_RESPONSE` naming the broken rule), then its type.
+pub fn answer<T: DeserializeOwned, R: Serialize>(op: &Operation, value: Value, request: &R) -> Result<T, DriverError> {
+    (op.response)(&value, "").map_err(|e| invalid_response(&format!("the host's {} answer", op.id), e))?;
+    if let Some(name) = op.answer_rules {
+        let request = serde_json::to_value(request).map_err(|e| DriverError::new(codes::INVALID_ARGUMENT, e.to_string()))?;
+        if let Some(broken) = rules::evaluate(name, &rules::scope([("answer", value.clone()), ("request", request)])) {
+            return Err(invalid_response(&format!("the host's {} answer does not match the request", op.id), broken.to_string()));
+        }
+    }
+    decode::typed(value).map_err(|e| invalid_response(&format!("the host's {} answer", op.id), e))
 }

@@ -1,414 +1,318 @@
-//! Cross-field rules JSON Schema cannot express: relationships inside a run result and
-//! between a result and the request that produced it. They run on schema-valid data.
-use super::check::Checked;
-use crate::types::*;
-use std::collections::HashSet;
+//! The cross-field rules of wire protocol 1.0 (what JSON Schema cannot say: an answer
+//! against its request, a stream event against the run) are data: `generated/rules.json`,
+//! which `npm run protocol` copies from `protocol/rules.json` (`src/protocol/rules.ts`
+//! holds them and describes the vocabulary). This module evaluates them on
+//! `serde_json::Value`s, step for step as `src/protocol/rule-evaluator.ts` does; the shared
+//! vectors in `protocol/fixtures/rules.json` hold every client to the same answers.
+use super::check::json_equal;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
-/// A run result (JSON `run` or `run.completed`) against its request.
-pub fn run_result(result: &RunResult, request: &RunRequest) -> Checked<()> {
-    if result.provider != request.provider || result.model != request.model {
-        return Err("result provider/model differ from the request".into());
-    }
-    let sources = result.sources.as_deref().unwrap_or_default();
-    context_manifests(sources)?;
-    for artifact in result.artifacts.as_deref().unwrap_or_default() {
-        draft_artifact(artifact, sources)?;
-    }
-    session(result, request.session.as_ref())?;
-    match (&result.retrieval, &request.retrieval) {
-        (Some(retrieval), Some(options)) => retrieval_result(retrieval, options, sources),
-        (None, None) => Ok(()),
-        (Some(_), None) => Err("result has retrieval evidence the request did not ask for".into()),
-        (None, Some(_)) => Err("result lacks the retrieval evidence the request asked for".into()),
-    }
+/// The first rule a value breaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub rule: String,
+    pub message: String,
+    /// The list items walked to reach it (`answer.hits[1]`), empty at the top.
+    pub at: String,
 }
 
-fn source_location(location: Option<&SourceLocation>, uri: Option<&str>, at: &str) -> Checked<()> {
-    if uri.is_some_and(super::formats::uri_has_credentials) {
-        return Err(format!("{at} uri carries credentials"));
-    }
-    let Some(l) = location else { return Ok(()) };
-    let reversed = |start: Option<u32>, end: Option<u32>| matches!((start, end), (Some(start), Some(end)) if end < start);
-    if reversed(l.page, l.page_end) || reversed(l.start_line, l.end_line) {
-        return Err(format!("{at} location range is reversed"));
-    }
-    Ok(())
-}
-
-fn context_manifests(sources: &[ContextManifest]) -> Checked<()> {
-    let mut ids = HashSet::new();
-    for source in sources {
-        if !ids.insert(source.id.as_str()) {
-            return Err(format!("source {} is listed twice", source.id));
+/// Worded as every client words it: the message, where, and the rule's id in brackets.
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if !self.at.is_empty() {
+            write!(f, " (at {})", self.at)?;
         }
-        source_location(source.location.as_ref(), source.uri.as_deref(), &format!("source {}", source.id))?;
-    }
-    Ok(())
-}
-
-fn draft_artifact(artifact: &DraftArtifact, sources: &[ContextManifest]) -> Checked<()> {
-    match artifact.source_ids.iter().find(|id| !sources.iter().any(|s| &s.id == *id)) {
-        Some(id) => Err(format!("artifact cites source {id} that the result does not list")),
-        None => Ok(()),
+        write!(f, " [{}]", self.rule)
     }
 }
 
-fn session(result: &RunResult, binding: Option<&SessionBinding>) -> Checked<()> {
-    match (&result.session, binding) {
-        (None, None) => Ok(()),
-        (Some(_), None) => Err("result has a session the request did not bind".into()),
-        (None, Some(_)) => Err("result lacks the bound session".into()),
-        (Some(info), Some(binding)) => {
-            if !info.id.eq_ignore_ascii_case(&binding.id) {
-                Err("result session id differs from the request".into())
-            } else if Some(info.revision) != binding.revision.checked_add(1) {
-                Err("result session revision is not the next revision".into())
-            } else if info.provider != result.provider || info.model != result.model {
-                Err("result session provider/model differ from the result".into())
-            } else if info.state != SessionState::Ready {
-                Err("result session is not ready".into())
-            } else {
-                session_info(info)
+/// The names a rule sees; a name that is not bound is absent.
+pub type Scope = HashMap<String, Arc<Value>>;
+
+/// A scope of the given names and values.
+pub fn scope<const N: usize>(bindings: [(&str, Value); N]) -> Scope {
+    bindings.into_iter().map(|(name, value)| (name.to_owned(), Arc::new(value))).collect()
+}
+
+fn rule_sets() -> &'static Map<String, Value> {
+    static SETS: OnceLock<Value> = OnceLock::new();
+    let document =
+        SETS.get_or_init(|| serde_json::from_str(include_str!("../generated/rules.json")).expect("generated/rules.json is JSON"));
+    document["ruleSets"].as_object().expect("generated/rules.json has ruleSets")
+}
+
+fn rules_of(name: &str) -> &'static [Value] {
+    rule_sets().get(name).and_then(|set| set["rules"].as_array()).unwrap_or_else(|| panic!("there is no rule set {name}"))
+}
+
+/// The first rule of the set `name` that `scope` breaks, or `None`.
+pub fn evaluate(name: &str, scope: &Scope) -> Option<Violation> {
+    run(rules_of(name), scope, "")
+}
+
+fn text(value: &Value) -> &str {
+    value.as_str().unwrap_or_default()
+}
+
+fn run(rules: &'static [Value], scope: &Scope, at: &str) -> Option<Violation> {
+    for rule in rules {
+        if rule.get("when").is_some_and(|when| !holds(when, scope)) {
+            continue;
+        }
+        if let Some(id) = rule.get("id") {
+            if !holds(&rule["check"], scope) {
+                return Some(Violation { rule: text(id).to_owned(), message: text(&rule["message"]).to_owned(), at: at.to_owned() });
             }
+            continue;
         }
-    }
-}
-
-fn retrieval_result(retrieval: &RetrievalResult, options: &RetrievalOptions, sources: &[ContextManifest]) -> Checked<()> {
-    let scope = RetrievalSearch {
-        corpus: options.corpus.clone(),
-        source_ids: options.source_ids.clone(),
-        limit: options.limit,
-        max_context_bytes: options.max_context_bytes,
-        min_score: options.min_score,
-        ..Default::default()
-    };
-    search_result(retrieval, &scope).map_err(|e| format!("retrieval: {e}"))?;
-    // Every hit is cited by exactly one retrieval manifest that describes it.
-    if sources.iter().filter(|s| s.origin == ContextOrigin::Retrieval).count() != retrieval.hits.len() {
-        return Err("result sources must hold exactly one retrieval manifest per hit".into());
-    }
-    for hit in &retrieval.hits {
-        let at = format!("retrieval hit {}", hit.chunk_id);
-        let Some(manifest) = sources.iter().find(|s| s.id == hit.chunk_id && s.origin == ContextOrigin::Retrieval) else {
-            return Err(format!("{at} has no retrieval manifest in the result sources"));
+        if let Some(name) = rule.get("apply") {
+            let mut inner = Scope::new();
+            for (param, expression) in rule["with"].as_object().into_iter().flatten() {
+                if let Some(value) = value_of(expression, scope) {
+                    inner.insert(param.clone(), Arc::new(value.into_owned()));
+                }
+            }
+            if let Some(found) = run(rules_of(text(name)), &inner, at) {
+                return Some(found);
+            }
+            continue;
+        }
+        let each = rule.get("each");
+        let items: Vec<Option<Value>> = match each {
+            Some(each) => list_of(value_of(&each["in"], scope)).into_iter().map(Some).collect(),
+            None => vec![None],
         };
-        if manifest.revision != hit.source.revision {
-            return Err(format!("{at} and its manifest disagree on the revision"));
-        }
-        if manifest.location.as_ref().and_then(|l| l.document_id.as_deref()) != Some(hit.source.id.as_str()) {
-            return Err(format!("{at} and its manifest disagree on location.documentId"));
-        }
-        if manifest.bytes != hit.text.len() as u64 {
-            return Err(format!("{at} and its manifest disagree on the byte count"));
-        }
-    }
-    Ok(())
-}
-
-/// Retrieval defaults a host applies when the request leaves them out.
-const DEFAULT_RETRIEVAL_LIMIT: usize = 8;
-const DEFAULT_MAX_CONTEXT_BYTES: u64 = 65_536;
-
-/// A search answer: the requested corpus, at most `limit` (default 8) unique chunks, each
-/// from a selected source and at or above `minScore`, and at most `maxContextBytes`
-/// (default 65,536) bytes of hit text.
-pub fn search_result(result: &RetrievalResult, request: &RetrievalSearch) -> Checked<()> {
-    if result.corpus != request.corpus {
-        return Err(format!("corpus {} is not the requested {}", result.corpus, request.corpus));
-    }
-    let limit = request.limit.map_or(DEFAULT_RETRIEVAL_LIMIT, |limit| limit as usize);
-    if result.hits.len() > limit {
-        return Err(format!("{} hits, more than the limit {limit}", result.hits.len()));
-    }
-    let mut chunk_ids = HashSet::new();
-    if !result.hits.iter().all(|hit| chunk_ids.insert(hit.chunk_id.as_str())) {
-        return Err("a chunk is listed twice".into());
-    }
-    let max_bytes = request.max_context_bytes.unwrap_or(DEFAULT_MAX_CONTEXT_BYTES);
-    if result.hits.iter().map(|hit| hit.text.len() as u64).sum::<u64>() > max_bytes {
-        return Err(format!("the hits carry more than {max_bytes} bytes of text"));
-    }
-    for hit in &result.hits {
-        let at = format!("hit {}", hit.chunk_id);
-        if request.source_ids.as_ref().is_some_and(|ids| !ids.contains(&hit.source.id)) {
-            return Err(format!("{at} comes from a source the request did not select"));
-        }
-        if request.min_score.is_some_and(|min| hit.score < min) {
-            return Err(format!("{at} scores below minScore"));
-        }
-        source_location(hit.source.location.as_ref(), hit.source.uri.as_deref(), &at)?;
-        if let Some(manifest) = &hit.ingestion {
-            ingestion_manifest(manifest).map_err(|e| format!("{at} ingestion: {e}"))?;
-        }
-    }
-    Ok(())
-}
-
-/// What an index, delete or ingest receipt says it touched.
-pub struct Touched<'a> {
-    pub corpus: &'a str,
-    pub source_id: &'a str,
-    pub revision: &'a str,
-}
-
-/// A receipt names the corpus, source and revision asked for; an ingestion manifest,
-/// when there is one, counts the receipt's chunks and is consistent.
-pub fn source_receipt(got: Touched<'_>, want: Touched<'_>, chunks: u32, manifest: Option<&IngestionManifest>) -> Checked<()> {
-    if got.corpus != want.corpus {
-        return Err(format!("it names corpus {}, not {}", got.corpus, want.corpus));
-    }
-    if got.source_id != want.source_id {
-        return Err(format!("it names source {}, not {}", got.source_id, want.source_id));
-    }
-    if got.revision != want.revision {
-        return Err(format!("it names revision {}, not {}", got.revision, want.revision));
-    }
-    let Some(manifest) = manifest else { return Ok(()) };
-    if manifest.chunks != chunks {
-        return Err(format!("its ingestion manifest counts {} chunks, the receipt {chunks}", manifest.chunks));
-    }
-    ingestion_manifest(manifest).map_err(|e| format!("ingestion: {e}"))
-}
-
-fn has_duplicates(values: &[u32]) -> bool {
-    values.iter().collect::<HashSet<_>>().len() != values.len()
-}
-
-fn ingestion_manifest(m: &IngestionManifest) -> Checked<()> {
-    if m.indexed_text_bytes > m.extracted_text_bytes {
-        return Err("indexed more text than it extracted".into());
-    }
-    if m.pages.is_some() && m.format != "pdf" {
-        return Err(format!("page coverage for a {} document", m.format));
-    }
-    if m.messages.is_some() && m.format != "email" {
-        return Err(format!("message coverage for a {} document", m.format));
-    }
-    if let Some(pages) = &m.pages {
-        if has_duplicates(&pages.ocr) || has_duplicates(&pages.empty) {
-            return Err("a page is listed twice".into());
-        }
-        if pages.ocr.iter().chain(&pages.empty).any(|&page| page > pages.total) {
-            return Err("a page beyond the total".into());
-        }
-        if pages.ocr.iter().any(|page| pages.empty.contains(page)) {
-            return Err("a page is both OCR and empty".into());
-        }
-        if !pages.ocr.is_empty() && m.ocr_extractor.is_none() {
-            return Err("OCR without naming the OCR extractor".into());
-        }
-        if pages.empty.len() as u32 >= pages.total {
-            return Err("no page with text".into());
-        }
-        if m.chunks < pages.total - pages.empty.len() as u32 {
-            return Err("fewer chunks than pages with text".into());
-        }
-    }
-    if m.messages.as_ref().is_some_and(|messages| messages.empty >= messages.total) {
-        return Err("no message with text".into());
-    }
-    Ok(())
-}
-
-/// Session timestamps: host-stamped (fixed width), so they order as strings.
-pub fn session_info(session: &SessionInfo) -> Checked<()> {
-    if session.updated_at < session.created_at {
-        return Err("session updatedAt is before createdAt".into());
-    }
-    match (session.state, &session.expires_at) {
-        (SessionState::Running, None) => Ok(()),
-        (SessionState::Running, Some(_)) => Err("a running session has no expiresAt".into()),
-        (_, None) => Err("a settled session must carry expiresAt".into()),
-        (_, Some(expires)) if *expires <= session.updated_at => Err("session expiresAt must be later than updatedAt".into()),
-        _ => Ok(()),
-    }
-}
-
-/// A create receipt echoes the request: provider, model, mode, instructions and the
-/// `{role, content}` history, at revision 0 and ready.
-pub fn session_created(snapshot: &SessionSnapshot, request: &SessionCreate) -> Checked<()> {
-    let info = &snapshot.session;
-    session_info(info)?;
-    if info.provider != request.provider || info.model != request.model {
-        return Err("the session provider/model differ from the request".into());
-    }
-    if info.mode != request.mode {
-        return Err("the session mode differs from the request".into());
-    }
-    if info.revision != 0 {
-        return Err("a new session must have revision 0".into());
-    }
-    if info.state != SessionState::Ready {
-        return Err("a new session must be ready".into());
-    }
-    if snapshot.instructions != request.instructions {
-        return Err("the session instructions differ from the request".into());
-    }
-    if snapshot.history != request.history.clone().unwrap_or_default() {
-        return Err("the session history differs from the request".into());
-    }
-    Ok(())
-}
-
-/// A read receipt names the requested session.
-pub fn session_snapshot(snapshot: &SessionSnapshot, id: &str) -> Checked<()> {
-    if !snapshot.session.id.eq_ignore_ascii_case(id) {
-        return Err(format!("the host answered for session {}", snapshot.session.id));
-    }
-    session_info(&snapshot.session)
-}
-
-/// How many a list holds when the request names no limit.
-const DEFAULT_LIST_LIMIT: u32 = 20;
-
-/// A list: at most `limit` (default 20), each id once, most recently updated first (host
-/// timestamps are fixed width, so they order as strings).
-fn listing<'a>(items: impl Iterator<Item = (&'a str, &'a str)>, limit: Option<u32>, what: &str) -> Checked<()> {
-    let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
-    let mut seen = HashSet::new();
-    let mut previous: Option<&str> = None;
-    for (index, (id, updated)) in items.enumerate() {
-        if index >= limit {
-            return Err(format!("the {what} list holds more than the limit of {limit}"));
-        }
-        if !seen.insert(id) {
-            return Err(format!("the {what} list names {id} twice"));
-        }
-        if previous.is_some_and(|before| updated > before) {
-            return Err(format!("the {what} list is not most recently updated first"));
-        }
-        previous = Some(updated);
-    }
-    Ok(())
-}
-
-pub fn session_list(sessions: &[SessionInfo], request: &SessionListRequest) -> Checked<()> {
-    sessions.iter().try_for_each(session_info)?;
-    listing(sessions.iter().map(|s| (s.id.as_str(), s.updated_at.as_str())), request.limit, "session")
-}
-
-pub fn job_list(jobs: &[JobInfo], request: &JobListRequest) -> Checked<()> {
-    for job in jobs {
-        if let Some(state) = request.state.filter(|state| *state != job.state) {
-            return Err(format!("the job list holds a {:?} job, not only {state:?} ones", job.state));
-        }
-        job_info(job)?;
-    }
-    listing(jobs.iter().map(|j| (j.id.as_str(), j.updated_at.as_str())), request.limit, "job")
-}
-
-fn job_terminal(state: JobState) -> bool {
-    !matches!(state, JobState::Queued | JobState::Running)
-}
-
-/// A job's state: updatedAt ≥ createdAt; a finished job, and only a finished one, has
-/// expiresAt, later than updatedAt; a queued job has no events; a finished one has at
-/// least run.started and its terminal event. Host timestamps are fixed width, so they
-/// order as strings.
-pub fn job_info(job: &JobInfo) -> Checked<()> {
-    let terminal = job_terminal(job.state);
-    if job.updated_at < job.created_at {
-        return Err("job updatedAt is before createdAt".into());
-    }
-    match &job.expires_at {
-        None if terminal => return Err(format!("a {:?} job must carry expiresAt", job.state)),
-        Some(_) if !terminal => return Err(format!("a {:?} job has no expiresAt", job.state)),
-        Some(expires) if *expires <= job.updated_at => return Err("job expiresAt must be later than updatedAt".into()),
-        _ => {}
-    }
-    if job.state == JobState::Queued && job.cursor != 0 {
-        return Err("a queued job has no events".into());
-    }
-    if terminal && job.cursor < 2 {
-        return Err("a finished job has at least two events".into());
-    }
-    Ok(())
-}
-
-/// The rules every event of a job obeys, in a page or in the live stream: the job's run,
-/// the sequence after `previous`, run.started exactly at 1 naming the job's provider and
-/// model, and no approval or application-tool event (jobs negotiate neither). Every type
-/// is known by construction (`Event` has no unknown variant).
-pub fn job_event_order(job: &JobInfo, event: &Event, previous: u64) -> Checked<()> {
-    if event.run_id != job.run_id {
-        return Err("event belongs to another run".into());
-    }
-    if Some(event.sequence) != previous.checked_add(1) {
-        return Err(format!("sequence {} does not follow {previous}", event.sequence));
-    }
-    match &event.payload {
-        EventPayload::RunStarted { provider, model } if event.sequence != 1 || *provider != job.provider || *model != job.model => {
-            Err("run.started must come at sequence 1 and name the job's provider/model".into())
-        }
-        EventPayload::RunStarted { .. } => Ok(()),
-        _ if event.sequence == 1 => Err("the first event is not run.started".into()),
-        EventPayload::ApprovalRequested { .. } | EventPayload::ApprovalResolved { .. } | EventPayload::ToolExecutionRequested { .. } => {
-            Err(format!("{} in a job (jobs negotiate no approvals or application tools)", event.kind()))
-        }
-        EventPayload::RunCompleted { result } => job_result(job, result),
-        _ => Ok(()),
-    }
-}
-
-fn job_result(job: &JobInfo, result: &RunResult) -> Checked<()> {
-    if result.run_id != job.run_id || result.provider != job.provider || result.model != job.model {
-        return Err("the result is not the job's run, provider and model".into());
-    }
-    if result.session.is_some() {
-        return Err("a job result has no session".into());
-    }
-    context_manifests(result.sources.as_deref().unwrap_or_default())
-}
-
-/// A page of a job's events as the continuation of events `1..=after`.
-pub fn job_page(page: &JobEventPage, request: &JobEventsRequest) -> Checked<()> {
-    let job = &page.job;
-    job_info(job)?;
-    if job.id != request.id {
-        return Err(format!("the page is for job {}", job.id));
-    }
-    let limit = request.limit.unwrap_or(100).min(100) as usize;
-    if page.events.len() > limit {
-        return Err(format!("{} events exceed the limit {limit}", page.events.len()));
-    }
-    let mut last = request.after;
-    for event in &page.events {
-        job_event_order(job, event, last)?;
-        if event.sequence > job.cursor {
-            return Err(format!("sequence {} is beyond the job's cursor {}", event.sequence, job.cursor));
-        }
-        let at_end = event.sequence == job.cursor && job_terminal(job.state);
-        match (&event.payload, at_end) {
-            (_, false) if event.is_terminal() => return Err(format!("{} before the end of a finished job", event.kind())),
-            (_, true) if !event.is_terminal() => return Err("a finished job must end with its terminal event".into()),
-            (EventPayload::RunCompleted { .. }, _) if job.state != JobState::Completed => {
-                return Err(format!("run.completed ends a {:?} job", job.state))
+        for (index, item) in items.into_iter().enumerate() {
+            let mut inner = scope.clone();
+            let mut where_ = Cow::Borrowed(at);
+            if let (Some(each), Some(item)) = (each, item) {
+                inner.insert(text(&each["as"]).to_owned(), Arc::new(item));
+                if let Some(name) = each.get("index") {
+                    inner.insert(text(name).to_owned(), Arc::new(Value::from(index)));
+                }
+                let list = each["in"].as_str().unwrap_or("items");
+                where_ = Cow::Owned(if at.is_empty() { format!("{list}[{index}]") } else { format!("{at}/{list}[{index}]") });
             }
-            (EventPayload::RunCancelled { .. }, _) if job.state != JobState::Cancelled => {
-                return Err(format!("run.cancelled ends a {:?} job", job.state))
+            if let Some(lets) = rule.get("let").and_then(Value::as_object) {
+                let bound: Vec<(String, Value)> = lets
+                    .iter()
+                    .filter_map(|(name, expression)| value_of(expression, &inner).map(|v| (name.clone(), v.into_owned())))
+                    .collect();
+                for (name, value) in bound {
+                    inner.insert(name, Arc::new(value));
+                }
             }
-            (EventPayload::RunFailed { error }, _) => match job.state {
-                JobState::Failed => {}
-                JobState::Interrupted if error.outcome == Some(crate::error::ErrorOutcome::Uncertain) => {}
-                JobState::Interrupted => return Err("an interrupted job's run.failed must have outcome uncertain".into()),
-                state => return Err(format!("run.failed ends a {state:?} job")),
-            },
-            _ => {}
+            if let Some(found) = run(rule["rules"].as_array().map_or(&[], Vec::as_slice), &inner, &where_) {
+                return Some(found);
+            }
         }
-        last = event.sequence;
     }
-    if page.next_cursor != last {
-        return Err(format!("nextCursor {} is not the last sequence {last}", page.next_cursor));
+    None
+}
+
+fn pair<'s>(operands: &'static Value, scope: &'s Scope) -> (Option<Cow<'s, Value>>, Option<Cow<'s, Value>>) {
+    (value_of(&operands[0], scope), value_of(&operands[1], scope))
+}
+
+fn holds(condition: &'static Value, scope: &Scope) -> bool {
+    let (name, operand) = operator(condition);
+    match name {
+        "equal" => match pair(operand, scope) {
+            (Some(a), Some(b)) => json_equal(&a, &b),
+            (a, b) => a.is_none() && b.is_none(),
+        },
+        "less" => matches!(pair(operand, scope), (Some(a), Some(b)) if compare(&a, &b).is_some_and(|o| o.is_lt())),
+        "atMost" => matches!(pair(operand, scope), (Some(a), Some(b)) if compare(&a, &b).is_some_and(|o| o.is_le())),
+        "present" => value_of(operand, scope).is_some(),
+        "in" => match pair(operand, scope) {
+            (Some(item), list) => list_of(list).iter().any(|candidate| json_equal(candidate, &item)),
+            (None, _) => false,
+        },
+        "unique" => {
+            let items = list_of(value_of(operand, scope));
+            items.iter().enumerate().all(|(index, item)| !items[..index].iter().any(|earlier| json_equal(earlier, item)))
+        }
+        "iff" => holds(&operand[0], scope) == holds(&operand[1], scope),
+        "not" => !holds(operand, scope),
+        "and" => operand.as_array().into_iter().flatten().all(|part| holds(part, scope)),
+        "uriWithoutCredentials" => !value_of(operand, scope).is_some_and(|uri| has_credentials(&uri)),
+        _ => panic!("unknown rule condition {condition}"),
     }
-    if page.next_cursor > job.cursor {
-        return Err("nextCursor is beyond the job's cursor".into());
+}
+
+/// The operator of a condition or value object (`count` and `find` also take `where`, `map` takes `to`).
+fn operator(object: &'static Value) -> (&'static str, &'static Value) {
+    object
+        .as_object()
+        .and_then(|o| o.iter().find(|(key, _)| !matches!(key.as_str(), "where" | "to")))
+        .map(|(key, operand)| (key.as_str(), operand))
+        .unwrap_or_else(|| panic!("not a rule operator: {object}"))
+}
+
+fn with_it(scope: &Scope, it: &Value) -> Scope {
+    let mut inner = scope.clone();
+    inner.insert("it".to_owned(), Arc::new(it.clone()));
+    inner
+}
+
+/// A rule value, or `None` when it is absent.
+fn value_of<'s>(expression: &'static Value, scope: &'s Scope) -> Option<Cow<'s, Value>> {
+    let object = match expression {
+        Value::String(path) => return lookup(path, scope),
+        Value::Object(object) => object,
+        literal => return Some(Cow::Borrowed(literal)), // a number, boolean or null
+    };
+    let (name, operand) = operator(expression);
+    let owned = |value: Value| Some(Cow::Owned(value));
+    match name {
+        "value" => Some(Cow::Borrowed(operand)),
+        "count" => {
+            let items = list_of(value_of(operand, scope));
+            let count = match object.get("where") {
+                Some(condition) => items.iter().filter(|it| holds(condition, &with_it(scope, it))).count(),
+                None => items.len(),
+            };
+            owned(Value::from(count))
+        }
+        "bytes" => match value_of(operand, scope).as_deref() {
+            Some(Value::String(text)) => owned(Value::from(text.len())),
+            Some(Value::Array(items)) => owned(Value::from(items.iter().filter_map(Value::as_str).map(str::len).sum::<usize>())),
+            _ => None,
+        },
+        "add" => {
+            let mut sum = 0.0;
+            for term in operand.as_array().into_iter().flatten() {
+                sum += value_of(term, scope)?.as_f64()?;
+            }
+            serde_json::Number::from_f64(sum).map(|n| Cow::Owned(Value::Number(n)))
+        }
+        "default" => operand.as_array().into_iter().flatten().find_map(|option| value_of(option, scope)),
+        "lower" => match value_of(operand, scope)?.as_ref() {
+            Value::String(text) => owned(Value::from(text.to_ascii_lowercase())),
+            _ => None,
+        },
+        "find" => {
+            let condition = &object["where"];
+            list_of(value_of(operand, scope)).into_iter().find(|it| holds(condition, &with_it(scope, it))).map(Cow::Owned)
+        }
+        "map" => match value_of(operand, scope)?.as_ref() {
+            Value::String(key) => object["to"].get(key).map(Cow::Borrowed),
+            _ => None,
+        },
+        _ => panic!("unknown rule value {expression}"),
     }
-    if page.has_more != (page.next_cursor < job.cursor) {
-        return Err("hasMore contradicts nextCursor and the job's cursor".into());
+}
+
+/// A path's value: `a.b` one value (`None` when absent); a path with `[]` the list of every value it reaches.
+fn lookup<'s>(path: &str, scope: &'s Scope) -> Option<Cow<'s, Value>> {
+    let mut steps = path.split('.');
+    let root = steps.next()?;
+    if !path.contains("[]") {
+        let mut current: &Value = scope.get(root)?;
+        for step in steps {
+            current = current.as_object()?.get(step)?;
+        }
+        return Some(Cow::Borrowed(current));
     }
-    if page.has_more && page.events.is_empty() {
-        return Err("an empty page says hasMore".into());
+    fn walk(current: &Value, steps: &[&str], found: &mut Vec<Value>) {
+        let Some((step, rest)) = steps.split_first() else {
+            found.push(current.clone());
+            return;
+        };
+        let (name, each) = step.strip_suffix("[]").map_or((*step, false), |name| (name, true));
+        let Some(next) = current.as_object().and_then(|o| o.get(name)) else { return };
+        if !each {
+            walk(next, rest, found);
+        } else if let Value::Array(items) = next {
+            items.iter().for_each(|item| walk(item, rest, found));
+        }
     }
-    Ok(())
+    let steps: Vec<&str> = path.split('.').collect();
+    let mut found = Vec::new();
+    let (name, each) = steps[0].strip_suffix("[]").map_or((steps[0], false), |name| (name, true));
+    if let Some(start) = scope.get(name) {
+        match (each, start.as_ref()) {
+            (false, value) => walk(value, &steps[1..], &mut found),
+            (true, Value::Array(items)) => items.iter().for_each(|item| walk(item, &steps[1..], &mut found)),
+            (true, _) => {}
+        }
+    }
+    Some(Cow::Owned(Value::Array(found)))
+}
+
+/// A value as a list: anything else, an absent value too, is empty.
+fn list_of(value: Option<Cow<'_, Value>>) -> Vec<Value> {
+    match value {
+        Some(Cow::Owned(Value::Array(items))) => items,
+        Some(Cow::Borrowed(Value::Array(items))) => items.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Numbers by value, strings by code point (UTF-8 byte order is the same); `None` for anything else.
+fn compare(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64()?.partial_cmp(&y.as_f64()?),
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+/// Whether a URI's authority (after `://`, up to the first `/`, `?` or `#`) carries user information.
+fn has_credentials(uri: &Value) -> bool {
+    let Some((_, rest)) = uri.as_str().and_then(|uri| uri.split_once("://")) else { return false };
+    rest.split(['/', '?', '#']).next().unwrap_or_default().contains('@')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes;
+    use crate::generated::operations as ops;
+    use crate::types::RetrievalIndexRequest;
+    use serde_json::json;
+
+    /// The shared vectors of `protocol/fixtures/rules.json`: the TypeScript, Python and Go
+    /// clients give the same answers.
+    #[test]
+    fn answers_the_shared_vectors() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../protocol/fixtures/rules.json");
+        let document: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let cases = document["cases"].as_array().unwrap();
+        assert!(cases.len() >= 30);
+        for case in cases {
+            let bindings = case["scope"].as_object().unwrap().iter().map(|(name, value)| (name.clone(), Arc::new(value.clone()))).collect();
+            let broken = evaluate(case["ruleSet"].as_str().unwrap(), &bindings);
+            assert_eq!(broken.as_ref().map(|v| v.rule.as_str()), case["broken"].as_str(), "{}", case["name"]);
+            if let Some(broken) = broken {
+                assert_eq!(Some(broken.at.as_str()), case["at"].as_str(), "{}", case["name"]);
+            }
+        }
+    }
+
+    #[test]
+    fn words_a_violation_as_every_client() {
+        let violation = Violation { rule: "a.b".into(), message: "it is wrong".into(), at: "answer.hits[1]".into() };
+        assert_eq!(violation.to_string(), "it is wrong (at answer.hits[1]) [a.b]");
+        assert_eq!(Violation { at: String::new(), ..violation }.to_string(), "it is wrong [a.b]");
+    }
+
+    #[test]
+    fn a_request_breaking_its_rules_is_refused_with_the_operation_code() {
+        let mut request: RetrievalIndexRequest = serde_json::from_value(json!({
+            "corpus": "docs", "source": {"id": "guide", "revision": "1"},
+            "chunks": [{"id": "c1", "text": "a"}, {"id": "c1", "text": "b"}]
+        }))
+        .unwrap();
+        let refused = crate::validate::request(&ops::INDEX_SOURCE, &request).unwrap_err();
+        assert_eq!(refused.code, codes::INVALID_RETRIEVAL);
+        assert!(refused.message.contains("[indexRequest.chunkIds]"), "{}", refused.message);
+        request.chunks.truncate(1);
+        crate::validate::request(&ops::INDEX_SOURCE, &request).unwrap();
+    }
 }

@@ -1,24 +1,26 @@
 //! The consumer rules of a `/v1/runs` event stream: envelope, ordering, unknown types,
-//! negotiation gates, payload schemas and cross-checks against the request.
-use super::{check::Checked, decode, rules};
+//! negotiation gates and payload schemas here (they decide, before the payload is even
+//! validated, whether an event is skipped, `UNSUPPORTED_EVENT` or `INVALID_STREAM`, as in
+//! every client), then the generated rules of set `runEvent` against the request.
+use super::{decode, rules};
 use crate::error::{codes, DriverError};
 use crate::generated::checks as schema;
 use crate::types::*;
-use serde_json::Value;
-use std::collections::{HashMap, HashSet};
-
-/// At most this many application tool invocations per run.
-const MAX_TOOL_EXECUTIONS: usize = 2048;
+use serde_json::{json, Value};
+use std::sync::Arc;
 
 /// Validates the frames of one run stream in order.
 pub struct EventValidator {
     request: RunRequest,
+    /// The request as the rules read it.
+    request_value: Arc<Value>,
     last_sequence: f64,
     run_id: Option<String>,
-    /// The call id of each requested approval, by approval id.
-    approvals: HashMap<String, String>,
-    execution_ids: HashSet<String>,
-    call_ids: HashSet<String>,
+    /// What the rules of later events need to know of earlier ones: `{approvalId, callId}`
+    /// of each requested approval, `{executionId, callId}` of each requested execution.
+    /// (JSON lists, shared with each event's rule scope rather than copied into it.)
+    approvals: Arc<Value>,
+    executions: Arc<Value>,
     finished: bool,
 }
 
@@ -33,12 +35,13 @@ fn unsupported(message: impl Into<String>) -> DriverError {
 impl EventValidator {
     pub fn new(request: RunRequest) -> Self {
         EventValidator {
+            // A RunRequest always serializes (its JSON values are serde_json values).
+            request_value: Arc::new(serde_json::to_value(&request).unwrap_or_default()),
             request,
             last_sequence: 0.0,
             run_id: None,
-            approvals: HashMap::new(),
-            execution_ids: HashSet::new(),
-            call_ids: HashSet::new(),
+            approvals: Arc::new(Value::Array(Vec::new())),
+            executions: Arc::new(Value::Array(Vec::new())),
             finished: false,
         }
     }
@@ -66,8 +69,17 @@ impl EventValidator {
         };
         self.check_negotiated(&kind)?;
         check(&value, "").map_err(|e| invalid(format!("{kind} event: {e}")))?;
+        self.check_rules(&kind, value.clone())?;
         let event: Event = decode::typed(value).map_err(|e| invalid(format!("{kind} event: {e}")))?;
-        self.cross_check(&event).map_err(|e| invalid(format!("{kind} event: {e}")))?;
+        match &event.payload {
+            EventPayload::ApprovalRequested { approval } => {
+                push(&mut self.approvals, json!({"approvalId": approval.approval_id, "callId": approval.call.id}))
+            }
+            EventPayload::ToolExecutionRequested { execution } => {
+                push(&mut self.executions, json!({"executionId": execution.execution_id, "callId": execution.call.id}));
+            }
+            _ => {}
+        }
         self.finished = event.is_terminal();
         Ok(Some(event))
     }
@@ -87,6 +99,22 @@ impl EventValidator {
         Ok(())
     }
 
+    /// The rules of set `runEvent`: the event against the request and the events before it.
+    fn check_rules(&self, kind: &str, event: Value) -> Result<(), DriverError> {
+        let mut scope = rules::Scope::new();
+        scope.insert("event".to_owned(), Arc::new(event));
+        scope.insert("request".to_owned(), Arc::clone(&self.request_value));
+        scope.insert("approvals".to_owned(), Arc::clone(&self.approvals));
+        scope.insert("executions".to_owned(), Arc::clone(&self.executions));
+        if let Some(run_id) = &self.run_id {
+            scope.insert("runId".to_owned(), Arc::new(Value::from(run_id.as_str())));
+        }
+        match rules::evaluate("runEvent", &scope) {
+            Some(broken) => Err(invalid(format!("{kind} event is inconsistent: {broken}"))),
+            None => Ok(()),
+        }
+    }
+
     fn check_negotiated(&self, kind: &str) -> Result<(), DriverError> {
         let negotiated = match kind {
             "approval.requested" | "approval.resolved" => self.request.approvals.is_some(),
@@ -99,63 +127,19 @@ impl EventValidator {
             Err(unsupported(format!("{kind} was not negotiated by the request")))
         }
     }
+}
 
-    fn cross_check(&mut self, event: &Event) -> Checked<()> {
-        let run_id = event.run_id.as_str();
-        match &event.payload {
-            EventPayload::RunStarted { provider, model } if *provider != self.request.provider || *model != self.request.model => {
-                Err("provider/model differ from the request".into())
-            }
-            EventPayload::ApprovalRequested { approval } => {
-                if approval.run_id != run_id {
-                    Err("approval belongs to another run".into())
-                } else if Some(approval.idle_policy) != self.request.approvals.as_ref().map(|a| a.idle_policy) {
-                    Err("approval idlePolicy differs from the requested policy".into())
-                } else {
-                    self.approvals.insert(approval.approval_id.clone(), approval.call.id.clone());
-                    Ok(())
-                }
-            }
-            EventPayload::ApprovalResolved { resolution } => match self.approvals.get(&resolution.approval_id) {
-                _ if resolution.run_id != run_id => Err("resolution belongs to another run".into()),
-                None => Err(format!("resolution {} answers no requested approval", resolution.approval_id)),
-                Some(call_id) if *call_id != resolution.call_id => Err("resolution callId is not the call of its approval".into()),
-                Some(_) => Ok(()),
-            },
-            EventPayload::ToolExecutionRequested { execution } => self.tool_execution(execution, run_id),
-            EventPayload::RunCompleted { result } if result.run_id != run_id => Err("result belongs to another run".into()),
-            EventPayload::RunCompleted { result } => rules::run_result(result, &self.request),
-            _ => Ok(()),
-        }
-    }
-
-    fn tool_execution(&mut self, execution: &ToolExecution, run_id: &str) -> Checked<()> {
-        let name = &execution.call.name;
-        let declared = self.request.application_tools.iter().flatten().any(|t| &t.name == name);
-        let selected = self.request.tools.iter().flatten().any(|t| t == name);
-        if execution.run_id != run_id {
-            Err("execution belongs to another run".into())
-        } else if !declared || !selected {
-            Err(format!("execution names {name}, which is not a declared and selected application tool"))
-        } else if self.execution_ids.contains(&execution.execution_id) {
-            Err("executionId repeated".into())
-        } else if self.call_ids.contains(&execution.call.id) {
-            Err("call id repeated".into())
-        } else if self.execution_ids.len() >= MAX_TOOL_EXECUTIONS {
-            Err("more than 2048 tool executions in one run".into())
-        } else {
-            self.execution_ids.insert(execution.execution_id.clone());
-            self.call_ids.insert(execution.call.id.clone());
-            Ok(())
-        }
+fn push(list: &mut Arc<Value>, entry: Value) {
+    if let Value::Array(items) = Arc::make_mut(list) {
+        items.push(entry);
     }
 }
 
-/// A JSON `run` result: schema, then the rules against the request.
-pub fn json_run_result(value: Value, request: &RunRequest) -> Result<RunResult, DriverError> {
-    let bad = |e: String| DriverError::new(codes::INVALID_RESPONSE, format!("run result: {e}"));
-    schema::run_result(&value, "").map_err(bad)?;
-    let result: RunResult = decode::typed(value).map_err(bad)?;
-    rules::run_result(&result, request).map_err(bad)?;
-    Ok(result)
+/// One event of a job's log (a page or the live stream) against the job: the rules of set
+/// `jobEvent` (the job's run, the expected sequence, run.started exactly first, no
+/// interactive events, a result that is the job's).
+pub fn job_event(job: &JobInfo, event: &Value, sequence: u64) -> Result<(), String> {
+    let job = serde_json::to_value(job).map_err(|e| e.to_string())?;
+    let scope = rules::scope([("event", event.clone()), ("job", job), ("sequence", Value::from(sequence))]);
+    rules::evaluate("jobEvent", &scope).map_or(Ok(()), |broken| Err(broken.to_string()))
 }

@@ -36,8 +36,8 @@ fn checked<T: Serialize>(body: &T, schema: fn(&Value, &str) -> Checked<()>) -> C
     Ok(value)
 }
 
-/// A request body checked against its operation's generated request check: a malformed
-/// one fails with the operation's code (the host's) before anything is sent.
+/// A request body checked against its operation's generated request check and request
+/// rules: a malformed one fails with the operation's code (the host's) before anything is sent.
 pub fn request<T: Serialize>(op: &Operation, body: &T) -> Result<(), DriverError> {
     checked_for(op, body).map(drop)
 }
@@ -46,7 +46,13 @@ fn checked_for<T: Serialize>(op: &Operation, body: &T) -> Result<Value, DriverEr
     let (Some(schema), Some(code)) = (op.request, op.invalid_code) else {
         return serde_json::to_value(body).map_err(|e| DriverError::new(codes::INVALID_ARGUMENT, e.to_string()));
     };
-    checked(body, schema).map_err(|e| DriverError::new(code, format!("the {} request is invalid: {e}", op.id)))
+    let invalid = |e| DriverError::new(code, format!("the {} request is invalid: {e}", op.id));
+    let value = checked(body, schema).map_err(invalid)?;
+    if let Some(broken) = op.request_rules.and_then(|name| super::rules::evaluate(name, &super::rules::scope([("request", value.clone())])))
+    {
+        return Err(invalid(broken.to_string()));
+    }
+    Ok(value)
 }
 
 /// A decision (to `op`, the caller's or the operator's endpoint), whose call arguments must

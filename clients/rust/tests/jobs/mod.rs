@@ -312,6 +312,10 @@ async fn session_receipts_echo_what_was_asked() {
             assert_eq!(outcome.unwrap_err().code(), Some(codes::INVALID_RESPONSE));
         }
     }
+    // A schema-valid receipt for another session breaks a rule of protocol/rules.json, which the error names (as in every client).
+    let other = json!({"id": "12345678-1234-4234-8234-123456789def", "deleted": true});
+    let refused = answering(&other).await.delete_session(&id.id).await.unwrap_err();
+    assert!(refused.to_string().contains("[sessionDeleted.id]"), "{refused}");
 }
 
 #[tokio::test]

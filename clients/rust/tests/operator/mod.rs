@@ -1,5 +1,6 @@
 //! The operator client against loopback peers: the bearer and body sent to each
-//! `/v1/operator/...` endpoint, malformed requests refused before sending, answers validated.
+//! `/v1/operator/...` endpoint, malformed requests refused before sending, answers validated,
+//! one run's page, and the live update feed (validated update by update, closed when dropped).
 use crate::support::*;
 use agenticdriver::*;
 use serde_json::{json, Value};
@@ -32,7 +33,17 @@ fn totals() -> Value {
 /// One call of each list endpoint: (name, path, body sent, good answer, bad answer).
 async fn call(client: &AsyncOperatorClient, name: &str) -> Result<(), Error> {
     match name {
-        "runs" => client.runs(&OperatorRunsRequest { finished: Some(5) }).await.map(drop),
+        "runs" => client
+            .runs(&OperatorRunsRequest {
+                finished: Some(5),
+                before: Some("opaque-cursor".into()),
+                state: Some("failed".into()),
+                subject: Some("alice".into()),
+                provider: Some("mock".into()),
+                search: Some("quota".into()),
+            })
+            .await
+            .map(|list| assert_eq!(list.next_before.as_deref(), Some("next-cursor"))),
         "approvals" => client.approvals(&OperatorListRequest { limit: Some(10) }).await.map(drop),
         "jobs" => client.jobs(&OperatorJobsRequest { state: Some("running".into()), ..Default::default() }).await.map(drop),
         "usage" => client.usage(&OperatorUsageRequest { by: Some("subject".into()), ..Default::default() }).await.map(drop),
@@ -44,7 +55,12 @@ async fn call(client: &AsyncOperatorClient, name: &str) -> Result<(), Error> {
 async fn operator_lists_send_the_bearer_and_validate_the_answer() {
     let run = json!({"runId": RUN_ID, "subject": "alice", "provider": "mock", "model": "demo", "state": "running", "startedAt": T0, "steps": 1, "usage": {}});
     let cases = [
-        ("runs", json!({"finished": 5}), json!({"active": [run], "finished": []}), json!({"active": [{"runId": "x"}], "finished": []})),
+        (
+            "runs",
+            json!({"finished": 5, "before": "opaque-cursor", "state": "failed", "subject": "alice", "provider": "mock", "search": "quota"}),
+            json!({"active": [run], "finished": [], "nextBefore": "next-cursor"}),
+            json!({"active": [{"runId": "x"}], "finished": []}),
+        ),
         ("approvals", json!({"limit": 10}), json!({"approvals": []}), json!({"approvals": [{"subject": "alice"}]})),
         ("jobs", json!({"state": "running"}), json!({"jobs": []}), json!({"jobs": {}})),
         ("usage", json!({"by": "subject"}), json!({"totals": [totals()]}), json!({"totals": [{"runs": -1}]})),
@@ -68,7 +84,15 @@ async fn operator_lists_send_the_bearer_and_validate_the_answer() {
 #[tokio::test]
 async fn malformed_operator_requests_are_refused_before_sending() {
     let (client, mut peer) = operator("200 OK", &json!({})).await;
-    assert_eq!(code(client.runs(&OperatorRunsRequest { finished: Some(101) }).await), codes::INVALID_OPERATOR_REQUEST);
+    assert_eq!(
+        code(client.runs(&OperatorRunsRequest { finished: Some(101), ..Default::default() }).await),
+        codes::INVALID_OPERATOR_REQUEST
+    );
+    assert_eq!(
+        code(client.runs(&OperatorRunsRequest { search: Some(String::new()), ..Default::default() }).await),
+        codes::INVALID_OPERATOR_REQUEST
+    );
+    assert_eq!(code(client.run("../runs").await), codes::INVALID_OPERATOR_REQUEST);
     assert_eq!(code(client.approvals(&OperatorListRequest { limit: Some(0) }).await), codes::INVALID_OPERATOR_REQUEST);
     assert_eq!(
         code(client.jobs(&OperatorJobsRequest { state: Some("asleep".into()), ..Default::default() }).await),
@@ -97,6 +121,88 @@ fn operator_decisions_check_the_receipt_blocking_too() {
     assert_eq!((line.as_str(), bearer), ("POST /v1/operator/approvals/decisions HTTP/1.1", true));
     let other = runtime.block_on(serve(Reply::Close(json("200 OK", &receipt("approved"))), None));
     assert_eq!(code(blocking::OperatorClient::new(&other.url, TOKEN).unwrap().decide_approval(&decision)), codes::INVALID_RESPONSE);
+}
+
+fn run_record() -> Value {
+    json!({"runId": RUN_ID, "subject": "alice", "provider": "mock", "model": "demo", "state": "completed", "startedAt": T0, "steps": 1, "usage": {}})
+}
+
+#[tokio::test]
+async fn a_runs_page_is_read_by_id_and_must_be_that_run() {
+    let step = json!({"step": 1, "startedAt": T0, "durationMs": 40, "usage": {"inputTokens": 3},
+                      "tools": [{"callId": "call-1", "name": "guarded", "calledAt": T0, "approval": {"requestedAt": T0, "outcome": "approved"}}]});
+    let (client, mut peer) = operator("200 OK", &json!({"run": run_record(), "steps": [step]})).await;
+    let detail = client.run(RUN_ID).await.unwrap();
+    assert_eq!(detail.run.run_id, RUN_ID);
+    let steps = detail.steps.unwrap();
+    assert_eq!(steps[0].tools[0].approval.as_ref().and_then(|a| a.outcome.as_deref()), Some("approved"));
+    let raw = peer.requests.recv().await.unwrap();
+    assert!(raw.starts_with(&format!("GET /v1/operator/runs/{RUN_ID} HTTP/1.1")), "{raw}");
+    let mut other = run_record();
+    other["runId"] = json!("00000000-0000-4000-8000-000000000009");
+    assert_eq!(code(operator("200 OK", &json!({"run": other})).await.0.run(RUN_ID).await), codes::INVALID_RESPONSE);
+    assert_eq!(
+        code(operator("200 OK", &json!({"run": run_record(), "steps": [{"step": 0}]})).await.0.run(RUN_ID).await),
+        codes::INVALID_RESPONSE
+    );
+    let missing = json!({"error": {"code": "RUN_NOT_FOUND", "message": "no such run", "retryable": false}});
+    assert_eq!(code(operator("404 Not Found", &missing).await.0.run(RUN_ID).await), "RUN_NOT_FOUND");
+}
+
+fn updates() -> Vec<Value> {
+    let mut waiting = run_record();
+    waiting["state"] = json!("running");
+    waiting["waiting"] = json!({"kind": "approval", "since": T0, "tool": "guarded"});
+    vec![
+        json!({"type": "snapshot", "at": T0, "active": [waiting.clone()], "pendingApprovals": 0}),
+        json!({"type": "run", "at": T0, "run": waiting}),
+        json!({"type": "a-kind-added-later", "at": T0}),
+    ]
+}
+
+async fn collect(url: &str) -> Result<Vec<OperatorUpdate>, Error> {
+    use futures_util::StreamExt;
+    let client = AsyncOperatorClient::new(url, TOKEN).unwrap();
+    let mut feed = client.updates().await?;
+    let mut seen = Vec::new();
+    while let Some(update) = feed.next().await {
+        seen.push(update?);
+    }
+    Ok(seen)
+}
+
+#[tokio::test]
+async fn the_update_feed_is_validated_update_by_update() {
+    let mut peer = serve(Reply::Close(sse(&updates())), None).await;
+    let seen = collect(&peer.url).await.unwrap();
+    assert_eq!(seen.iter().map(|u| u.r#type.as_str()).collect::<Vec<_>>(), ["snapshot", "run", "a-kind-added-later"]);
+    assert_eq!(seen[0].pending_approvals, Some(0));
+    assert_eq!(seen[1].run.as_ref().and_then(|r| r.waiting.as_ref()).map(|w| w.kind.as_str()), Some("approval"));
+    let raw = peer.requests.recv().await.unwrap();
+    assert!(raw.starts_with("GET /v1/operator/updates HTTP/1.1"), "{raw}");
+    assert!(raw.to_ascii_lowercase().contains("accept: text/event-stream"));
+    assert!(!raw.to_ascii_lowercase().contains("last-event-id"));
+
+    let malformed = serve(Reply::Close(sse(&[updates()[0].clone(), json!({"type": "run", "at": "yesterday"})])), None).await;
+    assert_eq!(code(collect(&malformed.url).await), codes::INVALID_RESPONSE);
+    let not_json = serve(Reply::Close(response("200 OK", &[("content-type", "text/event-stream")], b"data: {not json\n\n")), None).await;
+    assert_eq!(code(collect(&not_json.url).await), codes::INVALID_RESPONSE);
+    let not_a_stream = serve(Reply::Close(json("200 OK", &updates()[0])), None).await;
+    assert_eq!(code(collect(&not_a_stream.url).await), codes::INVALID_RESPONSE);
+}
+
+#[test]
+fn dropping_the_update_feed_closes_the_connection_blocking_too() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut peer = runtime.block_on(serve(Reply::Hold(sse(&updates()[..1])), None));
+    let client = blocking::OperatorClient::new(&peer.url, TOKEN).unwrap();
+    let mut feed = client.updates().unwrap();
+    assert_eq!(feed.next().unwrap().unwrap().r#type, "snapshot");
+    drop(feed);
+    runtime
+        .block_on(async { tokio::time::timeout(std::time::Duration::from_secs(10), peer.closed.recv()).await })
+        .expect("the connection was closed")
+        .unwrap();
 }
 
 fn tap_event(kind: &str, sequence: u64, payload: Value) -> Value {

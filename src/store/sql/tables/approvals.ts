@@ -76,6 +76,11 @@ export class ApprovalTable implements ApprovalStore, Reaped {
     return row && approvalRow(row);
   }
 
+  async pendingCount(): Promise<number> {
+    const [row] = await this.context.engine.all<{ count: number | string }>(`SELECT COUNT(*) AS count FROM approvals WHERE state = 'pending' AND ${LIVE_OWNER}`, [this.context.now()]);
+    return Number(row?.count ?? 0);
+  }
+
   async pending(limit: number): Promise<ApprovalRow[]> {
     const now = this.context.now();
     const rows = await this.context.engine.all<ApprovalColumns>(`SELECT *, ${LIVE_OWNER} AS owner_alive FROM approvals WHERE state = 'pending' AND ${LIVE_OWNER} LIMIT ?`, [

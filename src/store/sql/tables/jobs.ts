@@ -219,6 +219,11 @@ export class JobTable implements JobStore, Reaped {
     return this.engine.transaction((tx) => this.interrupt(tx, true));
   }
 
+  async changeMark(): Promise<string> {
+    const [row] = await this.engine.all<{ count: number | string; updated: number | string | null }>('SELECT COUNT(*) AS count, MAX(updated_at) AS updated FROM jobs');
+    return `${Number(row?.count ?? 0)}:${row?.updated ?? ''}`;
+  }
+
   async queued(): Promise<number> {
     const [found] = await this.engine.all<{ count: number }>("SELECT COUNT(*) AS count FROM jobs WHERE state = 'queued'");
     return Number(found?.count ?? 0);

@@ -4,9 +4,9 @@
  * Starts and records arriving together share one transaction per turn of the event loop.
  */
 import { interruptedRecord, type RunStartRecord, type UsageRecord } from '../../../runtime/usage-record.js';
-import type { UsageStore, UsageSummary } from '../../store.js';
+import type { FinishedRunsPage, FinishedRunsQuery, UsageStore, UsageSummary } from '../../store.js';
 import { sumUsage, type UsageTotalsQuery, type UsageTotalsRow } from '../../usage-totals.js';
-import type { SqlEngine } from '../engine.js';
+import type { SqlEngine, SqlValue } from '../engine.js';
 import { ORPHAN } from '../ownership.js';
 import type { Migrations, Reaped, TableContext } from '../table.js';
 
@@ -87,9 +87,34 @@ export class UsageTable implements UsageStore, Reaped {
     );
   }
 
-  async recent(limit: number): Promise<UsageRecord[]> {
-    const rows = await this.context.engine.all<{ record: string }>('SELECT record FROM usage_records ORDER BY finished_at DESC, run_id LIMIT ?', [limit]);
-    return rows.map((row) => JSON.parse(row.record) as UsageRecord);
+  async finished(query: FinishedRunsQuery): Promise<FinishedRunsPage> {
+    const engine = this.context.engine;
+    const where: string[] = [engine.dialect === 'postgres' ? "(record::jsonb ->> 'operation') IS NULL" : "json_extract(record, '$.operation') IS NULL"];
+    const params: SqlValue[] = [];
+    if (query.before) {
+      where.push('(finished_at < ? OR (finished_at = ? AND run_id > ?))');
+      params.push(query.before.finishedAt, query.before.finishedAt, query.before.runId);
+    }
+    for (const [column, value] of [['status', query.status], ['subject', query.subject], ['provider', query.provider], ['run_id', query.runId]] as const) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      params.push(value);
+    }
+    if (query.search !== undefined) {
+      const pattern = `%${query.search.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+      where.push(`(${['run_id', 'subject', 'provider', 'model'].map((column) => `LOWER(${column}) LIKE ? ESCAPE '\\'`).join(' OR ')})`);
+      params.push(pattern, pattern, pattern, pattern);
+    }
+    // One more than asked for tells whether an older page exists.
+    const rows = await engine.all<{ record: string }>(`SELECT record FROM usage_records WHERE ${where.join(' AND ')} ORDER BY finished_at DESC, run_id LIMIT ?`, [...params, query.limit + 1]);
+    const records = rows.slice(0, query.limit).map((row) => JSON.parse(row.record) as UsageRecord);
+    const last = records.at(-1);
+    return { records, ...(rows.length > query.limit && last ? { next: { finishedAt: last.finishedAt, runId: last.runId } } : {}) };
+  }
+
+  async lastFinishedAt(): Promise<string | undefined> {
+    const [row] = await this.context.engine.all<{ last: string | null }>('SELECT MAX(finished_at) AS last FROM usage_records');
+    return row?.last ?? undefined;
   }
 
   private enqueue(entry: (done: (error?: unknown) => void) => PendingWrite): Promise<void> {

@@ -984,6 +984,17 @@ job_list: Check = obj(
     },
 )
 
+operator_waiting: Check = obj(
+    {
+        "kind": one_of("approval", "tool"),
+        "since": string(fmt=is_date_time),
+        "tool": string(min_length=1),
+    },
+    {
+        "id": string(min_length=1),
+    },
+)
+
 operator_run: Check = obj(
     {
         "runId": string(min_length=1, max_length=256),
@@ -997,7 +1008,11 @@ operator_run: Check = obj(
     },
     {
         "finishedAt": string(fmt=is_date_time),
+        "durationMs": number(0, None),
         "errorCode": string(min_length=1),
+        "reason": string(min_length=1, max_length=4000),
+        "outcome": one_of("uncertain"),
+        "waiting": operator_waiting,
         "jobId": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
     },
 )
@@ -1006,6 +1021,11 @@ operator_runs_request: Check = obj(
     {},
     {
         "finished": integer(0, 100),
+        "before": string(min_length=1, max_length=400),
+        "state": one_of("running", "completed", "failed", "cancelled", "interrupted"),
+        "subject": string(min_length=1, max_length=256),
+        "provider": string(min_length=1, max_length=256),
+        "search": string(min_length=1, max_length=200),
     },
     strict=True,
 )
@@ -1014,6 +1034,63 @@ operator_run_list: Check = obj(
     {
         "active": array(operator_run, max_items=100000),
         "finished": array(operator_run, max_items=100),
+    },
+    {
+        "nextBefore": string(min_length=1, max_length=400),
+    },
+)
+
+operator_tool_call: Check = obj(
+    {
+        "callId": string(min_length=1),
+        "name": string(min_length=1),
+        "calledAt": string(fmt=is_date_time),
+    },
+    {
+        "durationMs": number(0, None),
+        "approval": obj(
+            {
+                "requestedAt": string(fmt=is_date_time),
+            },
+            {
+                "resolvedAt": string(fmt=is_date_time),
+                "outcome": string(min_length=1),
+            },
+        ),
+        "executionRequestedAt": string(fmt=is_date_time),
+    },
+)
+
+operator_step: Check = obj(
+    {
+        "step": integer(1, None),
+        "startedAt": string(fmt=is_date_time),
+        "usage": usage,
+        "tools": array(operator_tool_call, max_items=1000),
+    },
+    {
+        "durationMs": number(0, None),
+    },
+)
+
+operator_run_detail: Check = obj(
+    {
+        "run": operator_run,
+    },
+    {
+        "steps": array(operator_step, max_items=10000),
+    },
+)
+
+operator_update: Check = obj(
+    {
+        "type": string(min_length=1, max_length=64),
+        "at": string(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z", fmt=is_date_time),
+    },
+    {
+        "active": array(operator_run, max_items=100000),
+        "run": operator_run,
+        "pendingApprovals": integer(0, 9007199254740991),
     },
 )
 
@@ -1064,7 +1141,7 @@ operator_job_list: Check = obj(
 operator_usage_request: Check = obj(
     {},
     {
-        "by": one_of("subject", "provider", "model", "day"),
+        "by": one_of("subject", "provider", "model", "day", "hour"),
         "since": string(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z", fmt=is_date_time),
     },
     strict=True,

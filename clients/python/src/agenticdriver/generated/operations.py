@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Dict, NamedTuple, Optional
 
 from .._schema import Check
-from .checks import approval_decision, approval_resolution, ingest_request, ingest_result, job_event_page, job_events_request, job_identity, job_info, job_list, job_list_request, job_submit, operator_approval_list, operator_audit_page, operator_audit_request, operator_job_list, operator_jobs_request, operator_list_request, operator_run_list, operator_runs_request, operator_usage, operator_usage_request, protocol_info, provider_list, retrieval_delete_request, retrieval_delete_result, retrieval_index_receipt, retrieval_index_request, retrieval_result, retrieval_search, run_event, run_request, run_result, session_create, session_delete_result, session_identity, session_list, session_list_request, session_snapshot, tool_execution_identity, tool_execution_receipt, tool_execution_result
+from .checks import approval_decision, approval_resolution, ingest_request, ingest_result, job_event_page, job_events_request, job_identity, job_info, job_list, job_list_request, job_submit, operator_approval_list, operator_audit_page, operator_audit_request, operator_job_list, operator_jobs_request, operator_list_request, operator_run_detail, operator_run_list, operator_runs_request, operator_update, operator_usage, operator_usage_request, protocol_info, provider_list, retrieval_delete_request, retrieval_delete_result, retrieval_index_receipt, retrieval_index_request, retrieval_result, retrieval_search, run_event, run_request, run_result, session_create, session_delete_result, session_identity, session_list, session_list_request, session_snapshot, tool_execution_identity, tool_execution_receipt, tool_execution_result
 
 
 class Operation(NamedTuple):
@@ -18,38 +18,43 @@ class Operation(NamedTuple):
     request: Optional[Check]
     response: Check
     invalid_code: Optional[str]
+    #: Rule sets of ``generated/rules.py`` for the request and for a JSON answer.
+    request_rules: Optional[str]
+    answer_rules: Optional[str]
     #: ``json``, ``json-or-events`` or ``events``.
     answers: str
 
 
-GET_PROTOCOL = Operation("getProtocol", "GET", "v1/protocol", None, protocol_info, None, "json")
-LIST_PROVIDERS = Operation("listProviders", "GET", "v1/providers", None, provider_list, None, "json")
-RUN = Operation("run", "POST", "v1/runs", run_request, run_result, "INVALID_REQUEST", "json-or-events")
-DECIDE_APPROVAL = Operation("decideApproval", "POST", "v1/approvals/decisions", approval_decision, approval_resolution, "INVALID_APPROVAL", "json")
-REPORT_TOOL_PROGRESS = Operation("reportToolProgress", "POST", "v1/tool-executions/progress", tool_execution_identity, tool_execution_receipt, "INVALID_TOOL_EXECUTION", "json")
-COMPLETE_TOOL = Operation("completeTool", "POST", "v1/tool-executions/results", tool_execution_result, tool_execution_receipt, "INVALID_TOOL_EXECUTION", "json")
-CREATE_SESSION = Operation("createSession", "POST", "v1/sessions/create", session_create, session_snapshot, "INVALID_SESSION", "json")
-READ_SESSION = Operation("readSession", "POST", "v1/sessions/read", session_identity, session_snapshot, "INVALID_SESSION", "json")
-DELETE_SESSION = Operation("deleteSession", "POST", "v1/sessions/delete", session_identity, session_delete_result, "INVALID_SESSION", "json")
-LIST_SESSIONS = Operation("listSessions", "POST", "v1/sessions/list", session_list_request, session_list, "INVALID_SESSION", "json")
-SUBMIT_JOB = Operation("submitJob", "POST", "v1/jobs/submit", job_submit, job_info, "INVALID_JOB", "json")
-READ_JOB = Operation("readJob", "POST", "v1/jobs/read", job_identity, job_info, "INVALID_JOB", "json")
-LIST_JOBS = Operation("listJobs", "POST", "v1/jobs/list", job_list_request, job_list, "INVALID_JOB", "json")
-CANCEL_JOB = Operation("cancelJob", "POST", "v1/jobs/cancel", job_identity, job_info, "INVALID_JOB", "json")
-JOB_EVENTS = Operation("jobEvents", "POST", "v1/jobs/events", job_events_request, job_event_page, "INVALID_JOB_CURSOR", "json")
-STREAM_JOB = Operation("streamJob", "GET", "v1/jobs/{id}/stream", None, run_event, None, "events")
-SEARCH_RETRIEVAL = Operation("searchRetrieval", "POST", "v1/retrieval/search", retrieval_search, retrieval_result, "INVALID_RETRIEVAL", "json")
-INDEX_SOURCE = Operation("indexSource", "POST", "v1/retrieval/index", retrieval_index_request, retrieval_index_receipt, "INVALID_RETRIEVAL", "json")
-DELETE_SOURCE = Operation("deleteSource", "POST", "v1/retrieval/delete", retrieval_delete_request, retrieval_delete_result, "INVALID_RETRIEVAL", "json")
-INGEST_DOCUMENT = Operation("ingestDocument", "POST", "v1/retrieval/ingest", ingest_request, ingest_result, "INVALID_INGESTION", "json")
-OPERATOR_LIST_RUNS = Operation("operatorListRuns", "POST", "v1/operator/runs", operator_runs_request, operator_run_list, "INVALID_OPERATOR_REQUEST", "json")
-OPERATOR_WATCH_RUN = Operation("operatorWatchRun", "GET", "v1/operator/runs/{id}/events", None, run_event, None, "events")
-OPERATOR_LIST_APPROVALS = Operation("operatorListApprovals", "POST", "v1/operator/approvals", operator_list_request, operator_approval_list, "INVALID_OPERATOR_REQUEST", "json")
-OPERATOR_DECIDE_APPROVAL = Operation("operatorDecideApproval", "POST", "v1/operator/approvals/decisions", approval_decision, approval_resolution, "INVALID_APPROVAL", "json")
-OPERATOR_LIST_JOBS = Operation("operatorListJobs", "POST", "v1/operator/jobs", operator_jobs_request, operator_job_list, "INVALID_OPERATOR_REQUEST", "json")
-OPERATOR_STREAM_JOB = Operation("operatorStreamJob", "GET", "v1/operator/jobs/{id}/stream", None, run_event, None, "events")
-OPERATOR_USAGE = Operation("operatorUsage", "POST", "v1/operator/usage", operator_usage_request, operator_usage, "INVALID_OPERATOR_REQUEST", "json")
-OPERATOR_AUDIT = Operation("operatorAudit", "POST", "v1/operator/audit", operator_audit_request, operator_audit_page, "INVALID_OPERATOR_REQUEST", "json")
+GET_PROTOCOL = Operation("getProtocol", "GET", "v1/protocol", None, protocol_info, None, None, None, "json")
+LIST_PROVIDERS = Operation("listProviders", "GET", "v1/providers", None, provider_list, None, None, None, "json")
+RUN = Operation("run", "POST", "v1/runs", run_request, run_result, "INVALID_REQUEST", None, "runResult", "json-or-events")
+DECIDE_APPROVAL = Operation("decideApproval", "POST", "v1/approvals/decisions", approval_decision, approval_resolution, "INVALID_APPROVAL", None, "approvalReceipt", "json")
+REPORT_TOOL_PROGRESS = Operation("reportToolProgress", "POST", "v1/tool-executions/progress", tool_execution_identity, tool_execution_receipt, "INVALID_TOOL_EXECUTION", None, "toolProgressReceipt", "json")
+COMPLETE_TOOL = Operation("completeTool", "POST", "v1/tool-executions/results", tool_execution_result, tool_execution_receipt, "INVALID_TOOL_EXECUTION", None, "toolResultReceipt", "json")
+CREATE_SESSION = Operation("createSession", "POST", "v1/sessions/create", session_create, session_snapshot, "INVALID_SESSION", None, "sessionCreated", "json")
+READ_SESSION = Operation("readSession", "POST", "v1/sessions/read", session_identity, session_snapshot, "INVALID_SESSION", None, "sessionRead", "json")
+DELETE_SESSION = Operation("deleteSession", "POST", "v1/sessions/delete", session_identity, session_delete_result, "INVALID_SESSION", None, "sessionDeleted", "json")
+LIST_SESSIONS = Operation("listSessions", "POST", "v1/sessions/list", session_list_request, session_list, "INVALID_SESSION", None, "sessionList", "json")
+SUBMIT_JOB = Operation("submitJob", "POST", "v1/jobs/submit", job_submit, job_info, "INVALID_JOB", None, "jobSubmitted", "json")
+READ_JOB = Operation("readJob", "POST", "v1/jobs/read", job_identity, job_info, "INVALID_JOB", None, "jobNamed", "json")
+LIST_JOBS = Operation("listJobs", "POST", "v1/jobs/list", job_list_request, job_list, "INVALID_JOB", None, "jobList", "json")
+CANCEL_JOB = Operation("cancelJob", "POST", "v1/jobs/cancel", job_identity, job_info, "INVALID_JOB", None, "jobNamed", "json")
+JOB_EVENTS = Operation("jobEvents", "POST", "v1/jobs/events", job_events_request, job_event_page, "INVALID_JOB_CURSOR", None, "jobEventPage", "json")
+STREAM_JOB = Operation("streamJob", "GET", "v1/jobs/{id}/stream", None, run_event, None, None, None, "events")
+SEARCH_RETRIEVAL = Operation("searchRetrieval", "POST", "v1/retrieval/search", retrieval_search, retrieval_result, "INVALID_RETRIEVAL", None, "retrievalSearch", "json")
+INDEX_SOURCE = Operation("indexSource", "POST", "v1/retrieval/index", retrieval_index_request, retrieval_index_receipt, "INVALID_RETRIEVAL", "indexRequest", "indexReceipt", "json")
+DELETE_SOURCE = Operation("deleteSource", "POST", "v1/retrieval/delete", retrieval_delete_request, retrieval_delete_result, "INVALID_RETRIEVAL", None, "deleteReceipt", "json")
+INGEST_DOCUMENT = Operation("ingestDocument", "POST", "v1/retrieval/ingest", ingest_request, ingest_result, "INVALID_INGESTION", None, "ingestReceipt", "json")
+OPERATOR_LIST_RUNS = Operation("operatorListRuns", "POST", "v1/operator/runs", operator_runs_request, operator_run_list, "INVALID_OPERATOR_REQUEST", None, None, "json")
+OPERATOR_UPDATES = Operation("operatorUpdates", "GET", "v1/operator/updates", None, operator_update, None, None, None, "events")
+OPERATOR_READ_RUN = Operation("operatorReadRun", "GET", "v1/operator/runs/{id}", None, operator_run_detail, None, None, None, "json")
+OPERATOR_WATCH_RUN = Operation("operatorWatchRun", "GET", "v1/operator/runs/{id}/events", None, run_event, None, None, None, "events")
+OPERATOR_LIST_APPROVALS = Operation("operatorListApprovals", "POST", "v1/operator/approvals", operator_list_request, operator_approval_list, "INVALID_OPERATOR_REQUEST", None, None, "json")
+OPERATOR_DECIDE_APPROVAL = Operation("operatorDecideApproval", "POST", "v1/operator/approvals/decisions", approval_decision, approval_resolution, "INVALID_APPROVAL", None, "approvalReceipt", "json")
+OPERATOR_LIST_JOBS = Operation("operatorListJobs", "POST", "v1/operator/jobs", operator_jobs_request, operator_job_list, "INVALID_OPERATOR_REQUEST", None, None, "json")
+OPERATOR_STREAM_JOB = Operation("operatorStreamJob", "GET", "v1/operator/jobs/{id}/stream", None, run_event, None, None, None, "events")
+OPERATOR_USAGE = Operation("operatorUsage", "POST", "v1/operator/usage", operator_usage_request, operator_usage, "INVALID_OPERATOR_REQUEST", None, None, "json")
+OPERATOR_AUDIT = Operation("operatorAudit", "POST", "v1/operator/audit", operator_audit_request, operator_audit_page, "INVALID_OPERATOR_REQUEST", None, None, "json")
 
 #: Every operation by its id.
-OPERATIONS: Dict[str, Operation] = {op.id: op for op in (GET_PROTOCOL, LIST_PROVIDERS, RUN, DECIDE_APPROVAL, REPORT_TOOL_PROGRESS, COMPLETE_TOOL, CREATE_SESSION, READ_SESSION, DELETE_SESSION, LIST_SESSIONS, SUBMIT_JOB, READ_JOB, LIST_JOBS, CANCEL_JOB, JOB_EVENTS, STREAM_JOB, SEARCH_RETRIEVAL, INDEX_SOURCE, DELETE_SOURCE, INGEST_DOCUMENT, OPERATOR_LIST_RUNS, OPERATOR_WATCH_RUN, OPERATOR_LIST_APPROVALS, OPERATOR_DECIDE_APPROVAL, OPERATOR_LIST_JOBS, OPERATOR_STREAM_JOB, OPERATOR_USAGE, OPERATOR_AUDIT)}
+OPERATIONS: Dict[str, Operation] = {op.id: op for op in (GET_PROTOCOL, LIST_PROVIDERS, RUN, DECIDE_APPROVAL, REPORT_TOOL_PROGRESS, COMPLETE_TOOL, CREATE_SESSION, READ_SESSION, DELETE_SESSION, LIST_SESSIONS, SUBMIT_JOB, READ_JOB, LIST_JOBS, CANCEL_JOB, JOB_EVENTS, STREAM_JOB, SEARCH_RETRIEVAL, INDEX_SOURCE, DELETE_SOURCE, INGEST_DOCUMENT, OPERATOR_LIST_RUNS, OPERATOR_UPDATES, OPERATOR_READ_RUN, OPERATOR_WATCH_RUN, OPERATOR_LIST_APPROVALS, OPERATOR_DECIDE_APPROVAL, OPERATOR_LIST_JOBS, OPERATOR_STREAM_JOB, OPERATOR_USAGE, OPERATOR_AUDIT)}

@@ -789,6 +789,16 @@ class JobList(TypedDict):
     jobs: List[JobInfo]
 
 
+class _OperatorWaitingRequired(TypedDict):
+    kind: Literal["approval", "tool"]
+    since: str
+    tool: str
+
+
+class OperatorWaiting(_OperatorWaitingRequired, total=False):
+    id: str
+
+
 class _OperatorRunRequired(TypedDict):
     runId: str
     subject: str
@@ -802,17 +812,81 @@ class _OperatorRunRequired(TypedDict):
 
 class OperatorRun(_OperatorRunRequired, total=False):
     finishedAt: str
+    durationMs: float
     errorCode: str
+    reason: str
+    outcome: Literal["uncertain"]
+    waiting: OperatorWaiting
     jobId: str
 
 
 class OperatorRunsRequest(TypedDict, total=False):
     finished: int
+    before: str
+    state: Literal["running", "completed", "failed", "cancelled", "interrupted"]
+    subject: str
+    provider: str
+    search: str
 
 
-class OperatorRunList(TypedDict):
+class _OperatorRunListRequired(TypedDict):
     active: List[OperatorRun]
     finished: List[OperatorRun]
+
+
+class OperatorRunList(_OperatorRunListRequired, total=False):
+    nextBefore: str
+
+
+class _OperatorToolApprovalRequired(TypedDict):
+    requestedAt: str
+
+
+class OperatorToolApproval(_OperatorToolApprovalRequired, total=False):
+    resolvedAt: str
+    outcome: str
+
+
+class _OperatorToolCallRequired(TypedDict):
+    callId: str
+    name: str
+    calledAt: str
+
+
+class OperatorToolCall(_OperatorToolCallRequired, total=False):
+    durationMs: float
+    approval: OperatorToolApproval
+    executionRequestedAt: str
+
+
+class _OperatorStepRequired(TypedDict):
+    step: int
+    startedAt: str
+    usage: Usage
+    tools: List[OperatorToolCall]
+
+
+class OperatorStep(_OperatorStepRequired, total=False):
+    durationMs: float
+
+
+class _OperatorRunDetailRequired(TypedDict):
+    run: OperatorRun
+
+
+class OperatorRunDetail(_OperatorRunDetailRequired, total=False):
+    steps: List[OperatorStep]
+
+
+class _OperatorUpdateRequired(TypedDict):
+    type: str
+    at: str
+
+
+class OperatorUpdate(_OperatorUpdateRequired, total=False):
+    active: List[OperatorRun]
+    run: OperatorRun
+    pendingApprovals: int
 
 
 class OperatorListRequest(TypedDict, total=False):
@@ -844,7 +918,7 @@ class OperatorJobList(TypedDict):
 
 
 class OperatorUsageRequest(TypedDict, total=False):
-    by: Literal["subject", "provider", "model", "day"]
+    by: Literal["subject", "provider", "model", "day", "hour"]
     since: str
 
 
