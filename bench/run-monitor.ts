@@ -1,5 +1,5 @@
 /**
- * What watching costs a run (src/host/run-monitor.ts): events per second through
+ * What watching costs a run (src/extensions/operator/run-monitor.ts): events per second through
  * `RunMonitor.track` with no watcher, with watchers that keep up, and with watchers that never
  * read (they are dropped once their queue is full; the run must not slow down or buffer
  * without bound). Prints one JSON object; `--events N` (default 200,000), `--watchers N` (8).
