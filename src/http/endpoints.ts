@@ -7,7 +7,6 @@
  * the extensions that are on, the features `/v1/protocol` lists.
  */
 import type { FastifySchemaCompiler, onRouteHookHandler, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
-import type { TSchema } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
 import { ENDPOINTS, FEATURES, type Endpoint, type Feature } from '../protocol/endpoints.js';
 import { validatorFor } from '../protocol/validate.js';
