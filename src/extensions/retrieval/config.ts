@@ -2,9 +2,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DriverError } from '../../protocol/errors.js';
 import { OpaqueKey } from '../../protocol/schemas.js';
-import { EmbeddingConfig } from '../../providers/embeddings/index.js';
+import { EmbeddingConfig } from '../../providers/embeddings/embedding.js';
 import type { TokenEntry } from '../../http/access.js';
-import { DEFAULT_RETRIEVAL_CAPACITY, type RetrievalCapacity } from '../../store/sql/tables/retrieval.js';
+import { DEFAULT_RETRIEVAL_CAPACITY, type RetrievalCapacity } from '../../store/retrieval-capacity.js';
 
 const strict = { additionalProperties: false } as const;
 

@@ -11,22 +11,8 @@ import type { ChunkMatch, CorpusIndex, IndexedChunk, IndexedDocument, RetrievalI
 import type { SqlEngine } from '../engine.js';
 import type { Migrations } from '../table.js';
 import { queryTerms, termFrequencies } from '../text-terms.js';
+import { DEFAULT_RETRIEVAL_CAPACITY, type CapacityBound, type RetrievalCapacity } from '../../retrieval-capacity.js';
 
-export interface CapacityBound {
-  maxChunks: number;
-  /** Stored bytes: chunk text + vectors. */
-  maxBytes: number;
-}
-
-/** `maxChunks` (default 20,000) and `maxBytes` (default 128 MiB) hold across all corpora and namespaces. */
-export interface RetrievalCapacity extends CapacityBound {
-  /** What the sources one subject indexed may hold, across corpora (RESOURCE_LIMIT past it). */
-  perSubject?: CapacityBound;
-  /** What one corpus may hold, by corpus id (INDEX_FULL past it). */
-  perCorpus?: Record<string, CapacityBound>;
-}
-
-export const DEFAULT_RETRIEVAL_CAPACITY: RetrievalCapacity = { maxChunks: 20_000, maxBytes: 128 * 1024 * 1024 };
 export const MAX_CORPORA = 1000;
 /** Distinct query terms ranked by; the rest of a long query adds little to BM25. */
 const MAX_QUERY_TERMS = 64;
