@@ -11,7 +11,7 @@ import { ERROR_STATUS } from '../src/protocol/errors.js';
 import { ENDPOINTS, MAX_CURSOR } from '../src/protocol/endpoints.js';
 import { NAMED_SCHEMAS } from '../src/protocol/schemas.js';
 import { OPTIONAL_EVENTS_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER, WIRE_VERSION } from '../src/protocol/version.js';
-import { hostConfigSchema } from '../src/host/config-schema.js';
+import { hostConfigSchema } from '../src/host/published-config-schema.js';
 import { clientFiles } from './protocol-clients/index.js';
 import { OPERATIONS_DOCUMENT, operationsDocument } from './protocol-clients/operations.js';
 import { RULES_DOCUMENT, rulesDocument } from './protocol-clients/rules.js';

@@ -14,7 +14,7 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { EVENT_SCHEMAS, NAMED_SCHEMAS } from '../src/protocol/schemas.js';
-import { HOST_CONFIG_PARTS, PROVIDER_ENTRY_SCHEMAS } from '../src/host/config-schema.js';
+import { HOST_CONFIG_PARTS, PROVIDER_ENTRY_SCHEMAS } from '../src/host/published-config-schema.js';
 
 type Standalone = (ajv: Ajv2020, refs: Record<string, string>) => string;
 // Both packages are CommonJS; their default exports arrive wrapped under NodeNext.

@@ -1,16 +1,15 @@
 /**
  * The host config's schema (TypeBox): the core fields here, and each extension's section and
- * token grant fields from the list (`EXTENSIONS`), as each provider kind adds its entry. It is
- * the source of `protocol/host-config.schema.json` and of the ahead-of-time validators in
- * protocol/validators/host-config.js (`npm run protocol`); loading a config (./config.ts) uses
- * those validators, and compiles this schema only for another list of extensions.
+ * token grant fields from a list of extensions, with a given schema of a provider entry. The
+ * published schema, with every provider kind's entry, is built from it in ./published-config-schema.ts;
+ * loading a config (./config.ts) uses the validators compiled ahead of time from that one, and
+ * compiles a schema from here only for another list of extensions. This module loads no
+ * provider or extension code.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ProviderId, ToolName } from '../protocol/schemas.js';
-import { PROVIDER_KINDS } from '../providers/kinds.js';
 import { SecretRef } from '../shared/secret-ref.js';
 import type { Extension } from '../http/extension.js';
-import { EXTENSIONS } from '../extensions/index.js';
 import { MAX_BODY_BYTES } from './config-constants.js';
 
 const strict = { additionalProperties: false } as const;
@@ -53,7 +52,7 @@ export const Limits = Type.Object(
 /** How long a replica's claim on its runs lasts without renewal (default 15 s). */
 const LeaseMs = Type.Integer({ minimum: 300, maximum: 3_600_000 });
 
-const SqliteState = Type.Object(
+export const SqliteState = Type.Object(
   {
     engine: Type.Optional(Type.Literal('sqlite')),
     /** Relative to the config file's folder; default `state`. */
@@ -64,11 +63,10 @@ const SqliteState = Type.Object(
 );
 
 /** Several replicas share one PostgreSQL database; the URL (with its password) is a secret. */
-const PostgresState = Type.Object({ engine: Type.Literal('postgres'), urlRef: SecretRef, leaseMs: Type.Optional(LeaseMs) }, strict);
+export const PostgresState = Type.Object({ engine: Type.Literal('postgres'), urlRef: SecretRef, leaseMs: Type.Optional(LeaseMs) }, strict);
 
 /** The host config's schema: the core fields, then each extension's section, in the list's order. */
-export function hostConfigSchema(extensions: readonly Extension[] = EXTENSIONS) {
-  const providerEntries: TSchema[] = PROVIDER_KINDS.map((kind) => kind.configSchema);
+export function configSchemaOf(extensions: readonly Extension[], providerEntry: TSchema) {
   const grants = Object.fromEntries(extensions.flatMap((extension) => Object.entries(extension.grants ?? {}).map(([field, grant]) => [field, Type.Optional(grant.schema)])));
   const sections = Object.fromEntries(extensions.flatMap((extension) => (extension.configSchema ? [[extension.id, Type.Optional(extension.configSchema)]] : [])));
   return Type.Object(
@@ -76,7 +74,7 @@ export function hostConfigSchema(extensions: readonly Extension[] = EXTENSIONS) 
       $schema: Type.Optional(Type.String()),
       version: Type.Literal(1),
       listen: Type.Optional(Listen),
-      providers: Type.Array(Type.Union(providerEntries), { minItems: 1, maxItems: 32 }),
+      providers: Type.Array(providerEntry, { minItems: 1, maxItems: 32 }),
       tokens: Type.Array(Type.Object({ ...TOKEN_FIELDS, ...grants }, strict), { minItems: 1, maxItems: 100 }),
       allowedOrigins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: 100 })),
       limits: Type.Optional(Limits),
@@ -86,12 +84,6 @@ export function hostConfigSchema(extensions: readonly Extension[] = EXTENSIONS) 
     { ...strict, $id: 'https://agenticdriver.dev/schemas/host-config.json', title: 'agenticdriver host configuration' },
   );
 }
-
-/** The whole config, and the parts `parseHostConfig` checks on their own for a clearer message. */
-export const HOST_CONFIG_PARTS = { hostConfig: hostConfigSchema(), sqliteState: SqliteState, postgresState: PostgresState };
-
-/** Each provider kind's strict entry schema, by kind. */
-export const PROVIDER_ENTRY_SCHEMAS: Record<string, TSchema> = Object.fromEntries(PROVIDER_KINDS.map((kind) => [kind.kind, kind.configSchema]));
 
 export type HostLimits = Static<typeof Limits>;
 export type ListenConfig = Static<typeof Listen>;

@@ -3,12 +3,14 @@
  * fields are here; each extension of the list adds its section and its token grant fields, as
  * each provider kind adds its entry. `protocol/host-config.schema.json` and the validators used
  * here (`protocol/validators/host-config.js`) are generated from `hostConfigSchema()`
- * (./config-schema.ts), which derives the extensions' part from `EXTENSIONS`.
+ * (./published-config-schema.ts), which derives the extensions' part from `EXTENSIONS`. Loading a
+ * config loads each extension's declaration, never its implementation, nor any provider kind.
  */
 import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { Type } from '@sinclair/typebox';
 import { DriverError } from '../protocol/errors.js';
 import { describe, type SchemaError } from '../protocol/validate.js';
 import { isLoopbackHost, normalizeOrigin } from '../shared/addresses.js';
@@ -16,7 +18,7 @@ import type { SecretRef } from '../shared/secrets.js';
 import type { GrantField, TokenEntry } from '../http/access.js';
 import type { CoreConfig, Extension } from '../http/extension.js';
 import { EXTENSIONS } from '../extensions/index.js';
-import { hostConfigSchema, type HostLimits, type ListenConfig, type PostgresStateConfig, type SqliteStateConfig } from './config-schema.js';
+import { configSchemaOf, type HostLimits, type ListenConfig, type PostgresStateConfig, type SqliteStateConfig } from './config-schema.js';
 import * as compiled from '../../protocol/validators/host-config.js';
 import { DEFAULT_PORT } from './config-constants.js';
 
@@ -73,6 +75,13 @@ const stateValidators = { sqlite: compiled.sqliteState, postgres: compiled.postg
 const validators = new WeakMap<readonly Extension[], Validator>([[EXTENSIONS, compiled.hostConfig]]);
 
 /**
+ * Any provider entry, in the schema compiled for another list of extensions: `parseHostConfig`
+ * has checked each entry against its kind's compiled schema before (`checkProviderEntries`), so
+ * the provider kinds' code need not load.
+ */
+const ProviderEntryChecked = Type.Object({ kind: Type.String() });
+
+/**
  * The validator of the config schema a list of extensions gives: for `EXTENSIONS` the one
  * compiled ahead of time; for another list (an application's, a test's) compiled now, each with
  * its own Ajv (the schema's `$id` is the same).
@@ -82,7 +91,7 @@ function validatorOf(extensions: readonly Extension[]): Validator {
   if (!validate) {
     // Ajv and its code generator load only here, off the path of the list's own config.
     const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
-    validators.set(extensions, (validate = new Ajv2020({ strict: false, allErrors: false }).compile(hostConfigSchema(extensions))));
+    validators.set(extensions, (validate = new Ajv2020({ strict: false, allErrors: false }).compile(configSchemaOf(extensions, ProviderEntryChecked))));
   }
   return validate;
 }

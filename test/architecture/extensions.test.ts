@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import { EXTENSIONS } from '../../src/extensions/index.js';
 import { parseHostConfig } from '../../src/host/config.js';
-import { hostConfigSchema } from '../../src/host/config-schema.js';
+import { hostConfigSchema } from '../../src/host/published-config-schema.js';
 import { startHost } from '../../src/host/index.js';
 import { defineExtension, type Extension } from '../../src/http/extension.js';
 import { tempDir } from '../support/temp.js';
