@@ -6,26 +6,16 @@
  */
 import { Type } from '@sinclair/typebox';
 import { DriverError } from '../../protocol/errors.js';
-import type { ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from '../../protocol/schemas.js';
 import { ToolName } from '../../protocol/schemas.js';
 import { defineExtension } from '../../http/extension.js';
-import { routeOf } from '../../http/endpoints.js';
-import { ToolExecutionRegistry } from './registry.js';
+import { ApplicationToolsConfig } from './config.js';
+import type { ToolExecutionRegistry } from './registry.js';
 
 declare module '../../http/extension.js' {
   interface HostServices {
     toolExecutions: ToolExecutionRegistry;
   }
 }
-
-export const ApplicationToolsConfig = Type.Object(
-  {
-    enabled: Type.Literal(true),
-    requireApproval: Type.Optional(Type.Boolean()),
-    maxPending: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-  },
-  { additionalProperties: false },
-);
 
 type ApplicationToolGrant = { name: string; requiresApproval?: boolean }[];
 
@@ -46,21 +36,7 @@ export const applicationToolsExtension = defineExtension({
       },
     },
   },
-  create({ config, store }) {
-    const registry = new ToolExecutionRegistry(config, store);
-    return {
-      services: { toolExecutions: registry },
-      run: { toolExecutions: registry },
-      routes: async (app) => {
-        app.route<{ Body: ToolExecutionIdentity }>({
-          ...routeOf('reportToolProgress'),
-          handler: async (request): Promise<ToolExecutionReceipt> => registry.progress(request.body, request.principal),
-        });
-        app.route<{ Body: ToolExecutionResult }>({
-          ...routeOf('completeTool'),
-          handler: async (request): Promise<ToolExecutionReceipt> => registry.complete(request.body, request.principal),
-        });
-      },
-    };
+  async create(deps) {
+    return (await import('./instance.js')).create(deps);
   },
 });

@@ -6,30 +6,7 @@
  * some token has the grant. None of these calls takes an admission slot.
  */
 import { Type } from '@sinclair/typebox';
-import { DriverError } from '../../protocol/errors.js';
-import type {
-  ApprovalDecision,
-  ApprovalResolution,
-  AuditEntry,
-  OperatorApprovalList,
-  OperatorAuditPage,
-  OperatorAuditRequest,
-  OperatorJobList,
-  OperatorJobsRequest,
-  OperatorListRequest,
-  OperatorRunDetail,
-  OperatorRunList,
-  OperatorRunsRequest,
-  OperatorUsage,
-  OperatorUsageRequest,
-} from '../../protocol/schemas.js';
 import { defineExtension } from '../../http/extension.js';
-import { routeOf } from '../../http/endpoints.js';
-import { frameUpdate } from '../../http/sse.js';
-import { checkCursor, followUntilClosed, lastEventId } from '../jobs/stream.js';
-import { OperatorFeed } from './operator-feed.js';
-import { decodeCursor, encodeCursor, finishedRun, matchesFilters } from './operator-runs.js';
-import { RunMonitor } from './run-monitor.js';
 
 declare module '../../http/extension.js' {
   interface ExtensionOptions {
@@ -40,10 +17,6 @@ declare module '../../http/extension.js' {
   }
 }
 
-const DEFAULT_FINISHED = 20;
-const DEFAULT_LIMIT = 50;
-const DEFAULT_AUDIT = 100;
-
 export const operatorExtension = defineExtension({
   id: 'operator',
   features: ['operator-endpoints'],
@@ -52,135 +25,7 @@ export const operatorExtension = defineExtension({
     operator: { schema: Type.Boolean(), principal: (granted: boolean): Record<string, string[]> => (granted ? { operator: [] } : {}) },
   },
   enabled: (host) => host.tokens.some((token) => token.operator === true),
-  create({ store, services, streams, options, clock, logInternalError }) {
-    const monitor = new RunMonitor();
-    const feed = new OperatorFeed(store, monitor, {
-      clock,
-      ...(options.operatorMarksIntervalMs !== undefined ? { intervalMs: options.operatorMarksIntervalMs } : {}),
-      ...(options.operatorSubscriptionMs !== undefined ? { maxSubscriptionMs: options.operatorSubscriptionMs } : {}),
-      onError: (error) => logInternalError(error, 'operator update feed'),
-    });
-    const approvals = services.approvals;
-    return {
-      observe: {
-        run: (events, run) => monitor.track(events, { subject: run.subject, ...(run.jobId ? { jobId: run.jobId } : {}) }),
-        stored: (record) => feed.recorded(record),
-      },
-      routes: async (app) => {
-        app.route<{ Body: OperatorRunsRequest }>({
-          ...routeOf('operatorListRuns'),
-          handler: async (request): Promise<OperatorRunList> => {
-            const { finished: limit = DEFAULT_FINISHED, before, state, subject, provider, search } = request.body;
-            const filters = { state, subject, provider, search };
-            const active = state === undefined || state === 'running' ? monitor.list().filter((run) => matchesFilters(run, filters)) : [];
-            if (state === 'running' || limit === 0) return { active, finished: [] };
-            const page = await store.usage.finished({
-              limit,
-              ...(before !== undefined ? { before: decodeCursor(before) } : {}),
-              ...(state !== undefined ? { status: state } : {}),
-              ...(subject !== undefined ? { subject } : {}),
-              ...(provider !== undefined ? { provider } : {}),
-              ...(search !== undefined ? { search } : {}),
-            });
-            return {
-              active,
-              finished: page.records.map((record) => finishedRun(record, monitor.summary(record.runId))),
-              ...(page.next ? { nextBefore: encodeCursor(page.next) } : {}),
-            };
-          },
-        });
-
-        app.route<{ Params: { id: string } }>({
-          ...routeOf('operatorReadRun'),
-          handler: async (request): Promise<OperatorRunDetail> => {
-            const { id } = request.params;
-            const seen = monitor.detail(id);
-            if (seen?.run.state === 'running') return seen;
-            // Once it finished, its usage record (any replica's) is what the run was; this replica may still know its steps.
-            const [record] = (await store.usage.finished({ limit: 1, runId: id })).records;
-            if (seen) return record ? { ...seen, run: finishedRun(record, seen.run) } : seen;
-            if (!record) throw new DriverError('RUN_NOT_FOUND', 'No run with this id is active on this host replica or recorded.');
-            return { run: finishedRun(record) };
-          },
-        });
-
-        app.route({
-          ...routeOf('operatorUpdates'),
-          handler: async (_request, reply) => {
-            const stopped = new AbortController();
-            reply.raw.on('close', () => stopped.abort());
-            return streams.writeFrames(reply, feed.subscribe(stopped.signal), frameUpdate, { headersFirst: true });
-          },
-        });
-
-        app.route<{ Params: { id: string } }>({
-          ...routeOf('operatorWatchRun'),
-          handler: async (request, reply) => {
-            const stopped = new AbortController();
-            const events = monitor.watch(request.params.id, stopped.signal);
-            reply.raw.on('close', () => stopped.abort());
-            return streams.write(reply, events, { headersFirst: true });
-          },
-        });
-
-        app.route<{ Body: OperatorListRequest }>({
-          ...routeOf('operatorListApprovals'),
-          handler: async (request): Promise<OperatorApprovalList> => {
-            const rows = approvals ? await store.approvals.pending(request.body.limit ?? DEFAULT_LIMIT) : [];
-            return { approvals: rows.map((row) => ({ approval: row.approval, subject: row.subject, provider: row.provider })) };
-          },
-        });
-
-        app.route<{ Body: ApprovalDecision }>({
-          ...routeOf('operatorDecideApproval'),
-          handler: async (request): Promise<ApprovalResolution> => {
-            if (!approvals) throw new DriverError('APPROVAL_UNAVAILABLE', 'Interactive approvals are not enabled on this host.');
-            return approvals.decide(request.body, request.principal, { operator: true });
-          },
-        });
-
-        app.route<{ Body: OperatorJobsRequest }>({
-          ...routeOf('operatorListJobs'),
-          handler: async (request): Promise<OperatorJobList> => {
-            const rows = await store.jobs.list(request.body.limit ?? DEFAULT_LIMIT, request.body.state ? { state: request.body.state } : {});
-            return { jobs: rows.map((row) => ({ job: row.info, subject: row.subject })) };
-          },
-        });
-
-        app.route<{ Params: { id: string } }>({
-          ...routeOf('operatorStreamJob'),
-          handler: async (request, reply) => {
-            const { id } = request.params;
-            const requested = lastEventId(request.headers['last-event-id']);
-            const job = await store.jobs.read(id);
-            if (!job) throw new DriverError('JOB_NOT_FOUND', 'No such job.');
-            if (job.expired) throw new DriverError('JOB_EXPIRED', 'The job\'s events were erased when its retention ended.');
-            const after = checkCursor(requested, job.info.cursor);
-            return streams.write(reply, followUntilClosed(store.jobs, id, after, reply.raw), { headersFirst: true });
-          },
-        });
-
-        app.route<{ Body: OperatorUsageRequest }>({
-          ...routeOf('operatorUsage'),
-          handler: async (request): Promise<OperatorUsage> => ({
-            totals: await store.usage.totals({ ...(request.body.by ? { by: request.body.by } : {}), ...(request.body.since ? { since: request.body.since } : {}) }),
-          }),
-        });
-
-        app.route<{ Body: OperatorAuditRequest }>({
-          ...routeOf('operatorAudit'),
-          handler: async (request): Promise<OperatorAuditPage> => {
-            const limit = request.body.limit ?? DEFAULT_AUDIT;
-            // One more than asked for tells whether an older page exists.
-            const rows = await store.audit.page(limit + 1, request.body.before);
-            const page = rows.slice(0, limit);
-            const records: AuditEntry[] = page.map(({ id, record }) => ({ ...record, id }));
-            return { records, ...(rows.length > limit && page.length > 0 ? { nextBefore: page.at(-1)!.id } : {}) };
-          },
-        });
-      },
-      // The feed's subscriptions end before the calls being served are drained.
-      stop: async () => feed.close(),
-    };
+  async create(deps) {
+    return (await import('./instance.js')).create(deps);
   },
 });

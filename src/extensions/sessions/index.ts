@@ -4,10 +4,9 @@
  * `sessions` grant lists the operations it may use (`create`, `read`, `continue`, `delete`).
  */
 import { Type } from '@sinclair/typebox';
-import type { SessionCreate, SessionIdentity, SessionListRequest } from '../../protocol/schemas.js';
 import { defineExtension } from '../../http/extension.js';
-import { routeOf } from '../../http/endpoints.js';
-import { SessionService } from './service.js';
+import { SessionsConfig } from './config.js';
+import type { SessionService } from './service.js';
 
 declare module '../../http/extension.js' {
   interface HostServices {
@@ -15,16 +14,6 @@ declare module '../../http/extension.js' {
     sessions: SessionService;
   }
 }
-
-export const SessionsConfig = Type.Object(
-  {
-    /** Idle time after which a session is gone (a running turn never counts). */
-    retentionMs: Type.Integer({ minimum: 1000, maximum: 2_147_483_647 }),
-    maxEntries: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    maxMessages: Type.Optional(Type.Integer({ minimum: 2, maximum: 100 })),
-  },
-  { additionalProperties: false },
-);
 
 export const sessionsExtension = defineExtension({
   id: 'sessions',
@@ -35,16 +24,7 @@ export const sessionsExtension = defineExtension({
       schema: Type.Array(Type.Union([Type.Literal('create'), Type.Literal('read'), Type.Literal('continue'), Type.Literal('delete')]), { maxItems: 4, uniqueItems: true }),
     },
   },
-  create({ config, store, driver }) {
-    const sessions = new SessionService(store, driver(), config);
-    return {
-      services: { sessions },
-      routes: async (app) => {
-        app.route<{ Body: SessionCreate }>({ ...routeOf('createSession'), handler: async (request) => sessions.create(request.body, request.principal) });
-        app.route<{ Body: SessionIdentity }>({ ...routeOf('readSession'), handler: async (request) => sessions.read(request.body.id, request.principal) });
-        app.route<{ Body: SessionListRequest }>({ ...routeOf('listSessions'), handler: async (request) => sessions.list(request.body, request.principal) });
-        app.route<{ Body: SessionIdentity }>({ ...routeOf('deleteSession'), handler: async (request) => sessions.delete(request.body.id, request.principal) });
-      },
-    };
+  async create(deps) {
+    return (await import('./instance.js')).create(deps);
   },
 });

@@ -5,7 +5,7 @@
  */
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { defineExtension } from '../../http/extension.js';
-import { checkTracingConfig, HostTracing, TracingConfig } from './tracer.js';
+import { checkTracingConfig, TracingConfig } from './config.js';
 
 declare module '../../http/extension.js' {
   interface ExtensionOptions {
@@ -19,11 +19,7 @@ export const tracingExtension = defineExtension({
   features: [],
   configSchema: TracingConfig,
   checkConfig: checkTracingConfig,
-  create({ config, options }) {
-    const tracing = new HostTracing(config, options.spanExporter);
-    return {
-      observe: { run: (events, run) => tracing.trace(events, run) },
-      close: () => tracing.close(),
-    };
+  async create(deps) {
+    return (await import('./instance.js')).create(deps);
   },
 });

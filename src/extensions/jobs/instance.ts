@@ -1,0 +1,43 @@
+/** Durable jobs, started: the job service, its endpoints and live stream, its workers and retention. */
+import type { JobEventsRequest, JobIdentity, JobListRequest, JobSubmit } from '../../protocol/schemas.js';
+import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
+import { routeOf } from '../../http/endpoints.js';
+import { retentionTimer } from '../../store/retention.js';
+import type { JobsConfig } from './config.js';
+import { JobService } from './service.js';
+import { checkCursor, followUntilClosed, lastEventId } from './stream.js';
+
+export function create({ config, store, driver, principalOf, observers, streams, services, logInternalError }: ExtensionDeps<JobsConfig>): ExtensionInstance {
+  const jobs = new JobService(store, driver(), principalOf, config, (error) => logInternalError(error, 'durable jobs'), (events, prepared, jobId) =>
+    observers.run(events, { request: prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId }),
+  );
+  services.metrics?.gauge('agenticdriver_jobs_queued', 'Durable jobs waiting for a worker, across every replica of the store.', () => store.jobs.queued());
+  let expiry: { stop(): void } | undefined;
+  return {
+    routes: async (app) => {
+      app.route<{ Body: JobSubmit }>({ ...routeOf('submitJob'), handler: async (request) => jobs.submit(request.body, request.principal) });
+      app.route<{ Body: JobIdentity }>({ ...routeOf('readJob'), handler: async (request) => jobs.read(request.body.id, request.principal) });
+      app.route<{ Body: JobListRequest }>({ ...routeOf('listJobs'), handler: async (request) => jobs.list(request.body, request.principal) });
+      app.route<{ Body: JobIdentity }>({ ...routeOf('cancelJob'), handler: async (request) => jobs.cancel(request.body.id, request.principal) });
+      app.route<{ Body: JobEventsRequest }>({ ...routeOf('jobEvents'), handler: async (request) => jobs.events(request.body, request.principal) });
+      app.route<{ Params: { id: string } }>({
+        ...routeOf('streamJob'),
+        handler: async (request, reply) => {
+          const { id } = request.params;
+          const requested = lastEventId(request.headers['last-event-id']);
+          const { info } = await jobs.load(id, request.principal);
+          const after = checkCursor(requested, info.cursor);
+          return streams.write(reply, followUntilClosed(store.jobs, id, after, reply.raw), { headersFirst: true });
+        },
+      });
+    },
+    // Queued jobs are taken, and finished ones expire, only once the host listens and has
+    // reaped what dead replicas left (a failed bind claims nothing).
+    start: () => {
+      expiry = retentionTimer(config.retentionMs, () => jobs.expire(), (error) => logInternalError(error, 'job retention'));
+      jobs.start();
+    },
+    stop: () => jobs.close(),
+    close: async () => expiry?.stop(),
+  };
+}
