@@ -5,41 +5,18 @@
  * reverse; an extension offering run services after the runtime was built is refused.
  */
 import assert from 'node:assert/strict';
-import { appendFile, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Type } from '@sinclair/typebox';
 import { EXTENSIONS } from '../../src/extensions/index.js';
 import { parseHostConfig } from '../../src/host/config.js';
 import { hostConfigSchema } from '../../src/host/published-config-schema.js';
 import { startHost } from '../../src/host/index.js';
 import { defineExtension, type Extension } from '../../src/http/extension.js';
 import { tempDir } from '../support/temp.js';
+import { runLogExtension } from './fixtures/run-log/index.js';
 
 const TOKEN = 'extension-token-0123456789abcdefghijklm';
-
-/** The worked example of docs/architecture.md, as written there. */
-const runLogExtension = defineExtension({
-  id: 'runLog',
-  features: [],
-  configSchema: Type.Object({ path: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false }),
-  create({ config, host }) {
-    const path = resolve(host.configDir, config.path);
-    const pending = new Set<Promise<void>>();
-    return {
-      observe: {
-        usage: (record) => {
-          const line = JSON.stringify({ runId: record.runId, provider: record.provider, status: record.status, durationMs: record.durationMs });
-          const write = appendFile(path, `${line}\n`).catch(() => undefined).finally(() => pending.delete(write));
-          pending.add(write);
-        },
-      },
-      close: async () => {
-        await Promise.all(pending);
-      },
-    };
-  },
-});
 
 /** Records when it starts, stops and closes, and whether the store is still open when it closes. */
 function probe(id: string, events: string[]): Extension {
