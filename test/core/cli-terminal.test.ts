@@ -58,8 +58,12 @@ describe('the built CLI at a terminal and in a pipe', () => {
     ({ url, pid } = json(first));
   });
 
-  after(() => {
+  // Wait for the host to be gone: it writes its state until it exits, and the folder is removed after.
+  after(async () => {
+    if (host.exitCode !== null || host.signalCode !== null) return;
+    const exited = new Promise((resolve) => host.once('exit', resolve));
     host.kill('SIGTERM');
+    await exited;
   });
 
   describe('output', () => {

@@ -33,10 +33,13 @@ export function cliAsync(args: string[], env: NodeJS.ProcessEnv = process.env): 
 /** The CLI as a user runs it: the build (`npm run build`; the test command builds before the suites). */
 export const BUILT_CLI = join(ROOT, 'dist', 'cli', 'main.js');
 
-/** Refuses to test a missing or stale build: every file under src/ must be older than it. */
+/** What scripts/build.mjs writes at the end of every build (tsc leaves an unchanged output's time alone). */
+const BUILD_STAMP = join(ROOT, 'dist', '.build-inputs.json');
+
+/** Refuses to test a missing or stale build: every file under src/ must be older than the last build. */
 export function assertFreshBuild(): void {
-  if (!existsSync(BUILT_CLI)) throw new Error(`${BUILT_CLI} is missing: run \`npm run build\` first.`);
-  const built = statSync(BUILT_CLI).mtimeMs;
+  if (!existsSync(BUILT_CLI) || !existsSync(BUILD_STAMP)) throw new Error(`${BUILT_CLI} is missing: run \`npm run build\` first.`);
+  const built = statSync(BUILD_STAMP).mtimeMs;
   const newest = (dir: string): number =>
     Math.max(...readdirSync(dir, { withFileTypes: true }).map((entry) => (entry.isDirectory() ? newest(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs)));
   if (newest(join(ROOT, 'src')) > built) throw new Error(`${BUILT_CLI} is older than src/: run \`npm run build\` first.`);

@@ -135,6 +135,9 @@ export class LocalModelEmbedder implements EmbeddingAdapter {
     const files = localModelFiles(this.options.directory);
     let ort: Ort;
     let Tokenizer: typeof import('@huggingface/tokenizers').Tokenizer;
+    // ONNX Runtime's Linux build starts a telemetry client that tries HTTPS uploads and leaves
+    // mat-debug-<pid>.log and .ses in the temp dir; a self-hosted host sends nothing anywhere.
+    process.env.ORT_DISABLE_TELEMETRY ??= '1';
     try {
       ort = await import('onnxruntime-node');
       ({ Tokenizer } = await import('@huggingface/tokenizers'));

@@ -54,7 +54,7 @@ def _run_endpoint(run_id: object) -> str:
 
 
 def _run_detail(body: bytes, run_id: str) -> OperatorRunDetail:
-    detail = _answer(ops.OPERATOR_READ_RUN, body)
+    detail = decode_answer(body, ops.OPERATOR_READ_RUN, {"id": run_id})
     if detail["run"]["runId"] != run_id:
         raise DriverError("INVALID_RESPONSE", f"The host answered with run {detail['run']['runId']} for run {run_id}.")
     return cast(OperatorRunDetail, detail)
