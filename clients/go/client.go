@@ -130,6 +130,21 @@ func (c *Client) call(ctx context.Context, endpoint string, query url.Values, bo
 	return c.callWith(ctx, endpoint, query, body, accept, nil)
 }
 
+// openStream sends a request answered by an event stream and returns its body (the caller
+// closes it) and a reader of its frames. A failed call is its exchange error (judged by ctx,
+// the caller's context), an answer that is not an event stream INVALID_RESPONSE.
+func (c *Client) openStream(ctx, streamCtx context.Context, endpoint string, body any, header http.Header) (io.Closer, *sseReader, error) {
+	resp, err := c.callWith(streamCtx, endpoint, nil, body, "text/event-stream", header)
+	if err != nil {
+		return nil, nil, exchangeError(ctx, err)
+	}
+	if !strings.Contains(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body.Close()
+		return nil, nil, newError(CodeInvalidResponse, "the host did not answer with an event stream")
+	}
+	return resp.Body, newSSEReader(resp.Body), nil
+}
+
 // callWith is call with extra request headers.
 func (c *Client) callWith(ctx context.Context, endpoint string, query url.Values, body any, accept string, extra http.Header) (*http.Response, error) {
 	target := c.base.ResolveReference(&url.URL{Path: endpoint, RawQuery: query.Encode()})

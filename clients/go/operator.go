@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 )
 
 // OperatorClient calls the /v1/operator/... endpoints with a token that has the operator
@@ -70,15 +69,11 @@ func (o *OperatorClient) Updates(ctx context.Context) iter.Seq2[OperatorUpdate, 
 func (o *OperatorClient) updates(ctx context.Context, yield func(OperatorUpdate, error) bool) error {
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	resp, err := o.client.call(streamCtx, opOperatorUpdates.path, nil, nil, "text/event-stream")
+	body, frames, err := o.client.openStream(ctx, streamCtx, opOperatorUpdates.path, nil, nil)
 	if err != nil {
-		return exchangeError(ctx, err)
+		return err
 	}
-	defer resp.Body.Close()
-	if !strings.Contains(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return newError(CodeInvalidResponse, "the host did not answer with an event stream")
-	}
-	frames := newSSEReader(resp.Body)
+	defer body.Close()
 	for {
 		frame, err := frames.next()
 		if err == io.EOF {
@@ -186,15 +181,11 @@ func (c *Client) tap(ctx context.Context, path, runID string, after int64, deliv
 	if after > 0 {
 		header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
 	}
-	resp, err := c.callWith(streamCtx, path, nil, nil, "text/event-stream", header)
+	body, frames, err := c.openStream(ctx, streamCtx, path, nil, header)
 	if err != nil {
-		return exchangeError(ctx, err)
+		return err
 	}
-	defer resp.Body.Close()
-	if !strings.Contains(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return newError(CodeInvalidResponse, "the host did not answer with an event stream")
-	}
-	frames := newSSEReader(resp.Body)
+	defer body.Close()
 	last := after
 	for {
 		frame, err := frames.next()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"iter"
-	"strings"
 )
 
 // Run executes a run and returns its buffered JSON result. A failed or cancelled run is
@@ -53,15 +52,11 @@ func (c *Client) stream(ctx context.Context, req RunRequest, deliver func(Event)
 	}
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	resp, err := c.call(streamCtx, opRun.path, nil, &req, "text/event-stream")
+	body, frames, err := c.openStream(ctx, streamCtx, opRun.path, &req, nil)
 	if err != nil {
-		return exchangeError(ctx, err)
+		return err
 	}
-	defer resp.Body.Close()
-	if !strings.Contains(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return newError(CodeInvalidResponse, "the host did not answer with an event stream")
-	}
-	frames := newSSEReader(resp.Body)
+	defer body.Close()
 	for {
 		frame, err := frames.next()
 		if err == io.EOF {

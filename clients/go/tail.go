@@ -8,7 +8,6 @@ import (
 	"iter"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -145,15 +144,11 @@ func (c *Client) tailOnce(ctx context.Context, id string, t *jobTail, deliver fu
 	defer cancel()
 	header := http.Header{}
 	header.Set("Last-Event-ID", strconv.FormatInt(t.last, 10))
-	resp, err := c.callWith(streamCtx, pathOf(opStreamJob, id), nil, nil, "text/event-stream", header)
+	body, frames, err := c.openStream(ctx, streamCtx, pathOf(opStreamJob, id), nil, header)
 	if err != nil {
-		return exchangeError(ctx, err)
+		return err
 	}
-	defer resp.Body.Close()
-	if !strings.Contains(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return newError(CodeInvalidResponse, "the host did not answer with an event stream")
-	}
-	frames := newSSEReader(resp.Body)
+	defer body.Close()
 	for {
 		frame, err := frames.next()
 		if err == io.EOF {
