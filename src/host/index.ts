@@ -17,6 +17,7 @@ import { advertisedFeatures } from '../http/endpoints.js';
 import type { Extension } from '../http/extension.js';
 import { logRequest, logRun } from '../http/logging.js';
 import { Observers } from '../http/observers.js';
+import { runCounter, type HostMetrics } from '../http/run-counter.js';
 import { EventStreams } from '../http/sse.js';
 import { EXTENSIONS } from '../extensions/index.js';
 import { assertListenerSecure, DEFAULT_BODY_BYTES, tokenGrants, type HostConfig } from './config.js';
@@ -26,7 +27,7 @@ import { claimLocalState, type LocalState } from './local-state.js';
 import { admissionLimits, ConfigReloader, limitsPart, providersPart, tokensPart, writeStallOf } from './reload.js';
 import { createProviders, runtimeOptions } from './runtime.js';
 import { discoveryRoutes } from './routes/discovery.js';
-import { runRoutes, type HostMetrics } from './routes/runs.js';
+import { runRoutes } from './routes/runs.js';
 import { DEFAULT_LEASE_MS, DEFAULT_SHUTDOWN_GRACE_MS, type HostOptions, type RunningHost } from './options.js';
 import { buildServer, logToStderr, type InternalErrorLog, type Lifecycle } from './server.js';
 import { loadTls } from './tls.js';
@@ -77,6 +78,8 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
   const { extensions, env, logInternalError, authenticator, tls, local, store, undo } = parts;
   const active = new ActiveRuns();
   const observers = new Observers();
+  const metrics: HostMetrics = { runs: { completed: 0, failed: 0, cancelled: 0 } };
+  observers.add(runCounter(metrics));
   if (options.log) observers.add({ usage: (record) => logRun(options.log!, record) });
   let closing = false;
   // Until reaping and reconciling are done, requests get 503 HOST_STARTING.
@@ -88,11 +91,10 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
   const adapters = createProviders(config, env);
   /** What started, in order: stopped in order and closed in reverse by the server's close. */
   const lifecycle: Lifecycle[] = [];
-  const deps = { host: config, options, env, clock, store, local, observers, streams, logInternalError, activeCalls: () => active.size, principalOf: (tokenId: string) => authenticator.principalOf(tokenId) };
+  const deps = { host: config, options, env, clock, store, local, observers, streams, logInternalError, activeCalls: () => active.size, admission, principalOf: (tokenId: string) => authenticator.principalOf(tokenId) };
   // On a failure here, what started is closed in reverse before this throws.
   const { instances, services, offered, driver } = await startExtensions(enabled, deps, runtimeOptions(options, adapters, logInternalError), lifecycle);
   const features = advertisedFeatures(offered);
-  const metrics: HostMetrics = { runs: { completed: 0, failed: 0, cancelled: 0 } };
   const reloader = new ConfigReloader(config, [
     tokensPart(authenticator, extensions, enabled.map(({ extension }) => extension.id), env),
     providersPart(driver, config, adapters, env),
@@ -105,7 +107,7 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
     allowedOrigins: config.allowedOrigins,
     ownsOrigin: (origin, hostHeader) => instances.some((instance) => instance.ownsOrigin?.(origin, hostHeader) === true),
     features: new Set(features),
-    routes: [discoveryRoutes(driver, new ProviderDiscovery(driver.clock), features), runRoutes({ driver, services, admission, observers, streams, metrics }), ...pluginsOf((instance) => instance.routes)],
+    routes: [discoveryRoutes(driver, new ProviderDiscovery(driver.clock), features), runRoutes({ driver, services, admission, observers, streams }), ...pluginsOf((instance) => instance.routes)],
     publicRoutes: pluginsOf((instance) => instance.publicRoutes),
     lifecycle,
     drain: async () => {

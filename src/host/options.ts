@@ -9,7 +9,7 @@ import type { ToolExecutionRegistry } from '../extensions/application-tools/regi
 import type { RetrievalService } from '../extensions/retrieval/service.js';
 import type { UsagePipeline } from '../extensions/usage/pipeline.js';
 import type { HostConfig } from './config.js';
-import type { HostMetrics } from './routes/runs.js';
+import type { HostMetrics } from '../http/run-counter.js';
 import type { InternalErrorLog } from './server.js';
 
 export interface HostOptions extends ExtensionOptions {

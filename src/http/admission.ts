@@ -1,7 +1,9 @@
 /**
  * Fair admission: a total cap and a per-subject cap on concurrently executing calls (runs,
- * retrieval). An admitted call holds a slot, is tracked until its response is complete (so
- * shutdown can end it and wait for its answer), and is cancelled when its client disconnects.
+ * retrieval, background runs). An admitted call holds a slot, is tracked until its response is
+ * complete (so shutdown can end it and wait for its answer), and is cancelled when its client
+ * disconnects. A background run is never refused: it waits, queued, until `tryAcquire` finds a
+ * slot; `onFreed` says when to look again.
  */
 import type { FastifyReply } from 'fastify';
 import { DriverError } from '../protocol/errors.js';
@@ -23,6 +25,7 @@ export interface Slot {
 export class Admission {
   private active = 0;
   private readonly bySubject = new Map<string, number>();
+  private readonly freed = new Set<() => void>();
 
   constructor(
     private limits: AdmissionLimits,
@@ -34,6 +37,7 @@ export class Admission {
   /** New caps for calls admitted from now on; calls already admitted keep their slots. */
   setLimits(limits: AdmissionLimits): void {
     this.limits = { ...limits };
+    this.notifyFreed();
   }
 
   /** A slot for the call answered on `reply`, or BUSY (429, retryable) when either cap is reached. */
@@ -53,11 +57,35 @@ export class Admission {
     return { controller, release };
   }
 
+  /** A slot for a background run when both caps allow one now; undefined (nothing counted as refused) when not. */
+  tryAcquire(subject: string): (() => void) | undefined {
+    return this.hasRoom(subject) ? this.take(subject) : undefined;
+  }
+
+  /** Whether the total cap is reached, and the subjects at their own cap: what a background run must not be taken for now. */
+  waiting(): { full: boolean; subjects: string[] } {
+    return { full: this.active >= this.limits.total, subjects: [...this.bySubject].filter(([, count]) => count >= this.limits.perSubject).map(([subject]) => subject) };
+  }
+
+  /** Calls `listener` (in a later microtask) each time a slot is freed, until the function returned is called. */
+  onFreed(listener: () => void): () => void {
+    this.freed.add(listener);
+    return () => this.freed.delete(listener);
+  }
+
+  private hasRoom(subject: string): boolean {
+    return this.active < this.limits.total && (this.bySubject.get(subject) ?? 0) < this.limits.perSubject;
+  }
+
   private acquire(subject: string): () => void {
-    const mine = this.bySubject.get(subject) ?? 0;
-    if (this.active >= this.limits.total || mine >= this.limits.perSubject) {
+    if (!this.hasRoom(subject)) {
       throw new DriverError('BUSY', 'The host is running as many runs as it allows; try again later.', { retryable: true });
     }
+    return this.take(subject);
+  }
+
+  private take(subject: string): () => void {
+    const mine = this.bySubject.get(subject) ?? 0;
     this.active += 1;
     this.bySubject.set(subject, mine + 1);
     let released = false;
@@ -68,6 +96,11 @@ export class Admission {
       const left = (this.bySubject.get(subject) ?? 1) - 1;
       if (left === 0) this.bySubject.delete(subject);
       else this.bySubject.set(subject, left);
+      this.notifyFreed();
     };
+  }
+
+  private notifyFreed(): void {
+    if (this.freed.size > 0) queueMicrotask(() => this.freed.forEach((listener) => listener()));
   }
 }

@@ -175,8 +175,10 @@ export interface JobStore {
   list(limit: number, filter?: JobFilter): Promise<JobRow[]>;
   /** Committed events after `after`, at most `limit`, stopping before `maxBytes` of JSON (at least one). */
   events(id: string, after: number, limit: number, maxBytes: number): Promise<RunEvent[]>;
-  /** Starts the next queued job on this replica (fair across subjects), if any. */
-  claim(): Promise<JobRow | undefined>;
+  /** Starts the next queued job on this replica (fair across subjects), if any, of a subject not in `skipSubjects`. */
+  claim(skipSubjects?: readonly string[]): Promise<JobRow | undefined>;
+  /** Queues again a job this replica claimed and did not start (it had no admission slot by then). */
+  requeue(id: string): Promise<void>;
   /** Commits the next event of a job this replica runs; fenced by ownership. */
   append(id: string, event: RunEvent, maxJobBytes: number): Promise<void>;
   cancel(id: string): Promise<JobRow | undefined>;

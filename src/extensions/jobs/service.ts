@@ -2,7 +2,9 @@
  * Durable jobs (feature `durable-jobs`): a run that outlives its HTTP connection. Submitted
  * jobs are rows in the store; every replica runs a small worker pool that claims queued jobs
  * fairly and commits each event before pulling the next (so `tool.called` is durable before
- * the tool runs). A started job is never run again: a job whose replica dies is reported
+ * the tool runs). A job runs under the host's admission caps like a connected run: one whose
+ * subject (or the host) has no slot left stays queued, holding no worker, until a slot frees.
+ * A started job is never run again: a job whose replica dies is reported
  * `interrupted` with outcome uncertain. A client disconnect never cancels a job; `cancel` does,
  * on whichever replica it arrives.
  */
@@ -15,6 +17,8 @@ import type { EventPayload } from '../../runtime/types.js';
 import { canonicalJson } from '../../shared/json-identity.js';
 import type { JobRow, StateStore } from '../../store/store.js';
 import { requireGrant, requireResources, type Principal } from '../../http/access.js';
+import type { Admission } from '../../http/admission.js';
+import { TERMINAL_EVENT_TYPES } from '../../protocol/terminal-events.js';
 import { createHash } from 'node:crypto';
 
 export interface JobsPolicy {
@@ -35,6 +39,9 @@ export const JOB_DEFAULTS = { workers: 4, maxJobs: 1000, maxJobsPerSubject: 100,
 export const MAX_PAGE_EVENTS = 100;
 export const MAX_PAGE_BYTES = 1_500_000;
 
+/** What a background run needs of the host's admission. */
+export type BackgroundAdmission = Pick<Admission, 'tryAcquire' | 'waiting' | 'onFreed'>;
+
 /** Who asks (the endpoint's `jobs` grant is checked by the host before the call). */
 type JobCaller = Pick<Principal, 'subject' | 'tokenId' | 'providers' | 'tools' | 'grants'>;
 
@@ -45,12 +52,16 @@ export class JobService {
   private readonly workers: number;
   private readonly maxJobBytes: number;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private unwatchAdmission: (() => void) | undefined;
   private pumping: Promise<void> | undefined;
+  private again = false;
   private closing = false;
 
   constructor(
     private readonly store: Pick<StateStore, 'jobs'>,
     private readonly driver: AgenticDriver,
+    /** The host's caps, shared with connected runs. */
+    private readonly admission: BackgroundAdmission,
     /** The submitting token as configured now (undefined once it is gone): dispatch re-checks it. */
     private readonly callerOf: (tokenId: string) => Principal | undefined,
     readonly policy: JobsPolicy,
@@ -66,6 +77,7 @@ export class JobService {
   start(): void {
     this.timer = setInterval(() => this.kick(), this.policy.pollIntervalMs ?? JOB_DEFAULTS.pollIntervalMs);
     this.timer.unref();
+    this.unwatchAdmission = this.admission.onFreed(() => this.kick());
     this.kick();
   }
 
@@ -162,16 +174,28 @@ export class JobService {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.timer);
+    this.unwatchAdmission?.();
     await this.pumping;
     await this.store.jobs.interruptOwn().catch((error: unknown) => this.onError(error));
     for (const controller of this.active.values()) controller.abort(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
   }
 
+  /** Looks for work now; a kick during a look makes it look once more after (a freed slot is never missed). */
   private kick(): void {
-    if (this.closing || this.pumping) return;
+    if (this.closing) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
     this.pumping = this.pump()
       .catch((error: unknown) => this.onError(error))
-      .finally(() => (this.pumping = undefined));
+      .finally(() => {
+        this.pumping = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
   }
 
   private async pump(): Promise<void> {
@@ -179,18 +203,27 @@ export class JobService {
       this.active.get(id)?.abort(new DriverError('CANCELLED', 'The job was cancelled.'));
     }
     while (!this.closing && this.active.size < this.workers) {
-      const job = await this.store.jobs.claim();
+      const waiting = this.admission.waiting();
+      if (waiting.full) return;
+      const job = await this.store.jobs.claim(waiting.subjects);
       if (!job) return;
+      // A connected run may have taken the last slot while the claim was on its way.
+      const release = this.admission.tryAcquire(job.subject);
+      if (!release) {
+        await this.store.jobs.requeue(job.info.id);
+        return;
+      }
       const controller = new AbortController();
       this.active.set(job.info.id, controller);
-      void this.execute(job, controller).finally(() => {
+      void this.execute(job, controller, release).finally(() => {
+        release();
         this.active.delete(job.info.id);
         this.kick();
       });
     }
   }
 
-  private async execute(job: JobRow, controller: AbortController): Promise<void> {
+  private async execute(job: JobRow, controller: AbortController, release: () => void): Promise<void> {
     const id = job.info.id;
     let prepared;
     try {
@@ -223,6 +256,8 @@ export class JobService {
         break;
       }
       barrier.committed(event);
+      // Its slot is free once its outcome is committed, as a connected run's is once its caller has it.
+      if (TERMINAL_EVENT_TYPES.has(event.type)) release();
     }
     if (failure?.code === 'JOB_RECORD_LIMIT') {
       await this.store.jobs.fail(id, failure.toJSON(), 'interrupted').catch((error: unknown) => this.onError(error));
@@ -245,7 +280,7 @@ class CommitBarrier implements RunJournal {
   private readonly waiting: { upTo: number; resolve(): void; reject(error: DriverError): void }[] = [];
 
   record(_runId: string, event: EventPayload): Promise<void> {
-    if (isTerminal(event.type)) return Promise.resolve();
+    if (TERMINAL_EVENT_TYPES.has(event.type)) return Promise.resolve();
     const upTo = ++this.recorded;
     if (this.failure) return Promise.reject(this.failure);
     if (this.appended >= upTo) return Promise.resolve();
@@ -253,7 +288,7 @@ class CommitBarrier implements RunJournal {
   }
 
   committed(event: RunEvent): void {
-    if (!isJournaled(event) || isTerminal(event.type)) return;
+    if (!isJournaled(event) || TERMINAL_EVENT_TYPES.has(event.type)) return;
     this.appended += 1;
     for (const waiter of this.waiting.filter((item) => item.upTo <= this.appended)) {
       this.waiting.splice(this.waiting.indexOf(waiter), 1);
@@ -265,10 +300,6 @@ class CommitBarrier implements RunJournal {
     this.failure ??= error;
     for (const waiter of this.waiting.splice(0)) waiter.reject(error);
   }
-}
-
-function isTerminal(type: string): boolean {
-  return type === 'run.completed' || type === 'run.failed' || type === 'run.cancelled';
 }
 
 const DEFAULT_LIST_LIMIT = 20;

@@ -12,12 +12,9 @@ import type { Admission } from '../../http/admission.js';
 import { routeOf } from '../../http/endpoints.js';
 import type { HostServices } from '../../http/extension.js';
 import type { Observers } from '../../http/observers.js';
+import { TERMINAL_EVENT_TYPES } from '../../protocol/terminal-events.js';
 import { sendError } from '../../http/send-error.js';
 import type { EventStreams } from '../../http/sse.js';
-
-export interface HostMetrics {
-  runs: { completed: number; failed: number; cancelled: number };
-}
 
 export interface RunPath {
   driver: AgenticDriver;
@@ -26,11 +23,10 @@ export interface RunPath {
   admission: Admission;
   observers: Observers;
   streams: EventStreams;
-  metrics: HostMetrics;
 }
 
 export function runRoutes(path: RunPath): FastifyPluginAsync {
-  const { driver, services, admission, observers, metrics } = path;
+  const { driver, services, admission, observers } = path;
   return async (app) => {
     app.route({
       ...routeOf('run'),
@@ -85,7 +81,7 @@ export function runRoutes(path: RunPath): FastifyPluginAsync {
               }
             }
             const executed = driver.execute(prepared, slot.controller.signal, { journal, continuation: turn?.continuation });
-            const events = counted(metrics, turn ? turn.run(executed) : executed, slot.release);
+            const events = releasedAtEnd(turn ? turn.run(executed) : executed, slot.release);
             const observed = observers.run(events, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor, subject: principal.subject });
             return await respond(path, reply, observed, streaming);
           } finally {
@@ -135,16 +131,10 @@ async function* replayed(events: RunEvent[]): AsyncGenerator<RunEvent> {
   yield* events;
 }
 
-/**
- * Counts terminal events, and frees the run's admission slot at its terminal event: the
- * metering written after it must not hold the slot once the caller has the outcome.
- */
-async function* counted(metrics: HostMetrics, events: AsyncGenerator<RunEvent>, release: () => void): AsyncGenerator<RunEvent> {
+/** Frees the run's admission slot at its terminal event: the metering written after it must not hold the slot once the caller has the outcome. */
+async function* releasedAtEnd(events: AsyncGenerator<RunEvent>, release: () => void): AsyncGenerator<RunEvent> {
   for await (const event of events) {
-    if (event.type === 'run.completed') metrics.runs.completed += 1;
-    if (event.type === 'run.failed') metrics.runs.failed += 1;
-    if (event.type === 'run.cancelled') metrics.runs.cancelled += 1;
-    if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled') release();
+    if (TERMINAL_EVENT_TYPES.has(event.type)) release();
     yield event;
   }
 }

@@ -116,21 +116,24 @@ export class JobTable implements JobStore, Reaped {
     return events;
   }
 
-  /**
-   * Starts the next queued job on this replica, fairly: the subject with the fewest running
-   * jobs first, then the oldest job. Undefined when nothing is queued.
-   */
   private get lock(): string {
     return rowLock(this.engine);
   }
 
-  async claim(): Promise<JobRow | undefined> {
+  /**
+   * Starts the next queued job on this replica, fairly: the subject with the fewest running
+   * jobs first, then the oldest job; none of `skipSubjects` (at their admission cap here).
+   * Undefined when nothing is queued.
+   */
+  async claim(skipSubjects: readonly string[] = []): Promise<JobRow | undefined> {
     const lock = this.engine.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+    const skip = skipSubjects.length > 0 ? `AND j.subject NOT IN (${skipSubjects.map(() => '?').join(', ')})` : '';
     return this.engine.transaction(async (tx) => {
       const [next] = await tx.all<{ id: string }>(
-        `SELECT j.id FROM jobs j WHERE j.state = 'queued'
+        `SELECT j.id FROM jobs j WHERE j.state = 'queued' ${skip}
          ORDER BY (SELECT COUNT(*) FROM jobs r WHERE r.subject = j.subject AND r.state = 'running'), j.created_at, j.id
          LIMIT 1 ${lock}`,
+        [...skipSubjects],
       );
       if (!next) return undefined;
       const [started] = await tx.all<JobColumns>(
@@ -138,6 +141,19 @@ export class JobTable implements JobStore, Reaped {
         [this.owner(), this.now(), next.id],
       );
       return started && row(started);
+    });
+  }
+
+  /**
+   * Gives back a job this replica claimed but could not start (no admission slot was left by
+   * then): queued again as it was, or cancelled if a cancel arrived meanwhile.
+   */
+  async requeue(id: string): Promise<void> {
+    await this.engine.transaction(async (tx) => {
+      const [job] = await tx.all<JobColumns>(`SELECT * FROM jobs WHERE id = ? AND owner = ? AND state = 'running' AND cursor = 0 ${this.lock}`, [id, this.owner()]);
+      if (!job) return;
+      await tx.run("UPDATE jobs SET state = 'queued', owner = NULL WHERE id = ?", [id]);
+      if (Number(job.cancel_requested) === 1) await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
     });
   }
 
