@@ -167,6 +167,16 @@ export interface JobFilter {
   providers?: readonly string[];
 }
 
+/**
+ * What a replica announces of a job, to every replica: it was queued (a worker may take it),
+ * its log grew (followers read on), or a cancel was asked of its running owner. A hint only: a
+ * signal can be lost, so whoever waits on one also re-reads now and then.
+ */
+export interface JobChange {
+  kind: 'queued' | 'events' | 'cancel';
+  id: string;
+}
+
 export interface JobStore {
   /** Creates the job, or returns the one this subject submitted under the key (IDEMPOTENCY_CONFLICT when the request differs). */
   submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }>;
@@ -194,6 +204,8 @@ export interface JobStore {
   changeMark(): Promise<string>;
   /** At a clean stop: this replica's running jobs become interrupted (never re-run); queued ones stay queued. */
   interruptOwn(): Promise<number>;
+  /** Calls `listener` for each job change any replica commits, until the function returned is called. */
+  onChange(listener: (change: JobChange) => void): () => void;
 }
 
 export interface SessionRow {

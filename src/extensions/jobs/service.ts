@@ -31,7 +31,7 @@ export interface JobsPolicy {
   maxJobsPerSubject?: number;
   /** Largest event log of one job, in bytes of JSON (default 8,000,000). */
   maxJobBytes?: number;
-  /** How often a replica looks for queued jobs and cancel requests (default 250 ms). */
+  /** How often a replica looks for queued jobs and cancel requests it was not told of (default 250 ms). */
   pollIntervalMs?: number;
 }
 
@@ -52,7 +52,7 @@ export class JobService {
   private readonly workers: number;
   private readonly maxJobBytes: number;
   private timer: ReturnType<typeof setInterval> | undefined;
-  private unwatchAdmission: (() => void) | undefined;
+  private unwatch: (() => void)[] = [];
   private pumping: Promise<void> | undefined;
   private again = false;
   private closing = false;
@@ -77,7 +77,15 @@ export class JobService {
   start(): void {
     this.timer = setInterval(() => this.kick(), this.policy.pollIntervalMs ?? JOB_DEFAULTS.pollIntervalMs);
     this.timer.unref();
-    this.unwatchAdmission = this.admission.onFreed(() => this.kick());
+    // A job queued or a cancel asked on any replica, or a slot freed here, is acted on at once;
+    // the interval is the fallback for a lost announcement.
+    this.unwatch = [
+      this.admission.onFreed(() => this.kick()),
+      this.store.jobs.onChange((change) => {
+        if (change.kind === 'queued') this.kick();
+        if (change.kind === 'cancel') this.active.get(change.id)?.abort(new DriverError('CANCELLED', 'The job was cancelled.'));
+      }),
+    ];
     this.kick();
   }
 
@@ -174,7 +182,7 @@ export class JobService {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.timer);
-    this.unwatchAdmission?.();
+    for (const stop of this.unwatch.splice(0)) stop();
     await this.pumping;
     await this.store.jobs.interruptOwn().catch((error: unknown) => this.onError(error));
     for (const controller of this.active.values()) controller.abort(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));

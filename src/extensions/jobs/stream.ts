@@ -6,13 +6,11 @@
 import { DriverError } from '../../protocol/errors.js';
 import { MAX_CURSOR } from '../../protocol/endpoints.js';
 import type { RunEvent } from '../../protocol/schemas.js';
-import { sleep } from '../../shared/abort.js';
+import { TERMINAL_EVENT_TYPES } from '../../protocol/terminal-events.js';
+import { MISSED_SIGNAL_POLL_MS } from '../../store/missed-signals.js';
 import type { JobStore } from '../../store/store.js';
 import { MAX_PAGE_BYTES, MAX_PAGE_EVENTS } from './service.js';
 
-const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-/** How often a follower looks for newly committed events (they may come from another replica). */
-export const FOLLOW_POLL_MS = 100;
 
 /**
  * `Last-Event-ID`: the cursor the client already has (absent: from the start), checked before
@@ -35,22 +33,52 @@ export function checkCursor(after: number, cursor: number): number {
   return after;
 }
 
-/** Committed events after `after`, as they are committed (on any replica), until the terminal one. */
-export async function* follow(jobs: Pick<JobStore, 'events'>, id: string, after: number, signal: AbortSignal): AsyncGenerator<RunEvent> {
+/**
+ * Committed events after `after`, as they are committed (on any replica), until the terminal
+ * one. A follower with nothing new to read waits for the store's announcement that the job's
+ * log grew; as an announcement can be lost (store/missed-signals.ts), it re-reads at the latest
+ * after `fallbackMs` anyway.
+ */
+export async function* follow(jobs: Pick<JobStore, 'events' | 'onChange'>, id: string, after: number, signal: AbortSignal, fallbackMs = MISSED_SIGNAL_POLL_MS): AsyncGenerator<RunEvent> {
   let cursor = after;
-  while (!signal.aborted) {
-    const page = await jobs.events(id, cursor, MAX_PAGE_EVENTS, MAX_PAGE_BYTES);
-    for (const event of page) {
-      yield event;
-      cursor = event.sequence;
-      if (TERMINAL.has(event.type)) return;
+  let grew = false;
+  let wake: (() => void) | undefined;
+  // Listening starts before the first read, and `grew` is cleared before each read: an
+  // announcement that arrives while a read is on its way is not missed.
+  const stop = jobs.onChange((change) => {
+    if (change.kind !== 'events' || change.id !== id) return;
+    grew = true;
+    wake?.();
+  });
+  try {
+    while (!signal.aborted) {
+      grew = false;
+      const page = await jobs.events(id, cursor, MAX_PAGE_EVENTS, MAX_PAGE_BYTES);
+      for (const event of page) {
+        yield event;
+        cursor = event.sequence;
+        if (TERMINAL_EVENT_TYPES.has(event.type)) return;
+      }
+      if (page.length > 0 || grew) continue;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          wake = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, fallbackMs);
+        signal.addEventListener('abort', done, { once: true });
+        wake = done;
+      });
     }
-    if (page.length === 0) await sleep(FOLLOW_POLL_MS, signal).catch(() => undefined);
+  } finally {
+    stop();
   }
 }
 
 /** Follows until the client goes away. */
-export function followUntilClosed(jobs: Pick<JobStore, 'events'>, id: string, after: number, response: { on(event: 'close', listener: () => void): unknown }): AsyncGenerator<RunEvent> {
+export function followUntilClosed(jobs: Pick<JobStore, 'events' | 'onChange'>, id: string, after: number, response: { on(event: 'close', listener: () => void): unknown }): AsyncGenerator<RunEvent> {
   const stopped = new AbortController();
   response.on('close', () => stopped.abort());
   return follow(jobs, id, after, stopped.signal);

@@ -86,11 +86,12 @@ export class SqlStateStore implements StateStore {
     return this.engine.dialect;
   }
 
-  /** Migrates the schema and listens for signals addressed to this replica. */
+  /** Migrates the schema and listens for signals addressed to this replica, and for job changes. */
   static async open(engine: SqlEngine, now: () => number = Date.now, options: SqlStoreOptions = {}): Promise<SqlStateStore> {
     const store = new SqlStateStore(guarded(engine), now, options);
     await migrate(engine, TABLES);
     await store.replica.listen();
+    await store.jobs.listen();
     return store;
   }
 

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../../protocol/errors.js';
 import type { ErrorInfo, JobInfo, JobState, RunEvent, RunRequest } from '../../../protocol/schemas.js';
-import type { JobFilter, JobRow, JobStore, JobSubmission } from '../../store.js';
+import type { JobChange, JobFilter, JobRow, JobStore, JobSubmission } from '../../store.js';
 import type { SqlEngine, SqlValue } from '../engine.js';
 import { ORPHAN, rowLock } from '../ownership.js';
 import type { Migrations, Reaped } from '../table.js';
@@ -45,14 +45,42 @@ interface JobColumns {
   bytes: number;
 }
 
+/** The channel every replica announces job changes on (signals are hints: readers re-read the rows). */
+const CHANGES = 'agenticdriver_jobs';
+
 export class JobTable implements JobStore, Reaped {
   static readonly migrations: Migrations = { sqlite: [JOBS], postgres: [JOBS] };
+
+  private readonly listeners = new Set<(change: JobChange) => void>();
 
   constructor(
     private readonly engine: SqlEngine,
     private readonly owner: () => string,
     private readonly now: () => number,
   ) {}
+
+  /** Listens for the changes every replica publishes (the store does this once, when it opens). */
+  async listen(): Promise<void> {
+    await this.engine.subscribe(CHANGES, (payload) => {
+      let change: JobChange;
+      try {
+        change = JSON.parse(payload) as JobChange;
+      } catch {
+        return;
+      }
+      for (const listener of this.listeners) listener(change);
+    });
+  }
+
+  onChange(listener: (change: JobChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Announces a change through `tx`: it leaves at the commit, and not at all after a rollback. */
+  private announce(tx: SqlEngine, change: JobChange): Promise<void> {
+    return tx.publish(CHANGES, JSON.stringify(change));
+  }
 
   async submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }> {
     return this.engine.transaction(async (tx) => {
@@ -79,7 +107,9 @@ export class JobTable implements JobStore, Reaped {
       );
       const [after] = await existing();
       if (!after) throw new DriverError('JOB_STORE_ERROR', 'The job could not be recorded.', { retryable: true });
-      return inserted.changes === 1 ? { job: row(after), created: true } : same(after);
+      if (inserted.changes !== 1) return same(after);
+      await this.announce(tx, { kind: 'queued', id });
+      return { job: row(after), created: true };
     });
   }
 
@@ -154,6 +184,7 @@ export class JobTable implements JobStore, Reaped {
       if (!job) return;
       await tx.run("UPDATE jobs SET state = 'queued', owner = NULL WHERE id = ?", [id]);
       if (Number(job.cancel_requested) === 1) await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
+      else await this.announce(tx, { kind: 'queued', id });
     });
   }
 
@@ -182,6 +213,7 @@ export class JobTable implements JobStore, Reaped {
         throw new DriverError('JOB_LEASE_LOST', 'This job is no longer this host replica\'s to run.', { outcome: 'uncertain' });
       }
       await tx.run('INSERT INTO job_events (job_id, seq, event) VALUES (?, ?, ?)', [id, event.sequence, json]);
+      await this.announce(tx, { kind: 'events', id });
     });
   }
 
@@ -194,6 +226,7 @@ export class JobTable implements JobStore, Reaped {
         await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
       } else if (job.state === 'running') {
         await tx.run('UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?', [Math.max(this.now(), Number(job.updated_at)), id]);
+        await this.announce(tx, { kind: 'cancel', id });
       }
       const [after] = await tx.all<JobColumns>('SELECT * FROM jobs WHERE id = ?', [id]);
       return after && row(after);
@@ -265,6 +298,7 @@ export class JobTable implements JobStore, Reaped {
     events.push({ ...base, type: state === 'cancelled' ? 'run.cancelled' : 'run.failed', sequence: ++cursor, error } as RunEvent);
     for (const event of events) await tx.run('INSERT INTO job_events (job_id, seq, event) VALUES (?, ?, ?)', [job.info.id, event.sequence, JSON.stringify(event)]);
     await tx.run('UPDATE jobs SET state = ?, cursor = ?, updated_at = ?, expires_at = ? + retention_ms WHERE id = ?', [state, cursor, now, now, job.info.id]);
+    await this.announce(tx, { kind: 'events', id: job.info.id });
   }
 }
 
