@@ -5,6 +5,8 @@
  */
 import type { Feature } from '../protocol/endpoints.js';
 import { AgenticDriver, type DriverOptions } from '../runtime/driver.js';
+import type { Admission } from '../http/admission.js';
+import { RunService } from '../http/run-service.js';
 import type { StoreOptions } from '../store/open.js';
 import type { Extension, ExtensionDeps, ExtensionInstance, HostServices, RunServiceOptions } from '../http/extension.js';
 import type { HostConfig } from './config.js';
@@ -37,6 +39,8 @@ export interface StartedExtensions {
   offered: Feature[];
   /** The runtime, built with the run services the extensions offered. */
   driver: AgenticDriver;
+  /** The one run path over it. */
+  runs: RunService;
 }
 
 /**
@@ -47,8 +51,9 @@ export interface StartedExtensions {
  */
 export async function startExtensions(
   enabled: readonly Enabled[],
-  deps: Omit<ExtensionDeps<unknown>, 'config' | 'services' | 'driver'>,
+  deps: Omit<ExtensionDeps<unknown>, 'config' | 'services' | 'driver' | 'runs'>,
   runtime: Omit<DriverOptions, keyof RunServiceOptions>,
+  admission: Admission,
   lifecycle: Lifecycle[],
 ): Promise<StartedExtensions> {
   const services: Partial<HostServices> = {};
@@ -62,9 +67,11 @@ export async function startExtensions(
     lifecycle.push({ close: () => created.close() });
     return (driver = created);
   };
+  let runs: RunService | undefined;
+  const runService = () => (runs ??= new RunService({ driver: built(), services, admission, observers: deps.observers }));
   try {
     for (const { extension, section } of enabled) {
-      const instance = await extension.create({ ...deps, config: section, services, driver: built });
+      const instance = await extension.create({ ...deps, config: section, services, driver: built, runs: runService });
       if (!instance) continue;
       if (instance.run) {
         if (driver) throw new Error(`Extension ${extension.id} offers run services after the runtime was built: list it before the extensions that use the runtime.`);
@@ -76,7 +83,7 @@ export async function startExtensions(
       instances.push(instance);
       lifecycle.push(instance);
     }
-    return { instances, services, offered, driver: built() };
+    return { instances, services, offered, driver: built(), runs: runService() };
   } catch (error) {
     for (const part of [...lifecycle].reverse()) await part.close?.().catch(() => undefined);
     throw error;

@@ -91,9 +91,9 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
   const adapters = createProviders(config, env);
   /** What started, in order: stopped in order and closed in reverse by the server's close. */
   const lifecycle: Lifecycle[] = [];
-  const deps = { host: config, options, env, clock, store, local, observers, streams, logInternalError, activeCalls: () => active.size, admission, principalOf: (tokenId: string) => authenticator.principalOf(tokenId) };
+  const deps = { host: config, options, env, clock, store, local, observers, streams, logInternalError, activeCalls: () => active.size, principalOf: (tokenId: string) => authenticator.principalOf(tokenId) };
   // On a failure here, what started is closed in reverse before this throws.
-  const { instances, services, offered, driver } = await startExtensions(enabled, deps, runtimeOptions(options, adapters, logInternalError), lifecycle);
+  const { instances, services, offered, driver, runs } = await startExtensions(enabled, deps, runtimeOptions(options, adapters, logInternalError), admission, lifecycle);
   const features = advertisedFeatures(offered);
   const reloader = new ConfigReloader(config, [
     tokensPart(authenticator, extensions, enabled.map(({ extension }) => extension.id), env),
@@ -107,7 +107,7 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
     allowedOrigins: config.allowedOrigins,
     ownsOrigin: (origin, hostHeader) => instances.some((instance) => instance.ownsOrigin?.(origin, hostHeader) === true),
     features: new Set(features),
-    routes: [discoveryRoutes(driver, new ProviderDiscovery(driver.clock), features), runRoutes({ driver, services, admission, observers, streams }), ...pluginsOf((instance) => instance.routes)],
+    routes: [discoveryRoutes(driver, new ProviderDiscovery(driver.clock), features), runRoutes(runs, observers, streams), ...pluginsOf((instance) => instance.routes)],
     publicRoutes: pluginsOf((instance) => instance.publicRoutes),
     lifecycle,
     drain: async () => {

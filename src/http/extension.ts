@@ -15,7 +15,6 @@ import type { Clock } from '../shared/clock.js';
 import type { StoreOptions } from '../store/open.js';
 import type { StateStore } from '../store/store.js';
 import type { GrantField, Principal, TokenEntry } from './access.js';
-import type { Admission } from './admission.js';
 import type { HostLogger } from './logging.js';
 import type { HostObserver, Observers } from './observers.js';
 import type { EventStreams } from './sse.js';
@@ -79,8 +78,6 @@ export interface ExtensionDeps<C> {
   readonly streams: EventStreams;
   /** How many calls the host is serving now. */
   activeCalls(): number;
-  /** The host's caps on concurrent runs, which background runs share with connected ones. */
-  readonly admission: Pick<Admission, 'tryAcquire' | 'waiting' | 'onFreed'>;
   /** Where an internal error is reported (never sent to a client). */
   logInternalError(error: unknown, where: string): void;
 }

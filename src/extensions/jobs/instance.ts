@@ -7,10 +7,8 @@ import type { JobsConfig } from './config.js';
 import { JobService } from './service.js';
 import { checkCursor, followUntilClosed, lastEventId } from './stream.js';
 
-export function create({ config, store, driver, admission, principalOf, observers, streams, services, logInternalError }: ExtensionDeps<JobsConfig>): ExtensionInstance {
-  const jobs = new JobService(store, driver(), admission, principalOf, config, (error) => logInternalError(error, 'durable jobs'), (events, prepared, jobId) =>
-    observers.run(events, { request: prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId }),
-  );
+export function create({ config, store, runs, principalOf, streams, services, logInternalError }: ExtensionDeps<JobsConfig>): ExtensionInstance {
+  const jobs = new JobService(store, runs(), principalOf, config, (error) => logInternalError(error, 'durable jobs'));
   services.metrics?.gauge('agenticdriver_jobs_queued', 'Durable jobs waiting for a worker, across every replica of the store.', () => store.jobs.queued());
   let expiry: { stop(): void } | undefined;
   return {

@@ -10,14 +10,12 @@
  */
 import { DriverError, toDriverError } from '../../protocol/errors.js';
 import type { JobEventPage, JobEventsRequest, JobInfo, JobList, JobListRequest, JobSubmit, RunEvent, RunRequest } from '../../protocol/schemas.js';
-import type { AgenticDriver } from '../../runtime/driver.js';
-import type { PreparedRun } from '../../runtime/prepared-run.js';
 import { isJournaled, type RunJournal } from '../../runtime/services.js';
 import type { EventPayload } from '../../runtime/types.js';
 import { canonicalJson } from '../../shared/json-identity.js';
 import type { JobRow, StateStore } from '../../store/store.js';
 import { requireGrant, requireResources, type Principal } from '../../http/access.js';
-import type { Admission } from '../../http/admission.js';
+import type { RunCaller, RunService } from '../../http/run-service.js';
 import { TERMINAL_EVENT_TYPES } from '../../protocol/terminal-events.js';
 import { createHash } from 'node:crypto';
 
@@ -39,11 +37,8 @@ export const JOB_DEFAULTS = { workers: 4, maxJobs: 1000, maxJobsPerSubject: 100,
 export const MAX_PAGE_EVENTS = 100;
 export const MAX_PAGE_BYTES = 1_500_000;
 
-/** What a background run needs of the host's admission. */
-export type BackgroundAdmission = Pick<Admission, 'tryAcquire' | 'waiting' | 'onFreed'>;
-
 /** Who asks (the endpoint's `jobs` grant is checked by the host before the call). */
-type JobCaller = Pick<Principal, 'subject' | 'tokenId' | 'providers' | 'tools' | 'grants'>;
+type JobCaller = RunCaller;
 
 const UNSUPPORTED: (keyof RunRequest)[] = ['session', 'applicationTools', 'approvals', 'idempotencyKey'];
 
@@ -59,15 +54,12 @@ export class JobService {
 
   constructor(
     private readonly store: Pick<StateStore, 'jobs'>,
-    private readonly driver: AgenticDriver,
-    /** The host's caps, shared with connected runs. */
-    private readonly admission: BackgroundAdmission,
+    /** The one run path; its admission caps are shared with attached runs. */
+    private readonly runs: RunService,
     /** The submitting token as configured now (undefined once it is gone): dispatch re-checks it. */
     private readonly callerOf: (tokenId: string) => Principal | undefined,
     readonly policy: JobsPolicy,
     private readonly onError: (error: unknown) => void,
-    /** Watches a job's events on their way to the log (the host's tracing and run monitor); must pass them through unchanged. */
-    private readonly observe: (events: AsyncGenerator<RunEvent>, prepared: PreparedRun, jobId: string) => AsyncGenerator<RunEvent> = (events) => events,
   ) {
     this.workers = policy.workers ?? JOB_DEFAULTS.workers;
     this.maxJobBytes = policy.maxJobBytes ?? JOB_DEFAULTS.maxJobBytes;
@@ -80,7 +72,7 @@ export class JobService {
     // A job queued or a cancel asked on any replica, or a slot freed here, is acted on at once;
     // the interval is the fallback for a lost announcement.
     this.unwatch = [
-      this.admission.onFreed(() => this.kick()),
+      this.runs.admission.onFreed(() => this.kick()),
       this.store.jobs.onChange((change) => {
         if (change.kind === 'queued') this.kick();
         if (change.kind === 'cancel') this.active.get(change.id)?.abort(new DriverError('CANCELLED', 'The job was cancelled.'));
@@ -94,10 +86,7 @@ export class JobService {
     if (unsupported.length > 0) {
       throw new DriverError('JOB_REQUEST_UNSUPPORTED', `A job cannot use ${unsupported.join(', ')}: nobody is connected to answer for it.`);
     }
-    const request = this.driver.parse(body.request);
-    requireResources(request, caller);
-    // Everything a run would refuse is refused now, before anything is queued.
-    this.driver.prepareParsed(request, { subject: caller.subject });
+    const request = this.runs.checkBackground(body.request, caller);
     const { job } = await this.store.jobs.submit({
       subject: caller.subject,
       key: body.key,
@@ -211,12 +200,12 @@ export class JobService {
       this.active.get(id)?.abort(new DriverError('CANCELLED', 'The job was cancelled.'));
     }
     while (!this.closing && this.active.size < this.workers) {
-      const waiting = this.admission.waiting();
+      const waiting = this.runs.admission.waiting();
       if (waiting.full) return;
       const job = await this.store.jobs.claim(waiting.subjects);
       if (!job) return;
       // A connected run may have taken the last slot while the claim was on its way.
-      const release = this.admission.tryAcquire(job.subject);
+      const release = this.runs.admission.tryAcquire(job.subject);
       if (!release) {
         await this.store.jobs.requeue(job.info.id);
         return;
@@ -233,24 +222,23 @@ export class JobService {
 
   private async execute(job: JobRow, controller: AbortController, release: () => void): Promise<void> {
     const id = job.info.id;
-    let prepared;
+    const barrier = new CommitBarrier();
+    let events: AsyncGenerator<RunEvent>;
     try {
       // The submitting token must still be configured, for the same subject, with its grants.
       const caller = this.callerOf(job.tokenId);
       if (!caller || caller.subject !== job.subject) throw new DriverError('FORBIDDEN', 'The token that submitted this job is no longer configured for its subject.');
       requireGrant(caller, { name: 'jobs', operation: 'submit' });
-      requireResources(job.request!, caller);
-      prepared = this.driver.prepareParsed(job.request!, { subject: job.subject, tokenId: job.tokenId });
+      events = this.runs.background(job.request!, caller, { runId: job.info.runId, jobId: id, journal: barrier, signal: controller.signal, release });
     } catch (error) {
       const failure = toDriverError(error);
       await this.store.jobs.fail(id, { code: failure.code.slice(0, 80), message: 'The job was refused when it was about to start.', retryable: false });
       return;
     }
-    const barrier = new CommitBarrier();
     let failure: DriverError | undefined;
     // The barrier is released before leaving the loop: leaving waits for the run to end, and
     // the run may be waiting at a commit point.
-    for await (const event of this.observe(this.driver.execute(prepared, controller.signal, { runId: job.info.runId, journal: barrier }), prepared, id)) {
+    for await (const event of events) {
       if (this.closing) {
         barrier.fail(new DriverError('HOST_SHUTTING_DOWN', 'The host is shutting down.', { retryable: true }));
         break;
@@ -264,8 +252,6 @@ export class JobService {
         break;
       }
       barrier.committed(event);
-      // Its slot is free once its outcome is committed, as a connected run's is once its caller has it.
-      if (TERMINAL_EVENT_TYPES.has(event.type)) release();
     }
     if (failure?.code === 'JOB_RECORD_LIMIT') {
       await this.store.jobs.fail(id, failure.toJSON(), 'interrupted').catch((error: unknown) => this.onError(error));
