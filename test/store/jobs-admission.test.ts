@@ -98,8 +98,9 @@ for (const engine of ENGINES) {
 
       assert.equal(host.metrics.runs.completed - before.completed, 4, 'three jobs and one connected run, each counted once');
       const runIds = [first, second, other].map((job) => job.body.runId as string);
+      // Usage records are written after the terminal event: wait for the fourth (the test's timeout bounds the wait).
       let records: string[] = [];
-      for (let tries = 0; tries < 500; tries += 1) {
+      for (;;) {
         records = (await store.usage.finished({ limit: 100 })).records.map((record) => record.runId);
         if (records.length >= 4) break;
         await new Promise((resolve) => setTimeout(resolve, 10));

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
-import type { ToolCall, ToolExecution, ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from '../../protocol/schemas.js';
+import type { ToolExecution, ToolExecutionIdentity, ToolExecutionReceipt, ToolExecutionResult } from '../../protocol/schemas.js';
 import { compileSchema } from '../../runtime/json-schema.js';
 import { MAX_APPLICATION_TOOL_BYTES, type ExecutionOutcome, type ToolExecutionService } from '../../runtime/services.js';
 import { hasUnsafeKeys, jsonBytes } from '../../shared/json-identity.js';
@@ -61,14 +61,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
     return this.waiters.size;
   }
 
-  async dispatch(args: {
-    runId: string;
-    subject: string;
-    provider: string;
-    call: ToolCall;
-    outputSchema: Record<string, unknown> | undefined;
-    onProgress(): void;
-  }): Promise<{ execution: ToolExecution; outcome: Promise<ExecutionOutcome>; invalidate(): void }> {
+  async dispatch(args: Parameters<ToolExecutionService['dispatch']>[0]): ReturnType<ToolExecutionService['dispatch']> {
     if (this.waiters.size >= this.maxPending) {
       throw new DriverError('TOOL_EXECUTOR_CAPACITY', 'Too many application tool executions are pending on this host.', { retryable: true });
     }

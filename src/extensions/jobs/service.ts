@@ -37,9 +37,6 @@ export const JOB_DEFAULTS = { workers: 4, maxJobs: 1000, maxJobsPerSubject: 100,
 export const MAX_PAGE_EVENTS = 100;
 export const MAX_PAGE_BYTES = 1_500_000;
 
-/** Who asks (the endpoint's `jobs` grant is checked by the host before the call). */
-type JobCaller = RunCaller;
-
 const UNSUPPORTED: (keyof RunRequest)[] = ['session', 'applicationTools', 'approvals', 'idempotencyKey'];
 
 export class JobService {
@@ -81,7 +78,7 @@ export class JobService {
     this.kick();
   }
 
-  async submit(body: JobSubmit, caller: JobCaller): Promise<JobInfo> {
+  async submit(body: JobSubmit, caller: RunCaller): Promise<JobInfo> {
     const unsupported = UNSUPPORTED.filter((field) => body.request[field] !== undefined);
     if (unsupported.length > 0) {
       throw new DriverError('JOB_REQUEST_UNSUPPORTED', `A job cannot use ${unsupported.join(', ')}: nobody is connected to answer for it.`);
@@ -102,7 +99,7 @@ export class JobService {
     return job.info;
   }
 
-  async read(id: string, caller: JobCaller): Promise<JobInfo> {
+  async read(id: string, caller: RunCaller): Promise<JobInfo> {
     return (await this.load(id, caller)).info;
   }
 
@@ -111,7 +108,7 @@ export class JobService {
    * newest first; expired ones are left out. A page may hold fewer than `limit` when the
    * subject's other tokens submitted jobs this one may not see.
    */
-  async list(request: JobListRequest, caller: JobCaller): Promise<JobList> {
+  async list(request: JobListRequest, caller: RunCaller): Promise<JobList> {
     const rows = await this.store.jobs.list(request.limit ?? DEFAULT_LIST_LIMIT, {
       subject: caller.subject,
       providers: [...caller.providers],
@@ -129,7 +126,7 @@ export class JobService {
     return { jobs: readable.map((row) => row.info) };
   }
 
-  async cancel(id: string, caller: JobCaller): Promise<JobInfo> {
+  async cancel(id: string, caller: RunCaller): Promise<JobInfo> {
     await this.load(id, caller);
     const job = await this.store.jobs.cancel(id);
     if (!job) throw notFound();
@@ -138,7 +135,7 @@ export class JobService {
     return job.info;
   }
 
-  async events(request: JobEventsRequest, caller: JobCaller): Promise<JobEventPage> {
+  async events(request: JobEventsRequest, caller: RunCaller): Promise<JobEventPage> {
     const before = await this.load(request.id, caller);
     if (request.after > before.info.cursor) {
       throw new DriverError('INVALID_JOB_CURSOR', `The cursor ${request.after} is past the job's last event (${before.info.cursor}).`);
@@ -151,7 +148,7 @@ export class JobService {
   }
 
   /** Loads a job for its subject, refusing others without telling whether it exists. */
-  async load(id: string, caller: JobCaller): Promise<{ info: JobInfo; row: JobRow }> {
+  async load(id: string, caller: RunCaller): Promise<{ info: JobInfo; row: JobRow }> {
     const job = await this.store.jobs.read(id);
     if (!job || job.subject !== caller.subject) throw notFound();
     if (job.expired) throw expired();
