@@ -1,8 +1,8 @@
-/** `agenticdriver providers list | add | remove`: provider instances in the config, edited safely (./config-edit.ts). */
+/** `agenticdriver providers list | add | remove`: provider instances in the config, listed as a client reads it, edited safely (./config-edit.ts). */
 import { DriverError } from '../protocol/errors.js';
-import { resolveConfigPath } from '../host/config.js';
-import { editConfig, readConfigDocument, RELOAD_HINT, type ConfigChange } from './config-edit.js';
-import { providerEntry, type ProviderEntryOptions } from './init.js';
+import { readClientConfig, resolveConfigPath } from '../host/config-file.js';
+import type { ConfigChange } from './config-edit.js';
+import type { ProviderEntryOptions } from './init.js';
 import { printJson, printLines, table, wantsJson } from './output.js';
 
 interface Options {
@@ -18,8 +18,8 @@ function keySource(entry: Record<string, unknown>): string {
 }
 
 export async function listProvidersCommand(options: Options): Promise<void> {
-  const { raw } = await readConfigDocument(resolveConfigPath(options.config));
-  const providers = raw.providers.map((entry) => {
+  const config = await readClientConfig(resolveConfigPath(options.config));
+  const providers = config.providers.map((entry) => {
     const fields = entry as unknown as Record<string, unknown>;
     return {
       id: entry.id,
@@ -27,7 +27,7 @@ export async function listProvidersCommand(options: Options): Promise<void> {
       models: fields.models as string[],
       ...(fields.apiKeyRef ? { key: keySource(fields) } : {}),
       ...(typeof fields.baseUrl === 'string' ? { baseUrl: fields.baseUrl } : {}),
-      grantedTo: raw.tokens.filter((token) => token.providers.includes(entry.id)).map((token) => token.id),
+      grantedTo: config.tokens.filter((token) => token.providers.includes(entry.id)).map((token) => token.id),
     };
   });
   if (wantsJson(options)) return printJson({ providers });
@@ -40,6 +40,8 @@ export async function listProvidersCommand(options: Options): Promise<void> {
 }
 
 export async function addProviderCommand(kind: string, options: Options & ProviderEntryOptions & { grant?: string[] | false }): Promise<void> {
+  // Editing loads the host's own config checks (every extension's); listing needs none of it.
+  const [{ editConfig, RELOAD_HINT }, { providerEntry }] = await Promise.all([import('./config-edit.js'), import('./init.js')]);
   const path = resolveConfigPath(options.config);
   const entry = providerEntry({ ...options, provider: kind });
   const id = entry.id as string;
@@ -68,6 +70,7 @@ export async function addProviderCommand(kind: string, options: Options & Provid
 }
 
 export async function removeProviderCommand(id: string, options: Options): Promise<void> {
+  const { editConfig, RELOAD_HINT } = await import('./config-edit.js');
   const path = resolveConfigPath(options.config);
   const revoked = await editConfig(path, ({ raw }) => {
     const index = raw.providers.findIndex((provider) => provider.id === id);

@@ -2,8 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { AgenticClient } from '../client/index.js';
-import { readHostConfig, resolveConfigPath, sectionOf, type HostConfig } from '../host/config.js';
-import { usageExtension } from '../extensions/usage/index.js';
+import { readClientConfig, resolveConfigPath, type HostConfig } from '../host/config-file.js';
+import type { UsageConfig } from '../extensions/usage/config.js';
 import { nodeFetch } from './node-fetch.js';
 import { readSecret } from '../shared/secrets.js';
 import { usageReportOf } from '../host/host-record.js';
@@ -25,7 +25,7 @@ let address: HostAddress | undefined;
 
 /** Where the host is and how to talk to it (the URL, the token, a transport trusting its certificate), and the config it came from. */
 export async function connection(options: ClientOptions): Promise<{ url: string; token: string; fetch: typeof fetch; config: HostConfig }> {
-  const config = await readHostConfig(resolveConfigPath(options.config));
+  const config = await readClientConfig(resolveConfigPath(options.config));
   const entry = options.tokenId ? config.tokens.find((token) => token.id === options.tokenId) : config.tokens[0];
   if (!entry) throw new DriverError('INVALID_ARGUMENT', `No token entry named ${options.tokenId}.`);
   const token = await readSecret(entry.tokenRef, config.configDir);
@@ -61,7 +61,7 @@ export async function statusCommand(options: ClientOptions & { refresh?: boolean
   const client = new AgenticClient({ url: host.url, token: host.token, fetch: host.fetch });
   const [protocol, providers] = await Promise.all([client.protocol(), client.providers({ refresh: options.refresh ?? false })]).catch(unreachable);
   const config = host.config;
-  const report = { protocol, providers, usage: await usageReportOf(config, sectionOf(config, usageExtension)) };
+  const report = { protocol, providers, usage: await usageReportOf(config, config.usage as UsageConfig | undefined) };
   if (wantsJson(options)) return printJson(report);
   printLines([
     ...fields([

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { CLI_MAIN as main, cli, errorOf } from '../support/processes.js';
@@ -26,6 +27,26 @@ describe('agenticdriver CLI', () => {
   });
   after(() => {
     server.kill('SIGTERM');
+  });
+
+  it('client commands read the config without loading any extension of the host', () => {
+    // A loader hook records every module the command loads.
+    const hooks = join(dir, 'loaded-hooks.mjs');
+    writeFileSync(hooks, "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) { appendFileSync(process.env.AD_LOADED, url + '\\n'); return next(url, context); }\n");
+    const register = join(dir, 'loaded-register.mjs');
+    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    const loadedBy = (args: string[]) => {
+      const record = join(dir, `loaded-${args[0]}.txt`);
+      writeFileSync(record, '');
+      const result = spawnSync(process.execPath, ['--import', 'tsx', '--import', register, main, ...args], { encoding: 'utf8', env: { ...process.env, AGENTICDRIVER_CONFIG: '', AD_LOADED: record } });
+      assert.equal(result.status, 0, result.stderr);
+      return readFileSync(record, 'utf8').split('\n').filter((line) => line.includes('/src/'));
+    };
+    const status = loadedBy(['status', '--config', config, '--url', url, '--json']);
+    assert.ok(status.some((url) => url.endsWith('/src/host/config-file.ts')), 'the config was read');
+    assert.deepEqual(status.filter((url) => /\/src\/extensions\/(index\.ts|[^/]+\/(index|instance)\.ts)$/.test(url)), [], 'no extension declaration or implementation');
+    const providers = loadedBy(['providers', 'list', '--config', config, '--json']);
+    assert.deepEqual(providers.filter((url) => url.includes('/src/extensions/')), []);
   });
 
   it('init writes a valid config and a private token file, never printing the token', () => {
