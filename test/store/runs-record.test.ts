@@ -1,15 +1,17 @@
 /**
- * The one record of runs, upgraded into on both engines: a database with the schema of 25f3c58
- * (runs in flight, operation records with events, jobs with events, in their former tables, as
- * that host wrote them) opens under today's code with nothing lost — every row and event reads
- * back through the stores' interfaces, and what a dead host left open is closed as before
- * (runs recorded interrupted, a running operation uncertain, a running job interrupted, a queued
- * job still taken).
+ * The one record of runs, on both engines: a run has one row whatever its mode — a start record
+ * joins its job's or operation's row, and a run without a key has a row only while in flight —
+ * and a database with the schema of 25f3c58 (runs in flight, operation records with events, jobs
+ * with events, in their former tables, as that host wrote them) upgrades in place with nothing
+ * lost: every row and event reads back through the stores' interfaces, and what a dead host left
+ * open is closed as before (runs recorded interrupted, a running operation uncertain, a running
+ * job interrupted, a queued job still taken).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { RunEvent } from '../../src/protocol/schemas.js';
+import { USAGE_RECORD_SCHEMA, type RunStartRecord, type UsageRecord } from '../../src/runtime/usage-record.js';
 import { PostgresEngine } from '../../src/store/postgres/postgres-engine.js';
 import type { SqlEngine } from '../../src/store/sql/engine.js';
 import { SqlStateStore, TABLES } from '../../src/store/sql/sql-store.js';
@@ -47,7 +49,9 @@ async function schemaAt25f3c58(sql: SqlEngine): Promise<void> {
 const DEAD = 'replica-that-died';
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
-const start = (runId: string, subject: string) => ({ schema: 'agenticdriver.usage/1', recordId: runId, hostId: 'h1', runId, subject, tokenId: 'app', provider: 'mock', vendor: 'mock', model: 'demo', authMode: 'none', source: 'synthetic', startedAt: iso(T0) });
+const start = (runId: string, subject: string): RunStartRecord => ({ schema: USAGE_RECORD_SCHEMA, recordId: runId, hostId: 'h1', runId, subject, tokenId: 'app', provider: 'mock', vendor: 'mock', model: 'demo', authMode: 'none', source: 'synthetic', startedAt: iso(T0) }) as RunStartRecord;
+const completed = (runId: string, subject: string) =>
+  ({ ...start(runId, subject), status: 'completed', finishedAt: iso(T0 + 10), durationMs: 10, steps: 1, observedUsage: {}, coverage: { startedSteps: 1, completedSteps: 1, reportedSteps: 0 } }) as UsageRecord;
 const event = (runId: string, sequence: number, type: string, fields: object = {}) => ({ type, runId, sequence, timestamp: iso(T0 + sequence), ...fields }) as RunEvent;
 const request = { provider: 'mock', model: 'demo', input: 'hello' };
 
@@ -68,15 +72,8 @@ async function rowsAt25f3c58(sql: SqlEngine): Promise<void> {
   await inFlight('run-keyless', 'alice');
   await inFlight('run-op-running', 'alice');
   await inFlight('run-job-running', 'bob');
-  await sql.run('INSERT INTO usage_records (run_id, subject, provider, model, status, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-    'run-old',
-    'alice',
-    'mock',
-    'demo',
-    'completed',
-    iso(T0),
-    JSON.stringify({ ...start('run-old', 'alice'), status: 'completed', finishedAt: iso(T0), durationMs: 0, steps: 1, observedUsage: {}, coverage: { startedSteps: 1, completedSteps: 1, reportedSteps: 0 } }),
-  ]);
+  const old = completed('run-old', 'alice');
+  await sql.run('INSERT INTO usage_records (run_id, subject, provider, model, status, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)', ['run-old', 'alice', 'mock', 'demo', 'completed', old.finishedAt, JSON.stringify(old)]);
 
   const operation = (key: string, runId: string, state: string, journal: { at: string; event: object }[]) => async () => {
     const bytes = journal.reduce((sum, entry) => sum + Buffer.byteLength(JSON.stringify(entry.event)), 0);
@@ -105,8 +102,59 @@ async function rowsAt25f3c58(sql: SqlEngine): Promise<void> {
   await job('00000000-0000-4000-8000-00000000000c', 'report-queued', 'run-job-queued', 'queued', null, [], null);
 }
 
+/** Each run's row: its mode, state, run id and whether its start record is there. */
+async function runRows(sql: SqlEngine): Promise<[string, string, string | null, boolean][]> {
+  const rows = await sql.all<{ mode: string; state: string; run_id: string | null; start_record: string | null }>('SELECT mode, state, run_id, start_record FROM runs ORDER BY mode, run_id');
+  return rows.map((row) => [row.mode, row.state, row.run_id, row.start_record !== null]);
+}
+
 for (const engine of ENGINES) {
-  describe(`the one record of runs, upgraded from 25f3c58 (${engine})`, () => {
+  describe(`the one record of runs (${engine})`, () => {
+    it("gives a run one row: its start record joins its job's or operation's row, and a run without a key has one only while in flight", async () => {
+      const database = await emptyDatabase(engine);
+      const first = await SqlStateStore.open(await database.open());
+      const raw = await database.open();
+      try {
+        let jobRun = '';
+        try {
+          await first.start({ leaseMs: 60_000, onLeaseLost: () => undefined });
+          assert.deepEqual(await first.operations.claim({ subject: 'alice', key: 'k', fingerprint: 'fp', runId: 'run-op', provider: 'mock', model: 'demo' }), { claimed: true });
+          const { job } = await first.jobs.submit({ subject: 'bob', key: 'j', fingerprint: 'fp', tokenId: 'app', request, retentionMs: 60_000, maxJobs: 10, maxJobsPerSubject: 10 });
+          assert.equal((await first.jobs.claim())?.info.id, job.info.id);
+          jobRun = job.info.runId;
+          await Promise.all(['run-op', job.info.runId, 'run-free', 'run-done'].map((runId) => first.usage.runStarted(start(runId, 'alice'))));
+          await first.usage.record(completed('run-done', 'alice'));
+          assert.deepEqual(await runRows(raw), [
+            ['attached', 'running', 'run-free', true],
+            ['attached', 'running', 'run-op', true],
+            ['background', 'running', job.info.runId, true],
+          ]);
+        } finally {
+          // Closed without finishing its runs: its lease goes, and what it left open is anybody's to reap.
+          await first.close();
+        }
+        const second = await SqlStateStore.open(await database.open());
+        try {
+          const report = await second.start({ leaseMs: 60_000, onLeaseLost: () => undefined });
+          assert.deepEqual(report, { runs: 3, approvals: 0, tickets: 0, operations: 1, jobs: 1, sessions: 0 });
+          assert.deepEqual(await runRows(raw), [
+            ['attached', 'uncertain', 'run-op', false],
+            ['background', 'interrupted', jobRun, false],
+          ]);
+          const finished = await second.usage.finished({ limit: 10 });
+          assert.deepEqual(
+            finished.records.map((record) => [record.runId, record.status]).sort(),
+            [[jobRun, 'interrupted'], ['run-done', 'completed'], ['run-free', 'interrupted'], ['run-op', 'interrupted']].sort(),
+          );
+        } finally {
+          await second.close();
+        }
+      } finally {
+        await raw.close();
+        await database.drop();
+      }
+    });
+
     it('keeps every run, operation and job with its events, and closes what the dead host left open', async () => {
       const database = await emptyDatabase(engine);
       try {
