@@ -129,7 +129,7 @@ export class JobTable implements JobStore, Reaped {
     if (filter.state) add('state = ?', filter.state);
     if (filter.subject !== undefined) add('subject = ?', filter.subject);
     if (filter.providers) add(`provider IN (${filter.providers.map(() => '?').join(', ')})`, ...filter.providers);
-        const rows = await this.engine.all<JobColumns>(`SELECT * FROM runs WHERE ${conditions.join(' AND ')} ORDER BY updated_at DESC, id LIMIT ?`, [...values, limit]);
+    const rows = await this.engine.all<JobColumns>(`SELECT * FROM runs WHERE ${conditions.join(' AND ')} ORDER BY updated_at DESC, id LIMIT ?`, [...values, limit]);
     return rows.map(row);
   }
 

@@ -8,7 +8,7 @@
  * A row's columns, by what uses them:
  * - every run: `id`, `mode` (`attached` | `background`), `subject`, `provider`, `model`,
  *   `state`, `owner` (the replica running it), `created_at`, `updated_at`, `run_id` (the wire
- *   run id: known when a background run is queued, at its first event for an idempotent run);
+ *   run id, fixed before the run starts: when a job is queued, when an idempotency key is claimed);
  * - in flight: `start_record`, its usage start record until the usage record arrives (or the
  *   reaper records it interrupted). An attached run without a key has only this: its row, whose
  *   `id` is its run id, is removed with the start record;

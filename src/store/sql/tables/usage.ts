@@ -85,9 +85,7 @@ export class UsageTable implements UsageStore, Reaped {
       await this.context.engine.transaction(async (tx) => {
         for (const entry of batch) {
           if (entry.kind === 'start') await this.started(tx, entry.record);
-          else {
-            await this.insert(tx, entry.record);
-          }
+          else await this.insert(tx, entry.record);
         }
       });
       for (const entry of batch) entry.done();
