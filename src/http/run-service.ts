@@ -80,13 +80,14 @@ export class RunService {
     let claimDone: (() => void) | undefined;
     try {
       let journal: RunJournal | undefined;
+      let runId: string | undefined;
       if (key !== undefined && operations && fingerprint) {
         const claim = await operations.claim(principal.subject, key, run, fingerprint);
         if ('replay' in claim) {
           slot.release();
           return await this.replay(run, claim.replay, principal.subject);
         }
-        journal = claim.journal;
+        ({ runId, journal } = claim);
         claimDone = claim.done;
       }
       const turn = sessions ? await sessions.begin(run, principal, slot.controller) : undefined;
@@ -98,7 +99,7 @@ export class RunService {
           throw error;
         }
       }
-      const executed = driver.execute(prepared, slot.controller.signal, { journal, continuation: turn?.continuation });
+      const executed = driver.execute(prepared, slot.controller.signal, { runId, journal, continuation: turn?.continuation });
       const events = releasedAtEnd(turn ? turn.run(executed) : executed, slot.release);
       const observed = observers.run(events, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor, subject: principal.subject });
       return {

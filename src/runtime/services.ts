@@ -58,7 +58,7 @@ export interface RunJournal {
 
 export interface ExecuteOptions {
   journal?: RunJournal | undefined;
-  /** The run's id when the caller fixed it beforehand (a durable job's). */
+  /** The run's id when the caller fixed it beforehand (a durable job's, an idempotent run's). */
   runId?: string | undefined;
   /** A native-mode session turn: handed to the run's first model step. */
   continuation?: ProviderContinuation | undefined;

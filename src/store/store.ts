@@ -100,6 +100,8 @@ export interface OperationClaim {
   subject: string;
   key: string;
   fingerprint: string;
+  /** The id the run will have: its record and its start record (in flight) are one row. */
+  runId: string;
   provider: string;
   model: string;
 }

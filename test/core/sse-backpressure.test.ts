@@ -103,7 +103,7 @@ describe('SSE write stalls', () => {
     try {
       const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
       assert.equal(count('SELECT COUNT(*) AS n FROM usage_records'), 2, 'the stalled run and the next one are both recorded');
-      assert.equal(count('SELECT COUNT(*) AS n FROM runs_in_flight'), 0, 'nothing is left in flight');
+      assert.equal(count('SELECT COUNT(*) AS n FROM runs WHERE start_record IS NOT NULL'), 0, 'nothing is left in flight');
     } finally {
       db.close();
     }

@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import type { StateStore } from '../../src/store/store.js';
 import { ENGINES, openTestStore } from '../support/stores.js';
 
-const claim = (key: string) => ({ subject: 's', key, fingerprint: 'f'.repeat(64), provider: 'mock', model: 'demo' });
+const claim = (key: string) => ({ subject: 's', key, fingerprint: 'f'.repeat(64), runId: `run-${key}`, provider: 'mock', model: 'demo' });
 const entry = (type: string) => ({ at: '2026-12-01T00:00:00.000Z', event: { type, step: 1 } as never });
 
 for (const engine of ENGINES) {
@@ -43,10 +43,10 @@ for (const engine of ENGINES) {
     it('refuses an append past maxBytes, but always takes the terminal event', async () => {
       const store = await started();
       await store.operations.claim(claim('big'));
-      await assert.rejects(store.operations.append('s', 'big', 'r', { at: 'x', event: { type: 'tool.called', pad: 'p'.repeat(500) } as never }, { maxBytes: 100 }), {
+      await assert.rejects(store.operations.append('s', 'big', 'run-big', { at: 'x', event: { type: 'tool.called', pad: 'p'.repeat(500) } as never }, { maxBytes: 100 }), {
         code: 'OPERATION_RECORD_LIMIT',
       });
-      await store.operations.append('s', 'big', 'r', { at: 'x', event: { type: 'run.failed', pad: 'p'.repeat(500) } as never }, { maxBytes: 100, state: 'failed' });
+      await store.operations.append('s', 'big', 'run-big', { at: 'x', event: { type: 'run.failed', pad: 'p'.repeat(500) } as never }, { maxBytes: 100, state: 'failed' });
       assert.equal((await store.operations.find('s', 'big'))?.state, 'failed');
     });
   });

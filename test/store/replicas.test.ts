@@ -231,12 +231,12 @@ describe('replicas on one PostgreSQL database', () => {
     const slow = { provider: 'mock', model: 'demo', input: script([{ stallMs: 600_000 }, { text: 'too late' }]), idempotencyKey: 'stalled-1' };
     const pending = post(a.url, '/v1/runs', slow);
     // Fence: A has recorded the operation as its own running work.
-    const owner = await until(async () => (await query<{ owner: string }>("SELECT owner FROM operations WHERE key = 'stalled-1' AND state = 'running'"))[0]?.owner);
+    const owner = await until(async () => (await query<{ owner: string }>("SELECT owner FROM runs WHERE run_key = 'stalled-1' AND mode = 'attached' AND state = 'running'"))[0]?.owner);
     a.child.kill('SIGSTOP');
     // Fence: A's lease lapsed (as B sees it) and B reaped A's work.
     expireLeases();
     await reaped(owner);
-    assert.deepEqual(await query("SELECT state FROM operations WHERE key = 'stalled-1'"), [{ state: 'uncertain' }]);
+    assert.deepEqual(await query("SELECT state FROM runs WHERE run_key = 'stalled-1' AND mode = 'attached'"), [{ state: 'uncertain' }]);
     const uncertain = await post(b.url, '/v1/runs', slow);
     assert.equal(uncertain.status, 409);
     assert.equal(((await uncertain.json()) as { error: { code: string } }).error.code, 'OPERATION_UNCERTAIN');

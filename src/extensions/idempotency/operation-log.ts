@@ -54,11 +54,12 @@ export class OperationLog {
   }
 
   /**
-   * Claims the key for a run about to start and returns its journal; when someone else got the
-   * key first, returns their replay instead.
+   * Claims the key for a run about to start and returns its run id and journal; when someone
+   * else got the key first, returns their replay instead.
    */
-  async claim(subject: string, key: string, request: RunRequest, fingerprint: string): Promise<{ journal: RunJournal; done(): void } | { replay: RunEvent[] }> {
-    const claim = await this.store.operations.claim({ subject, key, fingerprint, provider: request.provider, model: request.model });
+  async claim(subject: string, key: string, request: RunRequest, fingerprint: string): Promise<{ runId: string; journal: RunJournal; done(): void } | { replay: RunEvent[] }> {
+    const runId = randomUUID();
+    const claim = await this.store.operations.claim({ subject, key, fingerprint, runId, provider: request.provider, model: request.model });
     if (!claim.claimed) return { replay: this.replay(claim.existing, fingerprint) };
     const id = `${subject}\0${key}`;
     this.executing.add(id);
@@ -73,7 +74,7 @@ export class OperationLog {
         }
       },
     };
-    return { journal, done: () => this.executing.delete(id) };
+    return { runId, journal, done: () => this.executing.delete(id) };
   }
 
   /** Drops finished records older than the retention. */

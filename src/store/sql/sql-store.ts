@@ -18,20 +18,26 @@ import { JobTable } from './tables/jobs.js';
 import { OperationTable } from './tables/operations.js';
 import { ReplicaTable } from './tables/replicas.js';
 import { RetrievalTable } from './tables/retrieval.js';
+import { RUNS_MIGRATIONS } from './tables/runs.js';
 import type { RetrievalCapacity } from '../retrieval-capacity.js';
 import { SessionTable } from './tables/sessions.js';
 import { TicketTable } from './tables/tickets.js';
 import { UsageTable } from './tables/usage.js';
 
-/** Every table module, in the order their migrations run (a module may build on those before it). */
+/**
+ * Every table module, in the order their migrations run (a module may build on those before it):
+ * `operations`, `jobs` and then `usage` move their former tables' rows into `runs`, in that
+ * order (a run in flight joins the row of its operation or job).
+ */
 export const TABLES: readonly TableModule[] = [
   { name: 'replicas', migrations: ReplicaTable.migrations },
-  { name: 'usage', migrations: UsageTable.migrations },
+  { name: 'runs', migrations: RUNS_MIGRATIONS },
   { name: 'audit', migrations: AuditTable.migrations },
   { name: 'approvals', migrations: ApprovalTable.migrations },
   { name: 'tickets', migrations: TicketTable.migrations },
   { name: 'operations', migrations: OperationTable.migrations },
   { name: 'jobs', migrations: JobTable.migrations },
+  { name: 'usage', migrations: UsageTable.migrations },
   { name: 'sessions', migrations: SessionTable.migrations },
   { name: 'retrieval', migrations: RetrievalTable.migrations },
 ];

@@ -1,8 +1,9 @@
 /**
- * Durable jobs in the SQL store: the job rows, their committed event logs, fair claiming,
- * fencing by the owning replica's lease, and tombstones after retention. Written once for
- * both engines; on PostgreSQL a claim skips rows another replica is claiming
- * (`FOR UPDATE SKIP LOCKED`), so each queued job starts on exactly one replica.
+ * Durable jobs — background runs — in the SQL store: their rows of the one record of runs
+ * (`runs.ts`, mode `background`), their committed event logs, fair claiming, fencing by the
+ * owning replica's lease, and tombstones after retention. Written once for both engines; on
+ * PostgreSQL a claim skips rows another replica is claiming (`FOR UPDATE SKIP LOCKED`), so each
+ * queued job starts on exactly one replica.
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../../protocol/errors.js';
@@ -11,7 +12,9 @@ import type { JobChange, JobFilter, JobRow, JobStore, JobSubmission } from '../.
 import type { SqlEngine, SqlValue } from '../engine.js';
 import { ORPHAN, rowLock } from '../ownership.js';
 import type { Migrations, Reaped } from '../table.js';
+import { RUN_COLUMNS, type RunColumns } from './runs.js';
 
+/** The first step (released): the former `jobs` and `job_events` tables. */
 const JOBS = `CREATE TABLE jobs (
      id TEXT PRIMARY KEY, subject TEXT NOT NULL, job_key TEXT NOT NULL, fingerprint TEXT NOT NULL, token_id TEXT NOT NULL,
      request TEXT, run_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, state TEXT NOT NULL,
@@ -22,34 +25,31 @@ const JOBS = `CREATE TABLE jobs (
    CREATE INDEX jobs_running ON jobs (owner) WHERE state = 'running';
    CREATE TABLE job_events (job_id TEXT NOT NULL, seq BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (job_id, seq))`;
 
+/** The jobs' rows and events move to the one record of runs (`runs.ts`); `timestamp` reads an event's time. */
+function movedToRuns(timestamp: string): string {
+  return `INSERT INTO runs (${RUN_COLUMNS})
+     SELECT id, 'background', subject, job_key, fingerprint, token_id, request, run_id, provider, model, state, cursor, cancel_requested, owner, NULL, created_at, updated_at, expires_at, retention_ms, bytes FROM jobs;
+   INSERT INTO run_events (id, seq, at, event) SELECT job_id, seq, COALESCE(${timestamp}, ''), event FROM job_events;
+   DROP TABLE job_events;
+   DROP TABLE jobs`;
+}
+
+/** A background run's rows: every statement of this module reads and writes only those. */
+const BACKGROUND = "mode = 'background'";
+
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
-interface JobColumns {
-  id: string;
-  subject: string;
-  job_key: string;
-  fingerprint: string;
-  token_id: string;
-  request: string | null;
-  run_id: string;
-  provider: string;
-  model: string;
-  state: JobState;
-  cursor: number;
-  cancel_requested: number | boolean;
-  owner: string | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  retention_ms: number;
-  bytes: number;
-}
+/** A background run's row: these columns are always set. */
+type JobColumns = RunColumns & { state: JobState; run_key: string; fingerprint: string; token_id: string; run_id: string; retention_ms: number };
 
 /** The channel every replica announces job changes on (signals are hints: readers re-read the rows). */
 const CHANGES = 'agenticdriver_jobs';
 
 export class JobTable implements JobStore, Reaped {
-  static readonly migrations: Migrations = { sqlite: [JOBS], postgres: [JOBS] };
+  static readonly migrations: Migrations = {
+    sqlite: [JOBS, movedToRuns("json_extract(event, '$.timestamp')")],
+    postgres: [JOBS, movedToRuns("event::jsonb ->> 'timestamp'")],
+  };
 
   private readonly listeners = new Set<(change: JobChange) => void>();
 
@@ -84,15 +84,15 @@ export class JobTable implements JobStore, Reaped {
 
   async submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }> {
     return this.engine.transaction(async (tx) => {
-      const existing = () => tx.all<JobColumns>('SELECT * FROM jobs WHERE subject = ? AND job_key = ?', [submission.subject, submission.key]);
+      const existing = () => tx.all<JobColumns>(`SELECT * FROM runs WHERE ${BACKGROUND} AND subject = ? AND run_key = ?`, [submission.subject, submission.key]);
       const same = (found: JobColumns) => {
         if (found.fingerprint !== submission.fingerprint) throw new DriverError('IDEMPOTENCY_CONFLICT', 'This job key was used with a different request.');
         return { job: row(found), created: false };
       };
       const [before] = await existing();
       if (before) return same(before);
-      const [{ total } = { total: 0 }] = await tx.all<{ total: number }>('SELECT COUNT(*) AS total FROM jobs');
-      const [{ mine } = { mine: 0 }] = await tx.all<{ mine: number }>('SELECT COUNT(*) AS mine FROM jobs WHERE subject = ?', [submission.subject]);
+      const [{ total } = { total: 0 }] = await tx.all<{ total: number }>(`SELECT COUNT(*) AS total FROM runs WHERE ${BACKGROUND}`);
+      const [{ mine } = { mine: 0 }] = await tx.all<{ mine: number }>(`SELECT COUNT(*) AS mine FROM runs WHERE ${BACKGROUND} AND subject = ?`, [submission.subject]);
       if (Number(total) >= submission.maxJobs || Number(mine) >= submission.maxJobsPerSubject) {
         throw new DriverError('JOB_STORE_FULL', 'The job store is full; finished jobs leave it when their retention ends.', { retryable: true });
       }
@@ -101,8 +101,8 @@ export class JobTable implements JobStore, Reaped {
       const id = randomUUID();
       // A submission of the same key committing meanwhile wins; this one then returns that job.
       const inserted = await tx.run(
-        `INSERT INTO jobs (id, subject, job_key, fingerprint, token_id, request, run_id, provider, model, state, cursor, cancel_requested, owner, created_at, updated_at, expires_at, retention_ms, bytes)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 0, NULL, ?, ?, NULL, ?, ?) ON CONFLICT (subject, job_key) DO NOTHING`,
+        `INSERT INTO runs (id, mode, subject, run_key, fingerprint, token_id, request, run_id, provider, model, state, cursor, cancel_requested, owner, created_at, updated_at, expires_at, retention_ms, bytes)
+         VALUES (?, 'background', ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 0, NULL, ?, ?, NULL, ?, ?) ON CONFLICT (subject, mode, run_key) DO NOTHING`,
         [id, submission.subject, submission.key, submission.fingerprint, submission.tokenId, request, randomUUID(), submission.request.provider, submission.request.model, now, now, submission.retentionMs, Buffer.byteLength(request)],
       );
       const [after] = await existing();
@@ -114,13 +114,13 @@ export class JobTable implements JobStore, Reaped {
   }
 
   async read(id: string): Promise<JobRow | undefined> {
-    const [found] = await this.engine.all<JobColumns>('SELECT * FROM jobs WHERE id = ?', [id]);
+    const [found] = await this.engine.all<JobColumns>(`SELECT * FROM runs WHERE ${BACKGROUND} AND id = ?`, [id]);
     return found && row(found);
   }
 
   async list(limit: number, filter: JobFilter = {}): Promise<JobRow[]> {
     if (filter.providers?.length === 0) return [];
-    const conditions: string[] = [];
+    const conditions: string[] = [BACKGROUND];
     const values: SqlValue[] = [];
     const add = (condition: string, ...params: SqlValue[]) => {
       conditions.push(condition);
@@ -129,13 +129,12 @@ export class JobTable implements JobStore, Reaped {
     if (filter.state) add('state = ?', filter.state);
     if (filter.subject !== undefined) add('subject = ?', filter.subject);
     if (filter.providers) add(`provider IN (${filter.providers.map(() => '?').join(', ')})`, ...filter.providers);
-    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    const rows = await this.engine.all<JobColumns>(`SELECT * FROM jobs ${where} ORDER BY updated_at DESC, id LIMIT ?`, [...values, limit]);
+    const rows = await this.engine.all<JobColumns>(`SELECT * FROM runs WHERE ${conditions.join(' AND ')} ORDER BY updated_at DESC, id LIMIT ?`, [...values, limit]);
     return rows.map(row);
   }
 
   async events(id: string, after: number, limit: number, maxBytes: number): Promise<RunEvent[]> {
-    const rows = await this.engine.all<{ event: string }>('SELECT event FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [id, after, limit]);
+    const rows = await this.engine.all<{ event: string }>('SELECT event FROM run_events WHERE id = ? AND seq > ? ORDER BY seq LIMIT ?', [id, after, limit]);
     const events: RunEvent[] = [];
     let bytes = 0;
     for (const { event } of rows) {
@@ -160,14 +159,14 @@ export class JobTable implements JobStore, Reaped {
     const skip = skipSubjects.length > 0 ? `AND j.subject NOT IN (${skipSubjects.map(() => '?').join(', ')})` : '';
     return this.engine.transaction(async (tx) => {
       const [next] = await tx.all<{ id: string }>(
-        `SELECT j.id FROM jobs j WHERE j.state = 'queued' ${skip}
-         ORDER BY (SELECT COUNT(*) FROM jobs r WHERE r.subject = j.subject AND r.state = 'running'), j.created_at, j.id
+        `SELECT j.id FROM runs j WHERE j.mode = 'background' AND j.state = 'queued' ${skip}
+         ORDER BY (SELECT COUNT(*) FROM runs r WHERE r.mode = 'background' AND r.subject = j.subject AND r.state = 'running'), j.created_at, j.id
          LIMIT 1 ${lock}`,
         [...skipSubjects],
       );
       if (!next) return undefined;
       const [started] = await tx.all<JobColumns>(
-        "UPDATE jobs SET state = 'running', owner = ?, updated_at = ? WHERE id = ? AND state = 'queued' RETURNING *",
+        `UPDATE runs SET state = 'running', owner = ?, updated_at = ? WHERE ${BACKGROUND} AND id = ? AND state = 'queued' RETURNING *`,
         [this.owner(), this.now(), next.id],
       );
       return started && row(started);
@@ -180,9 +179,9 @@ export class JobTable implements JobStore, Reaped {
    */
   async requeue(id: string): Promise<void> {
     await this.engine.transaction(async (tx) => {
-      const [job] = await tx.all<JobColumns>(`SELECT * FROM jobs WHERE id = ? AND owner = ? AND state = 'running' AND cursor = 0 ${this.lock}`, [id, this.owner()]);
+      const [job] = await tx.all<JobColumns>(`SELECT * FROM runs WHERE ${BACKGROUND} AND id = ? AND owner = ? AND state = 'running' AND cursor = 0 ${this.lock}`, [id, this.owner()]);
       if (!job) return;
-      await tx.run("UPDATE jobs SET state = 'queued', owner = NULL WHERE id = ?", [id]);
+      await tx.run("UPDATE runs SET state = 'queued', owner = NULL WHERE id = ?", [id]);
       if (Number(job.cancel_requested) === 1) await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
       else await this.announce(tx, { kind: 'queued', id });
     });
@@ -201,18 +200,18 @@ export class JobTable implements JobStore, Reaped {
     await this.engine.transaction(async (tx) => {
       const now = this.now();
       const updated = await tx.run(
-        `UPDATE jobs SET cursor = cursor + 1, bytes = bytes + ?, updated_at = ?, state = ?, expires_at = CASE WHEN ? = 1 THEN ? + retention_ms ELSE expires_at END
-         WHERE id = ? AND owner = ? AND state = 'running' AND cursor = ? AND (? = 1 OR bytes + ? <= ?)`,
+        `UPDATE runs SET cursor = cursor + 1, bytes = bytes + ?, updated_at = ?, state = ?, expires_at = CASE WHEN ? = 1 THEN ? + retention_ms ELSE expires_at END
+         WHERE ${BACKGROUND} AND id = ? AND owner = ? AND state = 'running' AND cursor = ? AND (? = 1 OR bytes + ? <= ?)`,
         [bytes, now, state ?? 'running', terminal ? 1 : 0, now, id, this.owner(), event.sequence - 1, terminal ? 1 : 0, bytes, maxJobBytes],
       );
       if (updated.changes === 0) {
-        const [current] = await tx.all<{ state: string; owner: string | null; cursor: number }>('SELECT state, owner, cursor FROM jobs WHERE id = ?', [id]);
+        const [current] = await tx.all<{ state: string; owner: string | null; cursor: number }>(`SELECT state, owner, cursor FROM runs WHERE ${BACKGROUND} AND id = ?`, [id]);
         if (current?.state === 'running' && current.owner === this.owner() && Number(current.cursor) === event.sequence - 1) {
           throw new DriverError('JOB_RECORD_LIMIT', `The job's record would exceed ${maxJobBytes} bytes.`, { outcome: 'uncertain' });
         }
         throw new DriverError('JOB_LEASE_LOST', 'This job is no longer this host replica\'s to run.', { outcome: 'uncertain' });
       }
-      await tx.run('INSERT INTO job_events (job_id, seq, event) VALUES (?, ?, ?)', [id, event.sequence, json]);
+      await tx.run('INSERT INTO run_events (id, seq, at, event) VALUES (?, ?, ?, ?)', [id, event.sequence, event.timestamp, json]);
       await this.announce(tx, { kind: 'events', id });
     });
   }
@@ -220,29 +219,29 @@ export class JobTable implements JobStore, Reaped {
   /** Cancels a queued job at once (its log gets run.started + run.cancelled); a running one is flagged for its owner. */
   async cancel(id: string): Promise<JobRow | undefined> {
     return this.engine.transaction(async (tx) => {
-      const [job] = await tx.all<JobColumns>(`SELECT * FROM jobs WHERE id = ? ${this.lock}`, [id]);
+      const [job] = await tx.all<JobColumns>(`SELECT * FROM runs WHERE ${BACKGROUND} AND id = ? ${this.lock}`, [id]);
       if (!job) return undefined;
       if (job.state === 'queued') {
         await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
       } else if (job.state === 'running') {
-        await tx.run('UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?', [Math.max(this.now(), Number(job.updated_at)), id]);
+        await tx.run('UPDATE runs SET cancel_requested = 1, updated_at = ? WHERE id = ?', [Math.max(this.now(), Number(job.updated_at)), id]);
         await this.announce(tx, { kind: 'cancel', id });
       }
-      const [after] = await tx.all<JobColumns>('SELECT * FROM jobs WHERE id = ?', [id]);
+      const [after] = await tx.all<JobColumns>('SELECT * FROM runs WHERE id = ?', [id]);
       return after && row(after);
     });
   }
 
   /** Ids of this replica's running jobs that a cancel was requested for. */
   async cancelRequested(): Promise<string[]> {
-    const rows = await this.engine.all<{ id: string }>("SELECT id FROM jobs WHERE owner = ? AND state = 'running' AND cancel_requested = 1", [this.owner()]);
+    const rows = await this.engine.all<{ id: string }>(`SELECT id FROM runs WHERE ${BACKGROUND} AND owner = ? AND state = 'running' AND cancel_requested = 1`, [this.owner()]);
     return rows.map((found) => found.id);
   }
 
   /** Fails a job whose dispatch was refused (queued or running) with the cause's code. */
   async fail(id: string, error: ErrorInfo, state: 'failed' | 'interrupted' = 'failed'): Promise<void> {
     await this.engine.transaction(async (tx) => {
-      const [job] = await tx.all<JobColumns>(`SELECT * FROM jobs WHERE id = ? AND state IN ('queued', 'running') ${this.lock}`, [id]);
+      const [job] = await tx.all<JobColumns>(`SELECT * FROM runs WHERE ${BACKGROUND} AND id = ? AND state IN ('queued', 'running') ${this.lock}`, [id]);
       if (job) await this.finish(tx, row(job), state, error);
     });
   }
@@ -253,7 +252,7 @@ export class JobTable implements JobStore, Reaped {
    * their log. They are never run again. Returns how many.
    */
   private async interrupt(tx: SqlEngine, mine: boolean): Promise<number> {
-    const jobs = await tx.all<JobColumns>(`SELECT * FROM jobs WHERE state = 'running' AND (${mine ? 'owner = ?' : ORPHAN}) ${this.lock}`, mine ? [this.owner()] : []);
+    const jobs = await tx.all<JobColumns>(`SELECT * FROM runs WHERE ${BACKGROUND} AND state = 'running' AND (${mine ? 'owner = ?' : ORPHAN}) ${this.lock}`, mine ? [this.owner()] : []);
     const error = new DriverError('JOB_INTERRUPTED', 'The host running this job stopped; what it did after its last event is uncertain, and it is not run again.', { outcome: 'uncertain' }).toJSON();
     for (const job of jobs) await this.finish(tx, row(job), 'interrupted', error);
     return jobs.length;
@@ -269,20 +268,20 @@ export class JobTable implements JobStore, Reaped {
   }
 
   async changeMark(): Promise<string> {
-    const [row] = await this.engine.all<{ count: number | string; updated: number | string | null }>('SELECT COUNT(*) AS count, MAX(updated_at) AS updated FROM jobs');
+    const [row] = await this.engine.all<{ count: number | string; updated: number | string | null }>(`SELECT COUNT(*) AS count, MAX(updated_at) AS updated FROM runs WHERE ${BACKGROUND}`);
     return `${Number(row?.count ?? 0)}:${row?.updated ?? ''}`;
   }
 
   async queued(): Promise<number> {
-    const [found] = await this.engine.all<{ count: number }>("SELECT COUNT(*) AS count FROM jobs WHERE state = 'queued'");
+    const [found] = await this.engine.all<{ count: number }>(`SELECT COUNT(*) AS count FROM runs WHERE ${BACKGROUND} AND state = 'queued'`);
     return Number(found?.count ?? 0);
   }
 
   /** Erases the request and events of jobs whose retention ended; the row stays as a tombstone. */
   async expire(): Promise<number> {
     return this.engine.transaction(async (tx) => {
-      const expired = await tx.all<{ id: string }>('UPDATE jobs SET request = NULL, bytes = 0 WHERE expires_at IS NOT NULL AND expires_at <= ? AND request IS NOT NULL RETURNING id', [this.now()]);
-      for (const { id } of expired) await tx.run('DELETE FROM job_events WHERE job_id = ?', [id]);
+      const expired = await tx.all<{ id: string }>(`UPDATE runs SET request = NULL, bytes = 0 WHERE ${BACKGROUND} AND expires_at IS NOT NULL AND expires_at <= ? AND request IS NOT NULL RETURNING id`, [this.now()]);
+      for (const { id } of expired) await tx.run('DELETE FROM run_events WHERE id = ?', [id]);
       return expired.length;
     });
   }
@@ -296,8 +295,8 @@ export class JobTable implements JobStore, Reaped {
     const events: RunEvent[] = [];
     if (cursor === 0) events.push({ ...base, type: 'run.started', sequence: ++cursor, provider: job.info.provider, model: job.info.model } as RunEvent);
     events.push({ ...base, type: state === 'cancelled' ? 'run.cancelled' : 'run.failed', sequence: ++cursor, error } as RunEvent);
-    for (const event of events) await tx.run('INSERT INTO job_events (job_id, seq, event) VALUES (?, ?, ?)', [job.info.id, event.sequence, JSON.stringify(event)]);
-    await tx.run('UPDATE jobs SET state = ?, cursor = ?, updated_at = ?, expires_at = ? + retention_ms WHERE id = ?', [state, cursor, now, now, job.info.id]);
+    for (const event of events) await tx.run('INSERT INTO run_events (id, seq, at, event) VALUES (?, ?, ?, ?)', [job.info.id, event.sequence, at, JSON.stringify(event)]);
+    await tx.run('UPDATE runs SET state = ?, cursor = ?, updated_at = ?, expires_at = ? + retention_ms WHERE id = ?', [state, cursor, now, now, job.info.id]);
     await this.announce(tx, { kind: 'events', id: job.info.id });
   }
 }

@@ -1,25 +1,17 @@
 /**
- * Operation records of idempotent runs: one row per (subject, key), claimed by the replica that
- * runs it, and the run's compact event log, appended only by that owner while it holds its lease.
+ * Operation records of idempotent runs: their rows of the one record of runs (`runs.ts`, mode
+ * `attached` with a key), one per (subject, key), claimed by the replica that runs it, and the
+ * run's compact event log, appended only by that owner while it holds its lease.
  */
+import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../../protocol/errors.js';
 import type { JournalEntry, OperationClaim, OperationRecord, OperationState, OperationStore } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
 import { LIVE_OWNER, ORPHAN } from '../ownership.js';
 import type { Migrations, Reaped, TableContext } from '../table.js';
+import { RUN_COLUMNS, type RunColumns } from './runs.js';
 
-interface OperationColumns {
-  subject: string;
-  key: string;
-  fingerprint: string;
-  run_id: string | null;
-  provider: string;
-  model: string;
-  state: OperationState;
-  owner: string | null;
-  owner_alive: number | boolean;
-}
-
+/** The first step (released): the former `operations` and `operation_events` tables. */
 const OPERATIONS = `CREATE TABLE operations (
      subject TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, run_id TEXT,
      provider TEXT NOT NULL, model TEXT NOT NULL, state TEXT NOT NULL, owner TEXT,
@@ -31,19 +23,39 @@ const OPERATIONS = `CREATE TABLE operations (
      subject TEXT NOT NULL, key TEXT NOT NULL, seq BIGINT NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL,
      PRIMARY KEY (subject, key, seq))`;
 
+/** The operations' rows and events move to the one record of runs; `newId` makes a row id. */
+function movedToRuns(newId: string): string {
+  return `INSERT INTO runs (${RUN_COLUMNS})
+     SELECT ${newId}, 'attached', o.subject, o.key, o.fingerprint, NULL, NULL, o.run_id, o.provider, o.model, o.state,
+       (SELECT COALESCE(MAX(e.seq), 0) FROM operation_events e WHERE e.subject = o.subject AND e.key = o.key),
+       0, o.owner, NULL, o.created_at, o.updated_at, NULL, NULL, o.bytes FROM operations o;
+   INSERT INTO run_events (id, seq, at, event)
+     SELECT r.id, e.seq, e.at, e.event FROM operation_events e JOIN runs r ON r.mode = 'attached' AND r.subject = e.subject AND r.run_key = e.key;
+   DROP TABLE operation_events;
+   DROP TABLE operations`;
+}
+
+/** An idempotent attached run's row: every statement of this module reads and writes only those. */
+const KEYED = "mode = 'attached' AND run_key IS NOT NULL";
+
+type OperationColumns = RunColumns & { run_key: string; fingerprint: string; state: OperationState; owner_alive: number | boolean };
+
 export class OperationTable implements OperationStore, Reaped {
-  static readonly migrations: Migrations = { sqlite: [OPERATIONS], postgres: [OPERATIONS] };
+  static readonly migrations: Migrations = {
+    sqlite: [OPERATIONS, movedToRuns('lower(hex(randomblob(16)))')],
+    postgres: [OPERATIONS, movedToRuns('gen_random_uuid()::text')],
+  };
 
   constructor(private readonly context: TableContext) {}
 
   async find(subject: string, key: string): Promise<OperationRecord | undefined> {
     const { engine } = this.context;
-    const [row] = await engine.all<OperationColumns>(`SELECT *, ${LIVE_OWNER} AS owner_alive FROM operations WHERE subject = ? AND key = ?`, [this.context.now(), subject, key]);
+    const [row] = await engine.all<OperationColumns>(`SELECT *, ${LIVE_OWNER} AS owner_alive FROM runs WHERE ${KEYED} AND subject = ? AND run_key = ?`, [this.context.now(), subject, key]);
     if (!row) return undefined;
-    const events = await engine.all<{ at: string; event: string }>('SELECT at, event FROM operation_events WHERE subject = ? AND key = ? ORDER BY seq', [subject, key]);
+    const events = await engine.all<{ at: string; event: string }>('SELECT at, event FROM run_events WHERE id = ? ORDER BY seq', [row.id]);
     return {
       subject: row.subject,
-      key: row.key,
+      key: row.run_key,
       fingerprint: row.fingerprint,
       runId: row.run_id ?? undefined,
       provider: row.provider,
@@ -58,9 +70,9 @@ export class OperationTable implements OperationStore, Reaped {
   async claim(claim: OperationClaim): Promise<{ claimed: true } | { claimed: false; existing: OperationRecord }> {
     const now = this.context.now();
     const inserted = await this.context.engine.run(
-      `INSERT INTO operations (subject, key, fingerprint, run_id, provider, model, state, owner, bytes, created_at, updated_at)
-       VALUES (?, ?, ?, NULL, ?, ?, 'running', ?, 0, ?, ?) ON CONFLICT DO NOTHING`,
-      [claim.subject, claim.key, claim.fingerprint, claim.provider, claim.model, this.context.owner(), now, now],
+      `INSERT INTO runs (id, mode, subject, run_key, fingerprint, run_id, provider, model, state, cursor, cancel_requested, owner, created_at, updated_at, bytes)
+       VALUES (?, 'attached', ?, ?, ?, ?, ?, ?, 'running', 0, 0, ?, ?, ?, 0) ON CONFLICT (subject, mode, run_key) DO NOTHING`,
+      [randomUUID(), claim.subject, claim.key, claim.fingerprint, claim.runId, claim.provider, claim.model, this.context.owner(), now, now],
     );
     if (inserted.changes === 1) return { claimed: true };
     const existing = await this.find(claim.subject, claim.key);
@@ -80,36 +92,34 @@ export class OperationTable implements OperationStore, Reaped {
     const terminal = options.state !== undefined;
     const owner = this.context.owner();
     await this.context.engine.transaction(async (tx) => {
-      const updated = await tx.run(
-        `UPDATE operations SET bytes = bytes + ?, updated_at = ?, state = ?, run_id = ?
-         WHERE subject = ? AND key = ? AND owner = ? AND state = 'running' AND (run_id IS NULL OR run_id = ?) AND (? = 1 OR bytes + ? <= ?)`,
-        [bytes, this.context.now(), options.state ?? 'running', runId, subject, key, owner, runId, terminal ? 1 : 0, bytes, options.maxBytes],
+      const [updated] = await tx.all<{ id: string; cursor: number }>(
+        `UPDATE runs SET cursor = cursor + 1, bytes = bytes + ?, updated_at = ?, state = ?
+         WHERE ${KEYED} AND subject = ? AND run_key = ? AND owner = ? AND state = 'running' AND run_id = ? AND (? = 1 OR bytes + ? <= ?) RETURNING id, cursor`,
+        [bytes, this.context.now(), options.state ?? 'running', subject, key, owner, runId, terminal ? 1 : 0, bytes, options.maxBytes],
       );
-      if (updated.changes === 0) {
-        const [row] = await tx.all<{ state: string; owner: string | null }>('SELECT state, owner FROM operations WHERE subject = ? AND key = ?', [subject, key]);
-        if (row?.state === 'running' && row.owner === owner) {
+      if (!updated) {
+        const [row] = await tx.all<{ state: string; owner: string | null; run_id: string | null }>(`SELECT state, owner, run_id FROM runs WHERE ${KEYED} AND subject = ? AND run_key = ?`, [subject, key]);
+        if (row?.state === 'running' && row.owner === owner && row.run_id === runId) {
           throw new DriverError('OPERATION_RECORD_LIMIT', `The operation record would exceed ${options.maxBytes} bytes.`, { outcome: 'uncertain' });
         }
         throw storeError('The operation record is no longer this host replica\'s to write (its lease lapsed).');
       }
-      await tx.run(
-        'INSERT INTO operation_events (subject, key, seq, at, event) VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM operation_events WHERE subject = ? AND key = ?), ?, ?)',
-        [subject, key, subject, key, entry.at, json],
-      );
+      await tx.run('INSERT INTO run_events (id, seq, at, event) VALUES (?, ?, ?, ?)', [updated.id, Number(updated.cursor), entry.at, json]);
     });
   }
 
   async expire(before: number): Promise<number> {
     return this.context.engine.transaction(async (tx) => {
-      const expired = await tx.all<{ subject: string; key: string }>("DELETE FROM operations WHERE state <> 'running' AND updated_at < ? RETURNING subject, key", [before]);
-      for (const { subject, key } of expired) await tx.run('DELETE FROM operation_events WHERE subject = ? AND key = ?', [subject, key]);
+      // A record whose run is still in flight (its usage record not yet written) stays until it is not.
+      const expired = await tx.all<{ id: string }>(`DELETE FROM runs WHERE ${KEYED} AND state <> 'running' AND start_record IS NULL AND updated_at < ? RETURNING id`, [before]);
+      for (const { id } of expired) await tx.run('DELETE FROM run_events WHERE id = ?', [id]);
       return expired.length;
     });
   }
 
   /** A running record whose owner died is uncertain: it replays as such, and is never run again. */
   async reap(tx: SqlEngine, now: number): Promise<number> {
-    const operations = await tx.run(`UPDATE operations SET state = 'uncertain', updated_at = ? WHERE state = 'running' AND (${ORPHAN})`, [now]);
+    const operations = await tx.run(`UPDATE runs SET state = 'uncertain', updated_at = ? WHERE ${KEYED} AND state = 'running' AND (${ORPHAN})`, [now]);
     return operations.changes;
   }
 }

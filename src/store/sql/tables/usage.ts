@@ -1,7 +1,8 @@
 /**
- * Usage records, and the runs in flight: a run is marked when it starts and unmarked by its
- * usage record, so a run whose replica died is recorded `interrupted` when its owner is reaped.
- * Starts and records arriving together share one transaction per turn of the event loop.
+ * Usage records, and the runs in flight: a run's row of the one record of runs (`runs.ts`)
+ * holds its start record from its start until its usage record, so a run whose replica died is
+ * recorded `interrupted` when its owner is reaped. Starts and records arriving together share
+ * one transaction per turn of the event loop.
  */
 import { interruptedRecord, type RunStartRecord, type UsageRecord } from '../../../runtime/usage-record.js';
 import type { FinishedRunsPage, FinishedRunsQuery, UsageStore, UsageSummary } from '../../store.js';
@@ -9,6 +10,7 @@ import { sumUsage, type UsageTotalsQuery, type UsageTotalsRow } from '../../usag
 import type { SqlEngine, SqlValue } from '../engine.js';
 import { ORPHAN } from '../ownership.js';
 import type { Migrations, Reaped, TableContext } from '../table.js';
+import { RUN_COLUMNS } from './runs.js';
 
 type PendingWrite =
   | { kind: 'start'; record: RunStartRecord; done: (error?: unknown) => void }
@@ -20,10 +22,44 @@ const USAGE_RECORDS = `CREATE TABLE usage_records (
 // The console and `usage --since` read the newest records first.
 const USAGE_BY_TIME = 'CREATE INDEX usage_records_finished ON usage_records (finished_at)';
 
+/**
+ * The former `runs_in_flight` moves to the one record of runs: a start record joins the row of
+ * its operation or job (moved before it), or becomes the row of an attached run without a key.
+ * `field(name)` reads a field of the record; `millis(iso)` makes epoch milliseconds of a time.
+ */
+function inFlightMovedToRuns(field: (name: string) => string, millis: (iso: string) => string): string {
+  return `UPDATE runs SET start_record = (SELECT f.record FROM runs_in_flight f WHERE f.run_id = runs.run_id)
+     WHERE run_id IN (SELECT run_id FROM runs_in_flight);
+   INSERT INTO runs (${RUN_COLUMNS})
+     SELECT f.run_id, 'attached', ${field('subject')}, NULL, NULL, ${field('tokenId')}, NULL, f.run_id, ${field('provider')}, ${field('model')}, 'running',
+       0, 0, f.owner, f.record, ${millis(field('startedAt'))}, ${millis(field('startedAt'))}, NULL, NULL, 0
+     FROM runs_in_flight f WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.run_id = f.run_id);
+   DROP TABLE runs_in_flight`;
+}
+
+/** A row that only marks an attached run without a key in flight: its id is the run's id, and it goes with its start record. */
+const MARKER = "mode = 'attached' AND run_key IS NULL";
+
 export class UsageTable implements UsageStore, Reaped {
   static readonly migrations: Migrations = {
-    sqlite: [USAGE_RECORDS, 'CREATE TABLE runs_in_flight (run_id TEXT PRIMARY KEY, record TEXT NOT NULL)', 'ALTER TABLE runs_in_flight ADD COLUMN owner TEXT', USAGE_BY_TIME],
-    postgres: [`${USAGE_RECORDS};\n   CREATE TABLE runs_in_flight (run_id TEXT PRIMARY KEY, record TEXT NOT NULL, owner TEXT)`, USAGE_BY_TIME],
+    sqlite: [
+      USAGE_RECORDS,
+      'CREATE TABLE runs_in_flight (run_id TEXT PRIMARY KEY, record TEXT NOT NULL)',
+      'ALTER TABLE runs_in_flight ADD COLUMN owner TEXT',
+      USAGE_BY_TIME,
+      inFlightMovedToRuns(
+        (name) => `json_extract(f.record, '$.${name}')`,
+        (iso) => `COALESCE(CAST(ROUND((julianday(${iso}) - 2440587.5) * 86400000) AS INTEGER), 0)`,
+      ),
+    ],
+    postgres: [
+      `${USAGE_RECORDS};\n   CREATE TABLE runs_in_flight (run_id TEXT PRIMARY KEY, record TEXT NOT NULL, owner TEXT)`,
+      USAGE_BY_TIME,
+      inFlightMovedToRuns(
+        (name) => `(f.record::jsonb ->> '${name}')`,
+        (iso) => `COALESCE((EXTRACT(EPOCH FROM ${iso}::timestamptz) * 1000)::bigint, 0)`,
+      ),
+    ],
   };
 
   private pending: PendingWrite[] = [];
@@ -48,11 +84,8 @@ export class UsageTable implements UsageStore, Reaped {
     try {
       await this.context.engine.transaction(async (tx) => {
         for (const entry of batch) {
-          if (entry.kind === 'start') {
-            await tx.run('INSERT INTO runs_in_flight (run_id, record, owner) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [entry.record.runId, JSON.stringify(entry.record), this.context.owner()]);
-          } else {
-            await this.insert(tx, entry.record);
-          }
+          if (entry.kind === 'start') await this.started(tx, entry.record);
+          else await this.insert(tx, entry.record);
         }
       });
       for (const entry of batch) entry.done();
@@ -61,12 +94,22 @@ export class UsageTable implements UsageStore, Reaped {
     }
   }
 
-  /** Runs whose replica died are recorded interrupted; the duration is only an upper bound. */
+  /**
+   * Runs whose replica died are recorded interrupted; the duration is only an upper bound. Each
+   * start record is taken by one guarded statement, so two replicas reaping at once record it once.
+   */
   async reap(tx: SqlEngine, now: number): Promise<number> {
     const at = new Date(now).toISOString();
-    const runs = await tx.all<{ record: string }>(`DELETE FROM runs_in_flight WHERE ${ORPHAN} RETURNING record`);
-    for (const row of runs) await this.insert(tx, interruptedRecord(JSON.parse(row.record) as RunStartRecord, at));
-    return runs.length;
+    const orphans = await tx.all<{ id: string; mode: string; run_key: string | null; start_record: string }>(`SELECT id, mode, run_key, start_record FROM runs WHERE start_record IS NOT NULL AND (${ORPHAN})`);
+    let recorded = 0;
+    for (const row of orphans) {
+      const marker = row.mode === 'attached' && row.run_key === null;
+      const taken = await tx.run(marker ? 'DELETE FROM runs WHERE id = ? AND start_record IS NOT NULL' : 'UPDATE runs SET start_record = NULL WHERE id = ? AND start_record IS NOT NULL', [row.id]);
+      if (taken.changes === 0) continue;
+      await this.insert(tx, interruptedRecord(JSON.parse(row.start_record) as RunStartRecord, at));
+      recorded += 1;
+    }
+    return recorded;
   }
 
   async summary(): Promise<UsageSummary> {
@@ -134,6 +177,17 @@ export class UsageTable implements UsageStore, Reaped {
       record.finishedAt,
       JSON.stringify(record),
     ]);
-    await tx.run('DELETE FROM runs_in_flight WHERE run_id = ?', [record.runId]);
+    await tx.run(`DELETE FROM runs WHERE run_id = ? AND ${MARKER}`, [record.runId]);
+    await tx.run('UPDATE runs SET start_record = NULL WHERE run_id = ? AND start_record IS NOT NULL', [record.runId]);
+  }
+
+  /** A run's start record joins its row (an operation's or a job's, made before it starts), or makes the row of a run without a key. */
+  private async started(tx: SqlEngine, record: RunStartRecord): Promise<void> {
+    const now = this.context.now();
+    await tx.run(
+      `INSERT INTO runs (id, mode, subject, token_id, run_id, provider, model, state, cursor, cancel_requested, owner, start_record, created_at, updated_at, bytes)
+       VALUES (?, 'attached', ?, ?, ?, ?, ?, 'running', 0, 0, ?, ?, ?, ?, 0) ON CONFLICT (run_id) DO UPDATE SET start_record = excluded.start_record`,
+      [record.runId, record.subject, record.tokenId ?? null, record.runId, record.provider, record.model, this.context.owner(), JSON.stringify(record), now, now],
+    );
   }
 }
