@@ -68,13 +68,41 @@ function launcher(dir, found) {
   const capability = traversalCapability();
   const setpriv = ['--reuid', String(owner.uid), '--regid', String(owner.gid), '--clear-groups', `--inh-caps=+${capability}`, `--ambient-caps=+${capability}`];
   if (capability && spawnSync('setpriv', [...setpriv, '--', found.postgres, '--version'], { stdio: 'ignore' }).status === 0) {
-    return { owner, ids: {}, wrap: (command, args) => ['setpriv', [...setpriv, '--', command, ...args]], as: `${UNPRIVILEGED_USER} (setpriv, ${capability})`, ...found };
+    const wrap = (command, args) => ['setpriv', [...setpriv, '--', command, ...args]];
+    if (succeedsAs(owner, found.postgres, ['--version'])) return { owner, ids: {}, wrap, as: `${UNPRIVILEGED_USER} (setpriv, ${capability})`, ...found };
+    // initdb checks its own binary with access(), which a capability does not help: when the
+    // checkout lies under a private folder too, the binaries run from a copy that user can reach.
+    const copy = reachableCopy(owner, found);
+    if (copy) return { owner, ids: {}, wrap, as: `${UNPRIVILEGED_USER} (setpriv, ${capability})`, ...copy };
   }
   throw new Error(
     `PostgreSQL refuses to run as root, and the user ${UNPRIVILEGED_USER} cannot reach ${dir} (a folder on the way is private to root)` +
       `${capability ? '' : ' nor be given a capability to traverse it'} and setpriv (util-linux) could not run it there. ` +
       'Run the tests as a non-root user, or with TMPDIR set to a folder every user may traverse.',
   );
+}
+
+/**
+ * The binaries copied into a new folder of a temp directory `owner` can traverse; `remove`
+ * deletes it. Undefined when there is none.
+ */
+function reachableCopy(owner, found) {
+  for (const parent of [...new Set([tmpdir(), '/tmp', '/var/tmp', '/dev/shm'])]) {
+    if (!succeedsAs(owner, '/bin/sh', ['-c', 'cd "$1"', 'sh', parent])) continue;
+    let folder;
+    try {
+      folder = mkdtempSync(join(parent, 'agenticdriver-postgres-bin-'));
+      chmodSync(folder, 0o755);
+      const native = join(folder, 'native');
+      cpSync(dirname(dirname(found.postgres)), native, { recursive: true, verbatimSymlinks: true });
+      const copy = { initdb: join(native, 'bin', 'initdb'), postgres: join(native, 'bin', 'postgres'), remove: () => rmSync(folder, { recursive: true, force: true }) };
+      if (succeedsAs(owner, copy.postgres, ['--version'])) return copy;
+      copy.remove();
+    } catch {
+      if (folder) rmSync(folder, { recursive: true, force: true });
+    }
+  }
+  return undefined;
 }
 
 function freePort() {
@@ -105,13 +133,18 @@ function logTail(path) {
 export async function startPostgres(parent) {
   const started = Date.now();
   const dir = mkdtempSync(join(parent, 'postgres-'));
-  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  let removeBinaries = () => undefined;
+  const cleanup = () => {
+    rmSync(dir, { recursive: true, force: true });
+    removeBinaries();
+  };
   try {
     // As root, the server's user must be able to pass through `parent` (a private temp folder
     // of ours is 0700): traverse only, no listing.
     if (process.getuid?.() === 0) chmodSync(parent, (statSync(parent).mode & 0o777) | 0o001);
     chmodSync(dir, 0o700);
-    const { owner, ids, wrap, as, initdb, postgres } = launcher(dir, await binaries());
+    const { owner, ids, wrap, as, initdb, postgres, remove } = launcher(dir, await binaries());
+    if (remove) removeBinaries = remove;
     const env = { ...process.env, LC_ALL: 'C', LANG: 'C' };
     const options = { ...ids, cwd: dir, env };
     /** A file of ours the server's user reads or writes. */
