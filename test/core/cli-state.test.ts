@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { CLI_MAIN as main, cli, errorOf } from '../support/processes.js';
+import { CLI_MAIN as main, cli, errorOf, stopChild } from '../support/processes.js';
 import { tempDir } from '../support/temp.js';
 
 describe('agenticdriver CLI: keys, jobs and sessions', () => {
@@ -25,9 +25,7 @@ describe('agenticdriver CLI: keys, jobs and sessions', () => {
     const line = await new Promise<string>((resolve) => createInterface({ input: server.stdout! }).once('line', resolve));
     url = (JSON.parse(line) as { url: string }).url;
   });
-  after(() => {
-    server.kill('SIGTERM');
-  });
+  after(() => stopChild(server));
 
   it('run --idempotency-key replays the recorded run instead of running it again', () => {
     const args = ['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--json', '--idempotency-key', `cli-${process.pid}`];

@@ -11,7 +11,7 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { assertFreshBuild, BUILT_CLI, builtCli, errorOf, terminalCli } from '../support/processes.js';
+import { assertFreshBuild, BUILT_CLI, builtCli, errorOf, stopChild, terminalCli } from '../support/processes.js';
 import { tempDir } from '../support/temp.js';
 
 const json = (stdout: string) => JSON.parse(stdout) as any;
@@ -59,12 +59,7 @@ describe('the built CLI at a terminal and in a pipe', () => {
   });
 
   // Wait for the host to be gone: it writes its state until it exits, and the folder is removed after.
-  after(async () => {
-    if (host.exitCode !== null || host.signalCode !== null) return;
-    const exited = new Promise((resolve) => host.once('exit', resolve));
-    host.kill('SIGTERM');
-    await exited;
-  });
+  after(() => stopChild(host));
 
   describe('output', () => {
     it('bare agenticdriver and bare command groups print their help and exit 0', () => {

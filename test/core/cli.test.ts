@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { CLI_MAIN as main, cli, errorOf } from '../support/processes.js';
+import { CLI_MAIN as main, cli, errorOf, stopChild } from '../support/processes.js';
 import { tempDir } from '../support/temp.js';
 
 describe('agenticdriver CLI', () => {
@@ -25,9 +25,7 @@ describe('agenticdriver CLI', () => {
     assert.equal(listening.configPath, config);
     url = listening.url;
   });
-  after(() => {
-    server.kill('SIGTERM');
-  });
+  after(() => stopChild(server));
 
   it('client commands read the config without loading any extension of the host', () => {
     // A loader hook records every module the command loads.

@@ -100,3 +100,11 @@ export async function spawnHost(args: string[], env: NodeJS.ProcessEnv, children
 export function killAll(children: ChildProcess[]): void {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
+
+/** Stops a child with SIGTERM and resolves once it has exited (so the folder it writes can go after it). */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
