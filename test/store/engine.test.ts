@@ -206,6 +206,27 @@ describe('PostgresEngine', () => {
     assert.deepEqual(await a.all<{ n: number }>('SELECT 2::bigint AS n'), [{ n: 2 }]);
   });
 
+  it('ends a transaction a stalled replica left idle: its row locks stop blocking the other replicas', async () => {
+    await a.run('INSERT INTO notes (id, body) VALUES (?, ?)', [200, 'held']);
+    let wake!: () => void;
+    const stalled = new Promise<void>((resolve) => (wake = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const held = a.transaction(async (tx) => {
+      await tx.run('UPDATE notes SET body = ? WHERE id = ?', ['stalled', 200]);
+      locked();
+      // The replica stops here, inside its transaction, holding the row lock.
+      await stalled;
+      await tx.run('UPDATE notes SET body = ? WHERE id = ?', ['too late', 200]);
+    });
+    await lockTaken;
+    // Waits on the row lock until the server ends the idle transaction (5 s).
+    assert.equal((await b.run('UPDATE notes SET body = ? WHERE id = ?', ['reaped', 200])).changes, 1);
+    wake();
+    await assert.rejects(held, StoreUnavailableError);
+    assert.deepEqual(await b.all('SELECT body FROM notes WHERE id = ?', [200]), [{ body: 'reaped' }]);
+  });
+
   it('refuses a nested transaction, as the SQLite engine does', async () => {
     await a.transaction(async (tx) => {
       await tx.run('INSERT INTO notes (body) VALUES (?)', ['outer']);

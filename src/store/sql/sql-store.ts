@@ -60,6 +60,7 @@ export class SqlStateStore implements StateStore {
   /** What reaping closes, by the report's name for it. */
   private readonly reaped: [keyof ReconcileReport, Reaped][];
   private renewTimer: ReturnType<typeof setInterval> | undefined;
+  private ticking: Promise<void> | undefined;
   private leaseMs = 15_000;
   private closed = false;
 
@@ -107,25 +108,25 @@ export class SqlStateStore implements StateStore {
     // SQLite is one process's file: whatever another replica id left there is dead.
     const report = await this.reap(this.engine.dialect === 'sqlite');
     this.renewTimer = setInterval(() => {
-      void this.tick().then(
-        (kept) => {
-          if (!kept) options.onLeaseLost();
-        },
-        (error: unknown) => options.onError?.(error),
-      );
+      // A tick still waiting on the database is not joined by another (they would pile up on the pool).
+      if (this.ticking) return;
+      this.ticking = this.tick(options.onLeaseLost)
+        .catch((error: unknown) => options.onError?.(error))
+        .finally(() => (this.ticking = undefined));
     }, Math.max(50, Math.floor(this.leaseMs / 3)));
     this.renewTimer.unref();
     return report;
   }
 
-  /** Renews the lease (false when it was lost), then reaps replicas whose lease lapsed. */
-  private async tick(): Promise<boolean> {
-    if (this.closed) return true;
-    const kept = await this.replica.renew(this.leaseMs);
-    // Reaped (or about to be): start over under a new lease so that new work can commit.
-    if (!kept) await this.replica.rejoin(this.leaseMs);
+  /** Renews the lease, then reaps replicas whose lease lapsed. A lost lease aborts this replica's runs first. */
+  private async tick(onLeaseLost: () => void): Promise<void> {
+    if (this.closed) return;
+    if (!(await this.replica.renew(this.leaseMs))) {
+      onLeaseLost();
+      // Reaped (or about to be): start over under a new lease so that new work can commit.
+      await this.replica.rejoin(this.leaseMs);
+    }
     await this.reap(false);
-    return kept;
   }
 
   /**
@@ -151,6 +152,7 @@ export class SqlStateStore implements StateStore {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.renewTimer);
+    await this.ticking;
     await this.usage.flush();
     // A clean stop gives up the lease at once; what is still open is reaped by whoever is left
     // (on SQLite, by the next start).
