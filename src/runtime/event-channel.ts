@@ -43,6 +43,12 @@ export class EventChannel {
     this.wake();
   }
 
+  /** Ends the events without a terminal one (a run that checkpointed, to go on elsewhere). */
+  close(): void {
+    this.closed = true;
+    this.wake();
+  }
+
   async *drain(): AsyncGenerator<EventPayload> {
     for (;;) {
       const next = this.queue.shift();

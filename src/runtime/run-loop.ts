@@ -12,9 +12,10 @@ import { CONTEXT_INSTRUCTIONS, draftArtifact, retrievalContext, type PreparedCon
 import type { PreparedRun } from './prepared-run.js';
 import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
-import { isJournaled, type ExecuteOptions, type RunJournal, type RunServices } from './services.js';
+import { isJournaled, type ExecuteOptions, type RunCheckpoint, type RunJournal, type RunParking, type RunServices } from './services.js';
 import type { ProviderContinuation, ProviderMessage, ProviderPart, ProviderRequest } from '../providers/contract/v1.js';
-import { ToolGate } from './tool-gate.js';
+import type { RunTool } from './tools.js';
+import { ToolGate, type Parked } from './tool-gate.js';
 import type { ErrorInfo, EventPayload, FinishReason, RunEvent, RunProgressPhase, RunResult, ToolCall, Usage } from './types.js';
 import type { RetrievalResult } from '../protocol/schemas.js';
 import { normalizeUsage, UsageAccumulator } from './usage.js';
@@ -35,9 +36,10 @@ export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSig
 
   const release = prepared.services.hold?.(prepared.adapter);
   const channel = new EventChannel((error) => abort.abort(error));
-  const body = new RunBody(prepared, runId, abort, channel, journal, options.continuation);
+  const body = new RunBody(prepared, runId, abort, channel, journal, options);
   const task = body.run();
-  let sequence = 0;
+  // A resumed run's events continue its record's sequence.
+  let sequence = options.resume?.sequence ?? 0;
   let ended = false;
   try {
     for await (const payload of channel.drain()) {
@@ -77,6 +79,11 @@ class RunBody {
   private retrieved: RetrievalResult | undefined;
 
   private readonly services: RunServices;
+  private readonly continuation: ProviderContinuation | undefined;
+  private readonly parking: RunParking | undefined;
+  private readonly resume: RunCheckpoint | undefined;
+  /** Set once the run handed its checkpoint over: it ends here without a terminal event, to go on elsewhere. */
+  private parked = false;
 
   constructor(
     private readonly prepared: PreparedRun,
@@ -84,15 +91,18 @@ class RunBody {
     private readonly abort: AbortController,
     private readonly channel: EventChannel,
     private readonly journal: RunJournal | undefined,
-    private readonly continuation: ProviderContinuation | undefined,
+    options: ExecuteOptions,
   ) {
     this.services = prepared.services;
     this.context = prepared.context;
+    this.continuation = options.continuation;
+    this.parking = options.parking;
+    this.resume = options.resume?.checkpoint;
     const ms = prepared.idleTimeoutMs;
     this.idle = new IdleTimer(this.services.clock, ms, () =>
       abort.abort(new DriverError('IDLE_TIMEOUT', `The run made no progress for ${ms} ms.`, { retryable: true })),
     );
-    this.startedAt = this.services.clock.now();
+    this.startedAt = this.resume?.startedAt ?? this.services.clock.now();
     this.gate = new ToolGate({
       prepared,
       runId,
@@ -113,13 +123,21 @@ class RunBody {
     let status: UsageRecord['status'] = 'completed';
     let errorCode: string | undefined;
     try {
-      await this.recordStart();
-      await this.commit({ type: 'run.started', provider: request.provider, model: request.model });
-      this.signal.throwIfAborted();
-      this.idle.start();
-      await this.retrieve();
-      const messages = this.initialMessages();
-      for (let step = 1; ; step += 1) {
+      let messages: ProviderMessage[];
+      let first = 1;
+      if (this.resume) {
+        messages = this.restore(this.resume);
+        if (await this.runCalls(messages, this.gate.resumed(this.resume.calls), this.resume.waiting)) return;
+        first = this.resume.step + 1;
+      } else {
+        await this.recordStart();
+        await this.commit({ type: 'run.started', provider: request.provider, model: request.model });
+        this.signal.throwIfAborted();
+        this.idle.start();
+        await this.retrieve();
+        messages = this.initialMessages();
+      }
+      for (let step = first; ; step += 1) {
         this.signal.throwIfAborted();
         if (step > 1) await this.revalidate();
         await this.commit({ type: 'step.started', step });
@@ -135,9 +153,7 @@ class RunBody {
         }
         const batch = this.gate.validate(outcome.toolCalls);
         messages.push({ role: 'assistant', content: outcome.text, toolCalls: structuredClone(outcome.toolCalls), native: outcome.native });
-        for (const { call, tool } of batch) {
-          messages.push(await this.gate.execute(call, tool));
-        }
+        if (await this.runCalls(messages, batch)) return;
       }
     } catch (error) {
       const { type, info } = this.terminal(error);
@@ -146,10 +162,69 @@ class RunBody {
       await this.commitTerminal({ type, error: info }, false);
     } finally {
       this.idle.stop();
-      // Stops anything still attached to the run's signal; the run already has its terminal event.
+      // Stops anything still attached to the run's signal; the run already has its terminal event (or its checkpoint).
       if (!this.signal.aborted) this.abort.abort(RUN_ENDED);
-      await this.recordUsage(status, errorCode);
+      if (this.parked) this.channel.close();
+      else await this.recordUsage(status, errorCode);
     }
+  }
+
+  /**
+   * Runs a step's checked calls in order, each answer joining the conversation. True when the
+   * run checkpointed at one of them (it waits for a person, and goes on from there later).
+   * `waiting`: the first call was already started, and waits for this.
+   */
+  private async runCalls(messages: ProviderMessage[], batch: { call: ToolCall; tool: RunTool }[], waiting?: RunCheckpoint['waiting']): Promise<boolean> {
+    for (const [index, { call, tool }] of batch.entries()) {
+      const answer = await this.gate.execute(call, tool, { parkable: this.parking !== undefined, ...(index === 0 && waiting ? { waiting } : {}) });
+      if ('parked' in answer) {
+        await this.park(messages, batch.slice(index).map((item) => item.call), answer);
+        return true;
+      }
+      messages.push(answer);
+    }
+    return false;
+  }
+
+  /** Hands the run's checkpoint over; the run then ends here, without a terminal event or a usage record. */
+  private async park(messages: ProviderMessage[], calls: ToolCall[], parked: Parked): Promise<void> {
+    const now = this.services.clock.now();
+    const idleMs = this.prepared.idleTimeoutMs;
+    // The idle policy `pause` stops the idle clock while a person decides; otherwise it keeps running.
+    const idleDeadline = idleMs !== undefined && !parked.pausesIdle ? now + idleMs : undefined;
+    const deadlines = [parked.expiresAt, idleDeadline].filter((at): at is number => at !== undefined);
+    const checkpoint: RunCheckpoint = {
+      version: 1,
+      step: this.steps,
+      messages: structuredClone(messages),
+      calls: structuredClone(calls),
+      usedCallIds: this.gate.usedIds(),
+      waiting: parked.parked,
+      meter: this.meter.snapshot(),
+      startedAt: this.startedAt,
+      context: structuredClone(this.context),
+      ...(this.retrieved ? { retrieved: structuredClone(this.retrieved) } : {}),
+      ...(idleDeadline !== undefined ? { idleDeadline } : {}),
+      ...(deadlines.length > 0 ? { wakeAt: Math.min(...deadlines) } : {}),
+    };
+    await this.parking!.park(checkpoint);
+    this.parked = true;
+  }
+
+  /** Takes a checkpoint's state back; returns its conversation. A lapsed idle deadline ends the run as it would have ended waiting. */
+  private restore(checkpoint: RunCheckpoint): ProviderMessage[] {
+    this.steps = checkpoint.step;
+    this.meter.restore(checkpoint.meter);
+    this.gate.restoreIds(checkpoint.usedCallIds);
+    this.context = checkpoint.context;
+    this.retrieved = checkpoint.retrieved;
+    const ms = this.prepared.idleTimeoutMs;
+    if (checkpoint.idleDeadline !== undefined && this.services.clock.now() >= checkpoint.idleDeadline) {
+      this.abort.abort(new DriverError('IDLE_TIMEOUT', `The run made no progress for ${ms} ms.`, { retryable: true }));
+    } else {
+      this.idle.start();
+    }
+    return checkpoint.messages;
   }
 
   /** Sends an event on and, when the run has a journal, goes on only once it is committed. */
@@ -230,7 +305,9 @@ class RunBody {
     if (instructions !== undefined) providerRequest.instructions = instructions;
     if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;
     if (tools.length > 0) providerRequest.callTool = this.gate.midStepCaller();
-    if (request.approvals) providerRequest.requestApproval = (call) => this.gate.review(call);
+    if (request.approvals) providerRequest.requestApproval = async (call) => {
+      await this.gate.review(call);
+    };
     // Only the first step continues the session's native state; later steps carry their own messages.
     if (this.continuation && step === 1) providerRequest.continuation = this.continuation;
     if (request.retry) {

@@ -5,10 +5,12 @@
  * registries in `src/extensions/`.
  */
 import type { DriverError } from '../protocol/errors.js';
-import type { ProviderAdapter, ProviderContinuation } from '../providers/contract/v1.js';
+import type { ProviderAdapter, ProviderContinuation, ProviderMessage } from '../providers/contract/v1.js';
 import type { ApprovalRequest, ApprovalResolution, RetrievalOptions, RetrievalResult, ToolCall, ToolExecution } from '../protocol/schemas.js';
 import type { Clock } from '../shared/clock.js';
+import type { PreparedContext } from './context.js';
 import type { Metering } from './metering.js';
+import type { MeterState } from './usage.js';
 import type { ApproveCallback } from './tools.js';
 import type { EventPayload } from './types.js';
 import type { RunStartRecord, UsageRecord } from './usage-record.js';
@@ -29,6 +31,18 @@ export interface OpenApproval {
 export interface ApprovalService {
   readonly policy: { readonly allowIdlePause?: boolean };
   open(args: { runId: string; subject: string; provider: string; call: ToolCall; idlePolicy: 'pause' | 'continue'; expiresAfterMs?: number }): Promise<OpenApproval>;
+  /**
+   * Opens an approval for a run that will checkpoint while it waits: nobody on this replica
+   * waits for it (the decision wakes the run from the store, on any replica).
+   */
+  openDetached(args: { runId: string; subject: string; provider: string; call: ToolCall; idlePolicy: 'pause' | 'continue'; expiresAfterMs?: number }): Promise<ApprovalRequest>;
+  /**
+   * A detached approval as a resumed run finds it: its resolution (resolved `expired` first when
+   * its deadline passed), or undefined while it is still pending.
+   */
+  settlement(approvalId: string): Promise<ApprovalResolution | undefined>;
+  /** Resolves a still-pending detached approval as `cancelled` (the resumed run ends); returns that resolution. */
+  cancel(approvalId: string): Promise<ApprovalResolution | undefined>;
 }
 
 export type ExecutionOutcome = { output: unknown } | { failure: DriverError };
@@ -45,6 +59,12 @@ export interface ToolExecutionService {
     outputSchema: Record<string, unknown> | undefined;
     onProgress(): void;
   }): Promise<{ execution: ToolExecution; outcome: Promise<ExecutionOutcome>; invalidate(): void }>;
+  /** Dispatches a ticket for a run that will checkpoint while it waits: the result wakes the run from the store, on any replica. */
+  dispatchDetached(args: { runId: string; subject: string; provider: string; call: ToolCall; outputSchema: Record<string, unknown> | undefined }): Promise<ToolExecution>;
+  /** A detached ticket's outcome as a resumed run finds it; undefined while no result arrived. */
+  outcome(executionId: string, tool: string): Promise<ExecutionOutcome | undefined>;
+  /** The run ended or went on: the ticket can no longer be used. */
+  close(executionId: string): void;
 }
 
 /**
@@ -56,7 +76,47 @@ export interface RunJournal {
   record(runId: string, event: EventPayload): Promise<void>;
 }
 
+/**
+ * A background run's state while it waits for a person (an approval decision or an application
+ * tool's result), in the store: enough for any replica to go on from there. Only a run that waits
+ * between model steps checkpoints; a call made in the middle of a step (a CLI agent's, through
+ * its MCP bridge) waits in process, as on a connection.
+ */
+export interface RunCheckpoint {
+  version: 1;
+  /** The step whose tool calls are being run. */
+  step: number;
+  /** The conversation so far, ending with the step's assistant message. */
+  messages: ProviderMessage[];
+  /** This step's calls not yet run; the first is the one waited for. */
+  calls: ToolCall[];
+  /** Every call id the run has seen (a repeated id is refused). */
+  usedCallIds: string[];
+  /** What the first call waits for. */
+  waiting: { kind: 'approval'; approvalId: string } | { kind: 'ticket'; executionId: string };
+  /** Usage so far (the meter's counters and sums). */
+  meter: MeterState;
+  /** When the run started (epoch ms): its usage record spans the waits. */
+  startedAt: number;
+  /** The context items, with retrieved passages, and the retrieval evidence to revalidate. */
+  context: PreparedContext;
+  retrieved?: RetrievalResult;
+  /** The approval's idle policy was `continue` and the run has an idle timeout: when it lapses (epoch ms). */
+  idleDeadline?: number;
+  /** Epoch ms at which a waiting run must be looked at even without an answer (approval expiry, idle deadline). */
+  wakeAt?: number;
+}
+
+/** Where a checkpointing run hands its checkpoint (the job worker commits it with the run's state `waiting`). */
+export interface RunParking {
+  park(checkpoint: RunCheckpoint): Promise<void>;
+}
+
 export interface ExecuteOptions {
+  /** A background run that may checkpoint while it waits for a person (between model steps). */
+  parking?: RunParking | undefined;
+  /** Goes on from a checkpoint: the events continue after `sequence`. */
+  resume?: { checkpoint: RunCheckpoint; sequence: number } | undefined;
   journal?: RunJournal | undefined;
   /** The run's id when the caller fixed it beforehand (a durable job's, an idempotent run's). */
   runId?: string | undefined;

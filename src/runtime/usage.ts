@@ -27,6 +27,15 @@ export function normalizeUsage(raw: Partial<Record<string, unknown>> | undefined
   return usage;
 }
 
+/** A UsageAccumulator's state, as a run's checkpoint keeps it. */
+export interface MeterState {
+  startedSteps: number;
+  completedSteps: number;
+  reportedSteps: number;
+  sums: [string, number][];
+  reported: [string, number][];
+}
+
 export class UsageAccumulator {
   private startedSteps = 0;
   private completedSteps = 0;
@@ -71,6 +80,25 @@ export class UsageAccumulator {
       usage[field] = sum;
     }
     return usage;
+  }
+
+  snapshot(): MeterState {
+    return {
+      startedSteps: this.startedSteps,
+      completedSteps: this.completedSteps,
+      reportedSteps: this.reportedSteps,
+      sums: [...this.sums],
+      reported: [...this.reported],
+    };
+  }
+
+  /** Goes on from a checkpoint's state (unknown fields are dropped). */
+  restore(state: MeterState): void {
+    this.startedSteps = state.startedSteps;
+    this.completedSteps = state.completedSteps;
+    this.reportedSteps = state.reportedSteps;
+    for (const [field, value] of state.sums) if (FIELDS.includes(field as UsageField)) this.sums.set(field as UsageField, value);
+    for (const [field, value] of state.reported) if (FIELDS.includes(field as UsageField)) this.reported.set(field as UsageField, value);
   }
 
   coverage(): { startedSteps: number; completedSteps: number; reportedSteps: number } {

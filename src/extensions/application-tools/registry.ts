@@ -65,6 +65,36 @@ export class ToolExecutionRegistry implements ToolExecutionService {
     if (this.waiters.size >= this.maxPending) {
       throw new DriverError('TOOL_EXECUTOR_CAPACITY', 'Too many application tool executions are pending on this host.', { retryable: true });
     }
+    const execution = await this.open(args);
+    let settle!: (outcome: ExecutionOutcome) => void;
+    const outcome = new Promise<ExecutionOutcome>((resolve) => (settle = resolve));
+    this.waiters.set(execution.executionId, { name: args.call.name, onProgress: args.onProgress, settle });
+    this.missed.watch();
+    return {
+      execution: structuredClone(execution),
+      outcome,
+      invalidate: () => {
+        this.waiters.delete(execution.executionId);
+        this.close(execution.executionId);
+      },
+    };
+  }
+
+  /** A ticket of a background run that checkpoints while it waits: its result wakes the run from the store, on any replica. */
+  async dispatchDetached(args: Parameters<ToolExecutionService['dispatchDetached']>[0]): Promise<ToolExecution> {
+    return structuredClone(await this.open(args));
+  }
+
+  async outcome(executionId: string, tool: string): Promise<ExecutionOutcome | undefined> {
+    const result = await this.store.tickets.result(executionId);
+    return result && this.outcomeOf(tool, result);
+  }
+
+  close(executionId: string): void {
+    void this.store.tickets.close(executionId).catch(() => undefined);
+  }
+
+  private async open(args: Parameters<ToolExecutionService['dispatchDetached']>[0]): Promise<ToolExecution> {
     if (jsonBytes(args.call) > MAX_APPLICATION_TOOL_BYTES || hasUnsafeKeys(args.call.arguments)) {
       throw new DriverError('INVALID_TOOL_CALL', 'The tool call is too large or not plain JSON.');
     }
@@ -78,18 +108,7 @@ export class ToolExecutionRegistry implements ToolExecutionService {
       tool: args.call.name,
       outputSchema: args.outputSchema,
     });
-    let settle!: (outcome: ExecutionOutcome) => void;
-    const outcome = new Promise<ExecutionOutcome>((resolve) => (settle = resolve));
-    this.waiters.set(execution.executionId, { name: args.call.name, onProgress: args.onProgress, settle });
-    this.missed.watch();
-    return {
-      execution: structuredClone(execution),
-      outcome,
-      invalidate: () => {
-        this.waiters.delete(execution.executionId);
-        void this.store.tickets.close(execution.executionId).catch(() => undefined);
-      },
-    };
+    return execution;
   }
 
   async progress(identity: ToolExecutionIdentity, executor: Executor): Promise<ToolExecutionReceipt> {

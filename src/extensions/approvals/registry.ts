@@ -37,6 +37,8 @@ export type ApprovalStore = Pick<StateStore, 'approvals' | 'audit' | 'replica'>;
 
 export const MAX_REVIEWED_CALL_BYTES = 128_000;
 
+type OpenArgs = Parameters<ApprovalService['open']>[0];
+
 /**
  * Pending approvals are rows in the store, so a decision may reach any replica: it is checked
  * against the row, committed with its audit record in one transaction, and signalled to the
@@ -63,10 +65,51 @@ export class ApprovalRegistry implements ApprovalService {
     return this.waiters.size;
   }
 
-  async open(args: { runId: string; subject: string; provider: string; call: ToolCall; idlePolicy: 'pause' | 'continue'; expiresAfterMs?: number }): Promise<OpenApproval> {
+  async open(args: OpenArgs): Promise<OpenApproval> {
     if (this.waiters.size >= this.maxPending) {
       throw new DriverError('APPROVAL_CAPACITY', 'Too many approvals are pending on this host.', { retryable: true });
     }
+    const approval = await this.insert(args);
+    let settle!: (settlement: ApprovalSettlement) => void;
+    const settled = new Promise<ApprovalSettlement>((resolve) => (settle = resolve));
+    const waiter: Waiter = { approvalId: approval.approvalId, timer: undefined, settle };
+    this.waiters.set(approval.approvalId, waiter);
+    this.missed.watch();
+    if (args.expiresAfterMs !== undefined) {
+      waiter.timer = this.clock.setTimeout(() => void this.resolve(approval.approvalId, 'expired').catch(() => undefined), args.expiresAfterMs);
+    }
+    return {
+      approval: structuredClone(approval),
+      settled,
+      cancel: () => this.resolve(approval.approvalId, 'cancelled').catch(() => undefined),
+    };
+  }
+
+  /**
+   * An approval of a background run that checkpoints while it waits: nobody here waits for it,
+   * and its expiry is the checkpoint's wake-up time (bounded by the job store, not by `maxPending`).
+   */
+  async openDetached(args: OpenArgs): Promise<ApprovalRequest> {
+    return structuredClone(await this.insert(args));
+  }
+
+  /** A detached approval as its resumed run finds it: resolved, expired now (its deadline passed), or still pending. */
+  async settlement(approvalId: string): Promise<ApprovalResolution | undefined> {
+    const row = await this.store.approvals.read(approvalId);
+    if (!row) throw notFound();
+    if (row.resolution) return row.resolution;
+    if (row.state === 'pending' && row.expiresAt !== undefined && this.clock.now() >= row.expiresAt) {
+      return (await this.resolve(approvalId, 'expired')) ?? (await this.store.approvals.read(approvalId))?.resolution;
+    }
+    return undefined;
+  }
+
+  /** Cancels a detached approval still pending; its resolution, whoever committed it. */
+  async cancel(approvalId: string): Promise<ApprovalResolution | undefined> {
+    return (await this.resolve(approvalId, 'cancelled').catch(() => undefined)) ?? (await this.store.approvals.read(approvalId).catch(() => undefined))?.resolution;
+  }
+
+  private async insert(args: OpenArgs): Promise<ApprovalRequest> {
     if (hasUnsafeKeys(args.call.arguments) || jsonBytes(args.call) > MAX_REVIEWED_CALL_BYTES) {
       throw new DriverError('INVALID_TOOL_CALL', 'The proposed call cannot be presented for review exactly.');
     }
@@ -80,9 +123,6 @@ export class ApprovalRegistry implements ApprovalService {
     };
     const expiresAt = args.expiresAfterMs === undefined ? undefined : now + args.expiresAfterMs;
     if (expiresAt !== undefined) approval.expiresAt = new Date(expiresAt).toISOString();
-    let settle!: (settlement: ApprovalSettlement) => void;
-    const settled = new Promise<ApprovalSettlement>((resolve) => (settle = resolve));
-    const waiter: Waiter = { approvalId: approval.approvalId, timer: undefined, settle };
     try {
       await this.store.approvals.open(
         { approval, subject: args.subject, provider: args.provider, call: canonicalJson(args.call), expiresAt },
@@ -91,16 +131,7 @@ export class ApprovalRegistry implements ApprovalService {
     } catch {
       throw auditFailed();
     }
-    this.waiters.set(approval.approvalId, waiter);
-    this.missed.watch();
-    if (args.expiresAfterMs !== undefined) {
-      waiter.timer = this.clock.setTimeout(() => void this.resolve(approval.approvalId, 'expired').catch(() => undefined), args.expiresAfterMs);
-    }
-    return {
-      approval: structuredClone(approval),
-      settled,
-      cancel: () => this.resolve(approval.approvalId, 'cancelled').catch(() => undefined),
-    };
+    return approval;
   }
 
   /**
