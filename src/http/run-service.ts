@@ -11,7 +11,7 @@ import { DriverError } from '../protocol/errors.js';
 import type { RunEvent, RunRequest } from '../protocol/schemas.js';
 import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import type { AgenticDriver } from '../runtime/driver.js';
-import type { RunJournal } from '../runtime/services.js';
+import type { ExecuteOptions, RunJournal } from '../runtime/services.js';
 import { authorizeRun, requireResources, type Principal } from './access.js';
 import type { Admission } from './admission.js';
 import type { HostServices } from './extension.js';
@@ -120,19 +120,29 @@ export class RunService {
   checkBackground(body: unknown, caller: RunCaller): RunRequest {
     const request = this.parts.driver.parse(body);
     requireResources(request, caller);
-    this.parts.driver.prepareParsed(request, { subject: caller.subject });
+    this.parts.driver.prepareParsed(request, { subject: caller.subject, applicationToolApprovals: caller.grants.get('applicationToolApprovals') ?? new Set<string>() });
     return request;
   }
 
   /**
    * A background run the job pool has claimed with its slot (`release`): checked again against
-   * the token as configured now, then executed with the job's journal under its run id.
+   * the token as configured now, then executed with the job's journal under its run id — from
+   * its checkpoint when it waited for a person (`resume`), checkpointing again at the next wait
+   * (`parking`, feature `interactive-jobs`).
    */
-  background(request: RunRequest, caller: RunCaller, run: { runId: string; jobId: string; journal: RunJournal; signal: AbortSignal; release: () => void }): AsyncGenerator<RunEvent> {
+  background(
+    request: RunRequest,
+    caller: RunCaller,
+    run: { runId: string; jobId: string; journal: RunJournal; signal: AbortSignal; release: () => void } & Pick<ExecuteOptions, 'parking' | 'resume'>,
+  ): AsyncGenerator<RunEvent> {
     const { driver, observers } = this.parts;
     requireResources(request, caller);
-    const prepared = driver.prepareParsed(request, { subject: caller.subject, tokenId: caller.tokenId });
-    const executed = driver.execute(prepared, run.signal, { runId: run.runId, journal: run.journal });
+    const prepared = driver.prepareParsed(request, {
+      subject: caller.subject,
+      tokenId: caller.tokenId,
+      applicationToolApprovals: caller.grants.get('applicationToolApprovals') ?? new Set<string>(),
+    });
+    const executed = driver.execute(prepared, run.signal, { runId: run.runId, journal: run.journal, parking: run.parking, resume: run.resume });
     return observers.run(releasedAtEnd(executed, run.release), { request: prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId: run.jobId });
   }
 

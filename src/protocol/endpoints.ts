@@ -127,6 +127,7 @@ export const FEATURES = [
   'conversation-sessions',
   'durable-jobs',
   'job-event-stream',
+  'interactive-jobs',
   'scoped-retrieval',
   'retrieval-indexing',
   'document-ingestion',

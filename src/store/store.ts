@@ -210,6 +210,25 @@ export interface JobStore {
   onChange(listener: (change: JobChange) => void): () => void;
 }
 
+/** What a checkpointed background run waits for: an approval decision or an application tool's result. */
+export interface CheckpointWait {
+  kind: 'approval' | 'ticket';
+  /** The approval id or the ticket's execution id. */
+  id: string;
+}
+
+/** Checkpoints of background runs waiting for a person (`src/store/sql/tables/run-checkpoints.ts`). */
+export interface CheckpointStore {
+  /** Commits a checkpoint of a job this replica runs; it then waits holding nothing, or is queued at once when answered meanwhile. */
+  park(id: string, wait: CheckpointWait, checkpoint: unknown, wakeAt: number | undefined): Promise<void>;
+  /** The checkpoint a claimed job goes on from. */
+  read(id: string): Promise<{ wait: CheckpointWait; checkpoint: unknown } | undefined>;
+  /** Queues again the waiting jobs whose deadline passed; returns how many. */
+  due(): Promise<number>;
+  /** Jobs waiting for a person, across every replica. */
+  waiting(): Promise<number>;
+}
+
 export interface SessionRow {
   info: SessionInfo;
   subject: string;
@@ -404,6 +423,7 @@ export interface StateStore {
   readonly approvals: ApprovalStore;
   readonly tickets: TicketStore;
   readonly jobs: JobStore;
+  readonly checkpoints: CheckpointStore;
   readonly sessions: SessionStore;
   /** Indexed sources and chunks for scoped retrieval, searched with the engine's own full-text search. */
   readonly retrieval: RetrievalIndexStore;

@@ -11,6 +11,11 @@ export const JobsConfig = Type.Object(
     maxJobsPerSubject: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
     maxJobBytes: Type.Optional(Type.Integer({ minimum: 16_384, maximum: 64_000_000 })),
     pollIntervalMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
+    /**
+     * Jobs may wait for people (feature `interactive-jobs`): interactive approvals and application
+     * tools, checkpointed in the store while they wait, resumed on any replica (default false).
+     */
+    interactive: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

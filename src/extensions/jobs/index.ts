@@ -1,5 +1,6 @@
 /**
- * Durable jobs (features `durable-jobs`, `job-event-stream`): a run that outlives its connection.
+ * Durable jobs (features `durable-jobs`, `job-event-stream`, and `interactive-jobs` with
+ * `jobs.interactive`): a run that outlives its connection.
  * Submit, read, list, cancel, pages of committed events, and the live job stream. None of these calls
  * takes an admission slot; a job's own worker runs it. Config section `jobs`; a token's `jobs`
  * grant lists the operations it may use (`submit`, `read`, `cancel`).
@@ -10,7 +11,7 @@ import { JobsConfig } from './config.js';
 
 export const jobsExtension = defineExtension({
   id: 'jobs',
-  features: ['durable-jobs', 'job-event-stream'],
+  features: ['durable-jobs', 'job-event-stream', 'interactive-jobs'],
   configSchema: JobsConfig,
   grants: {
     jobs: { schema: Type.Array(Type.Union([Type.Literal('submit'), Type.Literal('read'), Type.Literal('cancel')]), { maxItems: 3, uniqueItems: true }) },

@@ -10,8 +10,12 @@ import { checkCursor, followUntilClosed, lastEventId } from './stream.js';
 export function create({ config, store, runs, principalOf, streams, services, logInternalError }: ExtensionDeps<JobsConfig>): ExtensionInstance {
   const jobs = new JobService(store, runs(), principalOf, config, (error) => logInternalError(error, 'durable jobs'));
   services.metrics?.gauge('agenticdriver_jobs_queued', 'Durable jobs waiting for a worker, across every replica of the store.', () => store.jobs.queued());
+  if (config.interactive) {
+    services.metrics?.gauge('agenticdriver_jobs_waiting', 'Durable jobs checkpointed while they wait for a person, across every replica of the store.', () => store.checkpoints.waiting());
+  }
   let expiry: { stop(): void } | undefined;
   return {
+    features: config.interactive ? ['durable-jobs', 'job-event-stream', 'interactive-jobs'] : ['durable-jobs', 'job-event-stream'],
     routes: async (app) => {
       app.route<{ Body: JobSubmit }>({ ...routeOf('submitJob'), handler: async (request) => jobs.submit(request.body, request.principal) });
       app.route<{ Body: JobIdentity }>({ ...routeOf('readJob'), handler: async (request) => jobs.read(request.body.id, request.principal) });

@@ -7,10 +7,16 @@
  * A started job is never run again: a job whose replica dies is reported
  * `interrupted` with outcome uncertain. A client disconnect never cancels a job; `cancel` does,
  * on whichever replica it arrives.
+ *
+ * With `interactive` (feature `interactive-jobs`), a job may use interactive approvals and
+ * application tools. While it waits for a decision or a result between model steps it is
+ * checkpointed in the store (`store.checkpoints`) and holds no worker and no admission slot;
+ * the answer, posted to any replica, queues it again, and a worker on any replica goes on from
+ * the checkpoint.
  */
 import { DriverError, toDriverError } from '../../protocol/errors.js';
 import type { JobEventPage, JobEventsRequest, JobInfo, JobList, JobListRequest, JobSubmit, RunEvent, RunRequest } from '../../protocol/schemas.js';
-import { isJournaled, type RunJournal } from '../../runtime/services.js';
+import { isJournaled, type RunCheckpoint, type RunJournal, type RunParking } from '../../runtime/services.js';
 import type { EventPayload } from '../../runtime/types.js';
 import { canonicalJson } from '../../shared/json-identity.js';
 import type { JobRow, StateStore } from '../../store/store.js';
@@ -31,6 +37,8 @@ export interface JobsPolicy {
   maxJobBytes?: number;
   /** How often a replica looks for queued jobs and cancel requests it was not told of (default 250 ms). */
   pollIntervalMs?: number;
+  /** Jobs may wait for people: interactive approvals and application tools (feature `interactive-jobs`). */
+  interactive?: boolean;
 }
 
 export const JOB_DEFAULTS = { workers: 4, maxJobs: 1000, maxJobsPerSubject: 100, maxJobBytes: 8_000_000, pollIntervalMs: 250 };
@@ -38,6 +46,8 @@ export const MAX_PAGE_EVENTS = 100;
 export const MAX_PAGE_BYTES = 1_500_000;
 
 const UNSUPPORTED: (keyof RunRequest)[] = ['session', 'applicationTools', 'approvals', 'idempotencyKey'];
+/** What a job still refuses with `interactive-jobs` (a job's own `key` already makes its submission idempotent). */
+const UNSUPPORTED_INTERACTIVE: (keyof RunRequest)[] = ['session', 'idempotencyKey'];
 
 export class JobService {
   private readonly active = new Map<string, AbortController>();
@@ -50,7 +60,7 @@ export class JobService {
   private closing = false;
 
   constructor(
-    private readonly store: Pick<StateStore, 'jobs'>,
+    private readonly store: Pick<StateStore, 'jobs' | 'checkpoints'>,
     /** The one run path; its admission caps are shared with attached runs. */
     private readonly runs: RunService,
     /** The submitting token as configured now (undefined once it is gone): dispatch re-checks it. */
@@ -79,9 +89,12 @@ export class JobService {
   }
 
   async submit(body: JobSubmit, caller: RunCaller): Promise<JobInfo> {
-    const unsupported = UNSUPPORTED.filter((field) => body.request[field] !== undefined);
+    const unsupported = (this.policy.interactive ? UNSUPPORTED_INTERACTIVE : UNSUPPORTED).filter((field) => body.request[field] !== undefined);
     if (unsupported.length > 0) {
-      throw new DriverError('JOB_REQUEST_UNSUPPORTED', `A job cannot use ${unsupported.join(', ')}: nobody is connected to answer for it.`);
+      throw new DriverError(
+        'JOB_REQUEST_UNSUPPORTED',
+        this.policy.interactive ? `A job cannot use ${unsupported.join(', ')}.` : `A job cannot use ${unsupported.join(', ')}: nobody is connected to answer for it.`,
+      );
     }
     const request = this.runs.checkBackground(body.request, caller);
     const { job } = await this.store.jobs.submit({
@@ -196,6 +209,8 @@ export class JobService {
     for (const id of await this.store.jobs.cancelRequested()) {
       this.active.get(id)?.abort(new DriverError('CANCELLED', 'The job was cancelled.'));
     }
+    // Waiting jobs whose approval expired or whose idle deadline passed go on, to end as a connected run would.
+    if (this.policy.interactive) await this.store.checkpoints.due();
     while (!this.closing && this.active.size < this.workers) {
       const waiting = this.runs.admission.waiting();
       if (waiting.full) return;
@@ -208,6 +223,8 @@ export class JobService {
         return;
       }
       const controller = new AbortController();
+      // A checkpointed job cancelled while it waited goes on only to end: what it waits for is cancelled first.
+      if (job.info.cancelRequested) controller.abort(new DriverError('CANCELLED', 'The job was cancelled.'));
       this.active.set(job.info.id, controller);
       void this.execute(job, controller, release).finally(() => {
         release();
@@ -215,6 +232,17 @@ export class JobService {
         this.kick();
       });
     }
+  }
+
+  /** Where a job's run hands its checkpoint when it waits for a person. */
+  private parking(id: string): RunParking {
+    return {
+      park: (checkpoint) => {
+        const { waiting } = checkpoint;
+        const wait = waiting.kind === 'approval' ? { kind: 'approval' as const, id: waiting.approvalId } : { kind: 'ticket' as const, id: waiting.executionId };
+        return this.store.checkpoints.park(id, wait, checkpoint, checkpoint.wakeAt);
+      },
+    };
   }
 
   private async execute(job: JobRow, controller: AbortController, release: () => void): Promise<void> {
@@ -226,7 +254,16 @@ export class JobService {
       const caller = this.callerOf(job.tokenId);
       if (!caller || caller.subject !== job.subject) throw new DriverError('FORBIDDEN', 'The token that submitted this job is no longer configured for its subject.');
       requireGrant(caller, { name: 'jobs', operation: 'submit' });
-      events = this.runs.background(job.request!, caller, { runId: job.info.runId, jobId: id, journal: barrier, signal: controller.signal, release });
+      const saved = await this.store.checkpoints.read(id);
+      events = this.runs.background(job.request!, caller, {
+        runId: job.info.runId,
+        jobId: id,
+        journal: barrier,
+        signal: controller.signal,
+        release,
+        ...(this.policy.interactive ? { parking: this.parking(id) } : {}),
+        ...(saved ? { resume: { checkpoint: saved.checkpoint as RunCheckpoint, sequence: job.info.cursor } } : {}),
+      });
     } catch (error) {
       const failure = toDriverError(error);
       await this.store.jobs.fail(id, { code: failure.code.slice(0, 80), message: 'The job was refused when it was about to start.', retryable: false });

@@ -16,6 +16,7 @@ import { ApprovalTable } from './tables/approvals.js';
 import { AuditTable } from './tables/audit.js';
 import { JobTable } from './tables/jobs.js';
 import { OperationTable } from './tables/operations.js';
+import { CheckpointTable } from './tables/run-checkpoints.js';
 import { ReplicaTable } from './tables/replicas.js';
 import { RetrievalTable } from './tables/retrieval.js';
 import { RUNS_MIGRATIONS } from './tables/runs.js';
@@ -40,6 +41,7 @@ export const TABLES: readonly TableModule[] = [
   { name: 'usage', migrations: UsageTable.migrations },
   { name: 'sessions', migrations: SessionTable.migrations },
   { name: 'retrieval', migrations: RetrievalTable.migrations },
+  { name: 'run_checkpoints', migrations: CheckpointTable.migrations },
 ];
 
 export interface SqlStoreOptions {
@@ -55,6 +57,7 @@ export class SqlStateStore implements StateStore {
   readonly approvals: ApprovalTable;
   readonly tickets: TicketTable;
   readonly jobs: JobTable;
+  readonly checkpoints: CheckpointTable;
   readonly sessions: SessionTable;
   readonly retrieval: RetrievalTable;
   /** What reaping closes, by the report's name for it. */
@@ -77,6 +80,7 @@ export class SqlStateStore implements StateStore {
     this.approvals = new ApprovalTable(context, this.audit, this.replica);
     this.tickets = new TicketTable(context, this.replica);
     this.jobs = new JobTable(engine, context.owner, now);
+    this.checkpoints = new CheckpointTable(context);
     this.sessions = new SessionTable(engine, context.owner, now);
     this.retrieval = new RetrievalTable(engine, options.retrievalCapacity);
     this.reaped = [

@@ -7,9 +7,10 @@ import type { ApprovalRequest, ApprovalResolution } from '../../../protocol/sche
 import type { AuditRecord } from '../../audit-record.js';
 import type { ApprovalRow, ApprovalStore } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
-import { LIVE_OWNER, ORPHAN } from '../ownership.js';
+import { CHECKPOINT_OWNER, LIVE_OWNER, ORPHAN } from '../ownership.js';
 import type { Migrations, Reaped, TableContext } from '../table.js';
 import type { AuditTable } from './audit.js';
+import { wake } from './run-checkpoints.js';
 import type { ReplicaTable } from './replicas.js';
 
 interface ApprovalColumns {
@@ -101,7 +102,9 @@ export class ApprovalTable implements ApprovalStore, Reaped {
       );
       if (!row) return false;
       await this.audit.insert(tx, audit);
-      await this.replica.publish(tx, row.owner, { kind: 'approval', id: resolution.approvalId });
+      // A checkpointed background run waits for it: queued again to go on, on any replica.
+      if (row.owner === CHECKPOINT_OWNER) await wake(tx, resolution.runId, this.context.now());
+      else await this.replica.publish(tx, row.owner, { kind: 'approval', id: resolution.approvalId });
       return true;
     });
   }

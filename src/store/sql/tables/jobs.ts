@@ -10,9 +10,10 @@ import { DriverError } from '../../../protocol/errors.js';
 import type { ErrorInfo, JobInfo, JobState, RunEvent, RunRequest } from '../../../protocol/schemas.js';
 import type { JobChange, JobFilter, JobRow, JobStore, JobSubmission } from '../../store.js';
 import type { SqlEngine, SqlValue } from '../engine.js';
-import { ORPHAN, rowLock } from '../ownership.js';
+import { CHECKPOINT_OWNER, ORPHAN, rowLock } from '../ownership.js';
 import type { Migrations, Reaped } from '../table.js';
-import { RUN_COLUMNS, type RunColumns } from './runs.js';
+import { handOver } from './run-checkpoints.js';
+import { RUN_CHANGES, RUN_COLUMNS, type RunColumns } from './runs.js';
 
 /** The first step (released): the former `jobs` and `job_events` tables. */
 const JOBS = `CREATE TABLE jobs (
@@ -39,11 +40,15 @@ const BACKGROUND = "mode = 'background'";
 
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
-/** A background run's row: these columns are always set. */
-type JobColumns = RunColumns & { state: JobState; run_key: string; fingerprint: string; token_id: string; run_id: string; retention_ms: number };
+/**
+ * A background run's row: these columns are always set. `waiting` (a checkpointed run waiting
+ * for a person, `run-checkpoints.ts`) is a state of the store only: on the wire it is `running`.
+ */
+type JobColumns = RunColumns & { state: JobState | 'waiting'; run_key: string; fingerprint: string; token_id: string; run_id: string; retention_ms: number };
 
-/** The channel every replica announces job changes on (signals are hints: readers re-read the rows). */
-const CHANGES = 'agenticdriver_jobs';
+const CHANGES = RUN_CHANGES;
+/** The row has a checkpoint (it waited for a person, and goes on from there). */
+const CHECKPOINTED = 'EXISTS (SELECT 1 FROM run_checkpoints c WHERE c.id = runs.id)';
 
 export class JobTable implements JobStore, Reaped {
   static readonly migrations: Migrations = {
@@ -126,7 +131,8 @@ export class JobTable implements JobStore, Reaped {
       conditions.push(condition);
       values.push(...params);
     };
-    if (filter.state) add('state = ?', filter.state);
+    if (filter.state === 'running') add("state IN ('running', 'waiting')");
+    else if (filter.state) add('state = ?', filter.state);
     if (filter.subject !== undefined) add('subject = ?', filter.subject);
     if (filter.providers) add(`provider IN (${filter.providers.map(() => '?').join(', ')})`, ...filter.providers);
     const rows = await this.engine.all<JobColumns>(`SELECT * FROM runs WHERE ${conditions.join(' AND ')} ORDER BY updated_at DESC, id LIMIT ?`, [...values, limit]);
@@ -169,6 +175,7 @@ export class JobTable implements JobStore, Reaped {
         `UPDATE runs SET state = 'running', owner = ?, updated_at = ? WHERE ${BACKGROUND} AND id = ? AND state = 'queued' RETURNING *`,
         [this.owner(), this.now(), next.id],
       );
+      if (started) await handOver(tx, next.id, CHECKPOINT_OWNER, this.owner());
       return started && row(started);
     });
   }
@@ -179,10 +186,12 @@ export class JobTable implements JobStore, Reaped {
    */
   async requeue(id: string): Promise<void> {
     await this.engine.transaction(async (tx) => {
-      const [job] = await tx.all<JobColumns>(`SELECT * FROM runs WHERE ${BACKGROUND} AND id = ? AND owner = ? AND state = 'running' AND cursor = 0 ${this.lock}`, [id, this.owner()]);
+      const [job] = await tx.all<JobColumns>(`SELECT * FROM runs WHERE ${BACKGROUND} AND id = ? AND owner = ? AND state = 'running' AND (cursor = 0 OR ${CHECKPOINTED}) ${this.lock}`, [id, this.owner()]);
       if (!job) return;
       await tx.run("UPDATE runs SET state = 'queued', owner = NULL WHERE id = ?", [id]);
-      if (Number(job.cancel_requested) === 1) await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
+      // A checkpointed job goes on from its checkpoint, which ends what it waits for even when cancelled.
+      const checkpointed = await handOver(tx, id, this.owner(), CHECKPOINT_OWNER);
+      if (Number(job.cancel_requested) === 1 && !checkpointed) await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
       else await this.announce(tx, { kind: 'queued', id });
     });
   }
@@ -204,6 +213,7 @@ export class JobTable implements JobStore, Reaped {
          WHERE ${BACKGROUND} AND id = ? AND owner = ? AND state = 'running' AND cursor = ? AND (? = 1 OR bytes + ? <= ?)`,
         [bytes, now, state ?? 'running', terminal ? 1 : 0, now, id, this.owner(), event.sequence - 1, terminal ? 1 : 0, bytes, maxJobBytes],
       );
+      if (terminal) await tx.run('DELETE FROM run_checkpoints WHERE id = ?', [id]);
       if (updated.changes === 0) {
         const [current] = await tx.all<{ state: string; owner: string | null; cursor: number }>(`SELECT state, owner, cursor FROM runs WHERE ${BACKGROUND} AND id = ?`, [id]);
         if (current?.state === 'running' && current.owner === this.owner() && Number(current.cursor) === event.sequence - 1) {
@@ -221,8 +231,13 @@ export class JobTable implements JobStore, Reaped {
     return this.engine.transaction(async (tx) => {
       const [job] = await tx.all<JobColumns>(`SELECT * FROM runs WHERE ${BACKGROUND} AND id = ? ${this.lock}`, [id]);
       if (!job) return undefined;
-      if (job.state === 'queued') {
+      const [checkpoint] = await tx.all('SELECT 1 FROM run_checkpoints WHERE id = ?', [id]);
+      if (job.state === 'queued' && !checkpoint) {
         await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
+      } else if (job.state === 'waiting' || job.state === 'queued') {
+        // A checkpointed job is queued again to end there: what it waits for is cancelled as a connected run's would be.
+        await tx.run("UPDATE runs SET cancel_requested = 1, state = 'queued', owner = NULL, updated_at = ? WHERE id = ?", [Math.max(this.now(), Number(job.updated_at)), id]);
+        await this.announce(tx, { kind: 'queued', id });
       } else if (job.state === 'running') {
         await tx.run('UPDATE runs SET cancel_requested = 1, updated_at = ? WHERE id = ?', [Math.max(this.now(), Number(job.updated_at)), id]);
         await this.announce(tx, { kind: 'cancel', id });
@@ -296,6 +311,7 @@ export class JobTable implements JobStore, Reaped {
     if (cursor === 0) events.push({ ...base, type: 'run.started', sequence: ++cursor, provider: job.info.provider, model: job.info.model } as RunEvent);
     events.push({ ...base, type: state === 'cancelled' ? 'run.cancelled' : 'run.failed', sequence: ++cursor, error } as RunEvent);
     for (const event of events) await tx.run('INSERT INTO run_events (id, seq, at, event) VALUES (?, ?, ?, ?)', [job.info.id, event.sequence, at, JSON.stringify(event)]);
+    await tx.run('DELETE FROM run_checkpoints WHERE id = ?', [job.info.id]);
     await tx.run('UPDATE runs SET state = ?, cursor = ?, updated_at = ?, expires_at = ? + retention_ms WHERE id = ?', [state, cursor, now, now, job.info.id]);
     await this.announce(tx, { kind: 'events', id: job.info.id });
   }
@@ -307,7 +323,7 @@ function row(columns: JobColumns): JobRow {
     runId: columns.run_id,
     provider: columns.provider,
     model: columns.model,
-    state: columns.state,
+    state: columns.state === 'waiting' ? 'running' : columns.state,
     cursor: Number(columns.cursor),
     cancelRequested: Boolean(Number(columns.cancel_requested)),
     createdAt: new Date(Number(columns.created_at)).toISOString(),

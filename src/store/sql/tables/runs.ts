@@ -35,6 +35,9 @@ const RUNS = `CREATE TABLE runs (
    CREATE INDEX runs_updated ON runs (updated_at);
    CREATE TABLE run_events (id TEXT NOT NULL, seq BIGINT NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (id, seq))`;
 
+/** The channel every replica announces background runs' changes on (signals are hints: readers re-read the rows). */
+export const RUN_CHANGES = 'agenticdriver_jobs';
+
 export const RUNS_MIGRATIONS: Migrations = { sqlite: [RUNS], postgres: [RUNS] };
 
 /** Every column of `runs`, in order: the INSERTs that move former tables' rows here list them all. */

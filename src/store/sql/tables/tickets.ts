@@ -5,9 +5,10 @@
  */
 import type { TicketResult, TicketRow, TicketStore } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
-import { LIVE_OWNER, ORPHAN } from '../ownership.js';
+import { CHECKPOINT_OWNER, LIVE_OWNER, ORPHAN } from '../ownership.js';
 import type { Migrations, Reaped, TableContext } from '../table.js';
 import type { ReplicaTable } from './replicas.js';
+import { wake } from './run-checkpoints.js';
 
 interface TicketColumns {
   execution_id: string;
@@ -61,12 +62,14 @@ export class TicketTable implements TicketStore, Reaped {
 
   async settle(executionId: string, result: TicketResult): Promise<boolean> {
     return this.context.engine.transaction(async (tx) => {
-      const [row] = await tx.all<{ owner: string }>(
-        `UPDATE tool_tickets SET state = 'accepted', result = ? WHERE execution_id = ? AND state = 'pending' AND ${LIVE_OWNER} RETURNING owner`,
+      const [row] = await tx.all<{ owner: string; run_id: string }>(
+        `UPDATE tool_tickets SET state = 'accepted', result = ? WHERE execution_id = ? AND state = 'pending' AND ${LIVE_OWNER} RETURNING owner, run_id`,
         [JSON.stringify(result), executionId, this.context.now()],
       );
       if (!row) return false;
-      await this.replica.publish(tx, row.owner, { kind: 'ticket', id: executionId });
+      // A checkpointed background run waits for it: queued again to go on, on any replica.
+      if (row.owner === CHECKPOINT_OWNER) await wake(tx, row.run_id, this.context.now());
+      else await this.replica.publish(tx, row.owner, { kind: 'ticket', id: executionId });
       return true;
     });
   }

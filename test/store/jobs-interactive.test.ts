@@ -1,0 +1,214 @@
+/**
+ * Background runs that wait for people (feature `interactive-jobs`), on every store engine:
+ * a job that reaches a call needing approval, or an application tool, is checkpointed and holds
+ * no worker and no admission slot while it waits; the decision or result posted to the host
+ * queues it again and it goes on from its checkpoint. With the feature off, such a job is refused
+ * as before. Every wait is fenced on the store (the job's row `waiting`), never on wall time.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { HostTool } from '../../src/runtime/tools.js';
+import type { StateStore } from '../../src/store/store.js';
+import { script, startTestHost, type TestHost } from '../support/host.js';
+import { ENGINES, openTestStore } from '../support/stores.js';
+
+const TERMINAL = ['completed', 'failed', 'cancelled', 'interrupted'];
+const lookup = { name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } };
+type Body = Record<string, unknown> & { error?: { code: string } };
+type Event = Record<string, unknown> & { type: string; sequence: number };
+
+for (const engine of ENGINES) {
+  describe(`background runs that wait for people (${engine})`, () => {
+    const hosts: TestHost[] = [];
+    after(async () => {
+      for (const host of hosts) await host.close();
+    });
+
+    let executions = 0;
+    const guarded: HostTool = { name: 'guarded', description: 'Needs review.', inputSchema: { type: 'object' }, requiresApproval: true, execute: () => `executed ${++executions}` };
+
+    async function start(store: StateStore | undefined, jobs: Record<string, unknown> = { interactive: true }): Promise<TestHost> {
+      const host = await startTestHost(
+        {
+          tokens: [
+            {
+              id: 'main',
+              subject: 'waiting-user',
+              tokenRef: { env: 'AD_TEST_TOKEN' },
+              providers: ['mock'],
+              tools: ['guarded'],
+              approveTools: ['guarded', 'lookup'],
+              applicationTools: [{ name: 'lookup', requiresApproval: false }],
+              jobs: ['submit', 'read', 'cancel'],
+            },
+          ],
+          approvals: { interactive: true },
+          applicationTools: { enabled: true, requireApproval: false },
+          // One run at a time on the whole host, one worker: a waiting job holding either would block everything else.
+          limits: { maxConcurrentRuns: 1 },
+          jobs: { retentionMs: 60_000, workers: 1, pollIntervalMs: 60_000, ...jobs },
+        },
+        { tools: [guarded], ...(store ? { store } : {}) },
+      );
+      hosts.push(host);
+      return host;
+    }
+    const post = async (host: TestHost, path: string, body: unknown): Promise<{ status: number; body: Body }> => {
+      const response = await host.post(path, body);
+      return { status: response.status, body: (await response.json()) as Body };
+    };
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    /** Fence: the job's row in the store is `waiting` (checkpointed); bounded only by the test's timeout. */
+    async function waiting(store: StateStore, count = 1): Promise<void> {
+      while ((await store.checkpoints.waiting()) < count) await sleep(10);
+    }
+    async function finished(host: TestHost, id: string): Promise<Body> {
+      for (;;) {
+        const { body } = await post(host, '/v1/jobs/read', { id });
+        if (TERMINAL.includes(body.state as string)) return body;
+        await sleep(10);
+      }
+    }
+    async function events(host: TestHost, id: string): Promise<Event[]> {
+      const all: Event[] = [];
+      for (let after = 0; ; ) {
+        const { body } = await post(host, '/v1/jobs/events', { id, after });
+        all.push(...(body.events as Event[]));
+        after = body.nextCursor as number;
+        if (!body.hasMore) return all;
+      }
+    }
+    const reviewed = (key: string) => ({
+      key,
+      request: {
+        provider: 'mock',
+        model: 'demo',
+        input: script([{ toolCall: { name: 'guarded', arguments: { n: 1 }, id: 'g1' } }], [{ echoToolResults: true }]),
+        tools: ['guarded'],
+        approvals: { mode: 'interactive', idlePolicy: 'pause' },
+      },
+    });
+    const plain = (key: string) => ({ key, request: { provider: 'mock', model: 'demo', input: `plain ${key}` } });
+    function assertContiguous(seen: Event[]): void {
+      assert.deepEqual(
+        seen.map((event) => event.sequence),
+        seen.map((_, index) => index + 1),
+        'every sequence is contiguous',
+      );
+    }
+    async function approvalOf(host: TestHost, id: string): Promise<{ approvalId: string; runId: string; call: unknown }> {
+      const requested = (await events(host, id)).find((event) => event.type === 'approval.requested');
+      assert.ok(requested, 'the job asked for approval');
+      const { approvalId, runId, call } = requested.approval as { approvalId: string; runId: string; call: unknown };
+      return { approvalId, runId, call };
+    }
+
+    it('with the feature off, refuses a job that would wait for people, as before', async () => {
+      const host = await start(undefined, {});
+      const protocol = (await (await fetch(`${host.url}/v1/protocol`, { headers: host.headers() })).json()) as { features: string[] };
+      assert.ok(!protocol.features.includes('interactive-jobs'));
+      for (const request of [reviewed('off').request, { provider: 'mock', model: 'demo', input: 'x', tools: ['lookup'], applicationTools: [lookup] }]) {
+        const refused = await post(host, '/v1/jobs/submit', { key: 'off', request });
+        assert.deepEqual([refused.status, refused.body.error?.code], [400, 'JOB_REQUEST_UNSUPPORTED']);
+        assert.match((refused.body.error as unknown as { message: string }).message, /nobody is connected to answer for it/);
+      }
+    });
+
+    it('waits for an approval holding no worker and no slot; approved, it completes; denied, it fails as a connected run does', async () => {
+      const store = await openTestStore(engine);
+      const host = await start(store);
+      const protocol = (await (await fetch(`${host.url}/v1/protocol`, { headers: host.headers() })).json()) as { features: string[] };
+      assert.ok(protocol.features.includes('interactive-jobs'));
+      executions = 0;
+
+      const job = await post(host, '/v1/jobs/submit', reviewed('approve-me'));
+      assert.equal(job.status, 200, JSON.stringify(job.body));
+      const id = job.body.id as string;
+      await waiting(store);
+      assert.equal((await post(host, '/v1/jobs/read', { id })).body.state, 'running', 'a waiting job reads as running on the wire');
+      // The host allows one run and has one worker: both are free while the job waits.
+      const connected = await post(host, '/v1/runs', { provider: 'mock', model: 'demo', input: 'while it waits' });
+      assert.equal(connected.status, 200, JSON.stringify(connected.body));
+      const other = await post(host, '/v1/jobs/submit', plain('meanwhile'));
+      assert.equal((await finished(host, other.body.id as string)).state, 'completed', 'the one worker ran another job meanwhile');
+      assert.equal(executions, 0, 'nothing ran before the decision');
+
+      const approval = await approvalOf(host, id);
+      const decided = await post(host, '/v1/approvals/decisions', { ...approval, decision: 'approve' });
+      assert.deepEqual([decided.status, decided.body.outcome], [200, 'approved']);
+      const done = await finished(host, id);
+      assert.equal(done.state, 'completed');
+      assert.equal(executions, 1, 'the approved tool ran once');
+      const seen = await events(host, id);
+      assertContiguous(seen);
+      assert.deepEqual(
+        seen.map((event) => event.type),
+        ['run.started', 'step.started', 'tool.called', 'approval.requested', 'approval.resolved', 'tool.completed', 'step.started', 'text.delta', 'run.completed'],
+      );
+      assert.equal((seen.at(-1)!.result as { text: string }).text, '["executed 1"]');
+      assert.equal((seen.at(-1)!.result as { steps: number }).steps, 2, 'the step counter went on from the checkpoint');
+      const again = await post(host, '/v1/approvals/decisions', { ...approval, decision: 'approve' });
+      assert.equal(again.status, 404, 'decided once');
+
+      const denied = await post(host, '/v1/jobs/submit', reviewed('deny-me'));
+      await waiting(store);
+      await post(host, '/v1/approvals/decisions', { ...(await approvalOf(host, denied.body.id as string)), decision: 'deny' });
+      const failed = await finished(host, denied.body.id as string);
+      assert.equal(failed.state, 'failed');
+      const deniedEvents = await events(host, denied.body.id as string);
+      assertContiguous(deniedEvents);
+      assert.equal((deniedEvents.at(-2)!.resolution as { outcome: string }).outcome, 'denied');
+      assert.equal((deniedEvents.at(-1)!.error as { code: string }).code, 'APPROVAL_DENIED');
+      assert.equal(executions, 1, 'the denied call never ran');
+
+      // One usage record per run, spanning its wait.
+      let records: string[] = [];
+      while ((records = (await store.usage.finished({ limit: 100 })).records.map((record) => record.runId)).length < 4) await sleep(10);
+      assert.equal(records.filter((runId) => runId === job.body.runId).length, 1);
+    });
+
+    it('an application tool job completes with the result posted to the host; the tool runs exactly once', async () => {
+      const store = await openTestStore(engine);
+      const host = await start(store);
+      const job = await post(host, '/v1/jobs/submit', {
+        key: 'ticket',
+        request: { provider: 'mock', model: 'demo', input: script([{ toolCall: { name: 'lookup', arguments: {} } }], [{ echoToolResults: true }]), tools: ['lookup'], applicationTools: [lookup] },
+      });
+      assert.equal(job.status, 200, JSON.stringify(job.body));
+      const id = job.body.id as string;
+      await waiting(store);
+      const requested = (await events(host, id)).filter((event) => event.type === 'tool.execution.requested');
+      assert.equal(requested.length, 1);
+      const execution = requested[0]!.execution as { executionId: string; runId: string; call: { id: string } };
+      const identity = { executionId: execution.executionId, runId: execution.runId, callId: execution.call.id };
+      const accepted = await post(host, '/v1/tool-executions/results', { ...identity, output: { answer: 42 } });
+      assert.equal(accepted.body.status, 'accepted', JSON.stringify(accepted.body));
+      assert.equal((await finished(host, id)).state, 'completed');
+      const seen = await events(host, id);
+      assertContiguous(seen);
+      assert.equal(seen.filter((event) => event.type === 'tool.execution.requested').length, 1, 'one ticket: the tool ran once');
+      assert.equal((seen.at(-1)!.result as { text: string }).text, '[{"answer":42}]');
+      const twice = await post(host, '/v1/tool-executions/results', { ...identity, output: { answer: 43 } });
+      assert.equal(twice.body.error?.code, 'TOOL_EXECUTION_NOT_FOUND');
+    });
+
+    it('a job cancelled while it waits ends cancelled, its approval cancelled first', async () => {
+      const store = await openTestStore(engine);
+      const host = await start(store);
+      executions = 0;
+      const job = await post(host, '/v1/jobs/submit', reviewed('cancel-me'));
+      const id = job.body.id as string;
+      await waiting(store);
+      await post(host, '/v1/jobs/cancel', { id });
+      assert.equal((await finished(host, id)).state, 'cancelled');
+      const seen = await events(host, id);
+      assertContiguous(seen);
+      assert.deepEqual(
+        seen.slice(-2).map((event) => event.type),
+        ['approval.resolved', 'run.cancelled'],
+      );
+      assert.equal((seen.at(-2)!.resolution as { outcome: string }).outcome, 'cancelled');
+      assert.equal(executions, 0);
+    });
+  });
+}
