@@ -6,11 +6,13 @@
  * as before. Every wait is fenced on the store (the job's row `waiting`), never on wall time.
  */
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import type { HostTool } from '../../src/runtime/tools.js';
 import type { StateStore } from '../../src/store/store.js';
 import { script, startTestHost, type TestHost } from '../support/host.js';
 import { ENGINES, openTestStore } from '../support/stores.js';
+import { tempDir } from '../support/temp.js';
 
 const TERMINAL = ['completed', 'failed', 'cancelled', 'interrupted'];
 const lookup = { name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } };
@@ -209,6 +211,110 @@ for (const engine of ENGINES) {
       );
       assert.equal((seen.at(-2)!.resolution as { outcome: string }).outcome, 'cancelled');
       assert.equal(executions, 0);
+    });
+  });
+}
+
+describe('background runs that wait for people across a restart (sqlite)', () => {
+  it('a host stopped while its job waits resumes it after the decision, once started again on the same state', async () => {
+    const state = tempDir('agenticdriver-waiting-restart-');
+    let executions = 0;
+    const guarded: HostTool = { name: 'guarded', description: 'Needs review.', inputSchema: { type: 'object' }, requiresApproval: true, execute: () => `executed ${++executions}` };
+    const config = {
+      tokens: [{ id: 'main', subject: 'waiting-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], tools: ['guarded'], approveTools: ['guarded'], jobs: ['submit', 'read'] }],
+      approvals: { interactive: true },
+      jobs: { retentionMs: 60_000, interactive: true },
+      state: { directory: state },
+    };
+    try {
+      const first = await startTestHost(config, { tools: [guarded] });
+      const submitted = (await (
+        await first.post('/v1/jobs/submit', {
+          key: 'restart',
+          request: {
+            provider: 'mock',
+            model: 'demo',
+            input: script([{ toolCall: { name: 'guarded', arguments: {}, id: 'g1' } }], [{ echoToolResults: true }]),
+            tools: ['guarded'],
+            approvals: { mode: 'interactive', idlePolicy: 'pause' },
+          },
+        })
+      ).json()) as { id: string };
+      while ((await first.store.checkpoints.waiting()) < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      const page = (await (await first.post('/v1/jobs/events', { id: submitted.id, after: 0 })).json()) as { events: { type: string; approval?: { approvalId: string; runId: string; call: unknown } }[] };
+      const { approvalId, runId, call } = page.events.find((event) => event.type === 'approval.requested')!.approval!;
+      await first.close();
+
+      const second = await startTestHost(config, { tools: [guarded] });
+      try {
+        assert.equal(await second.store.checkpoints.waiting(), 1, 'the restart kept the waiting job');
+        const decided = await second.post('/v1/approvals/decisions', { approvalId, runId, call, decision: 'approve' });
+        assert.equal(decided.status, 200, await decided.clone().text());
+        let state: string;
+        while (!TERMINAL.includes((state = ((await (await second.post('/v1/jobs/read', { id: submitted.id })).json()) as { state: string }).state))) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        assert.equal(state, 'completed');
+        assert.equal(executions, 1);
+        const events = ((await (await second.post('/v1/jobs/events', { id: submitted.id, after: 0 })).json()) as { events: { sequence: number }[] }).events;
+        assert.deepEqual(
+          events.map((event) => event.sequence),
+          events.map((_, index) => index + 1),
+        );
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  });
+});
+
+for (const engine of ENGINES) {
+  describe(`1,000 background runs waiting for approval (${engine})`, () => {
+    it('hold no worker and no admission slot while they wait, and each approved later completes', async () => {
+      const COUNT = 1000;
+      let executions = 0;
+      const guarded: HostTool = { name: 'guarded', description: 'Needs review.', inputSchema: { type: 'object' }, requiresApproval: true, execute: () => `executed ${++executions}` };
+      const store = await openTestStore(engine);
+      const host = await startTestHost(
+        {
+          tokens: [{ id: 'main', subject: 'waiting-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], tools: ['guarded'], approveTools: ['guarded'], jobs: ['submit', 'read'] }],
+          approvals: { interactive: true },
+          // One run at a time on the host, one worker: a single waiting job holding either would block the checks below.
+          limits: { maxConcurrentRuns: 1 },
+          jobs: { retentionMs: 600_000, interactive: true, workers: 1, maxJobs: 2 * COUNT, maxJobsPerSubject: 2 * COUNT, pollIntervalMs: 60_000 },
+        },
+        { tools: [guarded], store },
+      );
+      try {
+        const input = script([{ toolCall: { name: 'guarded', arguments: {}, id: 'g1' } }], [{ echoToolResults: true }]);
+        const request = { provider: 'mock', model: 'demo', input, tools: ['guarded'], approvals: { mode: 'interactive', idlePolicy: 'pause' } };
+        for (let index = 0; index < COUNT; index += 1) {
+          const submitted = await host.post('/v1/jobs/submit', { key: `wait-${index}`, request });
+          assert.equal(submitted.status, 200);
+        }
+        // Fence: every job is checkpointed in the store.
+        while ((await store.checkpoints.waiting()) < COUNT) await new Promise((resolve) => setTimeout(resolve, 20));
+        assert.equal(await store.jobs.queued(), 0);
+        const connected = await host.post('/v1/runs', { provider: 'mock', model: 'demo', input: 'while 1,000 wait' });
+        assert.equal(connected.status, 200, 'the host’s one admission slot is free');
+        const plain = (await (await host.post('/v1/jobs/submit', { key: 'plain', request: { provider: 'mock', model: 'demo', input: 'plain' } })).json()) as { id: string };
+        while (((await (await host.post('/v1/jobs/read', { id: plain.id })).json()) as { state: string }).state !== 'completed') await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.equal(executions, 0);
+
+        const pending = await store.approvals.pending(2 * COUNT);
+        assert.equal(pending.length, COUNT, 'every waiting job’s approval is pending (and listed for operators)');
+        for (const { approval } of pending) {
+          const decided = await host.post('/v1/approvals/decisions', { approvalId: approval.approvalId, runId: approval.runId, call: approval.call, decision: 'approve' });
+          assert.equal(decided.status, 200);
+        }
+        while ((await store.jobs.list(2 * COUNT + 1, { state: 'completed' })).length < COUNT + 1) await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.equal(await store.checkpoints.waiting(), 0);
+        assert.equal(executions, COUNT, 'each approved tool ran once');
+      } finally {
+        await host.close();
+      }
     });
   });
 }
