@@ -223,8 +223,8 @@ export interface CheckpointStore {
   park(id: string, wait: CheckpointWait, checkpoint: unknown, wakeAt: number | undefined): Promise<void>;
   /** The checkpoint a claimed job goes on from. */
   read(id: string): Promise<{ wait: CheckpointWait; checkpoint: unknown } | undefined>;
-  /** Queues again the waiting jobs whose deadline passed; returns how many. */
-  due(): Promise<number>;
+  /** Queues again the waiting jobs whose deadline passed by `at` (epoch ms, the host's clock); returns how many. */
+  due(at: number): Promise<number>;
   /** Jobs waiting for a person, across every replica. */
   waiting(): Promise<number>;
 }

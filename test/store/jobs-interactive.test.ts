@@ -10,6 +10,7 @@ import { rmSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import type { HostTool } from '../../src/runtime/tools.js';
 import type { StateStore } from '../../src/store/store.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { script, startTestHost, type TestHost } from '../support/host.js';
 import { ENGINES, openTestStore } from '../support/stores.js';
 import { tempDir } from '../support/temp.js';
@@ -29,7 +30,7 @@ for (const engine of ENGINES) {
     let executions = 0;
     const guarded: HostTool = { name: 'guarded', description: 'Needs review.', inputSchema: { type: 'object' }, requiresApproval: true, execute: () => `executed ${++executions}` };
 
-    async function start(store: StateStore | undefined, jobs: Record<string, unknown> = { interactive: true }): Promise<TestHost> {
+    async function start(store: StateStore | undefined, jobs: Record<string, unknown> = { interactive: true }, clock?: FakeClock): Promise<TestHost> {
       const host = await startTestHost(
         {
           tokens: [
@@ -50,7 +51,7 @@ for (const engine of ENGINES) {
           limits: { maxConcurrentRuns: 1 },
           jobs: { retentionMs: 60_000, workers: 1, pollIntervalMs: 60_000, ...jobs },
         },
-        { tools: [guarded], ...(store ? { store } : {}) },
+        { tools: [guarded], ...(store ? { store } : {}), ...(clock ? { clock } : {}) },
       );
       hosts.push(host);
       return host;
@@ -192,6 +193,29 @@ for (const engine of ENGINES) {
       assert.equal((seen.at(-1)!.result as { text: string }).text, '[{"answer":42}]');
       const twice = await post(host, '/v1/tool-executions/results', { ...identity, output: { answer: 43 } });
       assert.equal(twice.body.error?.code, 'TOOL_EXECUTION_NOT_FOUND');
+    });
+
+    it('an approval that expires while its job waits ends the job as it ends a connected run (fake clock)', async () => {
+      const store = await openTestStore(engine);
+      const clock = new FakeClock();
+      // The workers look every 10 ms: the deadline is found on the fake clock, whenever they look after it moved.
+      const host = await start(store, { interactive: true, pollIntervalMs: 10 }, clock);
+      executions = 0;
+      const job = await post(host, '/v1/jobs/submit', {
+        key: 'expire-me',
+        request: { ...reviewed('expire-me').request, approvals: { mode: 'interactive', idlePolicy: 'pause', expiresAfterMs: 60_000 } },
+      });
+      const id = job.body.id as string;
+      await waiting(store);
+      await sleep(50);
+      assert.equal((await post(host, '/v1/jobs/read', { id })).body.state, 'running', 'not expired before its time');
+      await clock.advance(60_000);
+      assert.equal((await finished(host, id)).state, 'failed');
+      const seen = await events(host, id);
+      assertContiguous(seen);
+      assert.equal((seen.at(-2)!.resolution as { outcome: string }).outcome, 'expired');
+      assert.equal((seen.at(-1)!.error as { code: string }).code, 'APPROVAL_EXPIRED');
+      assert.equal(executions, 0);
     });
 
     it('a job cancelled while it waits ends cancelled, its approval cancelled first', async () => {

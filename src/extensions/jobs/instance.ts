@@ -7,8 +7,8 @@ import type { JobsConfig } from './config.js';
 import { JobService } from './service.js';
 import { checkCursor, followUntilClosed, lastEventId } from './stream.js';
 
-export function create({ config, store, runs, principalOf, streams, services, logInternalError }: ExtensionDeps<JobsConfig>): ExtensionInstance {
-  const jobs = new JobService(store, runs(), principalOf, config, (error) => logInternalError(error, 'durable jobs'));
+export function create({ config, store, runs, principalOf, streams, services, clock, logInternalError }: ExtensionDeps<JobsConfig>): ExtensionInstance {
+  const jobs = new JobService(store, runs(), principalOf, config, (error) => logInternalError(error, 'durable jobs'), clock);
   services.metrics?.gauge('agenticdriver_jobs_queued', 'Durable jobs waiting for a worker, across every replica of the store.', () => store.jobs.queued());
   if (config.interactive) {
     services.metrics?.gauge('agenticdriver_jobs_waiting', 'Durable jobs checkpointed while they wait for a person, across every replica of the store.', () => store.checkpoints.waiting());

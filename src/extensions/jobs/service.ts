@@ -24,6 +24,7 @@ import { requireGrant, requireResources, type Principal } from '../../http/acces
 import type { RunCaller, RunService } from '../../http/run-service.js';
 import { TERMINAL_EVENT_TYPES } from '../../protocol/terminal-events.js';
 import { createHash } from 'node:crypto';
+import { systemClock, type Clock } from '../../shared/clock.js';
 
 export interface JobsPolicy {
   /** How long a finished job's events are kept (its row stays as a tombstone). */
@@ -67,6 +68,8 @@ export class JobService {
     private readonly callerOf: (tokenId: string) => Principal | undefined,
     readonly policy: JobsPolicy,
     private readonly onError: (error: unknown) => void,
+    /** The host's clock: the one a waiting run's deadlines were set by. */
+    private readonly clock: Pick<Clock, 'now'> = systemClock,
   ) {
     this.workers = policy.workers ?? JOB_DEFAULTS.workers;
     this.maxJobBytes = policy.maxJobBytes ?? JOB_DEFAULTS.maxJobBytes;
@@ -210,7 +213,7 @@ export class JobService {
       this.active.get(id)?.abort(new DriverError('CANCELLED', 'The job was cancelled.'));
     }
     // Waiting jobs whose approval expired or whose idle deadline passed go on, to end as a connected run would.
-    if (this.policy.interactive) await this.store.checkpoints.due();
+    if (this.policy.interactive) await this.store.checkpoints.due(this.clock.now());
     while (!this.closing && this.active.size < this.workers) {
       const waiting = this.runs.admission.waiting();
       if (waiting.full) return;

@@ -74,13 +74,16 @@ export class CheckpointTable implements CheckpointStore {
     return row && { wait: { kind: row.waiting_kind, id: row.waiting_id }, checkpoint: JSON.parse(row.checkpoint) as unknown };
   }
 
-  /** Waiting jobs whose deadline passed are queued again (to end as a connected run would); returns how many. */
-  async due(): Promise<number> {
+  /**
+   * Waiting jobs whose deadline passed by `at` (the host's clock, which set the deadline) are
+   * queued again, to end as a connected run would; returns how many.
+   */
+  async due(at: number): Promise<number> {
     const { engine, now } = this.context;
     return engine.transaction(async (tx) => {
       const due = await tx.all<{ id: string }>(
         `SELECT c.id FROM run_checkpoints c JOIN runs r ON r.id = c.id WHERE c.wake_at IS NOT NULL AND c.wake_at <= ? AND r.state = 'waiting'`,
-        [now()],
+        [at],
       );
       for (const { id } of due) await requeue(tx, id, now());
       return due.length;
