@@ -106,6 +106,61 @@ for (const engine of ENGINES) {
       return { approvalId, runId, call };
     }
 
+    it('in the store: a park hands the approval to the checkpoint, or queues the job at once when it was decided first', async () => {
+      const store = await openTestStore(engine);
+      try {
+        await store.start({ leaseMs: 60_000, onLeaseLost: () => undefined });
+        const request = { provider: 'mock', model: 'demo', input: 'x' } as never;
+        const submit = async (key: string) =>
+          (await store.jobs.submit({ subject: 's', key, fingerprint: key, tokenId: 'main', request, retentionMs: 60_000, maxJobs: 10, maxJobsPerSubject: 10 })).job;
+        const approve = async (runId: string, approvalId: string) => {
+          const call = { id: 'c1', name: 'guarded', arguments: {} };
+          const at = new Date().toISOString();
+          await store.approvals.open(
+            { approval: { approvalId, runId, call, requestedAt: at, idlePolicy: 'pause' }, subject: 's', provider: 'mock', call: JSON.stringify(call), expiresAt: undefined },
+            { kind: 'approval.requested', at, subject: 's', approvalId },
+          );
+          return async () => store.approvals.resolve({ approvalId, runId, callId: 'c1', outcome: 'approved', decidedAt: at }, { kind: 'approval.resolved', at, subject: 's', approvalId });
+        };
+        const stateOf = async (id: string) => (await store.jobs.list(10)).find((job) => job.info.id === id);
+
+        // Pending at the park: the job waits, owned by nobody's lease; the decision queues it again.
+        const first = await submit('first');
+        assert.equal((await store.jobs.claim())?.info.id, first.info.id);
+        const decideFirst = await approve(first.info.runId, '00000000-0000-4000-8000-000000000001');
+        await store.checkpoints.park(first.info.id, { kind: 'approval', id: '00000000-0000-4000-8000-000000000001' }, { step: 1 }, undefined);
+        assert.equal(await store.checkpoints.waiting(), 1);
+        assert.equal((await stateOf(first.info.id))?.owner, '(checkpoint)');
+        assert.equal((await store.approvals.read('00000000-0000-4000-8000-000000000001'))?.ownerAlive, true, 'a checkpoint’s approval can be decided');
+        assert.equal(await decideFirst(), true);
+        assert.deepEqual([await store.checkpoints.waiting(), await store.jobs.queued()], [0, 1]);
+        const resumed = await store.jobs.claim();
+        assert.equal(resumed?.info.id, first.info.id);
+        assert.deepEqual(await store.checkpoints.read(first.info.id), { wait: { kind: 'approval', id: '00000000-0000-4000-8000-000000000001' }, checkpoint: { step: 1 } });
+
+        // Decided before the park committed: the job is queued at once, never left waiting.
+        const second = await submit('second');
+        assert.equal((await store.jobs.claim())?.info.id, second.info.id);
+        const decideSecond = await approve(second.info.runId, '00000000-0000-4000-8000-000000000002');
+        assert.equal(await decideSecond(), true);
+        await store.checkpoints.park(second.info.id, { kind: 'approval', id: '00000000-0000-4000-8000-000000000002' }, { step: 1 }, undefined);
+        assert.equal((await stateOf(second.info.id))?.info.state, 'queued');
+        assert.equal(await store.checkpoints.waiting(), 0);
+
+        // A deadline passed (on the caller's clock): due() queues the waiting job.
+        const third = await submit('third');
+        assert.equal((await store.jobs.claim())?.info.id, second.info.id, 'the older queued job first');
+        assert.equal((await store.jobs.claim())?.info.id, third.info.id);
+        await approve(third.info.runId, '00000000-0000-4000-8000-000000000003');
+        await store.checkpoints.park(third.info.id, { kind: 'approval', id: '00000000-0000-4000-8000-000000000003' }, { step: 1 }, 5_000);
+        assert.equal(await store.checkpoints.due(4_999), 0);
+        assert.equal(await store.checkpoints.due(5_000), 1);
+        assert.equal((await stateOf(third.info.id))?.info.state, 'queued');
+      } finally {
+        await store.close();
+      }
+    });
+
     it('with the feature off, refuses a job that would wait for people, as before', async () => {
       const host = await start(undefined, {});
       const protocol = (await (await fetch(`${host.url}/v1/protocol`, { headers: host.headers() })).json()) as { features: string[] };

@@ -12,7 +12,7 @@
 import { DriverError } from '../../../protocol/errors.js';
 import type { CheckpointStore, CheckpointWait } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
-import { CHECKPOINT_OWNER } from '../ownership.js';
+import { CHECKPOINT_OWNER, rowLock } from '../ownership.js';
 import type { Migrations, TableContext } from '../table.js';
 import { RUN_CHANGES } from './runs.js';
 
@@ -80,13 +80,14 @@ export class CheckpointTable implements CheckpointStore {
    */
   async due(at: number): Promise<number> {
     const { engine, now } = this.context;
+    const select = `SELECT c.id FROM run_checkpoints c JOIN runs r ON r.id = c.id WHERE c.wake_at IS NOT NULL AND c.wake_at <= ? AND r.state = 'waiting'`;
+    // Read first: most looks find nothing due, and then take no write transaction.
+    if ((await engine.all(select, [at])).length === 0) return 0;
     return engine.transaction(async (tx) => {
-      const due = await tx.all<{ id: string }>(
-        `SELECT c.id FROM run_checkpoints c JOIN runs r ON r.id = c.id WHERE c.wake_at IS NOT NULL AND c.wake_at <= ? AND r.state = 'waiting'`,
-        [at],
-      );
-      for (const { id } of due) await requeue(tx, id, now());
-      return due.length;
+      const due = await tx.all<{ id: string }>(`${select} ${rowLock(engine)}`, [at]);
+      let woken = 0;
+      for (const { id } of due) woken += await requeue(tx, id, now());
+      return woken;
     });
   }
 
@@ -106,9 +107,11 @@ export async function wake(tx: SqlEngine, runId: string, now: number): Promise<v
   if (job) await requeue(tx, job.id, now);
 }
 
-async function requeue(tx: SqlEngine, id: string, now: number): Promise<void> {
-  await tx.run("UPDATE runs SET state = 'queued', owner = NULL, updated_at = ? WHERE id = ?", [now, id]);
-  await tx.publish(RUN_CHANGES, JSON.stringify({ kind: 'queued', id }));
+/** Queues a checkpointed job again (1), announced to every replica's workers; 0 when it was not waiting. */
+async function requeue(tx: SqlEngine, id: string, now: number): Promise<number> {
+  const queued = await tx.run("UPDATE runs SET state = 'queued', owner = NULL, updated_at = ? WHERE id = ? AND state IN ('waiting', 'running')", [now, id]);
+  if (queued.changes > 0) await tx.publish(RUN_CHANGES, JSON.stringify({ kind: 'queued', id }));
+  return queued.changes;
 }
 
 /**
