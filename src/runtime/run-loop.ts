@@ -190,9 +190,11 @@ class RunBody {
   private async park(messages: ProviderMessage[], calls: ToolCall[], parked: Parked): Promise<void> {
     const now = this.services.clock.now();
     const idleMs = this.prepared.idleTimeoutMs;
+    // Woken early, the run waits on for the same answer under the same deadlines.
+    const same = this.resume && JSON.stringify(this.resume.waiting) === JSON.stringify(parked.parked) ? this.resume : undefined;
     // The idle policy `pause` stops the idle clock while a person decides; otherwise it keeps running.
-    const idleDeadline = idleMs !== undefined && !parked.pausesIdle ? now + idleMs : undefined;
-    const deadlines = [parked.expiresAt, idleDeadline].filter((at): at is number => at !== undefined);
+    const idleDeadline = same ? same.idleDeadline : idleMs !== undefined && !parked.pausesIdle ? now + idleMs : undefined;
+    const deadlines = same ? (same.wakeAt !== undefined ? [same.wakeAt] : []) : [parked.expiresAt, idleDeadline].filter((at): at is number => at !== undefined);
     const checkpoint: RunCheckpoint = {
       version: 1,
       step: this.steps,

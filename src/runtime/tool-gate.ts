@@ -183,9 +183,10 @@ export class ToolGate {
     this.pending = true;
     const outcome = await tickets.outcome(executionId, call.name);
     if (!outcome && !this.run.signal.aborted) return undefined;
+    // Ended (a cancel, a lapsed idle deadline) or answered: the ticket is used up either way.
     tickets.close(executionId);
     this.run.signal.throwIfAborted();
-    if (!outcome || 'failure' in outcome) throw outcome!.failure;
+    if ('failure' in outcome!) throw outcome.failure;
     return outcome;
   }
 

@@ -32,6 +32,9 @@ interface LiveRun {
   watchers: Set<Watcher>;
 }
 
+/** The last events of a background run that stopped to wait for a person, checkpointed. */
+const CHECKPOINTED_AT: ReadonlySet<string> = new Set(['approval.requested', 'tool.execution.requested']);
+
 export class RunMonitor {
   private readonly runs = new Map<string, LiveRun>();
   private readonly finished = new Map<string, { info: OperatorRun; timeline: RunTimeline }>();
@@ -154,6 +157,8 @@ export class RunMonitor {
     this.runs.delete(info.runId);
     for (const watcher of live.watchers) finish(watcher);
     live.watchers.clear();
+    // A background run checkpointed while it waits for a person: it goes on later, perhaps on another replica.
+    if (info.jobId && info.state === 'running' && CHECKPOINTED_AT.has(live.recent.at(-1)?.type ?? '')) return;
     if (info.state === 'running') {
       // Its events stopped before a terminal one (the run's consumer went away); the usage record will tell how it ended.
       Object.assign(info, { state: 'cancelled', finishedAt: live.recent.at(-1)?.timestamp ?? info.startedAt, reason: 'Its events stopped before a terminal one; its usage record tells how it ended.' });
