@@ -46,7 +46,6 @@ const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled
  */
 type JobColumns = RunColumns & { state: JobState | 'waiting'; run_key: string; fingerprint: string; token_id: string; run_id: string; retention_ms: number };
 
-const CHANGES = RUN_CHANGES;
 /** The row has a checkpoint (it waited for a person, and goes on from there). */
 const CHECKPOINTED = 'EXISTS (SELECT 1 FROM run_checkpoints c WHERE c.id = runs.id)';
 
@@ -66,7 +65,7 @@ export class JobTable implements JobStore, Reaped {
 
   /** Listens for the changes every replica publishes (the store does this once, when it opens). */
   async listen(): Promise<void> {
-    await this.engine.subscribe(CHANGES, (payload) => {
+    await this.engine.subscribe(RUN_CHANGES, (payload) => {
       let change: JobChange;
       try {
         change = JSON.parse(payload) as JobChange;
@@ -84,7 +83,7 @@ export class JobTable implements JobStore, Reaped {
 
   /** Announces a change through `tx`: it leaves at the commit, and not at all after a rollback. */
   private announce(tx: SqlEngine, change: JobChange): Promise<void> {
-    return tx.publish(CHANGES, JSON.stringify(change));
+    return tx.publish(RUN_CHANGES, JSON.stringify(change));
   }
 
   async submit(submission: JobSubmission): Promise<{ job: JobRow; created: boolean }> {

@@ -43,7 +43,8 @@ export class CheckpointTable implements CheckpointStore {
     const owner = this.context.owner();
     await engine.transaction(async (tx) => {
       const [job] = await tx.all<{ run_id: string; cancel_requested: number | boolean }>(
-        `SELECT run_id, cancel_requested FROM runs WHERE mode = 'background' AND id = ? AND owner = ? AND state = 'running'`,
+        // Locked: a cancel committing meanwhile is seen here, or sees the job waiting.
+        `SELECT run_id, cancel_requested FROM runs WHERE mode = 'background' AND id = ? AND owner = ? AND state = 'running' ${rowLock(engine)}`,
         [id, owner],
       );
       if (!job) throw new DriverError('JOB_LEASE_LOST', "This job is no longer this host replica's to run.", { outcome: 'uncertain' });
