@@ -156,6 +156,13 @@ for (const engine of ENGINES) {
         assert.equal(await store.checkpoints.due(4_999), 0);
         assert.equal(await store.checkpoints.due(5_000), 1);
         assert.equal((await stateOf(third.info.id))?.info.state, 'queued');
+
+        // Refused when it was about to go on: the job ends, and what it waited for is left to the reaper.
+        assert.equal((await store.jobs.claim())?.info.id, third.info.id);
+        assert.equal((await store.approvals.read('00000000-0000-4000-8000-000000000003'))?.ownerAlive, true, 'taken back by the claim');
+        await store.jobs.fail(third.info.id, { code: 'FORBIDDEN', message: 'refused', retryable: false });
+        assert.equal(await store.checkpoints.read(third.info.id), undefined);
+        assert.equal((await store.approvals.read('00000000-0000-4000-8000-000000000003'))?.ownerAlive, false, 'nobody owns it: the next reaping interrupts it');
       } finally {
         await store.close();
       }

@@ -12,7 +12,7 @@ import type { JobChange, JobFilter, JobRow, JobStore, JobSubmission } from '../.
 import type { SqlEngine, SqlValue } from '../engine.js';
 import { CHECKPOINT_OWNER, ORPHAN, rowLock } from '../ownership.js';
 import type { Migrations, Reaped } from '../table.js';
-import { handOver } from './run-checkpoints.js';
+import { dropCheckpoint, handOver } from './run-checkpoints.js';
 import { RUN_CHANGES, RUN_COLUMNS, type RunColumns } from './runs.js';
 
 /** The first step (released): the former `jobs` and `job_events` tables. */
@@ -216,7 +216,7 @@ export class JobTable implements JobStore, Reaped {
          WHERE ${BACKGROUND} AND id = ? AND owner = ? AND state = 'running' AND cursor = ? AND (? = 1 OR bytes + ? <= ?)`,
         [bytes, now, state ?? 'running', terminal ? 1 : 0, now, id, this.owner(), event.sequence - 1, terminal ? 1 : 0, bytes, maxJobBytes],
       );
-      if (terminal) await tx.run('DELETE FROM run_checkpoints WHERE id = ?', [id]);
+      if (terminal) await dropCheckpoint(tx, id);
       if (updated.changes === 0) {
         const [current] = await tx.all<{ state: string; owner: string | null; cursor: number }>(`SELECT state, owner, cursor FROM runs WHERE ${BACKGROUND} AND id = ?`, [id]);
         if (current?.state === 'running' && current.owner === this.owner() && Number(current.cursor) === event.sequence - 1) {
@@ -314,7 +314,7 @@ export class JobTable implements JobStore, Reaped {
     if (cursor === 0) events.push({ ...base, type: 'run.started', sequence: ++cursor, provider: job.info.provider, model: job.info.model } as RunEvent);
     events.push({ ...base, type: state === 'cancelled' ? 'run.cancelled' : 'run.failed', sequence: ++cursor, error } as RunEvent);
     for (const event of events) await tx.run('INSERT INTO run_events (id, seq, at, event) VALUES (?, ?, ?, ?)', [job.info.id, event.sequence, at, JSON.stringify(event)]);
-    await tx.run('DELETE FROM run_checkpoints WHERE id = ?', [job.info.id]);
+    await dropCheckpoint(tx, job.info.id);
     await tx.run('UPDATE runs SET state = ?, cursor = ?, updated_at = ?, expires_at = ? + retention_ms WHERE id = ?', [state, cursor, now, now, job.info.id]);
     await this.announce(tx, { kind: 'events', id: job.info.id });
   }

@@ -116,6 +116,18 @@ async function requeue(tx: SqlEngine, id: string, now: number): Promise<number> 
 }
 
 /**
+ * Inside the transaction that ends a job: its checkpoint goes, and what it still waited for (a
+ * job refused when it was about to go on, one whose log overflowed) is left to nobody, so the
+ * next reaping closes it, audited, as `interrupted`.
+ */
+export async function dropCheckpoint(tx: SqlEngine, id: string): Promise<void> {
+  const [row] = await tx.all<{ waiting_kind: CheckpointWait['kind']; waiting_id: string }>('DELETE FROM run_checkpoints WHERE id = ? RETURNING waiting_kind, waiting_id', [id]);
+  if (!row) return;
+  const { table, key } = WAITS[row.waiting_kind];
+  await tx.run(`UPDATE ${table} SET owner = NULL WHERE ${key} = ? AND state = 'pending'`, [row.waiting_id]);
+}
+
+/**
  * Inside a claim: a job going on from a checkpoint takes what it waits for back as this
  * replica's own (so that, should this replica die, the reaper closes it with the run); given
  * back (`to` the checkpoint) when the claim is undone. True when the job has a checkpoint.
