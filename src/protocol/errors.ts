@@ -45,6 +45,8 @@ export const ERROR_STATUS = {
   UNSUPPORTED_CONTINUATION: 400,
   INVALID_JOB: 400,
   INVALID_JOB_CURSOR: 400,
+  INVALID_RUN_READ: 400,
+  INVALID_RUN_CURSOR: 400,
   INVALID_OPERATOR_REQUEST: 400,
   JOB_REQUEST_UNSUPPORTED: 400,
   SESSION_ACCOUNT_REQUIRED: 400,
@@ -117,6 +119,7 @@ export const ERROR_STATUS = {
   JOB_EVENT_CONFLICT: 409,
   JOB_ACCOUNT_CHANGED: 409,
   JOB_INTERRUPTED: 409,
+  RUN_INTERRUPTED: 409,
   // Start-up: another live host holds this state (the CLI reports it; never sent over HTTP).
   HOST_ALREADY_RUNNING: 409,
   // The run ended because it was cancelled (host shutdown, session deletion, approval cancel).

@@ -18,6 +18,7 @@ import { JobTable } from './tables/jobs.js';
 import { OperationTable } from './tables/operations.js';
 import { ReplicaTable } from './tables/replicas.js';
 import { RetrievalTable } from './tables/retrieval.js';
+import { RunRecordTable } from './tables/run-records.js';
 import { RUNS_MIGRATIONS } from './tables/runs.js';
 import type { RetrievalCapacity } from '../retrieval-capacity.js';
 import { SessionTable } from './tables/sessions.js';
@@ -55,6 +56,7 @@ export class SqlStateStore implements StateStore {
   readonly approvals: ApprovalTable;
   readonly tickets: TicketTable;
   readonly jobs: JobTable;
+  readonly runs: RunRecordTable;
   readonly sessions: SessionTable;
   readonly retrieval: RetrievalTable;
   /** What reaping closes, by the report's name for it. */
@@ -77,6 +79,7 @@ export class SqlStateStore implements StateStore {
     this.approvals = new ApprovalTable(context, this.audit, this.replica);
     this.tickets = new TicketTable(context, this.replica);
     this.jobs = new JobTable(engine, context.owner, now);
+    this.runs = new RunRecordTable(context);
     this.sessions = new SessionTable(engine, context.owner, now);
     this.retrieval = new RetrievalTable(engine, options.retrievalCapacity);
     this.reaped = [
@@ -86,6 +89,7 @@ export class SqlStateStore implements StateStore {
       ['operations', this.operations],
       ['jobs', this.jobs],
       ['sessions', this.sessions],
+      ['records', this.runs],
     ];
   }
 
@@ -99,6 +103,7 @@ export class SqlStateStore implements StateStore {
     await migrate(engine, TABLES);
     await store.replica.listen();
     await store.jobs.listen();
+    await store.runs.listen();
     return store;
   }
 
@@ -137,7 +142,7 @@ export class SqlStateStore implements StateStore {
     const now = this.now();
     return this.engine.transaction(async (tx) => {
       await this.replica.forgetDead(tx, everyOtherReplica);
-      const report = { runs: 0, approvals: 0, tickets: 0, operations: 0, jobs: 0, sessions: 0 };
+      const report = { runs: 0, approvals: 0, tickets: 0, operations: 0, jobs: 0, sessions: 0, records: 0 };
       for (const [name, table] of this.reaped) report[name] = await table.reap(tx, now);
       return report;
     });
@@ -154,6 +159,7 @@ export class SqlStateStore implements StateStore {
     clearInterval(this.renewTimer);
     await this.ticking;
     await this.usage.flush();
+    await this.runs.flush();
     // A clean stop gives up the lease at once; what is still open is reaped by whoever is left
     // (on SQLite, by the next start).
     await this.replica.drop().catch(() => undefined);

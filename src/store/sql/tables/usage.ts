@@ -37,8 +37,11 @@ function inFlightMovedToRuns(field: (name: string) => string, millis: (iso: stri
    DROP TABLE runs_in_flight`;
 }
 
-/** A row that only marks an attached run without a key in flight: its id is the run's id, and it goes with its start record. */
-const MARKER = "mode = 'attached' AND run_key IS NULL";
+/**
+ * A row that only marks an attached run without a key in flight: its id is the run's id, and it
+ * goes with its start record. A row with a retention is a run record (`run-records.ts`): it stays.
+ */
+const MARKER = "mode = 'attached' AND run_key IS NULL AND retention_ms IS NULL";
 
 export class UsageTable implements UsageStore, Reaped {
   static readonly migrations: Migrations = {
@@ -100,10 +103,10 @@ export class UsageTable implements UsageStore, Reaped {
    */
   async reap(tx: SqlEngine, now: number): Promise<number> {
     const at = new Date(now).toISOString();
-    const orphans = await tx.all<{ id: string; mode: string; run_key: string | null; start_record: string }>(`SELECT id, mode, run_key, start_record FROM runs WHERE start_record IS NOT NULL AND (${ORPHAN})`);
+    const orphans = await tx.all<{ id: string; mode: string; run_key: string | null; retention_ms: number | null; start_record: string }>(`SELECT id, mode, run_key, retention_ms, start_record FROM runs WHERE start_record IS NOT NULL AND (${ORPHAN})`);
     let recorded = 0;
     for (const row of orphans) {
-      const marker = row.mode === 'attached' && row.run_key === null;
+      const marker = row.mode === 'attached' && row.run_key === null && row.retention_ms === null;
       const taken = await tx.run(marker ? 'DELETE FROM runs WHERE id = ? AND start_record IS NOT NULL' : 'UPDATE runs SET start_record = NULL WHERE id = ? AND start_record IS NOT NULL', [row.id]);
       if (taken.changes === 0) continue;
       await this.insert(tx, interruptedRecord(JSON.parse(row.start_record) as RunStartRecord, at));
