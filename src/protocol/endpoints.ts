@@ -339,12 +339,12 @@ export const ENDPOINTS: Endpoint[] = [
   },
   {
     method: 'GET',
-    path: '/v1/runs/{runId}/stream',
+    path: '/v1/runs/{id}/stream',
     operationId: 'streamRun',
     summary:
       'A run\'s committed events as server-sent events (`id:` = the event\'s sequence), as they are committed, until the terminal event; `Last-Event-ID` resumes after that sequence, on any replica.',
     feature: 'run-records',
-    pathParams: [{ name: 'runId', description: 'The run id (a lowercase UUID).', schema: UUID_PARAM, invalid: { code: 'INVALID_RUN_READ', message: 'The run id must be a lowercase UUID.' } }],
+    pathParams: [{ name: 'id', description: 'The run id (a lowercase UUID).', schema: UUID_PARAM, invalid: { code: 'INVALID_RUN_READ', message: 'The run id must be a lowercase UUID.' } }],
     response: RunEvent,
     events: RunEvent,
     streamOnly: true,

@@ -191,6 +191,7 @@ export const ERROR_STATUS = {
   HTTP_ERROR: 502,
   // A client's job tail gave up reconnecting to the live job stream.
   JOB_STREAM_LOST: 503,
+  RUN_STREAM_LOST: 503,
   // Client-side: the runtime lacks what the client needs (e.g. no fetch or streams).
   UNSUPPORTED_ENVIRONMENT: 500,
   // Client-side: a call on a client after its close().
@@ -247,6 +248,7 @@ const RETRYABLE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'JOB_WORKER_BUSY',
   'JOB_STORE_FULL',
   'JOB_STREAM_LOST',
+  'RUN_STREAM_LOST',
 ]);
 
 export function isKnownErrorCode(code: string): code is ErrorCode {

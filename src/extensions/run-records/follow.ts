@@ -1,5 +1,5 @@
 /**
- * `GET /v1/runs/{runId}/stream`: a run's committed events as SSE with `id:` = sequence,
+ * `GET /v1/runs/{id}/stream`: a run's committed events as SSE with `id:` = sequence,
  * resumed after `Last-Event-ID` on any replica, until the terminal event. A follower waits for
  * the store's announcement that the run's events grew (an attached run's record or journal, a
  * job's log), and, as an announcement can be lost (store/missed-signals.ts), re-reads at the

@@ -19,11 +19,11 @@ export function create({ config, store, clock, streams, services, logInternalErr
     routes: async (app) => {
       app.route<{ Body: RunReadRequest }>({ ...routeOf('readRun'), handler: async (request) => records.read(request.body.runId, request.principal) });
       app.route<{ Body: RunEventsRequest }>({ ...routeOf('runEvents'), handler: async (request) => records.events(request.body, request.principal) });
-      app.route<{ Params: { runId: string } }>({
+      app.route<{ Params: { id: string } }>({
         ...routeOf('streamRun'),
         handler: async (request, reply) => {
           const after = lastEventId(request.headers['last-event-id']);
-          const row = await records.load(request.params.runId, request.principal);
+          const row = await records.load(request.params.id, request.principal);
           records.checkCursor(after, row.cursor);
           return streams.write(reply, followUntilClosed(store, row, after, reply.raw), { headersFirst: true });
         },

@@ -215,7 +215,7 @@ pub const READ_RUN: Operation = Operation {
     response: checks::run_info,
     invalid_code: Some(codes::INVALID_RUN_READ),
     request_rules: None,
-    answer_rules: None,
+    answer_rules: Some("runNamed"),
     answers: Answers::Json,
 };
 pub const RUN_EVENTS: Operation = Operation {
@@ -226,13 +226,13 @@ pub const RUN_EVENTS: Operation = Operation {
     response: checks::run_event_page,
     invalid_code: Some(codes::INVALID_RUN_CURSOR),
     request_rules: None,
-    answer_rules: None,
+    answer_rules: Some("runEventPage"),
     answers: Answers::Json,
 };
 pub const STREAM_RUN: Operation = Operation {
     id: "streamRun",
     method: "GET",
-    path: "v1/runs/{runId}/stream",
+    path: "v1/runs/{id}/stream",
     request: None,
     response: checks::run_event,
     invalid_code: None,
