@@ -5,7 +5,11 @@
  * retention sweep and the reaping of a dead replica's recorded run, on a store clock the test moves.
  */
 import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
+import { parseHostConfig } from '../../src/host/config.js';
+import { startHost, type RunningHost } from '../../src/host/index.js';
 import { SqlStateStore } from '../../src/store/sql/sql-store.js';
 import { join } from 'node:path';
 import { openSqliteEngine, SQLITE_FILE } from '../../src/store/sqlite/sqlite-store.js';
@@ -14,6 +18,7 @@ import type { RunEvent } from '../../src/protocol/schemas.js';
 import type { StateStore } from '../../src/store/store.js';
 import { OTHER_TOKEN, script, sseEvents, startTestHost, type TestHost } from '../support/host.js';
 import { freshDatabase } from '../support/postgres.js';
+import { CLI_MAIN, killAll, spawnHost } from '../support/processes.js';
 import { ENGINES, openTestStore, type Engine } from '../support/stores.js';
 import { tempDir } from '../support/temp.js';
 
@@ -275,3 +280,84 @@ async function openClockedStore(engine: Engine, now: () => number): Promise<{ st
     },
   };
 }
+
+/**
+ * Replica A (a host process) runs an attached run that waits for an application tool's result;
+ * replica B (another host on the same PostgreSQL database) follows it while it runs. Each step
+ * waits on an explicit fence: the event B has streamed, the result B accepted.
+ */
+describe('run records across replicas (postgres, real processes)', () => {
+  const dir = tempDir('agenticdriver-records-replicas-');
+  const children: ChildProcess[] = [];
+  const hosts: RunningHost[] = [];
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  const token = 'records-token-0123456789abcdefghijklmno';
+  after(async () => {
+    killAll(children);
+    for (const host of hosts) await host.close().catch(() => undefined);
+    await database?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('follows from replica B an attached run that replica A runs, resumes it there, and reads it back', async () => {
+    database = await freshDatabase();
+    const env = { ...process.env, HOME: dir, AGENTICDRIVER_CONFIG: '', AD_RECORDS_TOKEN: token, AD_RECORDS_DB: database.url };
+    const raw = {
+      version: 1,
+      listen: { host: '127.0.0.1', port: 0 },
+      providers: [{ kind: 'mock', id: 'mock', models: ['demo'] }],
+      tokens: [{ id: 'main', subject: 'ops', tokenRef: { env: 'AD_RECORDS_TOKEN' }, providers: ['mock'], applicationTools: [{ name: 'lookup', requiresApproval: false }] }],
+      applicationTools: { enabled: true, requireApproval: false },
+      state: { engine: 'postgres', urlRef: { env: 'AD_RECORDS_DB' } },
+    };
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(raw), { mode: 0o600 });
+    const a = await spawnHost([CLI_MAIN, 'serve', '--config', join(dir, 'config.json'), '--json'], env, children);
+    const b = await startHost({ config: parseHostConfig(raw, join(dir, 'config.json')), env, logger: false });
+    hosts.push(b);
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const lookup = { name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } };
+    const started = await fetch(`${a.url}/v1/runs`, {
+      method: 'POST',
+      headers: { ...headers, accept: 'text/event-stream' },
+      body: JSON.stringify({ provider: 'mock', model: 'demo', input: script([{ toolCall: { name: 'lookup', arguments: {}, id: 'l1' } }], [{ echoToolResults: true }]), tools: ['lookup'], applicationTools: [lookup] }),
+    });
+    const onA = sseEvents(started);
+    // Read with next(): leaving a for-await would close the connection, and so cancel the run.
+    const until = async (events: AsyncGenerator<Record<string, unknown>>, into: Record<string, unknown>[], type: string) => {
+      for (let next = await events.next(); !next.done; next = await events.next()) {
+        into.push(next.value);
+        if (next.value.type === type) return;
+      }
+    };
+    const sentByA: Record<string, unknown>[] = [];
+    await until(onA, sentByA, 'tool.execution.requested');
+    const runId = sentByA[0]!.runId as string;
+
+    // B follows the run A is running: up to the request A is waiting on.
+    const followed = sseEvents(await fetch(`${b.url}/v1/runs/${runId}/stream`, { headers }));
+    const seenByB: Record<string, unknown>[] = [];
+    await until(followed, seenByB, 'tool.execution.requested');
+    assert.deepEqual(seenByB, sentByA);
+    const running = (await (await fetch(`${b.url}/v1/runs/read`, { method: 'POST', headers, body: JSON.stringify({ runId }) })).json()) as Record<string, unknown>;
+    assert.equal(running.state, 'running');
+    assert.equal(running.cursor, sentByA.length);
+
+    // The result, posted to B, resumes A's run; B's follower reads on to the end.
+    const execution = sentByA.at(-1)!.execution as { executionId: string; call: { id: string } };
+    const result = await fetch(`${b.url}/v1/tool-executions/results`, { method: 'POST', headers, body: JSON.stringify({ executionId: execution.executionId, runId, callId: execution.call.id, output: { answer: 42 } }) });
+    assert.equal(((await result.json()) as { status: string }).status, 'accepted');
+    for await (const event of onA) sentByA.push(event);
+    for await (const event of followed) seenByB.push(event);
+    assert.equal(sentByA.at(-1)!.type, 'run.completed');
+    assert.deepEqual(seenByB, sentByA);
+
+    // Resumed on B after the first three events, and read back there.
+    const resumed = sseEvents(await fetch(`${b.url}/v1/runs/${runId}/stream`, { headers: { ...headers, 'last-event-id': '3' } }));
+    const rest: Record<string, unknown>[] = [];
+    for await (const event of resumed) rest.push(event);
+    assert.deepEqual(rest, sentByA.slice(3));
+    const read = (await (await fetch(`${b.url}/v1/runs/read`, { method: 'POST', headers, body: JSON.stringify({ runId }) })).json()) as Record<string, unknown>;
+    assert.equal(read.state, 'completed');
+    assert.equal((read.result as { text: string }).text, '[{"answer":42}]');
+  });
+});
