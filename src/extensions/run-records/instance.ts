@@ -24,7 +24,7 @@ export function create({ config, store, clock, streams, services, logInternalErr
         handler: async (request, reply) => {
           const after = lastEventId(request.headers['last-event-id']);
           const row = await records.load(request.params.id, request.principal);
-          records.checkCursor(after, row.cursor);
+          records.checkCursor(after, row.cursor, 'Last-Event-ID');
           return streams.write(reply, followUntilClosed(store, row, after, reply.raw), { headersFirst: true });
         },
       });

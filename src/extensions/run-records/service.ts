@@ -51,9 +51,9 @@ export class RunRecords {
     return { run: await this.info(row), events, nextCursor, hasMore: nextCursor < row.cursor };
   }
 
-  /** The cursor must not be past the run's last committed event. */
-  checkCursor(after: number, cursor: number): void {
-    if (after > cursor) throw new DriverError('INVALID_RUN_CURSOR', `The cursor ${after} is past the run's last event (${cursor}).`);
+  /** The cursor (`after`, or the stream's `Last-Event-ID`) must not be past the run's last committed event. */
+  checkCursor(after: number, cursor: number, name = 'The cursor'): void {
+    if (after > cursor) throw new DriverError('INVALID_RUN_CURSOR', `${name} ${after} is past the run's last event (${cursor}).`);
   }
 
   private async info(row: RunRecordRow): Promise<RunInfo> {
