@@ -253,8 +253,8 @@ export interface RunRecordStore {
   read(runId: string): Promise<RunRecordRow | undefined>;
   /** Committed events after `after`, at most `limit`, stopping before `maxBytes` of JSON (at least one). */
   events(row: Pick<RunRecordRow, 'id' | 'runId'>, after: number, limit: number, maxBytes: number): Promise<RunEvent[]>;
-  /** Records an attached run's event, batched with others; fenced by ownership (OPERATION_STORE_ERROR). */
-  record(write: RunRecordWrite): Promise<void>;
+  /** Records an attached run's event, batched with others; `done` is told when it is committed, or why not (fenced by ownership: OPERATION_STORE_ERROR). */
+  record(write: RunRecordWrite, done?: (error?: unknown) => void): void;
   /** Erases attached runs' records whose retention ended; returns how many. */
   expire(): Promise<number>;
   /** Calls `listener` with the row id of each commit of a run's events any replica makes, until the function returned is called. */

@@ -215,10 +215,12 @@ for (const engine of ENGINES) {
         const done = '11111111-1111-4111-8111-111111111111';
         const cut = '22222222-2222-4222-8222-222222222222';
         // This store never registers its replica: to the next one, its runs are owned by nobody alive.
+        const recorded = (runId: string, written: RunEvent) =>
+          new Promise<void>((resolve, reject) => store.runs.record({ ...base, runId, event: written }, (error) => (error === undefined ? resolve() : reject(error))));
         await Promise.all([
-          store.runs.record({ ...base, runId: done, event: event(done, 1, 'run.started', { provider: 'mock', model: 'demo' }) }),
-          store.runs.record({ ...base, runId: done, event: event(done, 2, 'run.cancelled', { error: { code: 'CANCELLED', message: 'x', retryable: false } }) }),
-          store.runs.record({ ...base, runId: cut, event: event(cut, 1, 'run.started', { provider: 'mock', model: 'demo' }) }),
+          recorded(done, event(done, 1, 'run.started', { provider: 'mock', model: 'demo' })),
+          recorded(done, event(done, 2, 'run.cancelled', { error: { code: 'CANCELLED', message: 'x', retryable: false } })),
+          recorded(cut, event(cut, 1, 'run.started', { provider: 'mock', model: 'demo' })),
         ]);
         assert.equal((await store.runs.read(done))?.state, 'cancelled');
         assert.equal(await store.runs.expire(), 0, 'within its retention');

@@ -1,13 +1,13 @@
 /**
  * Records an attached run's events as they go out (an observer: it never changes them). Each
- * event is queued for the store's next commit, shared with every run's events queued meanwhile;
- * only the first and the terminal event wait for theirs (bounded), so that the run can be read
- * back as soon as its caller knows its id, and its outcome as soon as the caller has it. A run
- * whose events stop without a terminal one (its client went away) is closed `run.cancelled`.
+ * event is queued for the store's next commit, shared with every run's events queued meanwhile
+ * (a few milliseconds: `RECORD_FLUSH_MS`); only the terminal event waits for its commit (bounded),
+ * so that the outcome can be read back as soon as the caller has it. A run whose events stop
+ * without a terminal one (its client went away) is closed `run.cancelled`.
  * Background runs are recorded by their job's log, idempotent ones by their journal.
  */
 import { DriverError, toDriverError } from '../../protocol/errors.js';
-import type { ErrorInfo, RunEvent } from '../../protocol/schemas.js';
+import type { RunEvent } from '../../protocol/schemas.js';
 import { TERMINAL_EVENT_TYPES } from '../../protocol/terminal-events.js';
 import { isoTimestamp, type Clock } from '../../shared/clock.js';
 import type { RunRecordStore } from '../../store/store.js';
@@ -19,7 +19,7 @@ export interface Recording {
   clock: Clock;
   /** Told once per run when its record could not be written. */
   onError(error: unknown): void;
-  /** How long a run waits for its first and terminal events' commit before it goes on regardless (default 2 s). */
+  /** How long a run waits for its terminal event's commit before it goes on regardless (default 2 s). */
   commitWaitMs?: number;
 }
 
@@ -34,35 +34,38 @@ async function bounded(work: Promise<void>, ms: number): Promise<void> {
 
 export async function* recordAttached(events: AsyncGenerator<RunEvent>, run: ObservedRun, recording: Recording): AsyncGenerator<RunEvent> {
   if (run.jobId !== undefined || run.request.idempotencyKey !== undefined) return yield* events;
+  const { provider, model } = run.request;
   let failed = false;
-  const record = (event: RunEvent): Promise<void> =>
-    recording.store
-      .record({ runId: event.runId, subject: run.subject, provider: run.request.provider, model: run.request.model, event, retentionMs: recording.retentionMs })
-      .catch((error: unknown) => {
-        if (failed) return;
-        failed = true;
-        recording.onError(error);
-      });
-  let last: RunEvent | undefined;
-  // The run's end as the record tells it when no terminal event came through.
-  let ending: { type: 'run.cancelled' | 'run.failed'; error: ErrorInfo } = {
-    type: 'run.cancelled',
-    error: new DriverError('CANCELLED', 'The client went away before the run ended.').toJSON(),
+  const failure = (error?: unknown) => {
+    if (error === undefined || failed) return;
+    failed = true;
+    recording.onError(error);
   };
+  const record = (event: RunEvent, done = failure) => recording.store.record({ runId: event.runId, subject: run.subject, provider, model, event, retentionMs: recording.retentionMs }, done);
+  let last: RunEvent | undefined;
+  // How the record ends when no terminal event came through: the client went away, unless the events failed.
+  let thrown: unknown;
   try {
     for await (const event of events) {
       last = event;
-      const committed = record(event);
-      // The run is readable from its start on any replica, and its outcome once its caller has it.
-      if (event.sequence === 1 || TERMINAL_EVENT_TYPES.has(event.type)) await bounded(committed, recording.commitWaitMs ?? COMMIT_WAIT_MS);
+      if (TERMINAL_EVENT_TYPES.has(event.type)) {
+        // The outcome is readable on any replica once the caller has it.
+        await bounded(new Promise<void>((resolve) => record(event, (error) => resolve(failure(error)))), recording.commitWaitMs ?? COMMIT_WAIT_MS);
+      } else {
+        record(event);
+      }
       yield event;
     }
   } catch (error) {
-    ending = { type: 'run.failed', error: toDriverError(error).toJSON() };
+    thrown = error;
     throw error;
   } finally {
     if (last && !TERMINAL_EVENT_TYPES.has(last.type)) {
-      void record({ ...ending, runId: last.runId, sequence: last.sequence + 1, timestamp: isoTimestamp(recording.clock) } as RunEvent);
+      const ending =
+        thrown === undefined
+          ? { type: 'run.cancelled', error: new DriverError('CANCELLED', 'The client went away before the run ended.').toJSON() }
+          : { type: 'run.failed', error: toDriverError(thrown).toJSON() };
+      record({ ...ending, runId: last.runId, sequence: last.sequence + 1, timestamp: isoTimestamp(recording.clock) } as RunEvent);
     }
   }
 }

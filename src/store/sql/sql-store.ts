@@ -10,6 +10,7 @@
 import { DriverError } from '../../protocol/errors.js';
 import type { OperatorMarks, ReconcileReport, StateStore } from '../store.js';
 import type { SqlEngine } from './engine.js';
+import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrate.js';
 import type { Reaped, TableContext, TableModule } from './table.js';
 import { ApprovalTable } from './tables/approvals.js';
@@ -59,6 +60,8 @@ export class SqlStateStore implements StateStore {
   readonly runs: RunRecordTable;
   readonly sessions: SessionTable;
   readonly retrieval: RetrievalTable;
+  /** One transaction for the writes tables queue off the request path (usage and start records, run records' events). */
+  private readonly group: GroupCommit;
   /** What reaping closes, by the report's name for it. */
   private readonly reaped: [keyof ReconcileReport, Reaped][];
   private renewTimer: ReturnType<typeof setInterval> | undefined;
@@ -73,13 +76,16 @@ export class SqlStateStore implements StateStore {
   ) {
     this.replica = new ReplicaTable({ engine, now });
     const context: TableContext = { engine, now, owner: () => this.replica.id };
-    this.usage = new UsageTable(context);
+    this.group = new GroupCommit(engine);
+    this.usage = new UsageTable(context, this.group);
     this.audit = new AuditTable(context);
     this.operations = new OperationTable(context);
     this.approvals = new ApprovalTable(context, this.audit, this.replica);
     this.tickets = new TicketTable(context, this.replica);
     this.jobs = new JobTable(engine, context.owner, now);
-    this.runs = new RunRecordTable(context);
+    this.runs = new RunRecordTable(context, this.group);
+    this.group.add(this.usage);
+    this.group.add(this.runs);
     this.sessions = new SessionTable(engine, context.owner, now);
     this.retrieval = new RetrievalTable(engine, options.retrievalCapacity);
     this.reaped = [
@@ -158,8 +164,7 @@ export class SqlStateStore implements StateStore {
     this.closed = true;
     clearInterval(this.renewTimer);
     await this.ticking;
-    await this.usage.flush();
-    await this.runs.flush();
+    await this.group.flush();
     // A clean stop gives up the lease at once; what is still open is reaped by whoever is left
     // (on SQLite, by the next start).
     await this.replica.drop().catch(() => undefined);

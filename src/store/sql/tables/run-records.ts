@@ -5,9 +5,11 @@
  * attached run without a key as they were sent (rows with a `retention_ms`; without one, a row
  * is only the usage start record of a run in flight, `usage.ts`).
  *
- * An attached run's events are not written on its request path: they are queued and committed
- * together, one transaction for everything queued while the previous one was committing, each
- * run's part fenced on its row being this replica's and still running. Every commit of events —
+ * An attached run's events are not written on its request path one by one: they are queued for
+ * the store's group commit (`group-commit.ts`), one transaction for every run's events — and the
+ * usage and start records — queued within `RECORD_FLUSH_MS` (a terminal event: by the end of its
+ * turn) or while the previous commit ran, each run's part fenced on its row being this replica's
+ * and still running. Every commit of events —
  * here, to a job's log or to an idempotent run's journal — is announced on the `agenticdriver_runs`
  * channel (a hint: followers also re-read now and then).
  */
@@ -17,6 +19,7 @@ import { TERMINAL_EVENT_TYPES } from '../../../protocol/terminal-events.js';
 import type { RunRecordRow, RunRecordStore, RunRecordWrite } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
 import { ORPHAN, rowLock } from '../ownership.js';
+import type { GroupCommit, GroupWriter, QueuedWrites } from '../group-commit.js';
 import type { Reaped, TableContext } from '../table.js';
 import type { RunColumns } from './runs.js';
 
@@ -26,18 +29,29 @@ export const RUN_CHANGES = 'agenticdriver_runs';
 /** Rows of attached runs without a key that are recorded here (every statement of this module that writes touches only those). */
 const RECORDED = "mode = 'attached' AND run_key IS NULL AND retention_ms IS NOT NULL";
 
+/**
+ * How long a queued event may wait for the commit it shares with others: a follower sees it at
+ * most this much later, and a run of many events costs one transaction per interval, not per event.
+ */
+export const RECORD_FLUSH_MS = 5;
+
 /** Events per INSERT statement (well within either engine's bound on parameters). */
 const ROWS_PER_INSERT = 200;
 
-type PendingWrite = RunRecordWrite & { done(error?: unknown): void };
+interface PendingWrite {
+  write: RunRecordWrite;
+  done: ((error?: unknown) => void) | undefined;
+}
 
-export class RunRecordTable implements RunRecordStore, Reaped {
+export class RunRecordTable implements RunRecordStore, Reaped, GroupWriter {
   private readonly listeners = new Set<(id: string) => void>();
   private pending: PendingWrite[] = [];
-  private scheduled = false;
-  private committing: Promise<void> | undefined;
 
-  constructor(private readonly context: TableContext) {}
+  constructor(
+    private readonly context: TableContext,
+    /** The store's shared commit: events share transactions with the usage and start records queued meanwhile. */
+    private readonly group: GroupCommit,
+  ) {}
 
   /** Listens for the commits every replica announces (the store does this once, when it opens). */
   async listen(): Promise<void> {
@@ -91,18 +105,13 @@ export class RunRecordTable implements RunRecordStore, Reaped {
     return events;
   }
 
-  /** Queues one event of an attached run; resolves once it is committed (with whatever else was queued meanwhile). */
-  record(write: RunRecordWrite): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ ...write, done: (error) => (error === undefined ? resolve() : reject(error)) });
-      this.schedule();
-    });
-  }
-
-  /** Writes what is queued now, after the commit under way (the store's close waits for it). */
-  async flush(): Promise<void> {
-    while (this.committing) await this.committing;
-    await this.commit();
+  /**
+   * Queues one event of an attached run for the next commit; `done` (if given) is told when it
+   * is committed, or why not. No promise per event: most callers do not wait.
+   */
+  record(write: RunRecordWrite, done?: (error?: unknown) => void): void {
+    this.pending.push({ write, done });
+    this.group.request(TERMINAL_EVENT_TYPES.has(write.event.type), RECORD_FLUSH_MS);
   }
 
   /** Erases attached runs' records whose retention ended (a run whose usage record is not written yet stays until it is). */
@@ -132,46 +141,36 @@ export class RunRecordTable implements RunRecordStore, Reaped {
     return orphans.length;
   }
 
-  /** One commit at a time; what arrives meanwhile waits for the next one. */
-  private schedule(): void {
-    if (this.scheduled || this.committing) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.committing = this.commit().finally(() => {
-        this.committing = undefined;
-        if (this.pending.length > 0) this.schedule();
-      });
-    });
-  }
-
-  private async commit(): Promise<void> {
+  take(): QueuedWrites | undefined {
     const batch = this.pending;
     this.pending = [];
-    if (batch.length === 0) return;
-    const byRun = new Map<string, PendingWrite[]>();
-    for (const write of batch) {
+    if (batch.length === 0) return undefined;
+    const byRun = new Map<string, RunRecordWrite[]>();
+    for (const { write } of batch) {
       const writes = byRun.get(write.runId);
       if (writes) writes.push(write);
       else byRun.set(write.runId, [write]);
     }
     const refused = new Set<string>();
-    try {
-      await this.context.engine.transaction(async (tx) => {
+    return {
+      write: async (tx) => {
         for (const [runId, writes] of byRun) {
           if (!(await this.append(tx, runId, writes))) refused.add(runId);
         }
-      });
-    } catch (error) {
-      for (const write of batch) write.done(error);
-      return;
-    }
-    const fenced = new DriverError('OPERATION_STORE_ERROR', 'The run record is no longer this host replica\'s to write (its lease lapsed, or it was interrupted).', { retryable: false });
-    for (const write of batch) write.done(refused.has(write.runId) ? fenced : undefined);
+      },
+      settle: (error) => {
+        let fenced: DriverError | undefined;
+        for (const { write, done } of batch) {
+          if (!done) continue;
+          if (error !== undefined || !refused.has(write.runId)) done(error);
+          else done((fenced ??= new DriverError('OPERATION_STORE_ERROR', 'The run record is no longer this host replica\'s to write (its lease lapsed, or it was interrupted).', { retryable: false })));
+        }
+      },
+    };
   }
 
   /** One run's part of a commit: its row (made with its first event), its events, its cursor and state. False when fenced. */
-  private async append(tx: SqlEngine, runId: string, writes: PendingWrite[]): Promise<boolean> {
+  private async append(tx: SqlEngine, runId: string, writes: RunRecordWrite[]): Promise<boolean> {
     const now = this.context.now();
     const owner = this.context.owner();
     const first = writes[0]!;
