@@ -3,9 +3,10 @@
  * across chunks), a leading UTF-8 BOM, comments, multi-line `data`. Frames are capped in
  * UTF-8 bytes (field names and comments included, terminators and BOM excluded).
  *
- * Each read is handled in bulk: line ends are found with native indexOf on the bytes (for
- * the byte cap) and on the text (for the values), the complete lines of a read are
- * decoded in one call, and only an unfinished last line is carried to the next read.
+ * Each read is handled in bulk: the complete lines of a read are decoded in one call and
+ * only an unfinished last line is carried to the next read. A read too short to take any
+ * frame past the cap is split on its text alone; otherwise line ends are found on the bytes
+ * too, so that each line is counted against the cap as it comes.
  */
 import { DriverError } from '../protocol/errors.js';
 
@@ -43,13 +44,16 @@ export class SseFrameReader {
       if (bytes[0] === LF) start = 1;
       this.afterCR = false;
     }
+    // A CR ends the last line only when it comes after the last LF: look for one only there.
     const lastLF = bytes.lastIndexOf(LF);
-    const lastCR = bytes.lastIndexOf(CR);
-    const last = lastLF > lastCR ? lastLF : lastCR;
+    const lastCR = bytes.subarray(lastLF + 1).lastIndexOf(CR);
+    const last = lastCR === -1 ? lastLF : lastLF + 1 + lastCR;
     if (last >= start) {
       let text: string;
       try {
-        text = this.decoder.decode(bytes.subarray(start, last + 1));
+        // Streaming mode is the fast path of Node's decoder; the bytes end with a line
+        // terminator, so no partial sequence is ever carried in it.
+        text = this.decoder.decode(bytes.subarray(start, last + 1), { stream: true });
       } catch {
         this.linesOneByOne(bytes, start, last + 1, frames);
         throw invalidUtf8();
@@ -150,8 +154,33 @@ export class SseFrameReader {
     }
   }
 
-  /** `lines` for the usual text without CR: one byte and one text search per line. */
+  /**
+   * `lines` for the usual text without CR. A read that cannot make any frame reach the cap is
+   * split on the text alone, and the bytes of the frame it leaves open are counted once, at
+   * its end; otherwise each line is counted as it is found.
+   */
   private lfLines(bytes: Uint8Array, from: number, to: number, text: string, frames: string[]): void {
+    if (!this.firstLine && this.frameBytes + (to - from) <= this.maxFrameBytes) {
+      let t = 0;
+      let open = 0;
+      let openLines = 0;
+      while (t < text.length) {
+        const end = text.indexOf('\n', t);
+        if (end === t) {
+          const frame = this.dispatch();
+          if (frame !== undefined) frames.push(frame);
+          open = end + 1;
+          openLines = 0;
+        } else {
+          this.field(text, t, end);
+          openLines++;
+        }
+        t = end + 1;
+      }
+      // The open frame's lines, terminators excluded: every byte of the read when no frame ended in it.
+      this.frameBytes = open === 0 ? this.frameBytes + (to - from) - openLines : utf8Length(text, open, text.length) - openLines;
+      return;
+    }
     let b = from;
     let t = 0;
     while (b < to) {
@@ -172,27 +201,51 @@ export class SseFrameReader {
     return hasBom(bytes, at, end) ? BOM.length : 0;
   }
 
-  /** One complete line; returns a frame's data when the line was blank. */
+  /** One complete line of `lineBytes` bytes (terminator excluded); returns a frame's data when the line was blank. */
   private line(text: string, start: number, end: number, lineBytes: number): string | undefined {
-    if (lineBytes === 0) {
-      this.frameBytes = 0;
-      const data = this.data;
-      this.data = undefined;
-      return data;
-    }
+    if (lineBytes === 0) return this.dispatch();
     this.frameBytes += lineBytes;
     if (this.frameBytes > this.maxFrameBytes) {
       throw new DriverError('RESPONSE_TOO_LARGE', `An event frame is larger than ${this.maxFrameBytes} bytes.`);
     }
-    if (end - start < 4 || !text.startsWith('data', start)) return undefined;
+    this.field(text, start, end);
+    return undefined;
+  }
+
+  /** A blank line: ends the frame, returning its data if it had any. */
+  private dispatch(): string | undefined {
+    this.frameBytes = 0;
+    const data = this.data;
+    this.data = undefined;
+    return data;
+  }
+
+  /** A field or comment line: only `data` is kept. */
+  private field(text: string, start: number, end: number): void {
+    if (end - start < 4 || !text.startsWith('data', start)) return;
     const after = start + 4;
     let value: string;
     if (after === end) value = '';
-    else if (text.charCodeAt(after) !== 58 /* : */) return undefined;
+    else if (text.charCodeAt(after) !== 58 /* : */) return;
     else value = text.slice(text.charCodeAt(after + 1) === 32 && after + 1 < end ? after + 2 : after + 1, end);
     this.data = this.data === undefined ? value : `${this.data}\n${value}`;
-    return undefined;
   }
+}
+
+/** The UTF-8 length of `text[from, to)`, text decoded from valid UTF-8 (so without lone surrogates). */
+function utf8Length(text: string, from: number, to: number): number {
+  let bytes = to - from;
+  for (let i = from; i < to; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) continue;
+    if (unit < 0x800) bytes += 1;
+    else if (unit >= 0xd800 && unit < 0xdc00) {
+      // A surrogate pair: two units, four bytes.
+      bytes += 2;
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
 }
 
 function invalidUtf8(): DriverError {

@@ -48,4 +48,17 @@ describe('client SSE framing', () => {
     assert.equal(codeOf(() => decode(bytes(line(31)), 100, max)), 'RESPONSE_TOO_LARGE'); // unfinished line (the first line may carry a BOM on top)
     assert.equal(MAX_FRAME_BYTES, 2_000_000);
   });
+
+  it('counts a frame exactly whatever the reads: a cap at the largest frame passes, one byte less fails', () => {
+    // Small frames, then one of five lines of 2-, 3- and 4-byte characters (15 bytes each without
+    // terminators, 75 in all), so that reads end frames and carry the next one's lines in every way.
+    const line = 'data: é€😀';
+    const body = bytes(`${'data: a\n\n'.repeat(4)}${`${line}\n`.repeat(5)}\n`);
+    const cap = 5 * bytes(line).length;
+    assert.equal(cap, 75);
+    for (let width = 1; width <= body.length; width += 1) {
+      assert.deepEqual(decode(body, width, cap), ['a', 'a', 'a', 'a', Array(5).fill('é€😀').join('\n')], `width ${width}`);
+      assert.equal(codeOf(() => decode(body, width, cap - 1)), 'RESPONSE_TOO_LARGE', `width ${width}`);
+    }
+  });
 });
