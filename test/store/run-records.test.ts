@@ -10,6 +10,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { parseHostConfig } from '../../src/host/config.js';
 import { startHost, type RunningHost } from '../../src/host/index.js';
+import { follow as followRecord } from '../../src/extensions/run-records/follow.js';
 import { SqlStateStore } from '../../src/store/sql/sql-store.js';
 import { join } from 'node:path';
 import { openSqliteEngine, SQLITE_FILE } from '../../src/store/sqlite/sqlite-store.js';
@@ -240,6 +241,32 @@ for (const engine of ENGINES) {
         assert.deepEqual(cutEvents.map((item) => item.type), ['run.started', 'run.failed']);
         assert.equal((cutEvents[1] as { error: { code: string; outcome?: string } }).error.code, 'RUN_INTERRUPTED');
         assert.equal((cutEvents[1] as { error: { outcome?: string } }).error.outcome, 'uncertain');
+        // Its follower gets both and ends at the terminal event.
+        const followed: string[] = [];
+        for await (const item of followRecord(opened.store, cutRow!, 0, new AbortController().signal)) followed.push(item.type);
+        assert.deepEqual(followed, ['run.started', 'run.failed']);
+      } finally {
+        await opened.close();
+      }
+    });
+
+    it('ends the follow of an idempotent run whose journal was cut off by its replica\'s death', async () => {
+      let skew = 0;
+      const opened = await openClockedStore(engine, () => Date.now() + skew);
+      try {
+        const runId = '33333333-3333-4333-8333-333333333333';
+        const claim = { subject: 'test-user', key: 'cut-journal', fingerprint: 'f', runId, provider: 'mock', model: 'demo' };
+        assert.deepEqual(await opened.store.operations.claim(claim), { claimed: true });
+        await opened.store.operations.append('test-user', 'cut-journal', runId, { at: new Date().toISOString(), event: { type: 'run.started', provider: 'mock', model: 'demo' } }, { maxBytes: 1_000_000 });
+        skew = 200_000;
+        const report = await opened.reopen();
+        assert.equal(report.operations, 1);
+        const row = await opened.store.runs.read(runId);
+        assert.deepEqual([row?.state, row?.keyed, row?.cursor], ['uncertain', true, 1]);
+        // No terminal event will come: after a quiet interval the follower sees the record finished and ends.
+        const followed: RunEvent[] = [];
+        for await (const item of followRecord(opened.store, row!, 0, new AbortController().signal, 10)) followed.push(item);
+        assert.deepEqual(followed.map((item) => [item.type, item.runId, item.sequence]), [['run.started', runId, 1]]);
       } finally {
         await opened.close();
       }
@@ -251,7 +278,7 @@ for (const engine of ENGINES) {
  * A store on a clock the test moves, and `reopen`: a second store on the same database started as
  * a new replica (the first one's lease lapsed by then), returning what its start reaped.
  */
-async function openClockedStore(engine: Engine, now: () => number): Promise<{ store: StateStore; reopen(): Promise<{ records: number }>; close(): Promise<void> }> {
+async function openClockedStore(engine: Engine, now: () => number): Promise<{ store: StateStore; reopen(): Promise<{ records: number; operations: number }>; close(): Promise<void> }> {
   const cleanups: (() => Promise<void>)[] = [];
   let open: () => Promise<SqlStateStore>;
   if (engine === 'sqlite') {

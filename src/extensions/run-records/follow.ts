@@ -54,22 +54,33 @@ export async function* follow(store: Followed, row: Pick<RunRecordRow, 'id' | 'r
         if (TERMINAL_EVENT_TYPES.has(event.type)) return;
       }
       if (page.length > 0 || grew) continue;
-      await new Promise<void>((resolve) => {
-        const done = () => {
+      const woken = await new Promise<boolean>((resolve) => {
+        const done = (byChange: boolean) => {
           clearTimeout(timer);
-          signal.removeEventListener('abort', done);
+          signal.removeEventListener('abort', aborted);
           wake = undefined;
-          resolve();
+          resolve(byChange);
         };
-        const timer = setTimeout(done, fallbackMs);
-        signal.addEventListener('abort', done, { once: true });
-        wake = done;
+        const aborted = () => done(false);
+        const timer = setTimeout(() => done(false), fallbackMs);
+        signal.addEventListener('abort', aborted, { once: true });
+        wake = () => done(true);
       });
+      // A quiet record may have ended without a terminal event (an idempotent run's journal cut off by its replica's death).
+      if (!woken && !signal.aborted && (await ended(store, row.runId, cursor))) return;
     }
   } finally {
     for (const stop of stops) stop();
   }
 }
+
+/** The run is finished and every event it has is delivered: nothing more will come. */
+async function ended(store: Followed, runId: string, cursor: number): Promise<boolean> {
+  const row = await store.runs.read(runId);
+  return !row || (!ACTIVE.has(row.state) && row.cursor <= cursor);
+}
+
+const ACTIVE: ReadonlySet<string> = new Set(['queued', 'running', 'waiting']);
 
 /** Follows until the client goes away. */
 export function followUntilClosed(store: Followed, row: Pick<RunRecordRow, 'id' | 'runId'>, after: number, response: { on(event: 'close', listener: () => void): unknown }): AsyncGenerator<RunEvent> {
