@@ -3,7 +3,7 @@
  * resumed after `Last-Event-ID` on any replica, until the terminal event. A follower waits for
  * the store's announcement that the run's events grew (an attached run's record or journal, a
  * job's log), and, as an announcement can be lost (store/missed-signals.ts), re-reads at the
- * latest after `fallbackMs` anyway.
+ * latest after `fallbackMs` anyway — and ends then if the run finished without a terminal event.
  */
 import { DriverError } from '../../protocol/errors.js';
 import { MAX_CURSOR } from '../../protocol/endpoints.js';
