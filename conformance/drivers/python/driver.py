@@ -39,6 +39,8 @@ CALLS = {
     "job-read": ("read_job", "jobIdentity", "id"),
     "job-cancel": ("cancel_job", "jobIdentity", "id"),
     "job-events": ("job_events", "jobEvents", None),
+    "run-read": ("read_run", "runIdentity", "runId"),
+    "run-events": ("run_events", "runEvents", None),
 }
 # The document every `ingest` case sends (CONTRACT.md); the peer answers the case's receipt.
 INGEST_REQUEST = {"corpus": "library", "document": {"type": "text", "source": {"id": "paper", "revision": "r1"},

@@ -20,6 +20,7 @@ import {
   type SessionCreate,
   type JobSubmit,
   type JobEventsRequest,
+  type RunEventsRequest,
 } from '../../../src/client/index.js';
 import { fetchTrustingCa } from '../../../src/client/node-ca.js';
 import { readJson, skipReason, type BaseUrlVectors, type ConformanceCase, type ConformanceVectors, type SkipList, type VersioningVectors } from '../../peer/fixtures.js';
@@ -141,6 +142,8 @@ const OPERATIONS: Record<string, (peer: AgenticClient, testCase: ConformanceCase
   'job-read': (peer, testCase) => peer.readJob((testCase.jobIdentity as { id: string }).id),
   'job-cancel': (peer, testCase) => peer.cancelJob((testCase.jobIdentity as { id: string }).id),
   'job-events': (peer, testCase) => peer.jobEvents(testCase.jobEvents as JobEventsRequest),
+  'run-read': (peer, testCase) => peer.readRun((testCase.runIdentity as { runId: string }).runId),
+  'run-events': (peer, testCase) => peer.runEvents(testCase.runEvents as RunEventsRequest),
   ingest: (peer) => peer.ingestDocument(INGEST_REQUEST),
 };
 

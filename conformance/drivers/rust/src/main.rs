@@ -166,6 +166,8 @@ impl Operation {
             "job-read" => Operation::JobRead(fixture(case, "jobIdentity")?),
             "job-cancel" => Operation::JobCancel(fixture(case, "jobIdentity")?),
             "job-events" => Operation::JobEvents(fixture(case, "jobEvents")?),
+            "run-read" => Operation::RunRead(fixture::<RunReadRequest>(case, "runIdentity")?.run_id),
+            "run-events" => Operation::RunEvents(fixture(case, "runEvents")?),
             "ingest" => Operation::Ingest(Box::new(ingest_request())),
             _ => return Ok(None),
         }))
