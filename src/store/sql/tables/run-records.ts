@@ -9,9 +9,10 @@
  * the store's group commit (`group-commit.ts`), one transaction for every run's events — and the
  * usage and start records — queued within `RECORD_FLUSH_MS` (a terminal event: by the end of its
  * turn) or while the previous commit ran, each run's part fenced on its row being this replica's
- * and still running. Every commit of events —
- * here, to a job's log or to an idempotent run's journal — is announced on the `agenticdriver_runs`
- * channel (a hint: followers also re-read now and then).
+ * and still running. Every commit of events — here, to a job's log or to an idempotent run's
+ * journal — is announced on the `agenticdriver_runs` channel (a hint: followers also re-read
+ * now and then). A run in flight reads back from its start record's row (running, cursor 0)
+ * until its first events are committed.
  */
 import { DriverError } from '../../../protocol/errors.js';
 import type { RunEvent, RunRequest } from '../../../protocol/schemas.js';
