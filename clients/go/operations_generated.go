@@ -33,6 +33,9 @@ var (
 	opCancelJob              = operation{id: "cancelJob", method: "POST", path: "v1/jobs/cancel", request: jobIdentityRule, response: jobInfoRule, invalid: CodeInvalidJob, answerRules: "jobNamed", answers: "json"}
 	opJobEvents              = operation{id: "jobEvents", method: "POST", path: "v1/jobs/events", request: jobEventsRequestRule, response: jobEventPageRule, invalid: CodeInvalidJobCursor, answerRules: "jobEventPage", answers: "json"}
 	opStreamJob              = operation{id: "streamJob", method: "GET", path: "v1/jobs/{id}/stream", response: runEventRule, answers: "events"}
+	opReadRun                = operation{id: "readRun", method: "POST", path: "v1/runs/read", request: runReadRequestRule, response: runInfoRule, invalid: CodeInvalidRunRead, answerRules: "runNamed", answers: "json"}
+	opRunEvents              = operation{id: "runEvents", method: "POST", path: "v1/runs/events", request: runEventsRequestRule, response: runEventPageRule, invalid: CodeInvalidRunCursor, answerRules: "runEventPage", answers: "json"}
+	opStreamRun              = operation{id: "streamRun", method: "GET", path: "v1/runs/{id}/stream", response: runEventRule, answers: "events"}
 	opSearchRetrieval        = operation{id: "searchRetrieval", method: "POST", path: "v1/retrieval/search", request: retrievalSearchRule, response: retrievalResultRule, invalid: CodeInvalidRetrieval, answerRules: "retrievalSearch", answers: "json"}
 	opIndexSource            = operation{id: "indexSource", method: "POST", path: "v1/retrieval/index", request: retrievalIndexRequestRule, response: retrievalIndexReceiptRule, invalid: CodeInvalidRetrieval, requestRules: "indexRequest", answerRules: "indexReceipt", answers: "json"}
 	opDeleteSource           = operation{id: "deleteSource", method: "POST", path: "v1/retrieval/delete", request: retrievalDeleteRequestRule, response: retrievalDeleteResultRule, invalid: CodeInvalidRetrieval, answerRules: "deleteReceipt", answers: "json"}
@@ -90,6 +93,8 @@ const (
 	CodeUnsupportedContinuation     = "UNSUPPORTED_CONTINUATION"
 	CodeInvalidJob                  = "INVALID_JOB"
 	CodeInvalidJobCursor            = "INVALID_JOB_CURSOR"
+	CodeInvalidRunRead              = "INVALID_RUN_READ"
+	CodeInvalidRunCursor            = "INVALID_RUN_CURSOR"
 	CodeInvalidOperatorRequest      = "INVALID_OPERATOR_REQUEST"
 	CodeJobRequestUnsupported       = "JOB_REQUEST_UNSUPPORTED"
 	CodeSessionAccountRequired      = "SESSION_ACCOUNT_REQUIRED"
@@ -149,6 +154,7 @@ const (
 	CodeJobEventConflict            = "JOB_EVENT_CONFLICT"
 	CodeJobAccountChanged           = "JOB_ACCOUNT_CHANGED"
 	CodeJobInterrupted              = "JOB_INTERRUPTED"
+	CodeRunInterrupted              = "RUN_INTERRUPTED"
 	CodeHostAlreadyRunning          = "HOST_ALREADY_RUNNING"
 	CodeCancelled                   = "CANCELLED"
 	CodeJobExpired                  = "JOB_EXPIRED"
@@ -204,6 +210,7 @@ const (
 	CodeResponseTooLarge            = "RESPONSE_TOO_LARGE"
 	CodeHTTPError                   = "HTTP_ERROR"
 	CodeJobStreamLost               = "JOB_STREAM_LOST"
+	CodeRunStreamLost               = "RUN_STREAM_LOST"
 	CodeUnsupportedEnvironment      = "UNSUPPORTED_ENVIRONMENT"
 	CodeClientClosed                = "CLIENT_CLOSED"
 	CodeHostStarting                = "HOST_STARTING"
@@ -272,6 +279,8 @@ var ErrorStatus = map[string]int{
 	CodeUnsupportedContinuation:     400,
 	CodeInvalidJob:                  400,
 	CodeInvalidJobCursor:            400,
+	CodeInvalidRunRead:              400,
+	CodeInvalidRunCursor:            400,
 	CodeInvalidOperatorRequest:      400,
 	CodeJobRequestUnsupported:       400,
 	CodeSessionAccountRequired:      400,
@@ -331,6 +340,7 @@ var ErrorStatus = map[string]int{
 	CodeJobEventConflict:            409,
 	CodeJobAccountChanged:           409,
 	CodeJobInterrupted:              409,
+	CodeRunInterrupted:              409,
 	CodeHostAlreadyRunning:          409,
 	CodeCancelled:                   409,
 	CodeJobExpired:                  410,
@@ -386,6 +396,7 @@ var ErrorStatus = map[string]int{
 	CodeResponseTooLarge:            502,
 	CodeHTTPError:                   502,
 	CodeJobStreamLost:               503,
+	CodeRunStreamLost:               503,
 	CodeUnsupportedEnvironment:      500,
 	CodeClientClosed:                400,
 	CodeHostStarting:                503,

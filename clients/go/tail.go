@@ -18,12 +18,12 @@ const (
 	DefaultTailMaxBackoff     = 5 * time.Second
 )
 
-// TailOptions controls TailJob. Zero values take the defaults.
+// TailOptions controls TailJob and FollowRun. Zero values take the defaults.
 type TailOptions struct {
 	// After is the last sequence the caller already has; the tail starts after it.
 	After int64
 	// MaxAttempts is how many connection attempts in a row may fail (no event
-	// received) before TailJob gives up with JOB_STREAM_LOST.
+	// received) before TailJob gives up with JOB_STREAM_LOST (FollowRun: RUN_STREAM_LOST).
 	MaxAttempts int
 	// InitialBackoff is the wait before the first reconnection; it doubles after each
 	// further failure, up to MaxBackoff.
@@ -84,11 +84,17 @@ func (c *Client) tailJob(ctx context.Context, id string, opts TailOptions, deliv
 	if err != nil {
 		return err
 	}
-	t := &jobTail{job: jobValue, last: opts.After}
+	t := &logTail{what: "job", rules: "jobEvent", record: jobValue, last: opts.After}
+	return c.follow(ctx, pathOf(opStreamJob, id), t, opts, CodeJobStreamLost, deliver)
+}
+
+// follow reads a committed-event stream into deliver across its connections, resuming a
+// dropped one with Last-Event-ID after a doubling backoff; lost is the code it gives up with.
+func (c *Client) follow(ctx context.Context, path string, t *logTail, opts TailOptions, lost string, deliver func(Event) bool) error {
 	backoff := opts.InitialBackoff
 	for failures := 0; ; {
 		before := t.last
-		err := c.tailOnce(ctx, id, t, deliver)
+		err := c.tailOnce(ctx, path, t, deliver)
 		if err == nil || t.done || t.stopped {
 			return err
 		}
@@ -99,8 +105,8 @@ func (c *Client) tailJob(ctx context.Context, id string, opts TailOptions, deliv
 			// The connection delivered events before it broke: a fresh budget.
 			failures, backoff = 0, opts.InitialBackoff
 		} else if failures++; failures >= opts.MaxAttempts {
-			return &DriverError{Code: CodeJobStreamLost, Retryable: true, cause: err,
-				Message: "the job stream failed " + strconv.Itoa(failures) + " times in a row after sequence " + strconv.FormatInt(t.last, 10) + ": " + err.Error()}
+			return &DriverError{Code: lost, Retryable: true, cause: err,
+				Message: "the " + t.what + " stream failed " + strconv.Itoa(failures) + " times in a row after sequence " + strconv.FormatInt(t.last, 10) + ": " + err.Error()}
 		}
 		timer := time.NewTimer(backoff)
 		select {
@@ -129,22 +135,24 @@ func reconnectable(err error) bool {
 	return de.Retryable
 }
 
-// jobTail is the state of one TailJob across its connections.
-type jobTail struct {
-	job     any   // the job read first, as generic JSON: what the jobEvent rules read
-	last    int64 // the last sequence delivered
-	done    bool  // the terminal event was delivered
-	stopped bool  // the consumer left the loop
+// logTail is the state of one TailJob or FollowRun across its connections.
+type logTail struct {
+	what    string // "job" or "run": the rules' name for the record, and the messages'
+	rules   string // the stream rule set each event must pass (jobEvent, runLogEvent)
+	record  any    // the job or run read first, as generic JSON: what the rules read
+	last    int64  // the last sequence delivered
+	done    bool   // the terminal event was delivered
+	stopped bool   // the consumer left the loop
 }
 
-// tailOnce reads one connection of the job stream into deliver. It returns nil when
+// tailOnce reads one connection of the stream into deliver. It returns nil when
 // the terminal event was delivered or the consumer stopped.
-func (c *Client) tailOnce(ctx context.Context, id string, t *jobTail, deliver func(Event) bool) error {
+func (c *Client) tailOnce(ctx context.Context, path string, t *logTail, deliver func(Event) bool) error {
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	header := http.Header{}
 	header.Set("Last-Event-ID", strconv.FormatInt(t.last, 10))
-	body, frames, err := c.openStream(ctx, streamCtx, pathOf(opStreamJob, id), nil, header)
+	body, frames, err := c.openStream(ctx, streamCtx, path, nil, header)
 	if err != nil {
 		return err
 	}
@@ -152,7 +160,7 @@ func (c *Client) tailOnce(ctx context.Context, id string, t *jobTail, deliver fu
 	for {
 		frame, err := frames.next()
 		if err == io.EOF {
-			return newError(CodeIncompleteStream, "the job stream ended before the terminal event")
+			return newError(CodeIncompleteStream, "the %s stream ended before the terminal event", t.what)
 		}
 		if err != nil {
 			return exchangeError(ctx, err)
@@ -174,9 +182,9 @@ func (c *Client) tailOnce(ctx context.Context, id string, t *jobTail, deliver fu
 	}
 }
 
-// accept validates one frame of the job stream. Every event type must be known (an
-// unknown one is refused even when optional: a job's log is replayed as it was stored).
-func (t *jobTail) accept(frame []byte, frameID string, hasID bool) (*Event, error) {
+// accept validates one frame of the stream. Every event type must be known (an
+// unknown one is refused even when optional: a log is replayed as it was stored).
+func (t *logTail) accept(frame []byte, frameID string, hasID bool) (*Event, error) {
 	value, err := parseJSON(frame)
 	if err != nil {
 		return nil, streamError("event: %v", err)
@@ -187,7 +195,7 @@ func (t *jobTail) accept(frame []byte, frameID string, hasID bool) (*Event, erro
 	typ := value.(map[string]any)["type"].(string)
 	check, known := eventRules[typ]
 	if !known {
-		return nil, newError(CodeUnsupportedEvent, "event type %q is not a job event", typ)
+		return nil, newError(CodeUnsupportedEvent, "event type %q is not a %s event", typ, t.what)
 	}
 	if err := check(value, "event"); err != nil {
 		return nil, streamError("%v", err)
@@ -200,8 +208,8 @@ func (t *jobTail) accept(frame []byte, frameID string, hasID bool) (*Event, erro
 	if hasID && frameID != strconv.FormatInt(ev.Sequence, 10) {
 		return nil, streamError("the frame id %q is not the event's sequence %d", frameID, ev.Sequence)
 	}
-	scope := map[string]any{"event": value, "job": t.job, "sequence": json.Number(strconv.FormatInt(t.last+1, 10))}
-	if broken := evaluateRules("jobEvent", scope); broken != nil {
+	scope := map[string]any{"event": value, t.what: t.record, "sequence": json.Number(strconv.FormatInt(t.last+1, 10))}
+	if broken := evaluateRules(t.rules, scope); broken != nil {
 		return nil, streamError("%s event: %v", typ, broken)
 	}
 	return ev, nil

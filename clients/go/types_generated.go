@@ -440,6 +440,43 @@ type JobList struct {
 	Jobs []JobInfo `json:"jobs"`
 }
 
+// RunReadRequest names one run (POST /v1/runs/read).
+type RunReadRequest struct {
+	RunID string `json:"runId"`
+}
+
+// RunEventsRequest asks for a run's events after a cursor (POST /v1/runs/events); Limit 0 means the default.
+type RunEventsRequest struct {
+	RunID string `json:"runId"`
+	After int64  `json:"after"`
+	Limit int    `json:"limit,omitzero"`
+}
+
+// RunInfo is any run read back, attached or background; Cursor counts its committed events, Result or Error tell how a finished run ended.
+type RunInfo struct {
+	RunID     string       `json:"runId"`
+	Mode      string       `json:"mode"`
+	JobID     string       `json:"jobId,omitzero"`
+	Provider  string       `json:"provider"`
+	Model     string       `json:"model"`
+	State     string       `json:"state"`
+	Cursor    int64        `json:"cursor"`
+	CreatedAt string       `json:"createdAt"`
+	UpdatedAt string       `json:"updatedAt"`
+	ExpiresAt string       `json:"expiresAt,omitzero"`
+	Result    *RunResult   `json:"result,omitzero"`
+	Error     *DriverError `json:"error,omitzero"`
+	Usage     *Usage       `json:"usage,omitzero"`
+}
+
+// RunEventPage is one page of a run's committed events.
+type RunEventPage struct {
+	Run        RunInfo `json:"run"`
+	Events     []Event `json:"events"`
+	NextCursor int64   `json:"nextCursor"`
+	HasMore    bool    `json:"hasMore"`
+}
+
 type OperatorWaiting struct {
 	Kind  string `json:"kind"`
 	Since string `json:"since"`

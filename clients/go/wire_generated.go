@@ -669,6 +669,39 @@ var jobListRule = object(false,
 	req("jobs", arrayOf(jobInfoRule, arrayOpts{max: 100})),
 )
 
+var runReadRequestRule = object(true,
+	req("runId", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+)
+
+var runEventsRequestRule = object(true,
+	req("runId", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+	req("after", integer(0, 9007199254740991)),
+	opt("limit", integer(1, 100)),
+)
+
+var runInfoRule = object(false,
+	req("runId", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+	req("mode", oneOf("attached", "background")),
+	opt("jobId", str(strOpts{pattern: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)})),
+	req("provider", str(strOpts{pattern: regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$`)})),
+	req("model", str(strOpts{pattern: regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._:/\[\]-]{0,199}$`)})),
+	req("state", oneOf("queued", "running", "waiting", "completed", "failed", "cancelled", "interrupted")),
+	req("cursor", integer(0, 9007199254740991)),
+	req("createdAt", str(strOpts{pattern: regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`), format: isDateTime})),
+	req("updatedAt", str(strOpts{pattern: regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`), format: isDateTime})),
+	opt("expiresAt", str(strOpts{pattern: regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`), format: isDateTime})),
+	opt("result", runResultRule),
+	opt("error", errorInfoRule),
+	opt("usage", usageRule),
+)
+
+var runEventPageRule = object(false,
+	req("run", runInfoRule),
+	req("events", arrayOf(runEventRule, arrayOpts{max: 100})),
+	req("nextCursor", integer(0, 9007199254740991)),
+	req("hasMore", boolean()),
+)
+
 var operatorWaitingRule = object(false,
 	req("kind", oneOf("approval", "tool")),
 	req("since", str(strOpts{format: isDateTime})),

@@ -70,6 +70,10 @@ export declare const BY_ID: {
   readonly JobEventPage: CompiledValidator;
   readonly JobListRequest: CompiledValidator;
   readonly JobList: CompiledValidator;
+  readonly RunReadRequest: CompiledValidator;
+  readonly RunEventsRequest: CompiledValidator;
+  readonly RunInfo: CompiledValidator;
+  readonly RunEventPage: CompiledValidator;
   readonly OperatorWaiting: CompiledValidator;
   readonly OperatorRun: CompiledValidator;
   readonly OperatorRunsRequest: CompiledValidator;

@@ -45,6 +45,10 @@ const STRUCTS: Record<string, string> = {
   JobEventPage: 'JobEventPage',
   JobListRequest: 'JobListRequest',
   JobList: 'JobList',
+  RunReadRequest: 'RunReadRequest',
+  RunEventsRequest: 'RunEventsRequest',
+  RunInfo: 'RunInfo',
+  RunEventPage: 'RunEventPage',
   RetrievalSearch: 'RetrievalSearch',
   RetrievalIndexRequest: 'RetrievalIndexRequest',
   RetrievalIndexReceipt: 'RetrievalIndexReceipt',
@@ -83,6 +87,7 @@ const REFERRED: Record<string, string> = {
   Capabilities: 'map[string]bool',
   RunEvent: 'Event',
   IngestDocument: 'IngestDocument',
+  ErrorInfo: 'DriverError',
 };
 
 const INLINE: Record<string, string> = { ...NAMES, 'RunRequest.outputArtifact': 'OutputArtifact' };
@@ -110,6 +115,12 @@ const FIELD_TYPES: Record<string, string> = {
   'JobEventsRequest.after': 'int64',
   'JobInfo.cursor': 'int64',
   'JobEventPage.nextCursor': 'int64',
+  'RunEventsRequest.after': 'int64',
+  'RunInfo.cursor': 'int64',
+  'RunInfo.result': '*RunResult',
+  'RunInfo.error': '*DriverError',
+  'RunInfo.usage': '*Usage',
+  'RunEventPage.nextCursor': 'int64',
 };
 
 const DOCS: Record<string, string> = {
@@ -137,6 +148,10 @@ const DOCS: Record<string, string> = {
   SessionList: 'SessionList holds the subject\'s sessions, most recently used first.',
   JobInfo: 'JobInfo is the state of one durable job; Cursor counts its committed events.',
   JobEventPage: 'JobEventPage is one page of a job\'s committed events.',
+  RunReadRequest: 'RunReadRequest names one run (POST /v1/runs/read).',
+  RunEventsRequest: 'RunEventsRequest asks for a run\'s events after a cursor (POST /v1/runs/events); Limit 0 means the default.',
+  RunInfo: 'RunInfo is any run read back, attached or background; Cursor counts its committed events, Result or Error tell how a finished run ended.',
+  RunEventPage: 'RunEventPage is one page of a run\'s committed events.',
   RetrievalSearch: 'RetrievalSearch is the body of POST /v1/retrieval/search; MinScore nil means none.',
   RetrievalIndexRequest: "RetrievalIndexRequest is the body of POST /v1/retrieval/index: a source revision's own chunks.",
   RetrievalIndexReceipt: 'RetrievalIndexReceipt is the answer of POST /v1/retrieval/index.',

@@ -57,6 +57,10 @@ const STRUCTS: Record<string, string> = {
   JobEventPage: 'JobEventPage',
   JobListRequest: 'JobListRequest',
   JobList: 'JobList',
+  RunReadRequest: 'RunReadRequest',
+  RunEventsRequest: 'RunEventsRequest',
+  RunInfo: 'RunInfo',
+  RunEventPage: 'RunEventPage',
   RetrievalSearch: 'RetrievalSearch',
   RetrievalIndexRequest: 'RetrievalIndexRequest',
   RetrievalIndexReceipt: 'RetrievalIndexReceipt',
@@ -103,6 +107,8 @@ const REQUESTS = [
   'JobEventsRequest',
   'JobListRequest',
   'SessionListRequest',
+  'RunReadRequest',
+  'RunEventsRequest',
   'RetrievalSearch',
   'RetrievalIndexRequest',
   'RetrievalDeleteRequest',
@@ -142,6 +148,8 @@ const ENUMS: Record<string, string> = {
   'SessionCreate.mode': 'SessionMode',
   'JobInfo.state': 'JobState',
   'JobListRequest.state': 'JobState',
+  'RunInfo.mode': 'RunMode',
+  'RunInfo.state': 'RunState',
 };
 
 /** Enums named above but defined by hand (error.rs). */
@@ -173,7 +181,7 @@ const EQ = new Set([
   'ExtractorIdentity', 'ChunkerIdentity', 'PageCoverage', 'MessageCoverage', 'ErrorInfo', 'ApprovalResolution', 'ProtocolInfo',
   'Capabilities', 'ProviderHealth', 'ModelCatalog', 'ToolExecutionIdentity', 'ToolExecutionReceipt',
   'SessionCreate', 'SessionIdentity', 'SessionSnapshot', 'SessionDeleteResult', 'JobIdentity', 'JobEventsRequest', 'JobInfo',
-  'JobListRequest', 'SessionListRequest', 'JobList', 'SessionList',
+  'JobListRequest', 'SessionListRequest', 'JobList', 'SessionList', 'RunReadRequest', 'RunEventsRequest',
   'RetrievalIndexReceipt', 'RetrievalDeleteRequest', 'RetrievalDeleteResult', 'IngestResult',
 ]);
 
@@ -206,6 +214,10 @@ const DOCS: Record<string, string> = {
   SessionListRequest: '`POST /v1/sessions/list`: at most `limit` (default 20) of the subject\'s sessions.',
   SessionList: 'The subject\'s sessions, most recently used first.',
   JobEventPage: "One page of a job's committed events.",
+  RunReadRequest: 'Names one run (`POST /v1/runs/read`).',
+  RunEventsRequest: "`POST /v1/runs/events`: a run's committed events after `after` (at most `limit`, default 100).",
+  RunInfo: 'Any run read back, attached or background; `cursor` counts its committed events, `result` or `error` tell how a finished run ended.',
+  RunEventPage: "One page of a run's committed events.",
   RetrievalSearch: '`POST /v1/retrieval/search` body. Build with `RetrievalSearch { corpus, query, ..Default::default() }`.',
   RetrievalIndexRequest: "`POST /v1/retrieval/index` body: a source revision's own chunks.",
   RetrievalIndexReceipt: 'The answer of `POST /v1/retrieval/index`.',

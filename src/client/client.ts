@@ -24,6 +24,10 @@ import type {
   RetrievalSearch,
   RunEvent,
   RunEventOf,
+  RunEventPage,
+  RunEventsRequest,
+  RunInfo,
+  RunReadRequest,
   RunResult,
   SessionCreate,
   SessionDeleteResult,
@@ -44,7 +48,7 @@ import { exchange, readJson, toClientError } from './http.js';
 import { openTransport, type Transport, type TransportOptions } from './transport.js';
 import { operation, pathOf, type Operation } from './operations.js';
 import { PendingApproval, PendingExecution, runApplicationTools, type InteractiveCalls, type ToolFunctions } from './interactive.js';
-import { JobStreamChecker, RunEventChecker } from './run-events.js';
+import { JobStreamChecker, RunEventChecker, RunRecordChecker, type LogStreamChecker } from './run-events.js';
 import { SseFrameReader } from './sse.js';
 
 export type { RunEvent, RunResult } from '../protocol/schemas.js';
@@ -76,6 +80,12 @@ export type {
   JobListRequest,
   JobState,
   JobSubmit,
+  RunEventPage,
+  RunEventsRequest,
+  RunInfo,
+  RunMode,
+  RunReadRequest,
+  RunState,
   IngestDocument,
   IngestionManifest,
   IngestRequest,
@@ -99,11 +109,11 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** How tailJob() reconnects after a dropped job stream. */
+/** How tailJob() and followRun() reconnect after a dropped stream. */
 export interface TailOptions extends RequestOptions {
   /** The last sequence the caller already has; events after it are delivered (default 0: the whole log). */
   after?: number;
-  /** Consecutive failed connection attempts after which tailJob() gives up with JOB_STREAM_LOST (default 5). */
+  /** Consecutive failed connection attempts after which tailJob() gives up with JOB_STREAM_LOST, followRun() with RUN_STREAM_LOST (default 5). */
   maxAttempts?: number;
   /** Wait before the first reconnection, doubled per further failure (default 250 ms). */
   initialDelayMs?: number;
@@ -131,14 +141,26 @@ const ops = {
   cancelJob: operation<JobIdentity, JobInfo>('cancelJob'),
   jobEvents: operation<JobEventsRequest, JobEventPage>('jobEvents'),
   streamJob: operation('streamJob'),
+  readRun: operation<RunReadRequest, RunInfo>('readRun'),
+  runEvents: operation<RunEventsRequest, RunEventPage>('runEvents'),
+  streamRun: operation('streamRun'),
   searchRetrieval: operation<RetrievalSearch, RetrievalResult>('searchRetrieval'),
   indexSource: operation<RetrievalIndexRequest, RetrievalIndexReceipt>('indexSource'),
   deleteSource: operation<RetrievalDeleteRequest, RetrievalDeleteResult>('deleteSource'),
   ingestDocument: operation<IngestRequest, IngestResult>('ingestDocument'),
 };
-const FINISHED_JOB_STATES: ReadonlySet<JobInfo['state']> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+const FINISHED_STATES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 /** Errors after which a dropped job stream is worth reconnecting: the connection, not the content, failed. */
 const RESUMABLE = new Set(['HOST_UNREACHABLE', 'INCOMPLETE_STREAM']);
+
+/** The cursor a tail starts after, and the reconnection bound, checked before anything is sent. */
+function checkTail(options: TailOptions, cursorCode: 'INVALID_JOB_CURSOR' | 'INVALID_RUN_CURSOR'): number {
+  const after = options.after ?? 0;
+  if (!Number.isSafeInteger(after) || after < 0) throw new DriverError(cursorCode, 'after must be a non-negative integer.');
+  const maxAttempts = options.maxAttempts ?? 5;
+  if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new DriverError('INVALID_ARGUMENT', 'maxAttempts must be a positive integer.');
+  return after;
+}
 
 export class AgenticClient implements InteractiveCalls {
   private readonly baseUrl: URL;
@@ -335,6 +357,16 @@ export class AgenticClient implements InteractiveCalls {
     return this.post(ops.ingestDocument, request, options);
   }
 
+  /** POST v1/runs/read: any run of this token's subject, attached or background — its state, cursor, and once finished its result or error and usage. */
+  async readRun(runId: string, options: RequestOptions = {}): Promise<RunInfo> {
+    return this.post(ops.readRun, { runId }, options);
+  }
+
+  /** POST v1/runs/events: one validated page of the run's committed events after `after`. */
+  async runEvents(request: RunEventsRequest, options: RequestOptions = {}): Promise<RunEventPage> {
+    return this.post(ops.runEvents, request, options);
+  }
+
   /**
    * Follows a job's events live (GET v1/jobs/{id}/stream) from `after`, ending with its
    * terminal event. The job is read first (readJob): its run, provider and model are what
@@ -344,52 +376,70 @@ export class AgenticClient implements InteractiveCalls {
    * cause is the last failure). Leaving the loop closes the stream; the job keeps running.
    */
   async *tailJob(id: string, options: TailOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
-    const after = options.after ?? 0;
-    if (!Number.isSafeInteger(after) || after < 0) throw new DriverError('INVALID_JOB_CURSOR', 'after must be a non-negative integer.');
-    const maxAttempts = options.maxAttempts ?? 5;
-    if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new DriverError('INVALID_ARGUMENT', 'maxAttempts must be a positive integer.');
-    const initialDelay = options.initialDelayMs ?? 250;
-    const maxDelay = options.maxDelayMs ?? 5000;
+    const after = checkTail(options, 'INVALID_JOB_CURSOR');
     const job = await this.readJob(id, options);
     if (after > job.cursor) throw new DriverError('INVALID_JOB_CURSOR', `after ${after} is beyond the job's cursor ${job.cursor}.`);
-    if (FINISHED_JOB_STATES.has(job.state) && after === job.cursor) return;
-    const checker = new JobStreamChecker(job, after);
+    if (FINISHED_STATES.has(job.state) && after === job.cursor) return;
+    yield* this.resumed(pathOf(ops.streamJob, job.id), new JobStreamChecker(job, after), options, { lost: 'JOB_STREAM_LOST', what: 'job' });
+  }
+
+  /**
+   * Follows any run's committed events live (GET v1/runs/{runId}/stream) from `after`, on any
+   * replica, ending with its terminal event; like tailJob(): the run is read first (readRun),
+   * every event must be the run's next one, a dropped connection is resumed with
+   * `Last-Event-ID`, and after `maxAttempts` consecutive failed attempts it throws
+   * RUN_STREAM_LOST. Leaving the loop closes the stream; the run goes on (an attached run
+   * lives as long as the connection that started it).
+   */
+  async *followRun(runId: string, options: TailOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+    const after = checkTail(options, 'INVALID_RUN_CURSOR');
+    const run = await this.readRun(runId, options);
+    if (after > run.cursor) throw new DriverError('INVALID_RUN_CURSOR', `after ${after} is beyond the run's cursor ${run.cursor}.`);
+    if (FINISHED_STATES.has(run.state) && after === run.cursor) return;
+    yield* this.resumed(pathOf(ops.streamRun, run.runId), new RunRecordChecker(run, after), options, { lost: 'RUN_STREAM_LOST', what: 'run' });
+  }
+
+  /** A committed-event stream resumed across dropped connections with a bounded backoff (tailJob, followRun). */
+  private async *resumed(path: string, checker: LogStreamChecker, options: TailOptions, names: { lost: string; what: string }): AsyncGenerator<RunEvent, void, undefined> {
+    const maxAttempts = options.maxAttempts ?? 5;
+    const initialDelay = options.initialDelayMs ?? 250;
+    const maxDelay = options.maxDelayMs ?? 5000;
     let failures = 0;
     for (;;) {
       const before = checker.cursor;
       let failure: DriverError;
       try {
-        yield* this.jobStreamOnce(job.id, checker, options.signal);
+        yield* this.streamOnce(path, checker, names.what, options.signal);
         if (checker.finished) return;
-        failure = new DriverError('INCOMPLETE_STREAM', 'The job stream ended before the job did.');
+        failure = new DriverError('INCOMPLETE_STREAM', `The ${names.what} stream ended before the ${names.what} did.`);
       } catch (error) {
         failure = toClientError(error, options.signal);
         if (options.signal?.aborted || !(RESUMABLE.has(failure.code) || failure.retryable)) throw failure;
       }
       failures = checker.cursor > before ? 1 : failures + 1;
       if (failures >= maxAttempts) {
-        throw new DriverError('JOB_STREAM_LOST', `The job stream could not be resumed after ${failures} attempts: ${failure.message}`, { retryable: true, cause: failure });
+        throw new DriverError(names.lost, `The ${names.what} stream could not be resumed after ${failures} attempts: ${failure.message}`, { retryable: true, cause: failure });
       }
       await pause(Math.min(maxDelay, initialDelay * 2 ** (failures - 1)), options.signal);
     }
   }
 
-  /** One connection of tailJob(): resumes after the checker's cursor and delivers what it accepts. */
-  private async *jobStreamOnce(id: string, checker: JobStreamChecker, callerSignal: AbortSignal | undefined): AsyncGenerator<RunEvent, void, undefined> {
+  /** One connection of a resumed stream: resumes after the checker's cursor and delivers what it accepts. */
+  private async *streamOnce(path: string, checker: LogStreamChecker, what: string, callerSignal: AbortSignal | undefined): AsyncGenerator<RunEvent, void, undefined> {
     const closer = new AbortController();
     const signal = callerSignal ? AbortSignal.any([callerSignal, closer.signal]) : closer.signal;
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     try {
       const response = await exchange({
         fetch: (await this.transport).fetch,
-        url: this.endpoint(pathOf(ops.streamJob, id)),
+        url: this.endpoint(path),
         token: this.token,
         accept: 'text/event-stream',
         headers: { 'Last-Event-ID': String(checker.cursor) },
         signal,
       });
       if (!response.headers.get('content-type')?.toLowerCase().includes('text/event-stream') || !response.body) {
-        throw new DriverError('INVALID_RESPONSE', 'The host did not answer the job stream with an event stream.');
+        throw new DriverError('INVALID_RESPONSE', `The host did not answer the ${what} stream with an event stream.`);
       }
       reader = response.body.getReader();
       const frames = new SseFrameReader();

@@ -7,7 +7,7 @@
 import { DriverError } from '../protocol/errors.js';
 import { describeViolation, evaluateRules } from '../protocol/rule-evaluator.js';
 import { STREAM_RULES } from '../protocol/rules.js';
-import type { JobInfo, RunEvent, RunRequest } from '../protocol/schemas.js';
+import type { JobInfo, RunEvent, RunInfo, RunRequest } from '../protocol/schemas.js';
 import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import { eventValidator, validatorFor } from '../protocol/validate.js';
 
@@ -79,18 +79,27 @@ export class RunEventChecker {
   }
 }
 
+/** A stream of committed events read across reconnections: the cursor to resume from, and whether it ended. */
+export interface LogStreamChecker {
+  readonly cursor: number;
+  readonly finished: boolean;
+  accept(data: string): RunEvent;
+}
+
 /**
- * The consumer rules of a job's live event stream, across reconnections: every event is
- * a known type (an unknown one is refused even when `optional`, since a job's log is
- * replayed as stored), belongs to the job's run and follows the last delivered sequence
- * exactly (no duplicate, no gap), and a terminal event ends the job.
+ * The consumer rules of a committed-event stream (a job's, or any run's followed), across
+ * reconnections: every event is a known type (an unknown one is refused even when
+ * `optional`, since the log is replayed as stored), passes the record's stream rules (its run,
+ * the last delivered sequence + 1: no duplicate, no gap), and a terminal event ends it.
  */
-export class JobStreamChecker {
+class CommittedEventChecker implements LogStreamChecker {
   private terminal = false;
 
   constructor(
-    private readonly job: JobInfo,
     private last: number,
+    private readonly what: string,
+    private readonly rules: string,
+    private readonly record: Record<string, unknown>,
   ) {}
 
   /** The sequence of the last accepted event (the cursor to resume from). */
@@ -107,18 +116,32 @@ export class JobStreamChecker {
     try {
       value = JSON.parse(data);
     } catch {
-      throw invalid('A job event frame is not valid JSON.');
+      throw invalid(`A ${this.what} event frame is not valid JSON.`);
     }
-    if (!validEnvelope(value)) throw invalid(`A job event envelope is invalid: ${validEnvelope.explain(value)}.`);
+    if (!validEnvelope(value)) throw invalid(`A ${this.what} event envelope is invalid: ${validEnvelope.explain(value)}.`);
     const type = value.type;
     const validate = eventValidator(type);
-    if (!validate) throw new DriverError('UNSUPPORTED_EVENT', `The job stream sent event type ${type}, which this client does not understand.`);
+    if (!validate) throw new DriverError('UNSUPPORTED_EVENT', `The ${this.what} stream sent event type ${type}, which this client does not understand.`);
     if (!validate(value)) throw invalid(`A ${type} event is invalid: ${validate.explain(value)}.`);
     const event = value as RunEvent;
-    const broken = evaluateRules(STREAM_RULES.job, { event, job: this.job, sequence: this.last + 1 });
-    if (broken) throw invalid(`The job stream is inconsistent: ${describeViolation(broken)}.`);
+    const broken = evaluateRules(this.rules, { event, ...this.record, sequence: this.last + 1 });
+    if (broken) throw invalid(`The ${this.what} stream is inconsistent: ${describeViolation(broken)}.`);
     this.last = event.sequence;
     if (TERMINAL_EVENT_TYPES.has(event.type)) this.terminal = true;
     return event;
+  }
+}
+
+/** A job's live event stream (tailJob). */
+export class JobStreamChecker extends CommittedEventChecker {
+  constructor(job: JobInfo, after: number) {
+    super(after, 'job', STREAM_RULES.job, { job });
+  }
+}
+
+/** A run followed (followRun): its record's events, attached or background. */
+export class RunRecordChecker extends CommittedEventChecker {
+  constructor(run: RunInfo, after: number) {
+    super(after, 'run', STREAM_RULES.record, { run });
   }
 }

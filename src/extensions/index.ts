@@ -15,6 +15,7 @@ import { jobsExtension } from './jobs/index.js';
 import { metricsExtension } from './metrics/index.js';
 import { operatorExtension } from './operator/index.js';
 import { retrievalExtension } from './retrieval/index.js';
+import { runRecordsExtension } from './run-records/index.js';
 import { sessionsExtension } from './sessions/index.js';
 import { tracingExtension } from './tracing/index.js';
 import { usageExtension } from './usage/index.js';
@@ -29,6 +30,7 @@ export const EXTENSIONS: readonly Extension[] = [
   idempotencyExtension,
   sessionsExtension,
   jobsExtension,
+  runRecordsExtension,
   operatorExtension,
   consoleExtension,
 ];

@@ -32,6 +32,10 @@ import {
   JobEventPage,
   JobListRequest,
   JobList,
+  RunReadRequest,
+  RunEventsRequest,
+  RunInfo,
+  RunEventPage,
   RetrievalSearch,
   RetrievalResult,
   RetrievalIndexRequest,
@@ -100,7 +104,7 @@ export interface Endpoint {
   clientMethod?: string | null;
   /** An endpoint that answers JSON or events (`events` without `streamOnly`) has a second client method for the events. */
   clientStreamMethod?: string;
-  /** Takes `Last-Event-ID`: the last sequence the client has, a safe integer (else 400 INVALID_JOB_CURSOR). */
+  /** Takes `Last-Event-ID`: the last sequence the client has, a safe integer (else 400 INVALID_JOB_CURSOR, or INVALID_RUN_CURSOR for a run). */
   resumable?: boolean;
 }
 
@@ -128,6 +132,7 @@ export const FEATURES = [
   'durable-jobs',
   'job-event-stream',
   'interactive-jobs',
+  'run-records',
   'scoped-retrieval',
   'retrieval-indexing',
   'document-ingestion',
@@ -310,6 +315,41 @@ export const ENDPOINTS: Endpoint[] = [
     events: RunEvent,
     streamOnly: true,
     clientMethod: 'tailJob',
+    resumable: true,
+  },
+  {
+    method: 'POST',
+    path: '/v1/runs/read',
+    operationId: 'readRun',
+    summary:
+      'Read back a run of the caller\'s subject, attached or background: its state, cursor, and once finished its result or error and usage (a background run needs the `read` job grant).',
+    feature: 'run-records',
+    request: RunReadRequest,
+    invalidBody: { code: 'INVALID_RUN_READ', message: 'The run read request is invalid' },
+    response: RunInfo,
+  },
+  {
+    method: 'POST',
+    path: '/v1/runs/events',
+    operationId: 'runEvents',
+    summary: 'A page of a run\'s committed events after a cursor.',
+    feature: 'run-records',
+    request: RunEventsRequest,
+    invalidBody: { code: 'INVALID_RUN_CURSOR', message: 'The run events request is invalid' },
+    response: RunEventPage,
+  },
+  {
+    method: 'GET',
+    path: '/v1/runs/{id}/stream',
+    operationId: 'streamRun',
+    summary:
+      'A run\'s committed events as server-sent events (`id:` = the event\'s sequence), as they are committed, until the terminal event; `Last-Event-ID` resumes after that sequence, on any replica.',
+    feature: 'run-records',
+    pathParams: [{ name: 'id', description: 'The run id (a lowercase UUID).', schema: UUID_PARAM, invalid: { code: 'INVALID_RUN_READ', message: 'The run id must be a lowercase UUID.' } }],
+    response: RunEvent,
+    events: RunEvent,
+    streamOnly: true,
+    clientMethod: 'followRun',
     resumable: true,
   },
   {

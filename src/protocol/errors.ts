@@ -45,6 +45,8 @@ export const ERROR_STATUS = {
   UNSUPPORTED_CONTINUATION: 400,
   INVALID_JOB: 400,
   INVALID_JOB_CURSOR: 400,
+  INVALID_RUN_READ: 400,
+  INVALID_RUN_CURSOR: 400,
   INVALID_OPERATOR_REQUEST: 400,
   JOB_REQUEST_UNSUPPORTED: 400,
   SESSION_ACCOUNT_REQUIRED: 400,
@@ -117,6 +119,7 @@ export const ERROR_STATUS = {
   JOB_EVENT_CONFLICT: 409,
   JOB_ACCOUNT_CHANGED: 409,
   JOB_INTERRUPTED: 409,
+  RUN_INTERRUPTED: 409,
   // Start-up: another live host holds this state (the CLI reports it; never sent over HTTP).
   HOST_ALREADY_RUNNING: 409,
   // The run ended because it was cancelled (host shutdown, session deletion, approval cancel).
@@ -188,6 +191,7 @@ export const ERROR_STATUS = {
   HTTP_ERROR: 502,
   // A client's job tail gave up reconnecting to the live job stream.
   JOB_STREAM_LOST: 503,
+  RUN_STREAM_LOST: 503,
   // Client-side: the runtime lacks what the client needs (e.g. no fetch or streams).
   UNSUPPORTED_ENVIRONMENT: 500,
   // Client-side: a call on a client after its close().
@@ -244,6 +248,7 @@ const RETRYABLE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'JOB_WORKER_BUSY',
   'JOB_STORE_FULL',
   'JOB_STREAM_LOST',
+  'RUN_STREAM_LOST',
 ]);
 
 export function isKnownErrorCode(code: string): code is ErrorCode {

@@ -99,6 +99,7 @@ export interface RuleSet {
 const text = (value: string) => ({ value });
 const TERMINAL_EVENTS = { value: ['run.completed', 'run.failed', 'run.cancelled'] };
 const FINISHED_JOB_STATES = { value: ['completed', 'failed', 'cancelled', 'interrupted'] };
+const FAILED_RUN_STATES = { value: ['failed', 'cancelled', 'interrupted'] };
 const INTERACTIVE_EVENTS = { value: ['approval.requested', 'approval.resolved', 'tool.execution.requested'] };
 /** Retrieval defaults a host applies when the request leaves them out. */
 export const DEFAULT_RETRIEVAL_LIMIT = 8;
@@ -580,6 +581,75 @@ export const RULE_SETS: Record<string, RuleSet> = {
     ],
   },
 
+  /** A run record read back: its times, its state against what it carries (a result only when completed, an error only when it ended otherwise). */
+  runInfo: {
+    params: ['run'],
+    rules: [
+      { id: 'runInfo.timeOrder', check: { atMost: ['run.createdAt', 'run.updatedAt'] }, message: 'updatedAt is before createdAt' },
+      { id: 'runInfo.expiry', when: { present: 'run.expiresAt' }, check: { in: ['run.state', FINISHED_JOB_STATES] }, message: 'only a finished run carries expiresAt' },
+      { id: 'runInfo.expiresAfterUpdate', when: { present: 'run.expiresAt' }, check: { less: ['run.updatedAt', 'run.expiresAt'] }, message: 'expiresAt must be later than updatedAt' },
+      { id: 'runInfo.jobId', check: { iff: [{ present: 'run.jobId' }, { equal: ['run.mode', text('background')] }] }, message: 'a run carries jobId exactly when it is a background run' },
+      { id: 'runInfo.queuedCursor', when: { equal: ['run.state', text('queued')] }, check: { equal: ['run.cursor', 0] }, message: 'a queued run has committed no events (cursor 0)' },
+      { id: 'runInfo.result', when: { present: 'run.result' }, check: { equal: ['run.state', text('completed')] }, message: 'only a completed run carries a result' },
+      { id: 'runInfo.error', when: { present: 'run.error' }, check: { in: ['run.state', FAILED_RUN_STATES] }, message: 'only a failed, cancelled or interrupted run carries an error' },
+      {
+        when: { present: 'run.result' },
+        rules: [
+          { id: 'runInfo.resultRun', check: { equal: ['run.result.runId', 'run.runId'] }, message: 'the result names another run' },
+          { id: 'runInfo.resultProviderModel', check: sameProviderAndModel('run.result', 'run'), message: "the result names another provider or model than the run's" },
+        ],
+      },
+    ],
+  },
+
+  /** readRun: the run named. */
+  runNamed: {
+    params: ['answer', 'request'],
+    rules: [
+      { id: 'runNamed.id', check: { equal: ['answer.runId', 'request.runId'] }, message: 'the answer names another run' },
+      { apply: 'runInfo', with: { run: 'answer' } },
+    ],
+  },
+
+  /** A page of a run's events: the run asked for, within the limit, contiguous after `after`, cursors that agree. */
+  runEventPage: {
+    params: ['answer', 'request'],
+    rules: [
+      { id: 'runPage.run', check: { equal: ['answer.run.runId', 'request.runId'] }, message: 'the page describes another run' },
+      { apply: 'runInfo', with: { run: 'answer.run' } },
+      {
+        id: 'runPage.limit',
+        check: { atMost: [{ count: 'answer.events' }, { default: ['request.limit', MAX_JOB_PAGE_EVENTS] }] },
+        message: `the page holds more events than the limit (default ${MAX_JOB_PAGE_EVENTS})`,
+      },
+      { id: 'runPage.after', check: { atMost: ['request.after', 'answer.run.cursor'] }, message: "the page starts beyond the run's cursor" },
+      {
+        each: { in: 'answer.events', as: 'event', index: 'position' },
+        rules: [
+          { apply: 'runLogEvent', with: { event: 'event', run: 'answer.run', sequence: { add: ['request.after', 'position', 1] } } },
+          { id: 'runPage.withinCursor', check: { atMost: ['event.sequence', 'answer.run.cursor'] }, message: "the event is beyond the run's cursor" },
+          {
+            id: 'runPage.terminalLast',
+            when: { in: ['event.type', TERMINAL_EVENTS] },
+            check: { and: [{ equal: ['event.sequence', 'answer.run.cursor'] }, { in: ['answer.run.state', FINISHED_JOB_STATES] }] },
+            message: "a terminal event comes only last in a finished run's events",
+          },
+        ],
+      },
+      {
+        id: 'runPage.nextCursor',
+        check: { equal: ['answer.nextCursor', { add: ['request.after', { count: 'answer.events' }] }] },
+        message: 'nextCursor is not the last sequence of the page',
+      },
+      {
+        id: 'runPage.hasMore',
+        check: { iff: [{ equal: ['answer.hasMore', true] }, { less: ['answer.nextCursor', 'answer.run.cursor'] }] },
+        message: "hasMore disagrees with the run's cursor",
+      },
+      { id: 'runPage.emptyHasMore', when: { equal: ['answer.hasMore', true] }, check: { less: [0, { count: 'answer.events' }] }, message: 'an empty page cannot have more' },
+    ],
+  },
+
   // -------------------------------------------------------------------------
   // Stream events
 
@@ -612,6 +682,36 @@ export const RULE_SETS: Record<string, RuleSet> = {
           { id: 'jobResult.providerModel', check: sameProviderAndModel('event.result', 'job'), message: "the result names another provider or model than the job's" },
           { id: 'jobResult.session', check: { not: { present: 'event.result.session' } }, message: 'a job result carries no session' },
           { apply: 'resultSources', with: { result: 'event.result' } },
+        ],
+      },
+    ],
+  },
+
+  /**
+   * One committed event of a run read back (a page or the follow stream): the run's, the expected
+   * sequence, run.started exactly first naming the run's provider and model, a result that is the run's.
+   */
+  runLogEvent: {
+    params: ['event', 'run', 'sequence'],
+    rules: [
+      { id: 'runLog.run', check: { equal: ['event.runId', 'run.runId'] }, message: 'the event belongs to another run' },
+      { id: 'runLog.sequence', check: { equal: ['event.sequence', 'sequence'] }, message: 'the event is out of order' },
+      {
+        id: 'runLog.startedFirst',
+        check: { iff: [{ equal: ['event.sequence', 1] }, { equal: ['event.type', text('run.started')] }] },
+        message: 'run.started comes exactly at sequence 1',
+      },
+      {
+        id: 'runLog.startedNames',
+        when: { equal: ['event.type', text('run.started')] },
+        check: sameProviderAndModel('event', 'run'),
+        message: "run.started names another provider or model than the run's",
+      },
+      {
+        when: { equal: ['event.type', text('run.completed')] },
+        rules: [
+          { id: 'runLog.resultRun', check: { equal: ['event.result.runId', 'run.runId'] }, message: 'the result names another run' },
+          { id: 'runLog.resultProviderModel', check: sameProviderAndModel('event.result', 'run'), message: "the result names another provider or model than the run's" },
         ],
       },
     ],
@@ -796,6 +896,8 @@ export const ANSWER_RULES: Record<string, string> = {
   listJobs: 'jobList',
   cancelJob: 'jobNamed',
   jobEvents: 'jobEventPage',
+  readRun: 'runNamed',
+  runEvents: 'runEventPage',
   searchRetrieval: 'retrievalSearch',
   indexSource: 'indexReceipt',
   deleteSource: 'deleteReceipt',
@@ -808,4 +910,4 @@ export const REQUEST_RULES: Record<string, string> = {
 };
 
 /** The rule sets a stream reader evaluates per event. */
-export const STREAM_RULES = { run: 'runEvent', job: 'jobEvent' } as const;
+export const STREAM_RULES = { run: 'runEvent', job: 'jobEvent', record: 'runLogEvent' } as const;

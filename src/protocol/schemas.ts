@@ -40,6 +40,7 @@ import {
   UsageTotals,
 } from './schemas/operator.js';
 import { IngestDocument, IngestionManifest, IngestRequest, IngestResult, RetrievalDeleteRequest, RetrievalDeleteResult, RetrievalIndexReceipt, RetrievalIndexRequest, RetrievalResult, RetrievalSearch } from './schemas/retrieval.js';
+import { RunEventPage, RunEventsRequest, RunInfo, RunReadRequest } from './schemas/run-records.js';
 import { RunRequest, RunResult } from './schemas/runs.js';
 import { SessionCreate, SessionDeleteResult, SessionIdentity, SessionList, SessionListRequest, SessionSnapshot } from './schemas/sessions.js';
 
@@ -52,6 +53,7 @@ export * from './schemas/events.js';
 export * from './schemas/discovery.js';
 export * from './schemas/sessions.js';
 export * from './schemas/jobs.js';
+export * from './schemas/run-records.js';
 export * from './schemas/operator.js';
 
 /** Every named schema, in the order the published documents list them. */
@@ -109,6 +111,10 @@ export const NAMED_SCHEMAS: TSchema[] = [
   JobEventPage,
   JobListRequest,
   JobList,
+  RunReadRequest,
+  RunEventsRequest,
+  RunInfo,
+  RunEventPage,
   OperatorWaiting,
   OperatorRun,
   OperatorRunsRequest,

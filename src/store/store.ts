@@ -72,6 +72,8 @@ export interface ReconcileReport {
   operations: number;
   jobs: number;
   sessions: number;
+  /** Recorded attached runs (run records) closed `interrupted`. */
+  records: number;
 }
 
 export type OperationState = 'running' | 'completed' | 'failed' | 'cancelled' | 'uncertain';
@@ -227,6 +229,53 @@ export interface CheckpointStore {
   due(at: number): Promise<number>;
   /** Jobs waiting for a person, across every replica. */
   waiting(): Promise<number>;
+/** Any run's row of the one record of runs, as run records read it (`store.runs`). */
+export interface RunRecordRow {
+  /** The row's id: a job's id, or the run id of an attached run without a key. */
+  id: string;
+  runId: string;
+  mode: 'attached' | 'background';
+  /** An idempotent attached run: its events are its journal. */
+  keyed: boolean;
+  subject: string;
+  tokenId: string | undefined;
+  provider: string;
+  model: string;
+  /** As its writer keeps it: a job's state, an operation's (`uncertain`), or a recorded run's. */
+  state: string;
+  cursor: number;
+  createdAt: number;
+  updatedAt: number;
+  expiresAt: number | undefined;
+  /** A background run's request (undefined once its retention erased it). */
+  request: RunRequest | undefined;
+  /** A background run whose retention ended: a tombstone. */
+  expired: boolean;
+}
+
+/** One event of an attached run without a key, as it was sent, to record. */
+export interface RunRecordWrite {
+  runId: string;
+  subject: string;
+  tokenId?: string;
+  provider: string;
+  model: string;
+  event: RunEvent;
+  /** How long the record is kept once the run is finished. */
+  retentionMs: number;
+}
+
+/** Run records: any run read back by its run id, its events paged, commits announced. */
+export interface RunRecordStore {
+  read(runId: string): Promise<RunRecordRow | undefined>;
+  /** Committed events after `after`, at most `limit`, stopping before `maxBytes` of JSON (at least one). */
+  events(row: Pick<RunRecordRow, 'id' | 'runId'>, after: number, limit: number, maxBytes: number): Promise<RunEvent[]>;
+  /** Records an attached run's event, batched with others; `done` is told when it is committed, or why not (fenced by ownership: OPERATION_STORE_ERROR). */
+  record(write: RunRecordWrite, done?: (error?: unknown) => void): void;
+  /** Erases attached runs' records whose retention ended; returns how many. */
+  expire(): Promise<number>;
+  /** Calls `listener` with the row id of each commit of a run's events any replica makes, until the function returned is called. */
+  onChange(listener: (id: string) => void): () => void;
 }
 
 export interface SessionRow {
@@ -424,6 +473,7 @@ export interface StateStore {
   readonly tickets: TicketStore;
   readonly jobs: JobStore;
   readonly checkpoints: CheckpointStore;
+  readonly runs: RunRecordStore;
   readonly sessions: SessionStore;
   /** Indexed sources and chunks for scoped retrieval, searched with the engine's own full-text search. */
   readonly retrieval: RetrievalIndexStore;

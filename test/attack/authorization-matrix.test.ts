@@ -72,6 +72,10 @@ const MATRIX: Record<string, Row> = {
   listJobs: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 200, check: (body) => assert.deepEqual(body.jobs, []) } },
   jobEvents: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
   streamJob: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'JOB_NOT_FOUND' } },
+  // Run records: the owner's attached run that waits for its approval; the subject's token without its provider may not read it.
+  readRun: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'RUN_NOT_FOUND' } },
+  runEvents: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'RUN_NOT_FOUND' } },
+  streamRun: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 404, code: 'RUN_NOT_FOUND' } },
   // Retrieval: the owner's notes live in the owner's namespace; a stranger searches and deletes its own (empty) one.
   searchRetrieval: { noGrant: { status: 403, code: 'FORBIDDEN' }, stranger: { status: 200, check: (body) => assert.deepEqual(body.hits, []) } },
   indexSource: { noGrant: { status: 403, code: 'FORBIDDEN' } },
@@ -206,7 +210,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
   const pathOf = (endpoint: Endpoint) => {
     if (endpoint.operationId === 'listProviders') return `${endpoint.path}?refresh=true`;
     // The owner's run that waits for its approval.
-    if (endpoint.operationId === 'operatorReadRun') return endpoint.path.replace('{id}', String(approval.runId));
+    if (endpoint.operationId === 'operatorReadRun' || endpoint.operationId === 'streamRun') return endpoint.path.replace('{id}', String(approval.runId));
     return endpoint.path.replace('{id}', String(job.id));
   };
   /** A body that the owner could send successfully, so only the caller decides the answer. */
@@ -233,6 +237,10 @@ describe('authorization matrix: every endpoint × every way in', () => {
         return { id: job.id };
       case 'jobEvents':
         return { id: job.id, after: 0 };
+      case 'readRun':
+        return { runId: approval.runId };
+      case 'runEvents':
+        return { runId: approval.runId, after: 0 };
       case 'searchRetrieval':
         return { corpus: 'notes', query: 'owned note' };
       case 'indexSource':

@@ -192,6 +192,11 @@ describe('secret grep: no secret in any captured output', () => {
     const prompted = await request('run with planted prompt', '/v1/runs', json(SECRETS.fileToken, { provider: 'mock', model: 'demo', input: PROMPT }));
     assert.equal(prompted.status, 200);
     await request('run with planted prompt failing', '/v1/runs', json(SECRETS.fileToken, { provider: 'mock', model: 'demo', input: JSON.stringify({ mockScript: { steps: [{ actions: [{ error: { code: 'PROVIDER_ERROR', message: PROMPT } }] }] } }) }));
+    // The prompted run read back from its record: its own answer again, to its own subject.
+    const promptedRunId = (JSON.parse(prompted.body) as { runId: string }).runId;
+    assert.equal((await request('run read back', '/v1/runs/read', json(SECRETS.fileToken, { runId: promptedRunId }))).status, 200);
+    assert.equal((await request('run events read back', '/v1/runs/events', json(SECRETS.fileToken, { runId: promptedRunId, after: 0 }))).status, 200);
+    assert.equal((await request('run followed back', `/v1/runs/${promptedRunId}/stream`, { headers: auth(SECRETS.fileToken) })).status, 200);
     const metrics = await request('metrics', '/metrics', { headers: { authorization: `Bearer ${SECRETS.metricsToken}` } });
     assert.equal(metrics.status, 200);
     assert.match(metrics.body, /agenticdriver_runs_total/);

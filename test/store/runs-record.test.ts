@@ -136,7 +136,7 @@ for (const engine of ENGINES) {
         const second = await SqlStateStore.open(await database.open());
         try {
           const report = await second.start({ leaseMs: 60_000, onLeaseLost: () => undefined });
-          assert.deepEqual(report, { runs: 3, approvals: 0, tickets: 0, operations: 1, jobs: 1, sessions: 0 });
+          assert.deepEqual(report, { runs: 3, approvals: 0, tickets: 0, operations: 1, jobs: 1, sessions: 0, records: 0 });
           assert.deepEqual(await runRows(raw), [
             ['attached', 'uncertain', 'run-op', false],
             ['background', 'interrupted', jobRun, false],
@@ -193,7 +193,7 @@ for (const engine of ENGINES) {
 
           // What the dead host left open is closed as it always was.
           const report = await store.start({ leaseMs: 60_000, onLeaseLost: () => undefined });
-          assert.deepEqual(report, { runs: 3, approvals: 0, tickets: 0, operations: 1, jobs: 1, sessions: 0 });
+          assert.deepEqual(report, { runs: 3, approvals: 0, tickets: 0, operations: 1, jobs: 1, sessions: 0, records: 0 });
           const finished = await store.usage.finished({ limit: 10 });
           assert.deepEqual(
             finished.records.map((record) => [record.runId, record.status]).sort(),

@@ -4,7 +4,7 @@ use crate::error::{codes, Error};
 use crate::generated::operations as ops;
 use crate::interactive::{approval_of, check_declared, execution_of, PendingApproval, PendingExecution, ToolFunctions, ToolStream};
 use crate::sse::SseDecoder;
-use crate::tail::{JobTail, TailOptions};
+use crate::tail::{JobTail, RunTail, TailOptions};
 use crate::transport::{transport_error, ClientConfig, Transport};
 use crate::types::*;
 use crate::validate::{self, EventValidator};
@@ -177,6 +177,25 @@ impl AsyncAgenticClient {
         Ok(validate::answer(&ops::JOB_EVENTS, body, request)?)
     }
 
+    /// `POST v1/runs/read`: any run of this token's subject, attached or background — its
+    /// state and cursor, and once finished its `result` or `error` and `usage`, checked
+    /// against itself and the id asked for. A malformed id fails `INVALID_RUN_READ` before
+    /// it is sent; another subject's run, or one whose retention ended, is `RUN_NOT_FOUND`.
+    pub async fn read_run(&self, run_id: &str) -> Result<RunInfo, Error> {
+        let request = RunReadRequest { run_id: run_id.to_owned() };
+        validate::request(&ops::READ_RUN, &request)?;
+        let body = self.transport.post_json(ops::READ_RUN.path, request_body(&request)?).await?;
+        Ok(validate::answer(&ops::READ_RUN, body, &request)?)
+    }
+
+    /// `POST v1/runs/events`: one validated page of the run's committed events after
+    /// `after` (at most `limit`, default 100); continue with `after = next_cursor` while `has_more`.
+    pub async fn run_events(&self, request: &RunEventsRequest) -> Result<RunEventPage, Error> {
+        validate::request(&ops::RUN_EVENTS, request)?;
+        let body = self.transport.post_json(ops::RUN_EVENTS.path, request_body(request)?).await?;
+        Ok(validate::answer(&ops::RUN_EVENTS, body, request)?)
+    }
+
     /// `POST v1/retrieval/search`: the validated hits of one corpus. The answer must be the
     /// requested corpus with at most `limit` (default 8) unique chunks, each from a selected
     /// source and at or above `min_score`, and at most `max_context_bytes` (default 65,536)
@@ -225,6 +244,18 @@ impl AsyncAgenticClient {
     pub async fn tail_job(&self, id: &str, options: &TailOptions) -> Result<JobTail, Error> {
         let job = self.read_job(id).await?;
         JobTail::start(Arc::clone(&self.transport), job, options.clone())
+    }
+
+    /// Follows any run's committed events live (`GET v1/runs/{id}/stream`), on any replica,
+    /// from `options.after` to its terminal event — as [`tail_job`](Self::tail_job) does for
+    /// a job: the run is read first, every event is checked against it, a dropped connection
+    /// is resumed with `Last-Event-ID`, and after `options.max_attempts` attempts in a row
+    /// that yielded nothing the stream ends with `RUN_STREAM_LOST`. Dropping the stream
+    /// closes the connection; the run goes on (an attached run lives as long as the
+    /// connection that started it).
+    pub async fn follow_run(&self, run_id: &str, options: &TailOptions) -> Result<RunTail, Error> {
+        let run = self.read_run(run_id).await?;
+        JobTail::follow(Arc::clone(&self.transport), run, options.clone())
     }
 
     /// Starts a run and returns its validated events. The stream ends after the first

@@ -132,6 +132,23 @@ impl AgenticClient {
         Ok(JobTailIter { tail, runtime: Arc::clone(&self.runtime) })
     }
 
+    /// Reads back any run of this token's subject (see [`AsyncAgenticClient::read_run`]).
+    pub fn read_run(&self, run_id: &str) -> Result<RunInfo, Error> {
+        self.runtime.block_on(self.inner.read_run(run_id))
+    }
+
+    /// One validated page of a run's committed events (see [`AsyncAgenticClient::run_events`]).
+    pub fn run_events(&self, request: &RunEventsRequest) -> Result<RunEventPage, Error> {
+        self.runtime.block_on(self.inner.run_events(request))
+    }
+
+    /// Follows any run's committed events live, reconnecting by itself (see
+    /// [`AsyncAgenticClient::follow_run`]); iterate until the terminal event or an error.
+    pub fn follow_run(&self, run_id: &str, options: &TailOptions) -> Result<JobTailIter, Error> {
+        let tail = self.runtime.block_on(self.inner.follow_run(run_id, options))?;
+        Ok(JobTailIter { tail, runtime: Arc::clone(&self.runtime) })
+    }
+
     /// Starts a run; iterate its validated events. Dropping the iterator (for example
     /// `break` out of a `for` loop) closes the connection, which cancels the run.
     pub fn stream(&self, request: &RunRequest) -> Result<EventIter, Error> {
@@ -174,7 +191,7 @@ impl Iterator for EventIter {
     }
 }
 
-/// The validated events of a job, live (see [`AgenticClient::tail_job`]).
+/// The validated events of a job or a run, live (see [`AgenticClient::tail_job`], [`AgenticClient::follow_run`]).
 pub struct JobTailIter {
     tail: JobTail,
     runtime: Arc<Runtime>,

@@ -54,7 +54,7 @@ pub use interactive::{PendingApproval, PendingExecution, ToolContext, ToolFuncti
 #[cfg(feature = "async")]
 pub use operator::{AsyncOperatorClient, OperatorTap, OperatorUpdates};
 #[cfg(feature = "async")]
-pub use tail::{JobTail, TailOptions};
+pub use tail::{JobTail, RunTail, TailOptions};
 
 /// The wire protocol version this crate speaks.
 pub const WIRE_VERSION: &str = "1.0";

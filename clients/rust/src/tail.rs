@@ -1,4 +1,4 @@
-//! `tail_job`: a job's live event stream, resumed after dropped connections.
+//! `tail_job` and `follow_run`: a job's or any run's live committed events, resumed after dropped connections.
 use crate::error::{codes, DriverError, Error};
 use crate::generated::checks as schema;
 use crate::generated::operations as ops;
@@ -13,13 +13,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// How [`tail_job`](crate::AsyncAgenticClient::tail_job) starts and reconnects.
+/// How [`tail_job`](crate::AsyncAgenticClient::tail_job) and
+/// [`follow_run`](crate::AsyncAgenticClient::follow_run) start and reconnect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TailOptions {
     /// The last sequence the caller already has; the tail starts after it.
     pub after: u64,
     /// Connection attempts in a row that may fail without yielding an event before the
-    /// tail gives up with `JOB_STREAM_LOST` (at least 1).
+    /// tail gives up with `JOB_STREAM_LOST` (`RUN_STREAM_LOST` for a run; at least 1).
     pub max_attempts: u32,
     /// The wait before the first reconnection; it doubles after each further failure,
     /// up to `max_backoff`.
@@ -33,7 +34,7 @@ impl Default for TailOptions {
     }
 }
 
-/// The validated events of a job, live, through reconnections (a
+/// The validated events of a job or a run, live, through reconnections (a
 /// [`futures_core::Stream`]). It ends after the terminal event, or after the first error.
 pub struct JobTail {
     events: Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>>,
@@ -54,9 +55,27 @@ struct Connection {
     progressed: bool,
 }
 
+/// The live events of a run, as [`JobTail`] follows a job's (see
+/// [`follow_run`](crate::AsyncAgenticClient::follow_run)).
+pub type RunTail = JobTail;
+
+/// What a tail follows: a job or a run, read first.
+struct Followed {
+    /// `"job"` or `"run"`: the rules' name for the record, and the messages'.
+    what: &'static str,
+    /// The stream rule set every event must pass (`jobEvent`, `runLogEvent`).
+    rules: &'static str,
+    /// The record read first, as the rules read it.
+    record: serde_json::Value,
+    /// The stream's path.
+    path: String,
+    /// The code the tail gives up with.
+    lost: &'static str,
+}
+
 struct Tail {
     transport: Arc<Transport>,
-    job: JobInfo,
+    followed: Followed,
     last: u64,
     options: TailOptions,
     connection: Option<Connection>,
@@ -91,18 +110,47 @@ impl JobTail {
             ));
         }
         let finished = !matches!(job.state, JobState::Queued | JobState::Running) && options.after == job.cursor;
+        let followed = Followed {
+            what: "job",
+            rules: "jobEvent",
+            path: ops::STREAM_JOB.path.replace("{id}", &job.id),
+            record: serde_json::to_value(&job).map_err(|e| Error::driver(codes::INVALID_RESPONSE, e.to_string()))?,
+            lost: codes::JOB_STREAM_LOST,
+        };
+        Ok(Self::tail(transport, followed, options, finished))
+    }
+
+    pub(crate) fn follow(transport: Arc<Transport>, run: RunInfo, options: TailOptions) -> Result<RunTail, Error> {
+        if options.after > run.cursor {
+            return Err(Error::driver(
+                codes::INVALID_RUN_CURSOR,
+                format!("after {} is beyond the run's cursor {}", options.after, run.cursor),
+            ));
+        }
+        let finished = !matches!(run.state, RunState::Queued | RunState::Running | RunState::Waiting) && options.after == run.cursor;
+        let followed = Followed {
+            what: "run",
+            rules: "runLogEvent",
+            path: ops::STREAM_RUN.path.replace("{id}", &run.run_id),
+            record: serde_json::to_value(&run).map_err(|e| Error::driver(codes::INVALID_RESPONSE, e.to_string()))?,
+            lost: codes::RUN_STREAM_LOST,
+        };
+        Ok(Self::tail(transport, followed, options, finished))
+    }
+
+    fn tail(transport: Arc<Transport>, followed: Followed, options: TailOptions, finished: bool) -> JobTail {
         let tail = Tail {
             transport,
             last: options.after,
             backoff: options.initial_backoff,
             options: TailOptions { max_attempts: options.max_attempts.max(1), ..options },
-            job,
+            followed,
             connection: None,
             failures: 0,
             done: finished,
         };
         let events = futures_util::stream::unfold(tail, |mut tail| async move { tail.next().await.map(|item| (item, tail)) });
-        Ok(JobTail { events: Box::pin(events) })
+        JobTail { events: Box::pin(events) }
     }
 }
 
@@ -122,9 +170,9 @@ impl Tail {
                     },
                 },
             };
-            match next_frame(connection).await {
+            match next_frame(connection, self.followed.what).await {
                 Ok((frame, id)) => {
-                    let accepted = accept(&self.job, self.last, &frame, id);
+                    let accepted = accept(&self.followed, self.last, &frame, id);
                     match &accepted {
                         Ok(event) => {
                             connection.progressed = true;
@@ -150,8 +198,7 @@ impl Tail {
     }
 
     async fn connect(&self) -> Result<Connection, Error> {
-        let path = ops::STREAM_JOB.path.replace("{id}", &self.job.id);
-        let response = self.transport.get_stream(&path, Some(self.last)).await?;
+        let response = self.transport.get_stream(&self.followed.path, Some(self.last)).await?;
         Ok(Connection { response, decoder: SseDecoder::with_ids(), frames: VecDeque::new(), progressed: false })
     }
 
@@ -170,8 +217,11 @@ impl Tail {
             if self.failures >= self.options.max_attempts {
                 self.done = true;
                 return Some(Error::Driver(DriverError {
-                    code: codes::JOB_STREAM_LOST.to_owned(),
-                    message: format!("the job stream failed {} times in a row after sequence {}: {error}", self.failures, self.last),
+                    code: self.followed.lost.to_owned(),
+                    message: format!(
+                        "the {} stream failed {} times in a row after sequence {}: {error}",
+                        self.followed.what, self.failures, self.last
+                    ),
                     retryable: true,
                     outcome: None,
                     status: None,
@@ -185,7 +235,7 @@ impl Tail {
 }
 
 /// The next frame and its `id` field; a body that ends first is `INCOMPLETE_STREAM`.
-async fn next_frame(connection: &mut Connection) -> Result<(String, Option<String>), Error> {
+async fn next_frame(connection: &mut Connection, what: &str) -> Result<(String, Option<String>), Error> {
     loop {
         if let Some(frame) = connection.frames.pop_front() {
             return Ok((frame, connection.decoder.next_id().flatten()));
@@ -198,23 +248,24 @@ async fn next_frame(connection: &mut Connection) -> Result<(String, Option<Strin
             }
             None => {
                 connection.decoder.finish()?;
-                return Err(Error::driver(codes::INCOMPLETE_STREAM, "the job stream ended before the terminal event"));
+                return Err(Error::driver(codes::INCOMPLETE_STREAM, format!("the {what} stream ended before the terminal event")));
             }
         }
     }
 }
 
-/// One frame of the job stream. Every type must be known: a job's log is replayed as
-/// stored, so an unknown event is refused even when it is marked optional.
-fn accept(job: &JobInfo, last: u64, frame: &str, id: Option<String>) -> Result<Event, Error> {
+/// One frame of the stream. Every type must be known: a log is replayed as stored, so an
+/// unknown event is refused even when it is marked optional.
+fn accept(followed: &Followed, last: u64, frame: &str, id: Option<String>) -> Result<Event, Error> {
     let value = crate::validate::parse_json(frame.as_bytes()).map_err(|e| invalid(format!("event: {}", e.message)))?;
     schema::event_envelope(&value, "").map_err(|e| invalid(format!("event envelope: {e}")))?;
     let kind = value["type"].as_str().unwrap_or_default().to_owned();
     let Some(check) = schema::event_check(&kind) else {
-        return Err(Error::driver(codes::UNSUPPORTED_EVENT, format!("event type {kind} is not a job event")));
+        return Err(Error::driver(codes::UNSUPPORTED_EVENT, format!("event type {kind} is not a {} event", followed.what)));
     };
     check(&value, "").map_err(|e| invalid(format!("{kind} event: {e}")))?;
-    validate::job_event(job, &value, last + 1).map_err(|e| invalid(format!("{kind} event is inconsistent: {e}")))?;
+    validate::log_event(followed.rules, followed.what, followed.record.clone(), &value, last + 1)
+        .map_err(|e| invalid(format!("{kind} event is inconsistent: {e}")))?;
     let event: Event = validate::typed_event(value).map_err(|e| invalid(format!("{kind} event: {e}")))?;
     if id.is_some_and(|id| id != event.sequence.to_string()) {
         return Err(invalid(format!("the frame id is not the event's sequence {}", event.sequence)));

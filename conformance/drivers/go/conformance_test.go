@@ -164,6 +164,10 @@ func (h *harness) runCase(c vectorCase) error {
 		_, err = client.CancelJob(ctx, c.JobIdentity.ID)
 	case "job-events":
 		_, err = client.JobEvents(ctx, c.JobEvents)
+	case "run-read":
+		_, err = client.ReadRun(ctx, c.RunIdentity.RunID)
+	case "run-events":
+		_, err = client.RunEvents(ctx, c.RunEvents)
 	case "ingest":
 		_, err = client.IngestDocument(ctx, ingestRequest)
 	default:

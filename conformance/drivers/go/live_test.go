@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"testing"
@@ -40,6 +41,8 @@ var liveScenarios = []liveScenario{
 	{name: "cancel", run: liveCancel},
 	{name: "idempotency", run: liveIdempotency},
 	{name: "job-tail", run: liveJobTail},
+	{name: "run-read-back", run: liveRunReadBack},
+	{name: "run-follow", run: liveRunFollow},
 	{name: "session", run: liveSession},
 	{name: "retrieval", run: liveRetrieval},
 	{name: "tls-untrusted", httpsOnly: true, run: func(ctx context.Context, h *harness) error { return expectTLSFailure(ctx, h, h.untrustedURL) }},
@@ -327,8 +330,13 @@ func liveIdempotency(ctx context.Context, h *harness) error {
 // tailEvents tails a job after `after`; leaving the loop after `limit` events (0: no
 // limit) closes the connection.
 func tailEvents(ctx context.Context, client *agenticdriver.Client, id string, after int64, limit int) ([]agenticdriver.Event, error) {
+	return collectLive(client.TailJob(ctx, id, agenticdriver.TailOptions{After: after}), limit)
+}
+
+// collectLive reads a live tail or follow; stopping after limit events (0: none) closes it.
+func collectLive(tail iter.Seq2[agenticdriver.Event, error], limit int) ([]agenticdriver.Event, error) {
 	var events []agenticdriver.Event
-	for ev, err := range client.TailJob(ctx, id, agenticdriver.TailOptions{After: after}) {
+	for ev, err := range tail {
 		if err != nil {
 			return events, err
 		}
@@ -338,6 +346,88 @@ func tailEvents(ctx context.Context, client *agenticdriver.Client, id string, af
 		}
 	}
 	return events, nil
+}
+
+// liveRunReadBack: an attached run is read back by its run id and its events paged;
+// another subject's token gets RUN_NOT_FOUND.
+func liveRunReadBack(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	result, err := client.Run(ctx, demoRequest("Hello"))
+	if err != nil {
+		return err
+	}
+	read, err := client.ReadRun(ctx, result.RunID)
+	if err != nil {
+		return fmt.Errorf("ReadRun: %w", err)
+	}
+	if read.Mode != "attached" || read.State != "completed" || read.Result == nil || read.Result.Text != "Hello" || read.Result.RunID != result.RunID {
+		return fmt.Errorf("ReadRun: %s %s %+v", read.Mode, read.State, read.Result)
+	}
+	page, err := client.RunEvents(ctx, agenticdriver.RunEventsRequest{RunID: result.RunID})
+	if err != nil {
+		return fmt.Errorf("RunEvents: %w", err)
+	}
+	if int64(len(page.Events)) != read.Cursor || page.HasMore {
+		return fmt.Errorf("RunEvents: %d events, cursor %d, hasMore %v", len(page.Events), read.Cursor, page.HasMore)
+	}
+	for i, ev := range page.Events {
+		if ev.Sequence != int64(i+1) {
+			return fmt.Errorf("RunEvents: event %d has sequence %d", i, ev.Sequence)
+		}
+	}
+	if last := page.Events[len(page.Events)-1]; last.Type != agenticdriver.EventRunCompleted || last.Result == nil || last.Result.Text != "Hello" {
+		return fmt.Errorf("RunEvents: the last event %s", last.Raw)
+	}
+	restricted, err := h.client(h.liveURL, h.restrictedToken)
+	if err != nil {
+		return err
+	}
+	_, err = restricted.ReadRun(ctx, result.RunID)
+	if err := expectCode(err, "RUN_NOT_FOUND"); err != nil {
+		return fmt.Errorf("another subject: %v", err)
+	}
+	return nil
+}
+
+// liveRunFollow: a background run is followed by its run id for three events, the
+// connection is dropped, and a second follow from the last sequence delivers the rest.
+func liveRunFollow(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	job, err := client.SubmitJob(ctx, agenticdriver.JobSubmit{Key: freshKey(), Request: demoRequest(jobScript)})
+	if err != nil {
+		return err
+	}
+	first, err := collectLive(client.FollowRun(ctx, job.RunID, agenticdriver.TailOptions{}), 3)
+	if err != nil || len(first) != 3 {
+		return fmt.Errorf("the first follow: %d events, %v", len(first), err)
+	}
+	rest, err := collectLive(client.FollowRun(ctx, job.RunID, agenticdriver.TailOptions{After: first[2].Sequence}), 0)
+	if err != nil {
+		return fmt.Errorf("the second follow: %w", err)
+	}
+	events := append(first, rest...)
+	for i, ev := range events {
+		if ev.Sequence != int64(i+1) {
+			return fmt.Errorf("event %d has sequence %d", i, ev.Sequence)
+		}
+	}
+	if last := events[len(events)-1]; last.Type != agenticdriver.EventRunCompleted || last.Result == nil || last.Result.Text != "one two three" {
+		return fmt.Errorf("the last event: %s %s", last.Type, last.Raw)
+	}
+	read, err := client.ReadRun(ctx, job.RunID)
+	if err != nil {
+		return fmt.Errorf("ReadRun: %w", err)
+	}
+	if read.Mode != "background" || read.JobID != job.ID || read.State != "completed" || read.Cursor != int64(len(events)) {
+		return fmt.Errorf("ReadRun: %s job %s, %s at cursor %d, %d events followed", read.Mode, read.JobID, read.State, read.Cursor, len(events))
+	}
+	return nil
 }
 
 // liveJobTail: a job submitted by key is tailed for three events, the connection is

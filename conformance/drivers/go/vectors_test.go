@@ -31,6 +31,8 @@ type vectorCase struct {
 	JobSubmit            agenticdriver.JobSubmit             `json:"jobSubmit"`
 	JobIdentity          agenticdriver.JobIdentity           `json:"jobIdentity"`
 	JobEvents            agenticdriver.JobEventsRequest      `json:"jobEvents"`
+	RunIdentity          agenticdriver.RunReadRequest        `json:"runIdentity"`
+	RunEvents            agenticdriver.RunEventsRequest      `json:"runEvents"`
 }
 
 type versioningCase struct {

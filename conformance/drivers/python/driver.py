@@ -39,6 +39,8 @@ CALLS = {
     "job-read": ("read_job", "jobIdentity", "id"),
     "job-cancel": ("cancel_job", "jobIdentity", "id"),
     "job-events": ("job_events", "jobEvents", None),
+    "run-read": ("read_run", "runIdentity", "runId"),
+    "run-events": ("run_events", "runEvents", None),
 }
 # The document every `ingest` case sends (CONTRACT.md); the peer answers the case's receipt.
 INGEST_REQUEST = {"corpus": "library", "document": {"type": "text", "source": {"id": "paper", "revision": "r1"},
@@ -153,10 +155,10 @@ class SyncMode:
                 await handle(client, events[-1])
         return events
 
-    async def tail(self, url: str, token: str, job_id: str, after: int, limit: Optional[int]) -> List[Dict[str, Any]]:
-        """Tail a job from ``after``; stopping after ``limit`` events closes the connection."""
+    async def tail(self, url: str, token: str, job_id: str, after: int, limit: Optional[int], method: str = "tail_job") -> List[Dict[str, Any]]:
+        """Tail a job (or, with ``follow_run``, follow a run) from ``after``; stopping after ``limit`` events closes the connection."""
         events: List[Dict[str, Any]] = []
-        tail = self.client(url, token).tail_job(job_id, after=after)
+        tail = getattr(self.client(url, token), method)(job_id, after=after)
         try:
             for event in tail:
                 events.append(dict(event))
@@ -228,10 +230,10 @@ class AsyncMode(SyncMode):
                     await handle(client, events[-1])
         return events
 
-    async def tail(self, url: str, token: str, job_id: str, after: int, limit: Optional[int]) -> List[Dict[str, Any]]:
+    async def tail(self, url: str, token: str, job_id: str, after: int, limit: Optional[int], method: str = "tail_job") -> List[Dict[str, Any]]:
         events: List[Dict[str, Any]] = []
         async with self.aclient(url, token) as client:
-            tail = client.tail_job(job_id, after=after)
+            tail = getattr(client, method)(job_id, after=after)
             try:
                 async for event in tail:
                     events.append(dict(event))
@@ -500,6 +502,36 @@ async def live_job_tail(mode: SyncMode) -> None:
     expect(again["id"] == job["id"], f"the same key and request again got job {again['id']}, the first {job['id']}")
 
 
+async def live_run_read_back(mode: SyncMode) -> None:
+    url, token = mode.env.url, mode.env.token
+    result = await mode.run(url, token, HELLO)
+    read = await mode.call(url, token, "read_run", result["runId"])
+    expect(read["mode"] == "attached" and read["state"] == "completed", f"read_run: {read['mode']} {read['state']}")
+    expect(read.get("result", {}).get("text") == "Hello" and read["result"]["runId"] == result["runId"], f"read_run result {read.get('result')}")
+    page = await mode.call(url, token, "run_events", {"runId": result["runId"], "after": 0})
+    sequences = [e["sequence"] for e in page["events"]]
+    expect(sequences == list(range(1, read["cursor"] + 1)), f"run_events: sequences {sequences}, cursor {read['cursor']}")
+    expect_terminal(page["events"], "run.completed", text="Hello")
+    expect(page["hasMore"] is False, "run_events: hasMore at the end")
+    other = await driver_error(mode.call(url, mode.env.restricted_token, "read_run", result["runId"]))
+    expect(other is not None and other.code == "RUN_NOT_FOUND", f"another subject: {describe_error(other)}")
+
+
+async def live_run_follow(mode: SyncMode) -> None:
+    url, token = mode.env.url, mode.env.token
+    job = await mode.call(url, token, "submit_job", {"key": fresh_key(), "request": dict(HELLO, input=JOB_INPUT)})
+    first = await mode.tail(url, token, job["runId"], 0, 3, "follow_run")
+    expect(len(first) == 3, f"the first follow delivered {len(first)} events")
+    events = first + await mode.tail(url, token, job["runId"], first[-1]["sequence"], None, "follow_run")
+    sequences = [e["sequence"] for e in events]
+    expect(sequences == list(range(1, len(events) + 1)), f"sequences {sequences}")
+    expect_terminal(events, "run.completed", text="one two three")
+    read = await mode.call(url, token, "read_run", job["runId"])
+    expect(read["mode"] == "background" and read.get("jobId") == job["id"], f"read_run: {read['mode']}, job {read.get('jobId')}")
+    expect(read["state"] == "completed" and read["cursor"] == len(events),
+           f"read_run: {read['state']} at cursor {read['cursor']}, {len(events)} events followed")
+
+
 async def live_session(mode: SyncMode) -> None:
     url, token = mode.env.url, mode.env.token
     created = await mode.call(url, token, "create_session", {"provider": "mock", "model": "demo", "mode": "history"})
@@ -712,6 +744,8 @@ LIVE: Dict[str, Callable[[SyncMode], Awaitable[None]]] = {
     "application-tool-approved": live_application_tool_approved,
     "idempotency": live_idempotency,
     "job-tail": live_job_tail,
+    "run-read-back": live_run_read_back,
+    "run-follow": live_run_follow,
     "session": live_session,
     "retrieval": live_retrieval,
 }

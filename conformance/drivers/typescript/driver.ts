@@ -20,6 +20,7 @@ import {
   type SessionCreate,
   type JobSubmit,
   type JobEventsRequest,
+  type RunEventsRequest,
 } from '../../../src/client/index.js';
 import { fetchTrustingCa } from '../../../src/client/node-ca.js';
 import { readJson, skipReason, type BaseUrlVectors, type ConformanceCase, type ConformanceVectors, type SkipList, type VersioningVectors } from '../../peer/fixtures.js';
@@ -141,6 +142,8 @@ const OPERATIONS: Record<string, (peer: AgenticClient, testCase: ConformanceCase
   'job-read': (peer, testCase) => peer.readJob((testCase.jobIdentity as { id: string }).id),
   'job-cancel': (peer, testCase) => peer.cancelJob((testCase.jobIdentity as { id: string }).id),
   'job-events': (peer, testCase) => peer.jobEvents(testCase.jobEvents as JobEventsRequest),
+  'run-read': (peer, testCase) => peer.readRun((testCase.runIdentity as { runId: string }).runId),
+  'run-events': (peer, testCase) => peer.runEvents(testCase.runEvents as RunEventsRequest),
   ingest: (peer) => peer.ingestDocument(INGEST_REQUEST),
 };
 
@@ -305,6 +308,43 @@ async function jobTail(): Promise<string | undefined> {
   );
 }
 
+/** run-read-back: an attached run read back by its run id, its events paged; another subject gets RUN_NOT_FOUND. */
+async function runReadBack(): Promise<string | undefined> {
+  const live = client(liveUrl);
+  const result = await live.run(BASE_REQUEST);
+  const read = await live.readRun(result.runId);
+  const page = await live.runEvents({ runId: result.runId, after: 0 });
+  const other = await driverError(() => client(liveUrl, restrictedToken).readRun(result.runId));
+  return expectAll(
+    [read.mode === 'attached' && read.state === 'completed', `readRun: ${read.mode} ${read.state}`],
+    [read.result?.text === 'Hello' && read.result.runId === result.runId, `readRun result ${JSON.stringify(read.result)}`],
+    [page.events.length === read.cursor && page.events.every((event, index) => event.sequence === index + 1), `runEvents: ${page.events.length} events, cursor ${read.cursor}`],
+    [terminal(page.events) === 'completed Hello' && !page.hasMore, `runEvents ends ${terminal(page.events)}, hasMore ${page.hasMore}`],
+    [other?.code === 'RUN_NOT_FOUND', `another subject: ${describeError(other)}`],
+  );
+}
+
+/** run-follow: a background run followed by its run id, three events, then resumed after the last one to the end. */
+async function runFollow(): Promise<string | undefined> {
+  const live = client(liveUrl);
+  const job = await live.submitJob({ key: freshKey(), request: { ...BASE_REQUEST, input: JOB_INPUT } });
+  const first: RunEvent[] = [];
+  for await (const event of live.followRun(job.runId, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) })) {
+    first.push(event);
+    if (first.length === 3) break;
+  }
+  const after = first.at(-1)?.sequence ?? 0;
+  const events = [...first, ...(await liveEvents(live.followRun(job.runId, { after, signal: AbortSignal.timeout(CASE_TIMEOUT_MS) })))];
+  const read = await live.readRun(job.runId);
+  return expectAll(
+    [first.length === 3, `the first follow delivered ${first.length} events`],
+    [events.every((event, index) => event.sequence === index + 1), `sequences ${events.map((event) => event.sequence).join(',')}`],
+    [terminal(events) === 'completed one two three', terminal(events)],
+    [read.mode === 'background' && read.jobId === job.id, `readRun: ${read.mode}, job ${read.jobId}`],
+    [read.state === 'completed' && read.cursor === events.length, `readRun: ${read.state} at cursor ${read.cursor}, ${events.length} events followed`],
+  );
+}
+
 /** session: create, run at revision 0, a stale revision conflicts, read the history, delete, then not found. */
 async function session(): Promise<string | undefined> {
   const live = client(liveUrl);
@@ -400,6 +440,8 @@ const LIVE: Record<string, () => Promise<string | undefined>> = {
   },
   idempotency,
   'job-tail': jobTail,
+  'run-read-back': runReadBack,
+  'run-follow': runFollow,
   session,
   retrieval,
 };

@@ -10,6 +10,7 @@
 import { DriverError } from '../../protocol/errors.js';
 import type { OperatorMarks, ReconcileReport, StateStore } from '../store.js';
 import type { SqlEngine } from './engine.js';
+import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrate.js';
 import type { Reaped, TableContext, TableModule } from './table.js';
 import { ApprovalTable } from './tables/approvals.js';
@@ -19,6 +20,7 @@ import { OperationTable } from './tables/operations.js';
 import { CheckpointTable } from './tables/run-checkpoints.js';
 import { ReplicaTable } from './tables/replicas.js';
 import { RetrievalTable } from './tables/retrieval.js';
+import { RunRecordTable } from './tables/run-records.js';
 import { RUNS_MIGRATIONS } from './tables/runs.js';
 import type { RetrievalCapacity } from '../retrieval-capacity.js';
 import { SessionTable } from './tables/sessions.js';
@@ -58,8 +60,11 @@ export class SqlStateStore implements StateStore {
   readonly tickets: TicketTable;
   readonly jobs: JobTable;
   readonly checkpoints: CheckpointTable;
+  readonly runs: RunRecordTable;
   readonly sessions: SessionTable;
   readonly retrieval: RetrievalTable;
+  /** One transaction for the writes tables queue off the request path (usage and start records, run records' events). */
+  private readonly group: GroupCommit;
   /** What reaping closes, by the report's name for it. */
   private readonly reaped: [keyof ReconcileReport, Reaped][];
   private renewTimer: ReturnType<typeof setInterval> | undefined;
@@ -74,13 +79,17 @@ export class SqlStateStore implements StateStore {
   ) {
     this.replica = new ReplicaTable({ engine, now });
     const context: TableContext = { engine, now, owner: () => this.replica.id };
-    this.usage = new UsageTable(context);
+    this.group = new GroupCommit(engine);
+    this.usage = new UsageTable(context, this.group);
     this.audit = new AuditTable(context);
     this.operations = new OperationTable(context);
     this.approvals = new ApprovalTable(context, this.audit, this.replica);
     this.tickets = new TicketTable(context, this.replica);
     this.jobs = new JobTable(engine, context.owner, now);
     this.checkpoints = new CheckpointTable(context);
+    this.runs = new RunRecordTable(context, this.group);
+    this.group.add(this.usage);
+    this.group.add(this.runs);
     this.sessions = new SessionTable(engine, context.owner, now);
     this.retrieval = new RetrievalTable(engine, options.retrievalCapacity);
     this.reaped = [
@@ -90,6 +99,7 @@ export class SqlStateStore implements StateStore {
       ['operations', this.operations],
       ['jobs', this.jobs],
       ['sessions', this.sessions],
+      ['records', this.runs],
     ];
   }
 
@@ -103,6 +113,7 @@ export class SqlStateStore implements StateStore {
     await migrate(engine, TABLES);
     await store.replica.listen();
     await store.jobs.listen();
+    await store.runs.listen();
     return store;
   }
 
@@ -141,7 +152,7 @@ export class SqlStateStore implements StateStore {
     const now = this.now();
     return this.engine.transaction(async (tx) => {
       await this.replica.forgetDead(tx, everyOtherReplica);
-      const report = { runs: 0, approvals: 0, tickets: 0, operations: 0, jobs: 0, sessions: 0 };
+      const report = { runs: 0, approvals: 0, tickets: 0, operations: 0, jobs: 0, sessions: 0, records: 0 };
       for (const [name, table] of this.reaped) report[name] = await table.reap(tx, now);
       return report;
     });
@@ -157,7 +168,7 @@ export class SqlStateStore implements StateStore {
     this.closed = true;
     clearInterval(this.renewTimer);
     await this.ticking;
-    await this.usage.flush();
+    await this.group.flush();
     // A clean stop gives up the lease at once; what is still open is reaped by whoever is left
     // (on SQLite, by the next start).
     await this.replica.drop().catch(() => undefined);

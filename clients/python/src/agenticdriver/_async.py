@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Dict, List, Mapping, Optional, Type, cast
+from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Awaitable, Callable, Dict, List, Mapping, Optional, Type, cast
 
 from ._endpoint import (
     DEFAULT_DISCOVERY_TIMEOUT,
@@ -31,7 +31,7 @@ from ._responses import (
     is_success,
     require_event_stream,
 )
-from ._run_events import JobStreamChecker
+from ._run_events import CommittedEventChecker, JobStreamChecker, RunRecordChecker
 from ._submissions import (
     decision_body,
     path_of,
@@ -56,6 +56,9 @@ from .types import (
     ApprovalResolution,
     JobEventPage,
     JobEventsRequest,
+    RunEventPage,
+    RunEventsRequest,
+    RunInfo,
     JobInfo,
     JobListRequest,
     JobSubmit,
@@ -245,6 +248,17 @@ class AsyncAgenticClient:
         body = await self._fetch_json("POST", ops.JOB_EVENTS.path, request_body(ops.JOB_EVENTS, request), self._io_timeout)
         return cast(JobEventPage, decode_answer(body, ops.JOB_EVENTS, request))
 
+    async def read_run(self, run_id: str) -> RunInfo:
+        """Any run of this token's subject, attached or background: its state and cursor, and
+        once finished its ``result`` or ``error`` and ``usage``."""
+        body = await self._fetch_json("POST", ops.READ_RUN.path, request_body(ops.READ_RUN, {"runId": run_id}), self._io_timeout)
+        return cast(RunInfo, decode_answer(body, ops.READ_RUN, {"runId": run_id}))
+
+    async def run_events(self, request: RunEventsRequest) -> RunEventPage:
+        """One validated page of the run's committed events after ``request["after"]``."""
+        body = await self._fetch_json("POST", ops.RUN_EVENTS.path, request_body(ops.RUN_EVENTS, request), self._io_timeout)
+        return cast(RunEventPage, decode_answer(body, ops.RUN_EVENTS, request))
+
     async def search_retrieval(self, request: RetrievalSearch) -> RetrievalResult:
         """Search one corpus; see ``AgenticClient.search_retrieval``."""
         body = await self._fetch_json("POST", ops.SEARCH_RETRIEVAL.path, request_body(ops.SEARCH_RETRIEVAL, request), self._io_timeout)
@@ -281,20 +295,41 @@ class AsyncAgenticClient:
         ``aclose()`` on the generator closes the connection; the job keeps running."""
         request_body(ops.READ_JOB, {"id": job_id})
         policy = TailPolicy(after, max_attempts, initial_delay, max_delay)
-        return self._tail(job_id, policy)
+        return self._tail(lambda: self.read_job(job_id), lambda job: JobStreamChecker(job, policy.after), path_of(ops.STREAM_JOB, job_id), policy)
 
-    async def _tail(self, job_id: str, policy: TailPolicy) -> AsyncGenerator[RunEvent, None]:
-        job = await self.read_job(job_id)
-        if policy.nothing_to_tail(job):
+    def follow_run(
+        self,
+        run_id: str,
+        *,
+        after: int = 0,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        initial_delay: float = DEFAULT_INITIAL_DELAY,
+        max_delay: float = DEFAULT_MAX_DELAY,
+    ) -> AsyncGenerator[RunEvent, None]:
+        """Follow any run's committed events live, resuming dropped connections; see
+        ``AgenticClient.follow_run``. ``aclose()`` on the generator closes the connection; the run goes on."""
+        request_body(ops.READ_RUN, {"runId": run_id})
+        policy = TailPolicy(after, max_attempts, initial_delay, max_delay, "run")
+        return self._tail(lambda: self.read_run(run_id), lambda run: RunRecordChecker(run, policy.after), path_of(ops.STREAM_RUN, run_id), policy)
+
+    async def _tail(
+        self,
+        read: Callable[[], Awaitable[Mapping[str, Any]]],
+        checker_of: Callable[[Mapping[str, Any]], CommittedEventChecker],
+        path: str,
+        policy: TailPolicy,
+    ) -> AsyncGenerator[RunEvent, None]:
+        record = await read()
+        if policy.nothing_to_tail(record):
             return
-        checker = JobStreamChecker(job, policy.after)
+        checker = checker_of(record)
         transport_errors = (OSError, self._httpx.TransportError)
         while True:
             before = checker.cursor
             failure: BaseException
             try:
                 # async for does not close its iterator on exit: close the connection explicitly.
-                connection = self._tail_once(job_id, checker)
+                connection = self._tail_once(path, checker)
                 try:
                     async for event in connection:
                         yield event
@@ -309,9 +344,9 @@ class AsyncAgenticClient:
                 failure = error
             await asyncio.sleep(policy.failed(checker.cursor > before, failure))
 
-    async def _tail_once(self, job_id: str, checker: JobStreamChecker) -> AsyncGenerator[RunEvent, None]:
+    async def _tail_once(self, path: str, checker: CommittedEventChecker) -> AsyncGenerator[RunEvent, None]:
         headers = {"Last-Event-ID": str(checker.cursor)}
-        response = await self._exchange("GET", path_of(ops.STREAM_JOB, job_id), None, "text/event-stream", self._io_timeout, headers)
+        response = await self._exchange("GET", path, None, "text/event-stream", self._io_timeout, headers)
         try:
             require_event_stream(response.headers.get("Content-Type"))
             parser = JobStreamParser(checker)

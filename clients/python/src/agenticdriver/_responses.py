@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ._json import MAX_JSON_BYTES, parse_json_body
 from ._rules import evaluate
-from ._run_events import JobStreamChecker, RunEventChecker
+from ._run_events import CommittedEventChecker, RunEventChecker
 from ._schema import Check, Invalid
 from ._sse import SseDecoder
 from ._endpoint import PROTOCOL_VERSION
@@ -88,12 +88,12 @@ def decode_answer(body: bytes, op: Operation, request: Mapping[str, Any]) -> Jso
 
 
 class JobStreamParser:
-    """Bytes of one connection of a job's event stream in, validated events out.
+    """Bytes of one connection of a committed-event stream (a job's, a run's followed) in, validated events out.
 
     The checker outlives the connection, so a resumed stream continues its sequence.
     """
 
-    def __init__(self, checker: JobStreamChecker) -> None:
+    def __init__(self, checker: CommittedEventChecker) -> None:
         self._decoder = SseDecoder()
         self.checker = checker
 

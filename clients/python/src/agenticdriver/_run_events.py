@@ -90,41 +90,58 @@ class RunEventChecker:
             raise DriverError("UNSUPPORTED_EVENT", f"{kind} arrived although the request declared no application tools.")
 
 
-class JobStreamChecker:
-    """Validation of a job's live event stream across reconnections.
+class CommittedEventChecker:
+    """Validation of a committed-event stream (a job's, or any run's followed) across reconnections.
 
-    Every event is a known type (an unknown one is refused even when ``optional``: a
-    job's log is replayed as stored), belongs to the job's run and follows the last
-    delivered sequence exactly (no duplicate, no gap); a terminal event ends the job.
+    Every event is a known type (an unknown one is refused even when ``optional``: the
+    log is replayed as stored), passes the record's stream rules (its run, the last
+    delivered sequence + 1: no duplicate, no gap); a terminal event ends it.
     """
 
-    def __init__(self, job: Mapping[str, Any], after: int) -> None:
-        self._job = job
+    def __init__(self, record: Mapping[str, Any], after: int, what: str, rules: str) -> None:
+        self._record = record
+        self._what = what
+        self._rules = rules
         self.cursor = after
         self.finished = False
 
     def accept(self, data: str) -> Dict[str, Any]:
+        what = self._what
         try:
             event = parse_json_text(data)
         except (ValueError, RecursionError):
-            raise _invalid("A job event is not valid JSON.") from None
+            raise _invalid(f"A {what} event is not valid JSON.") from None
         try:
             event_envelope(event, "event")
         except Invalid as problem:
-            raise _invalid(f"Invalid job event: {problem}.") from None
+            raise _invalid(f"Invalid {what} event: {problem}.") from None
         assert isinstance(event, dict)
         kind: str = event["type"]
         payload = EVENT_CHECKS.get(kind)
         if payload is None:
-            raise DriverError("UNSUPPORTED_EVENT", f"The job stream sent event type {kind!r}, which this client does not understand.")
+            raise DriverError("UNSUPPORTED_EVENT", f"The {what} stream sent event type {kind!r}, which this client does not understand.")
         try:
             payload(event, "event")
         except Invalid as problem:
-            raise _invalid(f"Invalid job event: {problem}.") from None
-        broken = evaluate("jobEvent", {"event": event, "job": self._job, "sequence": self.cursor + 1})
+            raise _invalid(f"Invalid {what} event: {problem}.") from None
+        broken = evaluate(self._rules, {"event": event, what: self._record, "sequence": self.cursor + 1})
         if broken is not None:
-            raise _invalid(f"The job stream is inconsistent: {broken}.")
+            raise _invalid(f"The {what} stream is inconsistent: {broken}.")
         self.cursor = event["sequence"]
         if kind in TERMINAL_EVENT_TYPES:
             self.finished = True
         return event
+
+
+class JobStreamChecker(CommittedEventChecker):
+    """A job's live event stream (``tail_job``)."""
+
+    def __init__(self, job: Mapping[str, Any], after: int) -> None:
+        super().__init__(job, after, "job", "jobEvent")
+
+
+class RunRecordChecker(CommittedEventChecker):
+    """A run followed (``follow_run``): its record's committed events, attached or background."""
+
+    def __init__(self, run: Mapping[str, Any], after: int) -> None:
+        super().__init__(run, after, "run", "runLogEvent")

@@ -10,7 +10,7 @@ import socket
 import time
 import weakref
 from types import TracebackType
-from typing import Any, Dict, Generator, Iterator, List, Mapping, Optional, Tuple, Type, cast
+from typing import Any, Callable, Dict, Generator, Iterator, List, Mapping, Optional, Tuple, Type, cast
 
 from ._endpoint import (
     DEFAULT_DISCOVERY_TIMEOUT,
@@ -34,7 +34,7 @@ from ._responses import (
     is_success,
     require_event_stream,
 )
-from ._run_events import JobStreamChecker
+from ._run_events import CommittedEventChecker, JobStreamChecker, RunRecordChecker
 from ._submissions import (
     decision_body,
     path_of,
@@ -59,6 +59,9 @@ from .types import (
     ApprovalResolution,
     JobEventPage,
     JobEventsRequest,
+    RunEventPage,
+    RunEventsRequest,
+    RunInfo,
     JobInfo,
     JobListRequest,
     JobSubmit,
@@ -234,6 +237,17 @@ class AgenticClient:
         body = self._fetch_json("POST", ops.JOB_EVENTS.path, request_body(ops.JOB_EVENTS, request), self._io_timeout)
         return cast(JobEventPage, decode_answer(body, ops.JOB_EVENTS, request))
 
+    def read_run(self, run_id: str) -> RunInfo:
+        """Any run of this token's subject, attached or background: its state and cursor, and
+        once finished its ``result`` or ``error`` and ``usage``."""
+        body = self._fetch_json("POST", ops.READ_RUN.path, request_body(ops.READ_RUN, {"runId": run_id}), self._io_timeout)
+        return cast(RunInfo, decode_answer(body, ops.READ_RUN, {"runId": run_id}))
+
+    def run_events(self, request: RunEventsRequest) -> RunEventPage:
+        """One validated page of the run's committed events after ``request["after"]``."""
+        body = self._fetch_json("POST", ops.RUN_EVENTS.path, request_body(ops.RUN_EVENTS, request), self._io_timeout)
+        return cast(RunEventPage, decode_answer(body, ops.RUN_EVENTS, request))
+
     def search_retrieval(self, request: RetrievalSearch) -> RetrievalResult:
         """Search one corpus. The answer must be the requested corpus with at most ``limit``
         (default 8) unique chunks, each from a selected source and at or above ``minScore``,
@@ -281,18 +295,39 @@ class AgenticClient:
         """
         request_body(ops.READ_JOB, {"id": job_id})
         policy = TailPolicy(after, max_attempts, initial_delay, max_delay)
-        return self._tail(job_id, policy)
+        return self._tail(lambda: self.read_job(job_id), lambda job: JobStreamChecker(job, policy.after), path_of(ops.STREAM_JOB, job_id), policy)
 
-    def _tail(self, job_id: str, policy: TailPolicy) -> Generator[RunEvent, None, None]:
-        job = self.read_job(job_id)
-        if policy.nothing_to_tail(job):
+    def follow_run(
+        self,
+        run_id: str,
+        *,
+        after: int = 0,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        initial_delay: float = DEFAULT_INITIAL_DELAY,
+        max_delay: float = DEFAULT_MAX_DELAY,
+    ) -> Generator[RunEvent, None, None]:
+        """Follow any run's committed events live (``GET v1/runs/{id}/stream``) after
+        ``after``, on any replica, ending with its terminal event; like ``tail_job``: the run
+        is read first, a dropped connection is resumed with ``Last-Event-ID``, and after
+        ``max_attempts`` consecutive failed attempts it raises ``RUN_STREAM_LOST``. Closing
+        the generator closes the connection; the run goes on.
+        """
+        request_body(ops.READ_RUN, {"runId": run_id})
+        policy = TailPolicy(after, max_attempts, initial_delay, max_delay, "run")
+        return self._tail(lambda: self.read_run(run_id), lambda run: RunRecordChecker(run, policy.after), path_of(ops.STREAM_RUN, run_id), policy)
+
+    def _tail(
+        self, read: Callable[[], Mapping[str, Any]], checker_of: Callable[[Mapping[str, Any]], CommittedEventChecker], path: str, policy: TailPolicy
+    ) -> Generator[RunEvent, None, None]:
+        record = read()
+        if policy.nothing_to_tail(record):
             return
-        checker = JobStreamChecker(job, policy.after)
+        checker = checker_of(record)
         while True:
             before = checker.cursor
             failure: BaseException
             try:
-                yield from self._tail_once(job_id, checker)
+                yield from self._tail_once(path, checker)
                 if checker.finished:
                     return
                 failure = incomplete()
@@ -302,9 +337,9 @@ class AgenticClient:
                 failure = error
             time.sleep(policy.failed(checker.cursor > before, failure))
 
-    def _tail_once(self, job_id: str, checker: JobStreamChecker) -> Generator[RunEvent, None, None]:
+    def _tail_once(self, path: str, checker: CommittedEventChecker) -> Generator[RunEvent, None, None]:
         headers = {"Last-Event-ID": str(checker.cursor)}
-        connection, response = self._exchange("GET", path_of(ops.STREAM_JOB, job_id), None, "text/event-stream", self._io_timeout, headers)
+        connection, response = self._exchange("GET", path, None, "text/event-stream", self._io_timeout, headers)
         try:
             require_event_stream(response.getheader("Content-Type"))
             parser = JobStreamParser(checker)

@@ -92,7 +92,11 @@ from .generated.types import (
     RunCancelledEvent,
     RunCompletedEvent,
     RunEvent,
+    RunEventPage,
+    RunEventsRequest,
     RunFailedEvent,
+    RunInfo,
+    RunReadRequest,
     RunProgressEvent,
     RunRequest,
     RunResult,
@@ -129,6 +133,8 @@ FinishReason = Literal["stop", "length"]
 ProgressPhase = Literal["model", "tool", "context"]
 Decision = Literal["approve", "deny", "cancel"]
 JobState = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
+RunMode = Literal["attached", "background"]
+RunState = Literal["queued", "running", "waiting", "completed", "failed", "cancelled", "interrupted"]
 
 __all__ = [
     "ApplicationTool",
@@ -216,7 +222,13 @@ __all__ = [
     "RunCancelledEvent",
     "RunCompletedEvent",
     "RunEvent",
+    "RunEventPage",
+    "RunEventsRequest",
     "RunFailedEvent",
+    "RunInfo",
+    "RunMode",
+    "RunReadRequest",
+    "RunState",
     "RunProgressEvent",
     "RunRequest",
     "RunResult",

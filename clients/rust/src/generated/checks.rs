@@ -1118,6 +1118,63 @@ pub fn job_list(v: &Value, p: &str) -> Checked<()> {
     Ok(())
 }
 
+pub fn run_read_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["runId"])?;
+    o.with("runId", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    Ok(())
+}
+
+pub fn run_events_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["runId", "after", "limit"])?;
+    o.with("runId", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    o.with("after", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.opt_with("limit", |v, p| integer(v, p, 1.0, 100.0).map(drop))?;
+    Ok(())
+}
+
+pub fn run_info(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("runId", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    o.with("mode", |v, p| literal(v, p, &["attached", "background"]).map(drop))?;
+    o.opt_with("jobId", |v, p| matching(v, p, is_lower_uuid, "a lowercase UUID").map(drop))?;
+    o.with("provider", |v, p| matching(v, p, is_provider_id, "a provider id").map(drop))?;
+    o.with("model", |v, p| matching(v, p, is_model_id, "a model id").map(drop))?;
+    o.with("state", |v, p| literal(v, p, &["queued", "running", "waiting", "completed", "failed", "cancelled", "interrupted"]).map(drop))?;
+    o.with("cursor", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("createdAt", |v, p| {
+        matching(v, p, is_host_timestamp, "a host timestamp (UTC, milliseconds)")?;
+        matching(v, p, is_date_time, "an RFC 3339 date-time")?;
+        Ok(())
+    })?;
+    o.with("updatedAt", |v, p| {
+        matching(v, p, is_host_timestamp, "a host timestamp (UTC, milliseconds)")?;
+        matching(v, p, is_date_time, "an RFC 3339 date-time")?;
+        Ok(())
+    })?;
+    o.opt_with("expiresAt", |v, p| {
+        matching(v, p, is_host_timestamp, "a host timestamp (UTC, milliseconds)")?;
+        matching(v, p, is_date_time, "an RFC 3339 date-time")?;
+        Ok(())
+    })?;
+    o.opt_with("result", run_result)?;
+    o.opt_with("error", error_info)?;
+    o.opt_with("usage", usage)?;
+    Ok(())
+}
+
+pub fn run_event_page(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("run", run_info)?;
+    o.with("events", |v, p| {
+        let items = array(v, p, 0, 100)?;
+        each(items, p, run_event)?;
+        Ok(())
+    })?;
+    o.with("nextCursor", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("hasMore", |v, p| boolean(v, p).map(drop))?;
+    Ok(())
+}
+
 pub fn operator_waiting(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::open(v, p)?;
     o.with("kind", |v, p| literal(v, p, &["approval", "tool"]).map(drop))?;

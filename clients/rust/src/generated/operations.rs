@@ -207,6 +207,39 @@ pub const STREAM_JOB: Operation = Operation {
     answer_rules: None,
     answers: Answers::Events,
 };
+pub const READ_RUN: Operation = Operation {
+    id: "readRun",
+    method: "POST",
+    path: "v1/runs/read",
+    request: Some(checks::run_read_request),
+    response: checks::run_info,
+    invalid_code: Some(codes::INVALID_RUN_READ),
+    request_rules: None,
+    answer_rules: Some("runNamed"),
+    answers: Answers::Json,
+};
+pub const RUN_EVENTS: Operation = Operation {
+    id: "runEvents",
+    method: "POST",
+    path: "v1/runs/events",
+    request: Some(checks::run_events_request),
+    response: checks::run_event_page,
+    invalid_code: Some(codes::INVALID_RUN_CURSOR),
+    request_rules: None,
+    answer_rules: Some("runEventPage"),
+    answers: Answers::Json,
+};
+pub const STREAM_RUN: Operation = Operation {
+    id: "streamRun",
+    method: "GET",
+    path: "v1/runs/{id}/stream",
+    request: None,
+    response: checks::run_event,
+    invalid_code: None,
+    request_rules: None,
+    answer_rules: None,
+    answers: Answers::Events,
+};
 pub const SEARCH_RETRIEVAL: Operation = Operation {
     id: "searchRetrieval",
     method: "POST",
@@ -380,6 +413,9 @@ pub const OPERATIONS: &[Operation] = &[
     CANCEL_JOB,
     JOB_EVENTS,
     STREAM_JOB,
+    READ_RUN,
+    RUN_EVENTS,
+    STREAM_RUN,
     SEARCH_RETRIEVAL,
     INDEX_SOURCE,
     DELETE_SOURCE,

@@ -8,7 +8,8 @@ pub(crate) mod rules;
 mod stream;
 mod submissions;
 
-pub use stream::{job_event, EventValidator};
+pub(crate) use stream::log_event;
+pub use stream::EventValidator;
 pub use submissions::{approval_decision, request, tool_result};
 
 use crate::error::{codes, DriverError};

@@ -135,11 +135,9 @@ fn push(list: &mut Arc<Value>, entry: Value) {
     }
 }
 
-/// One event of a job's log (a page or the live stream) against the job: the rules of set
-/// `jobEvent` (the job's run, the expected sequence, run.started exactly first, no
-/// interactive events, a result that is the job's).
-pub fn job_event(job: &JobInfo, event: &Value, sequence: u64) -> Result<(), String> {
-    let job = serde_json::to_value(job).map_err(|e| e.to_string())?;
-    let scope = rules::scope([("event", event.clone()), ("job", job), ("sequence", Value::from(sequence))]);
-    rules::evaluate("jobEvent", &scope).map_or(Ok(()), |broken| Err(broken.to_string()))
+/// One committed event of a job's log or of a run read back (`rules`: `jobEvent`,
+/// `runLogEvent`) against the record it belongs to, named `what` in the rules' scope.
+pub(crate) fn log_event(rules_name: &str, what: &str, record: Value, event: &Value, sequence: u64) -> Result<(), String> {
+    let scope = rules::scope([("event", event.clone()), (what, record), ("sequence", Value::from(sequence))]);
+    rules::evaluate(rules_name, &scope).map_or(Ok(()), |broken| Err(broken.to_string()))
 }

@@ -1,5 +1,6 @@
 //! Sessions and durable jobs: the receipt, job state and event page rules on scripted
 //! peers, and `tail_job` against a loopback server that drops its connections.
+mod records;
 mod tail;
 
 use crate::support::*;
@@ -35,7 +36,7 @@ pub fn event(sequence: u64, kind: &str, fields: Value) -> Value {
     event
 }
 
-fn result(model: &str) -> Value {
+pub fn result(model: &str) -> Value {
     json!({"result": {"runId": RUN_ID, "provider": "mock", "model": model, "text": "Hello", "usage": {}, "steps": 1, "finishReason": "stop"}})
 }
 
@@ -50,7 +51,7 @@ pub fn completed_log() -> Vec<Value> {
 }
 
 /// A client of a peer answering `body` to every request.
-async fn answering(body: &Value) -> AsyncAgenticClient {
+pub async fn answering(body: &Value) -> AsyncAgenticClient {
     let peer = serve(Reply::Close(json("200 OK", body)), None).await;
     AsyncAgenticClient::new(&peer.url, TOKEN).unwrap()
 }

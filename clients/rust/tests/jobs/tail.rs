@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 
 /// What one connection gets.
 #[derive(Clone)]
-enum Answer {
+pub(super) enum Answer {
     /// A whole response, then close.
     Whole(Vec<u8>),
     /// The events and the start of another frame in a chunked body without its last
@@ -22,7 +22,7 @@ fn frames(events: &[Value]) -> String {
     events.iter().map(|e| format!("id: {}\nevent: {}\ndata: {e}\n\n", e["sequence"], e["type"].as_str().unwrap())).collect()
 }
 
-fn stream(events: &[Value]) -> Answer {
+pub(super) fn stream(events: &[Value]) -> Answer {
     Answer::Whole(response(
         "200 OK",
         &[("content-type", "text/event-stream"), ("agenticdriver-version", "1.0")],
@@ -30,8 +30,8 @@ fn stream(events: &[Value]) -> Answer {
     ))
 }
 
-struct Script {
-    url: String,
+pub(super) struct Script {
+    pub(super) url: String,
     /// The head of each request, in order.
     heads: Arc<Mutex<Vec<String>>>,
 }
@@ -42,7 +42,7 @@ impl Script {
     }
 
     /// The Last-Event-ID of each stream request, in order.
-    fn last_event_ids(&self) -> Vec<String> {
+    pub(super) fn last_event_ids(&self) -> Vec<String> {
         self.heads()
             .iter()
             .filter(|head| head.starts_with("GET "))
@@ -55,8 +55,8 @@ impl Script {
     }
 }
 
-/// Serves `job` to the first request, then `answers` in order (the last one repeats).
-async fn script(job: Value, answers: Vec<Answer>) -> Script {
+/// Serves `job` (or a run: any record read first) to the first request, then `answers` in order (the last one repeats).
+pub(super) async fn script(job: Value, answers: Vec<Answer>) -> Script {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://127.0.0.1:{}/", listener.local_addr().unwrap().port());
     let heads = Arc::new(Mutex::new(Vec::new()));
@@ -100,7 +100,7 @@ fn running() -> Value {
     job(json!({"state": "running", "cursor": 1, "expiresAt": null}))
 }
 
-fn fast(after: u64, max_attempts: u32) -> TailOptions {
+pub(super) fn fast(after: u64, max_attempts: u32) -> TailOptions {
     TailOptions { after, max_attempts, initial_backoff: Duration::from_millis(1), max_backoff: Duration::from_millis(4) }
 }
 

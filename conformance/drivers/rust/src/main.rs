@@ -93,6 +93,8 @@ trait Mode: Sync {
     /// The events of a job's tail after `after`; stopping after `limit` events (dropping
     /// the tail) closes the connection.
     fn tail(&self, url: &str, token: &str, id: &JobIdentity, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error>;
+    /// The events of a run followed after `after`, as `tail` reads a job's.
+    fn follow(&self, url: &str, token: &str, run_id: &str, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error>;
 }
 
 /// What a session or job call returned.
@@ -103,6 +105,10 @@ enum Reply {
     Job(Box<JobInfo>),
     /// A page of job events (validated by the client; no scenario reads it).
     Page,
+    /// A run read back.
+    Run(Box<RunInfo>),
+    /// A page of a run's events.
+    RunPage(Box<RunEventPage>),
     /// An ingestion receipt.
     Ingested(Box<IngestResult>),
     /// A search answer.
@@ -144,6 +150,8 @@ enum Operation {
     JobRead(JobIdentity),
     JobCancel(JobIdentity),
     JobEvents(JobEventsRequest),
+    RunRead(String),
+    RunEvents(RunEventsRequest),
     Ingest(Box<IngestRequest>),
     Search(Box<RetrievalSearch>),
 }
@@ -158,6 +166,8 @@ impl Operation {
             "job-read" => Operation::JobRead(fixture(case, "jobIdentity")?),
             "job-cancel" => Operation::JobCancel(fixture(case, "jobIdentity")?),
             "job-events" => Operation::JobEvents(fixture(case, "jobEvents")?),
+            "run-read" => Operation::RunRead(fixture::<RunReadRequest>(case, "runIdentity")?.run_id),
+            "run-events" => Operation::RunEvents(fixture(case, "runEvents")?),
             "ingest" => Operation::Ingest(Box::new(ingest_request())),
             _ => return Ok(None),
         }))
@@ -248,6 +258,8 @@ impl Mode for Async {
                 Operation::JobRead(id) => client.read_job(&id.id).await.map(|j| Reply::Job(Box::new(j))),
                 Operation::JobCancel(id) => client.cancel_job(&id.id).await.map(|j| Reply::Job(Box::new(j))),
                 Operation::JobEvents(request) => client.job_events(request).await.map(|_| Reply::Page),
+                Operation::RunRead(run_id) => client.read_run(run_id).await.map(|r| Reply::Run(Box::new(r))),
+                Operation::RunEvents(request) => client.run_events(request).await.map(|p| Reply::RunPage(Box::new(p))),
                 Operation::Ingest(request) => client.ingest_document(request).await.map(|r| Reply::Ingested(Box::new(r))),
                 Operation::Search(request) => client.search_retrieval(request).await.map(|r| Reply::Found(Box::new(r))),
             }
@@ -257,6 +269,11 @@ impl Mode for Async {
         let client = self.client(url, token)?;
         let mut tail = self.runtime.block_on(client.tail_job(&id.id, &TailOptions { after, ..TailOptions::default() }))?;
         // One block_on per event; dropping the tail closes its connection.
+        take_events(std::iter::from_fn(|| self.runtime.block_on(tail.next())), limit)
+    }
+    fn follow(&self, url: &str, token: &str, run_id: &str, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error> {
+        let client = self.client(url, token)?;
+        let mut tail = self.runtime.block_on(client.follow_run(run_id, &TailOptions { after, ..TailOptions::default() }))?;
         take_events(std::iter::from_fn(|| self.runtime.block_on(tail.next())), limit)
     }
 }
@@ -375,6 +392,8 @@ impl Mode for Blocking {
             Operation::JobRead(id) => client.read_job(&id.id).map(|j| Reply::Job(Box::new(j))),
             Operation::JobCancel(id) => client.cancel_job(&id.id).map(|j| Reply::Job(Box::new(j))),
             Operation::JobEvents(request) => client.job_events(request).map(|_| Reply::Page),
+            Operation::RunRead(run_id) => client.read_run(run_id).map(|r| Reply::Run(Box::new(r))),
+            Operation::RunEvents(request) => client.run_events(request).map(|p| Reply::RunPage(Box::new(p))),
             Operation::Ingest(request) => client.ingest_document(request).map(|r| Reply::Ingested(Box::new(r))),
             Operation::Search(request) => client.search_retrieval(request).map(|r| Reply::Found(Box::new(r))),
         }
@@ -382,6 +401,10 @@ impl Mode for Blocking {
     fn tail(&self, url: &str, token: &str, id: &JobIdentity, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error> {
         let client = self.client(url, token)?;
         take_events(client.tail_job(&id.id, &TailOptions { after, ..TailOptions::default() })?, limit)
+    }
+    fn follow(&self, url: &str, token: &str, run_id: &str, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error> {
+        let client = self.client(url, token)?;
+        take_events(client.follow_run(run_id, &TailOptions { after, ..TailOptions::default() })?, limit)
     }
 }
 
@@ -639,6 +662,8 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
     report.record("live:application-tool-approved", application_tool_scenario(mode, env, true));
     report.record("live:idempotency", idempotency_scenario(mode, env));
     report.record("live:job-tail", job_tail_scenario(mode, env));
+    report.record("live:run-read-back", run_read_back_scenario(mode, env));
+    report.record("live:run-follow", run_follow_scenario(mode, env));
     report.record("live:session", session_scenario(mode, env));
     report.record("live:retrieval", retrieval_scenario(mode, env));
     for (name, url) in [("live:tls-untrusted", &env.untrusted), ("live:tls-mismatch", &env.mismatch)] {
@@ -876,6 +901,67 @@ fn job_tail_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
     })?;
     let again = job_of(mode.call(live, token, &Operation::JobSubmit(Box::new(submission))))?;
     want(again.id == job.id, || format!("the same key and request again got job {}, the first {}", again.id, job.id))
+}
+
+fn run_of(reply: Result<Reply, Error>) -> Result<RunInfo, String> {
+    match reply.map_err(|e| describe(&e))? {
+        Reply::Run(run) => Ok(*run),
+        other => Err(format!("expected a run, got {other:?}")),
+    }
+}
+
+/// An attached run is read back by its run id and its events paged; another subject's
+/// token gets RUN_NOT_FOUND.
+fn run_read_back_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
+    let (live, token) = (env.live.as_str(), env.token.as_str());
+    let result = mode.run(live, token, &RunRequest::new("mock", "demo", "Hello")).map_err(|e| format!("the run: {}", describe(&e)))?;
+    let read = run_of(mode.call(live, token, &Operation::RunRead(result.run_id.clone())))?;
+    want(read.mode == RunMode::Attached && read.state == RunState::Completed, || format!("read_run: {:?} {:?}", read.mode, read.state))?;
+    want(read.result.as_ref().is_some_and(|r| r.text == "Hello" && r.run_id == result.run_id), || {
+        format!("read_run result {:?}", read.result)
+    })?;
+    let request = RunEventsRequest { run_id: result.run_id.clone(), after: 0, limit: None };
+    let page = match mode.call(live, token, &Operation::RunEvents(request)).map_err(|e| describe(&e))? {
+        Reply::RunPage(page) => *page,
+        other => return Err(format!("expected a page, got {other:?}")),
+    };
+    let sequences: Vec<u64> = page.events.iter().map(|e| e.sequence).collect();
+    want(sequences.len() as u64 == read.cursor && sequences.iter().enumerate().all(|(i, &s)| s == i as u64 + 1), || {
+        format!("run_events: sequences {sequences:?}, cursor {}", read.cursor)
+    })?;
+    match terminal(&page.events) {
+        Some(EventPayload::RunCompleted { result }) if result.text == "Hello" && !page.has_more => {}
+        other => return Err(format!("run_events: expected run.completed with text \"Hello\" at the end, got {other:?}")),
+    }
+    code_is(mode.call(live, &env.restricted, &Operation::RunRead(result.run_id)), "RUN_NOT_FOUND")
+        .map_err(|e| format!("another subject: {e}"))
+}
+
+/// A background run is followed by its run id for three events, the connection is dropped,
+/// and a second follow from the last sequence delivers the rest exactly once.
+fn run_follow_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
+    let (live, token) = (env.live.as_str(), env.token.as_str());
+    let script = mock_script(json!([{ "text": "one " }, { "stallMs": 150 }, { "text": "two " }, { "stallMs": 150 }, { "text": "three" }]));
+    let submission = JobSubmit { key: fresh_key(), request: RunRequest::new("mock", "demo", script) };
+    let job = job_of(mode.call(live, token, &Operation::JobSubmit(Box::new(submission))))?;
+    let first = mode.follow(live, token, &job.run_id, 0, Some(3)).map_err(|e| format!("the first follow: {}", describe(&e)))?;
+    want(first.len() == 3, || format!("the first follow delivered {} events", first.len()))?;
+    let rest =
+        mode.follow(live, token, &job.run_id, first[2].sequence, None).map_err(|e| format!("the second follow: {}", describe(&e)))?;
+    let events: Vec<Event> = first.into_iter().chain(rest).collect();
+    let sequences: Vec<u64> = events.iter().map(|e| e.sequence).collect();
+    want(sequences.iter().enumerate().all(|(i, &s)| s == i as u64 + 1), || format!("sequences {sequences:?}"))?;
+    match terminal(&events) {
+        Some(EventPayload::RunCompleted { result }) if result.text == "one two three" => {}
+        other => return Err(format!("expected run.completed with text \"one two three\", got {other:?}")),
+    }
+    let read = run_of(mode.call(live, token, &Operation::RunRead(job.run_id.clone())))?;
+    want(read.mode == RunMode::Background && read.job_id.as_deref() == Some(job.id.as_str()), || {
+        format!("read_run: {:?}, job {:?}", read.mode, read.job_id)
+    })?;
+    want(read.state == RunState::Completed && read.cursor == events.len() as u64, || {
+        format!("read_run: {:?} at cursor {}, {} events followed", read.state, read.cursor, events.len())
+    })
 }
 
 /// A run at revision 0 advances the session to 1, the stale revision conflicts, the

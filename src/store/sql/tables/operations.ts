@@ -9,6 +9,7 @@ import type { JournalEntry, OperationClaim, OperationRecord, OperationState, Ope
 import type { SqlEngine } from '../engine.js';
 import { LIVE_OWNER, ORPHAN } from '../ownership.js';
 import type { Migrations, Reaped, TableContext } from '../table.js';
+import { RUN_CHANGES } from './run-records.js';
 import { RUN_COLUMNS, type RunColumns } from './runs.js';
 
 /** The first step (released): the former `operations` and `operation_events` tables. */
@@ -105,6 +106,8 @@ export class OperationTable implements OperationStore, Reaped {
         throw storeError('The operation record is no longer this host replica\'s to write (its lease lapsed).');
       }
       await tx.run('INSERT INTO run_events (id, seq, at, event) VALUES (?, ?, ?, ?)', [updated.id, Number(updated.cursor), entry.at, json]);
+      // Followers of the run (run records) read on.
+      await tx.publish(RUN_CHANGES, updated.id);
     });
   }
 

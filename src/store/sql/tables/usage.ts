@@ -2,12 +2,13 @@
  * Usage records, and the runs in flight: a run's row of the one record of runs (`runs.ts`)
  * holds its start record from its start until its usage record, so a run whose replica died is
  * recorded `interrupted` when its owner is reaped. Starts and records arriving together share
- * one transaction per turn of the event loop.
+ * one transaction per turn of the event loop, with whatever else the store's group commit holds.
  */
 import { interruptedRecord, type RunStartRecord, type UsageRecord } from '../../../runtime/usage-record.js';
 import type { FinishedRunsPage, FinishedRunsQuery, UsageStore, UsageSummary } from '../../store.js';
 import { sumUsage, type UsageTotalsQuery, type UsageTotalsRow } from '../../usage-totals.js';
 import type { SqlEngine, SqlValue } from '../engine.js';
+import type { GroupCommit, GroupWriter, QueuedWrites } from '../group-commit.js';
 import { ORPHAN } from '../ownership.js';
 import type { Migrations, Reaped, TableContext } from '../table.js';
 import { RUN_COLUMNS } from './runs.js';
@@ -37,10 +38,13 @@ function inFlightMovedToRuns(field: (name: string) => string, millis: (iso: stri
    DROP TABLE runs_in_flight`;
 }
 
-/** A row that only marks an attached run without a key in flight: its id is the run's id, and it goes with its start record. */
-const MARKER = "mode = 'attached' AND run_key IS NULL";
+/**
+ * A row that only marks an attached run without a key in flight: its id is the run's id, and it
+ * goes with its start record. A row with a retention is a run record (`run-records.ts`): it stays.
+ */
+const MARKER = "mode = 'attached' AND run_key IS NULL AND retention_ms IS NULL";
 
-export class UsageTable implements UsageStore, Reaped {
+export class UsageTable implements UsageStore, Reaped, GroupWriter {
   static readonly migrations: Migrations = {
     sqlite: [
       USAGE_RECORDS,
@@ -64,7 +68,11 @@ export class UsageTable implements UsageStore, Reaped {
 
   private pending: PendingWrite[] = [];
 
-  constructor(private readonly context: TableContext) {}
+  constructor(
+    private readonly context: TableContext,
+    /** The store's shared commit: starts and records share transactions with the other queued writes. */
+    private readonly group: GroupCommit,
+  ) {}
 
   /** Resolves once the start is committed; concurrent writes share one commit. */
   runStarted(record: RunStartRecord): Promise<void> {
@@ -77,21 +85,25 @@ export class UsageTable implements UsageStore, Reaped {
   }
 
   /** Writes what is queued now (the store's close waits for it). */
-  async flush(): Promise<void> {
+  flush(): Promise<void> {
+    return this.group.flush();
+  }
+
+  take(): QueuedWrites | undefined {
     const batch = this.pending;
     this.pending = [];
-    if (batch.length === 0) return;
-    try {
-      await this.context.engine.transaction(async (tx) => {
+    if (batch.length === 0) return undefined;
+    return {
+      write: async (tx) => {
         for (const entry of batch) {
           if (entry.kind === 'start') await this.started(tx, entry.record);
           else await this.insert(tx, entry.record);
         }
-      });
-      for (const entry of batch) entry.done();
-    } catch (error) {
-      for (const entry of batch) entry.done(error);
-    }
+      },
+      settle: (error) => {
+        for (const entry of batch) entry.done(error);
+      },
+    };
   }
 
   /**
@@ -100,10 +112,10 @@ export class UsageTable implements UsageStore, Reaped {
    */
   async reap(tx: SqlEngine, now: number): Promise<number> {
     const at = new Date(now).toISOString();
-    const orphans = await tx.all<{ id: string; mode: string; run_key: string | null; start_record: string }>(`SELECT id, mode, run_key, start_record FROM runs WHERE start_record IS NOT NULL AND (${ORPHAN})`);
+    const orphans = await tx.all<{ id: string; mode: string; run_key: string | null; retention_ms: number | null; start_record: string }>(`SELECT id, mode, run_key, retention_ms, start_record FROM runs WHERE start_record IS NOT NULL AND (${ORPHAN})`);
     let recorded = 0;
     for (const row of orphans) {
-      const marker = row.mode === 'attached' && row.run_key === null;
+      const marker = row.mode === 'attached' && row.run_key === null && row.retention_ms === null;
       const taken = await tx.run(marker ? 'DELETE FROM runs WHERE id = ? AND start_record IS NOT NULL' : 'UPDATE runs SET start_record = NULL WHERE id = ? AND start_record IS NOT NULL', [row.id]);
       if (taken.changes === 0) continue;
       await this.insert(tx, interruptedRecord(JSON.parse(row.start_record) as RunStartRecord, at));
@@ -162,8 +174,8 @@ export class UsageTable implements UsageStore, Reaped {
 
   private enqueue(entry: (done: (error?: unknown) => void) => PendingWrite): Promise<void> {
     return new Promise((resolve, reject) => {
-      if (this.pending.length === 0) setImmediate(() => void this.flush());
       this.pending.push(entry((error) => (error === undefined ? resolve() : reject(error))));
+      this.group.request(true, 0);
     });
   }
 

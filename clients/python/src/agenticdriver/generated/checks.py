@@ -984,6 +984,53 @@ job_list: Check = obj(
     },
 )
 
+run_read_request: Check = obj(
+    {
+        "runId": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+    },
+    strict=True,
+)
+
+run_events_request: Check = obj(
+    {
+        "runId": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+        "after": integer(0, 9007199254740991),
+    },
+    {
+        "limit": integer(1, 100),
+    },
+    strict=True,
+)
+
+run_info: Check = obj(
+    {
+        "runId": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+        "mode": one_of("attached", "background"),
+        "provider": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}\Z"),
+        "model": string(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9._:/\[\]-]{0,199}\Z"),
+        "state": one_of("queued", "running", "waiting", "completed", "failed", "cancelled", "interrupted"),
+        "cursor": integer(0, 9007199254740991),
+        "createdAt": string(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z", fmt=is_date_time),
+        "updatedAt": string(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z", fmt=is_date_time),
+    },
+    {
+        "jobId": string(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+        "expiresAt": string(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z", fmt=is_date_time),
+        "result": run_result,
+        "error": error_info,
+        "usage": usage,
+    },
+)
+
+run_event_page: Check = obj(
+    {
+        "run": run_info,
+        "events": array(run_event, max_items=100),
+        "nextCursor": integer(0, 9007199254740991),
+        "hasMore": boolean(),
+    },
+)
+
 operator_waiting: Check = obj(
     {
         "kind": one_of("approval", "tool"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Dict, NamedTuple, Optional
 
 from .._schema import Check
-from .checks import approval_decision, approval_resolution, ingest_request, ingest_result, job_event_page, job_events_request, job_identity, job_info, job_list, job_list_request, job_submit, operator_approval_list, operator_audit_page, operator_audit_request, operator_job_list, operator_jobs_request, operator_list_request, operator_run_detail, operator_run_list, operator_runs_request, operator_update, operator_usage, operator_usage_request, protocol_info, provider_list, retrieval_delete_request, retrieval_delete_result, retrieval_index_receipt, retrieval_index_request, retrieval_result, retrieval_search, run_event, run_request, run_result, session_create, session_delete_result, session_identity, session_list, session_list_request, session_snapshot, tool_execution_identity, tool_execution_receipt, tool_execution_result
+from .checks import approval_decision, approval_resolution, ingest_request, ingest_result, job_event_page, job_events_request, job_identity, job_info, job_list, job_list_request, job_submit, operator_approval_list, operator_audit_page, operator_audit_request, operator_job_list, operator_jobs_request, operator_list_request, operator_run_detail, operator_run_list, operator_runs_request, operator_update, operator_usage, operator_usage_request, protocol_info, provider_list, retrieval_delete_request, retrieval_delete_result, retrieval_index_receipt, retrieval_index_request, retrieval_result, retrieval_search, run_event, run_event_page, run_events_request, run_info, run_read_request, run_request, run_result, session_create, session_delete_result, session_identity, session_list, session_list_request, session_snapshot, tool_execution_identity, tool_execution_receipt, tool_execution_result
 
 
 class Operation(NamedTuple):
@@ -41,6 +41,9 @@ LIST_JOBS = Operation("listJobs", "POST", "v1/jobs/list", job_list_request, job_
 CANCEL_JOB = Operation("cancelJob", "POST", "v1/jobs/cancel", job_identity, job_info, "INVALID_JOB", None, "jobNamed", "json")
 JOB_EVENTS = Operation("jobEvents", "POST", "v1/jobs/events", job_events_request, job_event_page, "INVALID_JOB_CURSOR", None, "jobEventPage", "json")
 STREAM_JOB = Operation("streamJob", "GET", "v1/jobs/{id}/stream", None, run_event, None, None, None, "events")
+READ_RUN = Operation("readRun", "POST", "v1/runs/read", run_read_request, run_info, "INVALID_RUN_READ", None, "runNamed", "json")
+RUN_EVENTS = Operation("runEvents", "POST", "v1/runs/events", run_events_request, run_event_page, "INVALID_RUN_CURSOR", None, "runEventPage", "json")
+STREAM_RUN = Operation("streamRun", "GET", "v1/runs/{id}/stream", None, run_event, None, None, None, "events")
 SEARCH_RETRIEVAL = Operation("searchRetrieval", "POST", "v1/retrieval/search", retrieval_search, retrieval_result, "INVALID_RETRIEVAL", None, "retrievalSearch", "json")
 INDEX_SOURCE = Operation("indexSource", "POST", "v1/retrieval/index", retrieval_index_request, retrieval_index_receipt, "INVALID_RETRIEVAL", "indexRequest", "indexReceipt", "json")
 DELETE_SOURCE = Operation("deleteSource", "POST", "v1/retrieval/delete", retrieval_delete_request, retrieval_delete_result, "INVALID_RETRIEVAL", None, "deleteReceipt", "json")
@@ -57,4 +60,4 @@ OPERATOR_USAGE = Operation("operatorUsage", "POST", "v1/operator/usage", operato
 OPERATOR_AUDIT = Operation("operatorAudit", "POST", "v1/operator/audit", operator_audit_request, operator_audit_page, "INVALID_OPERATOR_REQUEST", None, None, "json")
 
 #: Every operation by its id.
-OPERATIONS: Dict[str, Operation] = {op.id: op for op in (GET_PROTOCOL, LIST_PROVIDERS, RUN, DECIDE_APPROVAL, REPORT_TOOL_PROGRESS, COMPLETE_TOOL, CREATE_SESSION, READ_SESSION, DELETE_SESSION, LIST_SESSIONS, SUBMIT_JOB, READ_JOB, LIST_JOBS, CANCEL_JOB, JOB_EVENTS, STREAM_JOB, SEARCH_RETRIEVAL, INDEX_SOURCE, DELETE_SOURCE, INGEST_DOCUMENT, OPERATOR_LIST_RUNS, OPERATOR_UPDATES, OPERATOR_READ_RUN, OPERATOR_WATCH_RUN, OPERATOR_LIST_APPROVALS, OPERATOR_DECIDE_APPROVAL, OPERATOR_LIST_JOBS, OPERATOR_STREAM_JOB, OPERATOR_USAGE, OPERATOR_AUDIT)}
+OPERATIONS: Dict[str, Operation] = {op.id: op for op in (GET_PROTOCOL, LIST_PROVIDERS, RUN, DECIDE_APPROVAL, REPORT_TOOL_PROGRESS, COMPLETE_TOOL, CREATE_SESSION, READ_SESSION, DELETE_SESSION, LIST_SESSIONS, SUBMIT_JOB, READ_JOB, LIST_JOBS, CANCEL_JOB, JOB_EVENTS, STREAM_JOB, READ_RUN, RUN_EVENTS, STREAM_RUN, SEARCH_RETRIEVAL, INDEX_SOURCE, DELETE_SOURCE, INGEST_DOCUMENT, OPERATOR_LIST_RUNS, OPERATOR_UPDATES, OPERATOR_READ_RUN, OPERATOR_WATCH_RUN, OPERATOR_LIST_APPROVALS, OPERATOR_DECIDE_APPROVAL, OPERATOR_LIST_JOBS, OPERATOR_STREAM_JOB, OPERATOR_USAGE, OPERATOR_AUDIT)}

@@ -1644,6 +1644,366 @@ RULE_SETS: Dict[str, Any] = {
             },
         ],
     },
+    "runInfo": {
+        "params": [
+            "run",
+        ],
+        "rules": [
+            {
+                "id": "runInfo.timeOrder",
+                "check": {
+                    "atMost": [
+                        "run.createdAt",
+                        "run.updatedAt",
+                    ],
+                },
+                "message": "updatedAt is before createdAt",
+            },
+            {
+                "id": "runInfo.expiry",
+                "when": {
+                    "present": "run.expiresAt",
+                },
+                "check": {
+                    "in": [
+                        "run.state",
+                        {
+                            "value": [
+                                "completed",
+                                "failed",
+                                "cancelled",
+                                "interrupted",
+                            ],
+                        },
+                    ],
+                },
+                "message": "only a finished run carries expiresAt",
+            },
+            {
+                "id": "runInfo.expiresAfterUpdate",
+                "when": {
+                    "present": "run.expiresAt",
+                },
+                "check": {
+                    "less": [
+                        "run.updatedAt",
+                        "run.expiresAt",
+                    ],
+                },
+                "message": "expiresAt must be later than updatedAt",
+            },
+            {
+                "id": "runInfo.jobId",
+                "check": {
+                    "iff": [
+                        {
+                            "present": "run.jobId",
+                        },
+                        {
+                            "equal": [
+                                "run.mode",
+                                {
+                                    "value": "background",
+                                },
+                            ],
+                        },
+                    ],
+                },
+                "message": "a run carries jobId exactly when it is a background run",
+            },
+            {
+                "id": "runInfo.queuedCursor",
+                "when": {
+                    "equal": [
+                        "run.state",
+                        {
+                            "value": "queued",
+                        },
+                    ],
+                },
+                "check": {
+                    "equal": [
+                        "run.cursor",
+                        0,
+                    ],
+                },
+                "message": "a queued run has committed no events (cursor 0)",
+            },
+            {
+                "id": "runInfo.result",
+                "when": {
+                    "present": "run.result",
+                },
+                "check": {
+                    "equal": [
+                        "run.state",
+                        {
+                            "value": "completed",
+                        },
+                    ],
+                },
+                "message": "only a completed run carries a result",
+            },
+            {
+                "id": "runInfo.error",
+                "when": {
+                    "present": "run.error",
+                },
+                "check": {
+                    "in": [
+                        "run.state",
+                        {
+                            "value": [
+                                "failed",
+                                "cancelled",
+                                "interrupted",
+                            ],
+                        },
+                    ],
+                },
+                "message": "only a failed, cancelled or interrupted run carries an error",
+            },
+            {
+                "when": {
+                    "present": "run.result",
+                },
+                "rules": [
+                    {
+                        "id": "runInfo.resultRun",
+                        "check": {
+                            "equal": [
+                                "run.result.runId",
+                                "run.runId",
+                            ],
+                        },
+                        "message": "the result names another run",
+                    },
+                    {
+                        "id": "runInfo.resultProviderModel",
+                        "check": {
+                            "and": [
+                                {
+                                    "equal": [
+                                        "run.result.provider",
+                                        "run.provider",
+                                    ],
+                                },
+                                {
+                                    "equal": [
+                                        "run.result.model",
+                                        "run.model",
+                                    ],
+                                },
+                            ],
+                        },
+                        "message": "the result names another provider or model than the run's",
+                    },
+                ],
+            },
+        ],
+    },
+    "runNamed": {
+        "params": [
+            "answer",
+            "request",
+        ],
+        "rules": [
+            {
+                "id": "runNamed.id",
+                "check": {
+                    "equal": [
+                        "answer.runId",
+                        "request.runId",
+                    ],
+                },
+                "message": "the answer names another run",
+            },
+            {
+                "apply": "runInfo",
+                "with": {
+                    "run": "answer",
+                },
+            },
+        ],
+    },
+    "runEventPage": {
+        "params": [
+            "answer",
+            "request",
+        ],
+        "rules": [
+            {
+                "id": "runPage.run",
+                "check": {
+                    "equal": [
+                        "answer.run.runId",
+                        "request.runId",
+                    ],
+                },
+                "message": "the page describes another run",
+            },
+            {
+                "apply": "runInfo",
+                "with": {
+                    "run": "answer.run",
+                },
+            },
+            {
+                "id": "runPage.limit",
+                "check": {
+                    "atMost": [
+                        {
+                            "count": "answer.events",
+                        },
+                        {
+                            "default": [
+                                "request.limit",
+                                100,
+                            ],
+                        },
+                    ],
+                },
+                "message": "the page holds more events than the limit (default 100)",
+            },
+            {
+                "id": "runPage.after",
+                "check": {
+                    "atMost": [
+                        "request.after",
+                        "answer.run.cursor",
+                    ],
+                },
+                "message": "the page starts beyond the run's cursor",
+            },
+            {
+                "each": {
+                    "in": "answer.events",
+                    "as": "event",
+                    "index": "position",
+                },
+                "rules": [
+                    {
+                        "apply": "runLogEvent",
+                        "with": {
+                            "event": "event",
+                            "run": "answer.run",
+                            "sequence": {
+                                "add": [
+                                    "request.after",
+                                    "position",
+                                    1,
+                                ],
+                            },
+                        },
+                    },
+                    {
+                        "id": "runPage.withinCursor",
+                        "check": {
+                            "atMost": [
+                                "event.sequence",
+                                "answer.run.cursor",
+                            ],
+                        },
+                        "message": "the event is beyond the run's cursor",
+                    },
+                    {
+                        "id": "runPage.terminalLast",
+                        "when": {
+                            "in": [
+                                "event.type",
+                                {
+                                    "value": [
+                                        "run.completed",
+                                        "run.failed",
+                                        "run.cancelled",
+                                    ],
+                                },
+                            ],
+                        },
+                        "check": {
+                            "and": [
+                                {
+                                    "equal": [
+                                        "event.sequence",
+                                        "answer.run.cursor",
+                                    ],
+                                },
+                                {
+                                    "in": [
+                                        "answer.run.state",
+                                        {
+                                            "value": [
+                                                "completed",
+                                                "failed",
+                                                "cancelled",
+                                                "interrupted",
+                                            ],
+                                        },
+                                    ],
+                                },
+                            ],
+                        },
+                        "message": "a terminal event comes only last in a finished run's events",
+                    },
+                ],
+            },
+            {
+                "id": "runPage.nextCursor",
+                "check": {
+                    "equal": [
+                        "answer.nextCursor",
+                        {
+                            "add": [
+                                "request.after",
+                                {
+                                    "count": "answer.events",
+                                },
+                            ],
+                        },
+                    ],
+                },
+                "message": "nextCursor is not the last sequence of the page",
+            },
+            {
+                "id": "runPage.hasMore",
+                "check": {
+                    "iff": [
+                        {
+                            "equal": [
+                                "answer.hasMore",
+                                True,
+                            ],
+                        },
+                        {
+                            "less": [
+                                "answer.nextCursor",
+                                "answer.run.cursor",
+                            ],
+                        },
+                    ],
+                },
+                "message": "hasMore disagrees with the run's cursor",
+            },
+            {
+                "id": "runPage.emptyHasMore",
+                "when": {
+                    "equal": [
+                        "answer.hasMore",
+                        True,
+                    ],
+                },
+                "check": {
+                    "less": [
+                        0,
+                        {
+                            "count": "answer.events",
+                        },
+                    ],
+                },
+                "message": "an empty page cannot have more",
+            },
+        ],
+    },
     "jobEvent": {
         "params": [
             "event",
@@ -1793,6 +2153,127 @@ RULE_SETS: Dict[str, Any] = {
                         "with": {
                             "result": "event.result",
                         },
+                    },
+                ],
+            },
+        ],
+    },
+    "runLogEvent": {
+        "params": [
+            "event",
+            "run",
+            "sequence",
+        ],
+        "rules": [
+            {
+                "id": "runLog.run",
+                "check": {
+                    "equal": [
+                        "event.runId",
+                        "run.runId",
+                    ],
+                },
+                "message": "the event belongs to another run",
+            },
+            {
+                "id": "runLog.sequence",
+                "check": {
+                    "equal": [
+                        "event.sequence",
+                        "sequence",
+                    ],
+                },
+                "message": "the event is out of order",
+            },
+            {
+                "id": "runLog.startedFirst",
+                "check": {
+                    "iff": [
+                        {
+                            "equal": [
+                                "event.sequence",
+                                1,
+                            ],
+                        },
+                        {
+                            "equal": [
+                                "event.type",
+                                {
+                                    "value": "run.started",
+                                },
+                            ],
+                        },
+                    ],
+                },
+                "message": "run.started comes exactly at sequence 1",
+            },
+            {
+                "id": "runLog.startedNames",
+                "when": {
+                    "equal": [
+                        "event.type",
+                        {
+                            "value": "run.started",
+                        },
+                    ],
+                },
+                "check": {
+                    "and": [
+                        {
+                            "equal": [
+                                "event.provider",
+                                "run.provider",
+                            ],
+                        },
+                        {
+                            "equal": [
+                                "event.model",
+                                "run.model",
+                            ],
+                        },
+                    ],
+                },
+                "message": "run.started names another provider or model than the run's",
+            },
+            {
+                "when": {
+                    "equal": [
+                        "event.type",
+                        {
+                            "value": "run.completed",
+                        },
+                    ],
+                },
+                "rules": [
+                    {
+                        "id": "runLog.resultRun",
+                        "check": {
+                            "equal": [
+                                "event.result.runId",
+                                "run.runId",
+                            ],
+                        },
+                        "message": "the result names another run",
+                    },
+                    {
+                        "id": "runLog.resultProviderModel",
+                        "check": {
+                            "and": [
+                                {
+                                    "equal": [
+                                        "event.result.provider",
+                                        "run.provider",
+                                    ],
+                                },
+                                {
+                                    "equal": [
+                                        "event.result.model",
+                                        "run.model",
+                                    ],
+                                },
+                            ],
+                        },
+                        "message": "the result names another provider or model than the run's",
                     },
                 ],
             },

@@ -789,6 +789,45 @@ class JobList(TypedDict):
     jobs: List[JobInfo]
 
 
+class RunReadRequest(TypedDict):
+    runId: str
+
+
+class _RunEventsRequestRequired(TypedDict):
+    runId: str
+    after: int
+
+
+class RunEventsRequest(_RunEventsRequestRequired, total=False):
+    limit: int
+
+
+class _RunInfoRequired(TypedDict):
+    runId: str
+    mode: Literal["attached", "background"]
+    provider: str
+    model: str
+    state: Literal["queued", "running", "waiting", "completed", "failed", "cancelled", "interrupted"]
+    cursor: int
+    createdAt: str
+    updatedAt: str
+
+
+class RunInfo(_RunInfoRequired, total=False):
+    jobId: str
+    expiresAt: str
+    result: RunResult
+    error: ErrorInfo
+    usage: Usage
+
+
+class RunEventPage(TypedDict):
+    run: RunInfo
+    events: List[RunEvent]
+    nextCursor: int
+    hasMore: bool
+
+
 class _OperatorWaitingRequired(TypedDict):
     kind: Literal["approval", "tool"]
     since: str
