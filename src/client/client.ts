@@ -7,6 +7,7 @@ import type {
   ApprovalDecision,
   ApprovalRequest,
   ApprovalResolution,
+  ErrorInfo,
   IngestRequest,
   IngestResult,
   JobEventPage,
@@ -203,8 +204,7 @@ export class AgenticClient implements InteractiveCalls {
     for await (const event of this.stream(request, options)) {
       if (event.type === 'run.completed') return event.result;
       if (event.type === 'run.failed' || event.type === 'run.cancelled') {
-        const { code, message, retryable, outcome } = event.error;
-        throw new DriverError(code, message, { retryable, ...(outcome ? { outcome } : {}) });
+        throw errorOf(event.error);
       }
     }
     throw new DriverError('INCOMPLETE_STREAM', 'The event stream ended without a terminal event.');
@@ -396,7 +396,29 @@ export class AgenticClient implements InteractiveCalls {
     const run = await this.readRun(runId, options);
     if (after > run.cursor) throw new DriverError('INVALID_RUN_CURSOR', `after ${after} is beyond the run's cursor ${run.cursor}.`);
     if (FINISHED_STATES.has(run.state) && after === run.cursor) return;
-    yield* this.resumed(pathOf(ops.streamRun, run.runId), new RunRecordChecker(run, after), options, { lost: 'RUN_STREAM_LOST', what: 'run' });
+    const interactiveJobs = run.mode === 'background' && (await this.protocol(options)).features.includes('interactive-jobs');
+    yield* this.resumed(pathOf(ops.streamRun, run.runId), new RunRecordChecker(run, after, interactiveJobs), options, { lost: 'RUN_STREAM_LOST', what: 'run' });
+  }
+
+  /**
+   * Waits for any run of this token's subject to end (a background run's `result()`): follows
+   * it (followRun, from its current cursor) until its terminal event, and resolves its result
+   * or throws its DriverError, as run() does. A run already finished is answered from its
+   * record without a stream. It answers nothing itself: a run that waits for a person goes on
+   * waiting until someone decides (a handle from followRun, another client, the console).
+   */
+  async waitRun(runId: string, options: Omit<TailOptions, 'after'> = {}): Promise<RunResult> {
+    const read = await this.readRun(runId, options);
+    if (!FINISHED_STATES.has(read.state)) {
+      for await (const event of this.followRun(runId, { ...options, after: read.cursor })) {
+        if (event.type === 'run.completed') return event.result;
+        if (event.type === 'run.failed' || event.type === 'run.cancelled') throw errorOf(event.error);
+      }
+    }
+    // Finished when read, or a journal cut off without a terminal event: the record says how it ended.
+    const run = FINISHED_STATES.has(read.state) ? read : await this.readRun(runId, options);
+    if (run.result) return run.result;
+    throw run.error ? errorOf(run.error) : new DriverError('INCOMPLETE_STREAM', `The run ended ${run.state} without a result or an error.`);
   }
 
   /** A committed-event stream resumed across dropped connections with a bounded backoff (tailJob, followRun). */
@@ -494,6 +516,11 @@ export class AgenticClient implements InteractiveCalls {
   private endpoint(path: string): URL {
     return new URL(path, this.baseUrl);
   }
+}
+
+/** A run's wire error as the DriverError run() and waitRun() throw. */
+function errorOf({ code, message, retryable, outcome }: ErrorInfo): DriverError {
+  return new DriverError(code, message, { retryable, ...(outcome ? { outcome } : {}) });
 }
 
 /** Waits `ms`, or rejects as soon as the caller aborts. */

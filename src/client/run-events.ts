@@ -139,9 +139,28 @@ export class JobStreamChecker extends CommittedEventChecker {
   }
 }
 
-/** A run followed (followRun): its record's events, attached or background. */
+/** The events that ask for, or answer, a person's decision or an application's tool result. */
+const INTERACTIVE_TYPES: ReadonlySet<string> = new Set(Object.keys(NEGOTIATED));
+
+/**
+ * A run followed (followRun): its record's events, attached or background. A background run
+ * may ask for approvals and application-tool results only on a host that negotiated it
+ * (feature `interactive-jobs`), as a stream's run may only when its request did: anything else
+ * is UNSUPPORTED_EVENT, so no handle is ever made for a question nobody may answer.
+ */
 export class RunRecordChecker extends CommittedEventChecker {
-  constructor(run: RunInfo, after: number) {
+  private readonly refusesInteractive: boolean;
+
+  constructor(run: RunInfo, after: number, interactiveJobs: boolean) {
     super(after, 'run', STREAM_RULES.record, { run });
+    this.refusesInteractive = run.mode === 'background' && !interactiveJobs;
+  }
+
+  override accept(data: string): RunEvent {
+    const event = super.accept(data);
+    if (this.refusesInteractive && INTERACTIVE_TYPES.has(event.type)) {
+      throw new DriverError('UNSUPPORTED_EVENT', `The host sent ${event.type} on a background run, but did not advertise interactive-jobs.`);
+    }
+    return event;
   }
 }

@@ -187,6 +187,113 @@ describe('followRun', () => {
   });
 });
 
+describe('handles on a followed background run (scripted host)', () => {
+  const JOB = '00000000-0000-4000-8000-000000000001';
+  const CALL = { id: 'call-1', name: 'lookup', arguments: { q: 'x' } };
+  const frame = (event: Json): string => `id: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`;
+  const background = (extra: Json = {}): Json => running({ mode: 'background', jobId: JOB, cursor: 1, ...extra });
+  const protocol = (features: string[]) => answer({ protocol: 'agenticdriver', version: '1.0', supportedVersions: ['1.0'], features });
+  const approvalRequested = ev('approval.requested', 2, { approval: { approvalId: 'a-1', runId: RUN, call: CALL, requestedAt: T0, idlePolicy: 'pause' } });
+  const ticket = { executionId: 'e-1', runId: RUN, call: { ...CALL, id: 'call-2' } };
+
+  /**
+   * A background run that asks for approval, then (once decided) dispatches an application tool,
+   * then (once completed) ends: each part of the stream is written only after the client's answer
+   * reached the host (the fence is the answer itself, never a timer).
+   */
+  function interactiveRun(): { decided: Promise<Json>; completed: Promise<Json> } {
+    let decide!: (body: Json) => void;
+    let complete!: (body: Json) => void;
+    const decided = new Promise<Json>((resolve) => (decide = resolve));
+    const completed = new Promise<Json>((resolve) => (complete = resolve));
+    routes.set(`/v1/runs/${RUN}/stream`, (_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'text/event-stream', 'AgenticDriver-Version': '1.0' });
+      response.write(frame(approvalRequested));
+      void decided.then((decision) => {
+        const outcome = decision.decision === 'approve' ? 'approved' : 'denied';
+        response.write(frame(ev('approval.resolved', 3, { resolution: { approvalId: 'a-1', runId: RUN, callId: 'call-1', outcome, decidedAt: T0 } })));
+        response.write(frame(ev('tool.execution.requested', 4, { execution: ticket })));
+      });
+      void completed.then((delivered) => response.end(frame(ev('run.completed', 5, { result: result({ text: JSON.stringify(delivered.output) }) }))));
+    });
+    routes.set('/v1/approvals/decisions', (request, response) => {
+      const decision = JSON.parse(seen.at(-1)!.body) as Json;
+      json(response, 200, { approvalId: decision.approvalId, runId: decision.runId, callId: decision.call.id, outcome: 'approved', decidedAt: T0 });
+      decide(decision);
+    });
+    routes.set('/v1/tool-executions/results', (_request, response) => {
+      const delivered = JSON.parse(seen.at(-1)!.body) as Json;
+      json(response, 200, { executionId: delivered.executionId, runId: delivered.runId, callId: delivered.callId, status: 'accepted' });
+      complete(delivered);
+    });
+    return { decided, completed };
+  }
+
+  it('with interactive-jobs: the approval is decided and the tool completed through handles made from followed events', async () => {
+    routes.set('/v1/protocol', protocol(['durable-jobs', 'run-records', 'interactive-jobs']));
+    routes.set('/v1/runs/read', answer(background()));
+    const { decided, completed } = interactiveRun();
+    const c = client();
+    const types: string[] = [];
+    for await (const event of c.followRun(RUN, { after: 1 })) {
+      types.push(event.type);
+      if (event.type === 'approval.requested') assert.equal((await c.approval(event).approve()).outcome, 'approved');
+      if (event.type === 'tool.execution.requested') assert.equal((await c.execution(event).complete({ found: 42 })).status, 'accepted');
+      if (event.type === 'run.completed') assert.equal(event.result.text, '{"found":42}');
+    }
+    assert.deepEqual(types, ['approval.requested', 'approval.resolved', 'tool.execution.requested', 'run.completed']);
+    assert.deepEqual(await decided, { approvalId: 'a-1', runId: RUN, call: CALL, decision: 'approve' });
+    assert.deepEqual(await completed, { executionId: 'e-1', runId: RUN, callId: 'call-2', output: { found: 42 } });
+  });
+
+  it('without interactive-jobs: a followed background run that asks for approval is UNSUPPORTED_EVENT, before any handle', async () => {
+    routes.set('/v1/protocol', protocol(['durable-jobs', 'run-records']));
+    routes.set('/v1/runs/read', answer(background()));
+    interactiveRun();
+    const delivered: string[] = [];
+    const error = await failure(async () => {
+      for await (const event of client().followRun(RUN, { after: 1 })) delivered.push(event.type);
+    });
+    assert.equal(error.code, 'UNSUPPORTED_EVENT');
+    assert.deepEqual(delivered, []);
+    assert.equal(seen.filter((entry) => entry.path === '/v1/approvals/decisions').length, 0);
+  });
+
+  it('an attached run followed asks nothing of the host\'s features', async () => {
+    routes.set('/v1/runs/read', answer(running({ cursor: 1 })));
+    routes.set(`/v1/runs/${RUN}/stream`, (_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'text/event-stream', 'AgenticDriver-Version': '1.0' });
+      response.end(log().slice(1).map(frame).join(''));
+    });
+    for await (const _ of client().followRun(RUN, { after: 1 }));
+    assert.equal(seen.filter((entry) => entry.path === '/v1/protocol').length, 0);
+  });
+});
+
+describe('waitRun (scripted host)', () => {
+  it('answers a finished run from its record: its result, or its error thrown', async () => {
+    routes.set('/v1/runs/read', answer(run()));
+    assert.equal((await client().waitRun(RUN)).text, 'hi');
+    const { result: _r, ...failed } = run({ state: 'failed', error: { code: 'APPROVAL_DENIED', message: 'Denied.', retryable: false } });
+    routes.set('/v1/runs/read', answer(failed));
+    const error = await failure(() => client().waitRun(RUN));
+    assert.deepEqual([error.code, error.retryable], ['APPROVAL_DENIED', false]);
+    assert.equal(seen.filter((entry) => entry.path.endsWith('/stream')).length, 0);
+  });
+
+  it('follows a running run from its cursor to its terminal event', async () => {
+    routes.set('/v1/runs/read', answer(running({ cursor: 2 })));
+    routes.set(`/v1/runs/${RUN}/stream`, (_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'text/event-stream', 'AgenticDriver-Version': '1.0' });
+      const failedEnd = ev('run.failed', 4, { error: { code: 'PROVIDER_ERROR', message: 'Gone.', retryable: true, outcome: 'uncertain' } });
+      response.end([log()[2]!, failedEnd].map((event) => `id: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`).join(''));
+    });
+    const error = await failure(() => client().waitRun(RUN));
+    assert.deepEqual([error.code, error.retryable, error.outcome], ['PROVIDER_ERROR', true, 'uncertain']);
+    assert.deepEqual(seen.filter((entry) => entry.path.endsWith('/stream')).map((entry) => entry.lastEventId), ['2']);
+  });
+});
+
 describe('run records against the real host', () => {
   let host: TestHost;
   let real: AgenticClient;
@@ -229,5 +336,64 @@ describe('run records against the real host', () => {
     const read = await real.readRun(job.runId);
     assert.equal(read.mode, 'background');
     assert.equal(read.jobId, job.id);
+  });
+});
+
+describe('a background run that waits for people, followed against the real host (jobs.interactive)', () => {
+  let host: TestHost;
+  let real: AgenticClient;
+  let executions = 0;
+  const lookup = { name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } };
+  before(async () => {
+    const guarded = { name: 'guarded', description: 'Needs review.', inputSchema: { type: 'object' }, requiresApproval: true, execute: () => `executed ${++executions}` };
+    host = await startTestHost(
+      {
+        tokens: [
+          {
+            id: 'main',
+            subject: 'test-user',
+            tokenRef: { env: 'AD_TEST_TOKEN' },
+            providers: ['mock'],
+            tools: ['guarded'],
+            approveTools: ['guarded'],
+            applicationTools: [{ name: 'lookup', requiresApproval: false }],
+            jobs: ['submit', 'read'],
+          },
+        ],
+        approvals: { interactive: true },
+        applicationTools: { enabled: true, requireApproval: false },
+        jobs: { retentionMs: 60_000, workers: 1, interactive: true },
+      },
+      { tools: [guarded] },
+    );
+    real = new AgenticClient({ url: host.url, token: TOKEN });
+  });
+  after(() => host.close());
+
+  it('submitted, followed, approved and its tool completed through the handles, then its result waited for', async () => {
+    const job = await real.submitJob({
+      key: `handles-${Date.now()}`,
+      request: {
+        provider: 'mock',
+        model: 'demo',
+        input: script([{ toolCall: { name: 'guarded', arguments: { n: 1 }, id: 'g1' } }], [{ toolCall: { name: 'lookup', arguments: { q: 'x' }, id: 'l1' } }], [{ echoToolResults: true }]),
+        tools: ['guarded', 'lookup'],
+        applicationTools: [lookup],
+        approvals: { mode: 'interactive', idlePolicy: 'pause' },
+      },
+    });
+    const waited = real.waitRun(job.runId);
+    const types: string[] = [];
+    for await (const event of real.followRun(job.runId)) {
+      types.push(event.type);
+      if (event.type === 'approval.requested') assert.equal((await real.approval(event).approve()).outcome, 'approved');
+      if (event.type === 'tool.execution.requested') assert.equal((await real.execution(event).complete({ found: 42 })).status, 'accepted');
+    }
+    for (const expected of ['approval.requested', 'approval.resolved', 'tool.execution.requested', 'run.completed']) assert.ok(types.includes(expected), `${expected} in ${types.join(',')}`);
+    const result = await waited;
+    assert.equal(result.runId, job.runId);
+    assert.equal(result.text, '[{"found":42}]');
+    assert.equal(executions, 1, 'the approved host tool ran once');
+    assert.deepEqual((await real.readRun(job.runId)).result, result);
   });
 });
