@@ -1,7 +1,7 @@
 /**
  * Starts the real agenticdriver host (src/host) for the live scenarios: mock provider,
  * host tools `echo` and `guarded` (needs approval), interactive approvals and application
- * tools enabled, a retrieval corpus `default` the main token may search, index and delete,
+ * tools enabled, background runs that wait for people (`jobs.interactive`), a retrieval corpus `default` the main token may search, index and delete,
  * a main and a restricted token. Loaded dynamically so the harness still
  * runs the peer while the host is not built.
  */
@@ -86,7 +86,7 @@ export async function startLiveHost(
         approvals: { interactive: true },
         applicationTools: { enabled: true, requireApproval: false },
         sessions: { retentionMs: 600_000 },
-        jobs: { retentionMs: 600_000, pollIntervalMs: 20 },
+        jobs: { retentionMs: 600_000, pollIntervalMs: 20, interactive: true },
         retrieval: { corpora: [{ id: 'default' }] },
         state: { directory: join(directory, 'state') },
       },

@@ -4,6 +4,8 @@ HTTP — the record and page rules every client shares, ``follow_run`` resuming 
 from __future__ import annotations
 
 import asyncio
+import secrets
+import threading
 import json
 from typing import Any, Callable, Dict, List, Optional
 
@@ -214,3 +216,154 @@ def test_an_attached_run_is_read_back_paged_and_followed_on_the_real_host(live_h
     assert followed[-1]["type"] == "run.completed"
     assert client.run_events({"runId": answered["runId"], "after": 0})["events"] == followed
     assert [event["sequence"] for event in client.follow_run(answered["runId"], after=2)] == [event["sequence"] for event in followed[2:]]
+
+
+JOB = "00000000-0000-4000-8000-000000000001"
+CALL = {"id": "call-1", "name": "lookup", "arguments": {"q": "x"}}
+TICKET = {"executionId": "e-1", "runId": RUN, "call": {**CALL, "id": "call-2"}}
+
+
+def background(**overrides: Any) -> Json:
+    return running(mode="background", jobId=JOB, cursor=1, **overrides)
+
+
+def protocol(*features: str) -> Callable[[Exchange], None]:
+    return answer({"protocol": "agenticdriver", "version": "1.0", "supportedVersions": ["1.0"], "features": list(features)})
+
+
+def interactive_run(host: ScriptedHost) -> Dict[str, Any]:
+    """A background run that asks for approval, then (once decided) dispatches an application tool,
+    then (once completed) ends: each part is written only after the client's answer reached the host."""
+    answered: Dict[str, Any] = {"decided": threading.Event(), "completed": threading.Event()}
+
+    def stream(exchange: Exchange) -> None:
+        exchange.send_response(200)
+        for name, value in {"AgenticDriver-Version": "1.0", "Content-Type": "text/event-stream", "Connection": "close"}.items():
+            exchange.send_header(name, value)
+        exchange.end_headers()
+        exchange.wfile.write(frame(ev("approval.requested", 2, approval={"approvalId": "a-1", "runId": RUN, "call": CALL, "requestedAt": T0, "idlePolicy": "pause"})))
+        exchange.wfile.flush()
+        if not answered["decided"].wait(10):
+            return
+        resolution = {"approvalId": "a-1", "runId": RUN, "callId": "call-1", "outcome": "approved", "decidedAt": T0}
+        exchange.wfile.write(frame(ev("approval.resolved", 3, resolution=resolution)) + frame(ev("tool.execution.requested", 4, execution=TICKET)))
+        exchange.wfile.flush()
+        if not answered["completed"].wait(10):
+            return
+        exchange.wfile.write(frame(ev("run.completed", 5, result=result(text=json.dumps(answered["result"]["output"])))))
+        exchange.close_connection = True
+
+    def decide(exchange: Exchange) -> None:
+        decision = json.loads(host.requests[-1]["body"])
+        answered["decision"] = decision
+        exchange.reply(200, {"approvalId": decision["approvalId"], "runId": decision["runId"], "callId": decision["call"]["id"], "outcome": "approved", "decidedAt": T0})
+        answered["decided"].set()
+
+    def complete(exchange: Exchange) -> None:
+        delivered = json.loads(host.requests[-1]["body"])
+        answered["result"] = delivered
+        exchange.reply(200, {"executionId": delivered["executionId"], "runId": delivered["runId"], "callId": delivered["callId"], "status": "accepted"})
+        answered["completed"].set()
+
+    host.routes[STREAM] = stream
+    host.routes["approvals/decisions"] = decide
+    host.routes["tool-executions/results"] = complete
+    return answered
+
+
+def follow_with_handles(url: str, asynchronous: bool) -> List[str]:
+    """Follows RUN from 1, approving each approval and completing each ticket with {"found": 42} through the handles."""
+    types: List[str] = []
+    if not asynchronous:
+        client = AgenticClient(url, TOKEN)
+        for event in client.follow_run(RUN, after=1):
+            types.append(event["type"])
+            if event["type"] == "approval.requested":
+                assert client.approval(event).approve()["outcome"] == "approved"
+            if event["type"] == "tool.execution.requested":
+                assert client.execution(event).complete({"found": 42})["status"] == "accepted"
+        return types
+
+    async def main() -> None:
+        async with AsyncAgenticClient(url, TOKEN) as client:
+            async for event in client.follow_run(RUN, after=1):
+                types.append(event["type"])
+                if event["type"] == "approval.requested":
+                    assert (await client.approval(event).approve())["outcome"] == "approved"
+                if event["type"] == "tool.execution.requested":
+                    assert (await client.execution(event).complete({"found": 42}))["status"] == "accepted"
+
+    asyncio.run(main())
+    return types
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_handles_on_a_followed_background_run_with_interactive_jobs(host: ScriptedHost, asynchronous: bool) -> None:
+    host.routes["protocol"] = protocol("durable-jobs", "run-records", "interactive-jobs")
+    host.routes["runs/read"] = answer(background())
+    answered = interactive_run(host)
+    assert follow_with_handles(host.url, asynchronous) == ["approval.requested", "approval.resolved", "tool.execution.requested", "run.completed"]
+    assert answered["decision"] == {"approvalId": "a-1", "runId": RUN, "call": CALL, "decision": "approve"}
+    assert answered["result"] == {"executionId": "e-1", "runId": RUN, "callId": "call-2", "output": {"found": 42}}
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_no_handle_on_a_followed_background_run_without_interactive_jobs(host: ScriptedHost, asynchronous: bool) -> None:
+    host.routes["protocol"] = protocol("durable-jobs", "run-records")
+    host.routes["runs/read"] = answer(background())
+    interactive_run(host)
+    assert failure(lambda: follow_with_handles(host.url, asynchronous)).code == "UNSUPPORTED_EVENT"
+    assert not [request for request in host.requests if "approvals" in request["path"]]
+
+
+@CALLS
+def test_an_attached_run_followed_does_not_read_the_features(host: ScriptedHost, call: Any) -> None:
+    host.routes["runs/read"] = answer(running(cursor=1))
+    run_stream(host, send_to_end)
+    assert call(host.url, "follow_run", RUN, after=1) == [2, 3, 4]
+    assert not [request for request in host.requests if request["path"].endswith("/protocol")]
+
+
+@CALLS
+def test_wait_run_answers_a_finished_run_from_its_record(host: ScriptedHost, call: Any) -> None:
+    host.routes["runs/read"] = answer(run())
+    assert call(host.url, "wait_run", RUN)["text"] == "Hello"
+    host.routes["runs/read"] = answer(run(state="failed", result=None, error={"code": "APPROVAL_DENIED", "message": "Denied.", "retryable": False}))
+    error = failure(lambda: call(host.url, "wait_run", RUN))
+    assert (error.code, error.retryable) == ("APPROVAL_DENIED", False)
+    assert last_event_ids(host) == []
+
+
+@CALLS
+def test_wait_run_follows_a_running_run_from_its_cursor_to_its_end(host: ScriptedHost, call: Any) -> None:
+    host.routes["runs/read"] = answer(running(cursor=2))
+    failed = ev("run.failed", 4, error={"code": "PROVIDER_ERROR", "message": "Gone.", "retryable": True, "outcome": "uncertain"})
+    run_stream(host, lambda exchange, _after: exchange.stream(frame(log()[2]) + frame(failed)))
+    error = failure(lambda: call(host.url, "wait_run", RUN))
+    assert (error.code, error.retryable, error.outcome) == ("PROVIDER_ERROR", True, "uncertain")
+    assert last_event_ids(host) == ["2"]
+
+
+def test_a_background_run_waiting_for_people_is_answered_through_handles_on_the_real_host(live_host: LiveHost) -> None:
+    client = AgenticClient(live_host.url, live_host.token, ca_file=live_host.ca_file)
+    script = {"mockScript": {"steps": [
+        {"actions": [{"toolCall": {"name": "guarded", "arguments": {"n": 1}, "id": "g1"}}]},
+        {"actions": [{"toolCall": {"name": "application_lookup", "arguments": {"q": "x"}, "id": "l1"}}]},
+        {"actions": [{"echoToolResults": True}]},
+    ]}}
+    job = client.submit_job({"key": f"handles-{secrets.token_hex(8)}", "request": {
+        "provider": "mock", "model": "demo", "input": json.dumps(script), "tools": ["guarded", "application_lookup"],
+        "applicationTools": [{"name": "application_lookup", "description": "Looks something up.", "inputSchema": {"type": "object"}}],
+        "approvals": {"mode": "interactive", "idlePolicy": "pause"},
+    }})
+    types = []
+    for event in client.follow_run(job["runId"]):
+        types.append(event["type"])
+        if event["type"] == "approval.requested":
+            assert client.approval(event).approve()["outcome"] == "approved"
+        if event["type"] == "tool.execution.requested":
+            assert client.execution(event).complete({"found": 42})["status"] == "accepted"
+    assert {"approval.requested", "approval.resolved", "tool.execution.requested", "run.completed"} <= set(types)
+    result = client.wait_run(job["runId"])
+    assert result["runId"] == job["runId"]
+    assert result["text"] == '[{"found":42}]'

@@ -31,7 +31,7 @@ from ._responses import (
     is_success,
     require_event_stream,
 )
-from ._run_events import CommittedEventChecker, JobStreamChecker, RunRecordChecker
+from ._run_events import CommittedEventChecker, JobStreamChecker, RunRecordChecker, error_of, settled
 from ._submissions import (
     decision_body,
     path_of,
@@ -39,7 +39,7 @@ from ._submissions import (
     request_body,
     result_body,
 )
-from ._tail import DEFAULT_INITIAL_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, TailPolicy, incomplete, is_resumable
+from ._tail import DEFAULT_INITIAL_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, TERMINAL_JOB_STATES, TailPolicy, incomplete, is_resumable
 from ._tickets import (
     AsyncPendingApproval,
     AsyncPendingExecution,
@@ -310,7 +310,38 @@ class AsyncAgenticClient:
         ``AgenticClient.follow_run``. ``aclose()`` on the generator closes the connection; the run goes on."""
         request_body(ops.READ_RUN, {"runId": run_id})
         policy = TailPolicy(after, max_attempts, initial_delay, max_delay, "run")
-        return self._tail(lambda: self.read_run(run_id), lambda run: RunRecordChecker(run, policy.after), path_of(ops.STREAM_RUN, run_id), policy)
+        interactive_jobs = [False]
+
+        async def read() -> Mapping[str, Any]:
+            run = await self.read_run(run_id)
+            # A followed run may ask for people only as a background run on a host advertising interactive-jobs.
+            interactive_jobs[0] = run["mode"] == "background" and "interactive-jobs" in (await self.protocol())["features"]
+            return run
+
+        return self._tail(read, lambda run: RunRecordChecker(run, policy.after, interactive_jobs[0]), path_of(ops.STREAM_RUN, run_id), policy)
+
+    async def wait_run(
+        self,
+        run_id: str,
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        initial_delay: float = DEFAULT_INITIAL_DELAY,
+        max_delay: float = DEFAULT_MAX_DELAY,
+    ) -> RunResult:
+        """A background run's ``result()``: its result, or its ``DriverError`` raised; see ``AgenticClient.wait_run``."""
+        read = await self.read_run(run_id)
+        if read["state"] not in TERMINAL_JOB_STATES:
+            events = self.follow_run(run_id, after=read["cursor"], max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay)
+            try:
+                async for event in events:
+                    if event["type"] == "run.completed":
+                        return event["result"]
+                    if event["type"] in ("run.failed", "run.cancelled"):
+                        raise error_of(cast(Mapping[str, Any], event)["error"])
+            finally:
+                await events.aclose()
+            read = await self.read_run(run_id)
+        return cast(RunResult, settled(read))
 
     async def _tail(
         self,

@@ -140,8 +140,38 @@ class JobStreamChecker(CommittedEventChecker):
         super().__init__(job, after, "job", "jobEvent")
 
 
-class RunRecordChecker(CommittedEventChecker):
-    """A run followed (``follow_run``): its record's committed events, attached or background."""
+INTERACTIVE_EVENT_TYPES = frozenset({"approval.requested", "approval.resolved", "tool.execution.requested"})
 
-    def __init__(self, run: Mapping[str, Any], after: int) -> None:
+
+class RunRecordChecker(CommittedEventChecker):
+    """A run followed (``follow_run``): its record's committed events, attached or background.
+
+    A background run may ask for approvals and application-tool results only on a host that
+    advertises ``interactive-jobs`` (as a stream's run may only when its request negotiated
+    them); anything else is ``UNSUPPORTED_EVENT``, so no handle is made for a question nobody
+    may answer.
+    """
+
+    def __init__(self, run: Mapping[str, Any], after: int, interactive_jobs: bool) -> None:
         super().__init__(run, after, "run", "runLogEvent")
+        self._refuses_interactive = run["mode"] == "background" and not interactive_jobs
+
+    def accept(self, data: str) -> Dict[str, Any]:
+        event = super().accept(data)
+        if self._refuses_interactive and event["type"] in INTERACTIVE_EVENT_TYPES:
+            raise DriverError("UNSUPPORTED_EVENT", f"The host sent {event['type']} on a background run, but did not advertise interactive-jobs.")
+        return event
+
+
+def error_of(info: Mapping[str, Any]) -> DriverError:
+    """A run's wire error (``run.failed``, ``run.cancelled``, a record's ``error``) as the ``DriverError`` raised for it."""
+    return DriverError(info["code"], info["message"], info["retryable"], info.get("outcome"))
+
+
+def settled(run: Mapping[str, Any]) -> Any:
+    """A finished run's record as ``wait_run`` answers it: its result, or its error raised."""
+    if "result" in run:
+        return run["result"]
+    if "error" in run:
+        raise error_of(run["error"])
+    raise DriverError("INCOMPLETE_STREAM", f"The run ended {run['state']} without a result or an error.")

@@ -9,6 +9,7 @@ import http.client
 import socket
 import time
 import weakref
+from contextlib import closing
 from types import TracebackType
 from typing import Any, Callable, Dict, Generator, Iterator, List, Mapping, Optional, Tuple, Type, cast
 
@@ -34,7 +35,7 @@ from ._responses import (
     is_success,
     require_event_stream,
 )
-from ._run_events import CommittedEventChecker, JobStreamChecker, RunRecordChecker
+from ._run_events import CommittedEventChecker, JobStreamChecker, RunRecordChecker, error_of, settled
 from ._submissions import (
     decision_body,
     path_of,
@@ -42,7 +43,7 @@ from ._submissions import (
     request_body,
     result_body,
 )
-from ._tail import DEFAULT_INITIAL_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, TailPolicy, incomplete, is_resumable
+from ._tail import DEFAULT_INITIAL_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, TERMINAL_JOB_STATES, TailPolicy, incomplete, is_resumable
 from ._tickets import (
     PendingApproval,
     PendingExecution,
@@ -314,7 +315,38 @@ class AgenticClient:
         """
         request_body(ops.READ_RUN, {"runId": run_id})
         policy = TailPolicy(after, max_attempts, initial_delay, max_delay, "run")
-        return self._tail(lambda: self.read_run(run_id), lambda run: RunRecordChecker(run, policy.after), path_of(ops.STREAM_RUN, run_id), policy)
+        return self._tail(lambda: self.read_run(run_id), lambda run: RunRecordChecker(run, policy.after, self._interactive_jobs(run)), path_of(ops.STREAM_RUN, run_id), policy)
+
+    def _interactive_jobs(self, run: Mapping[str, Any]) -> bool:
+        """Whether a followed run may ask for people: a background run on a host advertising ``interactive-jobs``."""
+        return run["mode"] == "background" and "interactive-jobs" in self.protocol()["features"]
+
+    def wait_run(
+        self,
+        run_id: str,
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        initial_delay: float = DEFAULT_INITIAL_DELAY,
+        max_delay: float = DEFAULT_MAX_DELAY,
+    ) -> RunResult:
+        """A background run's ``result()``: wait for any run of this token's subject to end and
+        return its result, or raise its ``DriverError`` (as ``run()`` does).
+
+        A finished run is answered from its record; a running one is followed from its cursor
+        to its terminal event. It decides nothing: a run waiting for a person waits until a
+        handle (``approval(event)`` on ``follow_run``'s events, or the console) answers.
+        """
+        read = self.read_run(run_id)
+        if read["state"] not in TERMINAL_JOB_STATES:
+            with closing(self.follow_run(run_id, after=read["cursor"], max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay)) as events:
+                for event in events:
+                    if event["type"] == "run.completed":
+                        return event["result"]
+                    if event["type"] in ("run.failed", "run.cancelled"):
+                        raise error_of(cast(Mapping[str, Any], event)["error"])
+            # A journal cut off without a terminal event: the record says how it ended.
+            read = self.read_run(run_id)
+        return cast(RunResult, settled(read))
 
     def _tail(
         self, read: Callable[[], Mapping[str, Any]], checker_of: Callable[[Mapping[str, Any]], CommittedEventChecker], path: str, policy: TailPolicy
