@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"slices"
 )
 
 // Run modes and the run state only a background run that waits for a person has.
@@ -88,5 +89,60 @@ func (c *Client) followRun(ctx context.Context, runID string, opts TailOptions, 
 		return err
 	}
 	t := &logTail{what: "run", rules: "runLogEvent", record: runValue, last: opts.After}
+	if run.Mode == RunBackground {
+		interactive, err := c.interactiveJobs(ctx)
+		if err != nil {
+			return err
+		}
+		t.refusesInteractive = !interactive
+	}
 	return c.follow(ctx, pathOf(opStreamRun, run.RunID), t, opts, CodeRunStreamLost, deliver)
+}
+
+// interactiveJobs reports whether the host advertises interactive-jobs: only then may a
+// followed background run ask for approvals and application-tool results, answered with
+// Approval(ev) and Execution(ev) exactly as on a stream.
+func (c *Client) interactiveJobs(ctx context.Context) (bool, error) {
+	info, err := c.Protocol(ctx)
+	if err != nil {
+		return false, err
+	}
+	return slices.Contains(info.Features, "interactive-jobs"), nil
+}
+
+// WaitRun is a background run's result(): it waits for any run of the token's subject to
+// end and returns its result, or its *DriverError (as Run does). A finished run is
+// answered from its record; a running one is followed (FollowRun) from its cursor to its
+// terminal event. It decides nothing itself: a run waiting for a person waits until a
+// handle (Approval(ev) on FollowRun's events, or the console) answers. opts.After is ignored.
+func (c *Client) WaitRun(ctx context.Context, runID string, opts TailOptions) (*RunResult, error) {
+	run, err := c.ReadRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if !JobTerminal(run.State) {
+		opts.After = run.Cursor
+		for ev, err := range c.FollowRun(ctx, runID, opts) {
+			if err != nil {
+				return nil, err
+			}
+			switch ev.Type {
+			case EventRunCompleted:
+				return ev.Result, nil
+			case EventRunFailed, EventRunCancelled:
+				return nil, ev.Error
+			}
+		}
+		// A journal cut off without a terminal event: the record says how it ended.
+		if run, err = c.ReadRun(ctx, runID); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case run.Result != nil:
+		return run.Result, nil
+	case run.Error != nil:
+		return nil, run.Error
+	}
+	return nil, newError(CodeIncompleteStream, "the run ended %s without a result or an error", run.State)
 }

@@ -143,6 +143,9 @@ type logTail struct {
 	last    int64  // the last sequence delivered
 	done    bool   // the terminal event was delivered
 	stopped bool   // the consumer left the loop
+	// refusesInteractive: a background run followed on a host that did not advertise
+	// interactive-jobs may not ask for approvals or application-tool results.
+	refusesInteractive bool
 }
 
 // tailOnce reads one connection of the stream into deliver. It returns nil when
@@ -199,6 +202,9 @@ func (t *logTail) accept(frame []byte, frameID string, hasID bool) (*Event, erro
 	}
 	if err := check(value, "event"); err != nil {
 		return nil, streamError("%v", err)
+	}
+	if t.refusesInteractive && (typ == EventApprovalRequested || typ == EventApprovalResolved || typ == EventToolExecutionRequested) {
+		return nil, newError(CodeUnsupportedEvent, "the host sent %s on a background run, but did not advertise interactive-jobs", typ)
 	}
 	ev := &Event{}
 	if err := decodeExact(frame, ev); err != nil {
