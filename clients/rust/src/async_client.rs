@@ -1,6 +1,6 @@
 //! The async client (tokio).
 use crate::builder::{sealed, Build, ClientBuilder};
-use crate::error::{codes, Error};
+use crate::error::{codes, DriverError, Error};
 use crate::generated::operations as ops;
 use crate::interactive::{approval_of, check_declared, execution_of, PendingApproval, PendingExecution, ToolFunctions, ToolStream};
 use crate::sse::SseDecoder;
@@ -9,6 +9,7 @@ use crate::transport::{transport_error, ClientConfig, Transport};
 use crate::types::*;
 use crate::validate::{self, EventValidator};
 use futures_core::Stream;
+use futures_util::StreamExt;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -253,9 +254,44 @@ impl AsyncAgenticClient {
     /// that yielded nothing the stream ends with `RUN_STREAM_LOST`. Dropping the stream
     /// closes the connection; the run goes on (an attached run lives as long as the
     /// connection that started it).
+    ///
+    /// On a background run, when the host advertises `interactive-jobs` (read from
+    /// [`protocol`](Self::protocol)), its `approval.requested` and `tool.execution.requested`
+    /// are answered with [`approval`](Self::approval) and [`execution`](Self::execution)
+    /// exactly as on a stream; without the feature such an event ends the stream with
+    /// `UNSUPPORTED_EVENT`, so no handle is made.
     pub async fn follow_run(&self, run_id: &str, options: &TailOptions) -> Result<RunTail, Error> {
         let run = self.read_run(run_id).await?;
-        JobTail::follow(Arc::clone(&self.transport), run, options.clone())
+        let interactive_jobs = run.mode == RunMode::Background && self.protocol().await?.features.iter().any(|f| f == "interactive-jobs");
+        JobTail::follow(Arc::clone(&self.transport), run, options.clone(), interactive_jobs)
+    }
+
+    /// A background run's `result()`: waits for any run of this token's subject to end and
+    /// returns its result, or its error (as [`run`](Self::run) does). A finished run is
+    /// answered from its record; a running one is followed from its cursor to its terminal
+    /// event (`options.after` is ignored). It decides nothing itself: a run waiting for a
+    /// person waits until a handle (or the console) answers.
+    pub async fn wait_run(&self, run_id: &str, options: &TailOptions) -> Result<RunResult, Error> {
+        let mut run = self.read_run(run_id).await?;
+        if matches!(run.state, RunState::Queued | RunState::Running | RunState::Waiting) {
+            let mut events = self.follow_run(run_id, &TailOptions { after: run.cursor, ..options.clone() }).await?;
+            while let Some(event) = events.next().await {
+                match event?.payload {
+                    EventPayload::RunCompleted { result } => return Ok(*result),
+                    EventPayload::RunFailed { error } | EventPayload::RunCancelled { error } => return Err(DriverError::from(error).into()),
+                    _ => {}
+                }
+            }
+            // A journal cut off without a terminal event: the record says how it ended.
+            run = self.read_run(run_id).await?;
+        }
+        match (run.result, run.error) {
+            (Some(result), _) => Ok(result),
+            (None, Some(error)) => Err(DriverError::from(error).into()),
+            (None, None) => {
+                Err(Error::driver(codes::INCOMPLETE_STREAM, format!("the run ended {:?} without a result or an error", run.state)))
+            }
+        }
     }
 
     /// Starts a run and returns its validated events. The stream ends after the first

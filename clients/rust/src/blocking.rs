@@ -149,6 +149,12 @@ impl AgenticClient {
         Ok(JobTailIter { tail, runtime: Arc::clone(&self.runtime) })
     }
 
+    /// A background run's `result()`: its result or its error, once it ended (see
+    /// [`AsyncAgenticClient::wait_run`]).
+    pub fn wait_run(&self, run_id: &str, options: &TailOptions) -> Result<RunResult, Error> {
+        self.runtime.block_on(self.inner.wait_run(run_id, options))
+    }
+
     /// Starts a run; iterate its validated events. Dropping the iterator (for example
     /// `break` out of a `for` loop) closes the connection, which cancels the run.
     pub fn stream(&self, request: &RunRequest) -> Result<EventIter, Error> {

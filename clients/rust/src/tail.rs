@@ -71,6 +71,9 @@ struct Followed {
     path: String,
     /// The code the tail gives up with.
     lost: &'static str,
+    /// A background run followed on a host that did not advertise `interactive-jobs`: it may
+    /// not ask for approvals or application-tool results.
+    refuses_interactive: bool,
 }
 
 struct Tail {
@@ -116,11 +119,14 @@ impl JobTail {
             path: ops::STREAM_JOB.path.replace("{id}", &job.id),
             record: serde_json::to_value(&job).map_err(|e| Error::driver(codes::INVALID_RESPONSE, e.to_string()))?,
             lost: codes::JOB_STREAM_LOST,
+            refuses_interactive: false,
         };
         Ok(Self::tail(transport, followed, options, finished))
     }
 
-    pub(crate) fn follow(transport: Arc<Transport>, run: RunInfo, options: TailOptions) -> Result<RunTail, Error> {
+    /// `interactive_jobs`: the host advertises `interactive-jobs`, so a background run may ask
+    /// for people on its follow stream (answered with the client's `approval` and `execution`).
+    pub(crate) fn follow(transport: Arc<Transport>, run: RunInfo, options: TailOptions, interactive_jobs: bool) -> Result<RunTail, Error> {
         if options.after > run.cursor {
             return Err(Error::driver(
                 codes::INVALID_RUN_CURSOR,
@@ -128,12 +134,14 @@ impl JobTail {
             ));
         }
         let finished = !matches!(run.state, RunState::Queued | RunState::Running | RunState::Waiting) && options.after == run.cursor;
+        let refuses_interactive = run.mode == RunMode::Background && !interactive_jobs;
         let followed = Followed {
             what: "run",
             rules: "runLogEvent",
             path: ops::STREAM_RUN.path.replace("{id}", &run.run_id),
             record: serde_json::to_value(&run).map_err(|e| Error::driver(codes::INVALID_RESPONSE, e.to_string()))?,
             lost: codes::RUN_STREAM_LOST,
+            refuses_interactive,
         };
         Ok(Self::tail(transport, followed, options, finished))
     }
@@ -264,6 +272,12 @@ fn accept(followed: &Followed, last: u64, frame: &str, id: Option<String>) -> Re
         return Err(Error::driver(codes::UNSUPPORTED_EVENT, format!("event type {kind} is not a {} event", followed.what)));
     };
     check(&value, "").map_err(|e| invalid(format!("{kind} event: {e}")))?;
+    if followed.refuses_interactive && matches!(kind.as_str(), "approval.requested" | "approval.resolved" | "tool.execution.requested") {
+        return Err(Error::driver(
+            codes::UNSUPPORTED_EVENT,
+            format!("the host sent {kind} on a background run, but did not advertise interactive-jobs"),
+        ));
+    }
     validate::log_event(followed.rules, followed.what, followed.record.clone(), &value, last + 1)
         .map_err(|e| invalid(format!("{kind} event is inconsistent: {e}")))?;
     let event: Event = validate::typed_event(value).map_err(|e| invalid(format!("{kind} event: {e}")))?;

@@ -1,5 +1,6 @@
 //! Sessions and durable jobs: the receipt, job state and event page rules on scripted
 //! peers, and `tail_job` against a loopback server that drops its connections.
+mod handles;
 mod records;
 mod tail;
 
