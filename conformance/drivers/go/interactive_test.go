@@ -17,6 +17,7 @@ const (
 func init() {
 	liveScenarios = append(liveScenarios,
 		liveScenario{name: "approval-approve", run: approvalScenario(agenticdriver.DecisionApprove, "approved", "")},
+		liveScenario{name: "background-approval", run: liveBackgroundApproval},
 		liveScenario{name: "approval-deny", run: approvalScenario(agenticdriver.DecisionDeny, "denied", "APPROVAL_DENIED")},
 		liveScenario{name: "approval-cancel", run: approvalScenario(agenticdriver.DecisionCancel, "cancelled", "CANCELLED")},
 		liveScenario{name: "approval-expire", run: approvalScenario("", "expired", "APPROVAL_EXPIRED")},
@@ -101,6 +102,61 @@ func approvalScenario(decision, outcome, failure string) func(context.Context, *
 		}
 		return nil
 	}
+}
+
+// liveBackgroundApproval: a job that waits for approval is followed, approved through the
+// handle made from the followed event, and waited for.
+func liveBackgroundApproval(ctx context.Context, h *harness) error {
+	client, err := h.client(h.liveURL, h.token)
+	if err != nil {
+		return err
+	}
+	req := demoRequest(guardedScript)
+	req.Tools = []string{"guarded"}
+	req.Approvals = pauseApprovals()
+	job, err := client.SubmitJob(ctx, agenticdriver.JobSubmit{Key: freshKey(), Request: req})
+	if err != nil {
+		return err
+	}
+	var events []agenticdriver.Event
+	err = each(client.FollowRun(ctx, job.RunID, agenticdriver.TailOptions{}), func(ev agenticdriver.Event) error {
+		events = append(events, ev)
+		if ev.Type != agenticdriver.EventApprovalRequested {
+			return nil
+		}
+		receipt, err := client.Approval(ev).Approve(ctx)
+		if err != nil || receipt.Outcome != "approved" {
+			return fmt.Errorf("approve: %+v %v", receipt, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("FollowRun: %w", err)
+	}
+	for i, ev := range events {
+		if ev.Sequence != int64(i+1) {
+			return fmt.Errorf("event %d has sequence %d", i, ev.Sequence)
+		}
+	}
+	if r := eventOf(events, agenticdriver.EventApprovalResolved); r == nil || r.Resolution.Outcome != "approved" {
+		return errors.New("approval.resolved missing or not approved")
+	}
+	if eventOf(events, agenticdriver.EventToolCompleted) == nil {
+		return errors.New("no tool.completed")
+	}
+	want := `[{"approved":true,"arguments":{"text":"hi"}}]`
+	if last := events[len(events)-1]; last.Type != agenticdriver.EventRunCompleted || last.Result.Text != want {
+		return fmt.Errorf("the last event: %s %s", last.Type, last.Raw)
+	}
+	result, err := client.WaitRun(ctx, job.RunID, agenticdriver.TailOptions{})
+	if err != nil || result.RunID != job.RunID || result.Text != want {
+		return fmt.Errorf("WaitRun: %+v %v", result, err)
+	}
+	read, err := client.ReadRun(ctx, job.RunID)
+	if err != nil || read.Mode != "background" || read.State != "completed" || read.Cursor != int64(len(events)) {
+		return fmt.Errorf("ReadRun: %+v %v", read, err)
+	}
+	return nil
 }
 
 // applicationToolScenario runs application_lookup as a registered function (progress,

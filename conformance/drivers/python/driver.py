@@ -155,6 +155,15 @@ class SyncMode:
                 await handle(client, events[-1])
         return events
 
+    async def follow(self, run_id: str, handle: Handler) -> List[Dict[str, Any]]:
+        """Follow a run on the live host to its end, awaiting ``handle(client, event)`` for each event."""
+        events: List[Dict[str, Any]] = []
+        client = self.client(self.env.url, self.env.token)
+        for event in client.follow_run(run_id):
+            events.append(dict(event))
+            await handle(client, events[-1])
+        return events
+
     async def tail(self, url: str, token: str, job_id: str, after: int, limit: Optional[int], method: str = "tail_job") -> List[Dict[str, Any]]:
         """Tail a job (or, with ``follow_run``, follow a run) from ``after``; stopping after ``limit`` events closes the connection."""
         events: List[Dict[str, Any]] = []
@@ -228,6 +237,14 @@ class AsyncMode(SyncMode):
                 async for event in stream:
                     events.append(dict(event))
                     await handle(client, events[-1])
+        return events
+
+    async def follow(self, run_id: str, handle: Handler) -> List[Dict[str, Any]]:
+        events: List[Dict[str, Any]] = []
+        async with self.aclient(self.env.url, self.env.token) as client:
+            async for event in client.follow_run(run_id):
+                events.append(dict(event))
+                await handle(client, events[-1])
         return events
 
     async def tail(self, url: str, token: str, job_id: str, after: int, limit: Optional[int], method: str = "tail_job") -> List[Dict[str, Any]]:
@@ -648,6 +665,31 @@ async def live_approval_approve(mode: SyncMode) -> None:
     expect_terminal(events, "run.completed", text='[{"approved":true,"arguments":{"text":"hi"}}]')
 
 
+async def live_background_approval(mode: SyncMode) -> None:
+    """A job that waits for approval, followed, approved through the handle made from the followed event, then waited for."""
+    url, token = mode.env.url, mode.env.token
+    request = dict(HELLO, input=tool_script("guarded", {"text": "hi"}), tools=["guarded"], approvals=INTERACTIVE)
+    job = await mode.call(url, token, "submit_job", {"key": fresh_key(), "request": request})
+    receipts: List[Any] = []
+
+    async def handle(client: Any, event: Dict[str, Any]) -> None:
+        if event["type"] == "approval.requested":
+            receipts.append(await settle(client.approval(event).approve()))
+
+    events = await mode.follow(job["runId"], handle)
+    expect([receipt["outcome"] for receipt in receipts] == ["approved"], f"receipts {receipts}")
+    expect([e["sequence"] for e in events] == list(range(1, len(events) + 1)), f"sequences {[e['sequence'] for e in events]}")
+    expect_resolved(events, "approved")
+    expect(len(only(events, "tool.completed")) == 1, "expected one tool.completed")
+    text = '[{"approved":true,"arguments":{"text":"hi"}}]'
+    expect_terminal(events, "run.completed", text=text)
+    result = await mode.call(url, token, "wait_run", job["runId"])
+    expect(result["runId"] == job["runId"] and result["text"] == text, f"wait_run {result}")
+    read = await mode.call(url, token, "read_run", job["runId"])
+    expect(read["mode"] == "background" and read["state"] == "completed" and read["cursor"] == len(events),
+           f"read_run: {read['mode']} {read['state']} at cursor {read['cursor']}")
+
+
 async def live_approval_deny(mode: SyncMode) -> None:
     events = await approval_run(mode, "deny")
     expect_resolved(events, "denied")
@@ -737,6 +779,7 @@ LIVE: Dict[str, Callable[[SyncMode], Awaitable[None]]] = {
     "progress": live_progress,
     "cancel": live_cancel,
     "approval-approve": live_approval_approve,
+    "background-approval": live_background_approval,
     "approval-deny": live_approval_deny,
     "approval-cancel": live_approval_cancel,
     "approval-expire": live_approval_expire,

@@ -464,6 +464,25 @@ const INTERACTIVE_LIVE: Record<string, () => Promise<string | undefined>> = {
       [terminal(events) === 'completed [{"approved":true,"arguments":{"text":"hi"}}]', terminal(events)],
     ) ?? expectError('APPROVAL_NOT_FOUND', await errorCode(() => pending!.approve()));
   },
+  'background-approval': async () => {
+    const live = client(liveUrl);
+    const job = await live.submitJob({ key: freshKey(), request: GUARDED_REQUEST });
+    let receipt: ApprovalResolution | undefined;
+    const events = await liveEvents(live.followRun(job.runId, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) }), async (event) => {
+      if (event.type === 'approval.requested') receipt = await live.approval(event).approve();
+    });
+    const result = await live.waitRun(job.runId, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) });
+    const read = await live.readRun(job.runId);
+    return expectAll(
+      [receipt?.outcome === 'approved', `receipt ${JSON.stringify(receipt)}`],
+      [ofType(events, 'approval.resolved')[0]?.resolution.outcome === 'approved', 'approval.resolved is not approved'],
+      [ofType(events, 'tool.completed').length === 1, 'no tool.completed'],
+      [terminal(events) === 'completed [{"approved":true,"arguments":{"text":"hi"}}]', terminal(events)],
+      [events.every((event, index) => event.sequence === index + 1), `sequences ${events.map((event) => event.sequence).join(',')}`],
+      [result.runId === job.runId && result.text === '[{"approved":true,"arguments":{"text":"hi"}}]', `waitRun ${JSON.stringify(result)}`],
+      [read.mode === 'background' && read.state === 'completed' && read.cursor === events.length, `readRun: ${read.mode} ${read.state} at cursor ${read.cursor}`],
+    );
+  },
   'approval-deny': () => decideAndEnd('deny', 'denied', 'run.failed APPROVAL_DENIED'),
   'approval-cancel': () => decideAndEnd('cancel', 'cancelled', 'run.cancelled CANCELLED'),
   'approval-expire': async () => {

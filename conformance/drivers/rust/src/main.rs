@@ -95,6 +95,11 @@ trait Mode: Sync {
     fn tail(&self, url: &str, token: &str, id: &JobIdentity, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error>;
     /// The events of a run followed after `after`, as `tail` reads a job's.
     fn follow(&self, url: &str, token: &str, run_id: &str, after: u64, limit: Option<usize>) -> Result<Vec<Event>, Error>;
+    /// A run followed from its start, `visit` seeing each event with the one-call answers
+    /// of the following client (a background run's handles).
+    fn follow_answering(&self, url: &str, token: &str, run_id: &str, visit: Visit) -> Result<Vec<Event>, Error>;
+    /// The client's wait on a run: its result, or its error.
+    fn wait_run(&self, url: &str, token: &str, run_id: &str) -> Result<RunResult, Error>;
 }
 
 /// What a session or job call returned.
@@ -238,6 +243,14 @@ impl Mode for Async {
         // One block_on per event, so `visit` may make its own calls between reads.
         collect(&mut AsyncReading { runtime: &self.runtime, client, stream }, visit)
     }
+    fn follow_answering(&self, url: &str, token: &str, run_id: &str, visit: Visit) -> Result<Vec<Event>, Error> {
+        let client = self.client(url, token)?;
+        let stream = self.runtime.block_on(client.follow_run(run_id, &TailOptions::default()))?;
+        collect(&mut AsyncReading { runtime: &self.runtime, client, stream }, visit)
+    }
+    fn wait_run(&self, url: &str, token: &str, run_id: &str) -> Result<RunResult, Error> {
+        self.runtime.block_on(async { self.client(url, token)?.wait_run(run_id, &TailOptions::default()).await })
+    }
     fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
         self.runtime.block_on(async { self.client(url, token)?.decide_approval(decision).await })
     }
@@ -278,13 +291,14 @@ impl Mode for Async {
     }
 }
 
-struct AsyncReading<'r> {
+/// A stream being read by the async client: a run's (`ToolStream`) or a followed run's (`RunTail`).
+struct AsyncReading<'r, S> {
     runtime: &'r tokio::runtime::Runtime,
     client: AsyncAgenticClient,
-    stream: ToolStream,
+    stream: S,
 }
 
-impl Answers for AsyncReading<'_> {
+impl<S> Answers for AsyncReading<'_, S> {
     fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error> {
         self.runtime.block_on(self.client.approval(event)?.decide(action))
     }
@@ -296,7 +310,7 @@ impl Answers for AsyncReading<'_> {
     }
 }
 
-impl Reading for AsyncReading<'_> {
+impl<S: futures_util::Stream<Item = Result<Event, Error>> + Unpin> Reading for AsyncReading<'_, S> {
     fn next_event(&mut self) -> Option<Result<Event, Error>> {
         self.runtime.block_on(self.stream.next())
     }
@@ -305,12 +319,13 @@ impl Reading for AsyncReading<'_> {
     }
 }
 
-struct BlockingReading {
+/// Events being read by the blocking client: a run's (`ToolIter`) or a followed run's (`JobTailIter`).
+struct BlockingReading<I> {
     client: AgenticClient,
-    events: blocking::ToolIter,
+    events: I,
 }
 
-impl Answers for BlockingReading {
+impl<I> Answers for BlockingReading<I> {
     fn decide(&self, event: &Event, action: ApprovalAction) -> Result<ApprovalResolution, Error> {
         self.client.approval(event)?.decide(action)
     }
@@ -322,7 +337,7 @@ impl Answers for BlockingReading {
     }
 }
 
-impl Reading for BlockingReading {
+impl<I: Iterator<Item = Result<Event, Error>>> Reading for BlockingReading<I> {
     fn next_event(&mut self) -> Option<Result<Event, Error>> {
         self.events.next()
     }
@@ -372,6 +387,14 @@ impl Mode for Blocking {
         let client = self.client(url, token)?;
         let events = client.stream_with_tools(request, functions)?;
         collect(&mut BlockingReading { client, events }, visit)
+    }
+    fn follow_answering(&self, url: &str, token: &str, run_id: &str, visit: Visit) -> Result<Vec<Event>, Error> {
+        let client = self.client(url, token)?;
+        let events = client.follow_run(run_id, &TailOptions::default())?;
+        collect(&mut BlockingReading { client, events }, visit)
+    }
+    fn wait_run(&self, url: &str, token: &str, run_id: &str) -> Result<RunResult, Error> {
+        self.client(url, token)?.wait_run(run_id, &TailOptions::default())
     }
     fn decide(&self, url: &str, token: &str, decision: &ApprovalDecision) -> Result<ApprovalResolution, Error> {
         self.client(url, token)?.decide_approval(decision)
@@ -658,6 +681,7 @@ fn live_scenarios(mode: &dyn Mode, env: &Env, report: &mut Report) {
     ] {
         report.record(name, approval_scenario(mode, env, action, expires));
     }
+    report.record("live:background-approval", background_approval_scenario(mode, env));
     report.record("live:application-tool", application_tool_scenario(mode, env, false));
     report.record("live:application-tool-approved", application_tool_scenario(mode, env, true));
     report.record("live:idempotency", idempotency_scenario(mode, env));
@@ -753,6 +777,46 @@ fn approval_scenario(mode: &dyn Mode, env: &Env, action: Option<ApprovalAction>,
         Some(ApprovalAction::Cancel) => failed_with(&events, "run.cancelled", "CANCELLED"),
         None => failed_with(&events, "run.failed", "APPROVAL_EXPIRED"),
     }
+}
+
+/// A job that waits for approval is followed, approved through the handle made from the
+/// followed event, then waited for.
+fn background_approval_scenario(mode: &dyn Mode, env: &Env) -> Result<(), String> {
+    let (live, token) = (env.live.as_str(), env.token.as_str());
+    let request = RunRequest {
+        tools: Some(vec!["guarded".into()]),
+        approvals: interactive(None),
+        ..RunRequest::new("mock", "demo", tool_then_echo("guarded", json!({ "text": "hi" })))
+    };
+    let job = job_of(mode.call(live, token, &Operation::JobSubmit(Box::new(JobSubmit { key: fresh_key(), request }))))?;
+    let mut receipts = Vec::new();
+    let events = mode
+        .follow_answering(live, token, &job.run_id, &mut |event, answers| {
+            if let EventPayload::ApprovalRequested { .. } = event.payload {
+                receipts.push(answers.decide(event, ApprovalAction::Approve).map(|r| r.outcome).map_err(|e| describe(&e)));
+            }
+            false
+        })
+        .map_err(|e| describe(&e))?;
+    want(matches!(receipts.as_slice(), [Ok(ApprovalOutcome::Approved)]), || format!("receipts {receipts:?}"))?;
+    let sequences: Vec<u64> = events.iter().map(|e| e.sequence).collect();
+    want(sequences.iter().enumerate().all(|(i, &s)| s == i as u64 + 1), || format!("sequences {sequences:?}"))?;
+    let resolved = events.iter().find_map(|e| match &e.payload {
+        EventPayload::ApprovalResolved { resolution } => Some(resolution.outcome),
+        _ => None,
+    });
+    want(resolved == Some(ApprovalOutcome::Approved), || format!("approval.resolved outcome {resolved:?}"))?;
+    want(events.iter().any(|e| e.kind() == "tool.completed"), || "no tool.completed".into())?;
+    let expected = json!([{ "approved": true, "arguments": { "text": "hi" } }]);
+    completed_with(&events, expected.clone())?;
+    let result = mode.wait_run(live, token, &job.run_id).map_err(|e| format!("wait_run: {}", describe(&e)))?;
+    want(result.run_id == job.run_id && serde_json::from_str::<Value>(&result.text).ok() == Some(expected), || {
+        format!("wait_run: {result:?}")
+    })?;
+    let read = run_of(mode.call(live, token, &Operation::RunRead(job.run_id.clone())))?;
+    want(read.mode == RunMode::Background && read.state == RunState::Completed && read.cursor == events.len() as u64, || {
+        format!("read_run: {:?} {:?} at cursor {}", read.mode, read.state, read.cursor)
+    })
 }
 
 /// The application function of the live scenarios.
