@@ -229,6 +229,8 @@ export interface CheckpointStore {
   due(at: number): Promise<number>;
   /** Jobs waiting for a person, across every replica. */
   waiting(): Promise<number>;
+}
+
 /** Any run's row of the one record of runs, as run records read it (`store.runs`). */
 export interface RunRecordRow {
   /** The row's id: a job's id, or the run id of an attached run without a key. */
