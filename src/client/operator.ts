@@ -212,7 +212,11 @@ export class OperatorClient {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        yield* frames.push(value);
+        for (const frame of frames.push(value)) {
+          // Frames already read are not handed out once the caller has aborted.
+          callerSignal?.throwIfAborted();
+          yield frame;
+        }
       }
     } catch (error) {
       throw toClientError(error, callerSignal);
