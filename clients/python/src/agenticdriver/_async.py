@@ -310,15 +310,16 @@ class AsyncAgenticClient:
         ``AgenticClient.follow_run``. ``aclose()`` on the generator closes the connection; the run goes on."""
         request_body(ops.READ_RUN, {"runId": run_id})
         policy = TailPolicy(after, max_attempts, initial_delay, max_delay, "run")
-        interactive_jobs = [False]
+        interactive_jobs = False
 
         async def read() -> Mapping[str, Any]:
+            nonlocal interactive_jobs
             run = await self.read_run(run_id)
             # A followed run may ask for people only as a background run on a host advertising interactive-jobs.
-            interactive_jobs[0] = run["mode"] == "background" and "interactive-jobs" in (await self.protocol())["features"]
+            interactive_jobs = run["mode"] == "background" and "interactive-jobs" in (await self.protocol())["features"]
             return run
 
-        return self._tail(read, lambda run: RunRecordChecker(run, policy.after, interactive_jobs[0]), path_of(ops.STREAM_RUN, run_id), policy)
+        return self._tail(read, lambda run: RunRecordChecker(run, policy.after, interactive_jobs), path_of(ops.STREAM_RUN, run_id), policy)
 
     async def wait_run(
         self,
