@@ -53,7 +53,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const undo: (() => Promise<unknown>)[] = [() => local.release()];
   try {
     const enabled = enabledExtensions(config, extensions);
-    const store = options.store ?? (await openStore(config.state, config.configDir, env, storeOptionsOf(enabled, config)));
+    const store = options.store ?? (await openStore(config.state, config.configDir, env, storeOptionsOf(enabled, config), config.stateLeaseMs ?? DEFAULT_LEASE_MS));
     undo.unshift(() => store.close());
     return await serveOn(options, { extensions, env, logInternalError, authenticator, tls, local, store, undo });
   } catch (error) {

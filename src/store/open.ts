@@ -12,13 +12,14 @@ import type { StateStore } from './store.js';
 
 export type StateConfig = { engine: 'sqlite'; directory: string } | { engine: 'postgres'; urlRef: SecretRef };
 
-export async function openStore(state: StateConfig, configDir: string, env: NodeJS.ProcessEnv, options: SqlStoreOptions = {}): Promise<StateStore> {
+/** `leaseMs`: the replica's lease, which bounds how long the server lets a stalled replica's transaction hold its locks. */
+export async function openStore(state: StateConfig, configDir: string, env: NodeJS.ProcessEnv, options: SqlStoreOptions = {}, leaseMs?: number): Promise<StateStore> {
   if (state.engine === 'sqlite') return openSqliteStore(state.directory, undefined, options);
   const url = await readSecret(state.urlRef, configDir, env);
   if (!url) throw new DriverError('INVALID_CONFIG', 'The PostgreSQL URL (state.urlRef) is missing or empty.');
   let engine: PostgresEngine;
   try {
-    engine = await PostgresEngine.connect(url);
+    engine = await PostgresEngine.connect(url, { idleTransactionTimeoutMs: leaseMs });
   } catch (error) {
     // The engine's messages never include the URL (it carries the password).
     throw new DriverError('OPERATION_STORE_ERROR', `The state store could not be opened: ${(error as Error).message}`, { retryable: true, cause: error });

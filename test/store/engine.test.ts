@@ -207,12 +207,14 @@ describe('PostgresEngine', () => {
   });
 
   it('ends a transaction a stalled replica left idle: its row locks stop blocking the other replicas', async () => {
+    // A replica whose sessions end a transaction idle for 1 s (a host's default is its lease).
+    const stalling = await PostgresEngine.connect(database.url, { max: 1, idleTransactionTimeoutMs: 1000 });
     await a.run('INSERT INTO notes (id, body) VALUES (?, ?)', [200, 'held']);
     let wake!: () => void;
     const stalled = new Promise<void>((resolve) => (wake = resolve));
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-    const held = a.transaction(async (tx) => {
+    const held = stalling.transaction(async (tx) => {
       await tx.run('UPDATE notes SET body = ? WHERE id = ?', ['stalled', 200]);
       locked();
       // The replica stops here, inside its transaction, holding the row lock.
@@ -220,11 +222,12 @@ describe('PostgresEngine', () => {
       await tx.run('UPDATE notes SET body = ? WHERE id = ?', ['too late', 200]);
     });
     await lockTaken;
-    // Waits on the row lock until the server ends the idle transaction (5 s).
+    // Waits on the row lock until the server ends the idle transaction.
     assert.equal((await b.run('UPDATE notes SET body = ? WHERE id = ?', ['reaped', 200])).changes, 1);
     wake();
     await assert.rejects(held, StoreUnavailableError);
     assert.deepEqual(await b.all('SELECT body FROM notes WHERE id = ?', [200]), [{ body: 'reaped' }]);
+    await stalling.close();
   });
 
   it('refuses a nested transaction, as the SQLite engine does', async () => {

@@ -11,13 +11,6 @@ const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 const MAX_PAYLOAD_BYTES = 7000;
 const RECONNECT_FIRST_MS = 100;
 const RECONNECT_MAX_MS = 5000;
-/**
- * The server ends a session whose transaction sits idle this long. The store's transactions
- * wait on nothing but the database between statements, so such a transaction belongs to a
- * stalled replica (paused, frozen, cut off); left open, its row locks would block every other
- * replica's reaping, and with it their lease renewals.
- */
-const IDLE_TRANSACTION_TIMEOUT_MS = 5000;
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -91,6 +84,14 @@ async function query<T>(target: Queryable, sql: string, params: readonly SqlValu
 export interface PostgresEngineOptions {
   /** Pool size (default 10). */
   max?: number;
+  /**
+   * The server ends a session whose transaction sits idle this long (default 15 s, the default
+   * lease). The store's transactions wait on nothing but the database between statements, so
+   * such a transaction belongs to a stalled replica (paused, frozen, cut off), which has lost its
+   * lease by then; left open, its row locks would block every other replica's reaping, and with
+   * it their lease renewals.
+   */
+  idleTransactionTimeoutMs?: number;
 }
 
 export class PostgresEngine implements SqlEngine {
@@ -113,7 +114,7 @@ export class PostgresEngine implements SqlEngine {
       connectionString: url,
       types,
       connectionTimeoutMillis: 10_000,
-      idle_in_transaction_session_timeout: IDLE_TRANSACTION_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: options.idleTransactionTimeoutMs ?? 15_000,
       application_name: 'agenticdriver',
     };
     let pool: pg.Pool;
