@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import type { HostTool } from '../../src/runtime/tools.js';
 import type { StateStore } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { script, startTestHost, type TestHost } from '../support/host.js';
+import { OTHER_TOKEN, script, startTestHost, type TestHost } from '../support/host.js';
 import { ENGINES, openTestStore } from '../support/stores.js';
 import { tempDir } from '../support/temp.js';
 
@@ -44,6 +44,8 @@ for (const engine of ENGINES) {
               applicationTools: [{ name: 'lookup', requiresApproval: false }],
               jobs: ['submit', 'read', 'cancel'],
             },
+            // The console's token: an operator of every subject.
+            { id: 'ops', subject: 'operator-1', tokenRef: { env: 'AD_TEST_OTHER' }, providers: [], operator: true },
           ],
           approvals: { interactive: true },
           applicationTools: { enabled: true, requireApproval: false },
@@ -230,6 +232,28 @@ for (const engine of ENGINES) {
       let records: string[] = [];
       while ((records = (await store.usage.finished({ limit: 100 })).records.map((record) => record.runId)).length < 4) await sleep(10);
       assert.equal(records.filter((runId) => runId === job.body.runId).length, 1);
+    });
+
+    it('the operator (the console) lists a waiting background run\'s approval and decides it; the job goes on', async () => {
+      const store = await openTestStore(engine);
+      const host = await start(store);
+      executions = 0;
+      const job = await post(host, '/v1/jobs/submit', reviewed('operator-decides'));
+      const id = job.body.id as string;
+      await waiting(store);
+      const asOperator = { authorization: `Bearer ${OTHER_TOKEN}` };
+      const listed = (await (await host.post('/v1/operator/approvals', {}, asOperator)).json()) as { approvals: { approval: { approvalId: string; runId: string; call: unknown }; subject: string }[] };
+      const approval = await approvalOf(host, id);
+      assert.deepEqual(
+        listed.approvals.map((row) => [row.approval.approvalId, row.subject]),
+        [[approval.approvalId, 'waiting-user']],
+        'the waiting job\'s approval is listed, with its subject',
+      );
+      const decided = await host.post('/v1/operator/approvals/decisions', { ...approval, decision: 'approve' }, asOperator);
+      assert.equal(decided.status, 200, await decided.clone().text());
+      assert.equal(((await decided.json()) as { outcome: string }).outcome, 'approved');
+      assert.equal((await finished(host, id)).state, 'completed');
+      assert.equal(executions, 1, 'the approved tool ran once');
     });
 
     it('an application tool job completes with the result posted to the host; the tool runs exactly once', async () => {
