@@ -118,9 +118,13 @@ export async function wake(tx: SqlEngine, runId: string, now: number): Promise<v
   if (job) await requeue(tx, job.id, now);
 }
 
-/** Queues a checkpointed job again (1), announced to every replica's workers; 0 when it was not waiting. */
+/**
+ * Queues a checkpointed job again (1), announced to every replica's workers; 0 when it was not
+ * waiting. It stays the checkpoint's until a worker claims it: owned by nobody, its run's start
+ * record would be reaped as the record of a run whose replica died.
+ */
 async function requeue(tx: SqlEngine, id: string, now: number): Promise<number> {
-  const queued = await tx.run("UPDATE runs SET state = 'queued', owner = NULL, updated_at = ? WHERE id = ? AND state IN ('waiting', 'running')", [now, id]);
+  const queued = await tx.run("UPDATE runs SET state = 'queued', owner = ?, updated_at = ? WHERE id = ? AND state IN ('waiting', 'running')", [CHECKPOINT_OWNER, now, id]);
   if (queued.changes > 0) await tx.publish(RUN_CHANGES, JSON.stringify({ kind: 'queued', id }));
   return queued.changes;
 }
