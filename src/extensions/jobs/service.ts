@@ -9,7 +9,8 @@
  * on whichever replica it arrives.
  *
  * With `interactive` (feature `interactive-jobs`), a job may use interactive approvals and
- * application tools. While it waits for a decision or a result between model steps it is
+ * application tools, be a session turn and carry an idempotency key (claimed by the run service
+ * as for an attached run; they wait with the run's checkpoint). While it waits for a decision or a result between model steps it is
  * checkpointed in the store (`store.checkpoints`) and holds no worker and no admission slot;
  * the answer, posted to any replica, queues it again, and a worker on any replica goes on from
  * the checkpoint.
