@@ -11,7 +11,8 @@ import { DriverError } from '../protocol/errors.js';
 import type { RunEvent, RunRequest } from '../protocol/schemas.js';
 import { TERMINAL_EVENT_TYPES } from '../protocol/terminal-events.js';
 import type { AgenticDriver } from '../runtime/driver.js';
-import type { ExecuteOptions, RunJournal } from '../runtime/services.js';
+import type { ExecuteOptions, RunCheckpoint, RunJournal } from '../runtime/services.js';
+import type { CheckpointHolds } from '../store/store.js';
 import { authorizeRun, requireResources, type Principal } from './access.js';
 import type { Admission } from './admission.js';
 import type { HostServices } from './extension.js';
@@ -62,7 +63,7 @@ export class RunService {
       subject: principal.subject,
       tokenId: principal.tokenId,
       acceptOptionalEvents: options.acceptOptionalEvents,
-      applicationToolApprovals: principal.grants.get('applicationToolApprovals') ?? new Set<string>(),
+      applicationToolApprovals: grantedApprovals(principal),
       idempotency: operations !== undefined,
     };
     // A session turn is checked without its session now; its history is filled in once the turn is claimed.
@@ -116,11 +117,22 @@ export class RunService {
     }
   }
 
-  /** A background run's request as it is submitted, checked: everything a run would refuse is refused before anything is queued. */
-  checkBackground(body: unknown, caller: RunCaller): RunRequest {
-    const request = this.parts.driver.parse(body);
+  /**
+   * A background run's request as it is submitted, checked: everything a run would refuse before
+   * it starts is refused before anything is queued — a session turn's request, a key already
+   * recorded for another request. What depends on the moment it starts (the session's revision
+   * and whether a turn runs, a key claimed meanwhile) is decided when it starts.
+   */
+  async checkBackground(body: unknown, caller: RunCaller): Promise<RunRequest> {
+    const { driver, services } = this.parts;
+    const request = driver.parse(body);
     requireResources(request, caller);
-    this.parts.driver.prepareParsed(request, { subject: caller.subject, applicationToolApprovals: caller.grants.get('applicationToolApprovals') ?? new Set<string>() });
+    const sessions = request.session ? services.sessions : undefined;
+    sessions?.check(request, caller);
+    driver.prepareParsed(sessions ? withoutSession(request) : request, { subject: caller.subject, applicationToolApprovals: grantedApprovals(caller), idempotency: services.operations !== undefined });
+    if (request.idempotencyKey !== undefined && services.operations) {
+      await services.operations.checkConflict(caller.subject, request.idempotencyKey, services.operations.fingerprint(request));
+    }
     return request;
   }
 
@@ -128,22 +140,57 @@ export class RunService {
    * A background run the job pool has claimed with its slot (`release`): checked again against
    * the token as configured now, then executed with the job's journal under its run id — from
    * its checkpoint when it waited for a person (`resume`), checkpointing again at the next wait
-   * (`parking`, feature `interactive-jobs`).
+   * (`parking`, feature `interactive-jobs`). As an attached run, it claims its idempotency key
+   * (a recorded key replays) and its session's turn when it starts; a run going on from its
+   * checkpoint holds both already (they waited with it).
    */
-  background(
+  async background(
     request: RunRequest,
     caller: RunCaller,
-    run: { runId: string; jobId: string; journal: RunJournal; signal: AbortSignal; release: () => void } & Pick<ExecuteOptions, 'parking' | 'resume'>,
-  ): AsyncGenerator<RunEvent> {
-    const { driver, observers } = this.parts;
+    run: { runId: string; jobId: string; journal: RunJournal; controller: AbortController; release: () => void; parking?: BackgroundParking | undefined; resume?: ExecuteOptions['resume'] },
+  ): Promise<AsyncGenerator<RunEvent>> {
+    const { driver, services, observers } = this.parts;
     requireResources(request, caller);
-    const prepared = driver.prepareParsed(request, {
-      subject: caller.subject,
-      tokenId: caller.tokenId,
-      applicationToolApprovals: caller.grants.get('applicationToolApprovals') ?? new Set<string>(),
-    });
-    const executed = driver.execute(prepared, run.signal, { runId: run.runId, journal: run.journal, parking: run.parking, resume: run.resume });
-    return observers.run(releasedAtEnd(executed, run.release), { request: prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId: run.jobId });
+    const prepareOptions = { subject: caller.subject, tokenId: caller.tokenId, applicationToolApprovals: grantedApprovals(caller), idempotency: services.operations !== undefined };
+    const sessions = request.session ? services.sessions : undefined;
+    let prepared = driver.prepareParsed(sessions ? withoutSession(request) : request, prepareOptions);
+    const key = request.idempotencyKey;
+    const operations = key !== undefined ? services.operations : undefined;
+    let held: { runId: string; journal: RunJournal; done(): void } | undefined;
+    if (key !== undefined && operations) {
+      if (run.resume) held = await operations.resumed(caller.subject, key);
+      else {
+        const claim = await operations.claim(caller.subject, key, request, operations.fingerprint(request));
+        if ('replay' in claim) return releasedAtEnd((await this.replay(request, claim.replay, caller.subject)).events, run.release);
+        held = claim;
+      }
+    }
+    try {
+      let turn: SessionTurn | undefined;
+      if (sessions) {
+        turn = run.resume ? sessions.resume(request, run.controller) : await sessions.begin(request, caller, run.controller);
+        try {
+          prepared = driver.prepareParsed(turn.request, prepareOptions);
+        } catch (error) {
+          await turn.abandon();
+          throw error;
+        }
+      }
+      const parking = run.parking;
+      const executed = driver.execute(prepared, run.controller.signal, {
+        runId: run.runId,
+        journal: held ? journaledBoth(held.journal, run.journal) : run.journal,
+        parking: parking && { park: (checkpoint) => parking.park(checkpoint, { session: turn?.sessionId, record: held?.runId }) },
+        resume: run.resume,
+        continuation: turn?.continuation,
+      });
+      const events = releasedAtEnd(turn ? turn.run(executed) : executed, run.release);
+      const observed = observers.run(events, { request: turn ? turn.request : prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId: run.jobId });
+      return held ? endingWith(observed, held.done) : observed;
+    } catch (error) {
+      held?.done();
+      throw error;
+    }
   }
 
   /**
@@ -162,6 +209,36 @@ export class RunService {
       await retrieval.revalidate(evidence, { subject, signal: new AbortController().signal });
     }
     return { events: replayed(events), done: () => undefined };
+  }
+}
+
+/** A claimed session turn (the sessions extension's). */
+type SessionTurn = Awaited<ReturnType<HostServices['sessions']['begin']>>;
+
+/** Where a background run hands its checkpoint, with what waits with it (its session's turn, its idempotency record). */
+export interface BackgroundParking {
+  park(checkpoint: RunCheckpoint, holds: CheckpointHolds): Promise<void>;
+}
+
+function grantedApprovals(caller: RunCaller): ReadonlySet<string> {
+  return caller.grants.get('applicationToolApprovals') ?? new Set<string>();
+}
+
+/** A run whose key was claimed journals to its idempotency record first, then to the job's log. */
+function journaledBoth(record: RunJournal, log: RunJournal): RunJournal {
+  return {
+    record: async (runId, event) => {
+      await record.record(runId, event);
+      await log.record(runId, event);
+    },
+  };
+}
+
+async function* endingWith(events: AsyncGenerator<RunEvent>, done: () => void): AsyncGenerator<RunEvent> {
+  try {
+    yield* events;
+  } finally {
+    done();
   }
 }
 

@@ -219,10 +219,18 @@ export interface CheckpointWait {
   id: string;
 }
 
+/** What a waiting run holds besides what it waits for: they wait with it, and go on with it on whichever replica claims it. */
+export interface CheckpointHolds {
+  /** The session whose turn it is. */
+  session?: string | undefined;
+  /** The run id of its idempotency record. */
+  record?: string | undefined;
+}
+
 /** Checkpoints of background runs waiting for a person (`src/store/sql/tables/run-checkpoints.ts`). */
 export interface CheckpointStore {
   /** Commits a checkpoint of a job this replica runs; it then waits holding nothing, or is queued at once when answered meanwhile. */
-  park(id: string, wait: CheckpointWait, checkpoint: unknown, wakeAt: number | undefined): Promise<void>;
+  park(id: string, wait: CheckpointWait, checkpoint: unknown, wakeAt: number | undefined, holds?: CheckpointHolds): Promise<void>;
   /** The checkpoint a claimed job goes on from. */
   read(id: string): Promise<{ wait: CheckpointWait; checkpoint: unknown } | undefined>;
   /** Queues again the waiting jobs whose deadline passed by `at` (epoch ms, the host's clock); returns how many. */

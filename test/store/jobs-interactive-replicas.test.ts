@@ -52,9 +52,11 @@ describe('a waiting background run outlives its replica (postgres)', () => {
           approveTools: ['lookup'],
           applicationTools: [{ name: 'lookup', requiresApproval: true }],
           jobs: ['submit', 'read'],
+          sessions: ['create', 'read', 'continue'],
         },
       ],
       approvals: { interactive: true },
+      sessions: { retentionMs: 600_000 },
       applicationTools: { enabled: true, requireApproval: false },
       jobs: { retentionMs: 600_000, interactive: true },
       state: { engine: 'postgres', urlRef: { env: 'AD_WAITING_DB' }, leaseMs: LEASE_MS },
@@ -93,23 +95,18 @@ describe('a waiting background run outlives its replica (postgres)', () => {
   const stateOf = async (id: string) => (await query<{ state: string }>('SELECT state FROM runs WHERE id = $1', [id]))[0]?.state;
   const whenState = (id: string, state: string) => until(async () => ((await stateOf(id)) === state ? true : undefined));
 
-  it('killed while its job waits for approval, A loses nothing: decided on B, the job completes there, the tool ran once', async () => {
+  /**
+   * Replica A (a real `serve` process) takes the job `submit` makes to its first wait and is
+   * killed with SIGKILL; replica B (in this process) reaps A, its clock moved past A's lease.
+   * Returns B, with the job still waiting.
+   */
+  async function waitingWhenAIsKilled(submit: (url: string) => Promise<string>): Promise<{ b: RunningHost; id: string }> {
+    // The replicas before A (none in a fresh database, whose tables A's start makes).
+    const before = new Set((await query<{ id: string }>("SELECT id FROM replicas WHERE to_regclass('replicas') IS NOT NULL").catch(() => [])).map((row) => row.id));
     const a = await spawnHost([CLI_MAIN, 'serve', '--config', join(dir, 'config.json'), '--json'], env, children);
-    const job = await post(a.url, '/v1/jobs/submit', {
-      key: 'outlives-a',
-      request: {
-        provider: 'mock',
-        model: 'demo',
-        input: script([{ toolCall: { name: 'lookup', arguments: { q: 'x' }, id: 'l1' } }], [{ echoToolResults: true }]),
-        tools: ['lookup'],
-        applicationTools: [{ name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } }],
-        approvals: { mode: 'interactive', idlePolicy: 'pause' },
-      },
-    });
-    assert.equal(job.status, 200, JSON.stringify(job.body));
-    const id = job.body.id as string;
+    const id = await submit(a.url);
     await whenState(id, 'waiting');
-    const [replica] = await query<{ id: string }>('SELECT id FROM replicas');
+    const replica = (await query<{ id: string }>('SELECT id FROM replicas')).find((row) => !before.has(row.id));
     assert.ok(replica, "A's lease row");
 
     a.child.kill('SIGKILL');
@@ -123,30 +120,57 @@ describe('a waiting background run outlives its replica (postgres)', () => {
     skew += 2 * LEASE_MS;
     await until(async () => ((await query('SELECT 1 FROM replicas WHERE id = $1', [replica.id])).length === 0 ? true : undefined));
     assert.equal(await stateOf(id), 'waiting', 'reaping A did not touch the checkpointed job');
-
-    const page = await post(b.url, '/v1/jobs/events', { id, after: 0 });
+    return { b, id };
+  }
+  /** Closes B: its skewed clock would reap the next test's A while it lives. */
+  async function closeB(b: RunningHost): Promise<void> {
+    hosts.splice(hosts.indexOf(b), 1);
+    await b.close();
+  }
+  async function eventsOf(url: string, id: string): Promise<{ type: string; sequence: number; result?: { text: string; session?: { revision: number } } }[]> {
+    const events: { type: string; sequence: number; result?: { text: string } }[] = [];
+    for (let after = 0; ; ) {
+      const next = await post(url, '/v1/jobs/events', { id, after });
+      events.push(...(next.body.events as typeof events));
+      after = next.body.nextCursor as number;
+      if (!next.body.hasMore) return events;
+    }
+  }
+  const lookupRequest = {
+    provider: 'mock',
+    model: 'demo',
+    input: script([{ toolCall: { name: 'lookup', arguments: { q: 'x' }, id: 'l1' } }], [{ echoToolResults: true }]),
+    tools: ['lookup'],
+    applicationTools: [{ name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } }],
+    approvals: { mode: 'interactive', idlePolicy: 'pause' },
+  };
+  /** On B: approves the job's call, then posts the application tool's one ticket's result; returns its run id. */
+  async function approveAndAnswer(url: string, id: string): Promise<string> {
+    const page = await post(url, '/v1/jobs/events', { id, after: 0 });
     const requested = (page.body.events as { type: string; approval?: { approvalId: string; runId: string; call: unknown } }[]).find((event) => event.type === 'approval.requested')!;
     const { approvalId, runId, call } = requested.approval!;
-    const decided = await post(b.url, '/v1/approvals/decisions', { approvalId, runId, call, decision: 'approve' });
+    const decided = await post(url, '/v1/approvals/decisions', { approvalId, runId, call, decision: 'approve' });
     assert.deepEqual([decided.status, decided.body.outcome], [200, 'approved'], JSON.stringify(decided.body));
-
     // B goes on from the checkpoint to the approved application tool: one ticket, then it waits again.
     const ticket = await until(async () => {
       const rows = await query<{ execution_id: string; call_id: string }>('SELECT execution_id, call_id FROM tool_tickets WHERE run_id = $1', [runId]);
       return rows.length > 0 && (await stateOf(id)) === 'waiting' ? rows : undefined;
     });
     assert.equal(ticket.length, 1);
-    const result = await post(b.url, '/v1/tool-executions/results', { executionId: ticket[0]!.execution_id, runId, callId: ticket[0]!.call_id, output: { found: 'y' } });
+    const result = await post(url, '/v1/tool-executions/results', { executionId: ticket[0]!.execution_id, runId, callId: ticket[0]!.call_id, output: { found: 'y' } });
     assert.equal(result.body.status, 'accepted', JSON.stringify(result.body));
     await whenState(id, 'completed');
+    return runId;
+  }
 
-    const events: { type: string; sequence: number; result?: { text: string } }[] = [];
-    for (let after = 0; ; ) {
-      const next = await post(b.url, '/v1/jobs/events', { id, after });
-      events.push(...(next.body.events as typeof events));
-      after = next.body.nextCursor as number;
-      if (!next.body.hasMore) break;
-    }
+  it('killed while its job waits for approval, A loses nothing: decided on B, the job completes there, the tool ran once', async () => {
+    const { b, id } = await waitingWhenAIsKilled(async (url) => {
+      const job = await post(url, '/v1/jobs/submit', { key: 'outlives-a', request: lookupRequest });
+      assert.equal(job.status, 200, JSON.stringify(job.body));
+      return job.body.id as string;
+    });
+    const runId = await approveAndAnswer(b.url, id);
+    const events = await eventsOf(b.url, id);
     assert.deepEqual(
       events.map((event) => event.sequence),
       events.map((_, index) => index + 1),
@@ -163,5 +187,36 @@ describe('a waiting background run outlives its replica (postgres)', () => {
       return rows.length > 0 ? rows : undefined;
     });
     assert.deepEqual(usage, [{ status: 'completed' }], 'one usage record, not interrupted');
+    await closeB(b);
+  });
+
+  it('a session turn waiting in a job outlives A: its session stays running, not interrupted, and B completes the turn, appending it once', async () => {
+    let sessionId = '';
+    const { b, id } = await waitingWhenAIsKilled(async (url) => {
+      const created = await post(url, '/v1/sessions/create', { provider: 'mock', model: 'demo', mode: 'history' });
+      sessionId = (created.body.session as { id: string }).id;
+      const job = await post(url, '/v1/jobs/submit', { key: 'turn-outlives-a', request: { ...lookupRequest, session: { id: sessionId, revision: 0 } } });
+      assert.equal(job.status, 200, JSON.stringify(job.body));
+      return job.body.id as string;
+    });
+    const session = async () => (await post(b.url, '/v1/sessions/read', { id: sessionId })).body as { session: { state: string; revision: number }; history: { role: string; content: string }[] };
+    assert.equal((await session()).session.state, 'running', 'reaping A left the waiting turn to its checkpoint');
+    const busy = await post(b.url, '/v1/runs', { provider: 'mock', model: 'demo', input: 'meanwhile', session: { id: sessionId, revision: 0 } });
+    assert.deepEqual([busy.status, busy.body.error?.code], [409, 'SESSION_BUSY']);
+
+    await approveAndAnswer(b.url, id);
+    const events = await eventsOf(b.url, id);
+    assert.deepEqual(
+      events.map((event) => event.sequence),
+      events.map((_, index) => index + 1),
+    );
+    assert.equal(events.at(-1)!.result!.session!.revision, 1);
+    const after = await session();
+    assert.deepEqual([after.session.state, after.session.revision], ['ready', 1]);
+    assert.deepEqual(after.history, [
+      { role: 'user', content: lookupRequest.input },
+      { role: 'assistant', content: '[{"found":"y"}]' },
+    ], 'the turn appended once');
+    await closeB(b);
   });
 });

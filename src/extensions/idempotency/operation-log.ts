@@ -31,7 +31,7 @@ export class OperationLog {
   private readonly maxRecordBytes: number;
   readonly retentionMs: number;
   /** Keys this process is executing right now (`subject\0key`). */
-  private readonly executing = new Set<string>();
+  private readonly running = new Set<string>();
 
   constructor(
     private readonly store: OperationStore,
@@ -53,28 +53,50 @@ export class OperationLog {
     return record && this.replay(record, fingerprint);
   }
 
+  /** Refuses a key already recorded for a different request (a background run's submission is checked before it is queued). */
+  async checkConflict(subject: string, key: string, fingerprint: string): Promise<void> {
+    const record = await this.store.operations.find(subject, key);
+    if (record && record.fingerprint !== fingerprint) throw conflict();
+  }
+
   /**
-   * Claims the key for a run about to start and returns its run id and journal; when someone
-   * else got the key first, returns their replay instead.
+   * Claims the key for a run about to start and returns its record's run id and journal; when
+   * someone else got the key first, returns their replay instead.
    */
   async claim(subject: string, key: string, request: RunRequest, fingerprint: string): Promise<{ runId: string; journal: RunJournal; done(): void } | { replay: RunEvent[] }> {
     const runId = randomUUID();
     const claim = await this.store.operations.claim({ subject, key, fingerprint, runId, provider: request.provider, model: request.model });
     if (!claim.claimed) return { replay: this.replay(claim.existing, fingerprint) };
+    return { runId, ...this.executing(subject, key, runId) };
+  }
+
+  /**
+   * A background run with a claimed key going on from its checkpoint here: its record came back
+   * to this replica with the run. A background run's record has its own run id (run ids are
+   * unique among records, and the job's row has the job's), which its journal writes under.
+   */
+  async resumed(subject: string, key: string): Promise<{ runId: string; journal: RunJournal; done(): void }> {
+    const runId = (await this.store.operations.find(subject, key))?.runId;
+    if (runId === undefined) throw new DriverError('OPERATION_STORE_ERROR', 'The idempotency record of this run is gone.', { outcome: 'uncertain' });
+    return { runId, ...this.executing(subject, key, runId) };
+  }
+
+  /** The journal of a key this process executes (its record's rows written under `recordRunId`), marked as executing until `done`. */
+  private executing(subject: string, key: string, recordRunId: string): { journal: RunJournal; done(): void } {
     const id = `${subject}\0${key}`;
-    this.executing.add(id);
+    this.running.add(id);
     const journal: RunJournal = {
-      record: async (runId: string, event: EventPayload) => {
+      record: async (_runId: string, event: EventPayload) => {
         const state = event.type === 'run.completed' ? 'completed' : event.type === 'run.failed' ? 'failed' : event.type === 'run.cancelled' ? 'cancelled' : undefined;
         try {
-          await this.store.operations.append(subject, key, runId, { at: isoTimestamp(this.clock), event }, { maxBytes: this.maxRecordBytes, ...(state ? { state } : {}) });
+          await this.store.operations.append(subject, key, recordRunId, { at: isoTimestamp(this.clock), event }, { maxBytes: this.maxRecordBytes, ...(state ? { state } : {}) });
         } catch (error) {
           if (error instanceof DriverError) throw error;
           throw new DriverError('OPERATION_STORE_ERROR', 'The operation record could not be written.', { outcome: 'uncertain', cause: error });
         }
       },
     };
-    return { runId, journal, done: () => this.executing.delete(id) };
+    return { journal, done: () => this.running.delete(id) };
   }
 
   /** Drops finished records older than the retention. */
@@ -83,10 +105,8 @@ export class OperationLog {
   }
 
   private replay(record: OperationRecord, fingerprint: string): RunEvent[] {
-    if (record.fingerprint !== fingerprint) {
-      throw new DriverError('IDEMPOTENCY_CONFLICT', 'This idempotency key was used with a different request.');
-    }
-    const live = record.ownerAlive && (record.owner !== this.store.replica.id || this.executing.has(`${record.subject}\0${record.key}`));
+    if (record.fingerprint !== fingerprint) throw conflict();
+    const live = record.ownerAlive && (record.owner !== this.store.replica.id || this.running.has(`${record.subject}\0${record.key}`));
     if (record.state === 'running' && live) {
       throw new DriverError('OPERATION_IN_PROGRESS', 'A run with this idempotency key is still in progress.', { retryable: true });
     }
@@ -103,3 +123,5 @@ export class OperationLog {
     return kept.map((entry, index) => ({ ...entry.event, runId, sequence: index + 1, timestamp: entry.at }) as RunEvent);
   }
 }
+
+const conflict = () => new DriverError('IDEMPOTENCY_CONFLICT', 'This idempotency key was used with a different request.');

@@ -9,19 +9,20 @@
  * on whichever replica it arrives.
  *
  * With `interactive` (feature `interactive-jobs`), a job may use interactive approvals and
- * application tools. While it waits for a decision or a result between model steps it is
+ * application tools, be a session turn and carry an idempotency key (claimed by the run service
+ * as for an attached run; they wait with the run's checkpoint). While it waits for a decision or a result between model steps it is
  * checkpointed in the store (`store.checkpoints`) and holds no worker and no admission slot;
  * the answer, posted to any replica, queues it again, and a worker on any replica goes on from
  * the checkpoint.
  */
 import { DriverError, toDriverError } from '../../protocol/errors.js';
 import type { JobEventPage, JobEventsRequest, JobInfo, JobList, JobListRequest, JobSubmit, RunEvent, RunRequest } from '../../protocol/schemas.js';
-import { isJournaled, type RunCheckpoint, type RunJournal, type RunParking } from '../../runtime/services.js';
+import { isJournaled, type RunCheckpoint, type RunJournal } from '../../runtime/services.js';
 import type { EventPayload } from '../../runtime/types.js';
 import { canonicalJson } from '../../shared/json-identity.js';
 import type { JobRow, StateStore } from '../../store/store.js';
 import { requireGrant, requireResources, type Principal } from '../../http/access.js';
-import type { RunCaller, RunService } from '../../http/run-service.js';
+import type { BackgroundParking, RunCaller, RunService } from '../../http/run-service.js';
 import { TERMINAL_EVENT_TYPES } from '../../protocol/terminal-events.js';
 import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../../shared/clock.js';
@@ -46,9 +47,8 @@ export const JOB_DEFAULTS = { workers: 4, maxJobs: 1000, maxJobsPerSubject: 100,
 export const MAX_PAGE_EVENTS = 100;
 export const MAX_PAGE_BYTES = 1_500_000;
 
+/** What a job refuses unless `interactive-jobs` is on: what needs someone to answer for it, a session turn, an idempotency key. */
 const UNSUPPORTED: (keyof RunRequest)[] = ['session', 'applicationTools', 'approvals', 'idempotencyKey'];
-/** What a job still refuses with `interactive-jobs` (a job's own `key` already makes its submission idempotent). */
-const UNSUPPORTED_INTERACTIVE: (keyof RunRequest)[] = ['session', 'idempotencyKey'];
 
 export class JobService {
   private readonly active = new Map<string, AbortController>();
@@ -92,14 +92,11 @@ export class JobService {
   }
 
   async submit(body: JobSubmit, caller: RunCaller): Promise<JobInfo> {
-    const unsupported = (this.policy.interactive ? UNSUPPORTED_INTERACTIVE : UNSUPPORTED).filter((field) => body.request[field] !== undefined);
+    const unsupported = this.policy.interactive ? [] : UNSUPPORTED.filter((field) => body.request[field] !== undefined);
     if (unsupported.length > 0) {
-      throw new DriverError(
-        'JOB_REQUEST_UNSUPPORTED',
-        this.policy.interactive ? `A job cannot use ${unsupported.join(', ')}.` : `A job cannot use ${unsupported.join(', ')}: nobody is connected to answer for it.`,
-      );
+      throw new DriverError('JOB_REQUEST_UNSUPPORTED', `A job cannot use ${unsupported.join(', ')}: nobody is connected to answer for it.`);
     }
-    const request = this.runs.checkBackground(body.request, caller);
+    const request = await this.runs.checkBackground(body.request, caller);
     const { job } = await this.store.jobs.submit({
       subject: caller.subject,
       key: body.key,
@@ -237,13 +234,13 @@ export class JobService {
     }
   }
 
-  /** Where a job's run hands its checkpoint when it waits for a person. */
-  private parking(id: string): RunParking {
+  /** Where a job's run hands its checkpoint when it waits for a person (with what waits with it). */
+  private parking(id: string): BackgroundParking {
     return {
-      park: (checkpoint) => {
+      park: (checkpoint, holds) => {
         const { waiting } = checkpoint;
         const wait = waiting.kind === 'approval' ? { kind: 'approval' as const, id: waiting.approvalId } : { kind: 'ticket' as const, id: waiting.executionId };
-        return this.store.checkpoints.park(id, wait, checkpoint, checkpoint.wakeAt);
+        return this.store.checkpoints.park(id, wait, checkpoint, checkpoint.wakeAt, holds);
       },
     };
   }
@@ -258,18 +255,19 @@ export class JobService {
       if (!caller || caller.subject !== job.subject) throw new DriverError('FORBIDDEN', 'The token that submitted this job is no longer configured for its subject.');
       requireGrant(caller, { name: 'jobs', operation: 'submit' });
       const saved = await this.store.checkpoints.read(id);
-      events = this.runs.background(job.request!, caller, {
+      events = await this.runs.background(job.request!, caller, {
         runId: job.info.runId,
         jobId: id,
         journal: barrier,
-        signal: controller.signal,
+        controller,
         release,
         ...(this.policy.interactive ? { parking: this.parking(id) } : {}),
         ...(saved ? { resume: { checkpoint: saved.checkpoint as RunCheckpoint, sequence: job.info.cursor } } : {}),
       });
     } catch (error) {
       const failure = toDriverError(error);
-      await this.store.jobs.fail(id, { code: failure.code.slice(0, 80), message: 'The job was refused when it was about to start.', retryable: false });
+      // As an attached run is refused before its first event (a grant gone, the session busy, the key in progress).
+      await this.store.jobs.fail(id, { code: failure.code.slice(0, 80), message: failure.message, retryable: failure.retryable });
       return;
     }
     let failure: DriverError | undefined;

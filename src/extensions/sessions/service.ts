@@ -34,6 +34,8 @@ type SessionCaller = Pick<Principal, 'subject' | 'providers' | 'grants'>;
 
 /** A claimed turn: the request to run (history filled in), and the wrapper that commits it. */
 export interface SessionTurn {
+  /** The session's id as stored. */
+  sessionId: string;
   request: RunRequest;
   /** Native mode: for the run's first model step (see ExecuteOptions). */
   continuation?: ProviderContinuation;
@@ -93,13 +95,8 @@ export class SessionService {
     return { id, deleted: true };
   }
 
-  /**
-   * Claims the turn the request names (before any model work; every conflict is refused
-   * here) and returns the request with the session's history, plus the wrapper that commits
-   * the exchange. `controller` is aborted with SESSION_DELETED if the session is deleted meanwhile.
-   */
-  async begin(request: RunRequest, caller: SessionCaller, controller: AbortController): Promise<SessionTurn> {
-    const binding = request.session!;
+  /** What a turn's request must be, checked before the session is read (a background turn is checked when it is submitted). */
+  check(request: RunRequest, caller: SessionCaller): void {
     requireGrant(caller, { name: 'sessions', operation: 'continue' });
     if (request.history !== undefined || request.instructions !== undefined) {
       throw new DriverError('SESSION_HISTORY_CONFLICT', 'A session supplies the history and instructions; the request must not.');
@@ -107,18 +104,24 @@ export class SessionService {
     if (request.attachments !== undefined || request.retrieval !== undefined) {
       throw new DriverError('SESSION_CONTEXT_UNSUPPORTED', 'A session turn cannot carry attachments or retrieval.');
     }
+  }
+
+  /**
+   * Claims the turn the request names (before any model work; every conflict is refused
+   * here) and returns the request with the session's history, plus the wrapper that commits
+   * the exchange. `controller` is aborted with SESSION_DELETED if the session is deleted meanwhile.
+   */
+  async begin(request: RunRequest, caller: SessionCaller, controller: AbortController): Promise<SessionTurn> {
+    const binding = request.session!;
+    this.check(request, caller);
     const row = await this.store.sessions.begin(binding.id.toLowerCase(), caller.subject, binding.revision, request.provider, request.model, this.policy.maxMessages ?? SESSION_DEFAULTS.maxMessages);
-    const id = row.info.id;
-    this.turns.set(id, { controller, provider: row.info.provider });
     const { session: _session, ...rest } = request;
     const effective: RunRequest = { ...rest, ...(row.history.length > 0 ? { history: row.history } : {}), ...(row.instructions !== undefined ? { instructions: row.instructions } : {}) };
-    const store = this.store.sessions;
-    const turns = this.turns;
     let providerState: string | undefined;
     const continuation: ProviderContinuation | undefined =
       row.info.mode === 'native'
         ? {
-            sessionId: id,
+            sessionId: row.info.id,
             ...(row.providerState !== undefined ? { state: row.providerState } : {}),
             historyLength: row.history.length,
             retentionMs: this.policy.retentionMs,
@@ -127,8 +130,34 @@ export class SessionService {
             },
           }
         : undefined;
+    return this.turn(row.info.id, request, effective, controller, { continuation, providerState: () => providerState, modelWorkStarted: false });
+  }
+
+  /**
+   * The turn of a background run going on from its checkpoint, on whichever replica claimed it:
+   * the turn came back to this replica with the run (the model was asked before it waited), and
+   * the checkpoint holds the conversation, so the request needs no history. Its provider state,
+   * if any, is not carried over the wait (the next turn replays the history).
+   */
+  resume(request: RunRequest, controller: AbortController): SessionTurn {
+    const { session, ...rest } = request;
+    return this.turn(session!.id.toLowerCase(), request, rest, controller, { providerState: () => undefined, modelWorkStarted: true });
+  }
+
+  /** The wrapper that ends the turn once: the exchange committed at `run.completed`, else given back (interrupted once the model was asked). */
+  private turn(
+    id: string,
+    request: RunRequest,
+    effective: RunRequest,
+    controller: AbortController,
+    options: { continuation?: ProviderContinuation | undefined; providerState: () => string | undefined; modelWorkStarted: boolean },
+  ): SessionTurn {
+    this.turns.set(id, { controller, provider: request.provider });
+    const store = this.store.sessions;
+    const turns = this.turns;
     let settled = false;
-    // The turn ends once: committed, or given back (interrupted once the model was asked).
+    // The turn ends once: committed, or given back (interrupted once the model was asked). A turn
+    // whose run was checkpointed is no longer this replica's, and giving it back changes nothing.
     const end = async <T>(finish: () => Promise<T>): Promise<T | undefined> => {
       if (settled) return undefined;
       settled = true;
@@ -137,11 +166,12 @@ export class SessionService {
     };
     const settle = (modelWorkStarted: boolean) => end(() => store.release(id, modelWorkStarted));
     return {
+      sessionId: id,
       request: effective,
-      ...(continuation ? { continuation } : {}),
-      abandon: () => settle(false),
+      ...(options.continuation ? { continuation: options.continuation } : {}),
+      abandon: () => settle(options.modelWorkStarted),
       async *run(events) {
-        let modelWorkStarted = false;
+        let modelWorkStarted = options.modelWorkStarted;
         try {
           for await (const event of events) {
             if (event.type === 'step.started') modelWorkStarted = true;
@@ -158,7 +188,7 @@ export class SessionService {
                   { role: 'user', content: request.input },
                   { role: 'assistant', content: event.result.text },
                 ],
-                providerState,
+                options.providerState(),
               ),
             );
             if (!next) {

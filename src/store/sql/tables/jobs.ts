@@ -191,9 +191,9 @@ export class JobTable implements JobStore, Reaped {
     await this.engine.transaction(async (tx) => {
       const [job] = await tx.all<JobColumns>(`SELECT * FROM runs WHERE ${BACKGROUND} AND id = ? AND owner = ? AND state = 'running' AND (cursor = 0 OR ${CHECKPOINTED}) ${this.lock}`, [id, this.owner()]);
       if (!job) return;
-      await tx.run("UPDATE runs SET state = 'queued', owner = NULL WHERE id = ?", [id]);
       // A checkpointed job goes on from its checkpoint, which ends what it waits for even when cancelled.
       const checkpointed = await handOver(tx, id, this.owner(), CHECKPOINT_OWNER);
+      await tx.run("UPDATE runs SET state = 'queued', owner = ? WHERE id = ?", [checkpointed ? CHECKPOINT_OWNER : null, id]);
       if (Number(job.cancel_requested) === 1 && !checkpointed) await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
       else await this.announce(tx, { kind: 'queued', id });
     });
@@ -239,7 +239,7 @@ export class JobTable implements JobStore, Reaped {
         await this.finish(tx, row(job), 'cancelled', new DriverError('CANCELLED', 'The job was cancelled before it started.').toJSON());
       } else if (job.state === 'waiting' || job.state === 'queued') {
         // A checkpointed job is queued again to end there: what it waits for is cancelled as a connected run's would be.
-        await tx.run("UPDATE runs SET cancel_requested = 1, state = 'queued', owner = NULL, updated_at = ? WHERE id = ?", [Math.max(this.now(), Number(job.updated_at)), id]);
+        await tx.run("UPDATE runs SET cancel_requested = 1, state = 'queued', owner = ?, updated_at = ? WHERE id = ?", [CHECKPOINT_OWNER, Math.max(this.now(), Number(job.updated_at)), id]);
         await this.announce(tx, { kind: 'queued', id });
       } else if (job.state === 'running') {
         await tx.run('UPDATE runs SET cancel_requested = 1, updated_at = ? WHERE id = ?', [Math.max(this.now(), Number(job.updated_at)), id]);

@@ -10,7 +10,7 @@
  * is queued again once it passes (`due`), so the run ends as a connected one would.
  */
 import { DriverError } from '../../../protocol/errors.js';
-import type { CheckpointStore, CheckpointWait } from '../../store.js';
+import type { CheckpointHolds, CheckpointStore, CheckpointWait } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
 import { CHECKPOINT_OWNER, rowLock } from '../ownership.js';
 import type { Migrations, TableContext } from '../table.js';
@@ -20,6 +20,12 @@ const CHECKPOINTS = `CREATE TABLE run_checkpoints (
      id TEXT PRIMARY KEY, run_id TEXT NOT NULL, waiting_kind TEXT NOT NULL, waiting_id TEXT NOT NULL,
      wake_at BIGINT, checkpoint TEXT NOT NULL, created_at BIGINT NOT NULL);
    CREATE INDEX run_checkpoints_wake ON run_checkpoints (wake_at) WHERE wake_at IS NOT NULL`;
+/**
+ * What the waiting run holds besides what it waits for, handed to the checkpoint with it: the
+ * session whose turn it is, and its idempotency record (the run id of that record's row).
+ */
+const CHECKPOINT_HOLDS = `ALTER TABLE run_checkpoints ADD COLUMN session_id TEXT;
+   ALTER TABLE run_checkpoints ADD COLUMN record_run_id TEXT`;
 
 /** The table a wait is on, and its key column. */
 const WAITS = {
@@ -28,7 +34,7 @@ const WAITS = {
 } as const;
 
 export class CheckpointTable implements CheckpointStore {
-  static readonly migrations: Migrations = { sqlite: [CHECKPOINTS], postgres: [CHECKPOINTS] };
+  static readonly migrations: Migrations = { sqlite: [CHECKPOINTS, CHECKPOINT_HOLDS], postgres: [CHECKPOINTS, CHECKPOINT_HOLDS] };
 
   constructor(private readonly context: TableContext) {}
 
@@ -36,9 +42,10 @@ export class CheckpointTable implements CheckpointStore {
    * Commits the checkpoint of a job this replica runs, and hands what it waits for to the
    * checkpoint. When the answer already arrived (the approval was decided, the result posted, a
    * cancel requested, before this commit), the job is queued again at once. Fenced like every
-   * write of the job: fails once it is no longer this replica's running job.
+   * write of the job: fails once it is no longer this replica's running job. What the run
+   * holds (its session's turn, its idempotency record) goes to the checkpoint with it.
    */
-  async park(id: string, wait: CheckpointWait, checkpoint: unknown, wakeAt: number | undefined): Promise<void> {
+  async park(id: string, wait: CheckpointWait, checkpoint: unknown, wakeAt: number | undefined, holds: CheckpointHolds = {}): Promise<void> {
     const { engine, now } = this.context;
     const owner = this.context.owner();
     await engine.transaction(async (tx) => {
@@ -51,7 +58,7 @@ export class CheckpointTable implements CheckpointStore {
       const { table, key } = WAITS[wait.kind];
       const handed = await tx.run(`UPDATE ${table} SET owner = ? WHERE ${key} = ? AND state = 'pending' AND owner = ?`, [CHECKPOINT_OWNER, wait.id, owner]);
       await tx.run('DELETE FROM run_checkpoints WHERE id = ?', [id]);
-      await tx.run('INSERT INTO run_checkpoints (id, run_id, waiting_kind, waiting_id, wake_at, checkpoint, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+      await tx.run('INSERT INTO run_checkpoints (id, run_id, waiting_kind, waiting_id, wake_at, checkpoint, created_at, session_id, record_run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
         id,
         job.run_id,
         wait.kind,
@@ -59,7 +66,10 @@ export class CheckpointTable implements CheckpointStore {
         wakeAt ?? null,
         JSON.stringify(checkpoint),
         now(),
+        holds.session ?? null,
+        holds.record ?? null,
       ]);
+      await handHeld(tx, { session_id: holds.session ?? null, record_run_id: holds.record ?? null }, owner, CHECKPOINT_OWNER);
       const answered = handed.changes === 0 || Number(job.cancel_requested) === 1;
       if (answered) await requeue(tx, id, now());
       else await tx.run("UPDATE runs SET state = 'waiting', owner = ?, updated_at = ? WHERE id = ?", [CHECKPOINT_OWNER, now(), id]);
@@ -108,9 +118,13 @@ export async function wake(tx: SqlEngine, runId: string, now: number): Promise<v
   if (job) await requeue(tx, job.id, now);
 }
 
-/** Queues a checkpointed job again (1), announced to every replica's workers; 0 when it was not waiting. */
+/**
+ * Queues a checkpointed job again (1), announced to every replica's workers; 0 when it was not
+ * waiting. It stays the checkpoint's until a worker claims it: owned by nobody, its run's start
+ * record would be reaped as the record of a run whose replica died.
+ */
 async function requeue(tx: SqlEngine, id: string, now: number): Promise<number> {
-  const queued = await tx.run("UPDATE runs SET state = 'queued', owner = NULL, updated_at = ? WHERE id = ? AND state IN ('waiting', 'running')", [now, id]);
+  const queued = await tx.run("UPDATE runs SET state = 'queued', owner = ?, updated_at = ? WHERE id = ? AND state IN ('waiting', 'running')", [CHECKPOINT_OWNER, now, id]);
   if (queued.changes > 0) await tx.publish(RUN_CHANGES, JSON.stringify({ kind: 'queued', id }));
   return queued.changes;
 }
@@ -121,10 +135,14 @@ async function requeue(tx: SqlEngine, id: string, now: number): Promise<number> 
  * next reaping closes it, audited, as `interrupted`.
  */
 export async function dropCheckpoint(tx: SqlEngine, id: string): Promise<void> {
-  const [row] = await tx.all<{ waiting_kind: CheckpointWait['kind']; waiting_id: string }>('DELETE FROM run_checkpoints WHERE id = ? RETURNING waiting_kind, waiting_id', [id]);
+  const [row] = await tx.all<CheckpointHeld & { waiting_kind: CheckpointWait['kind']; waiting_id: string }>(
+    'DELETE FROM run_checkpoints WHERE id = ? RETURNING waiting_kind, waiting_id, session_id, record_run_id',
+    [id],
+  );
   if (!row) return;
   const { table, key } = WAITS[row.waiting_kind];
   await tx.run(`UPDATE ${table} SET owner = NULL WHERE ${key} = ? AND state = 'pending'`, [row.waiting_id]);
+  await handHeld(tx, row, undefined, null);
 }
 
 /**
@@ -133,9 +151,32 @@ export async function dropCheckpoint(tx: SqlEngine, id: string): Promise<void> {
  * back (`to` the checkpoint) when the claim is undone. True when the job has a checkpoint.
  */
 export async function handOver(tx: SqlEngine, id: string, from: string, to: string): Promise<boolean> {
-  const [row] = await tx.all<{ waiting_kind: CheckpointWait['kind']; waiting_id: string }>('SELECT waiting_kind, waiting_id FROM run_checkpoints WHERE id = ?', [id]);
+  const [row] = await tx.all<CheckpointHeld & { waiting_kind: CheckpointWait['kind']; waiting_id: string }>(
+    'SELECT waiting_kind, waiting_id, session_id, record_run_id FROM run_checkpoints WHERE id = ?',
+    [id],
+  );
   if (!row) return false;
   const { table, key } = WAITS[row.waiting_kind];
   await tx.run(`UPDATE ${table} SET owner = ? WHERE ${key} = ? AND owner = ?`, [to, row.waiting_id, from]);
+  await handHeld(tx, row, from, to);
   return true;
+}
+
+/** What a checkpointed run holds besides what it waits for: its session's turn, its idempotency record. */
+interface CheckpointHeld {
+  session_id: string | null;
+  record_run_id: string | null;
+}
+
+/**
+ * Hands the run's session turn and its idempotency record (the keyed row of that run id) from `from` (any owner when undefined) to `to` (NULL: to nobody, so the reaper ends
+ * them as it ends its run); only while they are still running.
+ */
+async function handHeld(tx: SqlEngine, held: CheckpointHeld, from: string | undefined, to: string | null): Promise<void> {
+  const owned = from === undefined ? '' : ' AND owner = ?';
+  const fromArgs = from === undefined ? [] : [from];
+  if (held.session_id !== null) await tx.run(`UPDATE sessions SET owner = ? WHERE id = ? AND state = 'running'${owned}`, [to, held.session_id, ...fromArgs]);
+  if (held.record_run_id !== null) {
+    await tx.run(`UPDATE runs SET owner = ? WHERE mode = 'attached' AND run_key IS NOT NULL AND run_id = ? AND state = 'running'${owned}`, [to, held.record_run_id, ...fromArgs]);
+  }
 }

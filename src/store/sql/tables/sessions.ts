@@ -9,7 +9,7 @@ import { DriverError } from '../../../protocol/errors.js';
 import type { HistoryMessage, SessionCreate, SessionInfo } from '../../../protocol/schemas.js';
 import type { SessionRow, SessionStore } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
-import { ORPHAN, rowLock } from '../ownership.js';
+import { CHECKPOINT_OWNER, ORPHAN, rowLock } from '../ownership.js';
 import type { Migrations, Reaped } from '../table.js';
 
 
@@ -84,10 +84,11 @@ export class SessionTable implements SessionStore, Reaped {
     return rows.map(row);
   }
 
-  /** Removes the session; returns the replica running its turn, if one is. */
+  /** Removes the session; returns the replica running its turn, if one is (a checkpointed turn's run finds the session gone when it goes on). */
   async delete(id: string): Promise<{ deleted: boolean; runningOn: string | undefined }> {
     const [removed] = await this.engine.all<{ state: string; owner: string | null }>('DELETE FROM sessions WHERE id = ? RETURNING state, owner', [id]);
-    return { deleted: removed !== undefined, runningOn: removed?.state === 'running' ? (removed.owner ?? undefined) : undefined };
+    const runningOn = removed?.state === 'running' && removed.owner !== CHECKPOINT_OWNER ? (removed.owner ?? undefined) : undefined;
+    return { deleted: removed !== undefined, runningOn };
   }
 
   /**
