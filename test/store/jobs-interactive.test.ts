@@ -150,6 +150,9 @@ for (const engine of ENGINES) {
         assert.equal(await store.checkpoints.waiting(), 0);
 
         // A deadline passed (on the caller's clock): due() queues the waiting job.
+        // Jobs are taken oldest first by their millisecond: the third is submitted in a later one.
+        const secondAt = Date.now();
+        while (Date.now() <= secondAt) await new Promise((resolve) => setTimeout(resolve, 1));
         const third = await submit('third');
         assert.equal((await store.jobs.claim())?.info.id, second.info.id, 'the older queued job first');
         assert.equal((await store.jobs.claim())?.info.id, third.info.id);
