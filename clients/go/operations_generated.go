@@ -169,6 +169,7 @@ const (
 	CodeBusy                        = "BUSY"
 	CodeQueueFull                   = "QUEUE_FULL"
 	CodeRateLimited                 = "RATE_LIMITED"
+	CodeBudgetExceeded              = "BUDGET_EXCEEDED"
 	CodeApprovalCapacity            = "APPROVAL_CAPACITY"
 	CodeToolExecutorCapacity        = "TOOL_EXECUTOR_CAPACITY"
 	CodeSessionCapacity             = "SESSION_CAPACITY"
@@ -355,6 +356,7 @@ var ErrorStatus = map[string]int{
 	CodeBusy:                        429,
 	CodeQueueFull:                   429,
 	CodeRateLimited:                 429,
+	CodeBudgetExceeded:              429,
 	CodeApprovalCapacity:            429,
 	CodeToolExecutorCapacity:        429,
 	CodeSessionCapacity:             429,

@@ -5487,13 +5487,13 @@ return errors === 0;
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const hostConfig = validate61;
-const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
+const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"},"timeZone":{"minLength":1,"maxLength":64,"type":"string"},"cliCost":{"anyOf":[{"const":"api-equivalent","type":"string"},{"const":"reported","type":"string"}]},"host":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}},"subjects":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"tokens":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
 const pattern44 = new RegExp("^[a-zA-Z_][a-zA-Z0-9_]{0,63}$", "u");
 const pattern47 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$", "u");
-const pattern52 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
-const pattern53 = new RegExp("^[a-zA-Z][a-zA-Z0-9._-]{0,63}$", "u");
-const pattern56 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
-const pattern58 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$", "u");
+const pattern54 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
+const pattern55 = new RegExp("^[a-zA-Z][a-zA-Z0-9._-]{0,63}$", "u");
+const pattern58 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
+const pattern60 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$", "u");
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7533,6 +7533,1398 @@ var valid35 = _errs147 === errors;
 else {
 var valid35 = true;
 }
+if(valid35){
+if(data43.timeZone !== undefined){
+let data53 = data43.timeZone;
+const _errs149 = errors;
+if(errors === _errs149){
+if(typeof data53 === "string"){
+if(func1(data53) > 64){
+validate61.errors = [{instancePath:instancePath+"/limits/timeZone",schemaPath:"#/properties/limits/properties/timeZone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data53) < 1){
+validate61.errors = [{instancePath:instancePath+"/limits/timeZone",schemaPath:"#/properties/limits/properties/timeZone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/timeZone",schemaPath:"#/properties/limits/properties/timeZone/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid35 = _errs149 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data43.cliCost !== undefined){
+let data54 = data43.cliCost;
+const _errs151 = errors;
+const _errs152 = errors;
+let valid36 = false;
+const _errs153 = errors;
+if(typeof data54 !== "string"){
+const err41 = {instancePath:instancePath+"/limits/cliCost",schemaPath:"#/properties/limits/properties/cliCost/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if("api-equivalent" !== data54){
+const err42 = {instancePath:instancePath+"/limits/cliCost",schemaPath:"#/properties/limits/properties/cliCost/anyOf/0/const",keyword:"const",params:{allowedValue: "api-equivalent"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid5 = _errs153 === errors;
+valid36 = valid36 || _valid5;
+const _errs155 = errors;
+if(typeof data54 !== "string"){
+const err43 = {instancePath:instancePath+"/limits/cliCost",schemaPath:"#/properties/limits/properties/cliCost/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if("reported" !== data54){
+const err44 = {instancePath:instancePath+"/limits/cliCost",schemaPath:"#/properties/limits/properties/cliCost/anyOf/1/const",keyword:"const",params:{allowedValue: "reported"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid5 = _errs155 === errors;
+valid36 = valid36 || _valid5;
+if(!valid36){
+const err45 = {instancePath:instancePath+"/limits/cliCost",schemaPath:"#/properties/limits/properties/cliCost/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+validate61.errors = vErrors;
+return false;
+}
+else {
+errors = _errs152;
+if(vErrors !== null){
+if(_errs152){
+vErrors.length = _errs152;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid35 = _errs151 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data43.host !== undefined){
+let data55 = data43.host;
+const _errs157 = errors;
+if(errors === _errs157){
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+const _errs159 = errors;
+for(const key11 in data55){
+if(!((((key11 === "requestsPerMinute") || (key11 === "tokensPerMinute")) || (key11 === "concurrentRuns")) || (key11 === "budgets"))){
+validate61.errors = [{instancePath:instancePath+"/limits/host",schemaPath:"#/properties/limits/properties/host/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs159 === errors){
+if(data55.requestsPerMinute !== undefined){
+let data56 = data55.requestsPerMinute;
+const _errs160 = errors;
+if(!((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56)))){
+validate61.errors = [{instancePath:instancePath+"/limits/host/requestsPerMinute",schemaPath:"#/properties/limits/properties/host/properties/requestsPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs160){
+if(typeof data56 == "number"){
+if(data56 > 10000000 || isNaN(data56)){
+validate61.errors = [{instancePath:instancePath+"/limits/host/requestsPerMinute",schemaPath:"#/properties/limits/properties/host/properties/requestsPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
+return false;
+}
+else {
+if(data56 < 1 || isNaN(data56)){
+validate61.errors = [{instancePath:instancePath+"/limits/host/requestsPerMinute",schemaPath:"#/properties/limits/properties/host/properties/requestsPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid37 = _errs160 === errors;
+}
+else {
+var valid37 = true;
+}
+if(valid37){
+if(data55.tokensPerMinute !== undefined){
+let data57 = data55.tokensPerMinute;
+const _errs162 = errors;
+if(!((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57)))){
+validate61.errors = [{instancePath:instancePath+"/limits/host/tokensPerMinute",schemaPath:"#/properties/limits/properties/host/properties/tokensPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs162){
+if(typeof data57 == "number"){
+if(data57 > 1000000000000 || isNaN(data57)){
+validate61.errors = [{instancePath:instancePath+"/limits/host/tokensPerMinute",schemaPath:"#/properties/limits/properties/host/properties/tokensPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
+return false;
+}
+else {
+if(data57 < 1 || isNaN(data57)){
+validate61.errors = [{instancePath:instancePath+"/limits/host/tokensPerMinute",schemaPath:"#/properties/limits/properties/host/properties/tokensPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid37 = _errs162 === errors;
+}
+else {
+var valid37 = true;
+}
+if(valid37){
+if(data55.concurrentRuns !== undefined){
+let data58 = data55.concurrentRuns;
+const _errs164 = errors;
+if(!((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58)))){
+validate61.errors = [{instancePath:instancePath+"/limits/host/concurrentRuns",schemaPath:"#/properties/limits/properties/host/properties/concurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs164){
+if(typeof data58 == "number"){
+if(data58 > 100000 || isNaN(data58)){
+validate61.errors = [{instancePath:instancePath+"/limits/host/concurrentRuns",schemaPath:"#/properties/limits/properties/host/properties/concurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+return false;
+}
+else {
+if(data58 < 1 || isNaN(data58)){
+validate61.errors = [{instancePath:instancePath+"/limits/host/concurrentRuns",schemaPath:"#/properties/limits/properties/host/properties/concurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid37 = _errs164 === errors;
+}
+else {
+var valid37 = true;
+}
+if(valid37){
+if(data55.budgets !== undefined){
+let data59 = data55.budgets;
+const _errs166 = errors;
+if(errors === _errs166){
+if(Array.isArray(data59)){
+if(data59.length > 8){
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets",schemaPath:"#/properties/limits/properties/host/properties/budgets/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"}];
+return false;
+}
+else {
+var valid38 = true;
+const len12 = data59.length;
+for(let i20=0; i20<len12; i20++){
+let data60 = data59[i20];
+const _errs168 = errors;
+if(errors === _errs168){
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+let missing9;
+if((data60.period === undefined) && (missing9 = "period")){
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20,schemaPath:"#/properties/limits/properties/host/properties/budgets/items/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"}];
+return false;
+}
+else {
+const _errs170 = errors;
+for(const key12 in data60){
+if(!(((key12 === "period") || (key12 === "usd")) || (key12 === "tokens"))){
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20,schemaPath:"#/properties/limits/properties/host/properties/budgets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs170 === errors){
+if(data60.period !== undefined){
+let data61 = data60.period;
+const _errs171 = errors;
+const _errs172 = errors;
+let valid40 = false;
+const _errs173 = errors;
+if(typeof data61 !== "string"){
+const err46 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if("day" !== data61){
+const err47 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/0/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid6 = _errs173 === errors;
+valid40 = valid40 || _valid6;
+const _errs175 = errors;
+if(typeof data61 !== "string"){
+const err48 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if("week" !== data61){
+const err49 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/1/const",keyword:"const",params:{allowedValue: "week"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid6 = _errs175 === errors;
+valid40 = valid40 || _valid6;
+const _errs177 = errors;
+if(typeof data61 !== "string"){
+const err50 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if("month" !== data61){
+const err51 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/2/const",keyword:"const",params:{allowedValue: "month"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid6 = _errs177 === errors;
+valid40 = valid40 || _valid6;
+const _errs179 = errors;
+if(errors === _errs179){
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+let missing10;
+if((data61.rollingMs === undefined) && (missing10 = "rollingMs")){
+const err52 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+else {
+const _errs181 = errors;
+for(const key13 in data61){
+if(!(key13 === "rollingMs")){
+const err53 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+break;
+}
+}
+if(_errs181 === errors){
+if(data61.rollingMs !== undefined){
+let data62 = data61.rollingMs;
+const _errs182 = errors;
+if(!((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62)))){
+const err54 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period/rollingMs",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if(errors === _errs182){
+if(typeof data62 == "number"){
+if(data62 > 31622400000 || isNaN(data62)){
+const err55 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period/rollingMs",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31622400000},message:"must be <= 31622400000"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+else {
+if(data62 < 60000 || isNaN(data62)){
+const err56 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period/rollingMs",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60000},message:"must be >= 60000"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+var _valid6 = _errs179 === errors;
+valid40 = valid40 || _valid6;
+if(!valid40){
+const err58 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+validate61.errors = vErrors;
+return false;
+}
+else {
+errors = _errs172;
+if(vErrors !== null){
+if(_errs172){
+vErrors.length = _errs172;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid39 = _errs171 === errors;
+}
+else {
+var valid39 = true;
+}
+if(valid39){
+if(data60.usd !== undefined){
+let data63 = data60.usd;
+const _errs184 = errors;
+if(errors === _errs184){
+if(typeof data63 == "number"){
+if(data63 > 1000000000 || isNaN(data63)){
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/usd",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/usd/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
+return false;
+}
+else {
+if(data63 <= 0 || isNaN(data63)){
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/usd",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/usd",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid39 = _errs184 === errors;
+}
+else {
+var valid39 = true;
+}
+if(valid39){
+if(data60.tokens !== undefined){
+let data64 = data60.tokens;
+const _errs186 = errors;
+if(!((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64)))){
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/tokens",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs186){
+if(typeof data64 == "number"){
+if(data64 > 1000000000000 || isNaN(data64)){
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/tokens",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
+return false;
+}
+else {
+if(data64 < 1 || isNaN(data64)){
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/tokens",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid39 = _errs186 === errors;
+}
+else {
+var valid39 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20,schemaPath:"#/properties/limits/properties/host/properties/budgets/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid38 = _errs168 === errors;
+if(!valid38){
+break;
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/host/budgets",schemaPath:"#/properties/limits/properties/host/properties/budgets/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid37 = _errs166 === errors;
+}
+else {
+var valid37 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/host",schemaPath:"#/properties/limits/properties/host/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid35 = _errs157 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data43.subjects !== undefined){
+let data65 = data43.subjects;
+const _errs188 = errors;
+if(errors === _errs188){
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(Object.keys(data65).length > 1000){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects",schemaPath:"#/properties/limits/properties/subjects/maxProperties",keyword:"maxProperties",params:{limit: 1000},message:"must NOT have more than 1000 properties"}];
+return false;
+}
+else {
+var props4 = {};
+for(const key14 in data65){
+if(pattern8.test(key14)){
+let data66 = data65[key14];
+const _errs190 = errors;
+if(errors === _errs190){
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+const _errs192 = errors;
+for(const key15 in data66){
+if(!((((key15 === "requestsPerMinute") || (key15 === "tokensPerMinute")) || (key15 === "concurrentRuns")) || (key15 === "budgets"))){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs192 === errors){
+if(data66.requestsPerMinute !== undefined){
+let data67 = data66.requestsPerMinute;
+const _errs193 = errors;
+if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/requestsPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs193){
+if(typeof data67 == "number"){
+if(data67 > 10000000 || isNaN(data67)){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/requestsPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
+return false;
+}
+else {
+if(data67 < 1 || isNaN(data67)){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/requestsPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid43 = _errs193 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data66.tokensPerMinute !== undefined){
+let data68 = data66.tokensPerMinute;
+const _errs195 = errors;
+if(!((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68)))){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/tokensPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs195){
+if(typeof data68 == "number"){
+if(data68 > 1000000000000 || isNaN(data68)){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/tokensPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
+return false;
+}
+else {
+if(data68 < 1 || isNaN(data68)){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/tokensPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid43 = _errs195 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data66.concurrentRuns !== undefined){
+let data69 = data66.concurrentRuns;
+const _errs197 = errors;
+if(!((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69)))){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/concurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs197){
+if(typeof data69 == "number"){
+if(data69 > 100000 || isNaN(data69)){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/concurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+return false;
+}
+else {
+if(data69 < 1 || isNaN(data69)){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/concurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid43 = _errs197 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data66.budgets !== undefined){
+let data70 = data66.budgets;
+const _errs199 = errors;
+if(errors === _errs199){
+if(Array.isArray(data70)){
+if(data70.length > 8){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"}];
+return false;
+}
+else {
+var valid44 = true;
+const len13 = data70.length;
+for(let i21=0; i21<len13; i21++){
+let data71 = data70[i21];
+const _errs201 = errors;
+if(errors === _errs201){
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+let missing11;
+if((data71.period === undefined) && (missing11 = "period")){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21,schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"}];
+return false;
+}
+else {
+const _errs203 = errors;
+for(const key16 in data71){
+if(!(((key16 === "period") || (key16 === "usd")) || (key16 === "tokens"))){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21,schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs203 === errors){
+if(data71.period !== undefined){
+let data72 = data71.period;
+const _errs204 = errors;
+const _errs205 = errors;
+let valid46 = false;
+const _errs206 = errors;
+if(typeof data72 !== "string"){
+const err59 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if("day" !== data72){
+const err60 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/0/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid7 = _errs206 === errors;
+valid46 = valid46 || _valid7;
+const _errs208 = errors;
+if(typeof data72 !== "string"){
+const err61 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if("week" !== data72){
+const err62 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/1/const",keyword:"const",params:{allowedValue: "week"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+var _valid7 = _errs208 === errors;
+valid46 = valid46 || _valid7;
+const _errs210 = errors;
+if(typeof data72 !== "string"){
+const err63 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if("month" !== data72){
+const err64 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/2/const",keyword:"const",params:{allowedValue: "month"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+var _valid7 = _errs210 === errors;
+valid46 = valid46 || _valid7;
+const _errs212 = errors;
+if(errors === _errs212){
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+let missing12;
+if((data72.rollingMs === undefined) && (missing12 = "rollingMs")){
+const err65 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+else {
+const _errs214 = errors;
+for(const key17 in data72){
+if(!(key17 === "rollingMs")){
+const err66 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+break;
+}
+}
+if(_errs214 === errors){
+if(data72.rollingMs !== undefined){
+let data73 = data72.rollingMs;
+const _errs215 = errors;
+if(!((typeof data73 == "number") && (!(data73 % 1) && !isNaN(data73)))){
+const err67 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period/rollingMs",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+if(errors === _errs215){
+if(typeof data73 == "number"){
+if(data73 > 31622400000 || isNaN(data73)){
+const err68 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period/rollingMs",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31622400000},message:"must be <= 31622400000"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+else {
+if(data73 < 60000 || isNaN(data73)){
+const err69 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period/rollingMs",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60000},message:"must be >= 60000"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+var _valid7 = _errs212 === errors;
+valid46 = valid46 || _valid7;
+if(!valid46){
+const err71 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+validate61.errors = vErrors;
+return false;
+}
+else {
+errors = _errs205;
+if(vErrors !== null){
+if(_errs205){
+vErrors.length = _errs205;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid45 = _errs204 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data71.usd !== undefined){
+let data74 = data71.usd;
+const _errs217 = errors;
+if(errors === _errs217){
+if(typeof data74 == "number"){
+if(data74 > 1000000000 || isNaN(data74)){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/usd",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
+return false;
+}
+else {
+if(data74 <= 0 || isNaN(data74)){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/usd",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/usd",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid45 = _errs217 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data71.tokens !== undefined){
+let data75 = data71.tokens;
+const _errs219 = errors;
+if(!((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75)))){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/tokens",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs219){
+if(typeof data75 == "number"){
+if(data75 > 1000000000000 || isNaN(data75)){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/tokens",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
+return false;
+}
+else {
+if(data75 < 1 || isNaN(data75)){
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/tokens",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid45 = _errs219 === errors;
+}
+else {
+var valid45 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21,schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid44 = _errs201 === errors;
+if(!valid44){
+break;
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid43 = _errs199 === errors;
+}
+else {
+var valid43 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+props4[key14] = true;
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/subjects",schemaPath:"#/properties/limits/properties/subjects/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid35 = _errs188 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data43.tokens !== undefined){
+let data76 = data43.tokens;
+const _errs221 = errors;
+if(errors === _errs221){
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+if(Object.keys(data76).length > 1000){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens",schemaPath:"#/properties/limits/properties/tokens/maxProperties",keyword:"maxProperties",params:{limit: 1000},message:"must NOT have more than 1000 properties"}];
+return false;
+}
+else {
+var props6 = {};
+for(const key18 in data76){
+if(pattern8.test(key18)){
+let data77 = data76[key18];
+const _errs223 = errors;
+if(errors === _errs223){
+if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+const _errs225 = errors;
+for(const key19 in data77){
+if(!((((key19 === "requestsPerMinute") || (key19 === "tokensPerMinute")) || (key19 === "concurrentRuns")) || (key19 === "budgets"))){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs225 === errors){
+if(data77.requestsPerMinute !== undefined){
+let data78 = data77.requestsPerMinute;
+const _errs226 = errors;
+if(!((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78)))){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/requestsPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs226){
+if(typeof data78 == "number"){
+if(data78 > 10000000 || isNaN(data78)){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/requestsPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
+return false;
+}
+else {
+if(data78 < 1 || isNaN(data78)){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/requestsPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid49 = _errs226 === errors;
+}
+else {
+var valid49 = true;
+}
+if(valid49){
+if(data77.tokensPerMinute !== undefined){
+let data79 = data77.tokensPerMinute;
+const _errs228 = errors;
+if(!((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79)))){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/tokensPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs228){
+if(typeof data79 == "number"){
+if(data79 > 1000000000000 || isNaN(data79)){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/tokensPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
+return false;
+}
+else {
+if(data79 < 1 || isNaN(data79)){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/tokensPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid49 = _errs228 === errors;
+}
+else {
+var valid49 = true;
+}
+if(valid49){
+if(data77.concurrentRuns !== undefined){
+let data80 = data77.concurrentRuns;
+const _errs230 = errors;
+if(!((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80)))){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/concurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs230){
+if(typeof data80 == "number"){
+if(data80 > 100000 || isNaN(data80)){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/concurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+return false;
+}
+else {
+if(data80 < 1 || isNaN(data80)){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/concurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid49 = _errs230 === errors;
+}
+else {
+var valid49 = true;
+}
+if(valid49){
+if(data77.budgets !== undefined){
+let data81 = data77.budgets;
+const _errs232 = errors;
+if(errors === _errs232){
+if(Array.isArray(data81)){
+if(data81.length > 8){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"}];
+return false;
+}
+else {
+var valid50 = true;
+const len14 = data81.length;
+for(let i22=0; i22<len14; i22++){
+let data82 = data81[i22];
+const _errs234 = errors;
+if(errors === _errs234){
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+let missing13;
+if((data82.period === undefined) && (missing13 = "period")){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22,schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"}];
+return false;
+}
+else {
+const _errs236 = errors;
+for(const key20 in data82){
+if(!(((key20 === "period") || (key20 === "usd")) || (key20 === "tokens"))){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22,schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs236 === errors){
+if(data82.period !== undefined){
+let data83 = data82.period;
+const _errs237 = errors;
+const _errs238 = errors;
+let valid52 = false;
+const _errs239 = errors;
+if(typeof data83 !== "string"){
+const err72 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+if("day" !== data83){
+const err73 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/0/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+var _valid8 = _errs239 === errors;
+valid52 = valid52 || _valid8;
+const _errs241 = errors;
+if(typeof data83 !== "string"){
+const err74 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+if("week" !== data83){
+const err75 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/1/const",keyword:"const",params:{allowedValue: "week"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+var _valid8 = _errs241 === errors;
+valid52 = valid52 || _valid8;
+const _errs243 = errors;
+if(typeof data83 !== "string"){
+const err76 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if("month" !== data83){
+const err77 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/2/const",keyword:"const",params:{allowedValue: "month"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+var _valid8 = _errs243 === errors;
+valid52 = valid52 || _valid8;
+const _errs245 = errors;
+if(errors === _errs245){
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+let missing14;
+if((data83.rollingMs === undefined) && (missing14 = "rollingMs")){
+const err78 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+else {
+const _errs247 = errors;
+for(const key21 in data83){
+if(!(key21 === "rollingMs")){
+const err79 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+break;
+}
+}
+if(_errs247 === errors){
+if(data83.rollingMs !== undefined){
+let data84 = data83.rollingMs;
+const _errs248 = errors;
+if(!((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84)))){
+const err80 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period/rollingMs",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+if(errors === _errs248){
+if(typeof data84 == "number"){
+if(data84 > 31622400000 || isNaN(data84)){
+const err81 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period/rollingMs",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31622400000},message:"must be <= 31622400000"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+else {
+if(data84 < 60000 || isNaN(data84)){
+const err82 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period/rollingMs",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60000},message:"must be >= 60000"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+var _valid8 = _errs245 === errors;
+valid52 = valid52 || _valid8;
+if(!valid52){
+const err84 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+validate61.errors = vErrors;
+return false;
+}
+else {
+errors = _errs238;
+if(vErrors !== null){
+if(_errs238){
+vErrors.length = _errs238;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid51 = _errs237 === errors;
+}
+else {
+var valid51 = true;
+}
+if(valid51){
+if(data82.usd !== undefined){
+let data85 = data82.usd;
+const _errs250 = errors;
+if(errors === _errs250){
+if(typeof data85 == "number"){
+if(data85 > 1000000000 || isNaN(data85)){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/usd",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
+return false;
+}
+else {
+if(data85 <= 0 || isNaN(data85)){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/usd",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/usd",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid51 = _errs250 === errors;
+}
+else {
+var valid51 = true;
+}
+if(valid51){
+if(data82.tokens !== undefined){
+let data86 = data82.tokens;
+const _errs252 = errors;
+if(!((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86)))){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/tokens",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs252){
+if(typeof data86 == "number"){
+if(data86 > 1000000000000 || isNaN(data86)){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/tokens",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
+return false;
+}
+else {
+if(data86 < 1 || isNaN(data86)){
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/tokens",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid51 = _errs252 === errors;
+}
+else {
+var valid51 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22,schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid50 = _errs234 === errors;
+if(!valid50){
+break;
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid49 = _errs232 === errors;
+}
+else {
+var valid49 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+props6[key18] = true;
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/tokens",schemaPath:"#/properties/limits/properties/tokens/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid35 = _errs221 === errors;
+}
+else {
+var valid35 = true;
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -7555,372 +8947,283 @@ var valid0 = true;
 }
 if(valid0){
 if(data.state !== undefined){
-let data53 = data.state;
-const _errs149 = errors;
-const _errs150 = errors;
-let valid36 = false;
-const _errs151 = errors;
-if(errors === _errs151){
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-const _errs153 = errors;
-for(const key11 in data53){
-if(!(((key11 === "engine") || (key11 === "directory")) || (key11 === "leaseMs"))){
-const err41 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+let data87 = data.state;
+const _errs254 = errors;
+const _errs255 = errors;
+let valid54 = false;
+const _errs256 = errors;
+if(errors === _errs256){
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+const _errs258 = errors;
+for(const key22 in data87){
+if(!(((key22 === "engine") || (key22 === "directory")) || (key22 === "leaseMs"))){
+const err85 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err41];
+vErrors = [err85];
 }
 else {
-vErrors.push(err41);
+vErrors.push(err85);
 }
 errors++;
 break;
 }
 }
-if(_errs153 === errors){
-if(data53.engine !== undefined){
-let data54 = data53.engine;
-const _errs154 = errors;
-if(typeof data54 !== "string"){
-const err42 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs258 === errors){
+if(data87.engine !== undefined){
+let data88 = data87.engine;
+const _errs259 = errors;
+if(typeof data88 !== "string"){
+const err86 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err42];
+vErrors = [err86];
 }
 else {
-vErrors.push(err42);
+vErrors.push(err86);
 }
 errors++;
 }
-if("sqlite" !== data54){
-const err43 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant"};
+if("sqlite" !== data88){
+const err87 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err43];
+vErrors = [err87];
 }
 else {
-vErrors.push(err43);
+vErrors.push(err87);
 }
 errors++;
 }
-var valid37 = _errs154 === errors;
+var valid55 = _errs259 === errors;
 }
 else {
-var valid37 = true;
+var valid55 = true;
 }
-if(valid37){
-if(data53.directory !== undefined){
-let data55 = data53.directory;
-const _errs156 = errors;
-if(errors === _errs156){
-if(typeof data55 === "string"){
-if(func1(data55) > 4096){
-const err44 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(valid55){
+if(data87.directory !== undefined){
+let data89 = data87.directory;
+const _errs261 = errors;
+if(errors === _errs261){
+if(typeof data89 === "string"){
+if(func1(data89) > 4096){
+const err88 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err88];
 }
 else {
-vErrors.push(err44);
-}
-errors++;
-}
-else {
-if(func1(data55) < 1){
-const err45 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err45];
-}
-else {
-vErrors.push(err45);
-}
-errors++;
-}
-}
-}
-else {
-const err46 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err46];
-}
-else {
-vErrors.push(err46);
-}
-errors++;
-}
-}
-var valid37 = _errs156 === errors;
-}
-else {
-var valid37 = true;
-}
-if(valid37){
-if(data53.leaseMs !== undefined){
-let data56 = data53.leaseMs;
-const _errs158 = errors;
-if(!((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56)))){
-const err47 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
-}
-errors++;
-}
-if(errors === _errs158){
-if(typeof data56 == "number"){
-if(data56 > 3600000 || isNaN(data56)){
-const err48 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
-if(vErrors === null){
-vErrors = [err48];
-}
-else {
-vErrors.push(err48);
+vErrors.push(err88);
 }
 errors++;
 }
 else {
-if(data56 < 300 || isNaN(data56)){
-const err49 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
+if(func1(data89) < 1){
+const err89 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err49];
+vErrors = [err89];
 }
 else {
-vErrors.push(err49);
+vErrors.push(err89);
 }
 errors++;
 }
 }
 }
-}
-var valid37 = _errs158 === errors;
-}
 else {
-var valid37 = true;
-}
-}
-}
-}
-}
-else {
-const err50 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err90 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err50];
+vErrors = [err90];
 }
 else {
-vErrors.push(err50);
+vErrors.push(err90);
 }
 errors++;
 }
 }
-var _valid5 = _errs151 === errors;
-valid36 = valid36 || _valid5;
-if(_valid5){
-var props3 = true;
-}
-const _errs160 = errors;
-if(errors === _errs160){
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-let missing9;
-if(((data53.engine === undefined) && (missing9 = "engine")) || ((data53.urlRef === undefined) && (missing9 = "urlRef"))){
-const err51 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
-if(vErrors === null){
-vErrors = [err51];
+var valid55 = _errs261 === errors;
 }
 else {
-vErrors.push(err51);
+var valid55 = true;
+}
+if(valid55){
+if(data87.leaseMs !== undefined){
+let data90 = data87.leaseMs;
+const _errs263 = errors;
+if(!((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90)))){
+const err91 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+if(errors === _errs263){
+if(typeof data90 == "number"){
+if(data90 > 3600000 || isNaN(data90)){
+const err92 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
 }
 errors++;
 }
 else {
-const _errs162 = errors;
-for(const key12 in data53){
-if(!(((key12 === "engine") || (key12 === "urlRef")) || (key12 === "leaseMs"))){
-const err52 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+if(data90 < 300 || isNaN(data90)){
+const err93 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
-vErrors = [err52];
+vErrors = [err93];
 }
 else {
-vErrors.push(err52);
-}
-errors++;
-break;
-}
-}
-if(_errs162 === errors){
-if(data53.engine !== undefined){
-let data57 = data53.engine;
-const _errs163 = errors;
-if(typeof data57 !== "string"){
-const err53 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
+vErrors.push(err93);
 }
 errors++;
 }
-if("postgres" !== data57){
-const err54 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err54];
+}
+}
+}
+var valid55 = _errs263 === errors;
 }
 else {
-vErrors.push(err54);
+var valid55 = true;
+}
+}
+}
+}
+}
+else {
+const err94 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
 }
 errors++;
 }
-var valid38 = _errs163 === errors;
 }
-else {
-var valid38 = true;
+var _valid9 = _errs256 === errors;
+valid54 = valid54 || _valid9;
+if(_valid9){
+var props8 = true;
 }
-if(valid38){
-if(data53.urlRef !== undefined){
-let data58 = data53.urlRef;
-const _errs165 = errors;
-const _errs166 = errors;
-let valid39 = false;
-const _errs167 = errors;
-if(errors === _errs167){
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-let missing10;
-if((data58.env === undefined) && (missing10 = "env")){
-const err55 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
+const _errs265 = errors;
+if(errors === _errs265){
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+let missing15;
+if(((data87.engine === undefined) && (missing15 = "engine")) || ((data87.urlRef === undefined) && (missing15 = "urlRef"))){
+const err95 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
 if(vErrors === null){
-vErrors = [err55];
+vErrors = [err95];
 }
 else {
-vErrors.push(err55);
+vErrors.push(err95);
 }
 errors++;
 }
 else {
-const _errs169 = errors;
-for(const key13 in data58){
-if(!(key13 === "env")){
-const err56 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+const _errs267 = errors;
+for(const key23 in data87){
+if(!(((key23 === "engine") || (key23 === "urlRef")) || (key23 === "leaseMs"))){
+const err96 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err56];
+vErrors = [err96];
 }
 else {
-vErrors.push(err56);
+vErrors.push(err96);
 }
 errors++;
 break;
 }
 }
-if(_errs169 === errors){
-if(data58.env !== undefined){
-let data59 = data58.env;
-const _errs170 = errors;
-if(errors === _errs170){
-if(typeof data59 === "string"){
-if(!pattern7.test(data59)){
-const err57 = {instancePath:instancePath+"/state/urlRef/env",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
+if(_errs267 === errors){
+if(data87.engine !== undefined){
+let data91 = data87.engine;
+const _errs268 = errors;
+if(typeof data91 !== "string"){
+const err97 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err57];
+vErrors = [err97];
 }
 else {
-vErrors.push(err57);
+vErrors.push(err97);
 }
 errors++;
 }
-}
-else {
-const err58 = {instancePath:instancePath+"/state/urlRef/env",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("postgres" !== data91){
+const err98 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err58];
+vErrors = [err98];
 }
 else {
-vErrors.push(err58);
+vErrors.push(err98);
 }
 errors++;
 }
-}
-}
-}
-}
+var valid56 = _errs268 === errors;
 }
 else {
-const err59 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid56 = true;
+}
+if(valid56){
+if(data87.urlRef !== undefined){
+let data92 = data87.urlRef;
+const _errs270 = errors;
+const _errs271 = errors;
+let valid57 = false;
+const _errs272 = errors;
+if(errors === _errs272){
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+let missing16;
+if((data92.env === undefined) && (missing16 = "env")){
+const err99 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
 if(vErrors === null){
-vErrors = [err59];
+vErrors = [err99];
 }
 else {
-vErrors.push(err59);
-}
-errors++;
-}
-}
-var _valid6 = _errs167 === errors;
-valid39 = valid39 || _valid6;
-if(_valid6){
-var props4 = true;
-}
-const _errs172 = errors;
-if(errors === _errs172){
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-let missing11;
-if((data58.file === undefined) && (missing11 = "file")){
-const err60 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
-if(vErrors === null){
-vErrors = [err60];
-}
-else {
-vErrors.push(err60);
+vErrors.push(err99);
 }
 errors++;
 }
 else {
-const _errs174 = errors;
-for(const key14 in data58){
-if(!(key14 === "file")){
-const err61 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+const _errs274 = errors;
+for(const key24 in data92){
+if(!(key24 === "env")){
+const err100 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err61];
+vErrors = [err100];
 }
 else {
-vErrors.push(err61);
+vErrors.push(err100);
 }
 errors++;
 break;
 }
 }
-if(_errs174 === errors){
-if(data58.file !== undefined){
-let data60 = data58.file;
-const _errs175 = errors;
-if(errors === _errs175){
-if(typeof data60 === "string"){
-if(func1(data60) > 4096){
-const err62 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(_errs274 === errors){
+if(data92.env !== undefined){
+let data93 = data92.env;
+const _errs275 = errors;
+if(errors === _errs275){
+if(typeof data93 === "string"){
+if(!pattern7.test(data93)){
+const err101 = {instancePath:instancePath+"/state/urlRef/env",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
-vErrors = [err62];
+vErrors = [err101];
 }
 else {
-vErrors.push(err62);
-}
-errors++;
-}
-else {
-if(func1(data60) < 1){
-const err63 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
+vErrors.push(err101);
 }
 errors++;
 }
 }
-}
 else {
-const err64 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err102 = {instancePath:instancePath+"/state/urlRef/env",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err64];
+vErrors = [err102];
 }
 else {
-vErrors.push(err64);
+vErrors.push(err102);
 }
 errors++;
 }
@@ -7930,330 +9233,330 @@ errors++;
 }
 }
 else {
-const err65 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err103 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err65];
+vErrors = [err103];
 }
 else {
-vErrors.push(err65);
+vErrors.push(err103);
 }
 errors++;
 }
 }
-var _valid6 = _errs172 === errors;
-valid39 = valid39 || _valid6;
-if(_valid6){
-if(props4 !== true){
-props4 = true;
+var _valid10 = _errs272 === errors;
+valid57 = valid57 || _valid10;
+if(_valid10){
+var props9 = true;
 }
-}
-if(!valid39){
-const err66 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs277 = errors;
+if(errors === _errs277){
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+let missing17;
+if((data92.file === undefined) && (missing17 = "file")){
+const err104 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
 if(vErrors === null){
-vErrors = [err66];
+vErrors = [err104];
 }
 else {
-vErrors.push(err66);
+vErrors.push(err104);
 }
 errors++;
 }
 else {
-errors = _errs166;
+const _errs279 = errors;
+for(const key25 in data92){
+if(!(key25 === "file")){
+const err105 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+break;
+}
+}
+if(_errs279 === errors){
+if(data92.file !== undefined){
+let data94 = data92.file;
+const _errs280 = errors;
+if(errors === _errs280){
+if(typeof data94 === "string"){
+if(func1(data94) > 4096){
+const err106 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+else {
+if(func1(data94) < 1){
+const err107 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+}
+}
+else {
+const err108 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+var _valid10 = _errs277 === errors;
+valid57 = valid57 || _valid10;
+if(_valid10){
+if(props9 !== true){
+props9 = true;
+}
+}
+if(!valid57){
+const err110 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+else {
+errors = _errs271;
 if(vErrors !== null){
-if(_errs166){
-vErrors.length = _errs166;
+if(_errs271){
+vErrors.length = _errs271;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid38 = _errs165 === errors;
+var valid56 = _errs270 === errors;
 }
 else {
-var valid38 = true;
+var valid56 = true;
 }
-if(valid38){
-if(data53.leaseMs !== undefined){
-let data61 = data53.leaseMs;
-const _errs177 = errors;
-if(!((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61)))){
-const err67 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid56){
+if(data87.leaseMs !== undefined){
+let data95 = data87.leaseMs;
+const _errs282 = errors;
+if(!((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95)))){
+const err111 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err67];
+vErrors = [err111];
 }
 else {
-vErrors.push(err67);
+vErrors.push(err111);
 }
 errors++;
 }
-if(errors === _errs177){
-if(typeof data61 == "number"){
-if(data61 > 3600000 || isNaN(data61)){
-const err68 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(errors === _errs282){
+if(typeof data95 == "number"){
+if(data95 > 3600000 || isNaN(data95)){
+const err112 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
-vErrors = [err68];
+vErrors = [err112];
 }
 else {
-vErrors.push(err68);
+vErrors.push(err112);
 }
 errors++;
 }
 else {
-if(data61 < 300 || isNaN(data61)){
-const err69 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
+if(data95 < 300 || isNaN(data95)){
+const err113 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
-vErrors = [err69];
+vErrors = [err113];
 }
 else {
-vErrors.push(err69);
-}
-errors++;
-}
-}
-}
-}
-var valid38 = _errs177 === errors;
-}
-else {
-var valid38 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err70 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err70];
-}
-else {
-vErrors.push(err70);
+vErrors.push(err113);
 }
 errors++;
 }
 }
-var _valid5 = _errs160 === errors;
-valid36 = valid36 || _valid5;
-if(_valid5){
-if(props3 !== true){
-props3 = true;
 }
 }
-if(!valid36){
-const err71 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err71];
+var valid56 = _errs282 === errors;
 }
 else {
-vErrors.push(err71);
+var valid56 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err114 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+var _valid9 = _errs265 === errors;
+valid54 = valid54 || _valid9;
+if(_valid9){
+if(props8 !== true){
+props8 = true;
+}
+}
+if(!valid54){
+const err115 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
 }
 errors++;
 validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs150;
+errors = _errs255;
 if(vErrors !== null){
-if(_errs150){
-vErrors.length = _errs150;
+if(_errs255){
+vErrors.length = _errs255;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs149 === errors;
+var valid0 = _errs254 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.metrics !== undefined){
-let data62 = data.metrics;
-const _errs179 = errors;
-if(errors === _errs179){
-if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
-let missing12;
-if((data62.enabled === undefined) && (missing12 = "enabled")){
-validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"}];
+let data96 = data.metrics;
+const _errs284 = errors;
+if(errors === _errs284){
+if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
+let missing18;
+if((data96.enabled === undefined) && (missing18 = "enabled")){
+validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"}];
 return false;
 }
 else {
-const _errs181 = errors;
-for(const key15 in data62){
-if(!((key15 === "enabled") || (key15 === "tokenRef"))){
-validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
+const _errs286 = errors;
+for(const key26 in data96){
+if(!((key26 === "enabled") || (key26 === "tokenRef"))){
+validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs181 === errors){
-if(data62.enabled !== undefined){
-let data63 = data62.enabled;
-const _errs182 = errors;
-if(typeof data63 !== "boolean"){
+if(_errs286 === errors){
+if(data96.enabled !== undefined){
+let data97 = data96.enabled;
+const _errs287 = errors;
+if(typeof data97 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/metrics/enabled",schemaPath:"#/properties/metrics/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data63){
+if(true !== data97){
 validate61.errors = [{instancePath:instancePath+"/metrics/enabled",schemaPath:"#/properties/metrics/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid42 = _errs182 === errors;
+var valid60 = _errs287 === errors;
 }
 else {
-var valid42 = true;
+var valid60 = true;
 }
-if(valid42){
-if(data62.tokenRef !== undefined){
-let data64 = data62.tokenRef;
-const _errs184 = errors;
-const _errs185 = errors;
-let valid43 = false;
-const _errs186 = errors;
-if(errors === _errs186){
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-let missing13;
-if((data64.env === undefined) && (missing13 = "env")){
-const err72 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
+if(valid60){
+if(data96.tokenRef !== undefined){
+let data98 = data96.tokenRef;
+const _errs289 = errors;
+const _errs290 = errors;
+let valid61 = false;
+const _errs291 = errors;
+if(errors === _errs291){
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+let missing19;
+if((data98.env === undefined) && (missing19 = "env")){
+const err116 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
 if(vErrors === null){
-vErrors = [err72];
+vErrors = [err116];
 }
 else {
-vErrors.push(err72);
+vErrors.push(err116);
 }
 errors++;
 }
 else {
-const _errs188 = errors;
-for(const key16 in data64){
-if(!(key16 === "env")){
-const err73 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+const _errs293 = errors;
+for(const key27 in data98){
+if(!(key27 === "env")){
+const err117 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err73];
+vErrors = [err117];
 }
 else {
-vErrors.push(err73);
-}
-errors++;
-break;
-}
-}
-if(_errs188 === errors){
-if(data64.env !== undefined){
-let data65 = data64.env;
-const _errs189 = errors;
-if(errors === _errs189){
-if(typeof data65 === "string"){
-if(!pattern7.test(data65)){
-const err74 = {instancePath:instancePath+"/metrics/tokenRef/env",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
-}
-else {
-const err75 = {instancePath:instancePath+"/metrics/tokenRef/env",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err75];
-}
-else {
-vErrors.push(err75);
-}
-errors++;
-}
-}
-}
-}
-}
-}
-else {
-const err76 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-}
-var _valid7 = _errs186 === errors;
-valid43 = valid43 || _valid7;
-if(_valid7){
-var props5 = true;
-}
-const _errs191 = errors;
-if(errors === _errs191){
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-let missing14;
-if((data64.file === undefined) && (missing14 = "file")){
-const err77 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-else {
-const _errs193 = errors;
-for(const key17 in data64){
-if(!(key17 === "file")){
-const err78 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err78];
-}
-else {
-vErrors.push(err78);
+vErrors.push(err117);
 }
 errors++;
 break;
 }
 }
-if(_errs193 === errors){
-if(data64.file !== undefined){
-let data66 = data64.file;
-const _errs194 = errors;
-if(errors === _errs194){
-if(typeof data66 === "string"){
-if(func1(data66) > 4096){
-const err79 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(_errs293 === errors){
+if(data98.env !== undefined){
+let data99 = data98.env;
+const _errs294 = errors;
+if(errors === _errs294){
+if(typeof data99 === "string"){
+if(!pattern7.test(data99)){
+const err118 = {instancePath:instancePath+"/metrics/tokenRef/env",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
-vErrors = [err79];
+vErrors = [err118];
 }
 else {
-vErrors.push(err79);
-}
-errors++;
-}
-else {
-if(func1(data66) < 1){
-const err80 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err80];
-}
-else {
-vErrors.push(err80);
+vErrors.push(err118);
 }
 errors++;
 }
 }
-}
 else {
-const err81 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err119 = {instancePath:instancePath+"/metrics/tokenRef/env",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err81];
+vErrors = [err119];
 }
 else {
-vErrors.push(err81);
+vErrors.push(err119);
 }
 errors++;
 }
@@ -8263,50 +9566,139 @@ errors++;
 }
 }
 else {
-const err82 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err120 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err82];
+vErrors = [err120];
 }
 else {
-vErrors.push(err82);
+vErrors.push(err120);
 }
 errors++;
 }
 }
-var _valid7 = _errs191 === errors;
-valid43 = valid43 || _valid7;
-if(_valid7){
-if(props5 !== true){
-props5 = true;
+var _valid11 = _errs291 === errors;
+valid61 = valid61 || _valid11;
+if(_valid11){
+var props10 = true;
 }
-}
-if(!valid43){
-const err83 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs296 = errors;
+if(errors === _errs296){
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+let missing20;
+if((data98.file === undefined) && (missing20 = "file")){
+const err121 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
 if(vErrors === null){
-vErrors = [err83];
+vErrors = [err121];
 }
 else {
-vErrors.push(err83);
+vErrors.push(err121);
+}
+errors++;
+}
+else {
+const _errs298 = errors;
+for(const key28 in data98){
+if(!(key28 === "file")){
+const err122 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+break;
+}
+}
+if(_errs298 === errors){
+if(data98.file !== undefined){
+let data100 = data98.file;
+const _errs299 = errors;
+if(errors === _errs299){
+if(typeof data100 === "string"){
+if(func1(data100) > 4096){
+const err123 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+else {
+if(func1(data100) < 1){
+const err124 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+}
+else {
+const err125 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err126 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+var _valid11 = _errs296 === errors;
+valid61 = valid61 || _valid11;
+if(_valid11){
+if(props10 !== true){
+props10 = true;
+}
+}
+if(!valid61){
+const err127 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
 }
 errors++;
 validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs185;
+errors = _errs290;
 if(vErrors !== null){
-if(_errs185){
-vErrors.length = _errs185;
+if(_errs290){
+vErrors.length = _errs290;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid42 = _errs184 === errors;
+var valid60 = _errs289 === errors;
 }
 else {
-var valid42 = true;
+var valid60 = true;
 }
 }
 }
@@ -8317,60 +9709,60 @@ validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs179 === errors;
+var valid0 = _errs284 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.tracing !== undefined){
-let data67 = data.tracing;
-const _errs196 = errors;
-if(errors === _errs196){
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-let missing15;
-if((data67.enabled === undefined) && (missing15 = "enabled")){
-validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"}];
+let data101 = data.tracing;
+const _errs301 = errors;
+if(errors === _errs301){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+let missing21;
+if((data101.enabled === undefined) && (missing21 = "enabled")){
+validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"}];
 return false;
 }
 else {
-const _errs198 = errors;
-for(const key18 in data67){
-if(!((((key18 === "enabled") || (key18 === "endpoint")) || (key18 === "serviceName")) || (key18 === "captureContent"))){
-validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
+const _errs303 = errors;
+for(const key29 in data101){
+if(!((((key29 === "enabled") || (key29 === "endpoint")) || (key29 === "serviceName")) || (key29 === "captureContent"))){
+validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs198 === errors){
-if(data67.enabled !== undefined){
-let data68 = data67.enabled;
-const _errs199 = errors;
-if(typeof data68 !== "boolean"){
+if(_errs303 === errors){
+if(data101.enabled !== undefined){
+let data102 = data101.enabled;
+const _errs304 = errors;
+if(typeof data102 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/tracing/enabled",schemaPath:"#/properties/tracing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data68){
+if(true !== data102){
 validate61.errors = [{instancePath:instancePath+"/tracing/enabled",schemaPath:"#/properties/tracing/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid46 = _errs199 === errors;
+var valid64 = _errs304 === errors;
 }
 else {
-var valid46 = true;
+var valid64 = true;
 }
-if(valid46){
-if(data67.endpoint !== undefined){
-let data69 = data67.endpoint;
-const _errs201 = errors;
-if(errors === _errs201){
-if(typeof data69 === "string"){
-if(func1(data69) > 2048){
+if(valid64){
+if(data101.endpoint !== undefined){
+let data103 = data101.endpoint;
+const _errs306 = errors;
+if(errors === _errs306){
+if(typeof data103 === "string"){
+if(func1(data103) > 2048){
 validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"#/properties/tracing/properties/endpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(func1(data69) < 1){
+if(func1(data103) < 1){
 validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"#/properties/tracing/properties/endpoint/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -8381,23 +9773,23 @@ validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"
 return false;
 }
 }
-var valid46 = _errs201 === errors;
+var valid64 = _errs306 === errors;
 }
 else {
-var valid46 = true;
+var valid64 = true;
 }
-if(valid46){
-if(data67.serviceName !== undefined){
-let data70 = data67.serviceName;
-const _errs203 = errors;
-if(errors === _errs203){
-if(typeof data70 === "string"){
-if(func1(data70) > 128){
+if(valid64){
+if(data101.serviceName !== undefined){
+let data104 = data101.serviceName;
+const _errs308 = errors;
+if(errors === _errs308){
+if(typeof data104 === "string"){
+if(func1(data104) > 128){
 validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPath:"#/properties/tracing/properties/serviceName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func1(data70) < 1){
+if(func1(data104) < 1){
 validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPath:"#/properties/tracing/properties/serviceName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -8408,22 +9800,22 @@ validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPat
 return false;
 }
 }
-var valid46 = _errs203 === errors;
+var valid64 = _errs308 === errors;
 }
 else {
-var valid46 = true;
+var valid64 = true;
 }
-if(valid46){
-if(data67.captureContent !== undefined){
-const _errs205 = errors;
-if(typeof data67.captureContent !== "boolean"){
+if(valid64){
+if(data101.captureContent !== undefined){
+const _errs310 = errors;
+if(typeof data101.captureContent !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/tracing/captureContent",schemaPath:"#/properties/tracing/properties/captureContent/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid46 = _errs205 === errors;
+var valid64 = _errs310 === errors;
 }
 else {
-var valid46 = true;
+var valid64 = true;
 }
 }
 }
@@ -8436,32 +9828,32 @@ validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs196 === errors;
+var valid0 = _errs301 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.usage !== undefined){
-let data72 = data.usage;
-const _errs207 = errors;
-if(errors === _errs207){
-if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
-const _errs209 = errors;
-for(const key19 in data72){
-if(!(((((key19 === "hostId") || (key19 === "labels")) || (key19 === "prices")) || (key19 === "file")) || (key19 === "webhook"))){
-validate61.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"}];
+let data106 = data.usage;
+const _errs312 = errors;
+if(errors === _errs312){
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+const _errs314 = errors;
+for(const key30 in data106){
+if(!(((((key30 === "hostId") || (key30 === "labels")) || (key30 === "prices")) || (key30 === "file")) || (key30 === "webhook"))){
+validate61.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs209 === errors){
-if(data72.hostId !== undefined){
-let data73 = data72.hostId;
-const _errs210 = errors;
-if(errors === _errs210){
-if(typeof data73 === "string"){
-if(!pattern52.test(data73)){
+if(_errs314 === errors){
+if(data106.hostId !== undefined){
+let data107 = data106.hostId;
+const _errs315 = errors;
+if(errors === _errs315){
+if(typeof data107 === "string"){
+if(!pattern54.test(data107)){
 validate61.errors = [{instancePath:instancePath+"/usage/hostId",schemaPath:"#/properties/usage/properties/hostId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"+"\""}];
 return false;
 }
@@ -8471,40 +9863,40 @@ validate61.errors = [{instancePath:instancePath+"/usage/hostId",schemaPath:"#/pr
 return false;
 }
 }
-var valid47 = _errs210 === errors;
+var valid65 = _errs315 === errors;
 }
 else {
-var valid47 = true;
+var valid65 = true;
 }
-if(valid47){
-if(data72.labels !== undefined){
-let data74 = data72.labels;
-const _errs212 = errors;
-if(errors === _errs212){
-if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
-if(Object.keys(data74).length > 32){
+if(valid65){
+if(data106.labels !== undefined){
+let data108 = data106.labels;
+const _errs317 = errors;
+if(errors === _errs317){
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+if(Object.keys(data108).length > 32){
 validate61.errors = [{instancePath:instancePath+"/usage/labels",schemaPath:"#/properties/usage/properties/labels/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties"}];
 return false;
 }
 else {
-var props6 = {};
-for(const key20 in data74){
-if(pattern53.test(key20)){
-let data75 = data74[key20];
-const _errs214 = errors;
-if(errors === _errs214){
-if(typeof data75 === "string"){
-if(func1(data75) > 128){
-validate61.errors = [{instancePath:instancePath+"/usage/labels/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/usage/properties/labels/patternProperties/%5E%5Ba-zA-Z%5D%5Ba-zA-Z0-9._-%5D%7B0%2C63%7D%24/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+var props11 = {};
+for(const key31 in data108){
+if(pattern55.test(key31)){
+let data109 = data108[key31];
+const _errs319 = errors;
+if(errors === _errs319){
+if(typeof data109 === "string"){
+if(func1(data109) > 128){
+validate61.errors = [{instancePath:instancePath+"/usage/labels/" + key31.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/usage/properties/labels/patternProperties/%5E%5Ba-zA-Z%5D%5Ba-zA-Z0-9._-%5D%7B0%2C63%7D%24/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/usage/labels/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/usage/properties/labels/patternProperties/%5E%5Ba-zA-Z%5D%5Ba-zA-Z0-9._-%5D%7B0%2C63%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate61.errors = [{instancePath:instancePath+"/usage/labels/" + key31.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/usage/properties/labels/patternProperties/%5E%5Ba-zA-Z%5D%5Ba-zA-Z0-9._-%5D%7B0%2C63%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-props6[key20] = true;
+props11[key31] = true;
 }
 }
 }
@@ -8514,192 +9906,192 @@ validate61.errors = [{instancePath:instancePath+"/usage/labels",schemaPath:"#/pr
 return false;
 }
 }
-var valid47 = _errs212 === errors;
+var valid65 = _errs317 === errors;
 }
 else {
-var valid47 = true;
+var valid65 = true;
 }
-if(valid47){
-if(data72.prices !== undefined){
-let data76 = data72.prices;
-const _errs216 = errors;
-if(errors === _errs216){
-if(Array.isArray(data76)){
-if(data76.length > 1000){
+if(valid65){
+if(data106.prices !== undefined){
+let data110 = data106.prices;
+const _errs321 = errors;
+if(errors === _errs321){
+if(Array.isArray(data110)){
+if(data110.length > 1000){
 validate61.errors = [{instancePath:instancePath+"/usage/prices",schemaPath:"#/properties/usage/properties/prices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
 return false;
 }
 else {
-var valid49 = true;
-const len12 = data76.length;
-for(let i20=0; i20<len12; i20++){
-let data77 = data76[i20];
-const _errs218 = errors;
-if(errors === _errs218){
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
-let missing16;
-if(((((data77.vendor === undefined) && (missing16 = "vendor")) || ((data77.model === undefined) && (missing16 = "model"))) || ((data77.inputUsdPerMTok === undefined) && (missing16 = "inputUsdPerMTok"))) || ((data77.outputUsdPerMTok === undefined) && (missing16 = "outputUsdPerMTok"))){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20,schemaPath:"#/properties/usage/properties/prices/items/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"}];
+var valid67 = true;
+const len15 = data110.length;
+for(let i23=0; i23<len15; i23++){
+let data111 = data110[i23];
+const _errs323 = errors;
+if(errors === _errs323){
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+let missing22;
+if(((((data111.vendor === undefined) && (missing22 = "vendor")) || ((data111.model === undefined) && (missing22 = "model"))) || ((data111.inputUsdPerMTok === undefined) && (missing22 = "inputUsdPerMTok"))) || ((data111.outputUsdPerMTok === undefined) && (missing22 = "outputUsdPerMTok"))){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23,schemaPath:"#/properties/usage/properties/prices/items/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"}];
 return false;
 }
 else {
-const _errs220 = errors;
-for(const key21 in data77){
-if(!(((((key21 === "vendor") || (key21 === "model")) || (key21 === "inputUsdPerMTok")) || (key21 === "outputUsdPerMTok")) || (key21 === "cachedInputUsdPerMTok"))){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20,schemaPath:"#/properties/usage/properties/prices/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"}];
+const _errs325 = errors;
+for(const key32 in data111){
+if(!(((((key32 === "vendor") || (key32 === "model")) || (key32 === "inputUsdPerMTok")) || (key32 === "outputUsdPerMTok")) || (key32 === "cachedInputUsdPerMTok"))){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23,schemaPath:"#/properties/usage/properties/prices/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs220 === errors){
-if(data77.vendor !== undefined){
-let data78 = data77.vendor;
-const _errs221 = errors;
-if(errors === _errs221){
-if(typeof data78 === "string"){
-if(func1(data78) > 64){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+if(_errs325 === errors){
+if(data111.vendor !== undefined){
+let data112 = data111.vendor;
+const _errs326 = errors;
+if(errors === _errs326){
+if(typeof data112 === "string"){
+if(func1(data112) > 64){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-if(func1(data78) < 1){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid50 = _errs221 === errors;
-}
-else {
-var valid50 = true;
-}
-if(valid50){
-if(data77.model !== undefined){
-let data79 = data77.model;
-const _errs223 = errors;
-if(errors === _errs223){
-if(typeof data79 === "string"){
-if(func1(data79) > 256){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-else {
-if(func1(data79) < 1){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(func1(data112) < 1){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid50 = _errs223 === errors;
+var valid68 = _errs326 === errors;
 }
 else {
-var valid50 = true;
+var valid68 = true;
 }
-if(valid50){
-if(data77.inputUsdPerMTok !== undefined){
-let data80 = data77.inputUsdPerMTok;
-const _errs225 = errors;
-if(errors === _errs225){
-if(typeof data80 == "number"){
-if(data80 > 1000000 || isNaN(data80)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+if(valid68){
+if(data111.model !== undefined){
+let data113 = data111.model;
+const _errs328 = errors;
+if(errors === _errs328){
+if(typeof data113 === "string"){
+if(func1(data113) > 256){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(data80 < 0 || isNaN(data80)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid50 = _errs225 === errors;
-}
-else {
-var valid50 = true;
-}
-if(valid50){
-if(data77.outputUsdPerMTok !== undefined){
-let data81 = data77.outputUsdPerMTok;
-const _errs227 = errors;
-if(errors === _errs227){
-if(typeof data81 == "number"){
-if(data81 > 1000000 || isNaN(data81)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
-return false;
-}
-else {
-if(data81 < 0 || isNaN(data81)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(func1(data113) < 1){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid50 = _errs227 === errors;
+var valid68 = _errs328 === errors;
 }
 else {
-var valid50 = true;
+var valid68 = true;
 }
-if(valid50){
-if(data77.cachedInputUsdPerMTok !== undefined){
-let data82 = data77.cachedInputUsdPerMTok;
-const _errs229 = errors;
-if(errors === _errs229){
-if(typeof data82 == "number"){
-if(data82 > 1000000 || isNaN(data82)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+if(valid68){
+if(data111.inputUsdPerMTok !== undefined){
+let data114 = data111.inputUsdPerMTok;
+const _errs330 = errors;
+if(errors === _errs330){
+if(typeof data114 == "number"){
+if(data114 > 1000000 || isNaN(data114)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data82 < 0 || isNaN(data82)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(data114 < 0 || isNaN(data114)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
-}
-}
-}
-else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid50 = _errs229 === errors;
-}
-else {
-var valid50 = true;
-}
-}
-}
-}
-}
 }
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20,schemaPath:"#/properties/usage/properties/prices/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
-var valid49 = _errs218 === errors;
-if(!valid49){
+var valid68 = _errs330 === errors;
+}
+else {
+var valid68 = true;
+}
+if(valid68){
+if(data111.outputUsdPerMTok !== undefined){
+let data115 = data111.outputUsdPerMTok;
+const _errs332 = errors;
+if(errors === _errs332){
+if(typeof data115 == "number"){
+if(data115 > 1000000 || isNaN(data115)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+return false;
+}
+else {
+if(data115 < 0 || isNaN(data115)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid68 = _errs332 === errors;
+}
+else {
+var valid68 = true;
+}
+if(valid68){
+if(data111.cachedInputUsdPerMTok !== undefined){
+let data116 = data111.cachedInputUsdPerMTok;
+const _errs334 = errors;
+if(errors === _errs334){
+if(typeof data116 == "number"){
+if(data116 > 1000000 || isNaN(data116)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+return false;
+}
+else {
+if(data116 < 0 || isNaN(data116)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid68 = _errs334 === errors;
+}
+else {
+var valid68 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23,schemaPath:"#/properties/usage/properties/prices/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid67 = _errs323 === errors;
+if(!valid67){
 break;
 }
 }
@@ -8710,43 +10102,43 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices",schemaPath:"#/pr
 return false;
 }
 }
-var valid47 = _errs216 === errors;
+var valid65 = _errs321 === errors;
 }
 else {
-var valid47 = true;
+var valid65 = true;
 }
-if(valid47){
-if(data72.file !== undefined){
-let data83 = data72.file;
-const _errs231 = errors;
-if(errors === _errs231){
-if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
-let missing17;
-if((data83.path === undefined) && (missing17 = "path")){
-validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"}];
+if(valid65){
+if(data106.file !== undefined){
+let data117 = data106.file;
+const _errs336 = errors;
+if(errors === _errs336){
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+let missing23;
+if((data117.path === undefined) && (missing23 = "path")){
+validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"}];
 return false;
 }
 else {
-const _errs233 = errors;
-for(const key22 in data83){
-if(!(((key22 === "path") || (key22 === "maxBytes")) || (key22 === "keep"))){
-validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"}];
+const _errs338 = errors;
+for(const key33 in data117){
+if(!(((key33 === "path") || (key33 === "maxBytes")) || (key33 === "keep"))){
+validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs233 === errors){
-if(data83.path !== undefined){
-let data84 = data83.path;
-const _errs234 = errors;
-if(errors === _errs234){
-if(typeof data84 === "string"){
-if(func1(data84) > 4096){
+if(_errs338 === errors){
+if(data117.path !== undefined){
+let data118 = data117.path;
+const _errs339 = errors;
+if(errors === _errs339){
+if(typeof data118 === "string"){
+if(func1(data118) > 4096){
 validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#/properties/usage/properties/file/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func1(data84) < 1){
+if(func1(data118) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#/properties/usage/properties/file/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -8757,64 +10149,64 @@ validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#
 return false;
 }
 }
-var valid51 = _errs234 === errors;
+var valid69 = _errs339 === errors;
 }
 else {
-var valid51 = true;
+var valid69 = true;
 }
-if(valid51){
-if(data83.maxBytes !== undefined){
-let data85 = data83.maxBytes;
-const _errs236 = errors;
-if(!((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85)))){
+if(valid69){
+if(data117.maxBytes !== undefined){
+let data119 = data117.maxBytes;
+const _errs341 = errors;
+if(!((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119)))){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs236){
-if(typeof data85 == "number"){
-if(data85 > 1073741824 || isNaN(data85)){
+if(errors === _errs341){
+if(typeof data119 == "number"){
+if(data119 > 1073741824 || isNaN(data119)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data85 < 4096 || isNaN(data85)){
+if(data119 < 4096 || isNaN(data119)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"}];
 return false;
 }
 }
 }
 }
-var valid51 = _errs236 === errors;
+var valid69 = _errs341 === errors;
 }
 else {
-var valid51 = true;
+var valid69 = true;
 }
-if(valid51){
-if(data83.keep !== undefined){
-let data86 = data83.keep;
-const _errs238 = errors;
-if(!((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86)))){
+if(valid69){
+if(data117.keep !== undefined){
+let data120 = data117.keep;
+const _errs343 = errors;
+if(!((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120)))){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs238){
-if(typeof data86 == "number"){
-if(data86 > 100 || isNaN(data86)){
+if(errors === _errs343){
+if(typeof data120 == "number"){
+if(data120 > 100 || isNaN(data120)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
-if(data86 < 1 || isNaN(data86)){
+if(data120 < 1 || isNaN(data120)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid51 = _errs238 === errors;
+var valid69 = _errs343 === errors;
 }
 else {
-var valid51 = true;
+var valid69 = true;
 }
 }
 }
@@ -8826,43 +10218,43 @@ validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/prop
 return false;
 }
 }
-var valid47 = _errs231 === errors;
+var valid65 = _errs336 === errors;
 }
 else {
-var valid47 = true;
+var valid65 = true;
 }
-if(valid47){
-if(data72.webhook !== undefined){
-let data87 = data72.webhook;
-const _errs240 = errors;
-if(errors === _errs240){
-if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
-let missing18;
-if((data87.url === undefined) && (missing18 = "url")){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"}];
+if(valid65){
+if(data106.webhook !== undefined){
+let data121 = data106.webhook;
+const _errs345 = errors;
+if(errors === _errs345){
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
+let missing24;
+if((data121.url === undefined) && (missing24 = "url")){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"}];
 return false;
 }
 else {
-const _errs242 = errors;
-for(const key23 in data87){
-if(!((((((((key23 === "url") || (key23 === "tokenRef")) || (key23 === "maxAttempts")) || (key23 === "timeoutMs")) || (key23 === "retryIntervalMs")) || (key23 === "spoolDirectory")) || (key23 === "maxSpoolRecords")) || (key23 === "maxSpoolBytes"))){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
+const _errs347 = errors;
+for(const key34 in data121){
+if(!((((((((key34 === "url") || (key34 === "tokenRef")) || (key34 === "maxAttempts")) || (key34 === "timeoutMs")) || (key34 === "retryIntervalMs")) || (key34 === "spoolDirectory")) || (key34 === "maxSpoolRecords")) || (key34 === "maxSpoolBytes"))){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs242 === errors){
-if(data87.url !== undefined){
-let data88 = data87.url;
-const _errs243 = errors;
-if(errors === _errs243){
-if(typeof data88 === "string"){
-if(func1(data88) > 2048){
+if(_errs347 === errors){
+if(data121.url !== undefined){
+let data122 = data121.url;
+const _errs348 = errors;
+if(errors === _errs348){
+if(typeof data122 === "string"){
+if(func1(data122) > 2048){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:"#/properties/usage/properties/webhook/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(func1(data88) < 1){
+if(func1(data122) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:"#/properties/usage/properties/webhook/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -8873,159 +10265,70 @@ validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:
 return false;
 }
 }
-var valid52 = _errs243 === errors;
+var valid70 = _errs348 === errors;
 }
 else {
-var valid52 = true;
+var valid70 = true;
 }
-if(valid52){
-if(data87.tokenRef !== undefined){
-let data89 = data87.tokenRef;
-const _errs245 = errors;
-const _errs246 = errors;
-let valid53 = false;
-const _errs247 = errors;
-if(errors === _errs247){
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
-let missing19;
-if((data89.env === undefined) && (missing19 = "env")){
-const err84 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
+if(valid70){
+if(data121.tokenRef !== undefined){
+let data123 = data121.tokenRef;
+const _errs350 = errors;
+const _errs351 = errors;
+let valid71 = false;
+const _errs352 = errors;
+if(errors === _errs352){
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+let missing25;
+if((data123.env === undefined) && (missing25 = "env")){
+const err128 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err128];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err128);
 }
 errors++;
 }
 else {
-const _errs249 = errors;
-for(const key24 in data89){
-if(!(key24 === "env")){
-const err85 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+const _errs354 = errors;
+for(const key35 in data123){
+if(!(key35 === "env")){
+const err129 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err85];
+vErrors = [err129];
 }
 else {
-vErrors.push(err85);
-}
-errors++;
-break;
-}
-}
-if(_errs249 === errors){
-if(data89.env !== undefined){
-let data90 = data89.env;
-const _errs250 = errors;
-if(errors === _errs250){
-if(typeof data90 === "string"){
-if(!pattern7.test(data90)){
-const err86 = {instancePath:instancePath+"/usage/webhook/tokenRef/env",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
-if(vErrors === null){
-vErrors = [err86];
-}
-else {
-vErrors.push(err86);
-}
-errors++;
-}
-}
-else {
-const err87 = {instancePath:instancePath+"/usage/webhook/tokenRef/env",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err87];
-}
-else {
-vErrors.push(err87);
-}
-errors++;
-}
-}
-}
-}
-}
-}
-else {
-const err88 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err88];
-}
-else {
-vErrors.push(err88);
-}
-errors++;
-}
-}
-var _valid8 = _errs247 === errors;
-valid53 = valid53 || _valid8;
-if(_valid8){
-var props7 = true;
-}
-const _errs252 = errors;
-if(errors === _errs252){
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
-let missing20;
-if((data89.file === undefined) && (missing20 = "file")){
-const err89 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
-if(vErrors === null){
-vErrors = [err89];
-}
-else {
-vErrors.push(err89);
-}
-errors++;
-}
-else {
-const _errs254 = errors;
-for(const key25 in data89){
-if(!(key25 === "file")){
-const err90 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err90];
-}
-else {
-vErrors.push(err90);
+vErrors.push(err129);
 }
 errors++;
 break;
 }
 }
-if(_errs254 === errors){
-if(data89.file !== undefined){
-let data91 = data89.file;
-const _errs255 = errors;
-if(errors === _errs255){
-if(typeof data91 === "string"){
-if(func1(data91) > 4096){
-const err91 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(_errs354 === errors){
+if(data123.env !== undefined){
+let data124 = data123.env;
+const _errs355 = errors;
+if(errors === _errs355){
+if(typeof data124 === "string"){
+if(!pattern7.test(data124)){
+const err130 = {instancePath:instancePath+"/usage/webhook/tokenRef/env",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
-vErrors = [err91];
+vErrors = [err130];
 }
 else {
-vErrors.push(err91);
-}
-errors++;
-}
-else {
-if(func1(data91) < 1){
-const err92 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err92];
-}
-else {
-vErrors.push(err92);
+vErrors.push(err130);
 }
 errors++;
 }
 }
-}
 else {
-const err93 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err131 = {instancePath:instancePath+"/usage/webhook/tokenRef/env",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err93];
+vErrors = [err131];
 }
 else {
-vErrors.push(err93);
+vErrors.push(err131);
 }
 errors++;
 }
@@ -9035,144 +10338,233 @@ errors++;
 }
 }
 else {
-const err94 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err132 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err94];
+vErrors = [err132];
 }
 else {
-vErrors.push(err94);
+vErrors.push(err132);
 }
 errors++;
 }
 }
-var _valid8 = _errs252 === errors;
-valid53 = valid53 || _valid8;
-if(_valid8){
-if(props7 !== true){
-props7 = true;
+var _valid12 = _errs352 === errors;
+valid71 = valid71 || _valid12;
+if(_valid12){
+var props12 = true;
 }
-}
-if(!valid53){
-const err95 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs357 = errors;
+if(errors === _errs357){
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+let missing26;
+if((data123.file === undefined) && (missing26 = "file")){
+const err133 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
-vErrors = [err95];
+vErrors = [err133];
 }
 else {
-vErrors.push(err95);
+vErrors.push(err133);
+}
+errors++;
+}
+else {
+const _errs359 = errors;
+for(const key36 in data123){
+if(!(key36 === "file")){
+const err134 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+break;
+}
+}
+if(_errs359 === errors){
+if(data123.file !== undefined){
+let data125 = data123.file;
+const _errs360 = errors;
+if(errors === _errs360){
+if(typeof data125 === "string"){
+if(func1(data125) > 4096){
+const err135 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+else {
+if(func1(data125) < 1){
+const err136 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+}
+}
+else {
+const err137 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err138 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+}
+var _valid12 = _errs357 === errors;
+valid71 = valid71 || _valid12;
+if(_valid12){
+if(props12 !== true){
+props12 = true;
+}
+}
+if(!valid71){
+const err139 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
 }
 errors++;
 validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs246;
+errors = _errs351;
 if(vErrors !== null){
-if(_errs246){
-vErrors.length = _errs246;
+if(_errs351){
+vErrors.length = _errs351;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid52 = _errs245 === errors;
+var valid70 = _errs350 === errors;
 }
 else {
-var valid52 = true;
+var valid70 = true;
 }
-if(valid52){
-if(data87.maxAttempts !== undefined){
-let data92 = data87.maxAttempts;
-const _errs257 = errors;
-if(!((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92)))){
+if(valid70){
+if(data121.maxAttempts !== undefined){
+let data126 = data121.maxAttempts;
+const _errs362 = errors;
+if(!((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs257){
-if(typeof data92 == "number"){
-if(data92 > 10 || isNaN(data92)){
+if(errors === _errs362){
+if(typeof data126 == "number"){
+if(data126 > 10 || isNaN(data126)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
 return false;
 }
 else {
-if(data92 < 1 || isNaN(data92)){
+if(data126 < 1 || isNaN(data126)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid52 = _errs257 === errors;
+var valid70 = _errs362 === errors;
 }
 else {
-var valid52 = true;
+var valid70 = true;
 }
-if(valid52){
-if(data87.timeoutMs !== undefined){
-let data93 = data87.timeoutMs;
-const _errs259 = errors;
-if(!((typeof data93 == "number") && (!(data93 % 1) && !isNaN(data93)))){
+if(valid70){
+if(data121.timeoutMs !== undefined){
+let data127 = data121.timeoutMs;
+const _errs364 = errors;
+if(!((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs259){
-if(typeof data93 == "number"){
-if(data93 > 60000 || isNaN(data93)){
+if(errors === _errs364){
+if(typeof data127 == "number"){
+if(data127 > 60000 || isNaN(data127)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
 return false;
 }
 else {
-if(data93 < 100 || isNaN(data93)){
+if(data127 < 100 || isNaN(data127)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 }
 }
 }
-var valid52 = _errs259 === errors;
+var valid70 = _errs364 === errors;
 }
 else {
-var valid52 = true;
+var valid70 = true;
 }
-if(valid52){
-if(data87.retryIntervalMs !== undefined){
-let data94 = data87.retryIntervalMs;
-const _errs261 = errors;
-if(!((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94)))){
+if(valid70){
+if(data121.retryIntervalMs !== undefined){
+let data128 = data121.retryIntervalMs;
+const _errs366 = errors;
+if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs261){
-if(typeof data94 == "number"){
-if(data94 > 3600000 || isNaN(data94)){
+if(errors === _errs366){
+if(typeof data128 == "number"){
+if(data128 > 3600000 || isNaN(data128)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
 return false;
 }
 else {
-if(data94 < 50 || isNaN(data94)){
+if(data128 < 50 || isNaN(data128)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 50},message:"must be >= 50"}];
 return false;
 }
 }
 }
 }
-var valid52 = _errs261 === errors;
+var valid70 = _errs366 === errors;
 }
 else {
-var valid52 = true;
+var valid70 = true;
 }
-if(valid52){
-if(data87.spoolDirectory !== undefined){
-let data95 = data87.spoolDirectory;
-const _errs263 = errors;
-if(errors === _errs263){
-if(typeof data95 === "string"){
-if(func1(data95) > 4096){
+if(valid70){
+if(data121.spoolDirectory !== undefined){
+let data129 = data121.spoolDirectory;
+const _errs368 = errors;
+if(errors === _errs368){
+if(typeof data129 === "string"){
+if(func1(data129) > 4096){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func1(data95) < 1){
+if(func1(data129) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -9183,64 +10575,64 @@ validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",
 return false;
 }
 }
-var valid52 = _errs263 === errors;
+var valid70 = _errs368 === errors;
 }
 else {
-var valid52 = true;
+var valid70 = true;
 }
-if(valid52){
-if(data87.maxSpoolRecords !== undefined){
-let data96 = data87.maxSpoolRecords;
-const _errs265 = errors;
-if(!((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96)))){
+if(valid70){
+if(data121.maxSpoolRecords !== undefined){
+let data130 = data121.maxSpoolRecords;
+const _errs370 = errors;
+if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs265){
-if(typeof data96 == "number"){
-if(data96 > 10000000 || isNaN(data96)){
+if(errors === _errs370){
+if(typeof data130 == "number"){
+if(data130 > 10000000 || isNaN(data130)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
 return false;
 }
 else {
-if(data96 < 1 || isNaN(data96)){
+if(data130 < 1 || isNaN(data130)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid52 = _errs265 === errors;
+var valid70 = _errs370 === errors;
 }
 else {
-var valid52 = true;
+var valid70 = true;
 }
-if(valid52){
-if(data87.maxSpoolBytes !== undefined){
-let data97 = data87.maxSpoolBytes;
-const _errs267 = errors;
-if(!((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97)))){
+if(valid70){
+if(data121.maxSpoolBytes !== undefined){
+let data131 = data121.maxSpoolBytes;
+const _errs372 = errors;
+if(!((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs267){
-if(typeof data97 == "number"){
-if(data97 > 68719476736 || isNaN(data97)){
+if(errors === _errs372){
+if(typeof data131 == "number"){
+if(data131 > 68719476736 || isNaN(data131)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 68719476736},message:"must be <= 68719476736"}];
 return false;
 }
 else {
-if(data97 < 65536 || isNaN(data97)){
+if(data131 < 65536 || isNaN(data131)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"}];
 return false;
 }
 }
 }
 }
-var valid52 = _errs267 === errors;
+var valid70 = _errs372 === errors;
 }
 else {
-var valid52 = true;
+var valid70 = true;
 }
 }
 }
@@ -9257,10 +10649,10 @@ validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/p
 return false;
 }
 }
-var valid47 = _errs240 === errors;
+var valid65 = _errs345 === errors;
 }
 else {
-var valid47 = true;
+var valid65 = true;
 }
 }
 }
@@ -9273,86 +10665,86 @@ validate61.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs207 === errors;
+var valid0 = _errs312 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.approvals !== undefined){
-let data98 = data.approvals;
-const _errs269 = errors;
-if(errors === _errs269){
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-let missing21;
-if((data98.interactive === undefined) && (missing21 = "interactive")){
-validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"}];
+let data132 = data.approvals;
+const _errs374 = errors;
+if(errors === _errs374){
+if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+let missing27;
+if((data132.interactive === undefined) && (missing27 = "interactive")){
+validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"}];
 return false;
 }
 else {
-const _errs271 = errors;
-for(const key26 in data98){
-if(!(((key26 === "interactive") || (key26 === "allowIdlePause")) || (key26 === "maxPending"))){
-validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
+const _errs376 = errors;
+for(const key37 in data132){
+if(!(((key37 === "interactive") || (key37 === "allowIdlePause")) || (key37 === "maxPending"))){
+validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs271 === errors){
-if(data98.interactive !== undefined){
-let data99 = data98.interactive;
-const _errs272 = errors;
-if(typeof data99 !== "boolean"){
+if(_errs376 === errors){
+if(data132.interactive !== undefined){
+let data133 = data132.interactive;
+const _errs377 = errors;
+if(typeof data133 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/approvals/interactive",schemaPath:"#/properties/approvals/properties/interactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data99){
+if(true !== data133){
 validate61.errors = [{instancePath:instancePath+"/approvals/interactive",schemaPath:"#/properties/approvals/properties/interactive/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid56 = _errs272 === errors;
+var valid74 = _errs377 === errors;
 }
 else {
-var valid56 = true;
+var valid74 = true;
 }
-if(valid56){
-if(data98.allowIdlePause !== undefined){
-const _errs274 = errors;
-if(typeof data98.allowIdlePause !== "boolean"){
+if(valid74){
+if(data132.allowIdlePause !== undefined){
+const _errs379 = errors;
+if(typeof data132.allowIdlePause !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/approvals/allowIdlePause",schemaPath:"#/properties/approvals/properties/allowIdlePause/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid56 = _errs274 === errors;
+var valid74 = _errs379 === errors;
 }
 else {
-var valid56 = true;
+var valid74 = true;
 }
-if(valid56){
-if(data98.maxPending !== undefined){
-let data101 = data98.maxPending;
-const _errs276 = errors;
-if(!((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101)))){
+if(valid74){
+if(data132.maxPending !== undefined){
+let data135 = data132.maxPending;
+const _errs381 = errors;
+if(!((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135)))){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs276){
-if(typeof data101 == "number"){
-if(data101 > 100000 || isNaN(data101)){
+if(errors === _errs381){
+if(typeof data135 == "number"){
+if(data135 > 100000 || isNaN(data135)){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data101 < 1 || isNaN(data101)){
+if(data135 < 1 || isNaN(data135)){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid56 = _errs276 === errors;
+var valid74 = _errs381 === errors;
 }
 else {
-var valid56 = true;
+var valid74 = true;
 }
 }
 }
@@ -9364,86 +10756,86 @@ validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs269 === errors;
+var valid0 = _errs374 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.applicationTools !== undefined){
-let data102 = data.applicationTools;
-const _errs278 = errors;
-if(errors === _errs278){
-if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
-let missing22;
-if((data102.enabled === undefined) && (missing22 = "enabled")){
-validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"}];
+let data136 = data.applicationTools;
+const _errs383 = errors;
+if(errors === _errs383){
+if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
+let missing28;
+if((data136.enabled === undefined) && (missing28 = "enabled")){
+validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"}];
 return false;
 }
 else {
-const _errs280 = errors;
-for(const key27 in data102){
-if(!(((key27 === "enabled") || (key27 === "requireApproval")) || (key27 === "maxPending"))){
-validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"}];
+const _errs385 = errors;
+for(const key38 in data136){
+if(!(((key38 === "enabled") || (key38 === "requireApproval")) || (key38 === "maxPending"))){
+validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs280 === errors){
-if(data102.enabled !== undefined){
-let data103 = data102.enabled;
-const _errs281 = errors;
-if(typeof data103 !== "boolean"){
+if(_errs385 === errors){
+if(data136.enabled !== undefined){
+let data137 = data136.enabled;
+const _errs386 = errors;
+if(typeof data137 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/enabled",schemaPath:"#/properties/applicationTools/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data103){
+if(true !== data137){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/enabled",schemaPath:"#/properties/applicationTools/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid57 = _errs281 === errors;
+var valid75 = _errs386 === errors;
 }
 else {
-var valid57 = true;
+var valid75 = true;
 }
-if(valid57){
-if(data102.requireApproval !== undefined){
-const _errs283 = errors;
-if(typeof data102.requireApproval !== "boolean"){
+if(valid75){
+if(data136.requireApproval !== undefined){
+const _errs388 = errors;
+if(typeof data136.requireApproval !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/requireApproval",schemaPath:"#/properties/applicationTools/properties/requireApproval/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid57 = _errs283 === errors;
+var valid75 = _errs388 === errors;
 }
 else {
-var valid57 = true;
+var valid75 = true;
 }
-if(valid57){
-if(data102.maxPending !== undefined){
-let data105 = data102.maxPending;
-const _errs285 = errors;
-if(!((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105)))){
+if(valid75){
+if(data136.maxPending !== undefined){
+let data139 = data136.maxPending;
+const _errs390 = errors;
+if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs285){
-if(typeof data105 == "number"){
-if(data105 > 100000 || isNaN(data105)){
+if(errors === _errs390){
+if(typeof data139 == "number"){
+if(data139 > 100000 || isNaN(data139)){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data105 < 1 || isNaN(data105)){
+if(data139 < 1 || isNaN(data139)){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid57 = _errs285 === errors;
+var valid75 = _errs390 === errors;
 }
 else {
-var valid57 = true;
+var valid75 = true;
 }
 }
 }
@@ -9455,804 +10847,98 @@ validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"
 return false;
 }
 }
-var valid0 = _errs278 === errors;
+var valid0 = _errs383 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.retrieval !== undefined){
-let data106 = data.retrieval;
-const _errs287 = errors;
-if(errors === _errs287){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-let missing23;
-if((data106.corpora === undefined) && (missing23 = "corpora")){
-validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"}];
+let data140 = data.retrieval;
+const _errs392 = errors;
+if(errors === _errs392){
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+let missing29;
+if((data140.corpora === undefined) && (missing29 = "corpora")){
+validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"}];
 return false;
 }
 else {
-const _errs289 = errors;
-for(const key28 in data106){
-if(!(((((key28 === "corpora") || (key28 === "chunkBytes")) || (key28 === "capacity")) || (key28 === "ingestion")) || (key28 === "pdf"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
+const _errs394 = errors;
+for(const key39 in data140){
+if(!(((((key39 === "corpora") || (key39 === "chunkBytes")) || (key39 === "capacity")) || (key39 === "ingestion")) || (key39 === "pdf"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs289 === errors){
-if(data106.corpora !== undefined){
-let data107 = data106.corpora;
-const _errs290 = errors;
-if(errors === _errs290){
-if(Array.isArray(data107)){
-if(data107.length > 1000){
+if(_errs394 === errors){
+if(data140.corpora !== undefined){
+let data141 = data140.corpora;
+const _errs395 = errors;
+if(errors === _errs395){
+if(Array.isArray(data141)){
+if(data141.length > 1000){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:"#/properties/retrieval/properties/corpora/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
 return false;
 }
 else {
-if(data107.length < 1){
+if(data141.length < 1){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:"#/properties/retrieval/properties/corpora/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
-var valid59 = true;
-const len13 = data107.length;
-for(let i21=0; i21<len13; i21++){
-let data108 = data107[i21];
-const _errs292 = errors;
-if(errors === _errs292){
-if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
-let missing24;
-if((data108.id === undefined) && (missing24 = "id")){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21,schemaPath:"#/properties/retrieval/properties/corpora/items/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"}];
+var valid77 = true;
+const len16 = data141.length;
+for(let i24=0; i24<len16; i24++){
+let data142 = data141[i24];
+const _errs397 = errors;
+if(errors === _errs397){
+if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
+let missing30;
+if((data142.id === undefined) && (missing30 = "id")){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24,schemaPath:"#/properties/retrieval/properties/corpora/items/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"}];
 return false;
 }
 else {
-const _errs294 = errors;
-for(const key29 in data108){
-if(!((((key29 === "id") || (key29 === "namespace")) || (key29 === "embedding")) || (key29 === "capacity"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21,schemaPath:"#/properties/retrieval/properties/corpora/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
+const _errs399 = errors;
+for(const key40 in data142){
+if(!((((key40 === "id") || (key40 === "namespace")) || (key40 === "embedding")) || (key40 === "capacity"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24,schemaPath:"#/properties/retrieval/properties/corpora/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs294 === errors){
-if(data108.id !== undefined){
-let data109 = data108.id;
-const _errs295 = errors;
-if(errors === _errs295){
-if(typeof data109 === "string"){
-if(!pattern47.test(data109)){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""}];
+if(_errs399 === errors){
+if(data142.id !== undefined){
+let data143 = data142.id;
+const _errs400 = errors;
+if(errors === _errs400){
+if(typeof data143 === "string"){
+if(!pattern47.test(data143)){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid60 = _errs295 === errors;
-}
-else {
-var valid60 = true;
-}
-if(valid60){
-if(data108.namespace !== undefined){
-let data110 = data108.namespace;
-const _errs297 = errors;
-const _errs298 = errors;
-let valid61 = false;
-const _errs299 = errors;
-if(typeof data110 !== "string"){
-const err96 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err96];
-}
-else {
-vErrors.push(err96);
-}
-errors++;
-}
-if("shared" !== data110){
-const err97 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/const",keyword:"const",params:{allowedValue: "shared"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err97];
-}
-else {
-vErrors.push(err97);
-}
-errors++;
-}
-var _valid9 = _errs299 === errors;
-valid61 = valid61 || _valid9;
-const _errs301 = errors;
-if(typeof data110 !== "string"){
-const err98 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err98];
-}
-else {
-vErrors.push(err98);
-}
-errors++;
-}
-if("subject" !== data110){
-const err99 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/const",keyword:"const",params:{allowedValue: "subject"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err99];
-}
-else {
-vErrors.push(err99);
-}
-errors++;
-}
-var _valid9 = _errs301 === errors;
-valid61 = valid61 || _valid9;
-if(!valid61){
-const err100 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err100];
-}
-else {
-vErrors.push(err100);
-}
-errors++;
-validate61.errors = vErrors;
-return false;
-}
-else {
-errors = _errs298;
-if(vErrors !== null){
-if(_errs298){
-vErrors.length = _errs298;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid60 = _errs297 === errors;
-}
-else {
-var valid60 = true;
-}
-if(valid60){
-if(data108.embedding !== undefined){
-let data111 = data108.embedding;
-const _errs303 = errors;
-const _errs304 = errors;
-let valid62 = false;
-const _errs305 = errors;
-if(errors === _errs305){
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
-let missing25;
-if((((data111.kind === undefined) && (missing25 = "kind")) || ((data111.model === undefined) && (missing25 = "model"))) || ((data111.dimensions === undefined) && (missing25 = "dimensions"))){
-const err101 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
-if(vErrors === null){
-vErrors = [err101];
-}
-else {
-vErrors.push(err101);
-}
-errors++;
-}
-else {
-const _errs307 = errors;
-for(const key30 in data111){
-if(!((((((((key30 === "kind") || (key30 === "id")) || (key30 === "accountId")) || (key30 === "model")) || (key30 === "dimensions")) || (key30 === "baseUrl")) || (key30 === "apiKeyRef")) || (key30 === "sendDimensions"))){
-const err102 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err102];
-}
-else {
-vErrors.push(err102);
-}
-errors++;
-break;
-}
-}
-if(_errs307 === errors){
-if(data111.kind !== undefined){
-let data112 = data111.kind;
-const _errs308 = errors;
-const _errs309 = errors;
-let valid64 = false;
-const _errs310 = errors;
-if(typeof data112 !== "string"){
-const err103 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err103];
-}
-else {
-vErrors.push(err103);
-}
-errors++;
-}
-if("openai-compatible" !== data112){
-const err104 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/const",keyword:"const",params:{allowedValue: "openai-compatible"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err104];
-}
-else {
-vErrors.push(err104);
-}
-errors++;
-}
-var _valid11 = _errs310 === errors;
-valid64 = valid64 || _valid11;
-const _errs312 = errors;
-if(typeof data112 !== "string"){
-const err105 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err105];
-}
-else {
-vErrors.push(err105);
-}
-errors++;
-}
-if("openai" !== data112){
-const err106 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/const",keyword:"const",params:{allowedValue: "openai"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err106];
-}
-else {
-vErrors.push(err106);
-}
-errors++;
-}
-var _valid11 = _errs312 === errors;
-valid64 = valid64 || _valid11;
-const _errs314 = errors;
-if(typeof data112 !== "string"){
-const err107 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err107];
-}
-else {
-vErrors.push(err107);
-}
-errors++;
-}
-if("gemini" !== data112){
-const err108 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/const",keyword:"const",params:{allowedValue: "gemini"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err108];
-}
-else {
-vErrors.push(err108);
-}
-errors++;
-}
-var _valid11 = _errs314 === errors;
-valid64 = valid64 || _valid11;
-if(!valid64){
-const err109 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err109];
-}
-else {
-vErrors.push(err109);
-}
-errors++;
-}
-else {
-errors = _errs309;
-if(vErrors !== null){
-if(_errs309){
-vErrors.length = _errs309;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid63 = _errs308 === errors;
-}
-else {
-var valid63 = true;
-}
-if(valid63){
-if(data111.id !== undefined){
-let data113 = data111.id;
-const _errs316 = errors;
-if(errors === _errs316){
-if(typeof data113 === "string"){
-if(!pattern56.test(data113)){
-const err110 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
-if(vErrors === null){
-vErrors = [err110];
-}
-else {
-vErrors.push(err110);
-}
-errors++;
-}
-}
-else {
-const err111 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err111];
-}
-else {
-vErrors.push(err111);
-}
-errors++;
-}
-}
-var valid63 = _errs316 === errors;
-}
-else {
-var valid63 = true;
-}
-if(valid63){
-if(data111.accountId !== undefined){
-let data114 = data111.accountId;
-const _errs318 = errors;
-if(errors === _errs318){
-if(typeof data114 === "string"){
-if(!pattern47.test(data114)){
-const err112 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
-if(vErrors === null){
-vErrors = [err112];
-}
-else {
-vErrors.push(err112);
-}
-errors++;
-}
-}
-else {
-const err113 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err113];
-}
-else {
-vErrors.push(err113);
-}
-errors++;
-}
-}
-var valid63 = _errs318 === errors;
-}
-else {
-var valid63 = true;
-}
-if(valid63){
-if(data111.model !== undefined){
-let data115 = data111.model;
-const _errs320 = errors;
-if(errors === _errs320){
-if(typeof data115 === "string"){
-if(!pattern58.test(data115)){
-const err114 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
-if(vErrors === null){
-vErrors = [err114];
-}
-else {
-vErrors.push(err114);
-}
-errors++;
-}
-}
-else {
-const err115 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err115];
-}
-else {
-vErrors.push(err115);
-}
-errors++;
-}
-}
-var valid63 = _errs320 === errors;
-}
-else {
-var valid63 = true;
-}
-if(valid63){
-if(data111.dimensions !== undefined){
-let data116 = data111.dimensions;
-const _errs322 = errors;
-if(!((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116)))){
-const err116 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err116];
-}
-else {
-vErrors.push(err116);
-}
-errors++;
-}
-if(errors === _errs322){
-if(typeof data116 == "number"){
-if(data116 > 4096 || isNaN(data116)){
-const err117 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
-if(vErrors === null){
-vErrors = [err117];
-}
-else {
-vErrors.push(err117);
-}
-errors++;
-}
-else {
-if(data116 < 1 || isNaN(data116)){
-const err118 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err118];
-}
-else {
-vErrors.push(err118);
-}
-errors++;
-}
-}
-}
-}
-var valid63 = _errs322 === errors;
-}
-else {
-var valid63 = true;
-}
-if(valid63){
-if(data111.baseUrl !== undefined){
-let data117 = data111.baseUrl;
-const _errs324 = errors;
-if(errors === _errs324){
-if(typeof data117 === "string"){
-if(func1(data117) > 2048){
-const err119 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
-if(vErrors === null){
-vErrors = [err119];
-}
-else {
-vErrors.push(err119);
-}
-errors++;
-}
-else {
-if(func1(data117) < 1){
-const err120 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err120];
-}
-else {
-vErrors.push(err120);
-}
-errors++;
-}
-}
-}
-else {
-const err121 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err121];
-}
-else {
-vErrors.push(err121);
-}
-errors++;
-}
-}
-var valid63 = _errs324 === errors;
-}
-else {
-var valid63 = true;
-}
-if(valid63){
-if(data111.apiKeyRef !== undefined){
-let data118 = data111.apiKeyRef;
-const _errs326 = errors;
-const _errs327 = errors;
-let valid65 = false;
-const _errs328 = errors;
-if(errors === _errs328){
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
-let missing26;
-if((data118.env === undefined) && (missing26 = "env")){
-const err122 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
-if(vErrors === null){
-vErrors = [err122];
-}
-else {
-vErrors.push(err122);
-}
-errors++;
-}
-else {
-const _errs330 = errors;
-for(const key31 in data118){
-if(!(key31 === "env")){
-const err123 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err123];
-}
-else {
-vErrors.push(err123);
-}
-errors++;
-break;
-}
-}
-if(_errs330 === errors){
-if(data118.env !== undefined){
-let data119 = data118.env;
-const _errs331 = errors;
-if(errors === _errs331){
-if(typeof data119 === "string"){
-if(!pattern7.test(data119)){
-const err124 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef/env",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
-if(vErrors === null){
-vErrors = [err124];
-}
-else {
-vErrors.push(err124);
-}
-errors++;
-}
-}
-else {
-const err125 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef/env",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err125];
-}
-else {
-vErrors.push(err125);
-}
-errors++;
-}
-}
-}
-}
-}
-}
-else {
-const err126 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err126];
-}
-else {
-vErrors.push(err126);
-}
-errors++;
-}
-}
-var _valid12 = _errs328 === errors;
-valid65 = valid65 || _valid12;
-if(_valid12){
-var props8 = true;
-}
-const _errs333 = errors;
-if(errors === _errs333){
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
-let missing27;
-if((data118.file === undefined) && (missing27 = "file")){
-const err127 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
-if(vErrors === null){
-vErrors = [err127];
-}
-else {
-vErrors.push(err127);
-}
-errors++;
-}
-else {
-const _errs335 = errors;
-for(const key32 in data118){
-if(!(key32 === "file")){
-const err128 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err128];
-}
-else {
-vErrors.push(err128);
-}
-errors++;
-break;
-}
-}
-if(_errs335 === errors){
-if(data118.file !== undefined){
-let data120 = data118.file;
-const _errs336 = errors;
-if(errors === _errs336){
-if(typeof data120 === "string"){
-if(func1(data120) > 4096){
-const err129 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
-if(vErrors === null){
-vErrors = [err129];
-}
-else {
-vErrors.push(err129);
-}
-errors++;
-}
-else {
-if(func1(data120) < 1){
-const err130 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err130];
-}
-else {
-vErrors.push(err130);
-}
-errors++;
-}
-}
-}
-else {
-const err131 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err131];
-}
-else {
-vErrors.push(err131);
-}
-errors++;
-}
-}
-}
-}
-}
-}
-else {
-const err132 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err132];
-}
-else {
-vErrors.push(err132);
-}
-errors++;
-}
-}
-var _valid12 = _errs333 === errors;
-valid65 = valid65 || _valid12;
-if(_valid12){
-if(props8 !== true){
-props8 = true;
-}
-}
-if(!valid65){
-const err133 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err133];
-}
-else {
-vErrors.push(err133);
-}
-errors++;
-}
-else {
-errors = _errs327;
-if(vErrors !== null){
-if(_errs327){
-vErrors.length = _errs327;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid63 = _errs326 === errors;
-}
-else {
-var valid63 = true;
-}
-if(valid63){
-if(data111.sendDimensions !== undefined){
-const _errs338 = errors;
-if(typeof data111.sendDimensions !== "boolean"){
-const err134 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/sendDimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/sendDimensions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err134];
-}
-else {
-vErrors.push(err134);
-}
-errors++;
-}
-var valid63 = _errs338 === errors;
-}
-else {
-var valid63 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err135 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err135];
-}
-else {
-vErrors.push(err135);
-}
-errors++;
-}
-}
-var _valid10 = _errs305 === errors;
-valid62 = valid62 || _valid10;
-if(_valid10){
-var props9 = true;
-}
-const _errs340 = errors;
-if(errors === _errs340){
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
-let missing28;
-if(((((data111.kind === undefined) && (missing28 = "kind")) || ((data111.model === undefined) && (missing28 = "model"))) || ((data111.dimensions === undefined) && (missing28 = "dimensions"))) || ((data111.path === undefined) && (missing28 = "path"))){
-const err136 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
-if(vErrors === null){
-vErrors = [err136];
-}
-else {
-vErrors.push(err136);
-}
-errors++;
-}
-else {
-const _errs342 = errors;
-for(const key33 in data111){
-if(!(func38.call(schema28.properties.retrieval.properties.corpora.items.properties.embedding.anyOf[1].properties, key33))){
-const err137 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err137];
-}
-else {
-vErrors.push(err137);
-}
-errors++;
-break;
-}
-}
-if(_errs342 === errors){
-if(data111.kind !== undefined){
-let data122 = data111.kind;
-const _errs343 = errors;
-if(typeof data122 !== "string"){
-const err138 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err138];
-}
-else {
-vErrors.push(err138);
-}
-errors++;
-}
-if("local" !== data122){
-const err139 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "local"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err139];
-}
-else {
-vErrors.push(err139);
-}
-errors++;
-}
-var valid68 = _errs343 === errors;
-}
-else {
-var valid68 = true;
-}
-if(valid68){
-if(data111.id !== undefined){
-let data123 = data111.id;
-const _errs345 = errors;
-if(errors === _errs345){
-if(typeof data123 === "string"){
-if(!pattern56.test(data123)){
-const err140 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
+var valid78 = _errs400 === errors;
+}
+else {
+var valid78 = true;
+}
+if(valid78){
+if(data142.namespace !== undefined){
+let data144 = data142.namespace;
+const _errs402 = errors;
+const _errs403 = errors;
+let valid79 = false;
+const _errs404 = errors;
+if(typeof data144 !== "string"){
+const err140 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -10261,9 +10947,8 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-else {
-const err141 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("shared" !== data144){
+const err141 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/const",keyword:"const",params:{allowedValue: "shared"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -10272,20 +10957,11 @@ vErrors.push(err141);
 }
 errors++;
 }
-}
-var valid68 = _errs345 === errors;
-}
-else {
-var valid68 = true;
-}
-if(valid68){
-if(data111.accountId !== undefined){
-let data124 = data111.accountId;
-const _errs347 = errors;
-if(errors === _errs347){
-if(typeof data124 === "string"){
-if(!pattern47.test(data124)){
-const err142 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
+var _valid13 = _errs404 === errors;
+valid79 = valid79 || _valid13;
+const _errs406 = errors;
+if(typeof data144 !== "string"){
+const err142 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -10294,9 +10970,8 @@ vErrors.push(err142);
 }
 errors++;
 }
-}
-else {
-const err143 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("subject" !== data144){
+const err143 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/const",keyword:"const",params:{allowedValue: "subject"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -10305,20 +10980,10 @@ vErrors.push(err143);
 }
 errors++;
 }
-}
-var valid68 = _errs347 === errors;
-}
-else {
-var valid68 = true;
-}
-if(valid68){
-if(data111.model !== undefined){
-let data125 = data111.model;
-const _errs349 = errors;
-if(errors === _errs349){
-if(typeof data125 === "string"){
-if(!pattern58.test(data125)){
-const err144 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
+var _valid13 = _errs406 === errors;
+valid79 = valid79 || _valid13;
+if(!valid79){
+const err144 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -10326,10 +10991,37 @@ else {
 vErrors.push(err144);
 }
 errors++;
-}
+validate61.errors = vErrors;
+return false;
 }
 else {
-const err145 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+errors = _errs403;
+if(vErrors !== null){
+if(_errs403){
+vErrors.length = _errs403;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid78 = _errs402 === errors;
+}
+else {
+var valid78 = true;
+}
+if(valid78){
+if(data142.embedding !== undefined){
+let data145 = data142.embedding;
+const _errs408 = errors;
+const _errs409 = errors;
+let valid80 = false;
+const _errs410 = errors;
+if(errors === _errs410){
+if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
+let missing31;
+if((((data145.kind === undefined) && (missing31 = "kind")) || ((data145.model === undefined) && (missing31 = "model"))) || ((data145.dimensions === undefined) && (missing31 = "dimensions"))){
+const err145 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -10338,18 +11030,11 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-var valid68 = _errs349 === errors;
-}
 else {
-var valid68 = true;
-}
-if(valid68){
-if(data111.dimensions !== undefined){
-let data126 = data111.dimensions;
-const _errs351 = errors;
-if(!((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126)))){
-const err146 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const _errs412 = errors;
+for(const key41 in data145){
+if(!((((((((key41 === "kind") || (key41 === "id")) || (key41 === "accountId")) || (key41 === "model")) || (key41 === "dimensions")) || (key41 === "baseUrl")) || (key41 === "apiKeyRef")) || (key41 === "sendDimensions"))){
+const err146 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -10357,11 +11042,18 @@ else {
 vErrors.push(err146);
 }
 errors++;
+break;
 }
-if(errors === _errs351){
-if(typeof data126 == "number"){
-if(data126 > 4096 || isNaN(data126)){
-const err147 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
+}
+if(_errs412 === errors){
+if(data145.kind !== undefined){
+let data146 = data145.kind;
+const _errs413 = errors;
+const _errs414 = errors;
+let valid82 = false;
+const _errs415 = errors;
+if(typeof data146 !== "string"){
+const err147 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -10370,9 +11062,8 @@ vErrors.push(err147);
 }
 errors++;
 }
-else {
-if(data126 < 1 || isNaN(data126)){
-const err148 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if("openai-compatible" !== data146){
+const err148 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/const",keyword:"const",params:{allowedValue: "openai-compatible"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -10381,22 +11072,11 @@ vErrors.push(err148);
 }
 errors++;
 }
-}
-}
-}
-var valid68 = _errs351 === errors;
-}
-else {
-var valid68 = true;
-}
-if(valid68){
-if(data111.path !== undefined){
-let data127 = data111.path;
-const _errs353 = errors;
-if(errors === _errs353){
-if(typeof data127 === "string"){
-if(func1(data127) > 4096){
-const err149 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+var _valid15 = _errs415 === errors;
+valid82 = valid82 || _valid15;
+const _errs417 = errors;
+if(typeof data146 !== "string"){
+const err149 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -10405,9 +11085,8 @@ vErrors.push(err149);
 }
 errors++;
 }
-else {
-if(func1(data127) < 1){
-const err150 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if("openai" !== data146){
+const err150 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/const",keyword:"const",params:{allowedValue: "openai"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -10416,10 +11095,11 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-}
-else {
-const err151 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid15 = _errs417 === errors;
+valid82 = valid82 || _valid15;
+const _errs419 = errors;
+if(typeof data146 !== "string"){
+const err151 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -10428,18 +11108,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-var valid68 = _errs353 === errors;
-}
-else {
-var valid68 = true;
-}
-if(valid68){
-if(data111.maxTokens !== undefined){
-let data128 = data111.maxTokens;
-const _errs355 = errors;
-if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
-const err152 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if("gemini" !== data146){
+const err152 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/const",keyword:"const",params:{allowedValue: "gemini"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -10448,10 +11118,10 @@ vErrors.push(err152);
 }
 errors++;
 }
-if(errors === _errs355){
-if(typeof data128 == "number"){
-if(data128 > 8192 || isNaN(data128)){
-const err153 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8192},message:"must be <= 8192"};
+var _valid15 = _errs419 === errors;
+valid82 = valid82 || _valid15;
+if(!valid82){
+const err153 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -10461,8 +11131,29 @@ vErrors.push(err153);
 errors++;
 }
 else {
-if(data128 < 8 || isNaN(data128)){
-const err154 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
+errors = _errs414;
+if(vErrors !== null){
+if(_errs414){
+vErrors.length = _errs414;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid81 = _errs413 === errors;
+}
+else {
+var valid81 = true;
+}
+if(valid81){
+if(data145.id !== undefined){
+let data147 = data145.id;
+const _errs421 = errors;
+if(errors === _errs421){
+if(typeof data147 === "string"){
+if(!pattern58.test(data147)){
+const err154 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -10472,22 +11163,8 @@ vErrors.push(err154);
 errors++;
 }
 }
-}
-}
-var valid68 = _errs355 === errors;
-}
 else {
-var valid68 = true;
-}
-if(valid68){
-if(data111.pooling !== undefined){
-let data129 = data111.pooling;
-const _errs357 = errors;
-const _errs358 = errors;
-let valid69 = false;
-const _errs359 = errors;
-if(typeof data129 !== "string"){
-const err155 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err155 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -10496,8 +11173,20 @@ vErrors.push(err155);
 }
 errors++;
 }
-if("mean" !== data129){
-const err156 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/const",keyword:"const",params:{allowedValue: "mean"},message:"must be equal to constant"};
+}
+var valid81 = _errs421 === errors;
+}
+else {
+var valid81 = true;
+}
+if(valid81){
+if(data145.accountId !== undefined){
+let data148 = data145.accountId;
+const _errs423 = errors;
+if(errors === _errs423){
+if(typeof data148 === "string"){
+if(!pattern47.test(data148)){
+const err156 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -10506,11 +11195,9 @@ vErrors.push(err156);
 }
 errors++;
 }
-var _valid13 = _errs359 === errors;
-valid69 = valid69 || _valid13;
-const _errs361 = errors;
-if(typeof data129 !== "string"){
-const err157 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err157 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -10519,8 +11206,20 @@ vErrors.push(err157);
 }
 errors++;
 }
-if("cls" !== data129){
-const err158 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/const",keyword:"const",params:{allowedValue: "cls"},message:"must be equal to constant"};
+}
+var valid81 = _errs423 === errors;
+}
+else {
+var valid81 = true;
+}
+if(valid81){
+if(data145.model !== undefined){
+let data149 = data145.model;
+const _errs425 = errors;
+if(errors === _errs425){
+if(typeof data149 === "string"){
+if(!pattern60.test(data149)){
+const err158 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -10529,10 +11228,9 @@ vErrors.push(err158);
 }
 errors++;
 }
-var _valid13 = _errs361 === errors;
-valid69 = valid69 || _valid13;
-if(!valid69){
-const err159 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+else {
+const err159 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -10541,28 +11239,18 @@ vErrors.push(err159);
 }
 errors++;
 }
-else {
-errors = _errs358;
-if(vErrors !== null){
-if(_errs358){
-vErrors.length = _errs358;
+}
+var valid81 = _errs425 === errors;
 }
 else {
-vErrors = null;
+var valid81 = true;
 }
-}
-}
-var valid68 = _errs357 === errors;
-}
-else {
-var valid68 = true;
-}
-if(valid68){
-if(data111.threads !== undefined){
-let data130 = data111.threads;
-const _errs363 = errors;
-if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
-const err160 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid81){
+if(data145.dimensions !== undefined){
+let data150 = data145.dimensions;
+const _errs427 = errors;
+if(!((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150)))){
+const err160 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -10571,10 +11259,10 @@ vErrors.push(err160);
 }
 errors++;
 }
-if(errors === _errs363){
-if(typeof data130 == "number"){
-if(data130 > 64 || isNaN(data130)){
-const err161 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
+if(errors === _errs427){
+if(typeof data150 == "number"){
+if(data150 > 4096 || isNaN(data150)){
+const err161 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -10584,8 +11272,8 @@ vErrors.push(err161);
 errors++;
 }
 else {
-if(data130 < 1 || isNaN(data130)){
-const err162 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data150 < 1 || isNaN(data150)){
+const err162 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -10597,24 +11285,19 @@ errors++;
 }
 }
 }
-var valid68 = _errs363 === errors;
+var valid81 = _errs427 === errors;
 }
 else {
-var valid68 = true;
+var valid81 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err163 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid81){
+if(data145.baseUrl !== undefined){
+let data151 = data145.baseUrl;
+const _errs429 = errors;
+if(errors === _errs429){
+if(typeof data151 === "string"){
+if(func1(data151) > 2048){
+const err163 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -10623,16 +11306,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-var _valid10 = _errs340 === errors;
-valid62 = valid62 || _valid10;
-if(_valid10){
-if(props9 !== true){
-props9 = true;
-}
-}
-if(!valid62){
-const err164 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+if(func1(data151) < 1){
+const err164 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -10640,126 +11316,842 @@ else {
 vErrors.push(err164);
 }
 errors++;
-validate61.errors = vErrors;
-return false;
+}
+}
 }
 else {
-errors = _errs304;
+const err165 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+}
+var valid81 = _errs429 === errors;
+}
+else {
+var valid81 = true;
+}
+if(valid81){
+if(data145.apiKeyRef !== undefined){
+let data152 = data145.apiKeyRef;
+const _errs431 = errors;
+const _errs432 = errors;
+let valid83 = false;
+const _errs433 = errors;
+if(errors === _errs433){
+if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
+let missing32;
+if((data152.env === undefined) && (missing32 = "env")){
+const err166 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+else {
+const _errs435 = errors;
+for(const key42 in data152){
+if(!(key42 === "env")){
+const err167 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+break;
+}
+}
+if(_errs435 === errors){
+if(data152.env !== undefined){
+let data153 = data152.env;
+const _errs436 = errors;
+if(errors === _errs436){
+if(typeof data153 === "string"){
+if(!pattern7.test(data153)){
+const err168 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/env",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+}
+else {
+const err169 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/env",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err170 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+var _valid16 = _errs433 === errors;
+valid83 = valid83 || _valid16;
+if(_valid16){
+var props13 = true;
+}
+const _errs438 = errors;
+if(errors === _errs438){
+if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
+let missing33;
+if((data152.file === undefined) && (missing33 = "file")){
+const err171 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+else {
+const _errs440 = errors;
+for(const key43 in data152){
+if(!(key43 === "file")){
+const err172 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+break;
+}
+}
+if(_errs440 === errors){
+if(data152.file !== undefined){
+let data154 = data152.file;
+const _errs441 = errors;
+if(errors === _errs441){
+if(typeof data154 === "string"){
+if(func1(data154) > 4096){
+const err173 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+else {
+if(func1(data154) < 1){
+const err174 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+}
+}
+else {
+const err175 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err176 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+}
+var _valid16 = _errs438 === errors;
+valid83 = valid83 || _valid16;
+if(_valid16){
+if(props13 !== true){
+props13 = true;
+}
+}
+if(!valid83){
+const err177 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+else {
+errors = _errs432;
 if(vErrors !== null){
-if(_errs304){
-vErrors.length = _errs304;
+if(_errs432){
+vErrors.length = _errs432;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid60 = _errs303 === errors;
+var valid81 = _errs431 === errors;
 }
 else {
-var valid60 = true;
+var valid81 = true;
 }
-if(valid60){
-if(data108.capacity !== undefined){
-let data131 = data108.capacity;
-const _errs365 = errors;
-if(errors === _errs365){
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
-let missing29;
-if(((data131.maxChunks === undefined) && (missing29 = "maxChunks")) || ((data131.maxBytes === undefined) && (missing29 = "maxBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"}];
+if(valid81){
+if(data145.sendDimensions !== undefined){
+const _errs443 = errors;
+if(typeof data145.sendDimensions !== "boolean"){
+const err178 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/sendDimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/sendDimensions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+var valid81 = _errs443 === errors;
+}
+else {
+var valid81 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err179 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+}
+var _valid14 = _errs410 === errors;
+valid80 = valid80 || _valid14;
+if(_valid14){
+var props14 = true;
+}
+const _errs445 = errors;
+if(errors === _errs445){
+if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
+let missing34;
+if(((((data145.kind === undefined) && (missing34 = "kind")) || ((data145.model === undefined) && (missing34 = "model"))) || ((data145.dimensions === undefined) && (missing34 = "dimensions"))) || ((data145.path === undefined) && (missing34 = "path"))){
+const err180 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+else {
+const _errs447 = errors;
+for(const key44 in data145){
+if(!(func38.call(schema28.properties.retrieval.properties.corpora.items.properties.embedding.anyOf[1].properties, key44))){
+const err181 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+break;
+}
+}
+if(_errs447 === errors){
+if(data145.kind !== undefined){
+let data156 = data145.kind;
+const _errs448 = errors;
+if(typeof data156 !== "string"){
+const err182 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+if("local" !== data156){
+const err183 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "local"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+var valid86 = _errs448 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data145.id !== undefined){
+let data157 = data145.id;
+const _errs450 = errors;
+if(errors === _errs450){
+if(typeof data157 === "string"){
+if(!pattern58.test(data157)){
+const err184 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+else {
+const err185 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+}
+var valid86 = _errs450 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data145.accountId !== undefined){
+let data158 = data145.accountId;
+const _errs452 = errors;
+if(errors === _errs452){
+if(typeof data158 === "string"){
+if(!pattern47.test(data158)){
+const err186 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+}
+else {
+const err187 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+}
+var valid86 = _errs452 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data145.model !== undefined){
+let data159 = data145.model;
+const _errs454 = errors;
+if(errors === _errs454){
+if(typeof data159 === "string"){
+if(!pattern60.test(data159)){
+const err188 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+}
+else {
+const err189 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
+}
+errors++;
+}
+}
+var valid86 = _errs454 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data145.dimensions !== undefined){
+let data160 = data145.dimensions;
+const _errs456 = errors;
+if(!((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160)))){
+const err190 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
+}
+errors++;
+}
+if(errors === _errs456){
+if(typeof data160 == "number"){
+if(data160 > 4096 || isNaN(data160)){
+const err191 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+else {
+if(data160 < 1 || isNaN(data160)){
+const err192 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+}
+}
+}
+var valid86 = _errs456 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data145.path !== undefined){
+let data161 = data145.path;
+const _errs458 = errors;
+if(errors === _errs458){
+if(typeof data161 === "string"){
+if(func1(data161) > 4096){
+const err193 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+else {
+if(func1(data161) < 1){
+const err194 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
+}
+}
+}
+else {
+const err195 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
+}
+errors++;
+}
+}
+var valid86 = _errs458 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data145.maxTokens !== undefined){
+let data162 = data145.maxTokens;
+const _errs460 = errors;
+if(!((typeof data162 == "number") && (!(data162 % 1) && !isNaN(data162)))){
+const err196 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+if(errors === _errs460){
+if(typeof data162 == "number"){
+if(data162 > 8192 || isNaN(data162)){
+const err197 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8192},message:"must be <= 8192"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+else {
+if(data162 < 8 || isNaN(data162)){
+const err198 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
+}
+}
+}
+var valid86 = _errs460 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data145.pooling !== undefined){
+let data163 = data145.pooling;
+const _errs462 = errors;
+const _errs463 = errors;
+let valid87 = false;
+const _errs464 = errors;
+if(typeof data163 !== "string"){
+const err199 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+if("mean" !== data163){
+const err200 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/const",keyword:"const",params:{allowedValue: "mean"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
+}
+errors++;
+}
+var _valid17 = _errs464 === errors;
+valid87 = valid87 || _valid17;
+const _errs466 = errors;
+if(typeof data163 !== "string"){
+const err201 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+if("cls" !== data163){
+const err202 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/const",keyword:"const",params:{allowedValue: "cls"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err202];
+}
+else {
+vErrors.push(err202);
+}
+errors++;
+}
+var _valid17 = _errs466 === errors;
+valid87 = valid87 || _valid17;
+if(!valid87){
+const err203 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err203];
+}
+else {
+vErrors.push(err203);
+}
+errors++;
+}
+else {
+errors = _errs463;
+if(vErrors !== null){
+if(_errs463){
+vErrors.length = _errs463;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid86 = _errs462 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data145.threads !== undefined){
+let data164 = data145.threads;
+const _errs468 = errors;
+if(!((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164)))){
+const err204 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
+}
+errors++;
+}
+if(errors === _errs468){
+if(typeof data164 == "number"){
+if(data164 > 64 || isNaN(data164)){
+const err205 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
+if(vErrors === null){
+vErrors = [err205];
+}
+else {
+vErrors.push(err205);
+}
+errors++;
+}
+else {
+if(data164 < 1 || isNaN(data164)){
+const err206 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err206];
+}
+else {
+vErrors.push(err206);
+}
+errors++;
+}
+}
+}
+}
+var valid86 = _errs468 === errors;
+}
+else {
+var valid86 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err207 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+}
+var _valid14 = _errs445 === errors;
+valid80 = valid80 || _valid14;
+if(_valid14){
+if(props14 !== true){
+props14 = true;
+}
+}
+if(!valid80){
+const err208 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+validate61.errors = vErrors;
 return false;
 }
 else {
-const _errs367 = errors;
-for(const key34 in data131){
-if(!((key34 === "maxChunks") || (key34 === "maxBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
+errors = _errs409;
+if(vErrors !== null){
+if(_errs409){
+vErrors.length = _errs409;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid78 = _errs408 === errors;
+}
+else {
+var valid78 = true;
+}
+if(valid78){
+if(data142.capacity !== undefined){
+let data165 = data142.capacity;
+const _errs470 = errors;
+if(errors === _errs470){
+if(data165 && typeof data165 == "object" && !Array.isArray(data165)){
+let missing35;
+if(((data165.maxChunks === undefined) && (missing35 = "maxChunks")) || ((data165.maxBytes === undefined) && (missing35 = "maxBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"}];
+return false;
+}
+else {
+const _errs472 = errors;
+for(const key45 in data165){
+if(!((key45 === "maxChunks") || (key45 === "maxBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs367 === errors){
-if(data131.maxChunks !== undefined){
-let data132 = data131.maxChunks;
-const _errs368 = errors;
-if(!((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132)))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(_errs472 === errors){
+if(data165.maxChunks !== undefined){
+let data166 = data165.maxChunks;
+const _errs473 = errors;
+if(!((typeof data166 == "number") && (!(data166 % 1) && !isNaN(data166)))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs368){
-if(typeof data132 == "number"){
-if(data132 > 1000000 || isNaN(data132)){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
-return false;
-}
-else {
-if(data132 < 1 || isNaN(data132)){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid70 = _errs368 === errors;
-}
-else {
-var valid70 = true;
-}
-if(valid70){
-if(data131.maxBytes !== undefined){
-let data133 = data131.maxBytes;
-const _errs370 = errors;
-if(!((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133)))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs370){
-if(typeof data133 == "number"){
-if(data133 > 1073741824 || isNaN(data133)){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
+if(errors === _errs473){
+if(typeof data166 == "number"){
+if(data166 > 1000000 || isNaN(data166)){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data133 < 1024 || isNaN(data133)){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
+if(data166 < 1 || isNaN(data166)){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid70 = _errs370 === errors;
+var valid88 = _errs473 === errors;
 }
 else {
-var valid70 = true;
+var valid88 = true;
 }
+if(valid88){
+if(data165.maxBytes !== undefined){
+let data167 = data165.maxBytes;
+const _errs475 = errors;
+if(!((typeof data167 == "number") && (!(data167 % 1) && !isNaN(data167)))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
 }
-}
-}
+if(errors === _errs475){
+if(typeof data167 == "number"){
+if(data167 > 1073741824 || isNaN(data167)){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
+return false;
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(data167 < 1024 || isNaN(data167)){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
-var valid60 = _errs365 === errors;
+}
+}
+var valid88 = _errs475 === errors;
 }
 else {
-var valid60 = true;
-}
-}
+var valid88 = true;
 }
 }
 }
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21,schemaPath:"#/properties/retrieval/properties/corpora/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid59 = _errs292 === errors;
-if(!valid59){
+var valid78 = _errs470 === errors;
+}
+else {
+var valid78 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24,schemaPath:"#/properties/retrieval/properties/corpora/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid77 = _errs397 === errors;
+if(!valid77){
 break;
 }
 }
@@ -10771,185 +12163,185 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:
 return false;
 }
 }
-var valid58 = _errs290 === errors;
+var valid76 = _errs395 === errors;
 }
 else {
-var valid58 = true;
+var valid76 = true;
 }
-if(valid58){
-if(data106.chunkBytes !== undefined){
-let data134 = data106.chunkBytes;
-const _errs372 = errors;
-if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
+if(valid76){
+if(data140.chunkBytes !== undefined){
+let data168 = data140.chunkBytes;
+const _errs477 = errors;
+if(!((typeof data168 == "number") && (!(data168 % 1) && !isNaN(data168)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs372){
-if(typeof data134 == "number"){
-if(data134 > 16384 || isNaN(data134)){
+if(errors === _errs477){
+if(typeof data168 == "number"){
+if(data168 > 16384 || isNaN(data168)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 16384},message:"must be <= 16384"}];
 return false;
 }
 else {
-if(data134 < 128 || isNaN(data134)){
+if(data168 < 128 || isNaN(data168)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 128},message:"must be >= 128"}];
 return false;
 }
 }
 }
 }
-var valid58 = _errs372 === errors;
+var valid76 = _errs477 === errors;
 }
 else {
-var valid58 = true;
+var valid76 = true;
 }
-if(valid58){
-if(data106.capacity !== undefined){
-let data135 = data106.capacity;
-const _errs374 = errors;
-if(errors === _errs374){
-if(data135 && typeof data135 == "object" && !Array.isArray(data135)){
-let missing30;
-if(((data135.maxChunks === undefined) && (missing30 = "maxChunks")) || ((data135.maxBytes === undefined) && (missing30 = "maxBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"}];
+if(valid76){
+if(data140.capacity !== undefined){
+let data169 = data140.capacity;
+const _errs479 = errors;
+if(errors === _errs479){
+if(data169 && typeof data169 == "object" && !Array.isArray(data169)){
+let missing36;
+if(((data169.maxChunks === undefined) && (missing36 = "maxChunks")) || ((data169.maxBytes === undefined) && (missing36 = "maxBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"}];
 return false;
 }
 else {
-const _errs376 = errors;
-for(const key35 in data135){
-if(!(((key35 === "maxChunks") || (key35 === "maxBytes")) || (key35 === "perSubject"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
+const _errs481 = errors;
+for(const key46 in data169){
+if(!(((key46 === "maxChunks") || (key46 === "maxBytes")) || (key46 === "perSubject"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key46},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs376 === errors){
-if(data135.maxChunks !== undefined){
-let data136 = data135.maxChunks;
-const _errs377 = errors;
-if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
+if(_errs481 === errors){
+if(data169.maxChunks !== undefined){
+let data170 = data169.maxChunks;
+const _errs482 = errors;
+if(!((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs377){
-if(typeof data136 == "number"){
-if(data136 > 1000000 || isNaN(data136)){
+if(errors === _errs482){
+if(typeof data170 == "number"){
+if(data170 > 1000000 || isNaN(data170)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data136 < 1 || isNaN(data136)){
+if(data170 < 1 || isNaN(data170)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid71 = _errs377 === errors;
+var valid89 = _errs482 === errors;
 }
 else {
-var valid71 = true;
+var valid89 = true;
 }
-if(valid71){
-if(data135.maxBytes !== undefined){
-let data137 = data135.maxBytes;
-const _errs379 = errors;
-if(!((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137)))){
+if(valid89){
+if(data169.maxBytes !== undefined){
+let data171 = data169.maxBytes;
+const _errs484 = errors;
+if(!((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs379){
-if(typeof data137 == "number"){
-if(data137 > 1073741824 || isNaN(data137)){
+if(errors === _errs484){
+if(typeof data171 == "number"){
+if(data171 > 1073741824 || isNaN(data171)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data137 < 1024 || isNaN(data137)){
+if(data171 < 1024 || isNaN(data171)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid71 = _errs379 === errors;
+var valid89 = _errs484 === errors;
 }
 else {
-var valid71 = true;
+var valid89 = true;
 }
-if(valid71){
-if(data135.perSubject !== undefined){
-let data138 = data135.perSubject;
-const _errs381 = errors;
-if(errors === _errs381){
-if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
-let missing31;
-if(((data138.maxChunks === undefined) && (missing31 = "maxChunks")) || ((data138.maxBytes === undefined) && (missing31 = "maxBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"}];
+if(valid89){
+if(data169.perSubject !== undefined){
+let data172 = data169.perSubject;
+const _errs486 = errors;
+if(errors === _errs486){
+if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
+let missing37;
+if(((data172.maxChunks === undefined) && (missing37 = "maxChunks")) || ((data172.maxBytes === undefined) && (missing37 = "maxBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"}];
 return false;
 }
 else {
-const _errs383 = errors;
-for(const key36 in data138){
-if(!((key36 === "maxChunks") || (key36 === "maxBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
+const _errs488 = errors;
+for(const key47 in data172){
+if(!((key47 === "maxChunks") || (key47 === "maxBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key47},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs383 === errors){
-if(data138.maxChunks !== undefined){
-let data139 = data138.maxChunks;
-const _errs384 = errors;
-if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
+if(_errs488 === errors){
+if(data172.maxChunks !== undefined){
+let data173 = data172.maxChunks;
+const _errs489 = errors;
+if(!((typeof data173 == "number") && (!(data173 % 1) && !isNaN(data173)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs384){
-if(typeof data139 == "number"){
-if(data139 > 1000000 || isNaN(data139)){
+if(errors === _errs489){
+if(typeof data173 == "number"){
+if(data173 > 1000000 || isNaN(data173)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data139 < 1 || isNaN(data139)){
+if(data173 < 1 || isNaN(data173)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid72 = _errs384 === errors;
+var valid90 = _errs489 === errors;
 }
 else {
-var valid72 = true;
+var valid90 = true;
 }
-if(valid72){
-if(data138.maxBytes !== undefined){
-let data140 = data138.maxBytes;
-const _errs386 = errors;
-if(!((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140)))){
+if(valid90){
+if(data172.maxBytes !== undefined){
+let data174 = data172.maxBytes;
+const _errs491 = errors;
+if(!((typeof data174 == "number") && (!(data174 % 1) && !isNaN(data174)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs386){
-if(typeof data140 == "number"){
-if(data140 > 1073741824 || isNaN(data140)){
+if(errors === _errs491){
+if(typeof data174 == "number"){
+if(data174 > 1073741824 || isNaN(data174)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data140 < 1024 || isNaN(data140)){
+if(data174 < 1024 || isNaN(data174)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid72 = _errs386 === errors;
+var valid90 = _errs491 === errors;
 }
 else {
-var valid72 = true;
+var valid90 = true;
 }
 }
 }
@@ -10960,10 +12352,10 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject"
 return false;
 }
 }
-var valid71 = _errs381 === errors;
+var valid89 = _errs486 === errors;
 }
 else {
-var valid71 = true;
+var valid89 = true;
 }
 }
 }
@@ -10975,78 +12367,78 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath
 return false;
 }
 }
-var valid58 = _errs374 === errors;
+var valid76 = _errs479 === errors;
 }
 else {
-var valid58 = true;
+var valid76 = true;
 }
-if(valid58){
-if(data106.ingestion !== undefined){
-let data141 = data106.ingestion;
-const _errs388 = errors;
-if(errors === _errs388){
-if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
-const _errs390 = errors;
-for(const key37 in data141){
-if(!((key37 === "timeoutMs") || (key37 === "maxDecodedBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion",schemaPath:"#/properties/retrieval/properties/ingestion/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
+if(valid76){
+if(data140.ingestion !== undefined){
+let data175 = data140.ingestion;
+const _errs493 = errors;
+if(errors === _errs493){
+if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
+const _errs495 = errors;
+for(const key48 in data175){
+if(!((key48 === "timeoutMs") || (key48 === "maxDecodedBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion",schemaPath:"#/properties/retrieval/properties/ingestion/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key48},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs390 === errors){
-if(data141.timeoutMs !== undefined){
-let data142 = data141.timeoutMs;
-const _errs391 = errors;
-if(!((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142)))){
+if(_errs495 === errors){
+if(data175.timeoutMs !== undefined){
+let data176 = data175.timeoutMs;
+const _errs496 = errors;
+if(!((typeof data176 == "number") && (!(data176 % 1) && !isNaN(data176)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs391){
-if(typeof data142 == "number"){
-if(data142 > 600000 || isNaN(data142)){
+if(errors === _errs496){
+if(typeof data176 == "number"){
+if(data176 > 600000 || isNaN(data176)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"}];
 return false;
 }
 else {
-if(data142 < 100 || isNaN(data142)){
+if(data176 < 100 || isNaN(data176)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 }
 }
 }
-var valid73 = _errs391 === errors;
+var valid91 = _errs496 === errors;
 }
 else {
-var valid73 = true;
+var valid91 = true;
 }
-if(valid73){
-if(data141.maxDecodedBytes !== undefined){
-let data143 = data141.maxDecodedBytes;
-const _errs393 = errors;
-if(!((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143)))){
+if(valid91){
+if(data175.maxDecodedBytes !== undefined){
+let data177 = data175.maxDecodedBytes;
+const _errs498 = errors;
+if(!((typeof data177 == "number") && (!(data177 % 1) && !isNaN(data177)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs393){
-if(typeof data143 == "number"){
-if(data143 > 1073741824 || isNaN(data143)){
+if(errors === _errs498){
+if(typeof data177 == "number"){
+if(data177 > 1073741824 || isNaN(data177)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data143 < 1048576 || isNaN(data143)){
+if(data177 < 1048576 || isNaN(data177)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1048576},message:"must be >= 1048576"}];
 return false;
 }
 }
 }
 }
-var valid73 = _errs393 === errors;
+var valid91 = _errs498 === errors;
 }
 else {
-var valid73 = true;
+var valid91 = true;
 }
 }
 }
@@ -11056,22 +12448,22 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion",schemaPat
 return false;
 }
 }
-var valid58 = _errs388 === errors;
+var valid76 = _errs493 === errors;
 }
 else {
-var valid58 = true;
+var valid76 = true;
 }
-if(valid58){
-if(data106.pdf !== undefined){
-const _errs395 = errors;
-if(typeof data106.pdf !== "boolean"){
+if(valid76){
+if(data140.pdf !== undefined){
+const _errs500 = errors;
+if(typeof data140.pdf !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/retrieval/pdf",schemaPath:"#/properties/retrieval/properties/pdf/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid58 = _errs395 === errors;
+var valid76 = _errs500 === errors;
 }
 else {
-var valid58 = true;
+var valid76 = true;
 }
 }
 }
@@ -11085,78 +12477,78 @@ validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs287 === errors;
+var valid0 = _errs392 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.idempotency !== undefined){
-let data145 = data.idempotency;
-const _errs397 = errors;
-if(errors === _errs397){
-if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
-const _errs399 = errors;
-for(const key38 in data145){
-if(!((key38 === "maxRecordBytes") || (key38 === "retentionMs"))){
-validate61.errors = [{instancePath:instancePath+"/idempotency",schemaPath:"#/properties/idempotency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
+let data179 = data.idempotency;
+const _errs502 = errors;
+if(errors === _errs502){
+if(data179 && typeof data179 == "object" && !Array.isArray(data179)){
+const _errs504 = errors;
+for(const key49 in data179){
+if(!((key49 === "maxRecordBytes") || (key49 === "retentionMs"))){
+validate61.errors = [{instancePath:instancePath+"/idempotency",schemaPath:"#/properties/idempotency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key49},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs399 === errors){
-if(data145.maxRecordBytes !== undefined){
-let data146 = data145.maxRecordBytes;
-const _errs400 = errors;
-if(!((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146)))){
+if(_errs504 === errors){
+if(data179.maxRecordBytes !== undefined){
+let data180 = data179.maxRecordBytes;
+const _errs505 = errors;
+if(!((typeof data180 == "number") && (!(data180 % 1) && !isNaN(data180)))){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs400){
-if(typeof data146 == "number"){
-if(data146 > 1000000000 || isNaN(data146)){
+if(errors === _errs505){
+if(typeof data180 == "number"){
+if(data180 > 1000000000 || isNaN(data180)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
 return false;
 }
 else {
-if(data146 < 1024 || isNaN(data146)){
+if(data180 < 1024 || isNaN(data180)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid74 = _errs400 === errors;
+var valid92 = _errs505 === errors;
 }
 else {
-var valid74 = true;
+var valid92 = true;
 }
-if(valid74){
-if(data145.retentionMs !== undefined){
-let data147 = data145.retentionMs;
-const _errs402 = errors;
-if(!((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147)))){
+if(valid92){
+if(data179.retentionMs !== undefined){
+let data181 = data179.retentionMs;
+const _errs507 = errors;
+if(!((typeof data181 == "number") && (!(data181 % 1) && !isNaN(data181)))){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs402){
-if(typeof data147 == "number"){
-if(data147 > 31536000000 || isNaN(data147)){
+if(errors === _errs507){
+if(typeof data181 == "number"){
+if(data181 > 31536000000 || isNaN(data181)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data147 < 1000 || isNaN(data147)){
+if(data181 < 1000 || isNaN(data181)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
 }
 }
-var valid74 = _errs402 === errors;
+var valid92 = _errs507 === errors;
 }
 else {
-var valid74 = true;
+var valid92 = true;
 }
 }
 }
@@ -11166,111 +12558,111 @@ validate61.errors = [{instancePath:instancePath+"/idempotency",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs397 === errors;
+var valid0 = _errs502 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sessions !== undefined){
-let data148 = data.sessions;
-const _errs404 = errors;
-if(errors === _errs404){
-if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
-let missing32;
-if((data148.retentionMs === undefined) && (missing32 = "retentionMs")){
-validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"}];
+let data182 = data.sessions;
+const _errs509 = errors;
+if(errors === _errs509){
+if(data182 && typeof data182 == "object" && !Array.isArray(data182)){
+let missing38;
+if((data182.retentionMs === undefined) && (missing38 = "retentionMs")){
+validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"}];
 return false;
 }
 else {
-const _errs406 = errors;
-for(const key39 in data148){
-if(!(((key39 === "retentionMs") || (key39 === "maxEntries")) || (key39 === "maxMessages"))){
-validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
+const _errs511 = errors;
+for(const key50 in data182){
+if(!(((key50 === "retentionMs") || (key50 === "maxEntries")) || (key50 === "maxMessages"))){
+validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key50},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs406 === errors){
-if(data148.retentionMs !== undefined){
-let data149 = data148.retentionMs;
-const _errs407 = errors;
-if(!((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149)))){
+if(_errs511 === errors){
+if(data182.retentionMs !== undefined){
+let data183 = data182.retentionMs;
+const _errs512 = errors;
+if(!((typeof data183 == "number") && (!(data183 % 1) && !isNaN(data183)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs407){
-if(typeof data149 == "number"){
-if(data149 > 2147483647 || isNaN(data149)){
+if(errors === _errs512){
+if(typeof data183 == "number"){
+if(data183 > 2147483647 || isNaN(data183)){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data149 < 1000 || isNaN(data149)){
+if(data183 < 1000 || isNaN(data183)){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs407 === errors;
+var valid93 = _errs512 === errors;
 }
 else {
-var valid75 = true;
+var valid93 = true;
 }
-if(valid75){
-if(data148.maxEntries !== undefined){
-let data150 = data148.maxEntries;
-const _errs409 = errors;
-if(!((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150)))){
+if(valid93){
+if(data182.maxEntries !== undefined){
+let data184 = data182.maxEntries;
+const _errs514 = errors;
+if(!((typeof data184 == "number") && (!(data184 % 1) && !isNaN(data184)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs409){
-if(typeof data150 == "number"){
-if(data150 > 100000 || isNaN(data150)){
+if(errors === _errs514){
+if(typeof data184 == "number"){
+if(data184 > 100000 || isNaN(data184)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data150 < 1 || isNaN(data150)){
+if(data184 < 1 || isNaN(data184)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs409 === errors;
+var valid93 = _errs514 === errors;
 }
 else {
-var valid75 = true;
+var valid93 = true;
 }
-if(valid75){
-if(data148.maxMessages !== undefined){
-let data151 = data148.maxMessages;
-const _errs411 = errors;
-if(!((typeof data151 == "number") && (!(data151 % 1) && !isNaN(data151)))){
+if(valid93){
+if(data182.maxMessages !== undefined){
+let data185 = data182.maxMessages;
+const _errs516 = errors;
+if(!((typeof data185 == "number") && (!(data185 % 1) && !isNaN(data185)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs411){
-if(typeof data151 == "number"){
-if(data151 > 100 || isNaN(data151)){
+if(errors === _errs516){
+if(typeof data185 == "number"){
+if(data185 > 100 || isNaN(data185)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
-if(data151 < 2 || isNaN(data151)){
+if(data185 < 2 || isNaN(data185)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs411 === errors;
+var valid93 = _errs516 === errors;
 }
 else {
-var valid75 = true;
+var valid93 = true;
 }
 }
 }
@@ -11282,204 +12674,204 @@ validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs404 === errors;
+var valid0 = _errs509 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.jobs !== undefined){
-let data152 = data.jobs;
-const _errs413 = errors;
-if(errors === _errs413){
-if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
-let missing33;
-if((data152.retentionMs === undefined) && (missing33 = "retentionMs")){
-validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"}];
+let data186 = data.jobs;
+const _errs518 = errors;
+if(errors === _errs518){
+if(data186 && typeof data186 == "object" && !Array.isArray(data186)){
+let missing39;
+if((data186.retentionMs === undefined) && (missing39 = "retentionMs")){
+validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/required",keyword:"required",params:{missingProperty: missing39},message:"must have required property '"+missing39+"'"}];
 return false;
 }
 else {
-const _errs415 = errors;
-for(const key40 in data152){
-if(!(((((((key40 === "retentionMs") || (key40 === "workers")) || (key40 === "maxJobs")) || (key40 === "maxJobsPerSubject")) || (key40 === "maxJobBytes")) || (key40 === "pollIntervalMs")) || (key40 === "interactive"))){
-validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
+const _errs520 = errors;
+for(const key51 in data186){
+if(!(((((((key51 === "retentionMs") || (key51 === "workers")) || (key51 === "maxJobs")) || (key51 === "maxJobsPerSubject")) || (key51 === "maxJobBytes")) || (key51 === "pollIntervalMs")) || (key51 === "interactive"))){
+validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key51},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs415 === errors){
-if(data152.retentionMs !== undefined){
-let data153 = data152.retentionMs;
-const _errs416 = errors;
-if(!((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153)))){
+if(_errs520 === errors){
+if(data186.retentionMs !== undefined){
+let data187 = data186.retentionMs;
+const _errs521 = errors;
+if(!((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs416){
-if(typeof data153 == "number"){
-if(data153 > 31536000000 || isNaN(data153)){
+if(errors === _errs521){
+if(typeof data187 == "number"){
+if(data187 > 31536000000 || isNaN(data187)){
 validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data153 < 1000 || isNaN(data153)){
+if(data187 < 1000 || isNaN(data187)){
 validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs416 === errors;
+var valid94 = _errs521 === errors;
 }
 else {
-var valid76 = true;
+var valid94 = true;
 }
-if(valid76){
-if(data152.workers !== undefined){
-let data154 = data152.workers;
-const _errs418 = errors;
-if(!((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154)))){
+if(valid94){
+if(data186.workers !== undefined){
+let data188 = data186.workers;
+const _errs523 = errors;
+if(!((typeof data188 == "number") && (!(data188 % 1) && !isNaN(data188)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs418){
-if(typeof data154 == "number"){
-if(data154 > 1000 || isNaN(data154)){
+if(errors === _errs523){
+if(typeof data188 == "number"){
+if(data188 > 1000 || isNaN(data188)){
 validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
 return false;
 }
 else {
-if(data154 < 1 || isNaN(data154)){
+if(data188 < 1 || isNaN(data188)){
 validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs418 === errors;
+var valid94 = _errs523 === errors;
 }
 else {
-var valid76 = true;
+var valid94 = true;
 }
-if(valid76){
-if(data152.maxJobs !== undefined){
-let data155 = data152.maxJobs;
-const _errs420 = errors;
-if(!((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155)))){
+if(valid94){
+if(data186.maxJobs !== undefined){
+let data189 = data186.maxJobs;
+const _errs525 = errors;
+if(!((typeof data189 == "number") && (!(data189 % 1) && !isNaN(data189)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs420){
-if(typeof data155 == "number"){
-if(data155 > 100000 || isNaN(data155)){
+if(errors === _errs525){
+if(typeof data189 == "number"){
+if(data189 > 100000 || isNaN(data189)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data155 < 1 || isNaN(data155)){
+if(data189 < 1 || isNaN(data189)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs420 === errors;
+var valid94 = _errs525 === errors;
 }
 else {
-var valid76 = true;
+var valid94 = true;
 }
-if(valid76){
-if(data152.maxJobsPerSubject !== undefined){
-let data156 = data152.maxJobsPerSubject;
-const _errs422 = errors;
-if(!((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156)))){
+if(valid94){
+if(data186.maxJobsPerSubject !== undefined){
+let data190 = data186.maxJobsPerSubject;
+const _errs527 = errors;
+if(!((typeof data190 == "number") && (!(data190 % 1) && !isNaN(data190)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs422){
-if(typeof data156 == "number"){
-if(data156 > 100000 || isNaN(data156)){
+if(errors === _errs527){
+if(typeof data190 == "number"){
+if(data190 > 100000 || isNaN(data190)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data156 < 1 || isNaN(data156)){
+if(data190 < 1 || isNaN(data190)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs422 === errors;
+var valid94 = _errs527 === errors;
 }
 else {
-var valid76 = true;
+var valid94 = true;
 }
-if(valid76){
-if(data152.maxJobBytes !== undefined){
-let data157 = data152.maxJobBytes;
-const _errs424 = errors;
-if(!((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157)))){
+if(valid94){
+if(data186.maxJobBytes !== undefined){
+let data191 = data186.maxJobBytes;
+const _errs529 = errors;
+if(!((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs424){
-if(typeof data157 == "number"){
-if(data157 > 64000000 || isNaN(data157)){
+if(errors === _errs529){
+if(typeof data191 == "number"){
+if(data191 > 64000000 || isNaN(data191)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64000000},message:"must be <= 64000000"}];
 return false;
 }
 else {
-if(data157 < 16384 || isNaN(data157)){
+if(data191 < 16384 || isNaN(data191)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16384},message:"must be >= 16384"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs424 === errors;
+var valid94 = _errs529 === errors;
 }
 else {
-var valid76 = true;
+var valid94 = true;
 }
-if(valid76){
-if(data152.pollIntervalMs !== undefined){
-let data158 = data152.pollIntervalMs;
-const _errs426 = errors;
-if(!((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158)))){
+if(valid94){
+if(data186.pollIntervalMs !== undefined){
+let data192 = data186.pollIntervalMs;
+const _errs531 = errors;
+if(!((typeof data192 == "number") && (!(data192 % 1) && !isNaN(data192)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs426){
-if(typeof data158 == "number"){
-if(data158 > 60000 || isNaN(data158)){
+if(errors === _errs531){
+if(typeof data192 == "number"){
+if(data192 > 60000 || isNaN(data192)){
 validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
 return false;
 }
 else {
-if(data158 < 10 || isNaN(data158)){
+if(data192 < 10 || isNaN(data192)){
 validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs426 === errors;
+var valid94 = _errs531 === errors;
 }
 else {
-var valid76 = true;
+var valid94 = true;
 }
-if(valid76){
-if(data152.interactive !== undefined){
-const _errs428 = errors;
-if(typeof data152.interactive !== "boolean"){
+if(valid94){
+if(data186.interactive !== undefined){
+const _errs533 = errors;
+if(typeof data186.interactive !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/jobs/interactive",schemaPath:"#/properties/jobs/properties/interactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid76 = _errs428 === errors;
+var valid94 = _errs533 === errors;
 }
 else {
-var valid76 = true;
+var valid94 = true;
 }
 }
 }
@@ -11495,41 +12887,41 @@ validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties
 return false;
 }
 }
-var valid0 = _errs413 === errors;
+var valid0 = _errs518 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.runRecords !== undefined){
-let data160 = data.runRecords;
-const _errs430 = errors;
-if(errors === _errs430){
-if(data160 && typeof data160 == "object" && !Array.isArray(data160)){
-const _errs432 = errors;
-for(const key41 in data160){
-if(!(key41 === "retentionMs")){
-validate61.errors = [{instancePath:instancePath+"/runRecords",schemaPath:"#/properties/runRecords/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
+let data194 = data.runRecords;
+const _errs535 = errors;
+if(errors === _errs535){
+if(data194 && typeof data194 == "object" && !Array.isArray(data194)){
+const _errs537 = errors;
+for(const key52 in data194){
+if(!(key52 === "retentionMs")){
+validate61.errors = [{instancePath:instancePath+"/runRecords",schemaPath:"#/properties/runRecords/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key52},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs432 === errors){
-if(data160.retentionMs !== undefined){
-let data161 = data160.retentionMs;
-const _errs433 = errors;
-if(!((typeof data161 == "number") && (!(data161 % 1) && !isNaN(data161)))){
+if(_errs537 === errors){
+if(data194.retentionMs !== undefined){
+let data195 = data194.retentionMs;
+const _errs538 = errors;
+if(!((typeof data195 == "number") && (!(data195 % 1) && !isNaN(data195)))){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs433){
-if(typeof data161 == "number"){
-if(data161 > 31536000000 || isNaN(data161)){
+if(errors === _errs538){
+if(typeof data195 == "number"){
+if(data195 > 31536000000 || isNaN(data195)){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data161 < 1000 || isNaN(data161)){
+if(data195 < 1000 || isNaN(data195)){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
@@ -11544,54 +12936,54 @@ validate61.errors = [{instancePath:instancePath+"/runRecords",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs430 === errors;
+var valid0 = _errs535 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.console !== undefined){
-let data162 = data.console;
-const _errs435 = errors;
-if(errors === _errs435){
-if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
-let missing34;
-if((data162.enabled === undefined) && (missing34 = "enabled")){
-validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"}];
+let data196 = data.console;
+const _errs540 = errors;
+if(errors === _errs540){
+if(data196 && typeof data196 == "object" && !Array.isArray(data196)){
+let missing40;
+if((data196.enabled === undefined) && (missing40 = "enabled")){
+validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/required",keyword:"required",params:{missingProperty: missing40},message:"must have required property '"+missing40+"'"}];
 return false;
 }
 else {
-const _errs437 = errors;
-for(const key42 in data162){
-if(!((key42 === "enabled") || (key42 === "allowRemote"))){
-validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
+const _errs542 = errors;
+for(const key53 in data196){
+if(!((key53 === "enabled") || (key53 === "allowRemote"))){
+validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key53},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs437 === errors){
-if(data162.enabled !== undefined){
-const _errs438 = errors;
-if(typeof data162.enabled !== "boolean"){
+if(_errs542 === errors){
+if(data196.enabled !== undefined){
+const _errs543 = errors;
+if(typeof data196.enabled !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/enabled",schemaPath:"#/properties/console/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid78 = _errs438 === errors;
+var valid96 = _errs543 === errors;
 }
 else {
-var valid78 = true;
+var valid96 = true;
 }
-if(valid78){
-if(data162.allowRemote !== undefined){
-const _errs440 = errors;
-if(typeof data162.allowRemote !== "boolean"){
+if(valid96){
+if(data196.allowRemote !== undefined){
+const _errs545 = errors;
+if(typeof data196.allowRemote !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/allowRemote",schemaPath:"#/properties/console/properties/allowRemote/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid78 = _errs440 === errors;
+var valid96 = _errs545 === errors;
 }
 else {
-var valid78 = true;
+var valid96 = true;
 }
 }
 }
@@ -11602,7 +12994,7 @@ validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs435 === errors;
+var valid0 = _errs540 === errors;
 }
 else {
 var valid0 = true;

@@ -214,6 +214,7 @@ export function parseConfig(raw: unknown, path: string, validate: Validator, ext
       }
     }
   });
+  checkLimits(input.limits, tokenIds);
   const allowedOrigins = (input.allowedOrigins ?? []).map((entry, index) => {
     const origin = normalizeOrigin(entry);
     if (!origin) throw new ConfigProblem(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`, `/allowedOrigins/${index}`);
@@ -246,6 +247,31 @@ export function parseConfig(raw: unknown, path: string, validate: Validator, ext
     configDir,
     configPath,
   };
+}
+
+/** What the schema cannot say of `limits`: a real time zone, budgets that cap something, tokens that exist. */
+function checkLimits(limits: HostLimits | undefined, tokenIds: ReadonlySet<string>): void {
+  if (!limits) return;
+  if (limits.timeZone !== undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: limits.timeZone });
+    } catch {
+      throw new ConfigProblem(`limits.timeZone ${JSON.stringify(limits.timeZone)} is not an IANA time zone.`, '/limits/timeZone');
+    }
+  }
+  for (const id of Object.keys(limits.tokens ?? {})) {
+    if (!tokenIds.has(id)) throw new ConfigProblem(`limits.tokens names token ${id}, which is not configured.`, `/limits/tokens/${id}`);
+  }
+  const rules: [string, NonNullable<HostLimits['host']>][] = [
+    ...(limits.host ? [['/limits/host', limits.host] as [string, NonNullable<HostLimits['host']>]] : []),
+    ...Object.entries(limits.subjects ?? {}).map(([name, rule]) => [`/limits/subjects/${name}`, rule] as [string, NonNullable<HostLimits['host']>]),
+    ...Object.entries(limits.tokens ?? {}).map(([name, rule]) => [`/limits/tokens/${name}`, rule] as [string, NonNullable<HostLimits['host']>]),
+  ];
+  for (const [pointer, rule] of rules) {
+    rule.budgets?.forEach((budget, index) => {
+      if (budget.usd === undefined && budget.tokens === undefined) throw new ConfigProblem('A budget caps usd, tokens or both.', `${pointer}/budgets/${index}`);
+    });
+  }
 }
 
 /** The config's own fields; every other top-level key is an extension's section. */

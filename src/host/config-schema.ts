@@ -32,6 +32,36 @@ const TOKEN_FIELDS = {
   tools: Type.Optional(Type.Array(ToolName, { maxItems: 32, uniqueItems: true })),
 };
 
+/** A budget's period: calendar-aligned in `limits.timeZone`, or rolling over the last `rollingMs`. */
+const BudgetPeriod = Type.Union([
+  Type.Literal('day'),
+  Type.Literal('week'),
+  Type.Literal('month'),
+  Type.Object({ rollingMs: Type.Integer({ minimum: 60_000, maximum: 31_622_400_000 }) }, strict),
+]);
+
+/** What one period may spend: US dollars and/or tokens (input + output); at least one of them. */
+const Budget = Type.Object(
+  {
+    period: BudgetPeriod,
+    usd: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000 })),
+    tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000_000 })),
+  },
+  strict,
+);
+
+/** Limits of one scope (the host, a subject, a token); every field optional (docs/governance.md). */
+const LimitRule = Type.Object(
+  {
+    requestsPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+    tokensPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000_000 })),
+    /** Runs in flight at once, across every replica of the host. */
+    concurrentRuns: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    budgets: Type.Optional(Type.Array(Budget, { maxItems: 8 })),
+  },
+  strict,
+);
+
 export const Limits = Type.Object(
   {
     maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
@@ -45,6 +75,16 @@ export const Limits = Type.Object(
     writeStallTimeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
     /** How long shutdown waits for active runs to deliver their terminal events (default 10 s). */
     shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
+    /** The IANA time zone calendar budget periods follow (default UTC). */
+    timeZone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    /** What a subscription CLI run with no reported charge counts: its API-equivalent cost, or nothing (default). */
+    cliCost: Type.Optional(Type.Union([Type.Literal('api-equivalent'), Type.Literal('reported')])),
+    /** Limits of the whole host (every replica together). */
+    host: Type.Optional(LimitRule),
+    /** Limits per subject, by subject; `*` applies to each subject not named (each its own counters). */
+    subjects: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), LimitRule, { maxProperties: 1000 })),
+    /** Limits per token, by token id. */
+    tokens: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), LimitRule, { maxProperties: 1000 })),
   },
   strict,
 );
@@ -86,6 +126,8 @@ export function configSchemaOf(extensions: readonly Extension[], providerEntry: 
 }
 
 export type HostLimits = Static<typeof Limits>;
+export type LimitRuleConfig = Static<typeof LimitRule>;
+export type BudgetConfig = Static<typeof Budget>;
 export type ListenConfig = Static<typeof Listen>;
 export type SqliteStateConfig = Static<typeof SqliteState>;
 export type PostgresStateConfig = Static<typeof PostgresState>;

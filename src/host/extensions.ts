@@ -68,7 +68,14 @@ export async function startExtensions(
     return (driver = created);
   };
   let runs: RunService | undefined;
-  const runService = () => (runs ??= new RunService({ driver: built(), services, admission, observers: deps.observers }));
+  const runService = () => (runs ??= new RunService({
+    driver: built(),
+    services,
+    admission,
+    observers: deps.observers,
+    governor: deps.governor,
+    onGovernanceError: (error) => deps.logInternalError(error, 'releasing a run\'s limit holds'),
+  }));
   try {
     for (const { extension, section } of enabled) {
       const instance = await extension.create({ ...deps, config: section, services, driver: built, runs: runService });

@@ -13,6 +13,7 @@ import type { StateStore } from '../store/store.js';
 import { TokenAuthenticator } from '../http/access.js';
 import { ActiveRuns } from '../http/active-runs.js';
 import { Admission } from '../http/admission.js';
+import { Governor } from '../http/limits/governor.js';
 import { advertisedFeatures } from '../http/endpoints.js';
 import type { Extension } from '../http/extension.js';
 import { logRequest, logRun } from '../http/logging.js';
@@ -87,18 +88,29 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
   const streams = new EventStreams(options.heartbeatMs ?? 15_000, writeStallOf(config.limits, options.writeStallMs), () => closing);
   const admission = new Admission(admissionLimits(config.limits), active, () => observers.admissionRejected());
   const clock = options.clock ?? systemClock;
+  const governor = new Governor(store.limits, clock, config.limits, (code) => observers.limitRefused(code));
   const enabled = enabledExtensions(config, extensions);
   const adapters = createProviders(config, env);
   /** What started, in order: stopped in order and closed in reverse by the server's close. */
   const lifecycle: Lifecycle[] = [];
-  const deps = { host: config, options, env, clock, store, local, observers, streams, logInternalError, activeCalls: () => active.size, principalOf: (tokenId: string) => authenticator.principalOf(tokenId) };
+  const deps = { host: config, options, env, clock, store, local, observers, streams, logInternalError, activeCalls: () => active.size, governor, principalOf: (tokenId: string) => authenticator.principalOf(tokenId) };
   // On a failure here, what started is closed in reverse before this throws.
   const { instances, services, offered, driver, runs } = await startExtensions(enabled, deps, runtimeOptions(options, adapters, logInternalError), admission, lifecycle);
+  // `limits` follows the config: a reload that configures the first limit (or removes the last) changes the list.
   const features = advertisedFeatures(offered);
+  const limitsFeature = () => {
+    const at = features.indexOf('limits');
+    if (governor.configured && at < 0) features.push('limits');
+    if (!governor.configured && at >= 0) features.splice(at, 1);
+  };
+  limitsFeature();
   const reloader = new ConfigReloader(config, [
     tokensPart(authenticator, extensions, enabled.map(({ extension }) => extension.id), env),
     providersPart(driver, config, adapters, env),
-    limitsPart(driver, admission, streams, options.writeStallMs),
+    limitsPart(driver, admission, streams, options.writeStallMs, (limits) => {
+      governor.setLimits(limits);
+      limitsFeature();
+    }),
   ]);
   const pluginsOf = (pick: (instance: (typeof instances)[number]) => FastifyPluginAsync | undefined) => instances.flatMap((instance) => pick(instance) ?? []);
   const app: FastifyInstance = buildServer({

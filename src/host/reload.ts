@@ -157,8 +157,13 @@ export function providersPart(driver: AgenticDriver, config: HostConfig, adapter
   };
 }
 
-/** Limits on reload: what the runtime, admission and event streams apply to calls admitted from then on. */
-export function limitsPart(driver: AgenticDriver, admission: Admission, streams: EventStreams, writeStallOverride: number | undefined): ReloadPart {
+/**
+ * Limits on reload: what the runtime, admission and event streams apply to calls admitted from
+ * then on, and the budgets and rate limits (`governed`) to runs admitted and steps taken from then
+ * on (their counters carry over). The new config was checked whole when it was read, so a bad
+ * one never reaches here: the old limits stay.
+ */
+export function limitsPart(driver: AgenticDriver, admission: Admission, streams: EventStreams, writeStallOverride: number | undefined, governed: (limits: HostLimits) => void): ReloadPart {
   return {
     fields: ['limits'],
     prepare: (next, current) => {
@@ -172,6 +177,7 @@ export function limitsPart(driver: AgenticDriver, admission: Admission, streams:
           driver.setLimits({ maxSteps, maxOutputTokens, idleTimeoutMs, maxAttempts });
           admission.setLimits(admissionLimits(next.limits));
           streams.setWriteStall(writeStallOf(next.limits, writeStallOverride));
+          governed(next.limits);
         },
       };
     },

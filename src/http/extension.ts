@@ -17,6 +17,7 @@ import type { StateStore } from '../store/store.js';
 import type { GrantField, Principal, TokenEntry } from './access.js';
 import type { HostLogger } from './logging.js';
 import type { HostObserver, Observers } from './observers.js';
+import type { Governor } from './limits/governor.js';
 import type { EventStreams } from './sse.js';
 
 /** What extensions offer each other and the host's run path, by name; each extension adds its entries. */
@@ -78,6 +79,8 @@ export interface ExtensionDeps<C> {
   readonly streams: EventStreams;
   /** How many calls the host is serving now. */
   activeCalls(): number;
+  /** Budgets and rate limits (config `limits`): their counters, for what reports them. */
+  readonly governor: Governor;
   /** Where an internal error is reported (never sent to a client). */
   logInternalError(error: unknown, where: string): void;
 }

@@ -24,6 +24,8 @@ export interface HostObserver {
   stored?(record: UsageRecord): void;
   /** A call refused at admission (429 BUSY). */
   admissionRejected?(): void;
+  /** A run refused by the host's limits, before a step (RATE_LIMITED, BUDGET_EXCEEDED). */
+  limitRefused?(code: string): void;
   /** A run's event stream opened; the function returned is called when it closes. */
   streamOpened?(): () => void;
   /** A usage sink failed (`USAGESTAT_ERROR` / `USAGESTAT_SCHEMA`). */
@@ -52,6 +54,10 @@ export class Observers implements Required<HostObserver> {
 
   admissionRejected(): void {
     for (const observer of this.observers) observer.admissionRejected?.();
+  }
+
+  limitRefused(code: string): void {
+    for (const observer of this.observers) observer.limitRefused?.(code);
   }
 
   streamOpened(): () => void {

@@ -15,6 +15,8 @@ import type { ExecuteOptions, RunCheckpoint, RunJournal } from '../runtime/servi
 import type { CheckpointHolds } from '../store/store.js';
 import { authorizeRun, requireResources, type Principal } from './access.js';
 import type { Admission } from './admission.js';
+import type { GovernedRun, Governor } from './limits/governor.js';
+import type { PreparedRun } from '../runtime/prepared-run.js';
 import type { HostServices } from './extension.js';
 import type { Observers } from './observers.js';
 
@@ -31,6 +33,10 @@ export interface RunServiceParts {
   services: Readonly<Partial<Pick<HostServices, 'operations' | 'sessions' | 'retrieval'>>>;
   admission: Admission;
   observers: Observers;
+  /** Budgets and rate limits (config `limits`): admits a run before its first model step, settles each step, released at its end. */
+  governor?: Governor | undefined;
+  /** Told when releasing a run's holds failed (the reaper releases them once this replica's lease lapses). */
+  onGovernanceError?: ((error: unknown) => void) | undefined;
 }
 
 /** An attached run once started: its events, and `done` to free what it holds once they have been carried. */
@@ -79,7 +85,10 @@ export class RunService {
     // Refused here (429), the key is not consumed: it is claimed only once the run is admitted.
     const slot = admission.admit(principal.subject, options.reply);
     let claimDone: (() => void) | undefined;
+    let governed: GovernedRun | undefined;
     try {
+      // Refused here (429 RATE_LIMITED / BUDGET_EXCEEDED), the key is not consumed either.
+      governed = await this.govern(prepared);
       let journal: RunJournal | undefined;
       let runId: string | undefined;
       if (key !== undefined && operations && fingerprint) {
@@ -100,19 +109,22 @@ export class RunService {
           throw error;
         }
       }
-      const executed = driver.execute(prepared, slot.controller.signal, { runId, journal, continuation: turn?.continuation });
+      const executed = driver.execute(prepared, slot.controller.signal, { runId, journal, continuation: turn?.continuation, steps: governed?.steps });
       const events = releasedAtEnd(turn ? turn.run(executed) : executed, slot.release);
       const observed = observers.run(events, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor, subject: principal.subject });
+      const held = governed;
       return {
         events: observed,
         done: () => {
           claimDone?.();
           slot.release();
+          this.ungovern(held);
         },
       };
     } catch (error) {
       claimDone?.();
       slot.release();
+      this.ungovern(governed);
       throw error;
     }
   }
@@ -156,14 +168,24 @@ export class RunService {
     let prepared = driver.prepareParsed(sessions ? withoutSession(request) : request, prepareOptions);
     const key = request.idempotencyKey;
     const operations = key !== undefined ? services.operations : undefined;
+    // Refused here, the job fails with the refusal's code before any model call (it records why).
+    const governed = await this.govern(prepared);
     let held: { runId: string; journal: RunJournal; done(): void } | undefined;
-    if (key !== undefined && operations) {
-      if (run.resume) held = await operations.resumed(caller.subject, key);
-      else {
-        const claim = await operations.claim(caller.subject, key, request, operations.fingerprint(request));
-        if ('replay' in claim) return releasedAtEnd((await this.replay(request, claim.replay, caller.subject)).events, run.release);
-        held = claim;
+    try {
+      if (key !== undefined && operations) {
+        if (run.resume) held = await operations.resumed(caller.subject, key);
+        else {
+          const claim = await operations.claim(caller.subject, key, request, operations.fingerprint(request));
+          if ('replay' in claim) {
+            this.ungovern(governed);
+            return releasedAtEnd((await this.replay(request, claim.replay, caller.subject)).events, run.release);
+          }
+          held = claim;
+        }
       }
+    } catch (error) {
+      this.ungovern(governed);
+      throw error;
     }
     try {
       let turn: SessionTurn | undefined;
@@ -183,14 +205,41 @@ export class RunService {
         parking: parking && { park: (checkpoint) => parking.park(checkpoint, { session: turn?.sessionId, record: held?.runId }) },
         resume: run.resume,
         continuation: turn?.continuation,
+        steps: governed?.steps,
       });
       const events = releasedAtEnd(turn ? turn.run(executed) : executed, run.release);
       const observed = observers.run(events, { request: turn ? turn.request : prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId: run.jobId });
-      return held ? endingWith(observed, held.done) : observed;
+      return endingWith(observed, () => {
+        held?.done();
+        this.ungovern(governed);
+      });
     } catch (error) {
       held?.done();
+      this.ungovern(governed);
       throw error;
     }
+  }
+
+  /** The run admitted under the host's limits (or refused, 429), before its first model step. */
+  private async govern(prepared: PreparedRun): Promise<GovernedRun | undefined> {
+    const governor = this.parts.governor;
+    if (!governor?.configured) return undefined;
+    const { adapter, request, services } = prepared;
+    return governor.admit({
+      subject: prepared.subject,
+      tokenId: prepared.tokenId,
+      request,
+      vendor: adapter.info.vendor,
+      model: request.model,
+      authMode: adapter.info.authMode,
+      maxOutputTokens: prepared.maxOutputTokens,
+      priceUsd: (usage) => services.metering.priceUsd(adapter.info.vendor, request.model, usage),
+    });
+  }
+
+  /** Releases what a governed run still holds (its concurrency slot, a reservation left by a failed step). */
+  private ungovern(governed: GovernedRun | undefined): void {
+    if (governed) void governed.end().catch((error: unknown) => this.parts.onGovernanceError?.(error));
   }
 
   /**

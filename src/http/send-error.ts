@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { statusForCode, type DriverError } from '../protocol/errors.js';
 
 export function sendError(reply: FastifyReply, error: DriverError): FastifyReply {
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply
     .code(statusForCode(error.code))
     .type('application/json; charset=utf-8')

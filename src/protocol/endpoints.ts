@@ -138,6 +138,7 @@ export const FEATURES = [
   'document-ingestion',
   'pdf-ingestion',
   'operator-endpoints',
+  'limits',
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 

@@ -144,6 +144,8 @@ export const ERROR_STATUS = {
   BUSY: 429,
   QUEUE_FULL: 429,
   RATE_LIMITED: 429,
+  /** A budget of the token, its subject or the host is spent until the period resets (docs/governance.md). */
+  BUDGET_EXCEEDED: 429,
   APPROVAL_CAPACITY: 429,
   TOOL_EXECUTOR_CAPACITY: 429,
   SESSION_CAPACITY: 429,
@@ -270,13 +272,16 @@ export class DriverError extends Error {
   readonly code: string;
   readonly retryable: boolean;
   readonly outcome: 'uncertain' | undefined;
+  /** Seconds until trying again may succeed: the host's `Retry-After` header (not part of the envelope). */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: string, message: string, options: { retryable?: boolean; outcome?: 'uncertain'; cause?: unknown } = {}) {
+  constructor(code: string, message: string, options: { retryable?: boolean; outcome?: 'uncertain'; cause?: unknown; retryAfterSeconds?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DriverError';
     this.code = code;
     this.retryable = options.retryable ?? defaultRetryable(code);
     this.outcome = options.outcome;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   toJSON(): ErrorInfo {

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ProviderAdapter } from '../providers/contract/v1.js';
 import { PriceTable, type ModelPrice } from './pricing.js';
+import type { Usage } from './types.js';
 import type { UsageAccumulator } from './usage.js';
 import { meteredFields, USAGE_RECORD_SCHEMA, type RunStartRecord, type UsageIdentity, type UsageRecord } from './usage-record.js';
 
@@ -22,6 +23,11 @@ export class Metering {
   constructor(options: MeteringOptions = {}) {
     this.identity = { hostId: options.hostId ?? randomUUID(), ...(options.labels ? { labels: { ...options.labels } } : {}) };
     this.prices = new PriceTable(options.prices ?? []);
+  }
+
+  /** What these tokens would cost at list price (the operator's table first), or undefined when no price is known. */
+  priceUsd(vendor: string, model: string, usage: Usage): number | undefined {
+    return this.prices.estimate(vendor, model, usage)?.usd;
   }
 
   start(args: { runId: string; subject: string; tokenId: string | undefined; adapter: ProviderAdapter; model: string; startedAt: number }): RunStartRecord {

@@ -12,7 +12,7 @@ import { CONTEXT_INSTRUCTIONS, draftArtifact, retrievalContext, type PreparedCon
 import type { PreparedRun } from './prepared-run.js';
 import { EventChannel } from './event-channel.js';
 import { IdleTimer } from './idle-timer.js';
-import { isJournaled, type ExecuteOptions, type RunCheckpoint, type RunJournal, type RunParking, type RunServices } from './services.js';
+import { isJournaled, type ExecuteOptions, type RunCheckpoint, type RunJournal, type RunParking, type RunServices, type StepGate } from './services.js';
 import type { ProviderContinuation, ProviderMessage, ProviderPart, ProviderRequest } from '../providers/contract/v1.js';
 import type { RunTool } from './tools.js';
 import { ToolGate, type Parked } from './tool-gate.js';
@@ -81,6 +81,7 @@ class RunBody {
   private readonly services: RunServices;
   private readonly continuation: ProviderContinuation | undefined;
   private readonly parking: RunParking | undefined;
+  private readonly stepGate: StepGate | undefined;
   private readonly resume: RunCheckpoint | undefined;
   /** Set once the run handed its checkpoint over: it ends here without a terminal event, to go on elsewhere. */
   private parked = false;
@@ -97,6 +98,7 @@ class RunBody {
     this.context = prepared.context;
     this.continuation = options.continuation;
     this.parking = options.parking;
+    this.stepGate = options.steps;
     this.resume = options.resume?.checkpoint;
     const ms = prepared.idleTimeoutMs;
     this.idle = new IdleTimer(this.services.clock, ms, () =>
@@ -140,9 +142,11 @@ class RunBody {
       for (let step = first; ; step += 1) {
         this.signal.throwIfAborted();
         if (step > 1) await this.revalidate();
+        await this.stepGate?.before(step);
         await this.commit({ type: 'step.started', step });
         this.steps = step;
         const outcome = await this.modelStep(messages, step);
+        await this.stepGate?.after(outcome.usage);
         if (outcome.toolCalls.length === 0) {
           await this.revalidate();
           await this.commitTerminal({ type: 'run.completed', result: this.result(outcome) }, true);

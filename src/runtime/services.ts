@@ -12,7 +12,7 @@ import type { PreparedContext } from './context.js';
 import type { Metering } from './metering.js';
 import type { MeterState } from './usage.js';
 import type { ApproveCallback } from './tools.js';
-import type { EventPayload } from './types.js';
+import type { EventPayload, Usage } from './types.js';
 import type { RunStartRecord, UsageRecord } from './usage-record.js';
 
 /** The largest JSON size of an application tool's definition, call or output. */
@@ -112,7 +112,20 @@ export interface RunParking {
   park(checkpoint: RunCheckpoint): Promise<void>;
 }
 
+/**
+ * Governance at the run's step boundaries (the host's `limits`): a step may be refused before it
+ * starts — between steps, never while a tool runs — and each step's usage is settled after it.
+ */
+export interface StepGate {
+  /** Before model step `step`; throws a typed error (BUDGET_EXCEEDED) to end the run there. */
+  before(step: number): Promise<void>;
+  /** After a model step, with the usage it reported. */
+  after(usage: Usage | undefined): Promise<void>;
+}
+
 export interface ExecuteOptions {
+  /** Budgets and rate limits between model steps. */
+  steps?: StepGate | undefined;
   /** A background run that may checkpoint while it waits for a person (between model steps). */
   parking?: RunParking | undefined;
   /** Goes on from a checkpoint: the events continue after `sequence`. */

@@ -473,8 +473,59 @@ export interface TicketStore {
   progress(executionId: string): Promise<void>;
 }
 
+/**
+ * One charge of a run against one governance counter (`sql/tables/limits.ts`): it fits when
+ * `used + reserved + need <= limit`; then `use` is added to what was used and `reserve` held
+ * for the run until it is settled or released.
+ */
+export interface LimitCharge {
+  /** Whose counter: `host`, `subject:<subject>` or `token:<token id>`. */
+  scope: string;
+  /** What it counts, e.g. `requests`, `tokens-minute`, `runs`, `usd:day`. */
+  metric: string;
+  /** The window's start (epoch ms; 0 when the counter has no window); for a rolling period, the current bucket's. */
+  window: number;
+  /** A rolling period: every bucket from this start on counts. */
+  since?: number;
+  limit: number;
+  need: number;
+  use: number;
+  reserve: number;
+}
+
+export interface LimitCounter {
+  used: number;
+  reserved: number;
+}
+
+/** The first charge that did not fit, with its counter as it stood. */
+export interface LimitRefusal extends LimitCounter {
+  charge: LimitCharge;
+}
+
+/** Usage added to a counter when a step settles. */
+export interface LimitUse {
+  scope: string;
+  metric: string;
+  window: number;
+  amount: number;
+}
+
+/** Governance counters, atomic across replicas; reservations are held per run (`holdId`) and released by the reaper when their replica died. */
+export interface LimitStore {
+  /** All of `charges` or none: undefined when every one fitted, else the first that did not. */
+  take(holdId: string, charges: readonly LimitCharge[]): Promise<LimitRefusal | undefined>;
+  /** Releases the run's holds of `release` metrics and adds `uses`, in one transaction. */
+  settle(holdId: string, uses: readonly LimitUse[], release: readonly string[]): Promise<void>;
+  /** Releases every hold the run still has. */
+  release(holdId: string): Promise<void>;
+  read(scope: string, metric: string, window: number, since?: number): Promise<LimitCounter>;
+}
+
 export interface StateStore {
   readonly kind: 'sqlite' | 'postgres';
+  /** Governance counters (config `limits`). */
+  readonly limits: LimitStore;
   readonly replica: ReplicaStore;
   readonly usage: UsageStore;
   readonly audit: AuditStore;

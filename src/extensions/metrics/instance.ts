@@ -5,17 +5,19 @@ import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
 import type { MetricsConfig } from './config.js';
 import { METRICS_PATH, PrometheusMetrics } from './prometheus.js';
 
-export async function create({ config, host, env, activeCalls }: ExtensionDeps<MetricsConfig>): Promise<ExtensionInstance> {
+export async function create({ config, host, env, activeCalls, governor }: ExtensionDeps<MetricsConfig>): Promise<ExtensionInstance> {
   const token = config.tokenRef ? await readSecret(config.tokenRef, host.configDir, env) : undefined;
   if (token !== undefined && (token.length < 32 || /[\s\0]/.test(token))) {
     throw new DriverError('INVALID_CONFIG', 'metrics.tokenRef must resolve to one line of at least 32 characters without whitespace.');
   }
   const prometheus = new PrometheusMetrics({ token, activeRuns: activeCalls });
+  prometheus.watchHostBudgets(() => governor.budgetStatus('host', undefined));
   return {
     services: { metrics: prometheus },
     observe: {
       usage: (record) => prometheus.observeRecord(record),
       admissionRejected: () => prometheus.admissionRejected(),
+      limitRefused: (code) => prometheus.limitRefused(code),
       streamOpened: () => prometheus.streamOpened(),
       usageSinkFailed: (failure) => prometheus.sinkFailed(failure),
     },

@@ -27,6 +27,7 @@ export class PrometheusMetrics {
   private readonly errors: Counter<'provider' | 'code'>;
   private readonly rejections: Counter<'reason'>;
   private readonly sinkFailures: Counter<'sink' | 'code'>;
+  private readonly limitRefusals: Counter<'code'>;
   private streams = 0;
   private readonly tokenDigest: Buffer | undefined;
 
@@ -54,6 +55,7 @@ export class PrometheusMetrics {
       registers,
     });
     this.rejections = new Counter({ name: 'agenticdriver_admission_rejections_total', help: 'Runs refused at admission (429 BUSY).', labelNames: ['reason'], registers });
+    this.limitRefusals = new Counter({ name: 'agenticdriver_limit_refusals_total', help: 'Runs refused by the host\'s limits (RATE_LIMITED, BUDGET_EXCEEDED), at admission or at a step.', labelNames: ['code'], registers });
     this.sinkFailures = new Counter({ name: 'agenticdriver_usage_sink_failures_total', help: 'Usage sink failures by sink and code.', labelNames: ['sink', 'code'], registers });
     const self = this;
     new Gauge({
@@ -131,6 +133,25 @@ export class PrometheusMetrics {
         this.set(await read());
       },
     });
+  }
+
+  /** The host-wide budgets' remaining amounts (per-subject figures are not labels: `agenticdriver usage` shows them). */
+  watchHostBudgets(read: () => Promise<{ unit: string; period: string; remaining: number; limit: number }[]>): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'agenticdriver_host_budget_remaining',
+      help: 'What the host-wide budgets (limits.host.budgets) have left this period, by unit (usd, tokens) and period.',
+      labelNames: ['unit', 'period'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const budget of await read()) this.set({ unit: budget.unit, period: budget.period }, budget.remaining);
+      },
+    });
+  }
+
+  limitRefused(code: string): void {
+    this.limitRefusals.inc({ code: isKnownErrorCode(code) ? code : 'INTERNAL_ERROR' });
   }
 
   admissionRejected(): void {

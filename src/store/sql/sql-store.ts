@@ -16,6 +16,7 @@ import type { Reaped, TableContext, TableModule } from './table.js';
 import { ApprovalTable } from './tables/approvals.js';
 import { AuditTable } from './tables/audit.js';
 import { JobTable } from './tables/jobs.js';
+import { LimitTable } from './tables/limits.js';
 import { OperationTable } from './tables/operations.js';
 import { CheckpointTable } from './tables/run-checkpoints.js';
 import { ReplicaTable } from './tables/replicas.js';
@@ -44,6 +45,7 @@ export const TABLES: readonly TableModule[] = [
   { name: 'sessions', migrations: SessionTable.migrations },
   { name: 'retrieval', migrations: RetrievalTable.migrations },
   { name: 'run_checkpoints', migrations: CheckpointTable.migrations },
+  { name: 'limits', migrations: LimitTable.migrations },
 ];
 
 export interface SqlStoreOptions {
@@ -63,6 +65,7 @@ export class SqlStateStore implements StateStore {
   readonly runs: RunRecordTable;
   readonly sessions: SessionTable;
   readonly retrieval: RetrievalTable;
+  readonly limits: LimitTable;
   /** One transaction for the writes tables queue off the request path (usage and start records, run records' events). */
   private readonly group: GroupCommit;
   /** What reaping closes, by the report's name for it. */
@@ -92,6 +95,7 @@ export class SqlStateStore implements StateStore {
     this.group.add(this.runs);
     this.sessions = new SessionTable(engine, context.owner, now);
     this.retrieval = new RetrievalTable(engine, options.retrievalCapacity);
+    this.limits = new LimitTable(context);
     this.reaped = [
       ['runs', this.usage],
       ['approvals', this.approvals],
@@ -154,6 +158,7 @@ export class SqlStateStore implements StateStore {
       await this.replica.forgetDead(tx, everyOtherReplica);
       const report = { runs: 0, approvals: 0, tickets: 0, operations: 0, jobs: 0, sessions: 0, records: 0 };
       for (const [name, table] of this.reaped) report[name] = await table.reap(tx, now);
+      await this.limits.reap(tx, now);
       return report;
     });
   }

@@ -1,0 +1,166 @@
+/**
+ * Governance counters (config `limits`, docs/governance.md): for each scope (the host, a
+ * subject, a token) and metric, what was used and what runs in flight have reserved, per
+ * window. Every check is one conditional update (`used + reserved + need <= limit`), all of a
+ * run's charges in one transaction, so the counters hold across replicas. A reservation is a
+ * hold row owned by this replica: settled after each step, released at the end, and released by
+ * the reaper when its replica died.
+ *
+ * A fixed window (a minute, a calendar period) is one row. A rolling period keeps its usage in
+ * buckets (`window_start` = the bucket's start) and its reservations on the row `window_start =
+ * -1`, which is also the lock every check of that counter takes first.
+ */
+import { DriverError } from '../../../protocol/errors.js';
+import type { LimitCharge, LimitCounter, LimitRefusal, LimitStore, LimitUse } from '../../store.js';
+import type { SqlEngine } from '../engine.js';
+import { ORPHAN, rowLock } from '../ownership.js';
+import type { Migrations, TableContext } from '../table.js';
+
+const COUNTERS = `CREATE TABLE limit_counters (
+     scope TEXT NOT NULL, metric TEXT NOT NULL, window_start BIGINT NOT NULL,
+     used BIGINT NOT NULL DEFAULT 0, reserved BIGINT NOT NULL DEFAULT 0,
+     PRIMARY KEY (scope, metric, window_start));
+   CREATE TABLE limit_holds (
+     hold_id TEXT NOT NULL, scope TEXT NOT NULL, metric TEXT NOT NULL, window_start BIGINT NOT NULL,
+     amount BIGINT NOT NULL, owner TEXT,
+     PRIMARY KEY (hold_id, scope, metric, window_start));
+   CREATE INDEX limit_holds_owner ON limit_holds (owner)`;
+
+/** The row a rolling counter keeps its reservations on (and locks). */
+const ROLLING_ROW = -1;
+/** Minute windows older than this are deleted when the reaper runs. */
+const MINUTE_ROWS_KEPT_MS = 120_000;
+
+/** Rolls the run's charges back; a DriverError, so that the store's guard passes it through as it is. */
+class Refused extends DriverError {
+  constructor(readonly refusal: LimitRefusal) {
+    super('RATE_LIMITED', 'A limit was reached.');
+  }
+}
+
+interface HoldRow {
+  scope: string;
+  metric: string;
+  window_start: number;
+  amount: number;
+}
+
+export class LimitTable implements LimitStore {
+  static readonly migrations: Migrations = { sqlite: [COUNTERS], postgres: [COUNTERS] };
+
+  constructor(private readonly context: TableContext) {}
+
+  async take(holdId: string, charges: readonly LimitCharge[]): Promise<LimitRefusal | undefined> {
+    if (charges.length === 0) return undefined;
+    try {
+      await this.context.engine.transaction(async (tx) => {
+        for (const charge of charges) await this.charge(tx, holdId, charge);
+      });
+      return undefined;
+    } catch (error) {
+      if (error instanceof Refused) return error.refusal;
+      throw error;
+    }
+  }
+
+  async settle(holdId: string, uses: readonly LimitUse[], release: readonly string[]): Promise<void> {
+    await this.context.engine.transaction(async (tx) => {
+      if (release.length > 0) await this.releaseHolds(tx, holdId, release);
+      for (const use of uses) {
+        if (use.amount <= 0) continue;
+        await ensureRow(tx, use.scope, use.metric, use.window);
+        await tx.run('UPDATE limit_counters SET used = used + ? WHERE scope = ? AND metric = ? AND window_start = ?', [use.amount, use.scope, use.metric, use.window]);
+      }
+    });
+  }
+
+  async release(holdId: string): Promise<void> {
+    await this.context.engine.transaction((tx) => this.releaseHolds(tx, holdId, undefined));
+  }
+
+  async read(scope: string, metric: string, window: number, since?: number): Promise<LimitCounter> {
+    if (since === undefined) {
+      const [row] = await this.context.engine.all<{ used: number; reserved: number }>('SELECT used, reserved FROM limit_counters WHERE scope = ? AND metric = ? AND window_start = ?', [scope, metric, window]);
+      return { used: Number(row?.used ?? 0), reserved: Number(row?.reserved ?? 0) };
+    }
+    return rollingTotals(this.context.engine, scope, metric, since);
+  }
+
+  /** Releases what dead replicas reserved, and forgets minute windows long past. */
+  async reap(tx: SqlEngine, now: number): Promise<number> {
+    const holds = await tx.all<HoldRow & { hold_id: string }>(`SELECT hold_id, scope, metric, window_start, amount FROM limit_holds WHERE ${ORPHAN} ${rowLock(tx)}`);
+    for (const hold of holds) await unreserve(tx, hold);
+    if (holds.length > 0) await tx.run(`DELETE FROM limit_holds WHERE ${ORPHAN}`);
+    await tx.run("DELETE FROM limit_counters WHERE metric IN ('requests', 'tokens-minute') AND window_start < ?", [now - MINUTE_ROWS_KEPT_MS]);
+    return holds.length;
+  }
+
+  private async charge(tx: SqlEngine, holdId: string, charge: LimitCharge): Promise<void> {
+    const { scope, metric, window, limit, need, use, reserve } = charge;
+    if (charge.since === undefined) {
+      await ensureRow(tx, scope, metric, window);
+      const [row] = await tx.all<{ used: number }>(
+        `UPDATE limit_counters SET used = used + ?, reserved = reserved + ?
+         WHERE scope = ? AND metric = ? AND window_start = ? AND used + reserved + ? <= ? RETURNING used`,
+        [use, reserve, scope, metric, window, need, limit],
+      );
+      if (!row) throw new Refused({ charge, ...(await this.counter(tx, scope, metric, window)) });
+      if (reserve > 0) await this.hold(tx, holdId, scope, metric, window, reserve);
+      return;
+    }
+    // Rolling: the reservation row is the lock; then the buckets still inside the period are summed.
+    await ensureRow(tx, scope, metric, ROLLING_ROW);
+    await tx.run('UPDATE limit_counters SET reserved = reserved WHERE scope = ? AND metric = ? AND window_start = ?', [scope, metric, ROLLING_ROW]);
+    const totals = await rollingTotals(tx, scope, metric, charge.since);
+    if (totals.used + totals.reserved + need > limit) throw new Refused({ charge, ...totals });
+    if (use > 0) {
+      await ensureRow(tx, scope, metric, window);
+      await tx.run('UPDATE limit_counters SET used = used + ? WHERE scope = ? AND metric = ? AND window_start = ?', [use, scope, metric, window]);
+    }
+    if (reserve > 0) {
+      await tx.run('UPDATE limit_counters SET reserved = reserved + ? WHERE scope = ? AND metric = ? AND window_start = ?', [reserve, scope, metric, ROLLING_ROW]);
+      await this.hold(tx, holdId, scope, metric, ROLLING_ROW, reserve);
+    }
+  }
+
+  private async hold(tx: SqlEngine, holdId: string, scope: string, metric: string, window: number, amount: number): Promise<void> {
+    await tx.run(
+      `INSERT INTO limit_holds (hold_id, scope, metric, window_start, amount, owner) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (hold_id, scope, metric, window_start) DO UPDATE SET amount = limit_holds.amount + excluded.amount`,
+      [holdId, scope, metric, window, amount, this.context.owner()],
+    );
+  }
+
+  private async counter(tx: SqlEngine, scope: string, metric: string, window: number): Promise<LimitCounter> {
+    const [row] = await tx.all<{ used: number; reserved: number }>('SELECT used, reserved FROM limit_counters WHERE scope = ? AND metric = ? AND window_start = ?', [scope, metric, window]);
+    return { used: Number(row?.used ?? 0), reserved: Number(row?.reserved ?? 0) };
+  }
+
+  /** Releases a run's holds (those of `metrics`, or all of them). */
+  private async releaseHolds(tx: SqlEngine, holdId: string, metrics: readonly string[] | undefined): Promise<void> {
+    const holds = await tx.all<HoldRow>(`SELECT scope, metric, window_start, amount FROM limit_holds WHERE hold_id = ? ${rowLock(tx)}`, [holdId]);
+    for (const hold of holds) {
+      if (metrics && !metrics.includes(hold.metric)) continue;
+      await unreserve(tx, hold);
+      await tx.run('DELETE FROM limit_holds WHERE hold_id = ? AND scope = ? AND metric = ? AND window_start = ?', [holdId, hold.scope, hold.metric, hold.window_start]);
+    }
+  }
+}
+
+async function ensureRow(tx: SqlEngine, scope: string, metric: string, window: number): Promise<void> {
+  await tx.run('INSERT INTO limit_counters (scope, metric, window_start) VALUES (?, ?, ?) ON CONFLICT (scope, metric, window_start) DO NOTHING', [scope, metric, window]);
+}
+
+async function unreserve(tx: SqlEngine, hold: HoldRow): Promise<void> {
+  await tx.run('UPDATE limit_counters SET reserved = reserved - ? WHERE scope = ? AND metric = ? AND window_start = ?', [hold.amount, hold.scope, hold.metric, hold.window_start]);
+}
+
+async function rollingTotals(engine: SqlEngine, scope: string, metric: string, since: number): Promise<LimitCounter> {
+  const [row] = await engine.all<{ used: number | string | null; reserved: number | string | null }>(
+    `SELECT COALESCE(SUM(CASE WHEN window_start >= ? THEN used ELSE 0 END), 0) AS used,
+            COALESCE(SUM(CASE WHEN window_start = ? THEN reserved ELSE 0 END), 0) AS reserved
+     FROM limit_counters WHERE scope = ? AND metric = ?`,
+    [since, ROLLING_ROW, scope, metric],
+  );
+  return { used: Number(row?.used ?? 0), reserved: Number(row?.reserved ?? 0) };
+}
