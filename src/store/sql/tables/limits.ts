@@ -53,8 +53,10 @@ export class LimitTable implements LimitStore {
   async take(holdId: string, charges: readonly LimitCharge[]): Promise<LimitRefusal | undefined> {
     if (charges.length === 0) return undefined;
     try {
+      // Every transaction takes counter rows in one order (scope, metric, window): none waits on another in a cycle.
+      const ordered = [...charges].sort((a, b) => compareKeys(keyOf(a), keyOf(b)));
       await this.context.engine.transaction(async (tx) => {
-        for (const charge of charges) await this.charge(tx, holdId, charge);
+        for (const charge of ordered) await this.charge(tx, holdId, charge);
       });
       return undefined;
     } catch (error) {
@@ -65,17 +67,14 @@ export class LimitTable implements LimitStore {
 
   async settle(holdId: string, uses: readonly LimitUse[], release: readonly string[]): Promise<void> {
     await this.context.engine.transaction(async (tx) => {
-      if (release.length > 0) await this.releaseHolds(tx, holdId, release);
-      for (const use of uses) {
-        if (use.amount <= 0) continue;
-        await ensureRow(tx, use.scope, use.metric, use.window);
-        await tx.run('UPDATE limit_counters SET used = used + ? WHERE scope = ? AND metric = ? AND window_start = ?', [use.amount, use.scope, use.metric, use.window]);
-      }
+      const changes = release.length > 0 ? await this.takeHolds(tx, holdId, release) : new Map<string, CounterChange>();
+      for (const use of uses) if (use.amount > 0) changeOf(changes, use.scope, use.metric, use.window).used += use.amount;
+      await applyChanges(tx, changes);
     });
   }
 
   async release(holdId: string): Promise<void> {
-    await this.context.engine.transaction((tx) => this.releaseHolds(tx, holdId, undefined));
+    await this.context.engine.transaction(async (tx) => applyChanges(tx, await this.takeHolds(tx, holdId, undefined)));
   }
 
   async read(scope: string, metric: string, window: number, since?: number): Promise<LimitCounter> {
@@ -88,8 +87,10 @@ export class LimitTable implements LimitStore {
 
   /** Releases what dead replicas reserved, and forgets minute windows long past. */
   async reap(tx: SqlEngine, now: number): Promise<number> {
-    const holds = await tx.all<HoldRow & { hold_id: string }>(`SELECT hold_id, scope, metric, window_start, amount FROM limit_holds WHERE ${ORPHAN} ${rowLock(tx)}`);
-    for (const hold of holds) await unreserve(tx, hold);
+    const holds = await tx.all<HoldRow>(`SELECT scope, metric, window_start, amount FROM limit_holds WHERE ${ORPHAN} ${rowLock(tx)}`);
+    const changes = new Map<string, CounterChange>();
+    for (const hold of holds) changeOf(changes, hold.scope, hold.metric, Number(hold.window_start)).reserved -= Number(hold.amount);
+    await applyChanges(tx, changes);
     if (holds.length > 0) await tx.run(`DELETE FROM limit_holds WHERE ${ORPHAN}`);
     await tx.run("DELETE FROM limit_counters WHERE metric IN ('requests', 'tokens-minute') AND window_start < ?", [now - MINUTE_ROWS_KEPT_MS]);
     return holds.length;
@@ -136,23 +137,57 @@ export class LimitTable implements LimitStore {
     return { used: Number(row?.used ?? 0), reserved: Number(row?.reserved ?? 0) };
   }
 
-  /** Releases a run's holds (those of `metrics`, or all of them). */
-  private async releaseHolds(tx: SqlEngine, holdId: string, metrics: readonly string[] | undefined): Promise<void> {
+  /** Deletes a run's holds (those of `metrics`, or all of them) and returns what they reserved, per counter. */
+  private async takeHolds(tx: SqlEngine, holdId: string, metrics: readonly string[] | undefined): Promise<Map<string, CounterChange>> {
     const holds = await tx.all<HoldRow>(`SELECT scope, metric, window_start, amount FROM limit_holds WHERE hold_id = ? ${rowLock(tx)}`, [holdId]);
+    const changes = new Map<string, CounterChange>();
     for (const hold of holds) {
       if (metrics && !metrics.includes(hold.metric)) continue;
-      await unreserve(tx, hold);
+      changeOf(changes, hold.scope, hold.metric, Number(hold.window_start)).reserved -= Number(hold.amount);
       await tx.run('DELETE FROM limit_holds WHERE hold_id = ? AND scope = ? AND metric = ? AND window_start = ?', [holdId, hold.scope, hold.metric, hold.window_start]);
     }
+    return changes;
+  }
+}
+
+interface CounterChange {
+  scope: string;
+  metric: string;
+  window: number;
+  used: number;
+  reserved: number;
+}
+
+type CounterKey = [string, string, number];
+
+function keyOf(counter: { scope: string; metric: string; window: number }): CounterKey {
+  return [counter.scope, counter.metric, counter.window];
+}
+
+function compareKeys(a: CounterKey, b: CounterKey): number {
+  if (a[0] !== b[0]) return a[0] < b[0] ? -1 : 1;
+  if (a[1] !== b[1]) return a[1] < b[1] ? -1 : 1;
+  return a[2] - b[2];
+}
+
+function changeOf(changes: Map<string, CounterChange>, scope: string, metric: string, window: number): CounterChange {
+  const id = `${scope}\u0000${metric}\u0000${window}`;
+  let change = changes.get(id);
+  if (!change) changes.set(id, (change = { scope, metric, window, used: 0, reserved: 0 }));
+  return change;
+}
+
+/** Applies counter changes in the one lock order. */
+async function applyChanges(tx: SqlEngine, changes: Map<string, CounterChange>): Promise<void> {
+  const ordered = [...changes.values()].sort((a, b) => compareKeys(keyOf(a), keyOf(b)));
+  for (const { scope, metric, window, used, reserved } of ordered) {
+    if (used !== 0) await ensureRow(tx, scope, metric, window);
+    await tx.run('UPDATE limit_counters SET used = used + ?, reserved = reserved + ? WHERE scope = ? AND metric = ? AND window_start = ?', [used, reserved, scope, metric, window]);
   }
 }
 
 async function ensureRow(tx: SqlEngine, scope: string, metric: string, window: number): Promise<void> {
   await tx.run('INSERT INTO limit_counters (scope, metric, window_start) VALUES (?, ?, ?) ON CONFLICT (scope, metric, window_start) DO NOTHING', [scope, metric, window]);
-}
-
-async function unreserve(tx: SqlEngine, hold: HoldRow): Promise<void> {
-  await tx.run('UPDATE limit_counters SET reserved = reserved - ? WHERE scope = ? AND metric = ? AND window_start = ?', [hold.amount, hold.scope, hold.metric, hold.window_start]);
 }
 
 async function rollingTotals(engine: SqlEngine, scope: string, metric: string, since: number): Promise<LimitCounter> {
