@@ -1,7 +1,7 @@
 /** `agenticdriver usage`: totals from the state store, grouped, as a table and as JSON. */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { readHostConfig } from '../../src/host/config.js';
@@ -107,5 +107,39 @@ describe('agenticdriver usage', () => {
       assert.equal((JSON.parse(result.stderr.trim()) as { error: { code: string } }).error.code, 'INVALID_ARGUMENT');
     }
     assert.equal(parseSince('2d', Date.parse('2026-01-03T00:00:00Z')), '2026-01-01T00:00:00.000Z');
+  });
+
+  it('prints each subject\'s and token\'s limits and what their budgets have left', async () => {
+    // The same state, now with limits; one more run of alice's is governed by them.
+    const limited = join(dir, 'limited.json');
+    const rolling = { rollingMs: 30 * 86_400_000 };
+    const raw = JSON.parse(readFileSync(config, 'utf8')) as Record<string, unknown>;
+    raw.limits = { subjects: { '*': { requestsPerMinute: 60, budgets: [{ period: rolling, usd: 1 }] } }, tokens: { a: { concurrentRuns: 2, budgets: [{ period: rolling, tokens: 100_000 }] } } };
+    writeFileSync(limited, JSON.stringify(raw));
+    const host = await startHost({ config: await readHostConfig(limited), env: { ...process.env, AD_USAGE_A: TOKEN_A, AD_USAGE_B: TOKEN_B } });
+    try {
+      const response = await fetch(`${host.url}/v1/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ provider: 'mock', model: 'demo', input: script([{ text: 'x' }, { usage: { inputTokens: 1000, outputTokens: 100 } }]) }),
+      });
+      assert.equal(response.status, 200);
+    } finally {
+      await host.close();
+    }
+    const report = JSON.parse(cli(['usage', '--config', limited, '--json']).stdout) as UsageReport;
+    const budget = (entry: NonNullable<UsageReport['limits']>[number]) => entry.budgets.map(({ unit, limit, used, reserved, remaining }) => ({ unit, limit, used, reserved, remaining }));
+    assert.deepEqual(
+      report.limits!.map((entry) => [entry.scope, entry.name, entry.requestsPerMinute, entry.concurrentRuns, budget(entry)]),
+      [
+        ['subject', 'alice', 60, undefined, [{ unit: 'usd', limit: 1, used: 0.0012, reserved: 0, remaining: 0.9988 }]],
+        ['subject', 'bob', 60, undefined, [{ unit: 'usd', limit: 1, used: 0, reserved: 0, remaining: 1 }]],
+        ['token', 'a', undefined, 2, [{ unit: 'tokens', limit: 100_000, used: 1100, reserved: 0, remaining: 98_900 }]],
+      ],
+    );
+    assertFreshBuild();
+    const table = terminalCli(['usage', '--config', limited]);
+    assert.match(table.output, /\nsubject alice: 60 requests\/min\n +rolling-2592000000 budget \$1\.0000: used \$0\.0012, reserved \$0\.0000, remaining \$0\.9988, resets /);
+    assert.match(table.output, /\ntoken a: 2 concurrent runs\n +rolling-2592000000 budget 100,000 tokens: used 1,100 tokens/);
   });
 });

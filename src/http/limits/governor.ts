@@ -93,7 +93,7 @@ export class Governor {
 
   constructor(
     private readonly store: LimitStore,
-    readonly clock: Clock,
+    readonly clock: Pick<Clock, 'now'>,
     limits: GovernanceLimits,
     private readonly refused: RefusalObserver = () => undefined,
   ) {
