@@ -27,12 +27,25 @@ export function minuteWindow(now: number): PeriodWindow {
   return { window, resetAt: window + MINUTE_MS };
 }
 
+/** The calendar period last computed per zone and period: reused until it ends (the zone's rules are read once a period). */
+const calendar = new Map<string, PeriodWindow>();
+
 export function periodWindow(period: BudgetPeriod, now: number, timeZone: string): PeriodWindow {
-  if (typeof period !== 'string') {
-    const bucket = Math.max(1000, Math.ceil(period.rollingMs / ROLLING_BUCKETS));
-    const since = Math.floor((now - period.rollingMs) / bucket) * bucket;
-    return { window: Math.floor(now / bucket) * bucket, since, resetAt: since + bucket + period.rollingMs };
+  if (typeof period === 'string') {
+    const key = `${timeZone}\u0000${period}`;
+    const cached = calendar.get(key);
+    if (cached && now >= cached.window && now < cached.resetAt) return cached;
+    const computed = calendarWindow(period, now, timeZone);
+    if (calendar.size > 256) calendar.clear();
+    calendar.set(key, computed);
+    return computed;
   }
+  const bucket = Math.max(1000, Math.ceil(period.rollingMs / ROLLING_BUCKETS));
+  const since = Math.floor((now - period.rollingMs) / bucket) * bucket;
+  return { window: Math.floor(now / bucket) * bucket, since, resetAt: since + bucket + period.rollingMs };
+}
+
+function calendarWindow(period: 'day' | 'week' | 'month', now: number, timeZone: string): PeriodWindow {
   const { year, month, day } = localDate(now, timeZone);
   let start: [number, number, number];
   let next: [number, number, number];

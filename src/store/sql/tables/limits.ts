@@ -26,6 +26,10 @@ const COUNTERS = `CREATE TABLE limit_counters (
      PRIMARY KEY (hold_id, scope, metric, window_start));
    CREATE INDEX limit_holds_owner ON limit_holds (owner)`;
 
+/** Adds `used` and `reserved` to a counter, creating it when it is new. */
+const UPSERT = `INSERT INTO limit_counters (scope, metric, window_start, used, reserved) VALUES (?, ?, ?, ?, ?)
+   ON CONFLICT (scope, metric, window_start) DO UPDATE SET used = limit_counters.used + excluded.used, reserved = limit_counters.reserved + excluded.reserved`;
+
 /** The row a rolling counter keeps its reservations on (and locks). */
 const ROLLING_ROW = -1;
 /** Minute windows older than this are deleted when the reaper runs. */
@@ -99,27 +103,19 @@ export class LimitTable implements LimitStore {
   private async charge(tx: SqlEngine, holdId: string, charge: LimitCharge): Promise<void> {
     const { scope, metric, window, limit, need, use, reserve } = charge;
     if (charge.since === undefined) {
-      await ensureRow(tx, scope, metric, window);
-      const [row] = await tx.all<{ used: number }>(
-        `UPDATE limit_counters SET used = used + ?, reserved = reserved + ?
-         WHERE scope = ? AND metric = ? AND window_start = ? AND used + reserved + ? <= ? RETURNING used`,
-        [use, reserve, scope, metric, window, need, limit],
-      );
-      if (!row) throw new Refused({ charge, ...(await this.counter(tx, scope, metric, window)) });
+      // One upsert: a new row fits when the charge alone does; an existing one when the update's condition holds.
+      const rows = need > limit ? [] : await tx.all<{ used: number }>(`${UPSERT} WHERE limit_counters.used + limit_counters.reserved + ? <= ? RETURNING limit_counters.used`, [scope, metric, window, use, reserve, need, limit]);
+      if (rows.length === 0) throw new Refused({ charge, ...(await this.counter(tx, scope, metric, window)) });
       if (reserve > 0) await this.hold(tx, holdId, scope, metric, window, reserve);
       return;
     }
     // Rolling: the reservation row is the lock; then the buckets still inside the period are summed.
-    await ensureRow(tx, scope, metric, ROLLING_ROW);
-    await tx.run('UPDATE limit_counters SET reserved = reserved WHERE scope = ? AND metric = ? AND window_start = ?', [scope, metric, ROLLING_ROW]);
+    await tx.run(UPSERT, [scope, metric, ROLLING_ROW, 0, 0]);
     const totals = await rollingTotals(tx, scope, metric, charge.since);
     if (totals.used + totals.reserved + need > limit) throw new Refused({ charge, ...totals });
-    if (use > 0) {
-      await ensureRow(tx, scope, metric, window);
-      await tx.run('UPDATE limit_counters SET used = used + ? WHERE scope = ? AND metric = ? AND window_start = ?', [use, scope, metric, window]);
-    }
+    if (use > 0) await tx.run(UPSERT, [scope, metric, window, use, 0]);
     if (reserve > 0) {
-      await tx.run('UPDATE limit_counters SET reserved = reserved + ? WHERE scope = ? AND metric = ? AND window_start = ?', [reserve, scope, metric, ROLLING_ROW]);
+      await tx.run(UPSERT, [scope, metric, ROLLING_ROW, 0, reserve]);
       await this.hold(tx, holdId, scope, metric, ROLLING_ROW, reserve);
     }
   }
@@ -180,14 +176,7 @@ function changeOf(changes: Map<string, CounterChange>, scope: string, metric: st
 /** Applies counter changes in the one lock order. */
 async function applyChanges(tx: SqlEngine, changes: Map<string, CounterChange>): Promise<void> {
   const ordered = [...changes.values()].sort((a, b) => compareKeys(keyOf(a), keyOf(b)));
-  for (const { scope, metric, window, used, reserved } of ordered) {
-    if (used !== 0) await ensureRow(tx, scope, metric, window);
-    await tx.run('UPDATE limit_counters SET used = used + ?, reserved = reserved + ? WHERE scope = ? AND metric = ? AND window_start = ?', [used, reserved, scope, metric, window]);
-  }
-}
-
-async function ensureRow(tx: SqlEngine, scope: string, metric: string, window: number): Promise<void> {
-  await tx.run('INSERT INTO limit_counters (scope, metric, window_start) VALUES (?, ?, ?) ON CONFLICT (scope, metric, window_start) DO NOTHING', [scope, metric, window]);
+  for (const { scope, metric, window, used, reserved } of ordered) await tx.run(UPSERT, [scope, metric, window, used, reserved]);
 }
 
 async function rollingTotals(engine: SqlEngine, scope: string, metric: string, since: number): Promise<LimitCounter> {
