@@ -3,7 +3,7 @@
  * bench/results/, then one table of all figures with their baselines and the issue-17
  * targets, written to bench/results/all.json as well.
  *
- *   npm run bench -- [--skip host,provider,decoders,idle,cli,ingest,hostile,startup] [--quick]
+ *   npm run bench -- [--skip host,provider,decoders,idle,cli,ingest,hostile,startup,governance] [--quick]
  *
  * `--quick` shortens every bench (a smoke run; figures are then rough). The idle-streams
  * row comes from bench/sse-hold.ts when that bench is present (it owns the 10,000 idle
@@ -36,6 +36,7 @@ const BENCHES: Bench[] = [
   { key: 'ingest', script: 'retrieval-ingest.ts', args: quick ? ['--pdf-pages', '200', '--sections', '1000', '--rounds', '1'] : [] },
   { key: 'hostile', script: 'hostile-ingestion.ts', args: [] },
   { key: 'startup', script: 'cli-startup.ts', args: quick ? ['--runs', '3'] : [] },
+  { key: 'governance', script: 'governance.ts', args: quick ? ['--runs', '2000'] : [] },
 ];
 
 type Row = Record<string, any>;
@@ -166,6 +167,21 @@ for (const row of startup.filter((entry) => entry.command !== '--version')) {
     `≤ ${row.targetMs} ms`,
     status(row.wallMedianMs <= row.targetMs, `${fmt(row.wallMedianMs - row.targetMs)} ms`),
   ]);
+}
+
+for (const row of rowsOf('governance')) {
+  if (row.metric === 'governance-checks-cpu-ms-per-run') {
+    table.push([
+      'governance checks, CPU per run (3 scopes, 8 counters)',
+      `${row.value.toFixed(4)} ms`,
+      `mock run ${row.baseline.toFixed(4)} ms`,
+      `${(row.value / row.baseline).toFixed(3)}×`,
+      `≤ ${row.goal} ms`,
+      status(row.met, `${(row.value - row.goal).toFixed(4)} ms`),
+    ]);
+  } else {
+    table.push(['  with the SQLite store\'s transactions, CPU per run', `${row.value.toFixed(4)} ms`, `mock run ${row.baseline.toFixed(4)} ms`, `${(row.value / row.baseline).toFixed(2)}×`, '', '']);
+  }
 }
 
 const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));

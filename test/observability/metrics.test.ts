@@ -1,6 +1,7 @@
 /** `GET /metrics`: its own credential or loopback only, and a scrape that parses with the expected series. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeClock } from '../support/fake-clock.js';
 import { script, sseEvents, startTestHost, TOKEN } from '../support/host.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdefghijklmnopq';
@@ -32,6 +33,40 @@ function value(samples: Sample[], name: string, labels: Record<string, string> =
 }
 
 describe('GET /metrics', () => {
+  it('counts refusals by the host\'s limits by code, and shows what the host\'s budgets have left', async () => {
+    process.env.AD_TEST_METRICS = METRICS_TOKEN;
+    const clock = new FakeClock();
+    const host = await startTestHost(
+      {
+        metrics: { enabled: true, tokenRef: { env: 'AD_TEST_METRICS' } },
+        usage: { prices: [{ vendor: 'mock', model: 'demo', inputUsdPerMTok: 1, outputUsdPerMTok: 1 }] },
+        limits: { maxOutputTokens: 10, host: { budgets: [{ period: { rollingMs: 86_400_000 }, usd: 1, tokens: 3000 }] }, subjects: { 'test-user': { requestsPerMinute: 2 } } },
+      },
+      { clock },
+    );
+    try {
+      const scrape = async () => parseExposition(await (await fetch(`${host.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text());
+      const codeOf = async (response: Response) => (response.status === 200 ? 'OK' : ((await response.json()) as { error: { code: string } }).error.code);
+      // 2,000 tokens; the mock counts 'hi' as 1 + 1.
+      const costly = { ...run, input: script([{ text: 'ok' }, { usage: { inputTokens: 1000, outputTokens: 1000 } }]) };
+      assert.equal(await codeOf(await host.post('/v1/runs', costly)), 'OK');
+      assert.equal(await codeOf(await host.post('/v1/runs', { ...run, input: 'hi' })), 'OK');
+      assert.equal(await codeOf(await host.post('/v1/runs', { ...run, input: 'hi' })), 'RATE_LIMITED');
+      await clock.advance(60_000);
+      // Reserved at its small estimate, the step overruns the host's 3,000 tokens (the documented bound); then nothing fits.
+      assert.equal(await codeOf(await host.post('/v1/runs', costly)), 'OK');
+      assert.equal(await codeOf(await host.post('/v1/runs', { ...run, input: 'hi' })), 'BUDGET_EXCEEDED');
+      const samples = await scrape();
+      assert.equal(value(samples, 'agenticdriver_limit_refusals_total', { code: 'BUDGET_EXCEEDED' }), 1);
+      assert.equal(value(samples, 'agenticdriver_limit_refusals_total', { code: 'RATE_LIMITED' }), 1);
+      const period = 'rolling-86400000';
+      assert.equal(value(samples, 'agenticdriver_host_budget_remaining', { unit: 'tokens', period }), 0);
+      assert.equal(value(samples, 'agenticdriver_host_budget_remaining', { unit: 'usd', period }), 0.995998);
+    } finally {
+      await host.close();
+    }
+  });
+
   it('answers only its own token, and counts runs, tokens, errors, streams and admission rejections', async () => {
     process.env.AD_TEST_METRICS = METRICS_TOKEN;
     const host = await startTestHost({ metrics: { enabled: true, tokenRef: { env: 'AD_TEST_METRICS' } }, limits: { maxConcurrentRunsPerSubject: 1 } });
