@@ -19,7 +19,8 @@ import type {
 import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
 import { routeOf } from '../../http/endpoints.js';
 import { frameUpdate } from '../../http/sse.js';
-import { checkCursor, followUntilClosed, lastEventId } from '../jobs/stream.js';
+import { lastEventId, untilClosed } from '../../http/follow.js';
+import { checkCursor, follow } from '../jobs/stream.js';
 import { OperatorFeed } from './operator-feed.js';
 import { decodeCursor, encodeCursor, finishedRun, matchesFilters } from './operator-runs.js';
 import { RunMonitor } from './run-monitor.js';
@@ -127,12 +128,12 @@ export function create({ store, services, streams, options, clock, logInternalEr
         ...routeOf('operatorStreamJob'),
         handler: async (request, reply) => {
           const { id } = request.params;
-          const requested = lastEventId(request.headers['last-event-id']);
+          const requested = lastEventId(request.headers['last-event-id'], 'INVALID_JOB_CURSOR');
           const job = await store.jobs.read(id);
           if (!job) throw new DriverError('JOB_NOT_FOUND', 'No such job.');
           if (job.expired) throw new DriverError('JOB_EXPIRED', 'The job\'s events were erased when its retention ended.');
           const after = checkCursor(requested, job.info.cursor);
-          return streams.write(reply, followUntilClosed(store.jobs, id, after, reply.raw), { headersFirst: true });
+          return streams.write(reply, follow(store.jobs, id, after, untilClosed(reply.raw)), { headersFirst: true });
         },
       });
 
