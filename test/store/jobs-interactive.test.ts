@@ -446,7 +446,10 @@ for (const engine of ENGINES) {
           const decided = await host.post('/v1/approvals/decisions', { approvalId: approval.approvalId, runId: approval.runId, call: approval.call, decision: 'approve' });
           assert.equal(decided.status, 200);
         }
-        while ((await store.jobs.list(2 * COUNT + 1, { state: 'completed' })).length < COUNT + 1) await new Promise((resolve) => setTimeout(resolve, 50));
+        // Fences: every approved tool ran (counted in process: free to watch), then every job is completed
+        // (a page of 2,001 job rows: read seldom, not to compete with the worker for the CPU).
+        while (executions < COUNT) await new Promise((resolve) => setTimeout(resolve, 50));
+        while ((await store.jobs.list(2 * COUNT + 1, { state: 'completed' })).length < COUNT + 1) await new Promise((resolve) => setTimeout(resolve, 250));
         assert.equal(await store.checkpoints.waiting(), 0);
         assert.equal(executions, COUNT, 'each approved tool ran once');
       } finally {
