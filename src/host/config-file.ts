@@ -262,10 +262,10 @@ function checkLimits(limits: HostLimits | undefined, tokenIds: ReadonlySet<strin
   for (const id of Object.keys(limits.tokens ?? {})) {
     if (!tokenIds.has(id)) throw new ConfigProblem(`limits.tokens names token ${id}, which is not configured.`, `/limits/tokens/${id}`);
   }
-  const rules: [string, NonNullable<HostLimits['host']>][] = [
-    ...(limits.host ? [['/limits/host', limits.host] as [string, NonNullable<HostLimits['host']>]] : []),
-    ...Object.entries(limits.subjects ?? {}).map(([name, rule]) => [`/limits/subjects/${name}`, rule] as [string, NonNullable<HostLimits['host']>]),
-    ...Object.entries(limits.tokens ?? {}).map(([name, rule]) => [`/limits/tokens/${name}`, rule] as [string, NonNullable<HostLimits['host']>]),
+  const rules = [
+    ...(limits.host ? [['/limits/host', limits.host] as const] : []),
+    ...Object.entries(limits.subjects ?? {}).map(([name, rule]) => [`/limits/subjects/${name}`, rule] as const),
+    ...Object.entries(limits.tokens ?? {}).map(([name, rule]) => [`/limits/tokens/${name}`, rule] as const),
   ];
   for (const [pointer, rule] of rules) {
     rule.budgets?.forEach((budget, index) => {

@@ -126,8 +126,6 @@ export function configSchemaOf(extensions: readonly Extension[], providerEntry: 
 }
 
 export type HostLimits = Static<typeof Limits>;
-export type LimitRuleConfig = Static<typeof LimitRule>;
-export type BudgetConfig = Static<typeof Budget>;
 export type ListenConfig = Static<typeof Listen>;
 export type SqliteStateConfig = Static<typeof SqliteState>;
 export type PostgresStateConfig = Static<typeof PostgresState>;

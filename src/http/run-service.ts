@@ -95,6 +95,7 @@ export class RunService {
         const claim = await operations.claim(principal.subject, key, run, fingerprint);
         if ('replay' in claim) {
           slot.release();
+          this.ungovern(governed);
           return await this.replay(run, claim.replay, principal.subject);
         }
         ({ runId, journal } = claim);
@@ -169,7 +170,7 @@ export class RunService {
     const key = request.idempotencyKey;
     const operations = key !== undefined ? services.operations : undefined;
     // Refused here, the job fails with the refusal's code before any model call (it records why).
-    const governed = await this.govern(prepared);
+    const governed = await this.govern(prepared, run.resume !== undefined);
     let held: { runId: string; journal: RunJournal; done(): void } | undefined;
     try {
       if (key !== undefined && operations) {
@@ -221,7 +222,7 @@ export class RunService {
   }
 
   /** The run admitted under the host's limits (or refused, 429), before its first model step. */
-  private async govern(prepared: PreparedRun): Promise<GovernedRun | undefined> {
+  private async govern(prepared: PreparedRun, resumed = false): Promise<GovernedRun | undefined> {
     const governor = this.parts.governor;
     if (!governor?.configured) return undefined;
     const { adapter, request, services } = prepared;
@@ -233,6 +234,7 @@ export class RunService {
       model: request.model,
       authMode: adapter.info.authMode,
       maxOutputTokens: prepared.maxOutputTokens,
+      resumed,
       priceUsd: (usage) => services.metering.priceUsd(adapter.info.vendor, request.model, usage),
     });
   }

@@ -51,6 +51,8 @@ export interface GovernedRunInfo {
   model: string;
   authMode: 'api-key' | 'cli-session' | 'none';
   maxOutputTokens: number | undefined;
+  /** A background run going on from its checkpoint: its request was counted when it started. */
+  resumed?: boolean;
   /** List price of some tokens of this model (the host's price table), when one is known. */
   priceUsd(usage: Usage): number | undefined;
 }
@@ -90,6 +92,7 @@ interface BudgetCounter {
 
 export class Governor {
   private limits: GovernanceLimits;
+  private anyLimit: boolean;
 
   constructor(
     private readonly store: LimitStore,
@@ -98,16 +101,18 @@ export class Governor {
     private readonly refused: RefusalObserver = () => undefined,
   ) {
     this.limits = limits;
+    this.anyLimit = hasLimits(limits);
   }
 
   /** Whether any limit is configured (feature `limits`). */
   get configured(): boolean {
-    return hasLimits(this.limits);
+    return this.anyLimit;
   }
 
   /** New limits for runs admitted and steps taken from now on; counters carry over. */
   setLimits(limits: GovernanceLimits): void {
     this.limits = limits;
+    this.anyLimit = hasLimits(limits);
   }
 
   /** Admits the run (its request counted, its first step reserved) or throws RATE_LIMITED / BUDGET_EXCEEDED. Undefined when no limit applies to it. */
@@ -119,7 +124,7 @@ export class Governor {
     const estimate = this.estimate(run);
     const charges: LimitCharge[] = [];
     for (const { key, rule } of scopes) {
-      if (rule.requestsPerMinute !== undefined) charges.push({ scope: key, metric: 'requests', window: minute.window, limit: rule.requestsPerMinute, need: 1, use: 1, reserve: 0 });
+      if (rule.requestsPerMinute !== undefined && !run.resumed) charges.push({ scope: key, metric: 'requests', window: minute.window, limit: rule.requestsPerMinute, need: 1, use: 1, reserve: 0 });
       if (rule.tokensPerMinute !== undefined) charges.push({ scope: key, metric: 'tokens-minute', window: minute.window, limit: rule.tokensPerMinute, need: 1, use: 0, reserve: 0 });
       if (rule.concurrentRuns !== undefined) charges.push({ scope: key, metric: 'runs', window: 0, limit: rule.concurrentRuns, need: 1, use: 0, reserve: 1 });
     }
@@ -179,7 +184,7 @@ export class Governor {
     return { tokens, usd: Math.ceil((usd ?? 0) * MICRO) };
   }
 
-  /** @internal The refusal of a step after the first (its budget spent). */
+  /** @internal The typed refusal of a charge that did not fit (told to the observer). */
   refusal(refusal: LimitRefusal, scopes: readonly Scope[], budgets: readonly BudgetCounter[], now: number): DriverError {
     const { charge } = refusal;
     const scope = scopes.find((candidate) => candidate.key === charge.scope)!;
