@@ -53,6 +53,7 @@ const instant: LimitStore = {
   settle: async () => undefined,
   release: async () => undefined,
   read: async () => ({ used: 0, reserved: 0 }),
+  prune: async () => undefined,
 };
 
 async function governedRuns(store: LimitStore, runs: number): Promise<void> {

@@ -537,6 +537,8 @@ export interface LimitStore {
   /** Releases every hold the run still has. */
   release(holdId: string): Promise<void>;
   read(scope: string, metric: string, window: number, since?: number): Promise<LimitCounter>;
+  /** Deletes the per-minute counters (requests, tokens) of windows that started before `before`. */
+  prune(before: number): Promise<void>;
 }
 
 export interface StateStore {

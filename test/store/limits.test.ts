@@ -66,6 +66,12 @@ for (const engine of ENGINES) {
         await store.limits.release(admitted[1]!);
         await store.limits.release(admitted[1]!);
         assert.deepEqual(await store.limits.read('subject:a', 'usd:day', 1000), { used: 4, reserved: 80 });
+        // Pruning forgets per-minute counters of past minutes only.
+        await store.limits.prune(1000);
+        assert.equal((await store.limits.read('subject:a', 'requests', 1000)).used, 10);
+        await store.limits.prune(1001);
+        assert.equal((await store.limits.read('subject:a', 'requests', 1000)).used, 0);
+        assert.equal((await store.limits.read('subject:a', 'usd:day', 1000)).used, 4);
       } finally {
         await store.close();
       }

@@ -69,6 +69,8 @@ export type RefusalObserver = (code: 'RATE_LIMITED' | 'BUDGET_EXCEEDED') => void
 /** Output tokens a step is assumed to produce when the run sets no `maxOutputTokens`. */
 export const DEFAULT_OUTPUT_ESTIMATE = 1024;
 const MICRO = 1_000_000;
+/** Per-minute counters are kept this long after their minute began. */
+const PER_MINUTE_KEPT_MS = 120_000;
 const SCOPE_NAMES = { host: "the host's", subject: "this subject's", token: "this token's" } as const;
 
 type ScopeKind = keyof typeof SCOPE_NAMES;
@@ -93,6 +95,8 @@ interface BudgetCounter {
 export class Governor {
   private limits: GovernanceLimits;
   private anyLimit: boolean;
+  /** The minute whose older per-minute counters were last pruned (once a minute, by this clock: the one that wrote them). */
+  private prunedMinute = 0;
 
   constructor(
     private readonly store: LimitStore,
@@ -121,6 +125,11 @@ export class Governor {
     if (scopes.length === 0) return undefined;
     const now = this.clock.now();
     const minute = minuteWindow(now);
+    if (minute.window !== this.prunedMinute) {
+      this.prunedMinute = minute.window;
+      // Off the run's path; a failure only leaves rows for the next minute's prune.
+      void this.store.prune(minute.window - PER_MINUTE_KEPT_MS).catch(() => undefined);
+    }
     const estimate = this.estimate(run);
     const charges: LimitCharge[] = [];
     for (const { key, rule } of scopes) {

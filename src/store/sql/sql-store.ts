@@ -158,7 +158,7 @@ export class SqlStateStore implements StateStore {
       await this.replica.forgetDead(tx, everyOtherReplica);
       const report = { runs: 0, approvals: 0, tickets: 0, operations: 0, jobs: 0, sessions: 0, records: 0 };
       for (const [name, table] of this.reaped) report[name] = await table.reap(tx, now);
-      await this.limits.reap(tx, now);
+      await this.limits.reap(tx);
       return report;
     });
   }

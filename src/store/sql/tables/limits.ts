@@ -32,8 +32,6 @@ const UPSERT = `INSERT INTO limit_counters (scope, metric, window_start, used, r
 
 /** The row a rolling counter keeps its reservations on (and locks). */
 const ROLLING_ROW = -1;
-/** Minute windows older than this are deleted when the reaper runs. */
-const MINUTE_ROWS_KEPT_MS = 120_000;
 
 /** Rolls the run's charges back; a DriverError, so that the store's guard passes it through as it is. */
 class Refused extends DriverError {
@@ -89,14 +87,17 @@ export class LimitTable implements LimitStore {
     return rollingTotals(this.context.engine, scope, metric, since);
   }
 
-  /** Releases what dead replicas reserved, and forgets minute windows long past. */
-  async reap(tx: SqlEngine, now: number): Promise<number> {
+  async prune(before: number): Promise<void> {
+    await this.context.engine.run("DELETE FROM limit_counters WHERE metric IN ('requests', 'tokens-minute') AND window_start < ?", [before]);
+  }
+
+  /** Releases what dead replicas reserved. */
+  async reap(tx: SqlEngine): Promise<number> {
     const holds = await tx.all<HoldRow>(`SELECT scope, metric, window_start, amount FROM limit_holds WHERE ${ORPHAN} ${rowLock(tx)}`);
     const changes = new Map<string, CounterChange>();
     for (const hold of holds) changeOf(changes, hold.scope, hold.metric, Number(hold.window_start)).reserved -= Number(hold.amount);
     await applyChanges(tx, changes);
     if (holds.length > 0) await tx.run(`DELETE FROM limit_holds WHERE ${ORPHAN}`);
-    await tx.run("DELETE FROM limit_counters WHERE metric IN ('requests', 'tokens-minute') AND window_start < ?", [now - MINUTE_ROWS_KEPT_MS]);
     return holds.length;
   }
 
