@@ -210,6 +210,7 @@ export class RunService {
       });
       const events = releasedAtEnd(turn ? turn.run(executed) : executed, run.release);
       const observed = observers.run(events, { request: turn ? turn.request : prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId: run.jobId });
+      if (!held && !governed) return observed;
       return endingWith(observed, () => {
         held?.done();
         this.ungovern(governed);
