@@ -142,7 +142,7 @@ export class Governor {
     const holdId = randomUUID();
     const refusal = await this.store.take(holdId, charges);
     if (refusal) throw this.refusal(refusal, scopes, budgets, now);
-    return new RunGovernance(this, this.store, holdId, run, scopes, estimate).handle();
+    return new RunGovernance(this, this.store, holdId, run, scopes, estimate, charges.some((charge) => charge.reserve > 0)).handle();
   }
 
   /** The counters of one scope's budgets now (for `agenticdriver usage` and `/metrics`). */
@@ -258,6 +258,8 @@ class RunGovernance {
     private readonly run: GovernedRunInfo,
     private readonly scopes: readonly Scope[],
     estimate: { tokens: number; usd: number },
+    /** Whether the run holds a reservation (a concurrency slot, a step's estimate) that `end` must release. */
+    private holding: boolean,
   ) {
     this.estimate = estimate;
   }
@@ -277,6 +279,7 @@ class RunGovernance {
     if (budgets.length === 0) return;
     const refusal = await this.store.take(this.holdId, budgets.map((budget) => reserveCharge(budget, this.estimate)));
     if (refusal) throw this.governor.refusal(refusal, this.scopes, budgets, now);
+    this.holding = true;
   }
 
   private async after(usage: Usage | undefined): Promise<void> {
@@ -292,13 +295,14 @@ class RunGovernance {
     }
     const budgets = this.governor.budgetsOf(this.scopes, now);
     for (const budget of budgets) uses.push({ scope: budget.scope.key, metric: budget.metric, window: budget.window, amount: budget.unit === 'usd' ? cost.usd : cost.tokens });
+    if (uses.length === 0) return;
     await this.store.settle(this.holdId, uses, [...new Set(budgets.map((budget) => budget.metric))]);
   }
 
   private async end(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
-    await this.store.release(this.holdId);
+    if (this.holding) await this.store.release(this.holdId);
   }
 
   private governorNow(): number {
