@@ -3,14 +3,10 @@
  * synchronous, but a transaction body is async (it is written once for both engines), so
  * every statement waits its turn behind a lock: nothing from another request can land
  * inside someone else's transaction. Signals stay in this process.
- *
- * With a `WalSync` (the store's file, `sqlite-store.ts`), a write's promise resolves — and its
- * commit's signals go out — only once the log holding it is on disk, flushed off the event loop.
  */
 import { EventEmitter } from 'node:events';
 import Database from 'better-sqlite3';
 import type { SqlEngine, SqlValue } from '../sql/engine.js';
-import type { WalSync } from './wal-sync.js';
 
 export class SqliteEngine implements SqlEngine {
   readonly dialect = 'sqlite';
@@ -18,30 +14,22 @@ export class SqliteEngine implements SqlEngine {
   private tail: Promise<void> = Promise.resolve();
   private readonly statements = new Map<string, Database.Statement>();
 
-  constructor(
-    readonly db: Database.Database,
-    private readonly wal?: WalSync,
-  ) {}
+  constructor(readonly db: Database.Database) {}
 
-  async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    const [rows, wrote] = await this.serialized(() => [this.allNow<T>(sql, params), !this.prepared(sql).readonly] as const);
-    if (wrote) await this.durable();
-    return rows;
+  all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return this.serialized(() => this.allNow<T>(sql, params));
   }
 
-  async run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
-    const [result, wrote] = await this.serialized(() => [this.runNow(sql, params), !this.prepared(sql).readonly] as const);
-    if (wrote) await this.durable();
-    return result;
+  run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
+    return this.serialized(() => this.runNow(sql, params));
   }
 
-  async exec(sql: string): Promise<void> {
-    await this.serialized(() => void this.db.exec(sql));
-    await this.durable();
+  exec(sql: string): Promise<void> {
+    return this.serialized(() => void this.db.exec(sql));
   }
 
-  async transaction<T>(body: (tx: SqlEngine) => Promise<T>): Promise<T> {
-    const { result, published } = await this.serialized(async () => {
+  transaction<T>(body: (tx: SqlEngine) => Promise<T>): Promise<T> {
+    return this.serialized(async () => {
       const published: [string, string][] = [];
       const tx: SqlEngine = {
         dialect: 'sqlite',
@@ -62,11 +50,9 @@ export class SqliteEngine implements SqlEngine {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw error;
       }
-      return { result, published };
+      for (const [channel, payload] of published) this.emit(channel, payload);
+      return result;
     });
-    await this.durable();
-    for (const [channel, payload] of published) this.emit(channel, payload);
-    return result;
   }
 
   async publish(channel: string, payload: string): Promise<void> {
@@ -82,17 +68,12 @@ export class SqliteEngine implements SqlEngine {
       this.statements.clear();
       this.db.close();
     });
-    await this.wal?.close();
     this.signals.removeAllListeners();
   }
 
   /** Handlers run after the current turn, as they would for a signal from another replica. */
   private emit(channel: string, payload: string): void {
     setImmediate(() => this.signals.emit(channel, payload));
-  }
-
-  private durable(): Promise<void> {
-    return this.wal ? this.wal.sync() : Promise.resolve();
   }
 
   private serialized<T>(work: () => T | Promise<T>): Promise<T> {

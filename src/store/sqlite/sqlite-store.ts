@@ -3,7 +3,6 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteEngine } from './sqlite-engine.js';
-import { WalSync } from './wal-sync.js';
 import { SqlStateStore, type SqlStoreOptions } from '../sql/sql-store.js';
 import { preparePrivateDatabaseFile } from './private-file.js';
 
@@ -14,9 +13,7 @@ export function openSqliteEngine(path: string): SqliteEngine {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
-  // A commit does not wait for the disk on the event loop: the engine flushes the log off it before the write is done.
-  db.pragma('synchronous = NORMAL');
-  return new SqliteEngine(db, new WalSync(`${path}-wal`));
+  return new SqliteEngine(db);
 }
 
 /** Opens (creating, owner-only) the state directory's database and brings its schema up to date. */
