@@ -18,7 +18,9 @@ import { tempDir } from '../support/temp.js';
 
 const launcher = join(import.meta.dirname, 'fixtures', 'job-host.ts');
 const TOKEN = 'jobs-crash-token-0123456789abcdefghijk';
-const LEASE_MS = 900;
+// Short, so a dead replica's work is reaped soon; long enough that a live replica starved of
+// CPU on a loaded machine keeps renewing its lease (900 ms lapsed at a load average of 19).
+const LEASE_MS = 2500;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
 for (const engine of ENGINES) {

@@ -86,7 +86,7 @@ export interface PostgresEngineOptions {
   max?: number;
   /**
    * The server ends a session whose transaction sits idle this long (default 15 s, the default
-   * lease). The store's transactions wait on nothing but the database between statements, so
+   * lease; the host passes its lease, at least 5 s: `store/open.ts`). The store's transactions wait on nothing but the database between statements, so
    * such a transaction belongs to a stalled replica (paused, frozen, cut off), which has lost its
    * lease by then; left open, its row locks would block every other replica's reaping, and with
    * it their lease renewals.
