@@ -16,7 +16,7 @@ import type { CheckpointHolds } from '../store/store.js';
 import { authorizeRun, requireResources, type Principal } from './access.js';
 import type { Admission } from './admission.js';
 import type { HostServices } from './extension.js';
-import type { Observers } from './observers.js';
+import type { Observers, RunTap } from './observers.js';
 
 declare module './extension.js' {
   interface ExtensionDeps<C> {
@@ -101,8 +101,7 @@ export class RunService {
         }
       }
       const executed = driver.execute(prepared, slot.controller.signal, { runId, journal, continuation: turn?.continuation });
-      const events = releasedAtEnd(turn ? turn.run(executed) : executed, slot.release);
-      const observed = observers.run(events, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor, subject: principal.subject });
+      const observed = observers.run(turn ? turn.run(executed) : executed, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor, subject: principal.subject }, releasedAtEnd(slot.release));
       return {
         events: observed,
         done: () => {
@@ -161,7 +160,7 @@ export class RunService {
       if (run.resume) held = await operations.resumed(caller.subject, key);
       else {
         const claim = await operations.claim(caller.subject, key, request, operations.fingerprint(request));
-        if ('replay' in claim) return releasedAtEnd((await this.replay(request, claim.replay, caller.subject)).events, run.release);
+        if ('replay' in claim) return releasedAtTerminal((await this.replay(request, claim.replay, caller.subject)).events, run.release);
         held = claim;
       }
     }
@@ -184,8 +183,11 @@ export class RunService {
         resume: run.resume,
         continuation: turn?.continuation,
       });
-      const events = releasedAtEnd(turn ? turn.run(executed) : executed, run.release);
-      const observed = observers.run(events, { request: turn ? turn.request : prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId: run.jobId });
+      const observed = observers.run(
+        turn ? turn.run(executed) : executed,
+        { request: turn ? turn.request : prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId: run.jobId },
+        releasedAtEnd(run.release),
+      );
       return held ? endingWith(observed, held.done) : observed;
     } catch (error) {
       held?.done();
@@ -252,9 +254,15 @@ async function* replayed(events: RunEvent[]): AsyncGenerator<RunEvent> {
 }
 
 /** Frees the run's admission slot at its terminal event: the metering written after it must not hold the slot once the caller has the outcome. */
-async function* releasedAtEnd(events: AsyncGenerator<RunEvent>, release: () => void): AsyncGenerator<RunEvent> {
+function releasedAtEnd(release: () => void): RunTap {
+  return { event: (event) => void (TERMINAL_EVENT_TYPES.has(event.type) && release()) };
+}
+
+/** `releasedAtEnd` for a replay, which no observer watches. */
+async function* releasedAtTerminal(events: AsyncGenerator<RunEvent>, release: () => void): AsyncGenerator<RunEvent> {
+  const tap = releasedAtEnd(release);
   for await (const event of events) {
-    if (TERMINAL_EVENT_TYPES.has(event.type)) release();
+    tap.event(event);
     yield event;
   }
 }
