@@ -12,6 +12,7 @@ import { approvalsExtension } from './approvals/index.js';
 import { consoleExtension } from './console/index.js';
 import { idempotencyExtension } from './idempotency/index.js';
 import { jobsExtension } from './jobs/index.js';
+import { mcpExtension } from './mcp/index.js';
 import { metricsExtension } from './metrics/index.js';
 import { operatorExtension } from './operator/index.js';
 import { retrievalExtension } from './retrieval/index.js';
@@ -31,6 +32,7 @@ export const EXTENSIONS: readonly Extension[] = [
   sessionsExtension,
   jobsExtension,
   runRecordsExtension,
+  mcpExtension,
   operatorExtension,
   consoleExtension,
 ];

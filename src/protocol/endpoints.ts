@@ -138,6 +138,8 @@ export const FEATURES = [
   'document-ingestion',
   'pdf-ingestion',
   'operator-endpoints',
+  'mcp-server',
+  'ag-ui',
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 
