@@ -147,6 +147,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
       jobs: ['submit', 'read', 'cancel'],
       sessions: ['create', 'read', 'continue', 'delete'],
       retrieval: { search: ['notes'], index: ['notes'], delete: ['notes'] },
+      mcp: true,
     };
     host = await startTestHost(
       {
@@ -160,6 +161,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
         sessions: { retentionMs: 60_000 },
         retrieval: { corpora: [{ id: 'notes', namespace: 'subject' }] },
         metrics: { enabled: true, tokenRef: { env: 'AD_METRICS' } },
+        mcp: {},
         tokens: [
           { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
           // Same subject as the owner, no grant of any kind.
@@ -356,6 +358,49 @@ describe('authorization matrix: every endpoint × every way in', () => {
       });
     });
   }
+
+  // The agent-protocol endpoints (outside the wire table, docs/agent-protocols.md): the same
+  // tokens, their own grant, and the owner's resources out of a stranger's reach.
+  describe('POST /mcp (MCP server)', () => {
+    const mcp = (authorization: string | undefined, message: unknown) =>
+      fetch(`${host.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...(authorization === undefined ? {} : { authorization }) },
+        body: JSON.stringify(message),
+      });
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'matrix', version: '1' } } };
+    const refusal = async (response: Response) => ({ status: response.status, headers: response.headers, body: JSON.parse(await response.text()) });
+
+    it('answers 401 UNAUTHORIZED to a missing, malformed or wrong token, the metrics token included', async () => {
+      for (const [name, authorization] of [...MALFORMED, ['metrics token', `Bearer ${METRICS}`] as [string, string]]) {
+        assertAnswer(await refusal(await mcp(authorization, initialize)), { status: 401, code: 'UNAUTHORIZED' }, name);
+      }
+    });
+
+    it('answers 403 FORBIDDEN to a token without the mcp grant, and the owner', async () => {
+      assertAnswer(await refusal(await mcp(`Bearer ${NO_GRANT}`, initialize)), FORBIDDEN, 'no grant');
+      const owner = await mcp(`Bearer ${OWNER}`, initialize);
+      assert.equal(owner.status, 200);
+      assert.match(await owner.text(), /"serverInfo"/);
+    });
+
+    it("keeps the owner's approval and job from a stranger with every grant", async () => {
+      // An elicitation answer naming the owner's pending approval: decided as the stranger, so refused.
+      const answer = await mcp(`Bearer ${STRANGER}`, { jsonrpc: '2.0', id: `agenticdriver-approval:${String(approval.approvalId)}`, result: { action: 'accept', content: {} } });
+      assertAnswer(await refusal(answer), { status: 404, code: 'APPROVAL_NOT_FOUND' }, 'stranger answering the owner\'s elicitation');
+      for (const name of ['read_job', 'follow_job', 'cancel_job']) {
+        const called = await mcp(`Bearer ${STRANGER}`, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: { id: job.id } } });
+        assert.equal(called.status, 200);
+        const text = await called.text();
+        assert.match(text, /"isError":true/, name);
+        assert.match(text, /JOB_NOT_FOUND/, name);
+      }
+      // The vendor run tool, on the owner's grant shape: the stranger's own run is refused before the model for a tool it may not use.
+      const run = await mcp(`Bearer ${NO_GRANT}`, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'run', arguments: { provider: 'vendor', model: 'm', input: 'hi' } } });
+      assert.equal(run.status, 403);
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+  });
 
   it("left the owner's indexed note intact and visible to the owner only", async () => {
     const searched = await fetch(`${host.url}/v1/retrieval/search`, {

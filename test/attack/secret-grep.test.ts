@@ -116,11 +116,12 @@ describe('secret grep: no secret in any captured output', () => {
         { kind: 'mock', id: 'mock', models: ['demo'] },
       ],
       tokens: [
-        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'], operator: true, retrieval: { search: ['hybrid'], index: ['hybrid'], delete: ['hybrid'] } },
+        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'], operator: true, mcp: true, retrieval: { search: ['hybrid'], index: ['hybrid'], delete: ['hybrid'] } },
         { id: 'env', subject: 'app', tokenRef: { env: 'AD_ENV_TOKEN' }, providers: ['mock'] },
       ],
       state: { directory: join(configDir, 'state') },
       metrics: { enabled: true, tokenRef: { file: 'secrets/metrics.token' } },
+      mcp: {},
       // A corpus whose embedder needs a key (from a file); the vendor also gets a reply echoing it.
       retrieval: { corpora: [{ id: 'hybrid', embedding: { kind: 'openai', model: 'embed-small', dimensions: 8, baseUrl: embedder.url, apiKeyRef: { file: 'secrets/embedding.key' } } }] },
       // A webhook that is down (nothing listens on port 1): records wait in the spool, failures are logged.
@@ -172,6 +173,14 @@ describe('secret grep: no secret in any captured output', () => {
     vendorFile.push({ frames: [{ raw: `data: {"garbage": "${SECRETS.fileKey}"\n\n` }] });
     const broken = await request('vendor stream echoing the key', '/v1/runs', json(SECRETS.fileToken, { provider: 'vendor-file', model: 'm', input: 'hi' }, { accept: 'text/event-stream' }));
     assert.match(broken.body, /run\.failed/);
+    // The MCP server: initialize, a run whose vendor echoes the key, and a token without the mcp grant.
+    const mcp = (token: string, message: unknown) => ({ method: 'POST', headers: auth(token, { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }), body: JSON.stringify(message) });
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'grep', version: '1' } } };
+    assert.equal((await request('mcp initialize', '/mcp', mcp(SECRETS.fileToken, initialize))).status, 200);
+    vendorEnv.push({ error: { status: 401, message: `Incorrect API key provided: ${SECRETS.envKey}` } });
+    const mcpRun = await request('mcp run, vendor echoing the key', '/mcp', mcp(SECRETS.fileToken, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run', arguments: { provider: 'vendor-env', model: 'm', input: 'hi' }, _meta: { progressToken: 1 } } }));
+    assert.match(mcpRun.body, /"isError":true/);
+    assert.equal((await request('mcp without the grant', '/mcp', mcp(SECRETS.envToken, initialize))).status, 403);
 
     // Refusals: wrong, truncated and misplaced tokens; grants; bad bodies; unknown paths.
     for (const [what, headers] of [
