@@ -7,6 +7,7 @@
  * Adding an extension is one folder and one line here (docs/architecture.md, "Adding an extension").
  */
 import type { Extension } from '../http/extension.js';
+import { agUiExtension } from './ag-ui/index.js';
 import { applicationToolsExtension } from './application-tools/index.js';
 import { approvalsExtension } from './approvals/index.js';
 import { consoleExtension } from './console/index.js';
@@ -33,6 +34,7 @@ export const EXTENSIONS: readonly Extension[] = [
   jobsExtension,
   runRecordsExtension,
   mcpExtension,
+  agUiExtension,
   operatorExtension,
   consoleExtension,
 ];
