@@ -148,6 +148,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
       sessions: ['create', 'read', 'continue', 'delete'],
       retrieval: { search: ['notes'], index: ['notes'], delete: ['notes'] },
       mcp: true,
+      agUi: true,
     };
     host = await startTestHost(
       {
@@ -157,11 +158,12 @@ describe('authorization matrix: every endpoint × every way in', () => {
         ],
         approvals: { interactive: true },
         applicationTools: { enabled: true, requireApproval: false },
-        jobs: { retentionMs: 60_000 },
+        jobs: { retentionMs: 60_000, interactive: true },
         sessions: { retentionMs: 60_000 },
         retrieval: { corpora: [{ id: 'notes', namespace: 'subject' }] },
         metrics: { enabled: true, tokenRef: { env: 'AD_METRICS' } },
         mcp: {},
+        agUi: { provider: 'mock', model: 'demo' },
         tokens: [
           { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
           // Same subject as the owner, no grant of any kind.
@@ -395,9 +397,40 @@ describe('authorization matrix: every endpoint × every way in', () => {
         assert.match(text, /"isError":true/, name);
         assert.match(text, /JOB_NOT_FOUND/, name);
       }
-      // The vendor run tool, on the owner's grant shape: the stranger's own run is refused before the model for a tool it may not use.
+      // A token without the mcp grant never reaches the run tool, nor the model.
       const run = await mcp(`Bearer ${NO_GRANT}`, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'run', arguments: { provider: 'vendor', model: 'm', input: 'hi' } } });
       assert.equal(run.status, 403);
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+  });
+
+  describe('POST /ag-ui (AG-UI runs)', () => {
+    const agUi = (authorization: string | undefined, input: Record<string, unknown>) =>
+      fetch(`${host.url}/ag-ui`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(authorization === undefined ? {} : { authorization }) },
+        body: JSON.stringify({ threadId: 'matrix', runId: 'matrix-run', tools: [], context: [], messages: [{ id: 'm', role: 'user', content: 'hi' }], ...input }),
+      });
+    const refusal = async (response: Response) => ({ status: response.status, headers: response.headers, body: JSON.parse(await response.text()) });
+
+    it('answers 401 UNAUTHORIZED to a missing, malformed or wrong token, the metrics token included', async () => {
+      for (const [name, authorization] of [...MALFORMED, ['metrics token', `Bearer ${METRICS}`] as [string, string]]) {
+        assertAnswer(await refusal(await agUi(authorization, {})), { status: 401, code: 'UNAUTHORIZED' }, name);
+      }
+    });
+
+    it('answers 403 FORBIDDEN to a token without the agUi grant, before the model', async () => {
+      assertAnswer(await refusal(await agUi(`Bearer ${NO_GRANT}`, { forwardedProps: { provider: 'vendor', model: 'm' } })), FORBIDDEN, 'no grant');
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+
+    it("keeps the owner's paused run from a stranger with every grant", async () => {
+      // A tool answer and an interrupt decision naming the owner's job: the job is not the stranger's.
+      const pause = `agd:${String(job.id)}:1`;
+      const answer = await agUi(`Bearer ${STRANGER}`, { messages: [{ id: 'm', role: 'tool', toolCallId: pause, content: '{}' }] });
+      assertAnswer(await refusal(answer), { status: 404, code: 'JOB_NOT_FOUND' }, 'stranger answering the owner\'s tool call');
+      const resumed = await agUi(`Bearer ${STRANGER}`, { resume: [{ interruptId: pause, status: 'resolved', payload: { approved: true } }] });
+      assertAnswer(await refusal(resumed), { status: 404, code: 'JOB_NOT_FOUND' }, 'stranger resuming the owner\'s interrupt');
       assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
     });
   });

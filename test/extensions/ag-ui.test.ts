@@ -70,6 +70,10 @@ describe('AG-UI runs (the official HttpAgent)', () => {
     return { events, types: events.map((event) => event.type as string), outcome };
   }
 
+  it('refuses to start without jobs that wait for people', async () => {
+    await assert.rejects(startTestHost({ agUi: {}, jobs: { retentionMs: 60_000 } }), (error: { code?: string; message?: string }) => error.code === 'INVALID_CONFIG' && /interactive/.test(error.message ?? ''));
+  });
+
   it('is advertised', async () => {
     const protocol = (await (await fetch(`${host.url}/v1/protocol`, { headers: host.headers() })).json()) as { features: string[] };
     assert.ok(protocol.features.includes('ag-ui'));
@@ -111,6 +115,7 @@ describe('AG-UI runs (the official HttpAgent)', () => {
       body: JSON.stringify({ threadId: 't', runId: randomUUID(), messages: [{ id: 'm', role: 'tool', toolCallId: call.id, content: '{}' }], tools: [], context: [] }),
     });
     assert.equal(replay.status, 404);
+    assert.equal(((await replay.json()) as { error: { code: string } }).error.code, 'TOOL_EXECUTION_NOT_FOUND');
   });
 
   for (const approved of [true, false]) {

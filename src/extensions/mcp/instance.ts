@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { toDriverError } from '../../protocol/errors.js';
 import { requireGrant } from '../../http/access.js';
 import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
 import { WIRE_VERSION } from '../../protocol/version.js';
@@ -21,12 +22,12 @@ import { McpTools } from './tools.js';
 
 const SERVER_INFO = { name: 'agenticdriver', title: 'AgenticDriver host', version: WIRE_VERSION };
 
-export function create({ config, store, runs, services, clock }: ExtensionDeps<McpConfig>): ExtensionInstance {
+export function create({ config, store, runs, services, clock, logInternalError }: ExtensionDeps<McpConfig>): ExtensionInstance {
   const heartbeatMs = config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const approvals = services.approvals;
   let tools: McpTools | undefined;
   // The run path is built with the runtime, after every extension was created.
-  const toolsOf = () => (tools ??= new McpTools({ runs: runs(), jobs: services.jobs, store }));
+  const toolsOf = () => (tools ??= new McpTools({ runs: runs(), jobs: services.jobs, store, logInternalError }));
 
   async function serve(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const answer = elicitationAnswer(request.body);
@@ -65,8 +66,15 @@ export function create({ config, store, runs, services, clock }: ExtensionDeps<M
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     reply.raw.once('close', () => void server.close().catch(() => undefined));
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    } catch (error) {
+      // Hijacked: the host's error handler cannot answer any more.
+      logInternalError(error, 'POST /mcp');
+      if (reply.raw.headersSent) reply.raw.destroy();
+      else reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: toDriverError(error).toJSON() }));
+    }
   }
 
   return {

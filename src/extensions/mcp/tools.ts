@@ -44,6 +44,8 @@ export interface ToolDeps {
   runs: RunService;
   jobs: HostServices['jobs'] | undefined;
   store: Pick<StateStore, 'jobs'>;
+  /** Where an unexpected failure is reported (the client gets INTERNAL_ERROR). */
+  logInternalError(error: unknown, where: string): void;
 }
 
 export class McpTools {
@@ -85,6 +87,7 @@ export class McpTools {
     try {
       return await tool(args, call);
     } catch (error) {
+      if (!(error instanceof DriverError)) this.deps.logInternalError(error, `MCP tool ${name}`);
       return failed(toDriverError(error));
     }
   }
