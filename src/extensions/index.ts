@@ -7,6 +7,7 @@
  * Adding an extension is one folder and one line here (docs/architecture.md, "Adding an extension").
  */
 import type { Extension } from '../http/extension.js';
+import { a2aExtension } from './a2a/index.js';
 import { agUiExtension } from './ag-ui/index.js';
 import { applicationToolsExtension } from './application-tools/index.js';
 import { approvalsExtension } from './approvals/index.js';
@@ -35,6 +36,7 @@ export const EXTENSIONS: readonly Extension[] = [
   runRecordsExtension,
   mcpExtension,
   agUiExtension,
+  a2aExtension,
   operatorExtension,
   consoleExtension,
 ];

@@ -140,6 +140,7 @@ export const FEATURES = [
   'operator-endpoints',
   'mcp-server',
   'ag-ui',
+  'a2a',
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 

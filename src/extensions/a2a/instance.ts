@@ -1,0 +1,72 @@
+/**
+ * The A2A agent, started: the public agent card, and `POST /a2a`, where the SDK's JSON-RPC
+ * transport handler answers with our request handler (tasks.ts) — JSON, or server-sent events
+ * for `SendStreamingMessage` and `SubscribeToTask`. The card names no provider: which providers
+ * exist is disclosed to a token only for those it may use (docs/architecture.md, decisions).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AgentCard, A2A_PROTOCOL_VERSION, AGENT_CARD_PATH } from '@a2a-js/sdk';
+import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { DriverError } from '../../protocol/errors.js';
+import { WIRE_VERSION } from '../../protocol/version.js';
+import { requireGrant } from '../../http/access.js';
+import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
+import type { A2aConfig } from './config.js';
+import { taskHandler } from './tasks.js';
+
+export function create({ config, store, services, streams }: ExtensionDeps<A2aConfig>): ExtensionInstance {
+  const { jobs, approvals } = services;
+  if (!jobs?.policy.interactive) throw new DriverError('INVALID_CONFIG', 'a2a needs background runs that wait for people: jobs with interactive: true.');
+
+  function card(request: FastifyRequest): unknown {
+    const url = `${request.protocol}://${request.headers.host ?? request.hostname}/a2a`;
+    return AgentCard.toJSON({
+      name: config.name ?? 'AgenticDriver host',
+      description: config.description ?? 'Runs agents on the providers and models your token may use.',
+      supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }],
+      provider: undefined,
+      version: WIRE_VERSION,
+      capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+      securitySchemes: { bearer: { scheme: { $case: 'httpAuthSecurityScheme', value: { description: 'An AgenticDriver bearer token with the a2a grant.', scheme: 'Bearer', bearerFormat: '' } } } },
+      securityRequirements: [{ schemes: { bearer: { list: [] } } }],
+      defaultInputModes: ['text/plain'],
+      defaultOutputModes: ['text/plain'],
+      skills: [
+        {
+          id: 'run',
+          name: 'Run an agent',
+          description: 'Runs an agent on a provider and model (message metadata `provider`, `model`, host `tools`) and answers with its text; a tool that needs a person makes the task input-required.',
+          tags: ['agent'],
+          examples: [],
+          inputModes: ['text/plain'],
+          outputModes: ['text/plain'],
+          securityRequirements: [],
+        },
+      ],
+      signatures: [],
+    });
+  }
+
+  async function serve(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    const stopped = new AbortController();
+    reply.raw.once('close', () => stopped.abort());
+    const handler = new JsonRpcTransportHandler(taskHandler({ jobs: jobs!, approvals, store, config }, request.principal, stopped.signal));
+    const answer = await handler.handle(request.body as Record<string, unknown>, new ServerCallContext());
+    if (Symbol.asyncIterator in answer) return streams.writeFrames(reply, answer, (response) => `data: ${JSON.stringify(response)}\n\n`);
+    return reply.type('application/json; charset=utf-8').send(answer);
+  }
+
+  return {
+    publicRoutes: async (app) => {
+      app.get(`/${AGENT_CARD_PATH}`, async (request) => card(request));
+    },
+    routes: async (app) => {
+      // A task is a background run of the token's: it needs the jobs grants a job's worker checks too.
+      app.addHook('onRequest', async (request) => {
+        requireGrant(request.principal, { name: 'a2a' });
+        for (const operation of ['submit', 'read', 'cancel']) requireGrant(request.principal, { name: 'jobs', operation });
+      });
+      app.post('/a2a', serve);
+    },
+  };
+}
