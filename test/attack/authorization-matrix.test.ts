@@ -149,6 +149,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
       retrieval: { search: ['notes'], index: ['notes'], delete: ['notes'] },
       mcp: true,
       agUi: true,
+      a2a: true,
     };
     host = await startTestHost(
       {
@@ -164,6 +165,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
         metrics: { enabled: true, tokenRef: { env: 'AD_METRICS' } },
         mcp: {},
         agUi: { provider: 'mock', model: 'demo' },
+        a2a: { provider: 'mock', model: 'demo' },
         tokens: [
           { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
           // Same subject as the owner, no grant of any kind.
@@ -431,6 +433,39 @@ describe('authorization matrix: every endpoint × every way in', () => {
       assertAnswer(await refusal(answer), { status: 404, code: 'JOB_NOT_FOUND' }, 'stranger answering the owner\'s tool call');
       const resumed = await agUi(`Bearer ${STRANGER}`, { resume: [{ interruptId: pause, status: 'resolved', payload: { approved: true } }] });
       assertAnswer(await refusal(resumed), { status: 404, code: 'JOB_NOT_FOUND' }, 'stranger resuming the owner\'s interrupt');
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+  });
+
+  describe('POST /a2a (A2A agent)', () => {
+    const a2a = (authorization: string | undefined, method: string, params: Record<string, unknown>) =>
+      fetch(`${host.url}/a2a`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+    const refusal = async (response: Response) => ({ status: response.status, headers: response.headers, body: JSON.parse(await response.text()) });
+
+    it('answers 401 UNAUTHORIZED to a missing, malformed or wrong token, the metrics token included', async () => {
+      for (const [name, authorization] of [...MALFORMED, ['metrics token', `Bearer ${METRICS}`] as [string, string]]) {
+        assertAnswer(await refusal(await a2a(authorization, 'GetTask', { id: job.id })), { status: 401, code: 'UNAUTHORIZED' }, name);
+      }
+    });
+
+    it('answers 403 FORBIDDEN to a token without the a2a grant, before the model', async () => {
+      const message = { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'hi' }], metadata: { provider: 'vendor', model: 'm' } };
+      assertAnswer(await refusal(await a2a(`Bearer ${NO_GRANT}`, 'SendMessage', { message })), FORBIDDEN, 'no grant');
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+
+    it("keeps the owner's task from a stranger with every grant", async () => {
+      for (const method of ['GetTask', 'CancelTask', 'SubscribeToTask']) {
+        const answer = await a2a(`Bearer ${STRANGER}`, method, { id: job.id });
+        assert.equal(answer.status, 200, method);
+        assert.match(await answer.text(), /No such job/, method);
+      }
+      const message = { messageId: 'm', taskId: String(job.id), role: 'ROLE_USER', parts: [{ text: 'approve' }] };
+      assert.match(await (await a2a(`Bearer ${STRANGER}`, 'SendMessage', { message })).text(), /No such job/);
       assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
     });
   });

@@ -116,13 +116,14 @@ describe('secret grep: no secret in any captured output', () => {
         { kind: 'mock', id: 'mock', models: ['demo'] },
       ],
       tokens: [
-        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'], operator: true, mcp: true, agUi: true, jobs: ['submit', 'read'], retrieval: { search: ['hybrid'], index: ['hybrid'], delete: ['hybrid'] } },
+        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'], operator: true, mcp: true, agUi: true, a2a: true, jobs: ['submit', 'read', 'cancel'], retrieval: { search: ['hybrid'], index: ['hybrid'], delete: ['hybrid'] } },
         { id: 'env', subject: 'app', tokenRef: { env: 'AD_ENV_TOKEN' }, providers: ['mock'] },
       ],
       state: { directory: join(configDir, 'state') },
       metrics: { enabled: true, tokenRef: { file: 'secrets/metrics.token' } },
       mcp: {},
       agUi: {},
+      a2a: {},
       jobs: { retentionMs: 60_000, interactive: true },
       // A corpus whose embedder needs a key (from a file); the vendor also gets a reply echoing it.
       retrieval: { corpora: [{ id: 'hybrid', embedding: { kind: 'openai', model: 'embed-small', dimensions: 8, baseUrl: embedder.url, apiKeyRef: { file: 'secrets/embedding.key' } } }] },
@@ -188,6 +189,12 @@ describe('secret grep: no secret in any captured output', () => {
     vendorEnv.push({ error: { status: 401, message: `Incorrect API key provided: ${SECRETS.envKey}` } });
     assert.match((await request('ag-ui run, vendor echoing the key', '/ag-ui', agUi(SECRETS.fileToken, 'vendor-env'))).body, /RUN_ERROR/);
     assert.equal((await request('ag-ui without the grant', '/ag-ui', agUi(SECRETS.envToken, 'mock'))).status, 403);
+    // A2A: the public card, a task whose vendor echoes the key, and a token without the grant.
+    assert.equal((await request('a2a agent card', '/.well-known/agent-card.json')).status, 200);
+    const a2a = (token: string, provider: string) => ({ method: 'POST', headers: auth(token), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: `grep-${provider}`, role: 'ROLE_USER', parts: [{ text: 'hi' }], metadata: { provider, model: provider === 'mock' ? 'demo' : 'm' } } } }) });
+    vendorEnv.push({ error: { status: 401, message: `Incorrect API key provided: ${SECRETS.envKey}` } });
+    assert.match((await request('a2a task, vendor echoing the key', '/a2a', a2a(SECRETS.fileToken, 'vendor-env'))).body, /TASK_STATE_FAILED/);
+    assert.equal((await request('a2a without the grant', '/a2a', a2a(SECRETS.envToken, 'mock'))).status, 403);
 
     // Refusals: wrong, truncated and misplaced tokens; grants; bad bodies; unknown paths.
     for (const [what, headers] of [

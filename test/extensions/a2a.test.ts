@@ -149,6 +149,9 @@ describe('A2A agent (the official A2A JS SDK client)', () => {
     await assert.rejects(stranger.getTask({ tenant: '', id: mine.id }), TaskNotFoundError);
     await assert.rejects(stranger.cancelTask({ tenant: '', id: mine.id, metadata: undefined }), TaskNotFoundError);
     await assert.rejects(stranger.sendMessage(send(message('approve', { taskId: mine.id }))), TaskNotFoundError);
+    await assert.rejects(async () => {
+      for await (const _ of stranger.resubscribeTask({ tenant: '', id: mine.id })) assert.fail('a stranger follows the task');
+    }, TaskNotFoundError);
     const raw = (token?: string) =>
       fetch(`${host.url}/a2a`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: mine.id } }) });
     assert.equal((await raw()).status, 401);

@@ -6,6 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AgentCard, A2A_PROTOCOL_VERSION, AGENT_CARD_PATH } from '@a2a-js/sdk';
+import { A2AError } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { DriverError } from '../../protocol/errors.js';
 import { WIRE_VERSION } from '../../protocol/version.js';
@@ -14,7 +15,7 @@ import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
 import type { A2aConfig } from './config.js';
 import { taskHandler } from './tasks.js';
 
-export function create({ config, store, services, streams }: ExtensionDeps<A2aConfig>): ExtensionInstance {
+export function create({ config, store, services, streams, logInternalError }: ExtensionDeps<A2aConfig>): ExtensionInstance {
   const { jobs, approvals } = services;
   if (!jobs?.policy.interactive) throw new DriverError('INVALID_CONFIG', 'a2a needs background runs that wait for people: jobs with interactive: true.');
 
@@ -51,9 +52,33 @@ export function create({ config, store, services, streams }: ExtensionDeps<A2aCo
     const stopped = new AbortController();
     reply.raw.once('close', () => stopped.abort());
     const handler = new JsonRpcTransportHandler(taskHandler({ jobs: jobs!, approvals, store, config }, request.principal, stopped.signal));
-    const answer = await handler.handle(request.body as Record<string, unknown>, new ServerCallContext());
-    if (Symbol.asyncIterator in answer) return streams.writeFrames(reply, answer, (response) => `data: ${JSON.stringify(response)}\n\n`);
-    return reply.type('application/json; charset=utf-8').send(answer);
+    const body = request.body as Record<string, unknown>;
+    const answer = await handler.handle(body, new ServerCallContext());
+    if (!(Symbol.asyncIterator in answer)) return reply.type('application/json; charset=utf-8').send(answer);
+    // The SDK's stream does not catch: a refusal before the first response is a JSON-RPC error
+    // answered as JSON, a failure later the stream's last frame.
+    const id = (body.id ?? null) as string | number | null;
+    let first: IteratorResult<unknown>;
+    try {
+      first = await answer.next();
+    } catch (error) {
+      return reply.type('application/json; charset=utf-8').send(rpcError(id, error));
+    }
+    const rest = async function* () {
+      if (first.done) return;
+      yield first.value;
+      try {
+        yield* answer;
+      } catch (error) {
+        yield rpcError(id, error);
+      }
+    };
+    return streams.writeFrames(reply, rest(), (response) => `data: ${JSON.stringify(response)}\n\n`);
+  }
+
+  function rpcError(id: string | number | null, error: unknown): unknown {
+    if (!(error instanceof A2AError)) logInternalError(error, 'POST /a2a');
+    return { jsonrpc: '2.0', id, error: JsonRpcTransportHandler.mapToJSONRPCError(error) };
   }
 
   return {
