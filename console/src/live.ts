@@ -14,7 +14,7 @@ export type LiveStatus = 'connecting' | 'live' | 'reconnecting';
 
 export interface LiveState {
   status: LiveStatus;
-  /** This replica's active runs, by id, in the order they started. */
+  /** The active runs of every replica, by id, in the order they were announced. */
   active: Map<string, OperatorRun>;
   /** Pending approvals of every subject (unknown until the host reports it). */
   pendingApprovals: number | undefined;

@@ -409,7 +409,7 @@ export const ENDPOINTS: Endpoint[] = [
     path: '/v1/operator/runs',
     operationId: 'operatorListRuns',
     summary:
-      'Operator: the runs this host replica is serving now (steps, tokens and what they wait for) and one page of finished runs (any replica) with their outcome, newest first; filters by state, subject, provider and text.',
+      'Operator: the active runs of every replica — this replica\'s with their steps and tokens so far, every one with what it waits for — and one page of finished runs (any replica) with their outcome, newest first; filters by state, subject, provider and text.',
     feature: 'operator-endpoints',
     request: OperatorRunsRequest,
     invalidBody: INVALID_OPERATOR,
@@ -434,7 +434,7 @@ export const ENDPOINTS: Endpoint[] = [
     path: '/v1/operator/runs/{id}',
     operationId: 'operatorReadRun',
     summary:
-      'Operator: one run — active on this replica or finished on any — with its steps, tools, tokens and timing when this replica served it.',
+      'Operator: one run, active or finished, on any replica, with its steps, tools, tokens and timing (folded from its committed events when another replica serves it).',
     feature: 'operator-endpoints',
     pathParams: [{ name: 'id', description: 'The run id (a lowercase UUID).', schema: UUID_PARAM, invalid: { code: 'INVALID_OPERATOR_REQUEST', message: 'The run id must be a lowercase UUID.' } }],
     grant: { name: 'operator' },
@@ -446,7 +446,7 @@ export const ENDPOINTS: Endpoint[] = [
     path: '/v1/operator/runs/{id}/events',
     operationId: 'operatorWatchRun',
     summary:
-      'Operator: the events of one active run as server-sent events — the recent ones first, then live, until its terminal event. A watcher that falls behind is disconnected; the run is never slowed.',
+      'Operator: the events of one active run (on any replica) as server-sent events — the recent ones first, then live, until its terminal event. A watcher that falls behind is disconnected; the run is never slowed.',
     feature: 'operator-endpoints',
     pathParams: [{ name: 'id', description: 'The run id (a lowercase UUID).', schema: UUID_PARAM, invalid: { code: 'INVALID_OPERATOR_REQUEST', message: 'The run id must be a lowercase UUID.' } }],
     grant: { name: 'operator' },

@@ -275,9 +275,26 @@ export interface RunRecordWrite {
   retentionMs: number;
 }
 
+/** A run some replica is serving, or that waits checkpointed for a person, as the operator lists it. */
+export interface ActiveRunRow {
+  /** The row's id: a background run's job id, else the run id. */
+  id: string;
+  runId: string;
+  mode: 'attached' | 'background';
+  subject: string;
+  provider: string;
+  model: string;
+  state: 'running' | 'waiting';
+  createdAt: number;
+  /** A waiting run: the approval or tool result it waits for, and since when. */
+  waiting?: { kind: 'approval' | 'tool'; id: string; tool: string; since: number };
+}
+
 /** Run records: any run read back by its run id, its events paged, commits announced. */
 export interface RunRecordStore {
   read(runId: string): Promise<RunRecordRow | undefined>;
+  /** Runs in flight on any replica and runs waiting checkpointed, oldest first, at most `limit`. */
+  active(limit: number): Promise<ActiveRunRow[]>;
   /** Committed events after `after`, at most `limit`, stopping before `maxBytes` of JSON (at least one). */
   events(row: Pick<RunRecordRow, 'id' | 'runId'>, after: number, limit: number, maxBytes: number): Promise<RunEvent[]>;
   /** Records an attached run's event, batched with others; `done` is told when it is committed, or why not (fenced by ownership: OPERATION_STORE_ERROR). */

@@ -10,7 +10,8 @@ import { FEED_QUEUE_LIMIT, OperatorFeed } from '../../src/extensions/operator/op
 import { RunMonitor } from '../../src/extensions/operator/run-monitor.js';
 import { RunTimeline } from '../../src/extensions/operator/run-timeline.js';
 import type { OperatorUpdate, RunEvent } from '../../src/protocol/schemas.js';
-import type { OperatorMarks } from '../../src/store/store.js';
+import type { UsageRecord } from '../../src/runtime/usage-record.js';
+import type { ActiveRunRow, OperatorMarks, StateStore } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const RUN_ID = '00000000-0000-4000-8000-000000000001';
@@ -72,9 +73,29 @@ describe('run timeline', () => {
   });
 });
 
-/** A store whose marks the test sets, counting the reads. */
+/**
+ * A store whose marks, runs of other replicas and usage records the test sets, counting the
+ * reads of the marks; `announce` is another replica's commit of a run's events.
+ */
 function markStore(marks: OperatorMarks) {
-  const store = { marks, reads: 0, operatorMarks: async () => (store.reads++, { ...store.marks }) };
+  const listeners = new Set<(id: string) => void>();
+  const store = {
+    marks,
+    reads: 0,
+    active: [] as ActiveRunRow[],
+    states: new Map<string, string>(),
+    records: new Map<string, UsageRecord>(),
+    operatorMarks: async () => (store.reads++, { ...store.marks }),
+    runs: {
+      active: async (limit: number) => store.active.slice(0, limit),
+      read: async (runId: string) => (store.states.has(runId) ? ({ state: store.states.get(runId) } as Awaited<ReturnType<StateStore['runs']['read']>>) : undefined),
+      onChange: (listener: (id: string) => void) => (listeners.add(listener), () => listeners.delete(listener)),
+    } as unknown as StateStore['runs'],
+    usage: {
+      finished: async ({ runId }: { runId?: string }) => ({ records: runId && store.records.has(runId) ? [store.records.get(runId)!] : [] }),
+    } as unknown as StateStore['usage'],
+    announce: (id: string) => listeners.forEach((listener) => listener(id)),
+  };
   return store;
 }
 
@@ -172,6 +193,52 @@ describe('operator feed', () => {
     assert.ok(queued <= FEED_QUEUE_LIMIT, `${queued} updates were queued`);
     stop.abort();
     feed.close();
+  });
+
+  it("announces other replicas' runs as they begin, start and stop waiting, and end, and leaves a run queued again after its wait listed", async () => {
+    const store = markStore({ pendingApprovals: 0, lastFinishedAt: undefined, jobs: '0:' });
+    const feed = new OperatorFeed(store, new RunMonitor(), { clock: new FakeClock(), intervalMs: 3_600_000, onError: (error) => assert.fail(String(error)) });
+    const stop = new AbortController();
+    const updates = feed.subscribe(stop.signal);
+    const other = '00000000-0000-4000-8000-0000000000b1';
+    const job = '00000000-0000-4000-8000-0000000000b2';
+    const row = (runId: string, fields: Partial<ActiveRunRow> = {}): ActiveRunRow => ({ id: runId, runId, mode: 'attached', subject: 'bob', provider: 'mock', model: 'demo', state: 'running', createdAt: Date.UTC(2026, 11, 1, 12), ...fields });
+    const runUpdates = async (count: number) => (await take(updates, count)).map((update) => [update.type, update.run?.runId.slice(-2), update.run?.state, update.run?.waiting?.id ?? null, update.run?.jobId ?? null]);
+    try {
+      // The first read: nothing of other replicas yet.
+      assert.deepEqual((await take(updates, 2)).map((update) => update.type), ['snapshot', 'approvals']);
+
+      // Another replica's run begins, and a background run waits checkpointed for an approval.
+      store.active = [row(other), row(job, { id: 'job-1', mode: 'background', state: 'waiting', waiting: { kind: 'approval', id: 'approval-1', tool: 'send', since: Date.UTC(2026, 11, 1, 12, 1) } })];
+      store.announce(other);
+      assert.deepEqual(await runUpdates(2), [
+        ['run', 'b1', 'running', null, null],
+        ['run', 'b2', 'running', 'approval-1', 'job-1'],
+      ]);
+      // Commits of runs it already lists start no read.
+      const reads = store.reads;
+      store.announce(other);
+      store.announce(job);
+      assert.equal(store.reads, reads);
+
+      // The approval is decided: the job is queued again (not active, not ended), then the other run ends.
+      store.active = [row(other)];
+      store.states.set(job, 'queued');
+      // (A check reads the active runs as it starts: the next change waits for the next check.)
+      store.announce('00000000-0000-4000-8000-0000000000c1');
+      store.active = [];
+      store.states.set(other, 'completed');
+      store.records.set(other, { runId: other, subject: 'bob', provider: 'mock', model: 'demo', status: 'completed', startedAt: '2026-12-01T12:00:00.000Z', finishedAt: '2026-12-01T12:00:05.000Z', durationMs: 5000, steps: 1 } as UsageRecord);
+      store.announce('00000000-0000-4000-8000-0000000000c2');
+      assert.deepEqual(await runUpdates(1), [['run', 'b1', 'completed', null, null]]);
+      // A new listener's snapshot still lists the job that waits to go on.
+      const late = feed.subscribe(stop.signal);
+      const [snapshot] = await take(late, 1);
+      assert.deepEqual(snapshot!.active!.map((run) => [run.runId.slice(-2), run.waiting?.id]), [['b2', 'approval-1']]);
+    } finally {
+      stop.abort();
+      feed.close();
+    }
   });
 
   it('ends a subscription after its lifetime, so the reader subscribes again', async () => {

@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import type { HostTool } from '../../src/runtime/tools.js';
 import type { StateStore } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { OTHER_TOKEN, script, startTestHost, type TestHost } from '../support/host.js';
+import { OTHER_TOKEN, script, sseEvents, startTestHost, type TestHost } from '../support/host.js';
 import { ENGINES, openTestStore } from '../support/stores.js';
 import { tempDir } from '../support/temp.js';
 
@@ -237,7 +237,7 @@ for (const engine of ENGINES) {
       assert.equal(records.filter((runId) => runId === job.body.runId).length, 1);
     });
 
-    it('the operator (the console) lists a waiting background run\'s approval and decides it; the job goes on', async () => {
+    it('the operator (the console) lists a waiting background run, with its approval, reads and watches it from the store, and decides it; the job goes on', async () => {
       const store = await openTestStore(engine);
       const host = await start(store);
       executions = 0;
@@ -252,9 +252,33 @@ for (const engine of ENGINES) {
         [[approval.approvalId, 'waiting-user']],
         'the waiting job\'s approval is listed, with its subject',
       );
+      // Checkpointed, it is no replica's run: the run list, its page and its watch come from the store.
+      const runs = (await (await host.post('/v1/operator/runs', { finished: 0 }, asOperator)).json()) as { active: Record<string, unknown>[] };
+      assert.deepEqual(
+        runs.active.map((run) => [run.runId, run.state, run.jobId, run.subject, (run.waiting as { kind: string; id: string; tool: string }).kind, (run.waiting as { id: string }).id, (run.waiting as { tool: string }).tool]),
+        [[approval.runId, 'running', id, 'waiting-user', 'approval', approval.approvalId, 'guarded']],
+      );
+      const page = (await (await fetch(`${host.url}/v1/operator/runs/${approval.runId}`, { headers: asOperator })).json()) as { run: Record<string, unknown>; steps: { step: number; tools: { name: string; approval?: unknown }[] }[] };
+      assert.equal(page.run.jobId, id);
+      assert.deepEqual((page.run.waiting as { id: string }).id, approval.approvalId);
+      assert.deepEqual(page.steps.map((step) => [step.step, step.tools.map((tool) => [tool.name, Boolean(tool.approval)])]), [[1, [['guarded', true]]]]);
+      const watch = await fetch(`${host.url}/v1/operator/runs/${approval.runId}/events`, { headers: asOperator });
+      assert.equal(watch.status, 200);
+      const watched = sseEvents(watch);
+      const seen: Event[] = [];
+      for (let next = await watched.next(); !next.done; next = await watched.next()) {
+        seen.push(next.value as Event);
+        if (next.value.type === 'approval.requested') break;
+      }
+      assert.deepEqual(seen, (await events(host, id)).slice(0, seen.length), 'the watch replays the committed events');
+
       const decided = await host.post('/v1/operator/approvals/decisions', { ...approval, decision: 'approve' }, asOperator);
       assert.equal(decided.status, 200, await decided.clone().text());
       assert.equal(((await decided.json()) as { outcome: string }).outcome, 'approved');
+      // The watch goes on with the run, wherever it goes on, to its end.
+      for await (const event of watched) seen.push(event as Event);
+      assert.equal(seen.at(-1)!.type, 'run.completed');
+      assertContiguous(seen);
       assert.equal((await finished(host, id)).state, 'completed');
       assert.equal(executions, 1, 'the approved tool ran once');
     });
@@ -422,7 +446,10 @@ for (const engine of ENGINES) {
           const decided = await host.post('/v1/approvals/decisions', { approvalId: approval.approvalId, runId: approval.runId, call: approval.call, decision: 'approve' });
           assert.equal(decided.status, 200);
         }
-        while ((await store.jobs.list(2 * COUNT + 1, { state: 'completed' })).length < COUNT + 1) await new Promise((resolve) => setTimeout(resolve, 50));
+        // Fences: every approved tool ran (counted in process: free to watch), then every job is completed
+        // (a page of 2,001 job rows: read seldom, not to compete with the worker for the CPU).
+        while (executions < COUNT) await new Promise((resolve) => setTimeout(resolve, 50));
+        while ((await store.jobs.list(2 * COUNT + 1, { state: 'completed' })).length < COUNT + 1) await new Promise((resolve) => setTimeout(resolve, 250));
         assert.equal(await store.checkpoints.waiting(), 0);
         assert.equal(executions, COUNT, 'each approved tool ran once');
       } finally {

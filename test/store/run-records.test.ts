@@ -321,6 +321,7 @@ describe('run records across replicas (postgres, real processes)', () => {
   const hosts: RunningHost[] = [];
   let database: Awaited<ReturnType<typeof freshDatabase>>;
   const token = 'records-token-0123456789abcdefghijklmno';
+  const operatorToken = 'records-operator-0123456789abcdefghijk';
   after(async () => {
     killAll(children);
     for (const host of hosts) await host.close().catch(() => undefined);
@@ -328,14 +329,17 @@ describe('run records across replicas (postgres, real processes)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('follows from replica B an attached run that replica A runs, resumes it there, and reads it back', async () => {
+  it("follows from replica B an attached run that replica A runs, resumes it there, and reads it back; B's operator endpoints list, show and watch it", async () => {
     database = await freshDatabase();
-    const env = { ...process.env, HOME: dir, AGENTICDRIVER_CONFIG: '', AD_RECORDS_TOKEN: token, AD_RECORDS_DB: database.url };
+    const env = { ...process.env, HOME: dir, AGENTICDRIVER_CONFIG: '', AD_RECORDS_TOKEN: token, AD_RECORDS_OPERATOR: operatorToken, AD_RECORDS_DB: database.url };
     const raw = {
       version: 1,
       listen: { host: '127.0.0.1', port: 0 },
       providers: [{ kind: 'mock', id: 'mock', models: ['demo'] }],
-      tokens: [{ id: 'main', subject: 'ops', tokenRef: { env: 'AD_RECORDS_TOKEN' }, providers: ['mock'], applicationTools: [{ name: 'lookup', requiresApproval: false }] }],
+      tokens: [
+        { id: 'main', subject: 'ops', tokenRef: { env: 'AD_RECORDS_TOKEN' }, providers: ['mock'], applicationTools: [{ name: 'lookup', requiresApproval: false }] },
+        { id: 'console', subject: 'operator-1', tokenRef: { env: 'AD_RECORDS_OPERATOR' }, providers: [], operator: true },
+      ],
       applicationTools: { enabled: true, requireApproval: false },
       state: { engine: 'postgres', urlRef: { env: 'AD_RECORDS_DB' } },
     };
@@ -371,6 +375,25 @@ describe('run records across replicas (postgres, real processes)', () => {
     assert.equal(running.state, 'running');
     assert.equal(running.cursor, sentByA.length);
 
+    // B's console: A's run is in B's run list, on its page (steps folded from the committed events), in B's live feed and watch.
+    const asOperator = { authorization: `Bearer ${operatorToken}` };
+    const operatorGet = async (path: string) => (await fetch(`${b.url}${path}`, { headers: asOperator })).json() as Promise<Record<string, any>>;
+    const list = (await (await fetch(`${b.url}/v1/operator/runs`, { method: 'POST', headers: { ...asOperator, 'content-type': 'application/json' }, body: '{"finished":0}' })).json()) as { active: Record<string, unknown>[] };
+    assert.deepEqual(list.active.map((run) => [run.runId, run.state, run.subject, run.provider]), [[runId, 'running', 'ops', 'mock']]);
+    const page = await operatorGet(`/v1/operator/runs/${runId}`);
+    assert.deepEqual([page.run.state, page.run.waiting?.kind, page.run.waiting?.tool, page.run.steps], ['running', 'tool', 'lookup', 1]);
+    assert.deepEqual(page.steps.map((step: { tools: { name: string; executionRequestedAt?: string }[] }) => step.tools.map((tool) => [tool.name, Boolean(tool.executionRequestedAt)])), [[['lookup', true]]]);
+    const feed = sseEvents(await fetch(`${b.url}/v1/operator/updates`, { headers: asOperator }));
+    const feedUntil = async (matches: (update: Record<string, any>) => boolean): Promise<Record<string, any>> => {
+      for (let next = await feed.next(); !next.done; next = await feed.next()) if (matches(next.value)) return next.value;
+      assert.fail('the feed ended');
+    };
+    await feedUntil((update) => update.type === 'run' && update.run.runId === runId && update.run.state === 'running');
+    const watched = sseEvents(await fetch(`${b.url}/v1/operator/runs/${runId}/events`, { headers: asOperator }));
+    const watchedByB: Record<string, unknown>[] = [];
+    await until(watched, watchedByB, 'tool.execution.requested');
+    assert.deepEqual(watchedByB, sentByA);
+
     // The result, posted to B, resumes A's run; B's follower reads on to the end.
     const execution = sentByA.at(-1)!.execution as { executionId: string; call: { id: string } };
     const result = await fetch(`${b.url}/v1/tool-executions/results`, { method: 'POST', headers, body: JSON.stringify({ executionId: execution.executionId, runId, callId: execution.call.id, output: { answer: 42 } }) });
@@ -379,6 +402,15 @@ describe('run records across replicas (postgres, real processes)', () => {
     for await (const event of followed) seenByB.push(event);
     assert.equal(sentByA.at(-1)!.type, 'run.completed');
     assert.deepEqual(seenByB, sentByA);
+    for await (const event of watched) watchedByB.push(event);
+    assert.deepEqual(watchedByB, sentByA);
+    // B's feed says the run ended (from its usage record), and B's run list no longer has it.
+    const ended = await feedUntil((update) => update.type === 'run' && update.run.runId === runId && update.run.state !== 'running');
+    assert.equal(ended.run.state, 'completed');
+    await feed.return(undefined);
+    const after = (await (await fetch(`${b.url}/v1/operator/runs`, { method: 'POST', headers: { ...asOperator, 'content-type': 'application/json' }, body: '{"finished":5}' })).json()) as { active: unknown[]; finished: { runId: string; state: string }[] };
+    assert.deepEqual(after.active, []);
+    assert.deepEqual(after.finished.map((run) => [run.runId, run.state]), [[runId, 'completed']]);
 
     // Resumed on B after the first three events, and read back there.
     const resumed = sseEvents(await fetch(`${b.url}/v1/runs/${runId}/stream`, { headers: { ...headers, 'last-event-id': '3' } }));

@@ -1,7 +1,7 @@
 /**
  * One run's page (`#run/<id>`): who, where, when and how long; its outcome and why; its steps
  * with their timing and tokens, each tool call with its approval and how long it took; and,
- * while the run is active on this replica, its live events. The page reloads when the live
+ * while the run is active (on any replica), its live events. The page reloads when the live
  * feed says the run changed.
  */
 import { useState } from 'preact/hooks';

@@ -5,7 +5,8 @@ import { routeOf } from '../../http/endpoints.js';
 import { retentionTimer } from '../../store/retention.js';
 import type { JobsConfig } from './config.js';
 import { JobService } from './service.js';
-import { checkCursor, followUntilClosed, lastEventId } from './stream.js';
+import { lastEventId, untilClosed } from '../../http/follow.js';
+import { checkCursor, follow } from './stream.js';
 
 export function create({ config, store, runs, principalOf, streams, services, clock, logInternalError }: ExtensionDeps<JobsConfig>): ExtensionInstance {
   const jobs = new JobService(store, runs(), principalOf, config, (error) => logInternalError(error, 'durable jobs'), clock);
@@ -27,10 +28,10 @@ export function create({ config, store, runs, principalOf, streams, services, cl
         ...routeOf('streamJob'),
         handler: async (request, reply) => {
           const { id } = request.params;
-          const requested = lastEventId(request.headers['last-event-id']);
+          const requested = lastEventId(request.headers['last-event-id'], 'INVALID_JOB_CURSOR');
           const { info } = await jobs.load(id, request.principal);
           const after = checkCursor(requested, info.cursor);
-          return streams.write(reply, followUntilClosed(store.jobs, id, after, reply.raw), { headersFirst: true });
+          return streams.write(reply, follow(store.jobs, id, after, untilClosed(reply.raw)), { headersFirst: true });
         },
       });
     },

@@ -19,14 +19,21 @@ import type {
 import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
 import { routeOf } from '../../http/endpoints.js';
 import { frameUpdate } from '../../http/sse.js';
-import { checkCursor, followUntilClosed, lastEventId } from '../jobs/stream.js';
+import { lastEventId, untilClosed } from '../../http/follow.js';
+import { checkCursor, follow } from '../jobs/stream.js';
 import { OperatorFeed } from './operator-feed.js';
 import { decodeCursor, encodeCursor, finishedRun, matchesFilters } from './operator-runs.js';
-import { RunMonitor } from './run-monitor.js';
+import { follow as followRun } from '../run-records/follow.js';
+import { REPLAY_LIMIT, RunMonitor } from './run-monitor.js';
+import { activeRun, storedDetail } from './stored-runs.js';
 
 const DEFAULT_FINISHED = 20;
 const DEFAULT_LIMIT = 50;
 const DEFAULT_AUDIT = 100;
+/** Active runs of every replica listed at most (oldest first). */
+export const MAX_ACTIVE = 1000;
+/** Row states of a run in flight or waiting checkpointed (`store.runs`). */
+const ACTIVE_STATES: ReadonlySet<string> = new Set(['running', 'waiting']);
 
 export function create({ store, services, streams, options, clock, logInternalError }: ExtensionDeps<undefined>): ExtensionInstance {
   const monitor = new RunMonitor();
@@ -37,6 +44,13 @@ export function create({ store, services, streams, options, clock, logInternalEr
     onError: (error) => logInternalError(error, 'operator update feed'),
   });
   const approvals = services.approvals;
+  /** This replica's active runs (live steps and tokens), then every other replica's and the checkpointed ones from the store. */
+  const activeRuns = async () => {
+    const local = monitor.list();
+    const known = new Set(local.map((run) => run.runId));
+    const stored = (await store.runs.active(MAX_ACTIVE)).filter((row) => !known.has(row.runId)).map(activeRun);
+    return [...local, ...stored].sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : 0)).slice(0, MAX_ACTIVE);
+  };
   return {
     observe: {
       run: (events, run) => monitor.track(events, { subject: run.subject, ...(run.jobId ? { jobId: run.jobId } : {}) }),
@@ -48,7 +62,7 @@ export function create({ store, services, streams, options, clock, logInternalEr
         handler: async (request): Promise<OperatorRunList> => {
           const { finished: limit = DEFAULT_FINISHED, before, state, subject, provider, search } = request.body;
           const filters = { state, subject, provider, search };
-          const active = state === undefined || state === 'running' ? monitor.list().filter((run) => matchesFilters(run, filters)) : [];
+          const active = state === undefined || state === 'running' ? (await activeRuns()).filter((run) => matchesFilters(run, filters)) : [];
           if (state === 'running' || limit === 0) return { active, finished: [] };
           const page = await store.usage.finished({
             limit,
@@ -75,8 +89,10 @@ export function create({ store, services, streams, options, clock, logInternalEr
           // Once it finished, its usage record (any replica's) is what the run was; this replica may still know its steps.
           const [record] = (await store.usage.finished({ limit: 1, runId: id })).records;
           if (seen) return record ? { ...seen, run: finishedRun(record, seen.run) } : seen;
-          if (!record) throw new DriverError('RUN_NOT_FOUND', 'No run with this id is active on this host replica or recorded.');
-          return { run: finishedRun(record) };
+          // Another replica's run, or one that waits checkpointed: its steps come from its committed events.
+          const stored = await storedDetail(store, id, record);
+          if (!stored) throw new DriverError('RUN_NOT_FOUND', 'No run with this id is active or recorded.');
+          return stored;
         },
       });
 
@@ -92,10 +108,13 @@ export function create({ store, services, streams, options, clock, logInternalEr
       app.route<{ Params: { id: string } }>({
         ...routeOf('operatorWatchRun'),
         handler: async (request, reply) => {
-          const stopped = new AbortController();
-          const events = monitor.watch(request.params.id, stopped.signal);
-          reply.raw.on('close', () => stopped.abort());
-          return streams.write(reply, events, { headersFirst: true });
+          const { id } = request.params;
+          const signal = untilClosed(reply.raw);
+          if (monitor.summary(id)?.state === 'running') return streams.write(reply, monitor.watch(id, signal), { headersFirst: true });
+          // Served by another replica, or waiting checkpointed: its committed events, the recent ones first.
+          const row = await store.runs.read(id);
+          if (!row || !ACTIVE_STATES.has(row.state)) throw new DriverError('RUN_NOT_FOUND', 'No such active run.');
+          return streams.write(reply, followRun(store, row, Math.max(0, row.cursor - REPLAY_LIMIT), signal), { headersFirst: true });
         },
       });
 
@@ -127,12 +146,12 @@ export function create({ store, services, streams, options, clock, logInternalEr
         ...routeOf('operatorStreamJob'),
         handler: async (request, reply) => {
           const { id } = request.params;
-          const requested = lastEventId(request.headers['last-event-id']);
+          const requested = lastEventId(request.headers['last-event-id'], 'INVALID_JOB_CURSOR');
           const job = await store.jobs.read(id);
           if (!job) throw new DriverError('JOB_NOT_FOUND', 'No such job.');
           if (job.expired) throw new DriverError('JOB_EXPIRED', 'The job\'s events were erased when its retention ended.');
           const after = checkCursor(requested, job.info.cursor);
-          return streams.write(reply, followUntilClosed(store.jobs, id, after, reply.raw), { headersFirst: true });
+          return streams.write(reply, follow(store.jobs, id, after, untilClosed(reply.raw)), { headersFirst: true });
         },
       });
 

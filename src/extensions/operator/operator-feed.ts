@@ -4,9 +4,12 @@
  *
  * - this replica's runs (the run monitor): each summary change, as it happens;
  * - usage records this replica stores: each finished run, with its record;
- * - the store's marks (pending approvals, newest usage record, jobs), read while anyone
- *   listens — once every `intervalMs` (changes made by other replicas) and soon after a
- *   local run starts, ends or begins or stops waiting. One read serves every subscriber.
+ * - the store, read while anyone listens — once every `intervalMs` (changes made by other
+ *   replicas), soon after a local run starts, ends or begins or stops waiting, and soon after
+ *   any replica announces that a run it does not know began: its marks (pending approvals,
+ *   newest usage record, jobs) and the runs other replicas serve or that wait checkpointed
+ *   (each that starts, starts or stops waiting, or ends is a `run` update, as a local one is).
+ *   One read serves every subscriber.
  *
  * A subscriber never slows anything: its queue is bounded and one that falls behind is
  * dropped (its stream ends; reconnecting gives a new snapshot). A subscription also ends after
@@ -18,11 +21,24 @@ import { isoTimestamp, type Clock } from '../../shared/clock.js';
 import type { OperatorMarks, StateStore } from '../../store/store.js';
 import { finishedRun } from './operator-runs.js';
 import type { RunMonitor } from './run-monitor.js';
+import { activeRun } from './stored-runs.js';
 
 /** Updates a subscriber may have queued before it is dropped. */
 export const FEED_QUEUE_LIMIT = 1000;
 export const DEFAULT_MARKS_INTERVAL_MS = 2000;
 export const DEFAULT_MAX_SUBSCRIPTION_MS = 15 * 60 * 1000;
+/** How soon after a commit of another replica's run its list entry is read again (one read for the commits meanwhile). */
+export const REMOTE_CHANGE_MS = 250;
+/** Other replicas' active runs the feed follows at most. */
+export const MAX_REMOTE_RUNS = 1000;
+/** A run's row states once it ended, as the operator names them. */
+const ENDED: ReadonlyMap<string, OperatorRun['state']> = new Map([
+  ['completed', 'completed'],
+  ['failed', 'failed'],
+  ['cancelled', 'cancelled'],
+  ['interrupted', 'interrupted'],
+  ['uncertain', 'interrupted'],
+]);
 
 interface Subscriber {
   queue: OperatorUpdate[];
@@ -44,6 +60,10 @@ export interface OperatorFeedOptions {
 export class OperatorFeed {
   private readonly subscribers = new Set<Subscriber>();
   private marks: OperatorMarks | undefined;
+  /** Runs other replicas serve, or that wait checkpointed, as last read (while anyone listens). */
+  private remote = new Map<string, OperatorRun>();
+  private stopWatchingRuns: (() => void) | undefined;
+  private soon: ReturnType<typeof setTimeout> | undefined;
   /** What each active run last waited for, to notice when that changes. */
   private readonly waits = new Map<string, string | undefined>();
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -53,7 +73,7 @@ export class OperatorFeed {
   dropped = 0;
 
   constructor(
-    private readonly store: Pick<StateStore, 'operatorMarks'>,
+    private readonly store: Pick<StateStore, 'operatorMarks' | 'runs' | 'usage'>,
     private readonly monitor: RunMonitor,
     private readonly options: OperatorFeedOptions,
   ) {
@@ -67,13 +87,19 @@ export class OperatorFeed {
     subscriber.queue.push({
       type: 'snapshot',
       at: this.now(),
-      active: this.monitor.list(),
+      active: [...this.monitor.list(), ...this.remote.values()],
       ...(this.marks ? { pendingApprovals: this.marks.pendingApprovals } : {}),
     });
     this.subscribers.add(subscriber);
     if (!this.timer) {
       this.timer = setInterval(() => this.checkSoon(), this.options.intervalMs ?? DEFAULT_MARKS_INTERVAL_MS);
       this.timer.unref();
+      this.stopWatchingRuns = this.store.runs.onChange((id) => {
+        // Another replica's run went on (it may have ended, or started waiting): read again soon, once for many commits.
+        if (this.remote.has(id)) this.checkWithin(REMOTE_CHANGE_MS);
+        // A run this replica knows nothing of: another replica's run began (or woke).
+        else if (!this.monitor.summary(id)) this.checkSoon();
+      });
     }
     // The first subscribers learn the pending count from the first read (one for all of them).
     if (!this.marks && !this.checking) this.checkSoon();
@@ -89,8 +115,7 @@ export class OperatorFeed {
   }
 
   close(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.unwatch();
     for (const subscriber of this.subscribers) finish(subscriber);
     this.subscribers.clear();
   }
@@ -106,6 +131,16 @@ export class OperatorFeed {
     if (this.subscribers.size === 0) return;
     this.publish({ type: 'run', at: this.now(), run });
     if (marksMayChange) this.checkSoon();
+  }
+
+  /** Reads the store within `ms`, unless a read is already due by then. */
+  private checkWithin(ms: number): void {
+    if (this.soon) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      this.checkSoon();
+    }, ms);
+    this.soon.unref();
   }
 
   /** Reads the marks now, or once more after the read in flight; never two reads at once. */
@@ -128,8 +163,9 @@ export class OperatorFeed {
   }
 
   private async check(): Promise<void> {
-    const next = await this.store.operatorMarks();
+    const [next, active] = await Promise.all([this.store.operatorMarks(), this.store.runs.active(MAX_REMOTE_RUNS)]);
     if (this.subscribers.size === 0) return;
+    await this.compareRemote(active.filter((row) => !this.monitor.summary(row.runId)).map(activeRun));
     const previous = this.marks;
     // Never backwards: a record this replica announced while the read was under way stays counted.
     if ((previous?.lastFinishedAt ?? '') > (next.lastFinishedAt ?? '')) next.lastFinishedAt = previous!.lastFinishedAt;
@@ -140,6 +176,41 @@ export class OperatorFeed {
     // Newer than every record this replica announced itself: another replica finished runs.
     if ((next.lastFinishedAt ?? '') > (previous.lastFinishedAt ?? '')) this.publish({ type: 'finished', at });
     if (next.jobs !== previous.jobs) this.publish({ type: 'jobs', at });
+  }
+
+  /** Announces the other replicas' runs that began, changed what they wait for, or ended since the last read. */
+  private async compareRemote(active: OperatorRun[]): Promise<void> {
+    const next = new Map(active.map((run) => [run.runId, run]));
+    for (const [runId, before] of this.remote) {
+      if (next.has(runId) || this.monitor.summary(runId)) continue;
+      const ended = await this.ended(before);
+      // Queued again after its wait: still in flight, until a replica takes it on.
+      if (ended) this.publish({ type: 'run', at: this.now(), run: ended });
+      else next.set(runId, before);
+    }
+    for (const [runId, run] of next) {
+      const before = this.remote.get(runId);
+      if (!before || before.waiting?.id !== run.waiting?.id) this.publish({ type: 'run', at: this.now(), run });
+    }
+    this.remote = next;
+  }
+
+  /** How a run that left the active list ended: its usage record, else its row; undefined if it has not. */
+  private async ended(run: OperatorRun): Promise<OperatorRun | undefined> {
+    const [record] = (await this.store.usage.finished({ limit: 1, runId: run.runId })).records;
+    if (record) return finishedRun(record, run);
+    const row = await this.store.runs.read(run.runId);
+    if (row && !ENDED.has(row.state)) return undefined;
+    const { waiting: _waiting, ...rest } = run;
+    return { ...rest, state: (row && ENDED.get(row.state)) ?? 'interrupted' };
+  }
+
+  private unwatch(): void {
+    clearInterval(this.timer);
+    clearTimeout(this.soon);
+    this.timer = this.soon = undefined;
+    this.stopWatchingRuns?.();
+    this.stopWatchingRuns = undefined;
   }
 
   private publish(update: OperatorUpdate): void {
@@ -158,10 +229,10 @@ export class OperatorFeed {
     this.subscribers.delete(subscriber);
     finish(subscriber);
     if (this.subscribers.size === 0) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-      // Unwatched marks go stale: the next first subscriber reads them afresh.
+      this.unwatch();
+      // Unwatched marks and runs go stale: the next first subscriber reads them afresh.
       this.marks = undefined;
+      this.remote = new Map();
     }
   }
 

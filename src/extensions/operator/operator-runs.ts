@@ -11,8 +11,8 @@ import { runReason } from './run-reasons.js';
 
 const TOKEN_FIELDS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'reasoningTokens'] as const;
 
-/** `seen`: this replica's own summary of the run, when it served it (it knows the run's job). */
-export function finishedRun(record: UsageRecord, seen?: OperatorRun): OperatorRun {
+/** `seen`: what else is known of the run (this replica's summary, or its record): its job. */
+export function finishedRun(record: UsageRecord, seen?: Pick<OperatorRun, 'jobId'>): OperatorRun {
   const usage: OperatorRun['usage'] = {};
   for (const field of TOKEN_FIELDS) {
     const value = record.observedUsage?.[field];

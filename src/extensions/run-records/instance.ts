@@ -4,7 +4,8 @@ import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
 import { routeOf } from '../../http/endpoints.js';
 import { retentionTimer } from '../../store/retention.js';
 import { DEFAULT_RUN_RETENTION_MS, type RunRecordsConfig } from './config.js';
-import { followUntilClosed, lastEventId } from './follow.js';
+import { lastEventId, untilClosed } from '../../http/follow.js';
+import { follow } from './follow.js';
 import { recordAttached } from './recorder.js';
 import { RunRecords } from './service.js';
 
@@ -22,10 +23,10 @@ export function create({ config, store, clock, streams, services, logInternalErr
       app.route<{ Params: { id: string } }>({
         ...routeOf('streamRun'),
         handler: async (request, reply) => {
-          const after = lastEventId(request.headers['last-event-id']);
+          const after = lastEventId(request.headers['last-event-id'], 'INVALID_RUN_CURSOR');
           const row = await records.load(request.params.id, request.principal);
           records.checkCursor(after, row.cursor, 'Last-Event-ID');
-          return streams.write(reply, followUntilClosed(store, row, after, reply.raw), { headersFirst: true });
+          return streams.write(reply, follow(store, row, after, untilClosed(reply.raw)), { headersFirst: true });
         },
       });
     },

@@ -76,7 +76,7 @@ export const OperatorRunsRequest = Type.Object(
 
 export const OperatorRunList = Type.Object(
   {
-    /** Runs this host replica is serving now. */
+    /** Runs any replica is serving now, and background runs waiting checkpointed for a person (oldest first, at most 1,000). */
     active: Type.Array(Type.Ref(OperatorRun), { maxItems: 100_000 }),
     /** Finished runs (any replica), newest first: one page. */
     finished: Type.Array(Type.Ref(OperatorRun), { maxItems: 100 }),
@@ -140,7 +140,8 @@ export const OperatorRunDetail = Type.Object(
 
 /**
  * One change to what an operator sees, on `GET /v1/operator/updates`. The stream starts
- * with a `snapshot`; then `run` (an active run on this replica started, changed or ended),
+ * with a `snapshot`; then `run` (an active run started, changed or ended: this replica's as it
+ * happens, another replica's when the store is next read),
  * `finished` (finished runs were recorded: with `run` when this replica recorded it, without
  * when another replica did), `approvals` (the number of pending approvals changed) and
  * `jobs` (some job changed).
@@ -150,7 +151,7 @@ export const OperatorUpdate = Type.Object(
     /** `snapshot`, `run`, `finished`, `approvals` or `jobs`; a reader ignores a type it does not know (more may come). */
     type: Type.String({ minLength: 1, maxLength: 64 }),
     at: HostTimestamp,
-    /** `snapshot`: the active runs on this replica. */
+    /** `snapshot`: the active runs (every replica's, as last read). */
     active: Type.Optional(Type.Array(Type.Ref(OperatorRun), { maxItems: 100_000 })),
     /** `run`, `finished`: the run. */
     run: Type.Optional(Type.Ref(OperatorRun)),

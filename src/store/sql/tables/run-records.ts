@@ -17,7 +17,7 @@
 import { DriverError } from '../../../protocol/errors.js';
 import type { RunEvent, RunRequest } from '../../../protocol/schemas.js';
 import { TERMINAL_EVENT_TYPES } from '../../../protocol/terminal-events.js';
-import type { RunRecordRow, RunRecordStore, RunRecordWrite } from '../../store.js';
+import type { ActiveRunRow, RunRecordRow, RunRecordStore, RunRecordWrite } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
 import { ORPHAN, rowLock } from '../ownership.js';
 import type { GroupCommit, GroupWriter, QueuedWrites } from '../group-commit.js';
@@ -38,6 +38,21 @@ export const RECORD_FLUSH_MS = 5;
 
 /** Events per INSERT statement (well within either engine's bound on parameters). */
 const ROWS_PER_INSERT = 200;
+
+interface ActiveColumns {
+  id: string;
+  mode: 'attached' | 'background';
+  subject: string;
+  run_id: string;
+  provider: string;
+  model: string;
+  state: 'running' | 'waiting';
+  created_at: number;
+  waiting_kind: 'approval' | 'ticket' | null;
+  waiting_id: string | null;
+  waiting_since: number | null;
+  waiting_tool: string | null;
+}
 
 interface PendingWrite {
   write: RunRecordWrite;
@@ -86,6 +101,33 @@ export class RunRecordTable implements RunRecordStore, Reaped, GroupWriter {
       request: row.request === null ? undefined : (JSON.parse(row.request) as RunRequest),
       expired: row.mode === 'background' && row.request === null,
     };
+  }
+
+  async active(limit: number): Promise<ActiveRunRow[]> {
+    const rows = await this.context.engine.all<ActiveColumns>(
+      `SELECT r.id, r.mode, r.subject, r.run_id, r.provider, r.model, r.state, r.created_at,
+              c.waiting_kind, c.waiting_id, c.created_at AS waiting_since, COALESCE(a.tool, t.tool) AS waiting_tool
+       FROM runs r
+       LEFT JOIN run_checkpoints c ON c.id = r.id
+       LEFT JOIN approvals a ON c.waiting_kind = 'approval' AND a.approval_id = c.waiting_id
+       LEFT JOIN tool_tickets t ON c.waiting_kind = 'ticket' AND t.execution_id = c.waiting_id
+       WHERE r.state IN ('running', 'waiting') AND r.run_id IS NOT NULL
+       ORDER BY r.created_at, r.id LIMIT ?`,
+      [limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      runId: row.run_id,
+      mode: row.mode,
+      subject: row.subject,
+      provider: row.provider,
+      model: row.model,
+      state: row.state,
+      createdAt: Number(row.created_at),
+      ...(row.state === 'waiting' && row.waiting_kind !== null && row.waiting_id !== null
+        ? { waiting: { kind: row.waiting_kind === 'ticket' ? 'tool' : 'approval', id: row.waiting_id, tool: row.waiting_tool ?? 'unknown', since: Number(row.waiting_since) } }
+        : {}),
+    }));
   }
 
   /**

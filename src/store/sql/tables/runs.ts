@@ -38,7 +38,10 @@ const RUNS = `CREATE TABLE runs (
 /** The channel every replica announces background runs' changes on (signals are hints: readers re-read the rows). */
 export const RUN_CHANGES = 'agenticdriver_jobs';
 
-export const RUNS_MIGRATIONS: Migrations = { sqlite: [RUNS], postgres: [RUNS] };
+/** The runs any replica is serving or that wait for a person: what the operator's run list shows as active. */
+const ACTIVE_RUNS = "CREATE INDEX runs_active ON runs (created_at) WHERE state IN ('running', 'waiting')";
+
+export const RUNS_MIGRATIONS: Migrations = { sqlite: [RUNS, ACTIVE_RUNS], postgres: [RUNS, ACTIVE_RUNS] };
 
 /** Every column of `runs`, in order: the INSERTs that move former tables' rows here list them all. */
 export const RUN_COLUMNS =
