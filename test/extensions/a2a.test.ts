@@ -86,9 +86,12 @@ describe('A2A agent (the official A2A JS SDK client)', () => {
     const client = await connect();
     const responses: StreamResponse[] = [];
     for await (const response of client.sendMessageStream(send(message(script([{ text: 'one ' }, { text: 'two' }]))))) responses.push(response);
-    assert.deepEqual(responses.map((response) => response.payload?.$case), ['task', 'statusUpdate', 'artifactUpdate', 'artifactUpdate', 'statusUpdate']);
+    // Text deltas a slow reader has not taken yet arrive merged (src/runtime/event-channel.ts): one or two chunks.
+    const kinds = responses.map((response) => response.payload?.$case);
+    assert.deepEqual(kinds.filter((kind, i) => kind !== kinds[i - 1]), ['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
     const chunks = responses.flatMap((response) => (response.payload?.$case === 'artifactUpdate' ? [response.payload.value] : []));
-    assert.deepEqual(chunks.map((chunk) => [chunk.append, chunk.artifact?.parts[0]?.content?.value]), [[false, 'one '], [true, 'two']]);
+    assert.deepEqual(chunks.map((chunk) => chunk.append), chunks.map((_, i) => i > 0), 'every chunk after the first appends');
+    assert.equal(chunks.map((chunk) => chunk.artifact?.parts[0]?.content?.value).join(''), 'one two');
     const last = responses.at(-1)!.payload;
     assert.equal(last?.$case === 'statusUpdate' && last.value.status?.state, TaskState.TASK_STATE_COMPLETED);
   });

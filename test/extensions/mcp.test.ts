@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type ElicitResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { OTHER_TOKEN, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
 const effects: unknown[] = [];
@@ -25,7 +26,7 @@ const guarded = {
 };
 
 const config = {
-  mcp: { heartbeatMs: 150 },
+  mcp: {},
   approvals: { interactive: true },
   jobs: { retentionMs: 60_000, pollIntervalMs: 50 },
   tokens: [
@@ -119,18 +120,45 @@ describe('MCP server over Streamable HTTP (the official SDK client)', () => {
     await assert.rejects(call(main, 'no_such_tool', {}), /No tool no_such_tool/);
   });
 
-  it('sends a progress notification per run event, and more while the run is silent', async () => {
+  it('sends a progress notification per run event', async () => {
     const client = await connect();
     const progress: Progress[] = [];
-    // The heartbeat (150 ms) comes due before the silent stretch (600 ms) ends: timers fire in order of their deadlines.
-    const result = await call(client, 'run', { provider: 'mock', model: 'demo', input: script([{ text: 'a' }, { stallMs: 600 }, { text: 'b' }]) }, (update) => progress.push(update));
-    assert.equal(result.content[0]?.text, 'ab');
+    const result = await call(client, 'run', { provider: 'mock', model: 'demo', input: script([{ text: 'a' }]) }, (update) => progress.push(update));
+    assert.equal(result.content[0]?.text, 'a');
     const messages = progress.map((update) => update.message);
-    assert.ok(messages.includes('run.started'), messages.join(' | '));
-    assert.ok(messages.includes('text: a') && messages.includes('text: b'));
-    assert.ok(messages.some((message) => message?.startsWith('still running (last: text: a)')), messages.join(' | '));
-    assert.ok(messages.indexOf('text: a') < messages.indexOf('text: b'));
+    assert.deepEqual(messages.slice(0, 3), ['run.started', 'step.started', 'text: a'], messages.join(' | '));
     for (let i = 1; i < progress.length; i += 1) assert.ok(progress[i]!.progress > progress[i - 1]!.progress, 'progress only grows');
+  });
+
+  it('sends a heartbeat progress notification while a run is silent (a person deciding)', async () => {
+    // Its own host on a manual clock: the heartbeat comes due only when the test moves time.
+    const clock = new FakeClock();
+    const quiet = await startTestHost({ ...config, mcp: { heartbeatMs: 15_000 } }, { tools: [guarded], clock });
+    try {
+      const transport = new StreamableHTTPClientTransport(new URL(`${quiet.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } });
+      const client = new Client({ name: 'quiet', version: '1.0.0' });
+      await client.connect(transport);
+      const messages: string[] = [];
+      let decided: Promise<Response> | undefined;
+      const result = (await client.callTool({ name: 'run', arguments: reviewed }, undefined, {
+        resetTimeoutOnProgress: true,
+        onprogress: (update) => {
+          const message = update.message ?? '';
+          messages.push(message);
+          const pending = /^approval ([0-9a-f-]{36}) of guarded is pending/.exec(message);
+          // Silence: nothing happens until the clock passes the heartbeat; then the person decides.
+          if (pending) void clock.advance(15_000);
+          if (message.startsWith('still running') && !decided) decided = decideThroughApi(quiet, /approval ([0-9a-f-]{36})/.exec(messages.find((m) => m.startsWith('approval'))!)![1]!);
+        },
+      })) as ToolResult;
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      assert.equal((await decided)?.status, 200);
+      const heartbeat = messages.findIndex((message) => message.startsWith('still running (last: approval '));
+      assert.ok(heartbeat > messages.findIndex((message) => message.startsWith('approval ')), messages.join(' | '));
+      await client.close();
+    } finally {
+      await quiet.close();
+    }
   });
 
   it('turns an approval into an elicitation: accepted, the tool runs', async () => {
@@ -165,7 +193,7 @@ describe('MCP server over Streamable HTTP (the official SDK client)', () => {
     let decided: Promise<Response> | undefined;
     const result = await call(client, 'run', reviewed, (update) => {
       const pending = /^approval ([0-9a-f-]{36}) of guarded is pending: decide it in the console or through the API$/.exec(update.message ?? '');
-      if (pending && !decided) decided = decideThroughApi(pending[1]!);
+      if (pending && !decided) decided = decideThroughApi(host, pending[1]!);
     });
     assert.ok(decided, 'the pending approval was announced');
     assert.equal((await decided).status, 200);
@@ -173,9 +201,9 @@ describe('MCP server over Streamable HTTP (the official SDK client)', () => {
     assert.deepEqual(effects, [{ to: 'ada@example.com' }]);
   });
 
-  async function decideThroughApi(approvalId: string): Promise<Response> {
-    const row = await host.store.approvals.read(approvalId);
-    return host.post('/v1/approvals/decisions', { approvalId, runId: row!.approval.runId, call: row!.approval.call, decision: 'approve' });
+  async function decideThroughApi(on: TestHost, approvalId: string): Promise<Response> {
+    const row = await on.store.approvals.read(approvalId);
+    return on.post('/v1/approvals/decisions', { approvalId, runId: row!.approval.runId, call: row!.approval.call, decision: 'approve' });
   }
 
   it('submits, follows and reads a background run', async () => {
