@@ -458,6 +458,14 @@ describe('authorization matrix: every endpoint × every way in', () => {
       assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
     });
 
+    it('serves its public card to anyone, whatever the token, naming no provider', async () => {
+      for (const [name, authorization] of [...MALFORMED, ['owner', `Bearer ${OWNER}`] as [string, string]]) {
+        const card = await fetch(`${host.url}/.well-known/agent-card.json`, { headers: authorization === undefined ? {} : { authorization } });
+        assert.equal(card.status, 200, name);
+        assert.doesNotMatch(await card.text(), /"(vendor|mock)"/, name);
+      }
+    });
+
     it("keeps the owner's task from a stranger with every grant", async () => {
       for (const method of ['GetTask', 'CancelTask', 'SubscribeToTask']) {
         const answer = await a2a(`Bearer ${STRANGER}`, method, { id: job.id });
