@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { AgentCard, Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { OTHER_TOKEN, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
@@ -144,6 +144,31 @@ describe('A2A agent (the official A2A JS SDK client)', () => {
     assert.equal(last?.$case === 'statusUpdate' && last.value.status?.state, TaskState.TASK_STATE_COMPLETED);
     assert.ok(responses.some((response) => response.payload?.$case === 'artifactUpdate' && response.payload.value.artifact?.parts[0]?.content?.value === 'resumed'));
     assert.deepEqual(effects, [{ to: 'bob@example.com' }]);
+  });
+
+  it('speaks A2A 0.3 to a 0.3 client too (message/send, message/stream, tasks/get, tasks/cancel)', async () => {
+    const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), authorization: `Bearer ${TOKEN}` } });
+    const card = AgentCard.fromJSON(await (await fetch(`${host.url}/.well-known/agent-card.json`)).json());
+    const legacyCard = { ...card, supportedInterfaces: card.supportedInterfaces.filter((entry) => entry.protocolVersion === '0.3') };
+    assert.equal(legacyCard.supportedInterfaces.length, 1);
+    const methods: string[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      methods.push(String((JSON.parse(String(init?.body)) as { method: string }).method));
+      return fetchImpl(input, init);
+    };
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl: recording, legacyCompat: { enabled: true } })] }));
+    const client = await factory.createFromAgentCard(legacyCard);
+    const task = (await client.sendMessage(send(message(script([{ text: 'old ' }, { text: 'wire' }]))))) as Task;
+    assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
+    assert.equal(textOf(task), 'old wire');
+    const streamed: StreamResponse[] = [];
+    for await (const response of client.sendMessageStream(send(message(script([{ text: 'streamed' }]))))) streamed.push(response);
+    const last = streamed.at(-1)!.payload;
+    assert.equal(last?.$case === 'statusUpdate' && last.value.status?.state, TaskState.TASK_STATE_COMPLETED);
+    assert.equal((await client.getTask({ tenant: '', id: task.id })).status?.state, TaskState.TASK_STATE_COMPLETED);
+    const hanging = (await client.sendMessage(send(message(script([{ hang: true }])), true))) as Task;
+    assert.equal((await client.cancelTask({ tenant: '', id: hanging.id, metadata: undefined })).status?.state, TaskState.TASK_STATE_CANCELED);
+    assert.deepEqual([...new Set(methods)], ['message/send', 'message/stream', 'tasks/get', 'tasks/cancel']);
   });
 
   it("refuses what the token may not do, and hides another subject's task", async () => {

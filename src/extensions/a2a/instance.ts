@@ -1,11 +1,13 @@
 /**
  * The A2A agent, started: the public agent card, and `POST /a2a`, where the SDK's JSON-RPC
  * transport handler answers with our request handler (tasks.ts) — JSON, or server-sent events
- * for `SendStreamingMessage` and `SubscribeToTask`. The card names no provider: which providers
+ * for `SendStreamingMessage` and `SubscribeToTask` — and its 0.3 handler answers the 0.3 method
+ * names (`message/send`, `message/stream`, `tasks/get`, `tasks/cancel`, `tasks/resubscribe`). The card names no provider: which providers
  * exist is disclosed to a token only for those it may use (docs/architecture.md, decisions).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AgentCard, A2A_PROTOCOL_VERSION, AGENT_CARD_PATH } from '@a2a-js/sdk';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { DriverError } from '../../protocol/errors.js';
@@ -15,16 +17,23 @@ import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
 import type { A2aConfig } from './config.js';
 import { taskHandler } from './tasks.js';
 
+/** The earlier binding still served (the SDK's compatibility layer). */
+const A2A_0_3 = '0.3';
+
 export function create({ config, store, services, streams, logInternalError }: ExtensionDeps<A2aConfig>): ExtensionInstance {
   const { jobs, approvals } = services;
   if (!jobs?.policy.interactive) throw new DriverError('INVALID_CONFIG', 'a2a needs background runs that wait for people: jobs with interactive: true.');
 
-  function card(request: FastifyRequest): unknown {
+  /** The card, naming this host's `/a2a` as the caller reached it. */
+  function card(request: FastifyRequest): AgentCard {
     const url = `${request.protocol}://${request.headers.host ?? request.hostname}/a2a`;
-    return AgentCard.toJSON({
+    return {
       name: config.name ?? 'AgenticDriver host',
       description: config.description ?? 'Runs agents on the providers and models your token may use.',
-      supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }],
+      supportedInterfaces: [
+        { url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+        { url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_0_3 },
+      ],
       provider: undefined,
       version: WIRE_VERSION,
       capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
@@ -45,15 +54,17 @@ export function create({ config, store, services, streams, logInternalError }: E
         },
       ],
       signatures: [],
-    });
+    };
   }
 
   async function serve(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const stopped = new AbortController();
     reply.raw.once('close', () => stopped.abort());
-    const handler = new JsonRpcTransportHandler(taskHandler({ jobs: jobs!, approvals, store, config }, request.principal, stopped.signal));
+    const tasks = taskHandler({ jobs: jobs!, approvals, store, config, card: card(request) }, request.principal, stopped.signal);
     const body = request.body as Record<string, unknown>;
-    const answer = await handler.handle(body, new ServerCallContext());
+    // A2A 0.3 names its methods `message/send`, `tasks/get`, …; 1.0 `SendMessage`, `GetTask`, …
+    const legacy = typeof body.method === 'string' && body.method.includes('/');
+    const answer = await (legacy ? new LegacyJsonRpcTransportHandler(tasks) : new JsonRpcTransportHandler(tasks)).handle(body, new ServerCallContext());
     if (!(Symbol.asyncIterator in answer)) return reply.type('application/json; charset=utf-8').send(answer);
     // The SDK's stream does not catch: a refusal before the first response is a JSON-RPC error
     // answered as JSON, a failure later the stream's last frame.
@@ -74,16 +85,16 @@ export function create({ config, store, services, streams, logInternalError }: E
       }
     };
     return streams.writeFrames(reply, rest(), (response) => `data: ${JSON.stringify(response)}\n\n`);
-  }
 
-  function rpcError(id: string | number | null, error: unknown): unknown {
-    if (!(error instanceof A2AError)) logInternalError(error, 'POST /a2a');
-    return { jsonrpc: '2.0', id, error: JsonRpcTransportHandler.mapToJSONRPCError(error) };
+    function rpcError(id: string | number | null, error: unknown): unknown {
+      if (!(error instanceof A2AError)) logInternalError(error, 'POST /a2a');
+      return { jsonrpc: '2.0', id, error: legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(error) : JsonRpcTransportHandler.mapToJSONRPCError(error) };
+    }
   }
 
   return {
     publicRoutes: async (app) => {
-      app.get(`/${AGENT_CARD_PATH}`, async (request) => card(request));
+      app.get(`/${AGENT_CARD_PATH}`, async (request) => AgentCard.toJSON(card(request)));
     },
     routes: async (app) => {
       // A task is a background run of the token's: it needs the jobs grants a job's worker checks too.

@@ -6,7 +6,7 @@
  * task (a data part `{ "approved": true }` or the text `approve`, anything else denies).
  */
 import { createHash } from 'node:crypto';
-import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type AgentCard, type Artifact, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { ExtendedAgentCardNotConfiguredError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DriverError } from '../../protocol/errors.js';
@@ -23,6 +23,8 @@ export interface TaskDeps {
   approvals: HostServices['approvals'] | undefined;
   store: Pick<StateStore, 'jobs'>;
   config: A2aConfig;
+  /** The agent card (the 0.3 handler reads it). */
+  card: AgentCard;
 }
 
 type Handler = Pick<A2ARequestHandler, 'sendMessage' | 'sendMessageStream' | 'getTask' | 'cancelTask' | 'resubscribe' | 'listTasks'>;
@@ -123,7 +125,7 @@ export function taskHandler(deps: TaskDeps, principal: Principal, signal: AbortS
   };
   return {
     ...handler,
-    getAgentCard: () => Promise.reject(new UnsupportedOperationError('The agent card is served at /.well-known/agent-card.json.')),
+    getAgentCard: () => Promise.resolve(deps.card),
     getAuthenticatedExtendedAgentCard: () => Promise.reject(new ExtendedAgentCardNotConfiguredError('This agent has no extended card.')),
     createTaskPushNotificationConfig: () => Promise.reject(new PushNotificationNotSupportedError('Push notifications are not supported.')),
     getTaskPushNotificationConfig: () => Promise.reject(new PushNotificationNotSupportedError('Push notifications are not supported.')),
