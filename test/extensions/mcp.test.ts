@@ -228,6 +228,39 @@ describe('MCP server over Streamable HTTP (the official SDK client)', () => {
     assert.equal(malformed.structuredContent?.error.code, 'INVALID_JOB');
   });
 
+  it('runs `run` as an MCP task: created, polled, its result fetched', async () => {
+    const client = await connect();
+    const run = (await client.listTools()).tools.find((tool) => tool.name === 'run')!;
+    assert.equal(run.execution?.taskSupport, 'optional');
+    const seen: string[] = [];
+    let result: ToolResult | undefined;
+    const stream = client.experimental.tasks.callToolStream({ name: 'run', arguments: { provider: 'mock', model: 'demo', input: script([{ text: 'as ' }, { text: 'a task' }]) } }, undefined, { task: { ttl: 60_000 } });
+    for await (const message of stream) {
+      seen.push(message.type);
+      if (message.type === 'error') throw message.error;
+      if (message.type === 'result') result = message.result as ToolResult;
+    }
+    assert.equal(seen[0], 'taskCreated');
+    assert.equal(seen.at(-1), 'result');
+    assert.equal(result?.content[0]?.text, 'as a task');
+    const listed = await client.experimental.tasks.listTasks();
+    assert.ok(listed.tasks.some((task) => task.status === 'completed'));
+  });
+
+  it('cancels an MCP task; another subject cannot see it', async () => {
+    const client = await connect();
+    let taskId = '';
+    for await (const message of client.experimental.tasks.callToolStream({ name: 'run', arguments: { provider: 'mock', model: 'demo', input: script([{ hang: true }]) } }, undefined, { task: { ttl: 60_000 } })) {
+      if (message.type === 'taskCreated') taskId = message.task.taskId;
+      break;
+    }
+    await assert.rejects((await connect(OTHER_TOKEN)).experimental.tasks.getTask(taskId), /JOB_NOT_FOUND/);
+    assert.equal((await client.experimental.tasks.cancelTask(taskId)).status, 'cancelled');
+    const read = await call(client, 'follow_job', { id: taskId });
+    assert.equal(read.structuredContent?.error.code, 'CANCELLED');
+    assert.equal((await client.experimental.tasks.getTask(taskId)).status, 'cancelled');
+  });
+
   it('cancels a background run', async () => {
     const client = await connect();
     const submitted = await call(client, 'submit_job', { provider: 'mock', model: 'demo', input: script([{ hang: true }]) });

@@ -9,7 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, CancelTaskRequestSchema, GetTaskPayloadRequestSchema, GetTaskRequestSchema, isInitializeRequest, ListTasksRequestSchema, ListToolsRequestSchema, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { toDriverError } from '../../protocol/errors.js';
 import { requireGrant } from '../../http/access.js';
 import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
@@ -18,7 +18,7 @@ import { DEFAULT_HEARTBEAT_MS, type McpConfig } from './config.js';
 import { decideAnswer, elicitationAnswer } from './elicitation.js';
 import { heartbeatProgress } from './progress.js';
 import { sessionElicits, sessionIdFor } from './session.js';
-import { McpTools } from './tools.js';
+import { McpTools, type ToolCall } from './tools.js';
 
 const SERVER_INFO = { name: 'agenticdriver', title: 'AgenticDriver host', version: WIRE_VERSION };
 
@@ -37,7 +37,9 @@ export function create({ config, store, runs, services, clock, logInternalError 
     }
     const principal = request.principal;
     const elicits = sessionElicits(request.headers['mcp-session-id']);
-    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
+    // MCP tasks are background runs: offered when the host runs jobs.
+    const tasks = services.jobs ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {};
+    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false }, ...tasks } });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: false });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolsOf().list(principal) }));
     server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
@@ -48,18 +50,30 @@ export function create({ config, store, runs, services, clock, logInternalError 
         heartbeatMs,
       });
       try {
-        return await toolsOf().call(call.params.name, call.params.arguments ?? {}, {
-          principal,
-          reply,
-          signal: extra.signal,
-          elicits: elicits && approvals !== undefined,
-          progress: (message) => progress.send(message),
-          request: (message) => transport.send(message, { relatedRequestId: extra.requestId }),
-        });
+        if (call.params.task) return await toolsOf().createTask(call.params.name, call.params.arguments ?? {}, principal);
+        return await toolsOf().call(call.params.name, call.params.arguments ?? {}, toolCall(extra, (message) => progress.send(message)));
       } finally {
         progress.stop();
       }
     });
+    if (services.jobs) {
+      server.setRequestHandler(GetTaskRequestSchema, async (request) => toolsOf().getTask(request.params.taskId, principal));
+      server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => toolsOf().taskResult(request.params.taskId, toolCall(extra, async () => undefined)));
+      server.setRequestHandler(CancelTaskRequestSchema, async (request) => toolsOf().cancelTask(request.params.taskId, principal));
+      server.setRequestHandler(ListTasksRequestSchema, async () => ({ tasks: await toolsOf().listTasks(principal) }));
+    }
+
+    /** How a handler reaches its client: on the stream of the request it answers. */
+    function toolCall(extra: { signal: AbortSignal; requestId: RequestId }, progress: (message: string) => Promise<void>): ToolCall {
+      return {
+        principal,
+        reply,
+        signal: extra.signal,
+        elicits: elicits && approvals !== undefined,
+        progress,
+        request: (message) => transport.send(message, { relatedRequestId: extra.requestId }),
+      };
+    }
     // The session id carries what the client declared (session.ts).
     if (isInitializeRequest(request.body)) reply.header('mcp-session-id', sessionIdFor(request.body.params.capabilities));
     // The transport writes the response itself, with the host's common headers.

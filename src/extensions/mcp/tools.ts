@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import { ErrorCode, McpError, type CallToolResult, type JSONRPCRequest, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type CreateTaskResult, type JSONRPCRequest, type Task as McpTask, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { DriverError, toDriverError } from '../../protocol/errors.js';
 import { RunRequest, type JobIdentity, type JobInfo, type JobSubmit, type RunEvent } from '../../protocol/schemas.js';
 import { TERMINAL_EVENT_TYPES } from '../../protocol/terminal-events.js';
@@ -55,11 +55,17 @@ export class McpTools {
   list(principal: Principal): Tool[] {
     const run = runSchema(principal);
     const jobId = { type: 'object' as const, properties: { id: { type: 'string', description: 'The job id submit_job returned.' } }, required: ['id'], additionalProperties: false };
+    const may = (operation: string) => this.deps.jobs !== undefined && principal.grants.get('jobs')?.has(operation) === true;
     const tools: Tool[] = [
-      { name: 'run', title: 'Run an agent', description: 'Runs an agent on a provider and model this token may use, and answers with its final text (structured: the run result). Sends a progress notification per run event.', inputSchema: run },
+      {
+        name: 'run',
+        title: 'Run an agent',
+        description: 'Runs an agent on a provider and model this token may use, and answers with its final text (structured: the run result). Sends a progress notification per run event. As an MCP task, it runs as a background job.',
+        inputSchema: run,
+        ...(may('submit') && may('read') ? { execution: { taskSupport: 'optional' as const } } : {}),
+      },
     ];
     if (!this.deps.jobs) return tools;
-    const may = (operation: string) => principal.grants.get('jobs')?.has(operation) === true;
     if (may('submit')) {
       tools.push({
         name: 'submit_job',
@@ -127,10 +133,77 @@ export class McpTools {
     },
   };
 
+  /** `run` as an MCP task: submitted as a job, whose id is the task's. */
+  async createTask(name: string, args: Record<string, unknown>, principal: Principal): Promise<CreateTaskResult> {
+    if (name !== 'run') throw new McpError(ErrorCode.InvalidParams, `Tool ${name} does not run as a task.`);
+    const jobs = this.jobsFor(principal, 'submitJob');
+    this.jobsFor(principal, 'readJob');
+    const submission = { key: randomUUID(), request: runBody(args) };
+    if (!checkJobSubmit(submission)) throw new McpError(ErrorCode.InvalidParams, `INVALID_REQUEST: ${checkJobSubmit.explain(submission) ?? 'the run request has the wrong shape'}.`);
+    const info = await asMcpError(() => jobs.submit(submission, principal));
+    return { task: this.taskOf(info, undefined) };
+  }
+
+  /** `tasks/get`. */
+  async getTask(taskId: string, principal: Principal): Promise<McpTask> {
+    return this.taskOf(...(await this.taskState(taskId, principal)));
+  }
+
+  /** `tasks/result`: waits for the job's end, carrying its events (an approval as an elicitation) as `run` does. */
+  async taskResult(taskId: string, call: ToolCall): Promise<CallToolResult> {
+    const [info] = await this.taskState(taskId, call.principal);
+    try {
+      return outcome(await carry(follow(this.deps.store.jobs, info.id, 0, call.signal), { ...call, progress: async () => undefined }));
+    } catch (error) {
+      return failed(toDriverError(error));
+    }
+  }
+
+  /** `tasks/cancel`. */
+  async cancelTask(taskId: string, principal: Principal): Promise<McpTask> {
+    const jobs = this.jobsFor(principal, 'cancelJob');
+    const info = await asMcpError(() => jobs.cancel(taskId, principal));
+    return this.taskOf(info, undefined);
+  }
+
+  /** `tasks/list`: the caller's jobs, newest first, one page. */
+  async listTasks(principal: Principal): Promise<McpTask[]> {
+    const jobs = this.jobsFor(principal, 'listJobs');
+    const list = await asMcpError(() => jobs.list({ limit: 100 }, principal));
+    return list.jobs.map((info) => this.taskOf(info, undefined));
+  }
+
+  private async taskState(taskId: string, principal: Principal): Promise<[JobInfo, RunEvent | undefined]> {
+    const jobs = this.jobsFor(principal, 'readJob');
+    const info = await asMcpError(() => jobs.read(taskId, principal));
+    const last = info.cursor === 0 ? undefined : (await jobs.events({ id: info.id, after: info.cursor - 1, limit: 1 }, principal)).events[0];
+    return [info, last];
+  }
+
+  private taskOf(info: JobInfo, last: RunEvent | undefined): McpTask {
+    const status: McpTask['status'] =
+      info.state === 'completed' ? 'completed' : info.state === 'cancelled' || (info.cancelRequested && info.state !== 'failed') ? 'cancelled' : info.state === 'failed' || info.state === 'interrupted' ? 'failed' : last?.type === 'approval.requested' ? 'input_required' : 'working';
+    const statusMessage = last?.type === 'approval.requested' ? `approval ${last.approval.approvalId} of ${last.approval.call.name} is pending` : last?.type === 'run.failed' || last?.type === 'run.cancelled' ? `${last.error.code}: ${last.error.message}` : undefined;
+    return { taskId: info.id, status, ttl: this.deps.jobs!.policy.retentionMs, createdAt: info.createdAt, lastUpdatedAt: info.updatedAt, pollInterval: TASK_POLL_MS, ...(statusMessage ? { statusMessage } : {}) };
+  }
+
   private jobsFor(principal: Principal, operationId: string): HostServices['jobs'] {
     if (!this.deps.jobs) throw new DriverError('JOBS_UNAVAILABLE', 'This host runs no background jobs.');
     requireGrant(principal, endpoint(operationId).grant!);
     return this.deps.jobs;
+  }
+}
+
+/** How often a client should poll a task (`tasks/get`). */
+const TASK_POLL_MS = 250;
+
+/** A job the caller may not see is an invalid task id to MCP, as a missing one is. */
+async function asMcpError<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof DriverError) throw new McpError(ErrorCode.InvalidParams, `${error.code}: ${error.message}`);
+    throw error;
   }
 }
 
