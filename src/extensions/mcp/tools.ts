@@ -1,9 +1,10 @@
 /**
  * The MCP server's tools, each a call of the one run path or the job service: `run` (an attached
  * run, answered when it ends), `submit_job`, `read_job`, `cancel_job` and `follow_job` (a
- * background run). Every run event a tool carries becomes a progress notification, an approval
- * an elicitation where the client declared it. Failures are tool results with `isError` and
- * our `{code, message, retryable}`; an unknown tool is a JSON-RPC error.
+ * background run), and `run` as an MCP task (a background run too: `tasks/get|result|cancel|list`).
+ * Every run event a tool carries becomes a progress notification, an approval an elicitation
+ * where the client declared it. Failures are tool results with `isError` and our
+ * `{code, message, retryable}`; an unknown tool or task is a JSON-RPC error.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
@@ -115,10 +116,7 @@ export class McpTools {
       return jobResult(await jobs.submit(submission, call.principal));
     },
     read_job: async (args, call) => {
-      const jobs = this.jobsFor(call.principal, 'readJob');
-      const info = await jobs.read(jobIdOf(args), call.principal);
-      if (info.cursor === 0) return jobResult(info);
-      const last = (await jobs.events({ id: info.id, after: info.cursor - 1, limit: 1 }, call.principal)).events.at(-1);
+      const [info, last] = await this.jobWithLast(jobIdOf(args), call.principal);
       return last && TERMINAL_EVENT_TYPES.has(last.type) ? { ...outcome(last), structuredContent: { job: info, ...outcomeFields(last) } } : jobResult(info);
     },
     cancel_job: async (args, call) => jobResult(await this.jobsFor(call.principal, 'cancelJob').cancel(jobIdOf(args), call.principal)),
@@ -146,12 +144,12 @@ export class McpTools {
 
   /** `tasks/get`. */
   async getTask(taskId: string, principal: Principal): Promise<McpTask> {
-    return this.taskOf(...(await this.taskState(taskId, principal)));
+    return this.taskOf(...(await asMcpError(() => this.jobWithLast(taskId, principal))));
   }
 
   /** `tasks/result`: waits for the job's end, carrying its events (an approval as an elicitation) as `run` does. */
   async taskResult(taskId: string, call: ToolCall): Promise<CallToolResult> {
-    const [info] = await this.taskState(taskId, call.principal);
+    const [info] = await asMcpError(() => this.jobWithLast(taskId, call.principal));
     try {
       return outcome(await carry(follow(this.deps.store.jobs, info.id, 0, call.signal), { ...call, progress: async () => undefined }));
     } catch (error) {
@@ -173,9 +171,10 @@ export class McpTools {
     return list.jobs.map((info) => this.taskOf(info, undefined));
   }
 
-  private async taskState(taskId: string, principal: Principal): Promise<[JobInfo, RunEvent | undefined]> {
+  /** A job of the caller's, and its last committed event. */
+  private async jobWithLast(id: string, principal: Principal): Promise<[JobInfo, RunEvent | undefined]> {
     const jobs = this.jobsFor(principal, 'readJob');
-    const info = await asMcpError(() => jobs.read(taskId, principal));
+    const info = await jobs.read(id, principal);
     const last = info.cursor === 0 ? undefined : (await jobs.events({ id: info.id, after: info.cursor - 1, limit: 1 }, principal)).events[0];
     return [info, last];
   }
