@@ -61,7 +61,8 @@ export function create({ config, store, services, streams, logInternalError }: E
     const stopped = new AbortController();
     reply.raw.once('close', () => stopped.abort());
     const tasks = taskHandler({ jobs: jobs!, approvals, store, config, card: card(request) }, request.principal, stopped.signal);
-    const body = request.body as Record<string, unknown>;
+    // Any JSON reaches here; the transport handlers refuse what is not a JSON-RPC request.
+    const body = (typeof request.body === 'object' && request.body !== null ? request.body : { value: request.body }) as Record<string, unknown>;
     // A2A 0.3 names its methods `message/send`, `tasks/get`, …; 1.0 `SendMessage`, `GetTask`, …
     const legacy = typeof body.method === 'string' && body.method.includes('/');
     const answer = await (legacy ? new LegacyJsonRpcTransportHandler(tasks) : new JsonRpcTransportHandler(tasks)).handle(body, new ServerCallContext());
