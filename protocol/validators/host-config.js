@@ -5487,7 +5487,7 @@ return errors === 0;
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const hostConfig = validate61;
-const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
+const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"mcp":{"type":"boolean"},"agUi":{"type":"boolean"},"a2a":{"type":"boolean"},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"mcp":{"additionalProperties":false,"type":"object","properties":{"heartbeatMs":{"minimum":100,"maximum":50000,"type":"integer"}}},"agUi":{"additionalProperties":false,"type":"object","properties":{"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"a2a":{"additionalProperties":false,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"description":{"minLength":1,"maxLength":2000,"type":"string"},"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
 const pattern44 = new RegExp("^[a-zA-Z_][a-zA-Z0-9_]{0,63}$", "u");
 const pattern47 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$", "u");
 const pattern52 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
@@ -7178,16 +7178,55 @@ else {
 var valid9 = true;
 }
 if(valid9){
-if(data13.operator !== undefined){
+if(data13.mcp !== undefined){
 const _errs122 = errors;
-if(typeof data13.operator !== "boolean"){
-validate61.errors = [{instancePath:instancePath+"/tokens/" + i1+"/operator",schemaPath:"#/properties/tokens/items/properties/operator/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(typeof data13.mcp !== "boolean"){
+validate61.errors = [{instancePath:instancePath+"/tokens/" + i1+"/mcp",schemaPath:"#/properties/tokens/items/properties/mcp/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid9 = _errs122 === errors;
 }
 else {
 var valid9 = true;
+}
+if(valid9){
+if(data13.agUi !== undefined){
+const _errs124 = errors;
+if(typeof data13.agUi !== "boolean"){
+validate61.errors = [{instancePath:instancePath+"/tokens/" + i1+"/agUi",schemaPath:"#/properties/tokens/items/properties/agUi/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid9 = _errs124 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data13.a2a !== undefined){
+const _errs126 = errors;
+if(typeof data13.a2a !== "boolean"){
+validate61.errors = [{instancePath:instancePath+"/tokens/" + i1+"/a2a",schemaPath:"#/properties/tokens/items/properties/a2a/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid9 = _errs126 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data13.operator !== undefined){
+const _errs128 = errors;
+if(typeof data13.operator !== "boolean"){
+validate61.errors = [{instancePath:instancePath+"/tokens/" + i1+"/operator",schemaPath:"#/properties/tokens/items/properties/operator/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid9 = _errs128 === errors;
+}
+else {
+var valid9 = true;
+}
+}
+}
 }
 }
 }
@@ -7227,28 +7266,28 @@ var valid0 = true;
 }
 if(valid0){
 if(data.allowedOrigins !== undefined){
-let data41 = data.allowedOrigins;
-const _errs124 = errors;
-if(errors === _errs124){
-if(Array.isArray(data41)){
-if(data41.length > 100){
+let data44 = data.allowedOrigins;
+const _errs130 = errors;
+if(errors === _errs130){
+if(Array.isArray(data44)){
+if(data44.length > 100){
 validate61.errors = [{instancePath:instancePath+"/allowedOrigins",schemaPath:"#/properties/allowedOrigins/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
 var valid34 = true;
-const len11 = data41.length;
+const len11 = data44.length;
 for(let i19=0; i19<len11; i19++){
-let data42 = data41[i19];
-const _errs126 = errors;
-if(errors === _errs126){
-if(typeof data42 === "string"){
-if(func1(data42) > 2048){
+let data45 = data44[i19];
+const _errs132 = errors;
+if(errors === _errs132){
+if(typeof data45 === "string"){
+if(func1(data45) > 2048){
 validate61.errors = [{instancePath:instancePath+"/allowedOrigins/" + i19,schemaPath:"#/properties/allowedOrigins/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(func1(data42) < 1){
+if(func1(data45) < 1){
 validate61.errors = [{instancePath:instancePath+"/allowedOrigins/" + i19,schemaPath:"#/properties/allowedOrigins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7259,7 +7298,7 @@ validate61.errors = [{instancePath:instancePath+"/allowedOrigins/" + i19,schemaP
 return false;
 }
 }
-var valid34 = _errs126 === errors;
+var valid34 = _errs132 === errors;
 if(!valid34){
 break;
 }
@@ -7271,123 +7310,42 @@ validate61.errors = [{instancePath:instancePath+"/allowedOrigins",schemaPath:"#/
 return false;
 }
 }
-var valid0 = _errs124 === errors;
+var valid0 = _errs130 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data43 = data.limits;
-const _errs128 = errors;
-if(errors === _errs128){
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-const _errs130 = errors;
-for(const key10 in data43){
+let data46 = data.limits;
+const _errs134 = errors;
+if(errors === _errs134){
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+const _errs136 = errors;
+for(const key10 in data46){
 if(!(func38.call(schema28.properties.limits.properties, key10))){
 validate61.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs130 === errors){
-if(data43.maxSteps !== undefined){
-let data44 = data43.maxSteps;
-const _errs131 = errors;
-if(!((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs131){
-if(typeof data44 == "number"){
-if(data44 > 64 || isNaN(data44)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"}];
-return false;
-}
-else {
-if(data44 < 1 || isNaN(data44)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid35 = _errs131 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data43.maxOutputTokens !== undefined){
-let data45 = data43.maxOutputTokens;
-const _errs133 = errors;
-if(!((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs133){
-if(typeof data45 == "number"){
-if(data45 > 65536 || isNaN(data45)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536},message:"must be <= 65536"}];
-return false;
-}
-else {
-if(data45 < 1 || isNaN(data45)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid35 = _errs133 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data43.idleTimeoutMs !== undefined){
-let data46 = data43.idleTimeoutMs;
-const _errs135 = errors;
-if(!((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46)))){
-validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs135){
-if(typeof data46 == "number"){
-if(data46 > 2147483647 || isNaN(data46)){
-validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data46 < 0 || isNaN(data46)){
-validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid35 = _errs135 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data43.maxAttempts !== undefined){
-let data47 = data43.maxAttempts;
+if(_errs136 === errors){
+if(data46.maxSteps !== undefined){
+let data47 = data46.maxSteps;
 const _errs137 = errors;
 if(!((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs137){
 if(typeof data47 == "number"){
-if(data47 > 5 || isNaN(data47)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"}];
+if(data47 > 64 || isNaN(data47)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"}];
 return false;
 }
 else {
 if(data47 < 1 || isNaN(data47)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7399,22 +7357,22 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.maxBodyBytes !== undefined){
-let data48 = data43.maxBodyBytes;
+if(data46.maxOutputTokens !== undefined){
+let data48 = data46.maxOutputTokens;
 const _errs139 = errors;
 if(!((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs139){
 if(typeof data48 == "number"){
-if(data48 > 67108864 || isNaN(data48)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"}];
+if(data48 > 65536 || isNaN(data48)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536},message:"must be <= 65536"}];
 return false;
 }
 else {
-if(data48 < 1024 || isNaN(data48)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
+if(data48 < 1 || isNaN(data48)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7426,22 +7384,22 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.maxConcurrentRuns !== undefined){
-let data49 = data43.maxConcurrentRuns;
+if(data46.idleTimeoutMs !== undefined){
+let data49 = data46.idleTimeoutMs;
 const _errs141 = errors;
 if(!((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs141){
 if(typeof data49 == "number"){
-if(data49 > 100000 || isNaN(data49)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+if(data49 > 2147483647 || isNaN(data49)){
+validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data49 < 1 || isNaN(data49)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data49 < 0 || isNaN(data49)){
+validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -7453,22 +7411,22 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.maxConcurrentRunsPerSubject !== undefined){
-let data50 = data43.maxConcurrentRunsPerSubject;
+if(data46.maxAttempts !== undefined){
+let data50 = data46.maxAttempts;
 const _errs143 = errors;
 if(!((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs143){
 if(typeof data50 == "number"){
-if(data50 > 100000 || isNaN(data50)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+if(data50 > 5 || isNaN(data50)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"}];
 return false;
 }
 else {
 if(data50 < 1 || isNaN(data50)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7480,22 +7438,22 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.writeStallTimeoutMs !== undefined){
-let data51 = data43.writeStallTimeoutMs;
+if(data46.maxBodyBytes !== undefined){
+let data51 = data46.maxBodyBytes;
 const _errs145 = errors;
 if(!((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51)))){
-validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs145){
 if(typeof data51 == "number"){
-if(data51 > 3600000 || isNaN(data51)){
-validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
+if(data51 > 67108864 || isNaN(data51)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"}];
 return false;
 }
 else {
-if(data51 < 10 || isNaN(data51)){
-validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"}];
+if(data51 < 1024 || isNaN(data51)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
@@ -7507,28 +7465,109 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.shutdownGraceMs !== undefined){
-let data52 = data43.shutdownGraceMs;
+if(data46.maxConcurrentRuns !== undefined){
+let data52 = data46.maxConcurrentRuns;
 const _errs147 = errors;
 if(!((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52)))){
-validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs147){
 if(typeof data52 == "number"){
-if(data52 > 3600000 || isNaN(data52)){
-validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
+if(data52 > 100000 || isNaN(data52)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data52 < 0 || isNaN(data52)){
-validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(data52 < 1 || isNaN(data52)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
 var valid35 = _errs147 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data46.maxConcurrentRunsPerSubject !== undefined){
+let data53 = data46.maxConcurrentRunsPerSubject;
+const _errs149 = errors;
+if(!((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53)))){
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs149){
+if(typeof data53 == "number"){
+if(data53 > 100000 || isNaN(data53)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+return false;
+}
+else {
+if(data53 < 1 || isNaN(data53)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid35 = _errs149 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data46.writeStallTimeoutMs !== undefined){
+let data54 = data46.writeStallTimeoutMs;
+const _errs151 = errors;
+if(!((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54)))){
+validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs151){
+if(typeof data54 == "number"){
+if(data54 > 3600000 || isNaN(data54)){
+validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
+return false;
+}
+else {
+if(data54 < 10 || isNaN(data54)){
+validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"}];
+return false;
+}
+}
+}
+}
+var valid35 = _errs151 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data46.shutdownGraceMs !== undefined){
+let data55 = data46.shutdownGraceMs;
+const _errs153 = errors;
+if(!((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55)))){
+validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs153){
+if(typeof data55 == "number"){
+if(data55 > 3600000 || isNaN(data55)){
+validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
+return false;
+}
+else {
+if(data55 < 0 || isNaN(data55)){
+validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid35 = _errs153 === errors;
 }
 else {
 var valid35 = true;
@@ -7548,22 +7587,22 @@ validate61.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs128 === errors;
+var valid0 = _errs134 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.state !== undefined){
-let data53 = data.state;
-const _errs149 = errors;
-const _errs150 = errors;
+let data56 = data.state;
+const _errs155 = errors;
+const _errs156 = errors;
 let valid36 = false;
-const _errs151 = errors;
-if(errors === _errs151){
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-const _errs153 = errors;
-for(const key11 in data53){
+const _errs157 = errors;
+if(errors === _errs157){
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+const _errs159 = errors;
+for(const key11 in data56){
 if(!(((key11 === "engine") || (key11 === "directory")) || (key11 === "leaseMs"))){
 const err41 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -7576,11 +7615,11 @@ errors++;
 break;
 }
 }
-if(_errs153 === errors){
-if(data53.engine !== undefined){
-let data54 = data53.engine;
-const _errs154 = errors;
-if(typeof data54 !== "string"){
+if(_errs159 === errors){
+if(data56.engine !== undefined){
+let data57 = data56.engine;
+const _errs160 = errors;
+if(typeof data57 !== "string"){
 const err42 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
@@ -7590,7 +7629,7 @@ vErrors.push(err42);
 }
 errors++;
 }
-if("sqlite" !== data54){
+if("sqlite" !== data57){
 const err43 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err43];
@@ -7600,18 +7639,18 @@ vErrors.push(err43);
 }
 errors++;
 }
-var valid37 = _errs154 === errors;
+var valid37 = _errs160 === errors;
 }
 else {
 var valid37 = true;
 }
 if(valid37){
-if(data53.directory !== undefined){
-let data55 = data53.directory;
-const _errs156 = errors;
-if(errors === _errs156){
-if(typeof data55 === "string"){
-if(func1(data55) > 4096){
+if(data56.directory !== undefined){
+let data58 = data56.directory;
+const _errs162 = errors;
+if(errors === _errs162){
+if(typeof data58 === "string"){
+if(func1(data58) > 4096){
 const err44 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err44];
@@ -7622,7 +7661,7 @@ vErrors.push(err44);
 errors++;
 }
 else {
-if(func1(data55) < 1){
+if(func1(data58) < 1){
 const err45 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err45];
@@ -7645,16 +7684,16 @@ vErrors.push(err46);
 errors++;
 }
 }
-var valid37 = _errs156 === errors;
+var valid37 = _errs162 === errors;
 }
 else {
 var valid37 = true;
 }
 if(valid37){
-if(data53.leaseMs !== undefined){
-let data56 = data53.leaseMs;
-const _errs158 = errors;
-if(!((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56)))){
+if(data56.leaseMs !== undefined){
+let data59 = data56.leaseMs;
+const _errs164 = errors;
+if(!((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59)))){
 const err47 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err47];
@@ -7664,9 +7703,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(errors === _errs158){
-if(typeof data56 == "number"){
-if(data56 > 3600000 || isNaN(data56)){
+if(errors === _errs164){
+if(typeof data59 == "number"){
+if(data59 > 3600000 || isNaN(data59)){
 const err48 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err48];
@@ -7677,7 +7716,7 @@ vErrors.push(err48);
 errors++;
 }
 else {
-if(data56 < 300 || isNaN(data56)){
+if(data59 < 300 || isNaN(data59)){
 const err49 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err49];
@@ -7690,7 +7729,7 @@ errors++;
 }
 }
 }
-var valid37 = _errs158 === errors;
+var valid37 = _errs164 === errors;
 }
 else {
 var valid37 = true;
@@ -7710,16 +7749,16 @@ vErrors.push(err50);
 errors++;
 }
 }
-var _valid5 = _errs151 === errors;
+var _valid5 = _errs157 === errors;
 valid36 = valid36 || _valid5;
 if(_valid5){
 var props3 = true;
 }
-const _errs160 = errors;
-if(errors === _errs160){
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+const _errs166 = errors;
+if(errors === _errs166){
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
 let missing9;
-if(((data53.engine === undefined) && (missing9 = "engine")) || ((data53.urlRef === undefined) && (missing9 = "urlRef"))){
+if(((data56.engine === undefined) && (missing9 = "engine")) || ((data56.urlRef === undefined) && (missing9 = "urlRef"))){
 const err51 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
 if(vErrors === null){
 vErrors = [err51];
@@ -7730,8 +7769,8 @@ vErrors.push(err51);
 errors++;
 }
 else {
-const _errs162 = errors;
-for(const key12 in data53){
+const _errs168 = errors;
+for(const key12 in data56){
 if(!(((key12 === "engine") || (key12 === "urlRef")) || (key12 === "leaseMs"))){
 const err52 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -7744,11 +7783,11 @@ errors++;
 break;
 }
 }
-if(_errs162 === errors){
-if(data53.engine !== undefined){
-let data57 = data53.engine;
-const _errs163 = errors;
-if(typeof data57 !== "string"){
+if(_errs168 === errors){
+if(data56.engine !== undefined){
+let data60 = data56.engine;
+const _errs169 = errors;
+if(typeof data60 !== "string"){
 const err53 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
@@ -7758,7 +7797,7 @@ vErrors.push(err53);
 }
 errors++;
 }
-if("postgres" !== data57){
+if("postgres" !== data60){
 const err54 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err54];
@@ -7768,22 +7807,22 @@ vErrors.push(err54);
 }
 errors++;
 }
-var valid38 = _errs163 === errors;
+var valid38 = _errs169 === errors;
 }
 else {
 var valid38 = true;
 }
 if(valid38){
-if(data53.urlRef !== undefined){
-let data58 = data53.urlRef;
-const _errs165 = errors;
-const _errs166 = errors;
+if(data56.urlRef !== undefined){
+let data61 = data56.urlRef;
+const _errs171 = errors;
+const _errs172 = errors;
 let valid39 = false;
-const _errs167 = errors;
-if(errors === _errs167){
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+const _errs173 = errors;
+if(errors === _errs173){
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
 let missing10;
-if((data58.env === undefined) && (missing10 = "env")){
+if((data61.env === undefined) && (missing10 = "env")){
 const err55 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
 if(vErrors === null){
 vErrors = [err55];
@@ -7794,8 +7833,8 @@ vErrors.push(err55);
 errors++;
 }
 else {
-const _errs169 = errors;
-for(const key13 in data58){
+const _errs175 = errors;
+for(const key13 in data61){
 if(!(key13 === "env")){
 const err56 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -7808,13 +7847,13 @@ errors++;
 break;
 }
 }
-if(_errs169 === errors){
-if(data58.env !== undefined){
-let data59 = data58.env;
-const _errs170 = errors;
-if(errors === _errs170){
-if(typeof data59 === "string"){
-if(!pattern7.test(data59)){
+if(_errs175 === errors){
+if(data61.env !== undefined){
+let data62 = data61.env;
+const _errs176 = errors;
+if(errors === _errs176){
+if(typeof data62 === "string"){
+if(!pattern7.test(data62)){
 const err57 = {instancePath:instancePath+"/state/urlRef/env",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err57];
@@ -7851,16 +7890,16 @@ vErrors.push(err59);
 errors++;
 }
 }
-var _valid6 = _errs167 === errors;
+var _valid6 = _errs173 === errors;
 valid39 = valid39 || _valid6;
 if(_valid6){
 var props4 = true;
 }
-const _errs172 = errors;
-if(errors === _errs172){
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+const _errs178 = errors;
+if(errors === _errs178){
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
 let missing11;
-if((data58.file === undefined) && (missing11 = "file")){
+if((data61.file === undefined) && (missing11 = "file")){
 const err60 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
 if(vErrors === null){
 vErrors = [err60];
@@ -7871,8 +7910,8 @@ vErrors.push(err60);
 errors++;
 }
 else {
-const _errs174 = errors;
-for(const key14 in data58){
+const _errs180 = errors;
+for(const key14 in data61){
 if(!(key14 === "file")){
 const err61 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -7885,13 +7924,13 @@ errors++;
 break;
 }
 }
-if(_errs174 === errors){
-if(data58.file !== undefined){
-let data60 = data58.file;
-const _errs175 = errors;
-if(errors === _errs175){
-if(typeof data60 === "string"){
-if(func1(data60) > 4096){
+if(_errs180 === errors){
+if(data61.file !== undefined){
+let data63 = data61.file;
+const _errs181 = errors;
+if(errors === _errs181){
+if(typeof data63 === "string"){
+if(func1(data63) > 4096){
 const err62 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err62];
@@ -7902,7 +7941,7 @@ vErrors.push(err62);
 errors++;
 }
 else {
-if(func1(data60) < 1){
+if(func1(data63) < 1){
 const err63 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err63];
@@ -7940,7 +7979,7 @@ vErrors.push(err65);
 errors++;
 }
 }
-var _valid6 = _errs172 === errors;
+var _valid6 = _errs178 === errors;
 valid39 = valid39 || _valid6;
 if(_valid6){
 if(props4 !== true){
@@ -7958,26 +7997,26 @@ vErrors.push(err66);
 errors++;
 }
 else {
-errors = _errs166;
+errors = _errs172;
 if(vErrors !== null){
-if(_errs166){
-vErrors.length = _errs166;
+if(_errs172){
+vErrors.length = _errs172;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid38 = _errs165 === errors;
+var valid38 = _errs171 === errors;
 }
 else {
 var valid38 = true;
 }
 if(valid38){
-if(data53.leaseMs !== undefined){
-let data61 = data53.leaseMs;
-const _errs177 = errors;
-if(!((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61)))){
+if(data56.leaseMs !== undefined){
+let data64 = data56.leaseMs;
+const _errs183 = errors;
+if(!((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64)))){
 const err67 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err67];
@@ -7987,9 +8026,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(errors === _errs177){
-if(typeof data61 == "number"){
-if(data61 > 3600000 || isNaN(data61)){
+if(errors === _errs183){
+if(typeof data64 == "number"){
+if(data64 > 3600000 || isNaN(data64)){
 const err68 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err68];
@@ -8000,7 +8039,7 @@ vErrors.push(err68);
 errors++;
 }
 else {
-if(data61 < 300 || isNaN(data61)){
+if(data64 < 300 || isNaN(data64)){
 const err69 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err69];
@@ -8013,7 +8052,7 @@ errors++;
 }
 }
 }
-var valid38 = _errs177 === errors;
+var valid38 = _errs183 === errors;
 }
 else {
 var valid38 = true;
@@ -8034,7 +8073,7 @@ vErrors.push(err70);
 errors++;
 }
 }
-var _valid5 = _errs160 === errors;
+var _valid5 = _errs166 === errors;
 valid36 = valid36 || _valid5;
 if(_valid5){
 if(props3 !== true){
@@ -8054,69 +8093,69 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs150;
+errors = _errs156;
 if(vErrors !== null){
-if(_errs150){
-vErrors.length = _errs150;
+if(_errs156){
+vErrors.length = _errs156;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs149 === errors;
+var valid0 = _errs155 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.metrics !== undefined){
-let data62 = data.metrics;
-const _errs179 = errors;
-if(errors === _errs179){
-if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
+let data65 = data.metrics;
+const _errs185 = errors;
+if(errors === _errs185){
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
 let missing12;
-if((data62.enabled === undefined) && (missing12 = "enabled")){
+if((data65.enabled === undefined) && (missing12 = "enabled")){
 validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"}];
 return false;
 }
 else {
-const _errs181 = errors;
-for(const key15 in data62){
+const _errs187 = errors;
+for(const key15 in data65){
 if(!((key15 === "enabled") || (key15 === "tokenRef"))){
 validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs181 === errors){
-if(data62.enabled !== undefined){
-let data63 = data62.enabled;
-const _errs182 = errors;
-if(typeof data63 !== "boolean"){
+if(_errs187 === errors){
+if(data65.enabled !== undefined){
+let data66 = data65.enabled;
+const _errs188 = errors;
+if(typeof data66 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/metrics/enabled",schemaPath:"#/properties/metrics/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data63){
+if(true !== data66){
 validate61.errors = [{instancePath:instancePath+"/metrics/enabled",schemaPath:"#/properties/metrics/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid42 = _errs182 === errors;
+var valid42 = _errs188 === errors;
 }
 else {
 var valid42 = true;
 }
 if(valid42){
-if(data62.tokenRef !== undefined){
-let data64 = data62.tokenRef;
-const _errs184 = errors;
-const _errs185 = errors;
+if(data65.tokenRef !== undefined){
+let data67 = data65.tokenRef;
+const _errs190 = errors;
+const _errs191 = errors;
 let valid43 = false;
-const _errs186 = errors;
-if(errors === _errs186){
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+const _errs192 = errors;
+if(errors === _errs192){
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
 let missing13;
-if((data64.env === undefined) && (missing13 = "env")){
+if((data67.env === undefined) && (missing13 = "env")){
 const err72 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
 if(vErrors === null){
 vErrors = [err72];
@@ -8127,8 +8166,8 @@ vErrors.push(err72);
 errors++;
 }
 else {
-const _errs188 = errors;
-for(const key16 in data64){
+const _errs194 = errors;
+for(const key16 in data67){
 if(!(key16 === "env")){
 const err73 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -8141,13 +8180,13 @@ errors++;
 break;
 }
 }
-if(_errs188 === errors){
-if(data64.env !== undefined){
-let data65 = data64.env;
-const _errs189 = errors;
-if(errors === _errs189){
-if(typeof data65 === "string"){
-if(!pattern7.test(data65)){
+if(_errs194 === errors){
+if(data67.env !== undefined){
+let data68 = data67.env;
+const _errs195 = errors;
+if(errors === _errs195){
+if(typeof data68 === "string"){
+if(!pattern7.test(data68)){
 const err74 = {instancePath:instancePath+"/metrics/tokenRef/env",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err74];
@@ -8184,16 +8223,16 @@ vErrors.push(err76);
 errors++;
 }
 }
-var _valid7 = _errs186 === errors;
+var _valid7 = _errs192 === errors;
 valid43 = valid43 || _valid7;
 if(_valid7){
 var props5 = true;
 }
-const _errs191 = errors;
-if(errors === _errs191){
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+const _errs197 = errors;
+if(errors === _errs197){
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
 let missing14;
-if((data64.file === undefined) && (missing14 = "file")){
+if((data67.file === undefined) && (missing14 = "file")){
 const err77 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
 if(vErrors === null){
 vErrors = [err77];
@@ -8204,8 +8243,8 @@ vErrors.push(err77);
 errors++;
 }
 else {
-const _errs193 = errors;
-for(const key17 in data64){
+const _errs199 = errors;
+for(const key17 in data67){
 if(!(key17 === "file")){
 const err78 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -8218,13 +8257,13 @@ errors++;
 break;
 }
 }
-if(_errs193 === errors){
-if(data64.file !== undefined){
-let data66 = data64.file;
-const _errs194 = errors;
-if(errors === _errs194){
-if(typeof data66 === "string"){
-if(func1(data66) > 4096){
+if(_errs199 === errors){
+if(data67.file !== undefined){
+let data69 = data67.file;
+const _errs200 = errors;
+if(errors === _errs200){
+if(typeof data69 === "string"){
+if(func1(data69) > 4096){
 const err79 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err79];
@@ -8235,7 +8274,7 @@ vErrors.push(err79);
 errors++;
 }
 else {
-if(func1(data66) < 1){
+if(func1(data69) < 1){
 const err80 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err80];
@@ -8273,7 +8312,7 @@ vErrors.push(err82);
 errors++;
 }
 }
-var _valid7 = _errs191 === errors;
+var _valid7 = _errs197 === errors;
 valid43 = valid43 || _valid7;
 if(_valid7){
 if(props5 !== true){
@@ -8293,17 +8332,17 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs185;
+errors = _errs191;
 if(vErrors !== null){
-if(_errs185){
-vErrors.length = _errs185;
+if(_errs191){
+vErrors.length = _errs191;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid42 = _errs184 === errors;
+var valid42 = _errs190 === errors;
 }
 else {
 var valid42 = true;
@@ -8317,60 +8356,60 @@ validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs179 === errors;
+var valid0 = _errs185 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.tracing !== undefined){
-let data67 = data.tracing;
-const _errs196 = errors;
-if(errors === _errs196){
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+let data70 = data.tracing;
+const _errs202 = errors;
+if(errors === _errs202){
+if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
 let missing15;
-if((data67.enabled === undefined) && (missing15 = "enabled")){
+if((data70.enabled === undefined) && (missing15 = "enabled")){
 validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"}];
 return false;
 }
 else {
-const _errs198 = errors;
-for(const key18 in data67){
+const _errs204 = errors;
+for(const key18 in data70){
 if(!((((key18 === "enabled") || (key18 === "endpoint")) || (key18 === "serviceName")) || (key18 === "captureContent"))){
 validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs198 === errors){
-if(data67.enabled !== undefined){
-let data68 = data67.enabled;
-const _errs199 = errors;
-if(typeof data68 !== "boolean"){
+if(_errs204 === errors){
+if(data70.enabled !== undefined){
+let data71 = data70.enabled;
+const _errs205 = errors;
+if(typeof data71 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/tracing/enabled",schemaPath:"#/properties/tracing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data68){
+if(true !== data71){
 validate61.errors = [{instancePath:instancePath+"/tracing/enabled",schemaPath:"#/properties/tracing/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid46 = _errs199 === errors;
+var valid46 = _errs205 === errors;
 }
 else {
 var valid46 = true;
 }
 if(valid46){
-if(data67.endpoint !== undefined){
-let data69 = data67.endpoint;
-const _errs201 = errors;
-if(errors === _errs201){
-if(typeof data69 === "string"){
-if(func1(data69) > 2048){
+if(data70.endpoint !== undefined){
+let data72 = data70.endpoint;
+const _errs207 = errors;
+if(errors === _errs207){
+if(typeof data72 === "string"){
+if(func1(data72) > 2048){
 validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"#/properties/tracing/properties/endpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(func1(data69) < 1){
+if(func1(data72) < 1){
 validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"#/properties/tracing/properties/endpoint/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -8381,23 +8420,23 @@ validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"
 return false;
 }
 }
-var valid46 = _errs201 === errors;
+var valid46 = _errs207 === errors;
 }
 else {
 var valid46 = true;
 }
 if(valid46){
-if(data67.serviceName !== undefined){
-let data70 = data67.serviceName;
-const _errs203 = errors;
-if(errors === _errs203){
-if(typeof data70 === "string"){
-if(func1(data70) > 128){
+if(data70.serviceName !== undefined){
+let data73 = data70.serviceName;
+const _errs209 = errors;
+if(errors === _errs209){
+if(typeof data73 === "string"){
+if(func1(data73) > 128){
 validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPath:"#/properties/tracing/properties/serviceName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func1(data70) < 1){
+if(func1(data73) < 1){
 validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPath:"#/properties/tracing/properties/serviceName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -8408,19 +8447,19 @@ validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPat
 return false;
 }
 }
-var valid46 = _errs203 === errors;
+var valid46 = _errs209 === errors;
 }
 else {
 var valid46 = true;
 }
 if(valid46){
-if(data67.captureContent !== undefined){
-const _errs205 = errors;
-if(typeof data67.captureContent !== "boolean"){
+if(data70.captureContent !== undefined){
+const _errs211 = errors;
+if(typeof data70.captureContent !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/tracing/captureContent",schemaPath:"#/properties/tracing/properties/captureContent/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid46 = _errs205 === errors;
+var valid46 = _errs211 === errors;
 }
 else {
 var valid46 = true;
@@ -8436,32 +8475,32 @@ validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs196 === errors;
+var valid0 = _errs202 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.usage !== undefined){
-let data72 = data.usage;
-const _errs207 = errors;
-if(errors === _errs207){
-if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
-const _errs209 = errors;
-for(const key19 in data72){
+let data75 = data.usage;
+const _errs213 = errors;
+if(errors === _errs213){
+if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
+const _errs215 = errors;
+for(const key19 in data75){
 if(!(((((key19 === "hostId") || (key19 === "labels")) || (key19 === "prices")) || (key19 === "file")) || (key19 === "webhook"))){
 validate61.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs209 === errors){
-if(data72.hostId !== undefined){
-let data73 = data72.hostId;
-const _errs210 = errors;
-if(errors === _errs210){
-if(typeof data73 === "string"){
-if(!pattern52.test(data73)){
+if(_errs215 === errors){
+if(data75.hostId !== undefined){
+let data76 = data75.hostId;
+const _errs216 = errors;
+if(errors === _errs216){
+if(typeof data76 === "string"){
+if(!pattern52.test(data76)){
 validate61.errors = [{instancePath:instancePath+"/usage/hostId",schemaPath:"#/properties/usage/properties/hostId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"+"\""}];
 return false;
 }
@@ -8471,30 +8510,30 @@ validate61.errors = [{instancePath:instancePath+"/usage/hostId",schemaPath:"#/pr
 return false;
 }
 }
-var valid47 = _errs210 === errors;
+var valid47 = _errs216 === errors;
 }
 else {
 var valid47 = true;
 }
 if(valid47){
-if(data72.labels !== undefined){
-let data74 = data72.labels;
-const _errs212 = errors;
-if(errors === _errs212){
-if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
-if(Object.keys(data74).length > 32){
+if(data75.labels !== undefined){
+let data77 = data75.labels;
+const _errs218 = errors;
+if(errors === _errs218){
+if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+if(Object.keys(data77).length > 32){
 validate61.errors = [{instancePath:instancePath+"/usage/labels",schemaPath:"#/properties/usage/properties/labels/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties"}];
 return false;
 }
 else {
 var props6 = {};
-for(const key20 in data74){
+for(const key20 in data77){
 if(pattern53.test(key20)){
-let data75 = data74[key20];
-const _errs214 = errors;
-if(errors === _errs214){
-if(typeof data75 === "string"){
-if(func1(data75) > 128){
+let data78 = data77[key20];
+const _errs220 = errors;
+if(errors === _errs220){
+if(typeof data78 === "string"){
+if(func1(data78) > 128){
 validate61.errors = [{instancePath:instancePath+"/usage/labels/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/usage/properties/labels/patternProperties/%5E%5Ba-zA-Z%5D%5Ba-zA-Z0-9._-%5D%7B0%2C63%7D%24/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
@@ -8514,55 +8553,55 @@ validate61.errors = [{instancePath:instancePath+"/usage/labels",schemaPath:"#/pr
 return false;
 }
 }
-var valid47 = _errs212 === errors;
+var valid47 = _errs218 === errors;
 }
 else {
 var valid47 = true;
 }
 if(valid47){
-if(data72.prices !== undefined){
-let data76 = data72.prices;
-const _errs216 = errors;
-if(errors === _errs216){
-if(Array.isArray(data76)){
-if(data76.length > 1000){
+if(data75.prices !== undefined){
+let data79 = data75.prices;
+const _errs222 = errors;
+if(errors === _errs222){
+if(Array.isArray(data79)){
+if(data79.length > 1000){
 validate61.errors = [{instancePath:instancePath+"/usage/prices",schemaPath:"#/properties/usage/properties/prices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
 return false;
 }
 else {
 var valid49 = true;
-const len12 = data76.length;
+const len12 = data79.length;
 for(let i20=0; i20<len12; i20++){
-let data77 = data76[i20];
-const _errs218 = errors;
-if(errors === _errs218){
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+let data80 = data79[i20];
+const _errs224 = errors;
+if(errors === _errs224){
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
 let missing16;
-if(((((data77.vendor === undefined) && (missing16 = "vendor")) || ((data77.model === undefined) && (missing16 = "model"))) || ((data77.inputUsdPerMTok === undefined) && (missing16 = "inputUsdPerMTok"))) || ((data77.outputUsdPerMTok === undefined) && (missing16 = "outputUsdPerMTok"))){
+if(((((data80.vendor === undefined) && (missing16 = "vendor")) || ((data80.model === undefined) && (missing16 = "model"))) || ((data80.inputUsdPerMTok === undefined) && (missing16 = "inputUsdPerMTok"))) || ((data80.outputUsdPerMTok === undefined) && (missing16 = "outputUsdPerMTok"))){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20,schemaPath:"#/properties/usage/properties/prices/items/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"}];
 return false;
 }
 else {
-const _errs220 = errors;
-for(const key21 in data77){
+const _errs226 = errors;
+for(const key21 in data80){
 if(!(((((key21 === "vendor") || (key21 === "model")) || (key21 === "inputUsdPerMTok")) || (key21 === "outputUsdPerMTok")) || (key21 === "cachedInputUsdPerMTok"))){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20,schemaPath:"#/properties/usage/properties/prices/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs220 === errors){
-if(data77.vendor !== undefined){
-let data78 = data77.vendor;
-const _errs221 = errors;
-if(errors === _errs221){
-if(typeof data78 === "string"){
-if(func1(data78) > 64){
+if(_errs226 === errors){
+if(data80.vendor !== undefined){
+let data81 = data80.vendor;
+const _errs227 = errors;
+if(errors === _errs227){
+if(typeof data81 === "string"){
+if(func1(data81) > 64){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-if(func1(data78) < 1){
+if(func1(data81) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -8573,23 +8612,23 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/vendor"
 return false;
 }
 }
-var valid50 = _errs221 === errors;
+var valid50 = _errs227 === errors;
 }
 else {
 var valid50 = true;
 }
 if(valid50){
-if(data77.model !== undefined){
-let data79 = data77.model;
-const _errs223 = errors;
-if(errors === _errs223){
-if(typeof data79 === "string"){
-if(func1(data79) > 256){
+if(data80.model !== undefined){
+let data82 = data80.model;
+const _errs229 = errors;
+if(errors === _errs229){
+if(typeof data82 === "string"){
+if(func1(data82) > 256){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data79) < 1){
+if(func1(data82) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -8600,23 +8639,23 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/model",
 return false;
 }
 }
-var valid50 = _errs223 === errors;
+var valid50 = _errs229 === errors;
 }
 else {
 var valid50 = true;
 }
 if(valid50){
-if(data77.inputUsdPerMTok !== undefined){
-let data80 = data77.inputUsdPerMTok;
-const _errs225 = errors;
-if(errors === _errs225){
-if(typeof data80 == "number"){
-if(data80 > 1000000 || isNaN(data80)){
+if(data80.inputUsdPerMTok !== undefined){
+let data83 = data80.inputUsdPerMTok;
+const _errs231 = errors;
+if(errors === _errs231){
+if(typeof data83 == "number"){
+if(data83 > 1000000 || isNaN(data83)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data80 < 0 || isNaN(data80)){
+if(data83 < 0 || isNaN(data83)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -8627,23 +8666,23 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/inputUs
 return false;
 }
 }
-var valid50 = _errs225 === errors;
+var valid50 = _errs231 === errors;
 }
 else {
 var valid50 = true;
 }
 if(valid50){
-if(data77.outputUsdPerMTok !== undefined){
-let data81 = data77.outputUsdPerMTok;
-const _errs227 = errors;
-if(errors === _errs227){
-if(typeof data81 == "number"){
-if(data81 > 1000000 || isNaN(data81)){
+if(data80.outputUsdPerMTok !== undefined){
+let data84 = data80.outputUsdPerMTok;
+const _errs233 = errors;
+if(errors === _errs233){
+if(typeof data84 == "number"){
+if(data84 > 1000000 || isNaN(data84)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data81 < 0 || isNaN(data81)){
+if(data84 < 0 || isNaN(data84)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -8654,23 +8693,23 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/outputU
 return false;
 }
 }
-var valid50 = _errs227 === errors;
+var valid50 = _errs233 === errors;
 }
 else {
 var valid50 = true;
 }
 if(valid50){
-if(data77.cachedInputUsdPerMTok !== undefined){
-let data82 = data77.cachedInputUsdPerMTok;
-const _errs229 = errors;
-if(errors === _errs229){
-if(typeof data82 == "number"){
-if(data82 > 1000000 || isNaN(data82)){
+if(data80.cachedInputUsdPerMTok !== undefined){
+let data85 = data80.cachedInputUsdPerMTok;
+const _errs235 = errors;
+if(errors === _errs235){
+if(typeof data85 == "number"){
+if(data85 > 1000000 || isNaN(data85)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data82 < 0 || isNaN(data82)){
+if(data85 < 0 || isNaN(data85)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -8681,7 +8720,7 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20+"/cachedI
 return false;
 }
 }
-var valid50 = _errs229 === errors;
+var valid50 = _errs235 === errors;
 }
 else {
 var valid50 = true;
@@ -8698,7 +8737,7 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i20,schemaPat
 return false;
 }
 }
-var valid49 = _errs218 === errors;
+var valid49 = _errs224 === errors;
 if(!valid49){
 break;
 }
@@ -8710,43 +8749,43 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices",schemaPath:"#/pr
 return false;
 }
 }
-var valid47 = _errs216 === errors;
+var valid47 = _errs222 === errors;
 }
 else {
 var valid47 = true;
 }
 if(valid47){
-if(data72.file !== undefined){
-let data83 = data72.file;
-const _errs231 = errors;
-if(errors === _errs231){
-if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data75.file !== undefined){
+let data86 = data75.file;
+const _errs237 = errors;
+if(errors === _errs237){
+if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
 let missing17;
-if((data83.path === undefined) && (missing17 = "path")){
+if((data86.path === undefined) && (missing17 = "path")){
 validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"}];
 return false;
 }
 else {
-const _errs233 = errors;
-for(const key22 in data83){
+const _errs239 = errors;
+for(const key22 in data86){
 if(!(((key22 === "path") || (key22 === "maxBytes")) || (key22 === "keep"))){
 validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs233 === errors){
-if(data83.path !== undefined){
-let data84 = data83.path;
-const _errs234 = errors;
-if(errors === _errs234){
-if(typeof data84 === "string"){
-if(func1(data84) > 4096){
+if(_errs239 === errors){
+if(data86.path !== undefined){
+let data87 = data86.path;
+const _errs240 = errors;
+if(errors === _errs240){
+if(typeof data87 === "string"){
+if(func1(data87) > 4096){
 validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#/properties/usage/properties/file/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func1(data84) < 1){
+if(func1(data87) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#/properties/usage/properties/file/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -8757,61 +8796,61 @@ validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#
 return false;
 }
 }
-var valid51 = _errs234 === errors;
+var valid51 = _errs240 === errors;
 }
 else {
 var valid51 = true;
 }
 if(valid51){
-if(data83.maxBytes !== undefined){
-let data85 = data83.maxBytes;
-const _errs236 = errors;
-if(!((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85)))){
+if(data86.maxBytes !== undefined){
+let data88 = data86.maxBytes;
+const _errs242 = errors;
+if(!((typeof data88 == "number") && (!(data88 % 1) && !isNaN(data88)))){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs236){
-if(typeof data85 == "number"){
-if(data85 > 1073741824 || isNaN(data85)){
+if(errors === _errs242){
+if(typeof data88 == "number"){
+if(data88 > 1073741824 || isNaN(data88)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data85 < 4096 || isNaN(data85)){
+if(data88 < 4096 || isNaN(data88)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"}];
 return false;
 }
 }
 }
 }
-var valid51 = _errs236 === errors;
+var valid51 = _errs242 === errors;
 }
 else {
 var valid51 = true;
 }
 if(valid51){
-if(data83.keep !== undefined){
-let data86 = data83.keep;
-const _errs238 = errors;
-if(!((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86)))){
+if(data86.keep !== undefined){
+let data89 = data86.keep;
+const _errs244 = errors;
+if(!((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89)))){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs238){
-if(typeof data86 == "number"){
-if(data86 > 100 || isNaN(data86)){
+if(errors === _errs244){
+if(typeof data89 == "number"){
+if(data89 > 100 || isNaN(data89)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
-if(data86 < 1 || isNaN(data86)){
+if(data89 < 1 || isNaN(data89)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid51 = _errs238 === errors;
+var valid51 = _errs244 === errors;
 }
 else {
 var valid51 = true;
@@ -8826,43 +8865,43 @@ validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/prop
 return false;
 }
 }
-var valid47 = _errs231 === errors;
+var valid47 = _errs237 === errors;
 }
 else {
 var valid47 = true;
 }
 if(valid47){
-if(data72.webhook !== undefined){
-let data87 = data72.webhook;
-const _errs240 = errors;
-if(errors === _errs240){
-if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+if(data75.webhook !== undefined){
+let data90 = data75.webhook;
+const _errs246 = errors;
+if(errors === _errs246){
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
 let missing18;
-if((data87.url === undefined) && (missing18 = "url")){
+if((data90.url === undefined) && (missing18 = "url")){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"}];
 return false;
 }
 else {
-const _errs242 = errors;
-for(const key23 in data87){
+const _errs248 = errors;
+for(const key23 in data90){
 if(!((((((((key23 === "url") || (key23 === "tokenRef")) || (key23 === "maxAttempts")) || (key23 === "timeoutMs")) || (key23 === "retryIntervalMs")) || (key23 === "spoolDirectory")) || (key23 === "maxSpoolRecords")) || (key23 === "maxSpoolBytes"))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs242 === errors){
-if(data87.url !== undefined){
-let data88 = data87.url;
-const _errs243 = errors;
-if(errors === _errs243){
-if(typeof data88 === "string"){
-if(func1(data88) > 2048){
+if(_errs248 === errors){
+if(data90.url !== undefined){
+let data91 = data90.url;
+const _errs249 = errors;
+if(errors === _errs249){
+if(typeof data91 === "string"){
+if(func1(data91) > 2048){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:"#/properties/usage/properties/webhook/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(func1(data88) < 1){
+if(func1(data91) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:"#/properties/usage/properties/webhook/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -8873,22 +8912,22 @@ validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:
 return false;
 }
 }
-var valid52 = _errs243 === errors;
+var valid52 = _errs249 === errors;
 }
 else {
 var valid52 = true;
 }
 if(valid52){
-if(data87.tokenRef !== undefined){
-let data89 = data87.tokenRef;
-const _errs245 = errors;
-const _errs246 = errors;
+if(data90.tokenRef !== undefined){
+let data92 = data90.tokenRef;
+const _errs251 = errors;
+const _errs252 = errors;
 let valid53 = false;
-const _errs247 = errors;
-if(errors === _errs247){
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+const _errs253 = errors;
+if(errors === _errs253){
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
 let missing19;
-if((data89.env === undefined) && (missing19 = "env")){
+if((data92.env === undefined) && (missing19 = "env")){
 const err84 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
 if(vErrors === null){
 vErrors = [err84];
@@ -8899,8 +8938,8 @@ vErrors.push(err84);
 errors++;
 }
 else {
-const _errs249 = errors;
-for(const key24 in data89){
+const _errs255 = errors;
+for(const key24 in data92){
 if(!(key24 === "env")){
 const err85 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -8913,13 +8952,13 @@ errors++;
 break;
 }
 }
-if(_errs249 === errors){
-if(data89.env !== undefined){
-let data90 = data89.env;
-const _errs250 = errors;
-if(errors === _errs250){
-if(typeof data90 === "string"){
-if(!pattern7.test(data90)){
+if(_errs255 === errors){
+if(data92.env !== undefined){
+let data93 = data92.env;
+const _errs256 = errors;
+if(errors === _errs256){
+if(typeof data93 === "string"){
+if(!pattern7.test(data93)){
 const err86 = {instancePath:instancePath+"/usage/webhook/tokenRef/env",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err86];
@@ -8956,16 +8995,16 @@ vErrors.push(err88);
 errors++;
 }
 }
-var _valid8 = _errs247 === errors;
+var _valid8 = _errs253 === errors;
 valid53 = valid53 || _valid8;
 if(_valid8){
 var props7 = true;
 }
-const _errs252 = errors;
-if(errors === _errs252){
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+const _errs258 = errors;
+if(errors === _errs258){
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
 let missing20;
-if((data89.file === undefined) && (missing20 = "file")){
+if((data92.file === undefined) && (missing20 = "file")){
 const err89 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
 if(vErrors === null){
 vErrors = [err89];
@@ -8976,8 +9015,8 @@ vErrors.push(err89);
 errors++;
 }
 else {
-const _errs254 = errors;
-for(const key25 in data89){
+const _errs260 = errors;
+for(const key25 in data92){
 if(!(key25 === "file")){
 const err90 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -8990,13 +9029,13 @@ errors++;
 break;
 }
 }
-if(_errs254 === errors){
-if(data89.file !== undefined){
-let data91 = data89.file;
-const _errs255 = errors;
-if(errors === _errs255){
-if(typeof data91 === "string"){
-if(func1(data91) > 4096){
+if(_errs260 === errors){
+if(data92.file !== undefined){
+let data94 = data92.file;
+const _errs261 = errors;
+if(errors === _errs261){
+if(typeof data94 === "string"){
+if(func1(data94) > 4096){
 const err91 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err91];
@@ -9007,7 +9046,7 @@ vErrors.push(err91);
 errors++;
 }
 else {
-if(func1(data91) < 1){
+if(func1(data94) < 1){
 const err92 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err92];
@@ -9045,7 +9084,7 @@ vErrors.push(err94);
 errors++;
 }
 }
-var _valid8 = _errs252 === errors;
+var _valid8 = _errs258 === errors;
 valid53 = valid53 || _valid8;
 if(_valid8){
 if(props7 !== true){
@@ -9065,122 +9104,41 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs246;
+errors = _errs252;
 if(vErrors !== null){
-if(_errs246){
-vErrors.length = _errs246;
+if(_errs252){
+vErrors.length = _errs252;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid52 = _errs245 === errors;
+var valid52 = _errs251 === errors;
 }
 else {
 var valid52 = true;
 }
 if(valid52){
-if(data87.maxAttempts !== undefined){
-let data92 = data87.maxAttempts;
-const _errs257 = errors;
-if(!((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92)))){
+if(data90.maxAttempts !== undefined){
+let data95 = data90.maxAttempts;
+const _errs263 = errors;
+if(!((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs257){
-if(typeof data92 == "number"){
-if(data92 > 10 || isNaN(data92)){
+if(errors === _errs263){
+if(typeof data95 == "number"){
+if(data95 > 10 || isNaN(data95)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
 return false;
 }
 else {
-if(data92 < 1 || isNaN(data92)){
+if(data95 < 1 || isNaN(data95)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
-}
-}
-var valid52 = _errs257 === errors;
-}
-else {
-var valid52 = true;
-}
-if(valid52){
-if(data87.timeoutMs !== undefined){
-let data93 = data87.timeoutMs;
-const _errs259 = errors;
-if(!((typeof data93 == "number") && (!(data93 % 1) && !isNaN(data93)))){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs259){
-if(typeof data93 == "number"){
-if(data93 > 60000 || isNaN(data93)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
-return false;
-}
-else {
-if(data93 < 100 || isNaN(data93)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
-return false;
-}
-}
-}
-}
-var valid52 = _errs259 === errors;
-}
-else {
-var valid52 = true;
-}
-if(valid52){
-if(data87.retryIntervalMs !== undefined){
-let data94 = data87.retryIntervalMs;
-const _errs261 = errors;
-if(!((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94)))){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs261){
-if(typeof data94 == "number"){
-if(data94 > 3600000 || isNaN(data94)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
-return false;
-}
-else {
-if(data94 < 50 || isNaN(data94)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 50},message:"must be >= 50"}];
-return false;
-}
-}
-}
-}
-var valid52 = _errs261 === errors;
-}
-else {
-var valid52 = true;
-}
-if(valid52){
-if(data87.spoolDirectory !== undefined){
-let data95 = data87.spoolDirectory;
-const _errs263 = errors;
-if(errors === _errs263){
-if(typeof data95 === "string"){
-if(func1(data95) > 4096){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
-return false;
-}
-else {
-if(func1(data95) < 1){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
 }
 }
 var valid52 = _errs263 === errors;
@@ -9189,22 +9147,22 @@ else {
 var valid52 = true;
 }
 if(valid52){
-if(data87.maxSpoolRecords !== undefined){
-let data96 = data87.maxSpoolRecords;
+if(data90.timeoutMs !== undefined){
+let data96 = data90.timeoutMs;
 const _errs265 = errors;
 if(!((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96)))){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs265){
 if(typeof data96 == "number"){
-if(data96 > 10000000 || isNaN(data96)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
+if(data96 > 60000 || isNaN(data96)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
 return false;
 }
 else {
-if(data96 < 1 || isNaN(data96)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data96 < 100 || isNaN(data96)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 }
@@ -9216,28 +9174,109 @@ else {
 var valid52 = true;
 }
 if(valid52){
-if(data87.maxSpoolBytes !== undefined){
-let data97 = data87.maxSpoolBytes;
+if(data90.retryIntervalMs !== undefined){
+let data97 = data90.retryIntervalMs;
 const _errs267 = errors;
 if(!((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97)))){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs267){
 if(typeof data97 == "number"){
-if(data97 > 68719476736 || isNaN(data97)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 68719476736},message:"must be <= 68719476736"}];
+if(data97 > 3600000 || isNaN(data97)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
 return false;
 }
 else {
-if(data97 < 65536 || isNaN(data97)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"}];
+if(data97 < 50 || isNaN(data97)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 50},message:"must be >= 50"}];
 return false;
 }
 }
 }
 }
 var valid52 = _errs267 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data90.spoolDirectory !== undefined){
+let data98 = data90.spoolDirectory;
+const _errs269 = errors;
+if(errors === _errs269){
+if(typeof data98 === "string"){
+if(func1(data98) > 4096){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+else {
+if(func1(data98) < 1){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid52 = _errs269 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data90.maxSpoolRecords !== undefined){
+let data99 = data90.maxSpoolRecords;
+const _errs271 = errors;
+if(!((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99)))){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs271){
+if(typeof data99 == "number"){
+if(data99 > 10000000 || isNaN(data99)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
+return false;
+}
+else {
+if(data99 < 1 || isNaN(data99)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid52 = _errs271 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data90.maxSpoolBytes !== undefined){
+let data100 = data90.maxSpoolBytes;
+const _errs273 = errors;
+if(!((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100)))){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs273){
+if(typeof data100 == "number"){
+if(data100 > 68719476736 || isNaN(data100)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 68719476736},message:"must be <= 68719476736"}];
+return false;
+}
+else {
+if(data100 < 65536 || isNaN(data100)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"}];
+return false;
+}
+}
+}
+}
+var valid52 = _errs273 === errors;
 }
 else {
 var valid52 = true;
@@ -9257,7 +9296,7 @@ validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/p
 return false;
 }
 }
-var valid47 = _errs240 === errors;
+var valid47 = _errs246 === errors;
 }
 else {
 var valid47 = true;
@@ -9273,83 +9312,83 @@ validate61.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs207 === errors;
+var valid0 = _errs213 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.approvals !== undefined){
-let data98 = data.approvals;
-const _errs269 = errors;
-if(errors === _errs269){
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+let data101 = data.approvals;
+const _errs275 = errors;
+if(errors === _errs275){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
 let missing21;
-if((data98.interactive === undefined) && (missing21 = "interactive")){
+if((data101.interactive === undefined) && (missing21 = "interactive")){
 validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"}];
 return false;
 }
 else {
-const _errs271 = errors;
-for(const key26 in data98){
+const _errs277 = errors;
+for(const key26 in data101){
 if(!(((key26 === "interactive") || (key26 === "allowIdlePause")) || (key26 === "maxPending"))){
 validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs271 === errors){
-if(data98.interactive !== undefined){
-let data99 = data98.interactive;
-const _errs272 = errors;
-if(typeof data99 !== "boolean"){
+if(_errs277 === errors){
+if(data101.interactive !== undefined){
+let data102 = data101.interactive;
+const _errs278 = errors;
+if(typeof data102 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/approvals/interactive",schemaPath:"#/properties/approvals/properties/interactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data99){
+if(true !== data102){
 validate61.errors = [{instancePath:instancePath+"/approvals/interactive",schemaPath:"#/properties/approvals/properties/interactive/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid56 = _errs272 === errors;
+var valid56 = _errs278 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data98.allowIdlePause !== undefined){
-const _errs274 = errors;
-if(typeof data98.allowIdlePause !== "boolean"){
+if(data101.allowIdlePause !== undefined){
+const _errs280 = errors;
+if(typeof data101.allowIdlePause !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/approvals/allowIdlePause",schemaPath:"#/properties/approvals/properties/allowIdlePause/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid56 = _errs274 === errors;
+var valid56 = _errs280 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data98.maxPending !== undefined){
-let data101 = data98.maxPending;
-const _errs276 = errors;
-if(!((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101)))){
+if(data101.maxPending !== undefined){
+let data104 = data101.maxPending;
+const _errs282 = errors;
+if(!((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104)))){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs276){
-if(typeof data101 == "number"){
-if(data101 > 100000 || isNaN(data101)){
+if(errors === _errs282){
+if(typeof data104 == "number"){
+if(data104 > 100000 || isNaN(data104)){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data101 < 1 || isNaN(data101)){
+if(data104 < 1 || isNaN(data104)){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid56 = _errs276 === errors;
+var valid56 = _errs282 === errors;
 }
 else {
 var valid56 = true;
@@ -9364,83 +9403,83 @@ validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs269 === errors;
+var valid0 = _errs275 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.applicationTools !== undefined){
-let data102 = data.applicationTools;
-const _errs278 = errors;
-if(errors === _errs278){
-if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+let data105 = data.applicationTools;
+const _errs284 = errors;
+if(errors === _errs284){
+if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
 let missing22;
-if((data102.enabled === undefined) && (missing22 = "enabled")){
+if((data105.enabled === undefined) && (missing22 = "enabled")){
 validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"}];
 return false;
 }
 else {
-const _errs280 = errors;
-for(const key27 in data102){
+const _errs286 = errors;
+for(const key27 in data105){
 if(!(((key27 === "enabled") || (key27 === "requireApproval")) || (key27 === "maxPending"))){
 validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs280 === errors){
-if(data102.enabled !== undefined){
-let data103 = data102.enabled;
-const _errs281 = errors;
-if(typeof data103 !== "boolean"){
+if(_errs286 === errors){
+if(data105.enabled !== undefined){
+let data106 = data105.enabled;
+const _errs287 = errors;
+if(typeof data106 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/enabled",schemaPath:"#/properties/applicationTools/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data103){
+if(true !== data106){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/enabled",schemaPath:"#/properties/applicationTools/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid57 = _errs281 === errors;
+var valid57 = _errs287 === errors;
 }
 else {
 var valid57 = true;
 }
 if(valid57){
-if(data102.requireApproval !== undefined){
-const _errs283 = errors;
-if(typeof data102.requireApproval !== "boolean"){
+if(data105.requireApproval !== undefined){
+const _errs289 = errors;
+if(typeof data105.requireApproval !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/requireApproval",schemaPath:"#/properties/applicationTools/properties/requireApproval/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid57 = _errs283 === errors;
+var valid57 = _errs289 === errors;
 }
 else {
 var valid57 = true;
 }
 if(valid57){
-if(data102.maxPending !== undefined){
-let data105 = data102.maxPending;
-const _errs285 = errors;
-if(!((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105)))){
+if(data105.maxPending !== undefined){
+let data108 = data105.maxPending;
+const _errs291 = errors;
+if(!((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108)))){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs285){
-if(typeof data105 == "number"){
-if(data105 > 100000 || isNaN(data105)){
+if(errors === _errs291){
+if(typeof data108 == "number"){
+if(data108 > 100000 || isNaN(data108)){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data105 < 1 || isNaN(data105)){
+if(data108 < 1 || isNaN(data108)){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid57 = _errs285 === errors;
+var valid57 = _errs291 === errors;
 }
 else {
 var valid57 = true;
@@ -9455,75 +9494,75 @@ validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"
 return false;
 }
 }
-var valid0 = _errs278 === errors;
+var valid0 = _errs284 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.retrieval !== undefined){
-let data106 = data.retrieval;
-const _errs287 = errors;
-if(errors === _errs287){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+let data109 = data.retrieval;
+const _errs293 = errors;
+if(errors === _errs293){
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
 let missing23;
-if((data106.corpora === undefined) && (missing23 = "corpora")){
+if((data109.corpora === undefined) && (missing23 = "corpora")){
 validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"}];
 return false;
 }
 else {
-const _errs289 = errors;
-for(const key28 in data106){
+const _errs295 = errors;
+for(const key28 in data109){
 if(!(((((key28 === "corpora") || (key28 === "chunkBytes")) || (key28 === "capacity")) || (key28 === "ingestion")) || (key28 === "pdf"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs289 === errors){
-if(data106.corpora !== undefined){
-let data107 = data106.corpora;
-const _errs290 = errors;
-if(errors === _errs290){
-if(Array.isArray(data107)){
-if(data107.length > 1000){
+if(_errs295 === errors){
+if(data109.corpora !== undefined){
+let data110 = data109.corpora;
+const _errs296 = errors;
+if(errors === _errs296){
+if(Array.isArray(data110)){
+if(data110.length > 1000){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:"#/properties/retrieval/properties/corpora/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
 return false;
 }
 else {
-if(data107.length < 1){
+if(data110.length < 1){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:"#/properties/retrieval/properties/corpora/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid59 = true;
-const len13 = data107.length;
+const len13 = data110.length;
 for(let i21=0; i21<len13; i21++){
-let data108 = data107[i21];
-const _errs292 = errors;
-if(errors === _errs292){
-if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+let data111 = data110[i21];
+const _errs298 = errors;
+if(errors === _errs298){
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
 let missing24;
-if((data108.id === undefined) && (missing24 = "id")){
+if((data111.id === undefined) && (missing24 = "id")){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21,schemaPath:"#/properties/retrieval/properties/corpora/items/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"}];
 return false;
 }
 else {
-const _errs294 = errors;
-for(const key29 in data108){
+const _errs300 = errors;
+for(const key29 in data111){
 if(!((((key29 === "id") || (key29 === "namespace")) || (key29 === "embedding")) || (key29 === "capacity"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21,schemaPath:"#/properties/retrieval/properties/corpora/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs294 === errors){
-if(data108.id !== undefined){
-let data109 = data108.id;
-const _errs295 = errors;
-if(errors === _errs295){
-if(typeof data109 === "string"){
-if(!pattern47.test(data109)){
+if(_errs300 === errors){
+if(data111.id !== undefined){
+let data112 = data111.id;
+const _errs301 = errors;
+if(errors === _errs301){
+if(typeof data112 === "string"){
+if(!pattern47.test(data112)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""}];
 return false;
 }
@@ -9533,19 +9572,19 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/id
 return false;
 }
 }
-var valid60 = _errs295 === errors;
+var valid60 = _errs301 === errors;
 }
 else {
 var valid60 = true;
 }
 if(valid60){
-if(data108.namespace !== undefined){
-let data110 = data108.namespace;
-const _errs297 = errors;
-const _errs298 = errors;
+if(data111.namespace !== undefined){
+let data113 = data111.namespace;
+const _errs303 = errors;
+const _errs304 = errors;
 let valid61 = false;
-const _errs299 = errors;
-if(typeof data110 !== "string"){
+const _errs305 = errors;
+if(typeof data113 !== "string"){
 const err96 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
@@ -9555,7 +9594,7 @@ vErrors.push(err96);
 }
 errors++;
 }
-if("shared" !== data110){
+if("shared" !== data113){
 const err97 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/const",keyword:"const",params:{allowedValue: "shared"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err97];
@@ -9565,10 +9604,10 @@ vErrors.push(err97);
 }
 errors++;
 }
-var _valid9 = _errs299 === errors;
+var _valid9 = _errs305 === errors;
 valid61 = valid61 || _valid9;
-const _errs301 = errors;
-if(typeof data110 !== "string"){
+const _errs307 = errors;
+if(typeof data113 !== "string"){
 const err98 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err98];
@@ -9578,7 +9617,7 @@ vErrors.push(err98);
 }
 errors++;
 }
-if("subject" !== data110){
+if("subject" !== data113){
 const err99 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/const",keyword:"const",params:{allowedValue: "subject"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err99];
@@ -9588,7 +9627,7 @@ vErrors.push(err99);
 }
 errors++;
 }
-var _valid9 = _errs301 === errors;
+var _valid9 = _errs307 === errors;
 valid61 = valid61 || _valid9;
 if(!valid61){
 const err100 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -9603,32 +9642,32 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs298;
+errors = _errs304;
 if(vErrors !== null){
-if(_errs298){
-vErrors.length = _errs298;
+if(_errs304){
+vErrors.length = _errs304;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid60 = _errs297 === errors;
+var valid60 = _errs303 === errors;
 }
 else {
 var valid60 = true;
 }
 if(valid60){
-if(data108.embedding !== undefined){
-let data111 = data108.embedding;
-const _errs303 = errors;
-const _errs304 = errors;
+if(data111.embedding !== undefined){
+let data114 = data111.embedding;
+const _errs309 = errors;
+const _errs310 = errors;
 let valid62 = false;
-const _errs305 = errors;
-if(errors === _errs305){
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+const _errs311 = errors;
+if(errors === _errs311){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
 let missing25;
-if((((data111.kind === undefined) && (missing25 = "kind")) || ((data111.model === undefined) && (missing25 = "model"))) || ((data111.dimensions === undefined) && (missing25 = "dimensions"))){
+if((((data114.kind === undefined) && (missing25 = "kind")) || ((data114.model === undefined) && (missing25 = "model"))) || ((data114.dimensions === undefined) && (missing25 = "dimensions"))){
 const err101 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
 if(vErrors === null){
 vErrors = [err101];
@@ -9639,8 +9678,8 @@ vErrors.push(err101);
 errors++;
 }
 else {
-const _errs307 = errors;
-for(const key30 in data111){
+const _errs313 = errors;
+for(const key30 in data114){
 if(!((((((((key30 === "kind") || (key30 === "id")) || (key30 === "accountId")) || (key30 === "model")) || (key30 === "dimensions")) || (key30 === "baseUrl")) || (key30 === "apiKeyRef")) || (key30 === "sendDimensions"))){
 const err102 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -9653,14 +9692,14 @@ errors++;
 break;
 }
 }
-if(_errs307 === errors){
-if(data111.kind !== undefined){
-let data112 = data111.kind;
-const _errs308 = errors;
-const _errs309 = errors;
+if(_errs313 === errors){
+if(data114.kind !== undefined){
+let data115 = data114.kind;
+const _errs314 = errors;
+const _errs315 = errors;
 let valid64 = false;
-const _errs310 = errors;
-if(typeof data112 !== "string"){
+const _errs316 = errors;
+if(typeof data115 !== "string"){
 const err103 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err103];
@@ -9670,7 +9709,7 @@ vErrors.push(err103);
 }
 errors++;
 }
-if("openai-compatible" !== data112){
+if("openai-compatible" !== data115){
 const err104 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/const",keyword:"const",params:{allowedValue: "openai-compatible"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err104];
@@ -9680,10 +9719,10 @@ vErrors.push(err104);
 }
 errors++;
 }
-var _valid11 = _errs310 === errors;
+var _valid11 = _errs316 === errors;
 valid64 = valid64 || _valid11;
-const _errs312 = errors;
-if(typeof data112 !== "string"){
+const _errs318 = errors;
+if(typeof data115 !== "string"){
 const err105 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err105];
@@ -9693,7 +9732,7 @@ vErrors.push(err105);
 }
 errors++;
 }
-if("openai" !== data112){
+if("openai" !== data115){
 const err106 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/const",keyword:"const",params:{allowedValue: "openai"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err106];
@@ -9703,10 +9742,10 @@ vErrors.push(err106);
 }
 errors++;
 }
-var _valid11 = _errs312 === errors;
+var _valid11 = _errs318 === errors;
 valid64 = valid64 || _valid11;
-const _errs314 = errors;
-if(typeof data112 !== "string"){
+const _errs320 = errors;
+if(typeof data115 !== "string"){
 const err107 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
@@ -9716,7 +9755,7 @@ vErrors.push(err107);
 }
 errors++;
 }
-if("gemini" !== data112){
+if("gemini" !== data115){
 const err108 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/const",keyword:"const",params:{allowedValue: "gemini"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err108];
@@ -9726,7 +9765,7 @@ vErrors.push(err108);
 }
 errors++;
 }
-var _valid11 = _errs314 === errors;
+var _valid11 = _errs320 === errors;
 valid64 = valid64 || _valid11;
 if(!valid64){
 const err109 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -9739,28 +9778,28 @@ vErrors.push(err109);
 errors++;
 }
 else {
-errors = _errs309;
+errors = _errs315;
 if(vErrors !== null){
-if(_errs309){
-vErrors.length = _errs309;
+if(_errs315){
+vErrors.length = _errs315;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid63 = _errs308 === errors;
+var valid63 = _errs314 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data111.id !== undefined){
-let data113 = data111.id;
-const _errs316 = errors;
-if(errors === _errs316){
-if(typeof data113 === "string"){
-if(!pattern56.test(data113)){
+if(data114.id !== undefined){
+let data116 = data114.id;
+const _errs322 = errors;
+if(errors === _errs322){
+if(typeof data116 === "string"){
+if(!pattern56.test(data116)){
 const err110 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err110];
@@ -9782,18 +9821,18 @@ vErrors.push(err111);
 errors++;
 }
 }
-var valid63 = _errs316 === errors;
+var valid63 = _errs322 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data111.accountId !== undefined){
-let data114 = data111.accountId;
-const _errs318 = errors;
-if(errors === _errs318){
-if(typeof data114 === "string"){
-if(!pattern47.test(data114)){
+if(data114.accountId !== undefined){
+let data117 = data114.accountId;
+const _errs324 = errors;
+if(errors === _errs324){
+if(typeof data117 === "string"){
+if(!pattern47.test(data117)){
 const err112 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err112];
@@ -9815,18 +9854,18 @@ vErrors.push(err113);
 errors++;
 }
 }
-var valid63 = _errs318 === errors;
+var valid63 = _errs324 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data111.model !== undefined){
-let data115 = data111.model;
-const _errs320 = errors;
-if(errors === _errs320){
-if(typeof data115 === "string"){
-if(!pattern58.test(data115)){
+if(data114.model !== undefined){
+let data118 = data114.model;
+const _errs326 = errors;
+if(errors === _errs326){
+if(typeof data118 === "string"){
+if(!pattern58.test(data118)){
 const err114 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
 if(vErrors === null){
 vErrors = [err114];
@@ -9848,16 +9887,16 @@ vErrors.push(err115);
 errors++;
 }
 }
-var valid63 = _errs320 === errors;
+var valid63 = _errs326 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data111.dimensions !== undefined){
-let data116 = data111.dimensions;
-const _errs322 = errors;
-if(!((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116)))){
+if(data114.dimensions !== undefined){
+let data119 = data114.dimensions;
+const _errs328 = errors;
+if(!((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119)))){
 const err116 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err116];
@@ -9867,9 +9906,9 @@ vErrors.push(err116);
 }
 errors++;
 }
-if(errors === _errs322){
-if(typeof data116 == "number"){
-if(data116 > 4096 || isNaN(data116)){
+if(errors === _errs328){
+if(typeof data119 == "number"){
+if(data119 > 4096 || isNaN(data119)){
 const err117 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
 if(vErrors === null){
 vErrors = [err117];
@@ -9880,7 +9919,7 @@ vErrors.push(err117);
 errors++;
 }
 else {
-if(data116 < 1 || isNaN(data116)){
+if(data119 < 1 || isNaN(data119)){
 const err118 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err118];
@@ -9893,18 +9932,18 @@ errors++;
 }
 }
 }
-var valid63 = _errs322 === errors;
+var valid63 = _errs328 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data111.baseUrl !== undefined){
-let data117 = data111.baseUrl;
-const _errs324 = errors;
-if(errors === _errs324){
-if(typeof data117 === "string"){
-if(func1(data117) > 2048){
+if(data114.baseUrl !== undefined){
+let data120 = data114.baseUrl;
+const _errs330 = errors;
+if(errors === _errs330){
+if(typeof data120 === "string"){
+if(func1(data120) > 2048){
 const err119 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err119];
@@ -9915,7 +9954,7 @@ vErrors.push(err119);
 errors++;
 }
 else {
-if(func1(data117) < 1){
+if(func1(data120) < 1){
 const err120 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err120];
@@ -9938,22 +9977,22 @@ vErrors.push(err121);
 errors++;
 }
 }
-var valid63 = _errs324 === errors;
+var valid63 = _errs330 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data111.apiKeyRef !== undefined){
-let data118 = data111.apiKeyRef;
-const _errs326 = errors;
-const _errs327 = errors;
+if(data114.apiKeyRef !== undefined){
+let data121 = data114.apiKeyRef;
+const _errs332 = errors;
+const _errs333 = errors;
 let valid65 = false;
-const _errs328 = errors;
-if(errors === _errs328){
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
+const _errs334 = errors;
+if(errors === _errs334){
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
 let missing26;
-if((data118.env === undefined) && (missing26 = "env")){
+if((data121.env === undefined) && (missing26 = "env")){
 const err122 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
 vErrors = [err122];
@@ -9964,8 +10003,8 @@ vErrors.push(err122);
 errors++;
 }
 else {
-const _errs330 = errors;
-for(const key31 in data118){
+const _errs336 = errors;
+for(const key31 in data121){
 if(!(key31 === "env")){
 const err123 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -9978,13 +10017,13 @@ errors++;
 break;
 }
 }
-if(_errs330 === errors){
-if(data118.env !== undefined){
-let data119 = data118.env;
-const _errs331 = errors;
-if(errors === _errs331){
-if(typeof data119 === "string"){
-if(!pattern7.test(data119)){
+if(_errs336 === errors){
+if(data121.env !== undefined){
+let data122 = data121.env;
+const _errs337 = errors;
+if(errors === _errs337){
+if(typeof data122 === "string"){
+if(!pattern7.test(data122)){
 const err124 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef/env",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err124];
@@ -10021,16 +10060,16 @@ vErrors.push(err126);
 errors++;
 }
 }
-var _valid12 = _errs328 === errors;
+var _valid12 = _errs334 === errors;
 valid65 = valid65 || _valid12;
 if(_valid12){
 var props8 = true;
 }
-const _errs333 = errors;
-if(errors === _errs333){
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
+const _errs339 = errors;
+if(errors === _errs339){
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
 let missing27;
-if((data118.file === undefined) && (missing27 = "file")){
+if((data121.file === undefined) && (missing27 = "file")){
 const err127 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
 if(vErrors === null){
 vErrors = [err127];
@@ -10041,8 +10080,8 @@ vErrors.push(err127);
 errors++;
 }
 else {
-const _errs335 = errors;
-for(const key32 in data118){
+const _errs341 = errors;
+for(const key32 in data121){
 if(!(key32 === "file")){
 const err128 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -10055,13 +10094,13 @@ errors++;
 break;
 }
 }
-if(_errs335 === errors){
-if(data118.file !== undefined){
-let data120 = data118.file;
-const _errs336 = errors;
-if(errors === _errs336){
-if(typeof data120 === "string"){
-if(func1(data120) > 4096){
+if(_errs341 === errors){
+if(data121.file !== undefined){
+let data123 = data121.file;
+const _errs342 = errors;
+if(errors === _errs342){
+if(typeof data123 === "string"){
+if(func1(data123) > 4096){
 const err129 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err129];
@@ -10072,7 +10111,7 @@ vErrors.push(err129);
 errors++;
 }
 else {
-if(func1(data120) < 1){
+if(func1(data123) < 1){
 const err130 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err130];
@@ -10110,7 +10149,7 @@ vErrors.push(err132);
 errors++;
 }
 }
-var _valid12 = _errs333 === errors;
+var _valid12 = _errs339 === errors;
 valid65 = valid65 || _valid12;
 if(_valid12){
 if(props8 !== true){
@@ -10128,25 +10167,25 @@ vErrors.push(err133);
 errors++;
 }
 else {
-errors = _errs327;
+errors = _errs333;
 if(vErrors !== null){
-if(_errs327){
-vErrors.length = _errs327;
+if(_errs333){
+vErrors.length = _errs333;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid63 = _errs326 === errors;
+var valid63 = _errs332 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data111.sendDimensions !== undefined){
-const _errs338 = errors;
-if(typeof data111.sendDimensions !== "boolean"){
+if(data114.sendDimensions !== undefined){
+const _errs344 = errors;
+if(typeof data114.sendDimensions !== "boolean"){
 const err134 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/sendDimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/sendDimensions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err134];
@@ -10156,7 +10195,7 @@ vErrors.push(err134);
 }
 errors++;
 }
-var valid63 = _errs338 === errors;
+var valid63 = _errs344 === errors;
 }
 else {
 var valid63 = true;
@@ -10182,16 +10221,16 @@ vErrors.push(err135);
 errors++;
 }
 }
-var _valid10 = _errs305 === errors;
+var _valid10 = _errs311 === errors;
 valid62 = valid62 || _valid10;
 if(_valid10){
 var props9 = true;
 }
-const _errs340 = errors;
-if(errors === _errs340){
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+const _errs346 = errors;
+if(errors === _errs346){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
 let missing28;
-if(((((data111.kind === undefined) && (missing28 = "kind")) || ((data111.model === undefined) && (missing28 = "model"))) || ((data111.dimensions === undefined) && (missing28 = "dimensions"))) || ((data111.path === undefined) && (missing28 = "path"))){
+if(((((data114.kind === undefined) && (missing28 = "kind")) || ((data114.model === undefined) && (missing28 = "model"))) || ((data114.dimensions === undefined) && (missing28 = "dimensions"))) || ((data114.path === undefined) && (missing28 = "path"))){
 const err136 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
 if(vErrors === null){
 vErrors = [err136];
@@ -10202,8 +10241,8 @@ vErrors.push(err136);
 errors++;
 }
 else {
-const _errs342 = errors;
-for(const key33 in data111){
+const _errs348 = errors;
+for(const key33 in data114){
 if(!(func38.call(schema28.properties.retrieval.properties.corpora.items.properties.embedding.anyOf[1].properties, key33))){
 const err137 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -10216,11 +10255,11 @@ errors++;
 break;
 }
 }
-if(_errs342 === errors){
-if(data111.kind !== undefined){
-let data122 = data111.kind;
-const _errs343 = errors;
-if(typeof data122 !== "string"){
+if(_errs348 === errors){
+if(data114.kind !== undefined){
+let data125 = data114.kind;
+const _errs349 = errors;
+if(typeof data125 !== "string"){
 const err138 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err138];
@@ -10230,7 +10269,7 @@ vErrors.push(err138);
 }
 errors++;
 }
-if("local" !== data122){
+if("local" !== data125){
 const err139 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "local"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err139];
@@ -10240,18 +10279,18 @@ vErrors.push(err139);
 }
 errors++;
 }
-var valid68 = _errs343 === errors;
+var valid68 = _errs349 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.id !== undefined){
-let data123 = data111.id;
-const _errs345 = errors;
-if(errors === _errs345){
-if(typeof data123 === "string"){
-if(!pattern56.test(data123)){
+if(data114.id !== undefined){
+let data126 = data114.id;
+const _errs351 = errors;
+if(errors === _errs351){
+if(typeof data126 === "string"){
+if(!pattern56.test(data126)){
 const err140 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err140];
@@ -10273,18 +10312,18 @@ vErrors.push(err141);
 errors++;
 }
 }
-var valid68 = _errs345 === errors;
+var valid68 = _errs351 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.accountId !== undefined){
-let data124 = data111.accountId;
-const _errs347 = errors;
-if(errors === _errs347){
-if(typeof data124 === "string"){
-if(!pattern47.test(data124)){
+if(data114.accountId !== undefined){
+let data127 = data114.accountId;
+const _errs353 = errors;
+if(errors === _errs353){
+if(typeof data127 === "string"){
+if(!pattern47.test(data127)){
 const err142 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err142];
@@ -10306,18 +10345,18 @@ vErrors.push(err143);
 errors++;
 }
 }
-var valid68 = _errs347 === errors;
+var valid68 = _errs353 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.model !== undefined){
-let data125 = data111.model;
-const _errs349 = errors;
-if(errors === _errs349){
-if(typeof data125 === "string"){
-if(!pattern58.test(data125)){
+if(data114.model !== undefined){
+let data128 = data114.model;
+const _errs355 = errors;
+if(errors === _errs355){
+if(typeof data128 === "string"){
+if(!pattern58.test(data128)){
 const err144 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
 if(vErrors === null){
 vErrors = [err144];
@@ -10339,16 +10378,16 @@ vErrors.push(err145);
 errors++;
 }
 }
-var valid68 = _errs349 === errors;
+var valid68 = _errs355 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.dimensions !== undefined){
-let data126 = data111.dimensions;
-const _errs351 = errors;
-if(!((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126)))){
+if(data114.dimensions !== undefined){
+let data129 = data114.dimensions;
+const _errs357 = errors;
+if(!((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129)))){
 const err146 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err146];
@@ -10358,9 +10397,9 @@ vErrors.push(err146);
 }
 errors++;
 }
-if(errors === _errs351){
-if(typeof data126 == "number"){
-if(data126 > 4096 || isNaN(data126)){
+if(errors === _errs357){
+if(typeof data129 == "number"){
+if(data129 > 4096 || isNaN(data129)){
 const err147 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
 if(vErrors === null){
 vErrors = [err147];
@@ -10371,7 +10410,7 @@ vErrors.push(err147);
 errors++;
 }
 else {
-if(data126 < 1 || isNaN(data126)){
+if(data129 < 1 || isNaN(data129)){
 const err148 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err148];
@@ -10384,18 +10423,18 @@ errors++;
 }
 }
 }
-var valid68 = _errs351 === errors;
+var valid68 = _errs357 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.path !== undefined){
-let data127 = data111.path;
-const _errs353 = errors;
-if(errors === _errs353){
-if(typeof data127 === "string"){
-if(func1(data127) > 4096){
+if(data114.path !== undefined){
+let data130 = data114.path;
+const _errs359 = errors;
+if(errors === _errs359){
+if(typeof data130 === "string"){
+if(func1(data130) > 4096){
 const err149 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err149];
@@ -10406,7 +10445,7 @@ vErrors.push(err149);
 errors++;
 }
 else {
-if(func1(data127) < 1){
+if(func1(data130) < 1){
 const err150 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err150];
@@ -10429,16 +10468,16 @@ vErrors.push(err151);
 errors++;
 }
 }
-var valid68 = _errs353 === errors;
+var valid68 = _errs359 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.maxTokens !== undefined){
-let data128 = data111.maxTokens;
-const _errs355 = errors;
-if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
+if(data114.maxTokens !== undefined){
+let data131 = data114.maxTokens;
+const _errs361 = errors;
+if(!((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131)))){
 const err152 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err152];
@@ -10448,9 +10487,9 @@ vErrors.push(err152);
 }
 errors++;
 }
-if(errors === _errs355){
-if(typeof data128 == "number"){
-if(data128 > 8192 || isNaN(data128)){
+if(errors === _errs361){
+if(typeof data131 == "number"){
+if(data131 > 8192 || isNaN(data131)){
 const err153 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8192},message:"must be <= 8192"};
 if(vErrors === null){
 vErrors = [err153];
@@ -10461,7 +10500,7 @@ vErrors.push(err153);
 errors++;
 }
 else {
-if(data128 < 8 || isNaN(data128)){
+if(data131 < 8 || isNaN(data131)){
 const err154 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err154];
@@ -10474,19 +10513,19 @@ errors++;
 }
 }
 }
-var valid68 = _errs355 === errors;
+var valid68 = _errs361 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.pooling !== undefined){
-let data129 = data111.pooling;
-const _errs357 = errors;
-const _errs358 = errors;
+if(data114.pooling !== undefined){
+let data132 = data114.pooling;
+const _errs363 = errors;
+const _errs364 = errors;
 let valid69 = false;
-const _errs359 = errors;
-if(typeof data129 !== "string"){
+const _errs365 = errors;
+if(typeof data132 !== "string"){
 const err155 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err155];
@@ -10496,7 +10535,7 @@ vErrors.push(err155);
 }
 errors++;
 }
-if("mean" !== data129){
+if("mean" !== data132){
 const err156 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/const",keyword:"const",params:{allowedValue: "mean"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err156];
@@ -10506,10 +10545,10 @@ vErrors.push(err156);
 }
 errors++;
 }
-var _valid13 = _errs359 === errors;
+var _valid13 = _errs365 === errors;
 valid69 = valid69 || _valid13;
-const _errs361 = errors;
-if(typeof data129 !== "string"){
+const _errs367 = errors;
+if(typeof data132 !== "string"){
 const err157 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err157];
@@ -10519,7 +10558,7 @@ vErrors.push(err157);
 }
 errors++;
 }
-if("cls" !== data129){
+if("cls" !== data132){
 const err158 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/const",keyword:"const",params:{allowedValue: "cls"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err158];
@@ -10529,7 +10568,7 @@ vErrors.push(err158);
 }
 errors++;
 }
-var _valid13 = _errs361 === errors;
+var _valid13 = _errs367 === errors;
 valid69 = valid69 || _valid13;
 if(!valid69){
 const err159 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -10542,26 +10581,26 @@ vErrors.push(err159);
 errors++;
 }
 else {
-errors = _errs358;
+errors = _errs364;
 if(vErrors !== null){
-if(_errs358){
-vErrors.length = _errs358;
+if(_errs364){
+vErrors.length = _errs364;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid68 = _errs357 === errors;
+var valid68 = _errs363 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.threads !== undefined){
-let data130 = data111.threads;
-const _errs363 = errors;
-if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
+if(data114.threads !== undefined){
+let data133 = data114.threads;
+const _errs369 = errors;
+if(!((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133)))){
 const err160 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err160];
@@ -10571,9 +10610,9 @@ vErrors.push(err160);
 }
 errors++;
 }
-if(errors === _errs363){
-if(typeof data130 == "number"){
-if(data130 > 64 || isNaN(data130)){
+if(errors === _errs369){
+if(typeof data133 == "number"){
+if(data133 > 64 || isNaN(data133)){
 const err161 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
 if(vErrors === null){
 vErrors = [err161];
@@ -10584,7 +10623,7 @@ vErrors.push(err161);
 errors++;
 }
 else {
-if(data130 < 1 || isNaN(data130)){
+if(data133 < 1 || isNaN(data133)){
 const err162 = {instancePath:instancePath+"/retrieval/corpora/" + i21+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err162];
@@ -10597,7 +10636,7 @@ errors++;
 }
 }
 }
-var valid68 = _errs363 === errors;
+var valid68 = _errs369 === errors;
 }
 else {
 var valid68 = true;
@@ -10624,7 +10663,7 @@ vErrors.push(err163);
 errors++;
 }
 }
-var _valid10 = _errs340 === errors;
+var _valid10 = _errs346 === errors;
 valid62 = valid62 || _valid10;
 if(_valid10){
 if(props9 !== true){
@@ -10644,91 +10683,91 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs304;
+errors = _errs310;
 if(vErrors !== null){
-if(_errs304){
-vErrors.length = _errs304;
+if(_errs310){
+vErrors.length = _errs310;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid60 = _errs303 === errors;
+var valid60 = _errs309 === errors;
 }
 else {
 var valid60 = true;
 }
 if(valid60){
-if(data108.capacity !== undefined){
-let data131 = data108.capacity;
-const _errs365 = errors;
-if(errors === _errs365){
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+if(data111.capacity !== undefined){
+let data134 = data111.capacity;
+const _errs371 = errors;
+if(errors === _errs371){
+if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
 let missing29;
-if(((data131.maxChunks === undefined) && (missing29 = "maxChunks")) || ((data131.maxBytes === undefined) && (missing29 = "maxBytes"))){
+if(((data134.maxChunks === undefined) && (missing29 = "maxChunks")) || ((data134.maxBytes === undefined) && (missing29 = "maxBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"}];
 return false;
 }
 else {
-const _errs367 = errors;
-for(const key34 in data131){
+const _errs373 = errors;
+for(const key34 in data134){
 if(!((key34 === "maxChunks") || (key34 === "maxBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs367 === errors){
-if(data131.maxChunks !== undefined){
-let data132 = data131.maxChunks;
-const _errs368 = errors;
-if(!((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132)))){
+if(_errs373 === errors){
+if(data134.maxChunks !== undefined){
+let data135 = data134.maxChunks;
+const _errs374 = errors;
+if(!((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs368){
-if(typeof data132 == "number"){
-if(data132 > 1000000 || isNaN(data132)){
+if(errors === _errs374){
+if(typeof data135 == "number"){
+if(data135 > 1000000 || isNaN(data135)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data132 < 1 || isNaN(data132)){
+if(data135 < 1 || isNaN(data135)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid70 = _errs368 === errors;
+var valid70 = _errs374 === errors;
 }
 else {
 var valid70 = true;
 }
 if(valid70){
-if(data131.maxBytes !== undefined){
-let data133 = data131.maxBytes;
-const _errs370 = errors;
-if(!((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133)))){
+if(data134.maxBytes !== undefined){
+let data136 = data134.maxBytes;
+const _errs376 = errors;
+if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs370){
-if(typeof data133 == "number"){
-if(data133 > 1073741824 || isNaN(data133)){
+if(errors === _errs376){
+if(typeof data136 == "number"){
+if(data136 > 1073741824 || isNaN(data136)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data133 < 1024 || isNaN(data133)){
+if(data136 < 1024 || isNaN(data136)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid70 = _errs370 === errors;
+var valid70 = _errs376 === errors;
 }
 else {
 var valid70 = true;
@@ -10742,7 +10781,7 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21+"/ca
 return false;
 }
 }
-var valid60 = _errs365 === errors;
+var valid60 = _errs371 === errors;
 }
 else {
 var valid60 = true;
@@ -10758,7 +10797,7 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i21,sche
 return false;
 }
 }
-var valid59 = _errs292 === errors;
+var valid59 = _errs298 === errors;
 if(!valid59){
 break;
 }
@@ -10771,182 +10810,182 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:
 return false;
 }
 }
-var valid58 = _errs290 === errors;
+var valid58 = _errs296 === errors;
 }
 else {
 var valid58 = true;
 }
 if(valid58){
-if(data106.chunkBytes !== undefined){
-let data134 = data106.chunkBytes;
-const _errs372 = errors;
-if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
+if(data109.chunkBytes !== undefined){
+let data137 = data109.chunkBytes;
+const _errs378 = errors;
+if(!((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs372){
-if(typeof data134 == "number"){
-if(data134 > 16384 || isNaN(data134)){
+if(errors === _errs378){
+if(typeof data137 == "number"){
+if(data137 > 16384 || isNaN(data137)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 16384},message:"must be <= 16384"}];
 return false;
 }
 else {
-if(data134 < 128 || isNaN(data134)){
+if(data137 < 128 || isNaN(data137)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 128},message:"must be >= 128"}];
 return false;
 }
 }
 }
 }
-var valid58 = _errs372 === errors;
+var valid58 = _errs378 === errors;
 }
 else {
 var valid58 = true;
 }
 if(valid58){
-if(data106.capacity !== undefined){
-let data135 = data106.capacity;
-const _errs374 = errors;
-if(errors === _errs374){
-if(data135 && typeof data135 == "object" && !Array.isArray(data135)){
+if(data109.capacity !== undefined){
+let data138 = data109.capacity;
+const _errs380 = errors;
+if(errors === _errs380){
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
 let missing30;
-if(((data135.maxChunks === undefined) && (missing30 = "maxChunks")) || ((data135.maxBytes === undefined) && (missing30 = "maxBytes"))){
+if(((data138.maxChunks === undefined) && (missing30 = "maxChunks")) || ((data138.maxBytes === undefined) && (missing30 = "maxBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"}];
 return false;
 }
 else {
-const _errs376 = errors;
-for(const key35 in data135){
+const _errs382 = errors;
+for(const key35 in data138){
 if(!(((key35 === "maxChunks") || (key35 === "maxBytes")) || (key35 === "perSubject"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs376 === errors){
-if(data135.maxChunks !== undefined){
-let data136 = data135.maxChunks;
-const _errs377 = errors;
-if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
+if(_errs382 === errors){
+if(data138.maxChunks !== undefined){
+let data139 = data138.maxChunks;
+const _errs383 = errors;
+if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs377){
-if(typeof data136 == "number"){
-if(data136 > 1000000 || isNaN(data136)){
+if(errors === _errs383){
+if(typeof data139 == "number"){
+if(data139 > 1000000 || isNaN(data139)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data136 < 1 || isNaN(data136)){
+if(data139 < 1 || isNaN(data139)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid71 = _errs377 === errors;
+var valid71 = _errs383 === errors;
 }
 else {
 var valid71 = true;
 }
 if(valid71){
-if(data135.maxBytes !== undefined){
-let data137 = data135.maxBytes;
-const _errs379 = errors;
-if(!((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137)))){
+if(data138.maxBytes !== undefined){
+let data140 = data138.maxBytes;
+const _errs385 = errors;
+if(!((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs379){
-if(typeof data137 == "number"){
-if(data137 > 1073741824 || isNaN(data137)){
+if(errors === _errs385){
+if(typeof data140 == "number"){
+if(data140 > 1073741824 || isNaN(data140)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data137 < 1024 || isNaN(data137)){
+if(data140 < 1024 || isNaN(data140)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid71 = _errs379 === errors;
+var valid71 = _errs385 === errors;
 }
 else {
 var valid71 = true;
 }
 if(valid71){
-if(data135.perSubject !== undefined){
-let data138 = data135.perSubject;
-const _errs381 = errors;
-if(errors === _errs381){
-if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+if(data138.perSubject !== undefined){
+let data141 = data138.perSubject;
+const _errs387 = errors;
+if(errors === _errs387){
+if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
 let missing31;
-if(((data138.maxChunks === undefined) && (missing31 = "maxChunks")) || ((data138.maxBytes === undefined) && (missing31 = "maxBytes"))){
+if(((data141.maxChunks === undefined) && (missing31 = "maxChunks")) || ((data141.maxBytes === undefined) && (missing31 = "maxBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"}];
 return false;
 }
 else {
-const _errs383 = errors;
-for(const key36 in data138){
+const _errs389 = errors;
+for(const key36 in data141){
 if(!((key36 === "maxChunks") || (key36 === "maxBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs383 === errors){
-if(data138.maxChunks !== undefined){
-let data139 = data138.maxChunks;
-const _errs384 = errors;
-if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
+if(_errs389 === errors){
+if(data141.maxChunks !== undefined){
+let data142 = data141.maxChunks;
+const _errs390 = errors;
+if(!((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs384){
-if(typeof data139 == "number"){
-if(data139 > 1000000 || isNaN(data139)){
+if(errors === _errs390){
+if(typeof data142 == "number"){
+if(data142 > 1000000 || isNaN(data142)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data139 < 1 || isNaN(data139)){
+if(data142 < 1 || isNaN(data142)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid72 = _errs384 === errors;
+var valid72 = _errs390 === errors;
 }
 else {
 var valid72 = true;
 }
 if(valid72){
-if(data138.maxBytes !== undefined){
-let data140 = data138.maxBytes;
-const _errs386 = errors;
-if(!((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140)))){
+if(data141.maxBytes !== undefined){
+let data143 = data141.maxBytes;
+const _errs392 = errors;
+if(!((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs386){
-if(typeof data140 == "number"){
-if(data140 > 1073741824 || isNaN(data140)){
+if(errors === _errs392){
+if(typeof data143 == "number"){
+if(data143 > 1073741824 || isNaN(data143)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data140 < 1024 || isNaN(data140)){
+if(data143 < 1024 || isNaN(data143)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid72 = _errs386 === errors;
+var valid72 = _errs392 === errors;
 }
 else {
 var valid72 = true;
@@ -10960,7 +10999,7 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject"
 return false;
 }
 }
-var valid71 = _errs381 === errors;
+var valid71 = _errs387 === errors;
 }
 else {
 var valid71 = true;
@@ -10975,75 +11014,75 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath
 return false;
 }
 }
-var valid58 = _errs374 === errors;
+var valid58 = _errs380 === errors;
 }
 else {
 var valid58 = true;
 }
 if(valid58){
-if(data106.ingestion !== undefined){
-let data141 = data106.ingestion;
-const _errs388 = errors;
-if(errors === _errs388){
-if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
-const _errs390 = errors;
-for(const key37 in data141){
+if(data109.ingestion !== undefined){
+let data144 = data109.ingestion;
+const _errs394 = errors;
+if(errors === _errs394){
+if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
+const _errs396 = errors;
+for(const key37 in data144){
 if(!((key37 === "timeoutMs") || (key37 === "maxDecodedBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion",schemaPath:"#/properties/retrieval/properties/ingestion/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs390 === errors){
-if(data141.timeoutMs !== undefined){
-let data142 = data141.timeoutMs;
-const _errs391 = errors;
-if(!((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142)))){
+if(_errs396 === errors){
+if(data144.timeoutMs !== undefined){
+let data145 = data144.timeoutMs;
+const _errs397 = errors;
+if(!((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs391){
-if(typeof data142 == "number"){
-if(data142 > 600000 || isNaN(data142)){
+if(errors === _errs397){
+if(typeof data145 == "number"){
+if(data145 > 600000 || isNaN(data145)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"}];
 return false;
 }
 else {
-if(data142 < 100 || isNaN(data142)){
+if(data145 < 100 || isNaN(data145)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 }
 }
 }
-var valid73 = _errs391 === errors;
+var valid73 = _errs397 === errors;
 }
 else {
 var valid73 = true;
 }
 if(valid73){
-if(data141.maxDecodedBytes !== undefined){
-let data143 = data141.maxDecodedBytes;
-const _errs393 = errors;
-if(!((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143)))){
+if(data144.maxDecodedBytes !== undefined){
+let data146 = data144.maxDecodedBytes;
+const _errs399 = errors;
+if(!((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs393){
-if(typeof data143 == "number"){
-if(data143 > 1073741824 || isNaN(data143)){
+if(errors === _errs399){
+if(typeof data146 == "number"){
+if(data146 > 1073741824 || isNaN(data146)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data143 < 1048576 || isNaN(data143)){
+if(data146 < 1048576 || isNaN(data146)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1048576},message:"must be >= 1048576"}];
 return false;
 }
 }
 }
 }
-var valid73 = _errs393 === errors;
+var valid73 = _errs399 === errors;
 }
 else {
 var valid73 = true;
@@ -11056,19 +11095,19 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion",schemaPat
 return false;
 }
 }
-var valid58 = _errs388 === errors;
+var valid58 = _errs394 === errors;
 }
 else {
 var valid58 = true;
 }
 if(valid58){
-if(data106.pdf !== undefined){
-const _errs395 = errors;
-if(typeof data106.pdf !== "boolean"){
+if(data109.pdf !== undefined){
+const _errs401 = errors;
+if(typeof data109.pdf !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/retrieval/pdf",schemaPath:"#/properties/retrieval/properties/pdf/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid58 = _errs395 === errors;
+var valid58 = _errs401 === errors;
 }
 else {
 var valid58 = true;
@@ -11085,75 +11124,75 @@ validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs287 === errors;
+var valid0 = _errs293 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.idempotency !== undefined){
-let data145 = data.idempotency;
-const _errs397 = errors;
-if(errors === _errs397){
-if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
-const _errs399 = errors;
-for(const key38 in data145){
+let data148 = data.idempotency;
+const _errs403 = errors;
+if(errors === _errs403){
+if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
+const _errs405 = errors;
+for(const key38 in data148){
 if(!((key38 === "maxRecordBytes") || (key38 === "retentionMs"))){
 validate61.errors = [{instancePath:instancePath+"/idempotency",schemaPath:"#/properties/idempotency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs399 === errors){
-if(data145.maxRecordBytes !== undefined){
-let data146 = data145.maxRecordBytes;
-const _errs400 = errors;
-if(!((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146)))){
+if(_errs405 === errors){
+if(data148.maxRecordBytes !== undefined){
+let data149 = data148.maxRecordBytes;
+const _errs406 = errors;
+if(!((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149)))){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs400){
-if(typeof data146 == "number"){
-if(data146 > 1000000000 || isNaN(data146)){
+if(errors === _errs406){
+if(typeof data149 == "number"){
+if(data149 > 1000000000 || isNaN(data149)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
 return false;
 }
 else {
-if(data146 < 1024 || isNaN(data146)){
+if(data149 < 1024 || isNaN(data149)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid74 = _errs400 === errors;
+var valid74 = _errs406 === errors;
 }
 else {
 var valid74 = true;
 }
 if(valid74){
-if(data145.retentionMs !== undefined){
-let data147 = data145.retentionMs;
-const _errs402 = errors;
-if(!((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147)))){
+if(data148.retentionMs !== undefined){
+let data150 = data148.retentionMs;
+const _errs408 = errors;
+if(!((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150)))){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs402){
-if(typeof data147 == "number"){
-if(data147 > 31536000000 || isNaN(data147)){
+if(errors === _errs408){
+if(typeof data150 == "number"){
+if(data150 > 31536000000 || isNaN(data150)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data147 < 1000 || isNaN(data147)){
+if(data150 < 1000 || isNaN(data150)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
 }
 }
-var valid74 = _errs402 === errors;
+var valid74 = _errs408 === errors;
 }
 else {
 var valid74 = true;
@@ -11166,108 +11205,108 @@ validate61.errors = [{instancePath:instancePath+"/idempotency",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs397 === errors;
+var valid0 = _errs403 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sessions !== undefined){
-let data148 = data.sessions;
-const _errs404 = errors;
-if(errors === _errs404){
-if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
+let data151 = data.sessions;
+const _errs410 = errors;
+if(errors === _errs410){
+if(data151 && typeof data151 == "object" && !Array.isArray(data151)){
 let missing32;
-if((data148.retentionMs === undefined) && (missing32 = "retentionMs")){
+if((data151.retentionMs === undefined) && (missing32 = "retentionMs")){
 validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"}];
 return false;
 }
 else {
-const _errs406 = errors;
-for(const key39 in data148){
+const _errs412 = errors;
+for(const key39 in data151){
 if(!(((key39 === "retentionMs") || (key39 === "maxEntries")) || (key39 === "maxMessages"))){
 validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs406 === errors){
-if(data148.retentionMs !== undefined){
-let data149 = data148.retentionMs;
-const _errs407 = errors;
-if(!((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149)))){
+if(_errs412 === errors){
+if(data151.retentionMs !== undefined){
+let data152 = data151.retentionMs;
+const _errs413 = errors;
+if(!((typeof data152 == "number") && (!(data152 % 1) && !isNaN(data152)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs407){
-if(typeof data149 == "number"){
-if(data149 > 2147483647 || isNaN(data149)){
+if(errors === _errs413){
+if(typeof data152 == "number"){
+if(data152 > 2147483647 || isNaN(data152)){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data149 < 1000 || isNaN(data149)){
+if(data152 < 1000 || isNaN(data152)){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs407 === errors;
+var valid75 = _errs413 === errors;
 }
 else {
 var valid75 = true;
 }
 if(valid75){
-if(data148.maxEntries !== undefined){
-let data150 = data148.maxEntries;
-const _errs409 = errors;
-if(!((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150)))){
+if(data151.maxEntries !== undefined){
+let data153 = data151.maxEntries;
+const _errs415 = errors;
+if(!((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs409){
-if(typeof data150 == "number"){
-if(data150 > 100000 || isNaN(data150)){
+if(errors === _errs415){
+if(typeof data153 == "number"){
+if(data153 > 100000 || isNaN(data153)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data150 < 1 || isNaN(data150)){
+if(data153 < 1 || isNaN(data153)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs409 === errors;
+var valid75 = _errs415 === errors;
 }
 else {
 var valid75 = true;
 }
 if(valid75){
-if(data148.maxMessages !== undefined){
-let data151 = data148.maxMessages;
-const _errs411 = errors;
-if(!((typeof data151 == "number") && (!(data151 % 1) && !isNaN(data151)))){
+if(data151.maxMessages !== undefined){
+let data154 = data151.maxMessages;
+const _errs417 = errors;
+if(!((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs411){
-if(typeof data151 == "number"){
-if(data151 > 100 || isNaN(data151)){
+if(errors === _errs417){
+if(typeof data154 == "number"){
+if(data154 > 100 || isNaN(data154)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
-if(data151 < 2 || isNaN(data151)){
+if(data154 < 2 || isNaN(data154)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs411 === errors;
+var valid75 = _errs417 === errors;
 }
 else {
 var valid75 = true;
@@ -11282,129 +11321,48 @@ validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs404 === errors;
+var valid0 = _errs410 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.jobs !== undefined){
-let data152 = data.jobs;
-const _errs413 = errors;
-if(errors === _errs413){
-if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
+let data155 = data.jobs;
+const _errs419 = errors;
+if(errors === _errs419){
+if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
 let missing33;
-if((data152.retentionMs === undefined) && (missing33 = "retentionMs")){
+if((data155.retentionMs === undefined) && (missing33 = "retentionMs")){
 validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"}];
 return false;
 }
 else {
-const _errs415 = errors;
-for(const key40 in data152){
+const _errs421 = errors;
+for(const key40 in data155){
 if(!(((((((key40 === "retentionMs") || (key40 === "workers")) || (key40 === "maxJobs")) || (key40 === "maxJobsPerSubject")) || (key40 === "maxJobBytes")) || (key40 === "pollIntervalMs")) || (key40 === "interactive"))){
 validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs415 === errors){
-if(data152.retentionMs !== undefined){
-let data153 = data152.retentionMs;
-const _errs416 = errors;
-if(!((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs416){
-if(typeof data153 == "number"){
-if(data153 > 31536000000 || isNaN(data153)){
-validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
-return false;
-}
-else {
-if(data153 < 1000 || isNaN(data153)){
-validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
-return false;
-}
-}
-}
-}
-var valid76 = _errs416 === errors;
-}
-else {
-var valid76 = true;
-}
-if(valid76){
-if(data152.workers !== undefined){
-let data154 = data152.workers;
-const _errs418 = errors;
-if(!((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs418){
-if(typeof data154 == "number"){
-if(data154 > 1000 || isNaN(data154)){
-validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
-return false;
-}
-else {
-if(data154 < 1 || isNaN(data154)){
-validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid76 = _errs418 === errors;
-}
-else {
-var valid76 = true;
-}
-if(valid76){
-if(data152.maxJobs !== undefined){
-let data155 = data152.maxJobs;
-const _errs420 = errors;
-if(!((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs420){
-if(typeof data155 == "number"){
-if(data155 > 100000 || isNaN(data155)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
-return false;
-}
-else {
-if(data155 < 1 || isNaN(data155)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid76 = _errs420 === errors;
-}
-else {
-var valid76 = true;
-}
-if(valid76){
-if(data152.maxJobsPerSubject !== undefined){
-let data156 = data152.maxJobsPerSubject;
+if(_errs421 === errors){
+if(data155.retentionMs !== undefined){
+let data156 = data155.retentionMs;
 const _errs422 = errors;
 if(!((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs422){
 if(typeof data156 == "number"){
-if(data156 > 100000 || isNaN(data156)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+if(data156 > 31536000000 || isNaN(data156)){
+validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data156 < 1 || isNaN(data156)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data156 < 1000 || isNaN(data156)){
+validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
@@ -11416,22 +11374,22 @@ else {
 var valid76 = true;
 }
 if(valid76){
-if(data152.maxJobBytes !== undefined){
-let data157 = data152.maxJobBytes;
+if(data155.workers !== undefined){
+let data157 = data155.workers;
 const _errs424 = errors;
 if(!((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs424){
 if(typeof data157 == "number"){
-if(data157 > 64000000 || isNaN(data157)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64000000},message:"must be <= 64000000"}];
+if(data157 > 1000 || isNaN(data157)){
+validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
 return false;
 }
 else {
-if(data157 < 16384 || isNaN(data157)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16384},message:"must be >= 16384"}];
+if(data157 < 1 || isNaN(data157)){
+validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -11443,22 +11401,22 @@ else {
 var valid76 = true;
 }
 if(valid76){
-if(data152.pollIntervalMs !== undefined){
-let data158 = data152.pollIntervalMs;
+if(data155.maxJobs !== undefined){
+let data158 = data155.maxJobs;
 const _errs426 = errors;
 if(!((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs426){
 if(typeof data158 == "number"){
-if(data158 > 60000 || isNaN(data158)){
-validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
+if(data158 > 100000 || isNaN(data158)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data158 < 10 || isNaN(data158)){
-validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"}];
+if(data158 < 1 || isNaN(data158)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -11470,13 +11428,94 @@ else {
 var valid76 = true;
 }
 if(valid76){
-if(data152.interactive !== undefined){
+if(data155.maxJobsPerSubject !== undefined){
+let data159 = data155.maxJobsPerSubject;
 const _errs428 = errors;
-if(typeof data152.interactive !== "boolean"){
+if(!((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159)))){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs428){
+if(typeof data159 == "number"){
+if(data159 > 100000 || isNaN(data159)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+return false;
+}
+else {
+if(data159 < 1 || isNaN(data159)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid76 = _errs428 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data155.maxJobBytes !== undefined){
+let data160 = data155.maxJobBytes;
+const _errs430 = errors;
+if(!((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160)))){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs430){
+if(typeof data160 == "number"){
+if(data160 > 64000000 || isNaN(data160)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64000000},message:"must be <= 64000000"}];
+return false;
+}
+else {
+if(data160 < 16384 || isNaN(data160)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16384},message:"must be >= 16384"}];
+return false;
+}
+}
+}
+}
+var valid76 = _errs430 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data155.pollIntervalMs !== undefined){
+let data161 = data155.pollIntervalMs;
+const _errs432 = errors;
+if(!((typeof data161 == "number") && (!(data161 % 1) && !isNaN(data161)))){
+validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs432){
+if(typeof data161 == "number"){
+if(data161 > 60000 || isNaN(data161)){
+validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
+return false;
+}
+else {
+if(data161 < 10 || isNaN(data161)){
+validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"}];
+return false;
+}
+}
+}
+}
+var valid76 = _errs432 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data155.interactive !== undefined){
+const _errs434 = errors;
+if(typeof data155.interactive !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/jobs/interactive",schemaPath:"#/properties/jobs/properties/interactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid76 = _errs428 === errors;
+var valid76 = _errs434 === errors;
 }
 else {
 var valid76 = true;
@@ -11495,41 +11534,41 @@ validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties
 return false;
 }
 }
-var valid0 = _errs413 === errors;
+var valid0 = _errs419 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.runRecords !== undefined){
-let data160 = data.runRecords;
-const _errs430 = errors;
-if(errors === _errs430){
-if(data160 && typeof data160 == "object" && !Array.isArray(data160)){
-const _errs432 = errors;
-for(const key41 in data160){
+let data163 = data.runRecords;
+const _errs436 = errors;
+if(errors === _errs436){
+if(data163 && typeof data163 == "object" && !Array.isArray(data163)){
+const _errs438 = errors;
+for(const key41 in data163){
 if(!(key41 === "retentionMs")){
 validate61.errors = [{instancePath:instancePath+"/runRecords",schemaPath:"#/properties/runRecords/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs432 === errors){
-if(data160.retentionMs !== undefined){
-let data161 = data160.retentionMs;
-const _errs433 = errors;
-if(!((typeof data161 == "number") && (!(data161 % 1) && !isNaN(data161)))){
+if(_errs438 === errors){
+if(data163.retentionMs !== undefined){
+let data164 = data163.retentionMs;
+const _errs439 = errors;
+if(!((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164)))){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs433){
-if(typeof data161 == "number"){
-if(data161 > 31536000000 || isNaN(data161)){
+if(errors === _errs439){
+if(typeof data164 == "number"){
+if(data164 > 31536000000 || isNaN(data164)){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data161 < 1000 || isNaN(data161)){
+if(data164 < 1000 || isNaN(data164)){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
@@ -11544,54 +11583,297 @@ validate61.errors = [{instancePath:instancePath+"/runRecords",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs430 === errors;
+var valid0 = _errs436 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mcp !== undefined){
+let data165 = data.mcp;
+const _errs441 = errors;
+if(errors === _errs441){
+if(data165 && typeof data165 == "object" && !Array.isArray(data165)){
+const _errs443 = errors;
+for(const key42 in data165){
+if(!(key42 === "heartbeatMs")){
+validate61.errors = [{instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs443 === errors){
+if(data165.heartbeatMs !== undefined){
+let data166 = data165.heartbeatMs;
+const _errs444 = errors;
+if(!((typeof data166 == "number") && (!(data166 % 1) && !isNaN(data166)))){
+validate61.errors = [{instancePath:instancePath+"/mcp/heartbeatMs",schemaPath:"#/properties/mcp/properties/heartbeatMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs444){
+if(typeof data166 == "number"){
+if(data166 > 50000 || isNaN(data166)){
+validate61.errors = [{instancePath:instancePath+"/mcp/heartbeatMs",schemaPath:"#/properties/mcp/properties/heartbeatMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50000},message:"must be <= 50000"}];
+return false;
+}
+else {
+if(data166 < 100 || isNaN(data166)){
+validate61.errors = [{instancePath:instancePath+"/mcp/heartbeatMs",schemaPath:"#/properties/mcp/properties/heartbeatMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+return false;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs441 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agUi !== undefined){
+let data167 = data.agUi;
+const _errs446 = errors;
+if(errors === _errs446){
+if(data167 && typeof data167 == "object" && !Array.isArray(data167)){
+const _errs448 = errors;
+for(const key43 in data167){
+if(!((key43 === "provider") || (key43 === "model"))){
+validate61.errors = [{instancePath:instancePath+"/agUi",schemaPath:"#/properties/agUi/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs448 === errors){
+if(data167.provider !== undefined){
+let data168 = data167.provider;
+const _errs449 = errors;
+if(errors === _errs449){
+if(typeof data168 === "string"){
+if(!pattern3.test(data168)){
+validate61.errors = [{instancePath:instancePath+"/agUi/provider",schemaPath:"#/properties/agUi/properties/provider/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/agUi/provider",schemaPath:"#/properties/agUi/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid79 = _errs449 === errors;
+}
+else {
+var valid79 = true;
+}
+if(valid79){
+if(data167.model !== undefined){
+let data169 = data167.model;
+const _errs451 = errors;
+if(errors === _errs451){
+if(typeof data169 === "string"){
+if(!pattern4.test(data169)){
+validate61.errors = [{instancePath:instancePath+"/agUi/model",schemaPath:"#/properties/agUi/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/agUi/model",schemaPath:"#/properties/agUi/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid79 = _errs451 === errors;
+}
+else {
+var valid79 = true;
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/agUi",schemaPath:"#/properties/agUi/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs446 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.a2a !== undefined){
+let data170 = data.a2a;
+const _errs453 = errors;
+if(errors === _errs453){
+if(data170 && typeof data170 == "object" && !Array.isArray(data170)){
+const _errs455 = errors;
+for(const key44 in data170){
+if(!((((key44 === "name") || (key44 === "description")) || (key44 === "provider")) || (key44 === "model"))){
+validate61.errors = [{instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs455 === errors){
+if(data170.name !== undefined){
+let data171 = data170.name;
+const _errs456 = errors;
+if(errors === _errs456){
+if(typeof data171 === "string"){
+if(func1(data171) > 200){
+validate61.errors = [{instancePath:instancePath+"/a2a/name",schemaPath:"#/properties/a2a/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+return false;
+}
+else {
+if(func1(data171) < 1){
+validate61.errors = [{instancePath:instancePath+"/a2a/name",schemaPath:"#/properties/a2a/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/name",schemaPath:"#/properties/a2a/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid80 = _errs456 === errors;
+}
+else {
+var valid80 = true;
+}
+if(valid80){
+if(data170.description !== undefined){
+let data172 = data170.description;
+const _errs458 = errors;
+if(errors === _errs458){
+if(typeof data172 === "string"){
+if(func1(data172) > 2000){
+validate61.errors = [{instancePath:instancePath+"/a2a/description",schemaPath:"#/properties/a2a/properties/description/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"}];
+return false;
+}
+else {
+if(func1(data172) < 1){
+validate61.errors = [{instancePath:instancePath+"/a2a/description",schemaPath:"#/properties/a2a/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/description",schemaPath:"#/properties/a2a/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid80 = _errs458 === errors;
+}
+else {
+var valid80 = true;
+}
+if(valid80){
+if(data170.provider !== undefined){
+let data173 = data170.provider;
+const _errs460 = errors;
+if(errors === _errs460){
+if(typeof data173 === "string"){
+if(!pattern3.test(data173)){
+validate61.errors = [{instancePath:instancePath+"/a2a/provider",schemaPath:"#/properties/a2a/properties/provider/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/provider",schemaPath:"#/properties/a2a/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid80 = _errs460 === errors;
+}
+else {
+var valid80 = true;
+}
+if(valid80){
+if(data170.model !== undefined){
+let data174 = data170.model;
+const _errs462 = errors;
+if(errors === _errs462){
+if(typeof data174 === "string"){
+if(!pattern4.test(data174)){
+validate61.errors = [{instancePath:instancePath+"/a2a/model",schemaPath:"#/properties/a2a/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/model",schemaPath:"#/properties/a2a/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid80 = _errs462 === errors;
+}
+else {
+var valid80 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs453 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.console !== undefined){
-let data162 = data.console;
-const _errs435 = errors;
-if(errors === _errs435){
-if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
+let data175 = data.console;
+const _errs464 = errors;
+if(errors === _errs464){
+if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
 let missing34;
-if((data162.enabled === undefined) && (missing34 = "enabled")){
+if((data175.enabled === undefined) && (missing34 = "enabled")){
 validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"}];
 return false;
 }
 else {
-const _errs437 = errors;
-for(const key42 in data162){
-if(!((key42 === "enabled") || (key42 === "allowRemote"))){
-validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
+const _errs466 = errors;
+for(const key45 in data175){
+if(!((key45 === "enabled") || (key45 === "allowRemote"))){
+validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs437 === errors){
-if(data162.enabled !== undefined){
-const _errs438 = errors;
-if(typeof data162.enabled !== "boolean"){
+if(_errs466 === errors){
+if(data175.enabled !== undefined){
+const _errs467 = errors;
+if(typeof data175.enabled !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/enabled",schemaPath:"#/properties/console/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid78 = _errs438 === errors;
+var valid81 = _errs467 === errors;
 }
 else {
-var valid78 = true;
+var valid81 = true;
 }
-if(valid78){
-if(data162.allowRemote !== undefined){
-const _errs440 = errors;
-if(typeof data162.allowRemote !== "boolean"){
+if(valid81){
+if(data175.allowRemote !== undefined){
+const _errs469 = errors;
+if(typeof data175.allowRemote !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/allowRemote",schemaPath:"#/properties/console/properties/allowRemote/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid78 = _errs440 === errors;
+var valid81 = _errs469 === errors;
 }
 else {
-var valid78 = true;
+var valid81 = true;
 }
 }
 }
@@ -11602,10 +11884,13 @@ validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs435 === errors;
+var valid0 = _errs464 === errors;
 }
 else {
 var valid0 = true;
+}
+}
+}
 }
 }
 }
