@@ -172,6 +172,67 @@ function longStream(target: Target): Promise<number> {
   });
 }
 
+/**
+ * Issue 30's targets, each as figure / same-run baseline / ratio / met or missed, with the
+ * `--compare` host's figure (`@before`) beside it when there is one.
+ */
+function printTargets(rows: Record<string, any>[]): void {
+  const load = (mode: string, concurrency: number, target: string) => rows.find((r) => r.mode === mode && r.concurrency === concurrency && r.target === target);
+  const first = (target: string) => rows.find((r) => r.metric === 'first-event-over-upstream-ms' && r.target === target);
+  const lines: string[][] = [['target', 'figure', 'baseline (same run)', 'ratio', 'goal', 'status', 'before']];
+  const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+  const before = (name: string, pick: (name: string) => string | undefined) => (compareTree ? (pick(`${name}@before`) ?? '') : '');
+  const relayCpu = (mode: string) => load(mode, 32, 'relay');
+  const cpuGoal = (name: string, goal: number) => {
+    for (const mode of MODES) {
+      const row = load(mode, 32, name);
+      const relay = relayCpu(mode);
+      if (!row || !relay) continue;
+      const cpuOf = (target: string) => load(mode, 32, target)?.cpuPerRun.toFixed(3);
+      lines.push([`CPU/run ${name} ${mode} c=32`, `${row.cpuPerRun.toFixed(3)} ms`, `relay ${relay.cpuPerRun.toFixed(3)} ms`, `${(row.cpuPerRun / relay.cpuPerRun).toFixed(2)}×`, `≤ ${goal.toFixed(2)} ms`, verdict(row.cpuPerRun <= goal), before(name, cpuOf)]);
+    }
+  };
+  cpuGoal('mock', 0.1);
+  cpuGoal('openai-compatible', 0.2);
+  for (const [mode, goal] of [['json', 0.4], ['sse', 0.6]] as const) {
+    const row = load(mode, 32, 'openai-compatible');
+    const relay = load(mode, 32, 'relay');
+    if (!row || !relay) continue;
+    const ratioOf = (target: string) => load(mode, 32, target)?.ratioToRelay.toFixed(2).concat('×');
+    lines.push([`runs/s openai-compatible ${mode} c=32`, row.rps.toFixed(0), `relay ${relay.rps.toFixed(0)}`, `${row.ratioToRelay.toFixed(2)}×`, `≥ ${goal.toFixed(2)}× (long-term 0.80×)`, verdict(row.ratioToRelay >= goal), before('openai-compatible', ratioOf)]);
+  }
+  const firstRow = first('openai-compatible');
+  const firstRelay = first('relay');
+  if (firstRow && firstRelay) {
+    const over = firstRow.value - firstRelay.value;
+    const overOf = (target: string) => {
+      const found = first(target);
+      return found ? `+${(found.value - firstRelay.value).toFixed(2)} ms` : undefined;
+    };
+    lines.push(['first text event openai-compatible c=1', `+${firstRow.value.toFixed(2)} ms`, `relay +${firstRelay.value.toFixed(2)} ms`, `+${over.toFixed(2)} ms`, '≤ relay + 0.30 ms', verdict(over <= 0.3), before('openai-compatible', overOf)]);
+  }
+  const p50 = load('json', 1, 'openai-compatible');
+  const p50Relay = load('json', 1, 'relay');
+  if (p50 && p50Relay) {
+    const p50Of = (target: string) => load('json', 1, target)?.p50OverRelay.toFixed(2).concat('×');
+    lines.push(['JSON p50 openai-compatible c=1', `${p50.p50.toFixed(2)} ms`, `relay ${p50Relay.p50.toFixed(2)} ms`, `${p50.p50OverRelay.toFixed(2)}×`, '≤ 1.50×', verdict(p50.p50OverRelay <= 1.5), before('openai-compatible', p50Of)]);
+  }
+  for (const mode of MODES) {
+    const reference = load(mode, 32, 'openai-compatible');
+    if (!reference) continue;
+    for (const kind of API_KINDS.filter((k) => k !== 'openai-compatible')) {
+      const row = load(mode, 32, kind);
+      if (!row) continue;
+      const ratio = row.cpuPerRun / reference.cpuPerRun;
+      lines.push([`CPU/run ${kind} ${mode} c=32`, `${row.cpuPerRun.toFixed(3)} ms`, `openai-compatible ${reference.cpuPerRun.toFixed(3)} ms`, `${ratio.toFixed(2)}×`, '≤ 1.20×', verdict(ratio <= 1.2), '']);
+    }
+  }
+  if (lines.length === 1) return;
+  const widths = lines[0]!.map((_, column) => Math.max(...lines.map((line) => line[column]!.length)));
+  console.log('\nissue 30 targets (figure / same-run baseline / ratio / goal / status / --compare host):');
+  for (const line of lines) console.log(`  ${line.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')}`);
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const upstream = await start('upstream');
@@ -186,10 +247,11 @@ const targets: Target[] = [
   { name: 'relay', proc: relay, path: '/v1/runs', body: '{}' },
   { name: 'mock', proc: host, path: '/v1/runs', body: JSON.stringify({ provider: 'mock', model: 'demo', input: 'tok0 tok17' }) },
   ...API_KINDS.map((kind) => ({ name: kind, proc: host, path: '/v1/runs', body: runBody(kind) })),
+  ...(before ? [{ name: 'mock@before', proc: before, path: '/v1/runs', body: JSON.stringify({ provider: 'mock', model: 'demo', input: 'tok0 tok17' }) }] : []),
   ...(before ? API_KINDS.map((kind) => ({ name: `${kind}@before`, proc: before, path: '/v1/runs', body: runBody(kind) })) : []),
 ];
 const only = option('only', '');
-if (only) targets.splice(0, targets.length, ...targets.filter((t) => t.name === 'relay' || t.name.split('@')[0] === only));
+if (only) targets.splice(0, targets.length, ...targets.filter((t) => t.name === 'relay' || only.split(',').includes(t.name.split('@')[0]!)));
 const direct: Target = { name: 'upstream', proc: upstream, path: '/v1/chat/completions', body: JSON.stringify({ model: 'demo', stream: true, stream_options: { include_usage: true }, messages: [] }) };
 
 try {
@@ -255,6 +317,7 @@ try {
     rows.push({ bench: 'provider-path', metric: 'long-stream-events-per-s', target: name, value: median(list) });
     console.log(`  ${name.padEnd(17)} ${median(list).toFixed(0).padStart(8)} events/s`);
   }
+  printTargets(rows);
   mkdirSync(dirname(JSON_OUT), { recursive: true });
   writeFileSync(JSON_OUT, `${JSON.stringify({ node: process.version, requests: REQUESTS, rounds: ROUNDS, at: new Date().toISOString(), rows }, null, 2)}\n`);
   console.log(`\nwrote ${JSON_OUT}`);

@@ -53,7 +53,9 @@ const nodeTests = (files, { node = process.execPath, concurrency, timeoutMs, env
   runCommand(node, ['--import', 'tsx', '--test', '--test-force-exit', `--test-reporter=${reporter}`, `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files], { env });
 
 const attackDir = join(root, 'test', 'attack');
-const unitTests = findTests(join(root, 'test')).filter((path) => !path.startsWith(attackDir)).sort();
+// The official Python clients of the agent protocols: a venv from PyPI on first use, so a stage of its own with a longer bound.
+const interopDir = join(root, 'test', 'interop');
+const unitTests = findTests(join(root, 'test')).filter((path) => !path.startsWith(attackDir) && !path.startsWith(interopDir)).sort();
 let postgres;
 let lts;
 
@@ -83,6 +85,8 @@ stage('lts', 'unit on lts node', () => nodeTests(unitTests, { node: lts.node, co
 // against a live host (bounded; AGENTICDRIVER_FUZZ=long for the long campaign).
 stage('attack', 'attack', () => nodeTests(findTests(attackDir).sort(), { concurrency: 1, timeoutMs: 300_000 }), ['build', 'postgres']);
 stage('attack', 'schemathesis', command(process.execPath, ['--import', 'tsx', 'test/attack/schemathesis.ts']));
+// MCP and A2A driven by their official Python SDKs against a live host (docs/agent-protocols.md).
+stage('interop', 'python agent-protocol clients', () => nodeTests(findTests(interopDir).sort(), { concurrency: 1, timeoutMs: 600_000 }), ['build']);
 // Each language client's own suite (lint, type checks, unit tests, its package); each step
 // names itself when it fails.
 stage('python', 'python', command('bash', ['clients/python/scripts/test.sh']));

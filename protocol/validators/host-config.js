@@ -5487,7 +5487,7 @@ return errors === 0;
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const hostConfig = validate61;
-const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"},"timeZone":{"minLength":1,"maxLength":64,"type":"string"},"cliCost":{"anyOf":[{"const":"api-equivalent","type":"string"},{"const":"reported","type":"string"}]},"host":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}},"subjects":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"tokens":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
+const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"mcp":{"type":"boolean"},"agUi":{"type":"boolean"},"a2a":{"type":"boolean"},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"},"timeZone":{"minLength":1,"maxLength":64,"type":"string"},"cliCost":{"anyOf":[{"const":"api-equivalent","type":"string"},{"const":"reported","type":"string"}]},"host":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}},"subjects":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"tokens":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"mcp":{"additionalProperties":false,"type":"object","properties":{"heartbeatMs":{"minimum":100,"maximum":50000,"type":"integer"}}},"agUi":{"additionalProperties":false,"type":"object","properties":{"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"a2a":{"additionalProperties":false,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"description":{"minLength":1,"maxLength":2000,"type":"string"},"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
 const pattern44 = new RegExp("^[a-zA-Z_][a-zA-Z0-9_]{0,63}$", "u");
 const pattern47 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$", "u");
 const pattern54 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
@@ -7178,16 +7178,55 @@ else {
 var valid9 = true;
 }
 if(valid9){
-if(data13.operator !== undefined){
+if(data13.mcp !== undefined){
 const _errs122 = errors;
-if(typeof data13.operator !== "boolean"){
-validate61.errors = [{instancePath:instancePath+"/tokens/" + i1+"/operator",schemaPath:"#/properties/tokens/items/properties/operator/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(typeof data13.mcp !== "boolean"){
+validate61.errors = [{instancePath:instancePath+"/tokens/" + i1+"/mcp",schemaPath:"#/properties/tokens/items/properties/mcp/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid9 = _errs122 === errors;
 }
 else {
 var valid9 = true;
+}
+if(valid9){
+if(data13.agUi !== undefined){
+const _errs124 = errors;
+if(typeof data13.agUi !== "boolean"){
+validate61.errors = [{instancePath:instancePath+"/tokens/" + i1+"/agUi",schemaPath:"#/properties/tokens/items/properties/agUi/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid9 = _errs124 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data13.a2a !== undefined){
+const _errs126 = errors;
+if(typeof data13.a2a !== "boolean"){
+validate61.errors = [{instancePath:instancePath+"/tokens/" + i1+"/a2a",schemaPath:"#/properties/tokens/items/properties/a2a/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid9 = _errs126 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data13.operator !== undefined){
+const _errs128 = errors;
+if(typeof data13.operator !== "boolean"){
+validate61.errors = [{instancePath:instancePath+"/tokens/" + i1+"/operator",schemaPath:"#/properties/tokens/items/properties/operator/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid9 = _errs128 === errors;
+}
+else {
+var valid9 = true;
+}
+}
+}
 }
 }
 }
@@ -7227,28 +7266,28 @@ var valid0 = true;
 }
 if(valid0){
 if(data.allowedOrigins !== undefined){
-let data41 = data.allowedOrigins;
-const _errs124 = errors;
-if(errors === _errs124){
-if(Array.isArray(data41)){
-if(data41.length > 100){
+let data44 = data.allowedOrigins;
+const _errs130 = errors;
+if(errors === _errs130){
+if(Array.isArray(data44)){
+if(data44.length > 100){
 validate61.errors = [{instancePath:instancePath+"/allowedOrigins",schemaPath:"#/properties/allowedOrigins/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
 var valid34 = true;
-const len11 = data41.length;
+const len11 = data44.length;
 for(let i19=0; i19<len11; i19++){
-let data42 = data41[i19];
-const _errs126 = errors;
-if(errors === _errs126){
-if(typeof data42 === "string"){
-if(func1(data42) > 2048){
+let data45 = data44[i19];
+const _errs132 = errors;
+if(errors === _errs132){
+if(typeof data45 === "string"){
+if(func1(data45) > 2048){
 validate61.errors = [{instancePath:instancePath+"/allowedOrigins/" + i19,schemaPath:"#/properties/allowedOrigins/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(func1(data42) < 1){
+if(func1(data45) < 1){
 validate61.errors = [{instancePath:instancePath+"/allowedOrigins/" + i19,schemaPath:"#/properties/allowedOrigins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7259,7 +7298,7 @@ validate61.errors = [{instancePath:instancePath+"/allowedOrigins/" + i19,schemaP
 return false;
 }
 }
-var valid34 = _errs126 === errors;
+var valid34 = _errs132 === errors;
 if(!valid34){
 break;
 }
@@ -7271,123 +7310,42 @@ validate61.errors = [{instancePath:instancePath+"/allowedOrigins",schemaPath:"#/
 return false;
 }
 }
-var valid0 = _errs124 === errors;
+var valid0 = _errs130 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data43 = data.limits;
-const _errs128 = errors;
-if(errors === _errs128){
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-const _errs130 = errors;
-for(const key10 in data43){
+let data46 = data.limits;
+const _errs134 = errors;
+if(errors === _errs134){
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+const _errs136 = errors;
+for(const key10 in data46){
 if(!(func38.call(schema28.properties.limits.properties, key10))){
 validate61.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs130 === errors){
-if(data43.maxSteps !== undefined){
-let data44 = data43.maxSteps;
-const _errs131 = errors;
-if(!((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs131){
-if(typeof data44 == "number"){
-if(data44 > 64 || isNaN(data44)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"}];
-return false;
-}
-else {
-if(data44 < 1 || isNaN(data44)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid35 = _errs131 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data43.maxOutputTokens !== undefined){
-let data45 = data43.maxOutputTokens;
-const _errs133 = errors;
-if(!((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs133){
-if(typeof data45 == "number"){
-if(data45 > 65536 || isNaN(data45)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536},message:"must be <= 65536"}];
-return false;
-}
-else {
-if(data45 < 1 || isNaN(data45)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid35 = _errs133 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data43.idleTimeoutMs !== undefined){
-let data46 = data43.idleTimeoutMs;
-const _errs135 = errors;
-if(!((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46)))){
-validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs135){
-if(typeof data46 == "number"){
-if(data46 > 2147483647 || isNaN(data46)){
-validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data46 < 0 || isNaN(data46)){
-validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid35 = _errs135 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data43.maxAttempts !== undefined){
-let data47 = data43.maxAttempts;
+if(_errs136 === errors){
+if(data46.maxSteps !== undefined){
+let data47 = data46.maxSteps;
 const _errs137 = errors;
 if(!((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs137){
 if(typeof data47 == "number"){
-if(data47 > 5 || isNaN(data47)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"}];
+if(data47 > 64 || isNaN(data47)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"}];
 return false;
 }
 else {
 if(data47 < 1 || isNaN(data47)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxSteps",schemaPath:"#/properties/limits/properties/maxSteps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7399,22 +7357,22 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.maxBodyBytes !== undefined){
-let data48 = data43.maxBodyBytes;
+if(data46.maxOutputTokens !== undefined){
+let data48 = data46.maxOutputTokens;
 const _errs139 = errors;
 if(!((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs139){
 if(typeof data48 == "number"){
-if(data48 > 67108864 || isNaN(data48)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"}];
+if(data48 > 65536 || isNaN(data48)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536},message:"must be <= 65536"}];
 return false;
 }
 else {
-if(data48 < 1024 || isNaN(data48)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
+if(data48 < 1 || isNaN(data48)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxOutputTokens",schemaPath:"#/properties/limits/properties/maxOutputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7426,22 +7384,22 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.maxConcurrentRuns !== undefined){
-let data49 = data43.maxConcurrentRuns;
+if(data46.idleTimeoutMs !== undefined){
+let data49 = data46.idleTimeoutMs;
 const _errs141 = errors;
 if(!((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs141){
 if(typeof data49 == "number"){
-if(data49 > 100000 || isNaN(data49)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+if(data49 > 2147483647 || isNaN(data49)){
+validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data49 < 1 || isNaN(data49)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data49 < 0 || isNaN(data49)){
+validate61.errors = [{instancePath:instancePath+"/limits/idleTimeoutMs",schemaPath:"#/properties/limits/properties/idleTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -7453,22 +7411,22 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.maxConcurrentRunsPerSubject !== undefined){
-let data50 = data43.maxConcurrentRunsPerSubject;
+if(data46.maxAttempts !== undefined){
+let data50 = data46.maxAttempts;
 const _errs143 = errors;
 if(!((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50)))){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs143){
 if(typeof data50 == "number"){
-if(data50 > 100000 || isNaN(data50)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+if(data50 > 5 || isNaN(data50)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"}];
 return false;
 }
 else {
 if(data50 < 1 || isNaN(data50)){
-validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxAttempts",schemaPath:"#/properties/limits/properties/maxAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7480,22 +7438,22 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.writeStallTimeoutMs !== undefined){
-let data51 = data43.writeStallTimeoutMs;
+if(data46.maxBodyBytes !== undefined){
+let data51 = data46.maxBodyBytes;
 const _errs145 = errors;
 if(!((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51)))){
-validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs145){
 if(typeof data51 == "number"){
-if(data51 > 3600000 || isNaN(data51)){
-validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
+if(data51 > 67108864 || isNaN(data51)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"}];
 return false;
 }
 else {
-if(data51 < 10 || isNaN(data51)){
-validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"}];
+if(data51 < 1024 || isNaN(data51)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxBodyBytes",schemaPath:"#/properties/limits/properties/maxBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
@@ -7507,22 +7465,22 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.shutdownGraceMs !== undefined){
-let data52 = data43.shutdownGraceMs;
+if(data46.maxConcurrentRuns !== undefined){
+let data52 = data46.maxConcurrentRuns;
 const _errs147 = errors;
 if(!((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52)))){
-validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs147){
 if(typeof data52 == "number"){
-if(data52 > 3600000 || isNaN(data52)){
-validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
+if(data52 > 100000 || isNaN(data52)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data52 < 0 || isNaN(data52)){
-validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(data52 < 1 || isNaN(data52)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRuns",schemaPath:"#/properties/limits/properties/maxConcurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7534,17 +7492,98 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.timeZone !== undefined){
-let data53 = data43.timeZone;
+if(data46.maxConcurrentRunsPerSubject !== undefined){
+let data53 = data46.maxConcurrentRunsPerSubject;
 const _errs149 = errors;
+if(!((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53)))){
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs149){
-if(typeof data53 === "string"){
-if(func1(data53) > 64){
+if(typeof data53 == "number"){
+if(data53 > 100000 || isNaN(data53)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+return false;
+}
+else {
+if(data53 < 1 || isNaN(data53)){
+validate61.errors = [{instancePath:instancePath+"/limits/maxConcurrentRunsPerSubject",schemaPath:"#/properties/limits/properties/maxConcurrentRunsPerSubject/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid35 = _errs149 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data46.writeStallTimeoutMs !== undefined){
+let data54 = data46.writeStallTimeoutMs;
+const _errs151 = errors;
+if(!((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54)))){
+validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs151){
+if(typeof data54 == "number"){
+if(data54 > 3600000 || isNaN(data54)){
+validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
+return false;
+}
+else {
+if(data54 < 10 || isNaN(data54)){
+validate61.errors = [{instancePath:instancePath+"/limits/writeStallTimeoutMs",schemaPath:"#/properties/limits/properties/writeStallTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"}];
+return false;
+}
+}
+}
+}
+var valid35 = _errs151 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data46.shutdownGraceMs !== undefined){
+let data55 = data46.shutdownGraceMs;
+const _errs153 = errors;
+if(!((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55)))){
+validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs153){
+if(typeof data55 == "number"){
+if(data55 > 3600000 || isNaN(data55)){
+validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
+return false;
+}
+else {
+if(data55 < 0 || isNaN(data55)){
+validate61.errors = [{instancePath:instancePath+"/limits/shutdownGraceMs",schemaPath:"#/properties/limits/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid35 = _errs153 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data46.timeZone !== undefined){
+let data56 = data46.timeZone;
+const _errs155 = errors;
+if(errors === _errs155){
+if(typeof data56 === "string"){
+if(func1(data56) > 64){
 validate61.errors = [{instancePath:instancePath+"/limits/timeZone",schemaPath:"#/properties/limits/properties/timeZone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-if(func1(data53) < 1){
+if(func1(data56) < 1){
 validate61.errors = [{instancePath:instancePath+"/limits/timeZone",schemaPath:"#/properties/limits/properties/timeZone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7555,19 +7594,19 @@ validate61.errors = [{instancePath:instancePath+"/limits/timeZone",schemaPath:"#
 return false;
 }
 }
-var valid35 = _errs149 === errors;
+var valid35 = _errs155 === errors;
 }
 else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.cliCost !== undefined){
-let data54 = data43.cliCost;
-const _errs151 = errors;
-const _errs152 = errors;
+if(data46.cliCost !== undefined){
+let data57 = data46.cliCost;
+const _errs157 = errors;
+const _errs158 = errors;
 let valid36 = false;
-const _errs153 = errors;
-if(typeof data54 !== "string"){
+const _errs159 = errors;
+if(typeof data57 !== "string"){
 const err41 = {instancePath:instancePath+"/limits/cliCost",schemaPath:"#/properties/limits/properties/cliCost/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
@@ -7577,7 +7616,7 @@ vErrors.push(err41);
 }
 errors++;
 }
-if("api-equivalent" !== data54){
+if("api-equivalent" !== data57){
 const err42 = {instancePath:instancePath+"/limits/cliCost",schemaPath:"#/properties/limits/properties/cliCost/anyOf/0/const",keyword:"const",params:{allowedValue: "api-equivalent"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err42];
@@ -7587,10 +7626,10 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid5 = _errs153 === errors;
+var _valid5 = _errs159 === errors;
 valid36 = valid36 || _valid5;
-const _errs155 = errors;
-if(typeof data54 !== "string"){
+const _errs161 = errors;
+if(typeof data57 !== "string"){
 const err43 = {instancePath:instancePath+"/limits/cliCost",schemaPath:"#/properties/limits/properties/cliCost/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
@@ -7600,7 +7639,7 @@ vErrors.push(err43);
 }
 errors++;
 }
-if("reported" !== data54){
+if("reported" !== data57){
 const err44 = {instancePath:instancePath+"/limits/cliCost",schemaPath:"#/properties/limits/properties/cliCost/anyOf/1/const",keyword:"const",params:{allowedValue: "reported"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err44];
@@ -7610,7 +7649,7 @@ vErrors.push(err44);
 }
 errors++;
 }
-var _valid5 = _errs155 === errors;
+var _valid5 = _errs161 === errors;
 valid36 = valid36 || _valid5;
 if(!valid36){
 const err45 = {instancePath:instancePath+"/limits/cliCost",schemaPath:"#/properties/limits/properties/cliCost/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -7625,156 +7664,156 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs152;
+errors = _errs158;
 if(vErrors !== null){
-if(_errs152){
-vErrors.length = _errs152;
+if(_errs158){
+vErrors.length = _errs158;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid35 = _errs151 === errors;
+var valid35 = _errs157 === errors;
 }
 else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.host !== undefined){
-let data55 = data43.host;
-const _errs157 = errors;
-if(errors === _errs157){
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-const _errs159 = errors;
-for(const key11 in data55){
+if(data46.host !== undefined){
+let data58 = data46.host;
+const _errs163 = errors;
+if(errors === _errs163){
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+const _errs165 = errors;
+for(const key11 in data58){
 if(!((((key11 === "requestsPerMinute") || (key11 === "tokensPerMinute")) || (key11 === "concurrentRuns")) || (key11 === "budgets"))){
 validate61.errors = [{instancePath:instancePath+"/limits/host",schemaPath:"#/properties/limits/properties/host/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs159 === errors){
-if(data55.requestsPerMinute !== undefined){
-let data56 = data55.requestsPerMinute;
-const _errs160 = errors;
-if(!((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56)))){
+if(_errs165 === errors){
+if(data58.requestsPerMinute !== undefined){
+let data59 = data58.requestsPerMinute;
+const _errs166 = errors;
+if(!((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59)))){
 validate61.errors = [{instancePath:instancePath+"/limits/host/requestsPerMinute",schemaPath:"#/properties/limits/properties/host/properties/requestsPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs160){
-if(typeof data56 == "number"){
-if(data56 > 10000000 || isNaN(data56)){
+if(errors === _errs166){
+if(typeof data59 == "number"){
+if(data59 > 10000000 || isNaN(data59)){
 validate61.errors = [{instancePath:instancePath+"/limits/host/requestsPerMinute",schemaPath:"#/properties/limits/properties/host/properties/requestsPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
 return false;
 }
 else {
-if(data56 < 1 || isNaN(data56)){
+if(data59 < 1 || isNaN(data59)){
 validate61.errors = [{instancePath:instancePath+"/limits/host/requestsPerMinute",schemaPath:"#/properties/limits/properties/host/properties/requestsPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid37 = _errs160 === errors;
+var valid37 = _errs166 === errors;
 }
 else {
 var valid37 = true;
 }
 if(valid37){
-if(data55.tokensPerMinute !== undefined){
-let data57 = data55.tokensPerMinute;
-const _errs162 = errors;
-if(!((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57)))){
+if(data58.tokensPerMinute !== undefined){
+let data60 = data58.tokensPerMinute;
+const _errs168 = errors;
+if(!((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60)))){
 validate61.errors = [{instancePath:instancePath+"/limits/host/tokensPerMinute",schemaPath:"#/properties/limits/properties/host/properties/tokensPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs162){
-if(typeof data57 == "number"){
-if(data57 > 1000000000000 || isNaN(data57)){
+if(errors === _errs168){
+if(typeof data60 == "number"){
+if(data60 > 1000000000000 || isNaN(data60)){
 validate61.errors = [{instancePath:instancePath+"/limits/host/tokensPerMinute",schemaPath:"#/properties/limits/properties/host/properties/tokensPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
 return false;
 }
 else {
-if(data57 < 1 || isNaN(data57)){
+if(data60 < 1 || isNaN(data60)){
 validate61.errors = [{instancePath:instancePath+"/limits/host/tokensPerMinute",schemaPath:"#/properties/limits/properties/host/properties/tokensPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid37 = _errs162 === errors;
+var valid37 = _errs168 === errors;
 }
 else {
 var valid37 = true;
 }
 if(valid37){
-if(data55.concurrentRuns !== undefined){
-let data58 = data55.concurrentRuns;
-const _errs164 = errors;
-if(!((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58)))){
+if(data58.concurrentRuns !== undefined){
+let data61 = data58.concurrentRuns;
+const _errs170 = errors;
+if(!((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61)))){
 validate61.errors = [{instancePath:instancePath+"/limits/host/concurrentRuns",schemaPath:"#/properties/limits/properties/host/properties/concurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs164){
-if(typeof data58 == "number"){
-if(data58 > 100000 || isNaN(data58)){
+if(errors === _errs170){
+if(typeof data61 == "number"){
+if(data61 > 100000 || isNaN(data61)){
 validate61.errors = [{instancePath:instancePath+"/limits/host/concurrentRuns",schemaPath:"#/properties/limits/properties/host/properties/concurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data58 < 1 || isNaN(data58)){
+if(data61 < 1 || isNaN(data61)){
 validate61.errors = [{instancePath:instancePath+"/limits/host/concurrentRuns",schemaPath:"#/properties/limits/properties/host/properties/concurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid37 = _errs164 === errors;
+var valid37 = _errs170 === errors;
 }
 else {
 var valid37 = true;
 }
 if(valid37){
-if(data55.budgets !== undefined){
-let data59 = data55.budgets;
-const _errs166 = errors;
-if(errors === _errs166){
-if(Array.isArray(data59)){
-if(data59.length > 8){
+if(data58.budgets !== undefined){
+let data62 = data58.budgets;
+const _errs172 = errors;
+if(errors === _errs172){
+if(Array.isArray(data62)){
+if(data62.length > 8){
 validate61.errors = [{instancePath:instancePath+"/limits/host/budgets",schemaPath:"#/properties/limits/properties/host/properties/budgets/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"}];
 return false;
 }
 else {
 var valid38 = true;
-const len12 = data59.length;
+const len12 = data62.length;
 for(let i20=0; i20<len12; i20++){
-let data60 = data59[i20];
-const _errs168 = errors;
-if(errors === _errs168){
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+let data63 = data62[i20];
+const _errs174 = errors;
+if(errors === _errs174){
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
 let missing9;
-if((data60.period === undefined) && (missing9 = "period")){
+if((data63.period === undefined) && (missing9 = "period")){
 validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20,schemaPath:"#/properties/limits/properties/host/properties/budgets/items/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"}];
 return false;
 }
 else {
-const _errs170 = errors;
-for(const key12 in data60){
+const _errs176 = errors;
+for(const key12 in data63){
 if(!(((key12 === "period") || (key12 === "usd")) || (key12 === "tokens"))){
 validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20,schemaPath:"#/properties/limits/properties/host/properties/budgets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs170 === errors){
-if(data60.period !== undefined){
-let data61 = data60.period;
-const _errs171 = errors;
-const _errs172 = errors;
+if(_errs176 === errors){
+if(data63.period !== undefined){
+let data64 = data63.period;
+const _errs177 = errors;
+const _errs178 = errors;
 let valid40 = false;
-const _errs173 = errors;
-if(typeof data61 !== "string"){
+const _errs179 = errors;
+if(typeof data64 !== "string"){
 const err46 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
@@ -7784,7 +7823,7 @@ vErrors.push(err46);
 }
 errors++;
 }
-if("day" !== data61){
+if("day" !== data64){
 const err47 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/0/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err47];
@@ -7794,10 +7833,10 @@ vErrors.push(err47);
 }
 errors++;
 }
-var _valid6 = _errs173 === errors;
+var _valid6 = _errs179 === errors;
 valid40 = valid40 || _valid6;
-const _errs175 = errors;
-if(typeof data61 !== "string"){
+const _errs181 = errors;
+if(typeof data64 !== "string"){
 const err48 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
@@ -7807,7 +7846,7 @@ vErrors.push(err48);
 }
 errors++;
 }
-if("week" !== data61){
+if("week" !== data64){
 const err49 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/1/const",keyword:"const",params:{allowedValue: "week"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err49];
@@ -7817,10 +7856,10 @@ vErrors.push(err49);
 }
 errors++;
 }
-var _valid6 = _errs175 === errors;
+var _valid6 = _errs181 === errors;
 valid40 = valid40 || _valid6;
-const _errs177 = errors;
-if(typeof data61 !== "string"){
+const _errs183 = errors;
+if(typeof data64 !== "string"){
 const err50 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err50];
@@ -7830,7 +7869,7 @@ vErrors.push(err50);
 }
 errors++;
 }
-if("month" !== data61){
+if("month" !== data64){
 const err51 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/2/const",keyword:"const",params:{allowedValue: "month"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err51];
@@ -7840,13 +7879,13 @@ vErrors.push(err51);
 }
 errors++;
 }
-var _valid6 = _errs177 === errors;
+var _valid6 = _errs183 === errors;
 valid40 = valid40 || _valid6;
-const _errs179 = errors;
-if(errors === _errs179){
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+const _errs185 = errors;
+if(errors === _errs185){
+if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
 let missing10;
-if((data61.rollingMs === undefined) && (missing10 = "rollingMs")){
+if((data64.rollingMs === undefined) && (missing10 = "rollingMs")){
 const err52 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
 if(vErrors === null){
 vErrors = [err52];
@@ -7857,8 +7896,8 @@ vErrors.push(err52);
 errors++;
 }
 else {
-const _errs181 = errors;
-for(const key13 in data61){
+const _errs187 = errors;
+for(const key13 in data64){
 if(!(key13 === "rollingMs")){
 const err53 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -7871,11 +7910,11 @@ errors++;
 break;
 }
 }
-if(_errs181 === errors){
-if(data61.rollingMs !== undefined){
-let data62 = data61.rollingMs;
-const _errs182 = errors;
-if(!((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62)))){
+if(_errs187 === errors){
+if(data64.rollingMs !== undefined){
+let data65 = data64.rollingMs;
+const _errs188 = errors;
+if(!((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65)))){
 const err54 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period/rollingMs",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err54];
@@ -7885,9 +7924,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(errors === _errs182){
-if(typeof data62 == "number"){
-if(data62 > 31622400000 || isNaN(data62)){
+if(errors === _errs188){
+if(typeof data65 == "number"){
+if(data65 > 31622400000 || isNaN(data65)){
 const err55 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period/rollingMs",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31622400000},message:"must be <= 31622400000"};
 if(vErrors === null){
 vErrors = [err55];
@@ -7898,7 +7937,7 @@ vErrors.push(err55);
 errors++;
 }
 else {
-if(data62 < 60000 || isNaN(data62)){
+if(data65 < 60000 || isNaN(data65)){
 const err56 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period/rollingMs",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60000},message:"must be >= 60000"};
 if(vErrors === null){
 vErrors = [err56];
@@ -7926,7 +7965,7 @@ vErrors.push(err57);
 errors++;
 }
 }
-var _valid6 = _errs179 === errors;
+var _valid6 = _errs185 === errors;
 valid40 = valid40 || _valid6;
 if(!valid40){
 const err58 = {instancePath:instancePath+"/limits/host/budgets/" + i20+"/period",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/period/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -7941,33 +7980,33 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs172;
+errors = _errs178;
 if(vErrors !== null){
-if(_errs172){
-vErrors.length = _errs172;
+if(_errs178){
+vErrors.length = _errs178;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid39 = _errs171 === errors;
+var valid39 = _errs177 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data60.usd !== undefined){
-let data63 = data60.usd;
-const _errs184 = errors;
-if(errors === _errs184){
-if(typeof data63 == "number"){
-if(data63 > 1000000000 || isNaN(data63)){
+if(data63.usd !== undefined){
+let data66 = data63.usd;
+const _errs190 = errors;
+if(errors === _errs190){
+if(typeof data66 == "number"){
+if(data66 > 1000000000 || isNaN(data66)){
 validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/usd",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/usd/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
 return false;
 }
 else {
-if(data63 <= 0 || isNaN(data63)){
+if(data66 <= 0 || isNaN(data66)){
 validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/usd",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -7978,34 +8017,34 @@ validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/
 return false;
 }
 }
-var valid39 = _errs184 === errors;
+var valid39 = _errs190 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data60.tokens !== undefined){
-let data64 = data60.tokens;
-const _errs186 = errors;
-if(!((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64)))){
+if(data63.tokens !== undefined){
+let data67 = data63.tokens;
+const _errs192 = errors;
+if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
 validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/tokens",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs186){
-if(typeof data64 == "number"){
-if(data64 > 1000000000000 || isNaN(data64)){
+if(errors === _errs192){
+if(typeof data67 == "number"){
+if(data67 > 1000000000000 || isNaN(data67)){
 validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/tokens",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
 return false;
 }
 else {
-if(data64 < 1 || isNaN(data64)){
+if(data67 < 1 || isNaN(data67)){
 validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20+"/tokens",schemaPath:"#/properties/limits/properties/host/properties/budgets/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid39 = _errs186 === errors;
+var valid39 = _errs192 === errors;
 }
 else {
 var valid39 = true;
@@ -8020,7 +8059,7 @@ validate61.errors = [{instancePath:instancePath+"/limits/host/budgets/" + i20,sc
 return false;
 }
 }
-var valid38 = _errs168 === errors;
+var valid38 = _errs174 === errors;
 if(!valid38){
 break;
 }
@@ -8032,7 +8071,7 @@ validate61.errors = [{instancePath:instancePath+"/limits/host/budgets",schemaPat
 return false;
 }
 }
-var valid37 = _errs166 === errors;
+var valid37 = _errs172 === errors;
 }
 else {
 var valid37 = true;
@@ -8047,158 +8086,158 @@ validate61.errors = [{instancePath:instancePath+"/limits/host",schemaPath:"#/pro
 return false;
 }
 }
-var valid35 = _errs157 === errors;
+var valid35 = _errs163 === errors;
 }
 else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.subjects !== undefined){
-let data65 = data43.subjects;
-const _errs188 = errors;
-if(errors === _errs188){
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-if(Object.keys(data65).length > 1000){
+if(data46.subjects !== undefined){
+let data68 = data46.subjects;
+const _errs194 = errors;
+if(errors === _errs194){
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(Object.keys(data68).length > 1000){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects",schemaPath:"#/properties/limits/properties/subjects/maxProperties",keyword:"maxProperties",params:{limit: 1000},message:"must NOT have more than 1000 properties"}];
 return false;
 }
 else {
 var props4 = {};
-for(const key14 in data65){
+for(const key14 in data68){
 if(pattern8.test(key14)){
-let data66 = data65[key14];
-const _errs190 = errors;
-if(errors === _errs190){
-if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
-const _errs192 = errors;
-for(const key15 in data66){
+let data69 = data68[key14];
+const _errs196 = errors;
+if(errors === _errs196){
+if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
+const _errs198 = errors;
+for(const key15 in data69){
 if(!((((key15 === "requestsPerMinute") || (key15 === "tokensPerMinute")) || (key15 === "concurrentRuns")) || (key15 === "budgets"))){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs192 === errors){
-if(data66.requestsPerMinute !== undefined){
-let data67 = data66.requestsPerMinute;
-const _errs193 = errors;
-if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
+if(_errs198 === errors){
+if(data69.requestsPerMinute !== undefined){
+let data70 = data69.requestsPerMinute;
+const _errs199 = errors;
+if(!((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70)))){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/requestsPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs193){
-if(typeof data67 == "number"){
-if(data67 > 10000000 || isNaN(data67)){
+if(errors === _errs199){
+if(typeof data70 == "number"){
+if(data70 > 10000000 || isNaN(data70)){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/requestsPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
 return false;
 }
 else {
-if(data67 < 1 || isNaN(data67)){
+if(data70 < 1 || isNaN(data70)){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/requestsPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid43 = _errs193 === errors;
+var valid43 = _errs199 === errors;
 }
 else {
 var valid43 = true;
 }
 if(valid43){
-if(data66.tokensPerMinute !== undefined){
-let data68 = data66.tokensPerMinute;
-const _errs195 = errors;
-if(!((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68)))){
+if(data69.tokensPerMinute !== undefined){
+let data71 = data69.tokensPerMinute;
+const _errs201 = errors;
+if(!((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71)))){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/tokensPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs195){
-if(typeof data68 == "number"){
-if(data68 > 1000000000000 || isNaN(data68)){
+if(errors === _errs201){
+if(typeof data71 == "number"){
+if(data71 > 1000000000000 || isNaN(data71)){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/tokensPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
 return false;
 }
 else {
-if(data68 < 1 || isNaN(data68)){
+if(data71 < 1 || isNaN(data71)){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/tokensPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid43 = _errs195 === errors;
+var valid43 = _errs201 === errors;
 }
 else {
 var valid43 = true;
 }
 if(valid43){
-if(data66.concurrentRuns !== undefined){
-let data69 = data66.concurrentRuns;
-const _errs197 = errors;
-if(!((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69)))){
+if(data69.concurrentRuns !== undefined){
+let data72 = data69.concurrentRuns;
+const _errs203 = errors;
+if(!((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72)))){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/concurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs197){
-if(typeof data69 == "number"){
-if(data69 > 100000 || isNaN(data69)){
+if(errors === _errs203){
+if(typeof data72 == "number"){
+if(data72 > 100000 || isNaN(data72)){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/concurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data69 < 1 || isNaN(data69)){
+if(data72 < 1 || isNaN(data72)){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/concurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid43 = _errs197 === errors;
+var valid43 = _errs203 === errors;
 }
 else {
 var valid43 = true;
 }
 if(valid43){
-if(data66.budgets !== undefined){
-let data70 = data66.budgets;
-const _errs199 = errors;
-if(errors === _errs199){
-if(Array.isArray(data70)){
-if(data70.length > 8){
+if(data69.budgets !== undefined){
+let data73 = data69.budgets;
+const _errs205 = errors;
+if(errors === _errs205){
+if(Array.isArray(data73)){
+if(data73.length > 8){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"}];
 return false;
 }
 else {
 var valid44 = true;
-const len13 = data70.length;
+const len13 = data73.length;
 for(let i21=0; i21<len13; i21++){
-let data71 = data70[i21];
-const _errs201 = errors;
-if(errors === _errs201){
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+let data74 = data73[i21];
+const _errs207 = errors;
+if(errors === _errs207){
+if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
 let missing11;
-if((data71.period === undefined) && (missing11 = "period")){
+if((data74.period === undefined) && (missing11 = "period")){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21,schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"}];
 return false;
 }
 else {
-const _errs203 = errors;
-for(const key16 in data71){
+const _errs209 = errors;
+for(const key16 in data74){
 if(!(((key16 === "period") || (key16 === "usd")) || (key16 === "tokens"))){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21,schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs203 === errors){
-if(data71.period !== undefined){
-let data72 = data71.period;
-const _errs204 = errors;
-const _errs205 = errors;
+if(_errs209 === errors){
+if(data74.period !== undefined){
+let data75 = data74.period;
+const _errs210 = errors;
+const _errs211 = errors;
 let valid46 = false;
-const _errs206 = errors;
-if(typeof data72 !== "string"){
+const _errs212 = errors;
+if(typeof data75 !== "string"){
 const err59 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err59];
@@ -8208,7 +8247,7 @@ vErrors.push(err59);
 }
 errors++;
 }
-if("day" !== data72){
+if("day" !== data75){
 const err60 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/0/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err60];
@@ -8218,10 +8257,10 @@ vErrors.push(err60);
 }
 errors++;
 }
-var _valid7 = _errs206 === errors;
+var _valid7 = _errs212 === errors;
 valid46 = valid46 || _valid7;
-const _errs208 = errors;
-if(typeof data72 !== "string"){
+const _errs214 = errors;
+if(typeof data75 !== "string"){
 const err61 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err61];
@@ -8231,7 +8270,7 @@ vErrors.push(err61);
 }
 errors++;
 }
-if("week" !== data72){
+if("week" !== data75){
 const err62 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/1/const",keyword:"const",params:{allowedValue: "week"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err62];
@@ -8241,10 +8280,10 @@ vErrors.push(err62);
 }
 errors++;
 }
-var _valid7 = _errs208 === errors;
+var _valid7 = _errs214 === errors;
 valid46 = valid46 || _valid7;
-const _errs210 = errors;
-if(typeof data72 !== "string"){
+const _errs216 = errors;
+if(typeof data75 !== "string"){
 const err63 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err63];
@@ -8254,7 +8293,7 @@ vErrors.push(err63);
 }
 errors++;
 }
-if("month" !== data72){
+if("month" !== data75){
 const err64 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/2/const",keyword:"const",params:{allowedValue: "month"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err64];
@@ -8264,13 +8303,13 @@ vErrors.push(err64);
 }
 errors++;
 }
-var _valid7 = _errs210 === errors;
+var _valid7 = _errs216 === errors;
 valid46 = valid46 || _valid7;
-const _errs212 = errors;
-if(errors === _errs212){
-if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+const _errs218 = errors;
+if(errors === _errs218){
+if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
 let missing12;
-if((data72.rollingMs === undefined) && (missing12 = "rollingMs")){
+if((data75.rollingMs === undefined) && (missing12 = "rollingMs")){
 const err65 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
 if(vErrors === null){
 vErrors = [err65];
@@ -8281,8 +8320,8 @@ vErrors.push(err65);
 errors++;
 }
 else {
-const _errs214 = errors;
-for(const key17 in data72){
+const _errs220 = errors;
+for(const key17 in data75){
 if(!(key17 === "rollingMs")){
 const err66 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -8295,11 +8334,11 @@ errors++;
 break;
 }
 }
-if(_errs214 === errors){
-if(data72.rollingMs !== undefined){
-let data73 = data72.rollingMs;
-const _errs215 = errors;
-if(!((typeof data73 == "number") && (!(data73 % 1) && !isNaN(data73)))){
+if(_errs220 === errors){
+if(data75.rollingMs !== undefined){
+let data76 = data75.rollingMs;
+const _errs221 = errors;
+if(!((typeof data76 == "number") && (!(data76 % 1) && !isNaN(data76)))){
 const err67 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period/rollingMs",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err67];
@@ -8309,9 +8348,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(errors === _errs215){
-if(typeof data73 == "number"){
-if(data73 > 31622400000 || isNaN(data73)){
+if(errors === _errs221){
+if(typeof data76 == "number"){
+if(data76 > 31622400000 || isNaN(data76)){
 const err68 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period/rollingMs",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31622400000},message:"must be <= 31622400000"};
 if(vErrors === null){
 vErrors = [err68];
@@ -8322,7 +8361,7 @@ vErrors.push(err68);
 errors++;
 }
 else {
-if(data73 < 60000 || isNaN(data73)){
+if(data76 < 60000 || isNaN(data76)){
 const err69 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period/rollingMs",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60000},message:"must be >= 60000"};
 if(vErrors === null){
 vErrors = [err69];
@@ -8350,7 +8389,7 @@ vErrors.push(err70);
 errors++;
 }
 }
-var _valid7 = _errs212 === errors;
+var _valid7 = _errs218 === errors;
 valid46 = valid46 || _valid7;
 if(!valid46){
 const err71 = {instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/period",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -8365,33 +8404,33 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs205;
+errors = _errs211;
 if(vErrors !== null){
-if(_errs205){
-vErrors.length = _errs205;
+if(_errs211){
+vErrors.length = _errs211;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid45 = _errs204 === errors;
+var valid45 = _errs210 === errors;
 }
 else {
 var valid45 = true;
 }
 if(valid45){
-if(data71.usd !== undefined){
-let data74 = data71.usd;
-const _errs217 = errors;
-if(errors === _errs217){
-if(typeof data74 == "number"){
-if(data74 > 1000000000 || isNaN(data74)){
+if(data74.usd !== undefined){
+let data77 = data74.usd;
+const _errs223 = errors;
+if(errors === _errs223){
+if(typeof data77 == "number"){
+if(data77 > 1000000000 || isNaN(data77)){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/usd",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
 return false;
 }
 else {
-if(data74 <= 0 || isNaN(data74)){
+if(data77 <= 0 || isNaN(data77)){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/usd",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -8402,34 +8441,34 @@ validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.repl
 return false;
 }
 }
-var valid45 = _errs217 === errors;
+var valid45 = _errs223 === errors;
 }
 else {
 var valid45 = true;
 }
 if(valid45){
-if(data71.tokens !== undefined){
-let data75 = data71.tokens;
-const _errs219 = errors;
-if(!((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75)))){
+if(data74.tokens !== undefined){
+let data78 = data74.tokens;
+const _errs225 = errors;
+if(!((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78)))){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/tokens",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs219){
-if(typeof data75 == "number"){
-if(data75 > 1000000000000 || isNaN(data75)){
+if(errors === _errs225){
+if(typeof data78 == "number"){
+if(data78 > 1000000000000 || isNaN(data78)){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/tokens",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
 return false;
 }
 else {
-if(data75 < 1 || isNaN(data75)){
+if(data78 < 1 || isNaN(data78)){
 validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i21+"/tokens",schemaPath:"#/properties/limits/properties/subjects/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid45 = _errs219 === errors;
+var valid45 = _errs225 === errors;
 }
 else {
 var valid45 = true;
@@ -8444,7 +8483,7 @@ validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.repl
 return false;
 }
 }
-var valid44 = _errs201 === errors;
+var valid44 = _errs207 === errors;
 if(!valid44){
 break;
 }
@@ -8456,7 +8495,7 @@ validate61.errors = [{instancePath:instancePath+"/limits/subjects/" + key14.repl
 return false;
 }
 }
-var valid43 = _errs199 === errors;
+var valid43 = _errs205 === errors;
 }
 else {
 var valid43 = true;
@@ -8481,158 +8520,158 @@ validate61.errors = [{instancePath:instancePath+"/limits/subjects",schemaPath:"#
 return false;
 }
 }
-var valid35 = _errs188 === errors;
+var valid35 = _errs194 === errors;
 }
 else {
 var valid35 = true;
 }
 if(valid35){
-if(data43.tokens !== undefined){
-let data76 = data43.tokens;
-const _errs221 = errors;
-if(errors === _errs221){
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-if(Object.keys(data76).length > 1000){
+if(data46.tokens !== undefined){
+let data79 = data46.tokens;
+const _errs227 = errors;
+if(errors === _errs227){
+if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+if(Object.keys(data79).length > 1000){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens",schemaPath:"#/properties/limits/properties/tokens/maxProperties",keyword:"maxProperties",params:{limit: 1000},message:"must NOT have more than 1000 properties"}];
 return false;
 }
 else {
 var props6 = {};
-for(const key18 in data76){
+for(const key18 in data79){
 if(pattern8.test(key18)){
-let data77 = data76[key18];
-const _errs223 = errors;
-if(errors === _errs223){
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
-const _errs225 = errors;
-for(const key19 in data77){
+let data80 = data79[key18];
+const _errs229 = errors;
+if(errors === _errs229){
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+const _errs231 = errors;
+for(const key19 in data80){
 if(!((((key19 === "requestsPerMinute") || (key19 === "tokensPerMinute")) || (key19 === "concurrentRuns")) || (key19 === "budgets"))){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs225 === errors){
-if(data77.requestsPerMinute !== undefined){
-let data78 = data77.requestsPerMinute;
-const _errs226 = errors;
-if(!((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78)))){
+if(_errs231 === errors){
+if(data80.requestsPerMinute !== undefined){
+let data81 = data80.requestsPerMinute;
+const _errs232 = errors;
+if(!((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81)))){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/requestsPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs226){
-if(typeof data78 == "number"){
-if(data78 > 10000000 || isNaN(data78)){
+if(errors === _errs232){
+if(typeof data81 == "number"){
+if(data81 > 10000000 || isNaN(data81)){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/requestsPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
 return false;
 }
 else {
-if(data78 < 1 || isNaN(data78)){
+if(data81 < 1 || isNaN(data81)){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/requestsPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid49 = _errs226 === errors;
+var valid49 = _errs232 === errors;
 }
 else {
 var valid49 = true;
 }
 if(valid49){
-if(data77.tokensPerMinute !== undefined){
-let data79 = data77.tokensPerMinute;
-const _errs228 = errors;
-if(!((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79)))){
+if(data80.tokensPerMinute !== undefined){
+let data82 = data80.tokensPerMinute;
+const _errs234 = errors;
+if(!((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82)))){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/tokensPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs228){
-if(typeof data79 == "number"){
-if(data79 > 1000000000000 || isNaN(data79)){
+if(errors === _errs234){
+if(typeof data82 == "number"){
+if(data82 > 1000000000000 || isNaN(data82)){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/tokensPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
 return false;
 }
 else {
-if(data79 < 1 || isNaN(data79)){
+if(data82 < 1 || isNaN(data82)){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/tokensPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid49 = _errs228 === errors;
+var valid49 = _errs234 === errors;
 }
 else {
 var valid49 = true;
 }
 if(valid49){
-if(data77.concurrentRuns !== undefined){
-let data80 = data77.concurrentRuns;
-const _errs230 = errors;
-if(!((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80)))){
+if(data80.concurrentRuns !== undefined){
+let data83 = data80.concurrentRuns;
+const _errs236 = errors;
+if(!((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83)))){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/concurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs230){
-if(typeof data80 == "number"){
-if(data80 > 100000 || isNaN(data80)){
+if(errors === _errs236){
+if(typeof data83 == "number"){
+if(data83 > 100000 || isNaN(data83)){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/concurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data80 < 1 || isNaN(data80)){
+if(data83 < 1 || isNaN(data83)){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/concurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid49 = _errs230 === errors;
+var valid49 = _errs236 === errors;
 }
 else {
 var valid49 = true;
 }
 if(valid49){
-if(data77.budgets !== undefined){
-let data81 = data77.budgets;
-const _errs232 = errors;
-if(errors === _errs232){
-if(Array.isArray(data81)){
-if(data81.length > 8){
+if(data80.budgets !== undefined){
+let data84 = data80.budgets;
+const _errs238 = errors;
+if(errors === _errs238){
+if(Array.isArray(data84)){
+if(data84.length > 8){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"}];
 return false;
 }
 else {
 var valid50 = true;
-const len14 = data81.length;
+const len14 = data84.length;
 for(let i22=0; i22<len14; i22++){
-let data82 = data81[i22];
-const _errs234 = errors;
-if(errors === _errs234){
-if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+let data85 = data84[i22];
+const _errs240 = errors;
+if(errors === _errs240){
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
 let missing13;
-if((data82.period === undefined) && (missing13 = "period")){
+if((data85.period === undefined) && (missing13 = "period")){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22,schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"}];
 return false;
 }
 else {
-const _errs236 = errors;
-for(const key20 in data82){
+const _errs242 = errors;
+for(const key20 in data85){
 if(!(((key20 === "period") || (key20 === "usd")) || (key20 === "tokens"))){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22,schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs236 === errors){
-if(data82.period !== undefined){
-let data83 = data82.period;
-const _errs237 = errors;
-const _errs238 = errors;
+if(_errs242 === errors){
+if(data85.period !== undefined){
+let data86 = data85.period;
+const _errs243 = errors;
+const _errs244 = errors;
 let valid52 = false;
-const _errs239 = errors;
-if(typeof data83 !== "string"){
+const _errs245 = errors;
+if(typeof data86 !== "string"){
 const err72 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
@@ -8642,7 +8681,7 @@ vErrors.push(err72);
 }
 errors++;
 }
-if("day" !== data83){
+if("day" !== data86){
 const err73 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/0/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err73];
@@ -8652,10 +8691,10 @@ vErrors.push(err73);
 }
 errors++;
 }
-var _valid8 = _errs239 === errors;
+var _valid8 = _errs245 === errors;
 valid52 = valid52 || _valid8;
-const _errs241 = errors;
-if(typeof data83 !== "string"){
+const _errs247 = errors;
+if(typeof data86 !== "string"){
 const err74 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err74];
@@ -8665,7 +8704,7 @@ vErrors.push(err74);
 }
 errors++;
 }
-if("week" !== data83){
+if("week" !== data86){
 const err75 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/1/const",keyword:"const",params:{allowedValue: "week"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err75];
@@ -8675,10 +8714,10 @@ vErrors.push(err75);
 }
 errors++;
 }
-var _valid8 = _errs241 === errors;
+var _valid8 = _errs247 === errors;
 valid52 = valid52 || _valid8;
-const _errs243 = errors;
-if(typeof data83 !== "string"){
+const _errs249 = errors;
+if(typeof data86 !== "string"){
 const err76 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
@@ -8688,7 +8727,7 @@ vErrors.push(err76);
 }
 errors++;
 }
-if("month" !== data83){
+if("month" !== data86){
 const err77 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/2/const",keyword:"const",params:{allowedValue: "month"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err77];
@@ -8698,13 +8737,13 @@ vErrors.push(err77);
 }
 errors++;
 }
-var _valid8 = _errs243 === errors;
+var _valid8 = _errs249 === errors;
 valid52 = valid52 || _valid8;
-const _errs245 = errors;
-if(errors === _errs245){
-if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+const _errs251 = errors;
+if(errors === _errs251){
+if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
 let missing14;
-if((data83.rollingMs === undefined) && (missing14 = "rollingMs")){
+if((data86.rollingMs === undefined) && (missing14 = "rollingMs")){
 const err78 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
 if(vErrors === null){
 vErrors = [err78];
@@ -8715,8 +8754,8 @@ vErrors.push(err78);
 errors++;
 }
 else {
-const _errs247 = errors;
-for(const key21 in data83){
+const _errs253 = errors;
+for(const key21 in data86){
 if(!(key21 === "rollingMs")){
 const err79 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -8729,11 +8768,11 @@ errors++;
 break;
 }
 }
-if(_errs247 === errors){
-if(data83.rollingMs !== undefined){
-let data84 = data83.rollingMs;
-const _errs248 = errors;
-if(!((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84)))){
+if(_errs253 === errors){
+if(data86.rollingMs !== undefined){
+let data87 = data86.rollingMs;
+const _errs254 = errors;
+if(!((typeof data87 == "number") && (!(data87 % 1) && !isNaN(data87)))){
 const err80 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period/rollingMs",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err80];
@@ -8743,9 +8782,9 @@ vErrors.push(err80);
 }
 errors++;
 }
-if(errors === _errs248){
-if(typeof data84 == "number"){
-if(data84 > 31622400000 || isNaN(data84)){
+if(errors === _errs254){
+if(typeof data87 == "number"){
+if(data87 > 31622400000 || isNaN(data87)){
 const err81 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period/rollingMs",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31622400000},message:"must be <= 31622400000"};
 if(vErrors === null){
 vErrors = [err81];
@@ -8756,7 +8795,7 @@ vErrors.push(err81);
 errors++;
 }
 else {
-if(data84 < 60000 || isNaN(data84)){
+if(data87 < 60000 || isNaN(data87)){
 const err82 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period/rollingMs",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60000},message:"must be >= 60000"};
 if(vErrors === null){
 vErrors = [err82];
@@ -8784,7 +8823,7 @@ vErrors.push(err83);
 errors++;
 }
 }
-var _valid8 = _errs245 === errors;
+var _valid8 = _errs251 === errors;
 valid52 = valid52 || _valid8;
 if(!valid52){
 const err84 = {instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/period",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -8799,33 +8838,33 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs238;
+errors = _errs244;
 if(vErrors !== null){
-if(_errs238){
-vErrors.length = _errs238;
+if(_errs244){
+vErrors.length = _errs244;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid51 = _errs237 === errors;
+var valid51 = _errs243 === errors;
 }
 else {
 var valid51 = true;
 }
 if(valid51){
-if(data82.usd !== undefined){
-let data85 = data82.usd;
-const _errs250 = errors;
-if(errors === _errs250){
-if(typeof data85 == "number"){
-if(data85 > 1000000000 || isNaN(data85)){
+if(data85.usd !== undefined){
+let data88 = data85.usd;
+const _errs256 = errors;
+if(errors === _errs256){
+if(typeof data88 == "number"){
+if(data88 > 1000000000 || isNaN(data88)){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/usd",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
 return false;
 }
 else {
-if(data85 <= 0 || isNaN(data85)){
+if(data88 <= 0 || isNaN(data88)){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/usd",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -8836,34 +8875,34 @@ validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replac
 return false;
 }
 }
-var valid51 = _errs250 === errors;
+var valid51 = _errs256 === errors;
 }
 else {
 var valid51 = true;
 }
 if(valid51){
-if(data82.tokens !== undefined){
-let data86 = data82.tokens;
-const _errs252 = errors;
-if(!((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86)))){
+if(data85.tokens !== undefined){
+let data89 = data85.tokens;
+const _errs258 = errors;
+if(!((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89)))){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/tokens",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs252){
-if(typeof data86 == "number"){
-if(data86 > 1000000000000 || isNaN(data86)){
+if(errors === _errs258){
+if(typeof data89 == "number"){
+if(data89 > 1000000000000 || isNaN(data89)){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/tokens",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
 return false;
 }
 else {
-if(data86 < 1 || isNaN(data86)){
+if(data89 < 1 || isNaN(data89)){
 validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i22+"/tokens",schemaPath:"#/properties/limits/properties/tokens/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid51 = _errs252 === errors;
+var valid51 = _errs258 === errors;
 }
 else {
 var valid51 = true;
@@ -8878,7 +8917,7 @@ validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replac
 return false;
 }
 }
-var valid50 = _errs234 === errors;
+var valid50 = _errs240 === errors;
 if(!valid50){
 break;
 }
@@ -8890,7 +8929,7 @@ validate61.errors = [{instancePath:instancePath+"/limits/tokens/" + key18.replac
 return false;
 }
 }
-var valid49 = _errs232 === errors;
+var valid49 = _errs238 === errors;
 }
 else {
 var valid49 = true;
@@ -8915,7 +8954,7 @@ validate61.errors = [{instancePath:instancePath+"/limits/tokens",schemaPath:"#/p
 return false;
 }
 }
-var valid35 = _errs221 === errors;
+var valid35 = _errs227 === errors;
 }
 else {
 var valid35 = true;
@@ -8940,22 +8979,22 @@ validate61.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs128 === errors;
+var valid0 = _errs134 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.state !== undefined){
-let data87 = data.state;
-const _errs254 = errors;
-const _errs255 = errors;
+let data90 = data.state;
+const _errs260 = errors;
+const _errs261 = errors;
 let valid54 = false;
-const _errs256 = errors;
-if(errors === _errs256){
-if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
-const _errs258 = errors;
-for(const key22 in data87){
+const _errs262 = errors;
+if(errors === _errs262){
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+const _errs264 = errors;
+for(const key22 in data90){
 if(!(((key22 === "engine") || (key22 === "directory")) || (key22 === "leaseMs"))){
 const err85 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -8968,11 +9007,11 @@ errors++;
 break;
 }
 }
-if(_errs258 === errors){
-if(data87.engine !== undefined){
-let data88 = data87.engine;
-const _errs259 = errors;
-if(typeof data88 !== "string"){
+if(_errs264 === errors){
+if(data90.engine !== undefined){
+let data91 = data90.engine;
+const _errs265 = errors;
+if(typeof data91 !== "string"){
 const err86 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err86];
@@ -8982,7 +9021,7 @@ vErrors.push(err86);
 }
 errors++;
 }
-if("sqlite" !== data88){
+if("sqlite" !== data91){
 const err87 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err87];
@@ -8992,18 +9031,18 @@ vErrors.push(err87);
 }
 errors++;
 }
-var valid55 = _errs259 === errors;
+var valid55 = _errs265 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data87.directory !== undefined){
-let data89 = data87.directory;
-const _errs261 = errors;
-if(errors === _errs261){
-if(typeof data89 === "string"){
-if(func1(data89) > 4096){
+if(data90.directory !== undefined){
+let data92 = data90.directory;
+const _errs267 = errors;
+if(errors === _errs267){
+if(typeof data92 === "string"){
+if(func1(data92) > 4096){
 const err88 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err88];
@@ -9014,7 +9053,7 @@ vErrors.push(err88);
 errors++;
 }
 else {
-if(func1(data89) < 1){
+if(func1(data92) < 1){
 const err89 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err89];
@@ -9037,16 +9076,16 @@ vErrors.push(err90);
 errors++;
 }
 }
-var valid55 = _errs261 === errors;
+var valid55 = _errs267 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data87.leaseMs !== undefined){
-let data90 = data87.leaseMs;
-const _errs263 = errors;
-if(!((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90)))){
+if(data90.leaseMs !== undefined){
+let data93 = data90.leaseMs;
+const _errs269 = errors;
+if(!((typeof data93 == "number") && (!(data93 % 1) && !isNaN(data93)))){
 const err91 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err91];
@@ -9056,9 +9095,9 @@ vErrors.push(err91);
 }
 errors++;
 }
-if(errors === _errs263){
-if(typeof data90 == "number"){
-if(data90 > 3600000 || isNaN(data90)){
+if(errors === _errs269){
+if(typeof data93 == "number"){
+if(data93 > 3600000 || isNaN(data93)){
 const err92 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err92];
@@ -9069,7 +9108,7 @@ vErrors.push(err92);
 errors++;
 }
 else {
-if(data90 < 300 || isNaN(data90)){
+if(data93 < 300 || isNaN(data93)){
 const err93 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err93];
@@ -9082,7 +9121,7 @@ errors++;
 }
 }
 }
-var valid55 = _errs263 === errors;
+var valid55 = _errs269 === errors;
 }
 else {
 var valid55 = true;
@@ -9102,16 +9141,16 @@ vErrors.push(err94);
 errors++;
 }
 }
-var _valid9 = _errs256 === errors;
+var _valid9 = _errs262 === errors;
 valid54 = valid54 || _valid9;
 if(_valid9){
 var props8 = true;
 }
-const _errs265 = errors;
-if(errors === _errs265){
-if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+const _errs271 = errors;
+if(errors === _errs271){
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
 let missing15;
-if(((data87.engine === undefined) && (missing15 = "engine")) || ((data87.urlRef === undefined) && (missing15 = "urlRef"))){
+if(((data90.engine === undefined) && (missing15 = "engine")) || ((data90.urlRef === undefined) && (missing15 = "urlRef"))){
 const err95 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
 if(vErrors === null){
 vErrors = [err95];
@@ -9122,8 +9161,8 @@ vErrors.push(err95);
 errors++;
 }
 else {
-const _errs267 = errors;
-for(const key23 in data87){
+const _errs273 = errors;
+for(const key23 in data90){
 if(!(((key23 === "engine") || (key23 === "urlRef")) || (key23 === "leaseMs"))){
 const err96 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -9136,11 +9175,11 @@ errors++;
 break;
 }
 }
-if(_errs267 === errors){
-if(data87.engine !== undefined){
-let data91 = data87.engine;
-const _errs268 = errors;
-if(typeof data91 !== "string"){
+if(_errs273 === errors){
+if(data90.engine !== undefined){
+let data94 = data90.engine;
+const _errs274 = errors;
+if(typeof data94 !== "string"){
 const err97 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err97];
@@ -9150,7 +9189,7 @@ vErrors.push(err97);
 }
 errors++;
 }
-if("postgres" !== data91){
+if("postgres" !== data94){
 const err98 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err98];
@@ -9160,22 +9199,22 @@ vErrors.push(err98);
 }
 errors++;
 }
-var valid56 = _errs268 === errors;
+var valid56 = _errs274 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data87.urlRef !== undefined){
-let data92 = data87.urlRef;
-const _errs270 = errors;
-const _errs271 = errors;
+if(data90.urlRef !== undefined){
+let data95 = data90.urlRef;
+const _errs276 = errors;
+const _errs277 = errors;
 let valid57 = false;
-const _errs272 = errors;
-if(errors === _errs272){
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+const _errs278 = errors;
+if(errors === _errs278){
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
 let missing16;
-if((data92.env === undefined) && (missing16 = "env")){
+if((data95.env === undefined) && (missing16 = "env")){
 const err99 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
 if(vErrors === null){
 vErrors = [err99];
@@ -9186,8 +9225,8 @@ vErrors.push(err99);
 errors++;
 }
 else {
-const _errs274 = errors;
-for(const key24 in data92){
+const _errs280 = errors;
+for(const key24 in data95){
 if(!(key24 === "env")){
 const err100 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -9200,13 +9239,13 @@ errors++;
 break;
 }
 }
-if(_errs274 === errors){
-if(data92.env !== undefined){
-let data93 = data92.env;
-const _errs275 = errors;
-if(errors === _errs275){
-if(typeof data93 === "string"){
-if(!pattern7.test(data93)){
+if(_errs280 === errors){
+if(data95.env !== undefined){
+let data96 = data95.env;
+const _errs281 = errors;
+if(errors === _errs281){
+if(typeof data96 === "string"){
+if(!pattern7.test(data96)){
 const err101 = {instancePath:instancePath+"/state/urlRef/env",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err101];
@@ -9243,16 +9282,16 @@ vErrors.push(err103);
 errors++;
 }
 }
-var _valid10 = _errs272 === errors;
+var _valid10 = _errs278 === errors;
 valid57 = valid57 || _valid10;
 if(_valid10){
 var props9 = true;
 }
-const _errs277 = errors;
-if(errors === _errs277){
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+const _errs283 = errors;
+if(errors === _errs283){
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
 let missing17;
-if((data92.file === undefined) && (missing17 = "file")){
+if((data95.file === undefined) && (missing17 = "file")){
 const err104 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
 if(vErrors === null){
 vErrors = [err104];
@@ -9263,8 +9302,8 @@ vErrors.push(err104);
 errors++;
 }
 else {
-const _errs279 = errors;
-for(const key25 in data92){
+const _errs285 = errors;
+for(const key25 in data95){
 if(!(key25 === "file")){
 const err105 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -9277,13 +9316,13 @@ errors++;
 break;
 }
 }
-if(_errs279 === errors){
-if(data92.file !== undefined){
-let data94 = data92.file;
-const _errs280 = errors;
-if(errors === _errs280){
-if(typeof data94 === "string"){
-if(func1(data94) > 4096){
+if(_errs285 === errors){
+if(data95.file !== undefined){
+let data97 = data95.file;
+const _errs286 = errors;
+if(errors === _errs286){
+if(typeof data97 === "string"){
+if(func1(data97) > 4096){
 const err106 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err106];
@@ -9294,7 +9333,7 @@ vErrors.push(err106);
 errors++;
 }
 else {
-if(func1(data94) < 1){
+if(func1(data97) < 1){
 const err107 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err107];
@@ -9332,7 +9371,7 @@ vErrors.push(err109);
 errors++;
 }
 }
-var _valid10 = _errs277 === errors;
+var _valid10 = _errs283 === errors;
 valid57 = valid57 || _valid10;
 if(_valid10){
 if(props9 !== true){
@@ -9350,26 +9389,26 @@ vErrors.push(err110);
 errors++;
 }
 else {
-errors = _errs271;
+errors = _errs277;
 if(vErrors !== null){
-if(_errs271){
-vErrors.length = _errs271;
+if(_errs277){
+vErrors.length = _errs277;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid56 = _errs270 === errors;
+var valid56 = _errs276 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data87.leaseMs !== undefined){
-let data95 = data87.leaseMs;
-const _errs282 = errors;
-if(!((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95)))){
+if(data90.leaseMs !== undefined){
+let data98 = data90.leaseMs;
+const _errs288 = errors;
+if(!((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98)))){
 const err111 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err111];
@@ -9379,9 +9418,9 @@ vErrors.push(err111);
 }
 errors++;
 }
-if(errors === _errs282){
-if(typeof data95 == "number"){
-if(data95 > 3600000 || isNaN(data95)){
+if(errors === _errs288){
+if(typeof data98 == "number"){
+if(data98 > 3600000 || isNaN(data98)){
 const err112 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err112];
@@ -9392,7 +9431,7 @@ vErrors.push(err112);
 errors++;
 }
 else {
-if(data95 < 300 || isNaN(data95)){
+if(data98 < 300 || isNaN(data98)){
 const err113 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err113];
@@ -9405,7 +9444,7 @@ errors++;
 }
 }
 }
-var valid56 = _errs282 === errors;
+var valid56 = _errs288 === errors;
 }
 else {
 var valid56 = true;
@@ -9426,7 +9465,7 @@ vErrors.push(err114);
 errors++;
 }
 }
-var _valid9 = _errs265 === errors;
+var _valid9 = _errs271 === errors;
 valid54 = valid54 || _valid9;
 if(_valid9){
 if(props8 !== true){
@@ -9446,69 +9485,69 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs255;
+errors = _errs261;
 if(vErrors !== null){
-if(_errs255){
-vErrors.length = _errs255;
+if(_errs261){
+vErrors.length = _errs261;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs254 === errors;
+var valid0 = _errs260 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.metrics !== undefined){
-let data96 = data.metrics;
-const _errs284 = errors;
-if(errors === _errs284){
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
+let data99 = data.metrics;
+const _errs290 = errors;
+if(errors === _errs290){
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
 let missing18;
-if((data96.enabled === undefined) && (missing18 = "enabled")){
+if((data99.enabled === undefined) && (missing18 = "enabled")){
 validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"}];
 return false;
 }
 else {
-const _errs286 = errors;
-for(const key26 in data96){
+const _errs292 = errors;
+for(const key26 in data99){
 if(!((key26 === "enabled") || (key26 === "tokenRef"))){
 validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs286 === errors){
-if(data96.enabled !== undefined){
-let data97 = data96.enabled;
-const _errs287 = errors;
-if(typeof data97 !== "boolean"){
+if(_errs292 === errors){
+if(data99.enabled !== undefined){
+let data100 = data99.enabled;
+const _errs293 = errors;
+if(typeof data100 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/metrics/enabled",schemaPath:"#/properties/metrics/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data97){
+if(true !== data100){
 validate61.errors = [{instancePath:instancePath+"/metrics/enabled",schemaPath:"#/properties/metrics/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid60 = _errs287 === errors;
+var valid60 = _errs293 === errors;
 }
 else {
 var valid60 = true;
 }
 if(valid60){
-if(data96.tokenRef !== undefined){
-let data98 = data96.tokenRef;
-const _errs289 = errors;
-const _errs290 = errors;
+if(data99.tokenRef !== undefined){
+let data101 = data99.tokenRef;
+const _errs295 = errors;
+const _errs296 = errors;
 let valid61 = false;
-const _errs291 = errors;
-if(errors === _errs291){
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+const _errs297 = errors;
+if(errors === _errs297){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
 let missing19;
-if((data98.env === undefined) && (missing19 = "env")){
+if((data101.env === undefined) && (missing19 = "env")){
 const err116 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
 if(vErrors === null){
 vErrors = [err116];
@@ -9519,8 +9558,8 @@ vErrors.push(err116);
 errors++;
 }
 else {
-const _errs293 = errors;
-for(const key27 in data98){
+const _errs299 = errors;
+for(const key27 in data101){
 if(!(key27 === "env")){
 const err117 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -9533,13 +9572,13 @@ errors++;
 break;
 }
 }
-if(_errs293 === errors){
-if(data98.env !== undefined){
-let data99 = data98.env;
-const _errs294 = errors;
-if(errors === _errs294){
-if(typeof data99 === "string"){
-if(!pattern7.test(data99)){
+if(_errs299 === errors){
+if(data101.env !== undefined){
+let data102 = data101.env;
+const _errs300 = errors;
+if(errors === _errs300){
+if(typeof data102 === "string"){
+if(!pattern7.test(data102)){
 const err118 = {instancePath:instancePath+"/metrics/tokenRef/env",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err118];
@@ -9576,16 +9615,16 @@ vErrors.push(err120);
 errors++;
 }
 }
-var _valid11 = _errs291 === errors;
+var _valid11 = _errs297 === errors;
 valid61 = valid61 || _valid11;
 if(_valid11){
 var props10 = true;
 }
-const _errs296 = errors;
-if(errors === _errs296){
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+const _errs302 = errors;
+if(errors === _errs302){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
 let missing20;
-if((data98.file === undefined) && (missing20 = "file")){
+if((data101.file === undefined) && (missing20 = "file")){
 const err121 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
 if(vErrors === null){
 vErrors = [err121];
@@ -9596,8 +9635,8 @@ vErrors.push(err121);
 errors++;
 }
 else {
-const _errs298 = errors;
-for(const key28 in data98){
+const _errs304 = errors;
+for(const key28 in data101){
 if(!(key28 === "file")){
 const err122 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -9610,13 +9649,13 @@ errors++;
 break;
 }
 }
-if(_errs298 === errors){
-if(data98.file !== undefined){
-let data100 = data98.file;
-const _errs299 = errors;
-if(errors === _errs299){
-if(typeof data100 === "string"){
-if(func1(data100) > 4096){
+if(_errs304 === errors){
+if(data101.file !== undefined){
+let data103 = data101.file;
+const _errs305 = errors;
+if(errors === _errs305){
+if(typeof data103 === "string"){
+if(func1(data103) > 4096){
 const err123 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err123];
@@ -9627,7 +9666,7 @@ vErrors.push(err123);
 errors++;
 }
 else {
-if(func1(data100) < 1){
+if(func1(data103) < 1){
 const err124 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err124];
@@ -9665,7 +9704,7 @@ vErrors.push(err126);
 errors++;
 }
 }
-var _valid11 = _errs296 === errors;
+var _valid11 = _errs302 === errors;
 valid61 = valid61 || _valid11;
 if(_valid11){
 if(props10 !== true){
@@ -9685,17 +9724,17 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs290;
+errors = _errs296;
 if(vErrors !== null){
-if(_errs290){
-vErrors.length = _errs290;
+if(_errs296){
+vErrors.length = _errs296;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid60 = _errs289 === errors;
+var valid60 = _errs295 === errors;
 }
 else {
 var valid60 = true;
@@ -9709,60 +9748,60 @@ validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs284 === errors;
+var valid0 = _errs290 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.tracing !== undefined){
-let data101 = data.tracing;
-const _errs301 = errors;
-if(errors === _errs301){
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+let data104 = data.tracing;
+const _errs307 = errors;
+if(errors === _errs307){
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
 let missing21;
-if((data101.enabled === undefined) && (missing21 = "enabled")){
+if((data104.enabled === undefined) && (missing21 = "enabled")){
 validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"}];
 return false;
 }
 else {
-const _errs303 = errors;
-for(const key29 in data101){
+const _errs309 = errors;
+for(const key29 in data104){
 if(!((((key29 === "enabled") || (key29 === "endpoint")) || (key29 === "serviceName")) || (key29 === "captureContent"))){
 validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs303 === errors){
-if(data101.enabled !== undefined){
-let data102 = data101.enabled;
-const _errs304 = errors;
-if(typeof data102 !== "boolean"){
+if(_errs309 === errors){
+if(data104.enabled !== undefined){
+let data105 = data104.enabled;
+const _errs310 = errors;
+if(typeof data105 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/tracing/enabled",schemaPath:"#/properties/tracing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data102){
+if(true !== data105){
 validate61.errors = [{instancePath:instancePath+"/tracing/enabled",schemaPath:"#/properties/tracing/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid64 = _errs304 === errors;
+var valid64 = _errs310 === errors;
 }
 else {
 var valid64 = true;
 }
 if(valid64){
-if(data101.endpoint !== undefined){
-let data103 = data101.endpoint;
-const _errs306 = errors;
-if(errors === _errs306){
-if(typeof data103 === "string"){
-if(func1(data103) > 2048){
+if(data104.endpoint !== undefined){
+let data106 = data104.endpoint;
+const _errs312 = errors;
+if(errors === _errs312){
+if(typeof data106 === "string"){
+if(func1(data106) > 2048){
 validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"#/properties/tracing/properties/endpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(func1(data103) < 1){
+if(func1(data106) < 1){
 validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"#/properties/tracing/properties/endpoint/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -9773,23 +9812,23 @@ validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"
 return false;
 }
 }
-var valid64 = _errs306 === errors;
+var valid64 = _errs312 === errors;
 }
 else {
 var valid64 = true;
 }
 if(valid64){
-if(data101.serviceName !== undefined){
-let data104 = data101.serviceName;
-const _errs308 = errors;
-if(errors === _errs308){
-if(typeof data104 === "string"){
-if(func1(data104) > 128){
+if(data104.serviceName !== undefined){
+let data107 = data104.serviceName;
+const _errs314 = errors;
+if(errors === _errs314){
+if(typeof data107 === "string"){
+if(func1(data107) > 128){
 validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPath:"#/properties/tracing/properties/serviceName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func1(data104) < 1){
+if(func1(data107) < 1){
 validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPath:"#/properties/tracing/properties/serviceName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -9800,19 +9839,19 @@ validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPat
 return false;
 }
 }
-var valid64 = _errs308 === errors;
+var valid64 = _errs314 === errors;
 }
 else {
 var valid64 = true;
 }
 if(valid64){
-if(data101.captureContent !== undefined){
-const _errs310 = errors;
-if(typeof data101.captureContent !== "boolean"){
+if(data104.captureContent !== undefined){
+const _errs316 = errors;
+if(typeof data104.captureContent !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/tracing/captureContent",schemaPath:"#/properties/tracing/properties/captureContent/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid64 = _errs310 === errors;
+var valid64 = _errs316 === errors;
 }
 else {
 var valid64 = true;
@@ -9828,32 +9867,32 @@ validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs301 === errors;
+var valid0 = _errs307 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.usage !== undefined){
-let data106 = data.usage;
-const _errs312 = errors;
-if(errors === _errs312){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-const _errs314 = errors;
-for(const key30 in data106){
+let data109 = data.usage;
+const _errs318 = errors;
+if(errors === _errs318){
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
+const _errs320 = errors;
+for(const key30 in data109){
 if(!(((((key30 === "hostId") || (key30 === "labels")) || (key30 === "prices")) || (key30 === "file")) || (key30 === "webhook"))){
 validate61.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs314 === errors){
-if(data106.hostId !== undefined){
-let data107 = data106.hostId;
-const _errs315 = errors;
-if(errors === _errs315){
-if(typeof data107 === "string"){
-if(!pattern54.test(data107)){
+if(_errs320 === errors){
+if(data109.hostId !== undefined){
+let data110 = data109.hostId;
+const _errs321 = errors;
+if(errors === _errs321){
+if(typeof data110 === "string"){
+if(!pattern54.test(data110)){
 validate61.errors = [{instancePath:instancePath+"/usage/hostId",schemaPath:"#/properties/usage/properties/hostId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"+"\""}];
 return false;
 }
@@ -9863,30 +9902,30 @@ validate61.errors = [{instancePath:instancePath+"/usage/hostId",schemaPath:"#/pr
 return false;
 }
 }
-var valid65 = _errs315 === errors;
+var valid65 = _errs321 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data106.labels !== undefined){
-let data108 = data106.labels;
-const _errs317 = errors;
-if(errors === _errs317){
-if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
-if(Object.keys(data108).length > 32){
+if(data109.labels !== undefined){
+let data111 = data109.labels;
+const _errs323 = errors;
+if(errors === _errs323){
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+if(Object.keys(data111).length > 32){
 validate61.errors = [{instancePath:instancePath+"/usage/labels",schemaPath:"#/properties/usage/properties/labels/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties"}];
 return false;
 }
 else {
 var props11 = {};
-for(const key31 in data108){
+for(const key31 in data111){
 if(pattern55.test(key31)){
-let data109 = data108[key31];
-const _errs319 = errors;
-if(errors === _errs319){
-if(typeof data109 === "string"){
-if(func1(data109) > 128){
+let data112 = data111[key31];
+const _errs325 = errors;
+if(errors === _errs325){
+if(typeof data112 === "string"){
+if(func1(data112) > 128){
 validate61.errors = [{instancePath:instancePath+"/usage/labels/" + key31.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/usage/properties/labels/patternProperties/%5E%5Ba-zA-Z%5D%5Ba-zA-Z0-9._-%5D%7B0%2C63%7D%24/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
@@ -9906,55 +9945,55 @@ validate61.errors = [{instancePath:instancePath+"/usage/labels",schemaPath:"#/pr
 return false;
 }
 }
-var valid65 = _errs317 === errors;
+var valid65 = _errs323 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data106.prices !== undefined){
-let data110 = data106.prices;
-const _errs321 = errors;
-if(errors === _errs321){
-if(Array.isArray(data110)){
-if(data110.length > 1000){
+if(data109.prices !== undefined){
+let data113 = data109.prices;
+const _errs327 = errors;
+if(errors === _errs327){
+if(Array.isArray(data113)){
+if(data113.length > 1000){
 validate61.errors = [{instancePath:instancePath+"/usage/prices",schemaPath:"#/properties/usage/properties/prices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
 return false;
 }
 else {
 var valid67 = true;
-const len15 = data110.length;
+const len15 = data113.length;
 for(let i23=0; i23<len15; i23++){
-let data111 = data110[i23];
-const _errs323 = errors;
-if(errors === _errs323){
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+let data114 = data113[i23];
+const _errs329 = errors;
+if(errors === _errs329){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
 let missing22;
-if(((((data111.vendor === undefined) && (missing22 = "vendor")) || ((data111.model === undefined) && (missing22 = "model"))) || ((data111.inputUsdPerMTok === undefined) && (missing22 = "inputUsdPerMTok"))) || ((data111.outputUsdPerMTok === undefined) && (missing22 = "outputUsdPerMTok"))){
+if(((((data114.vendor === undefined) && (missing22 = "vendor")) || ((data114.model === undefined) && (missing22 = "model"))) || ((data114.inputUsdPerMTok === undefined) && (missing22 = "inputUsdPerMTok"))) || ((data114.outputUsdPerMTok === undefined) && (missing22 = "outputUsdPerMTok"))){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23,schemaPath:"#/properties/usage/properties/prices/items/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"}];
 return false;
 }
 else {
-const _errs325 = errors;
-for(const key32 in data111){
+const _errs331 = errors;
+for(const key32 in data114){
 if(!(((((key32 === "vendor") || (key32 === "model")) || (key32 === "inputUsdPerMTok")) || (key32 === "outputUsdPerMTok")) || (key32 === "cachedInputUsdPerMTok"))){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23,schemaPath:"#/properties/usage/properties/prices/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs325 === errors){
-if(data111.vendor !== undefined){
-let data112 = data111.vendor;
-const _errs326 = errors;
-if(errors === _errs326){
-if(typeof data112 === "string"){
-if(func1(data112) > 64){
+if(_errs331 === errors){
+if(data114.vendor !== undefined){
+let data115 = data114.vendor;
+const _errs332 = errors;
+if(errors === _errs332){
+if(typeof data115 === "string"){
+if(func1(data115) > 64){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-if(func1(data112) < 1){
+if(func1(data115) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -9965,23 +10004,23 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/vendor"
 return false;
 }
 }
-var valid68 = _errs326 === errors;
+var valid68 = _errs332 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.model !== undefined){
-let data113 = data111.model;
-const _errs328 = errors;
-if(errors === _errs328){
-if(typeof data113 === "string"){
-if(func1(data113) > 256){
+if(data114.model !== undefined){
+let data116 = data114.model;
+const _errs334 = errors;
+if(errors === _errs334){
+if(typeof data116 === "string"){
+if(func1(data116) > 256){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data113) < 1){
+if(func1(data116) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -9992,23 +10031,23 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/model",
 return false;
 }
 }
-var valid68 = _errs328 === errors;
+var valid68 = _errs334 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.inputUsdPerMTok !== undefined){
-let data114 = data111.inputUsdPerMTok;
-const _errs330 = errors;
-if(errors === _errs330){
-if(typeof data114 == "number"){
-if(data114 > 1000000 || isNaN(data114)){
+if(data114.inputUsdPerMTok !== undefined){
+let data117 = data114.inputUsdPerMTok;
+const _errs336 = errors;
+if(errors === _errs336){
+if(typeof data117 == "number"){
+if(data117 > 1000000 || isNaN(data117)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data114 < 0 || isNaN(data114)){
+if(data117 < 0 || isNaN(data117)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -10019,23 +10058,23 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/inputUs
 return false;
 }
 }
-var valid68 = _errs330 === errors;
+var valid68 = _errs336 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.outputUsdPerMTok !== undefined){
-let data115 = data111.outputUsdPerMTok;
-const _errs332 = errors;
-if(errors === _errs332){
-if(typeof data115 == "number"){
-if(data115 > 1000000 || isNaN(data115)){
+if(data114.outputUsdPerMTok !== undefined){
+let data118 = data114.outputUsdPerMTok;
+const _errs338 = errors;
+if(errors === _errs338){
+if(typeof data118 == "number"){
+if(data118 > 1000000 || isNaN(data118)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data115 < 0 || isNaN(data115)){
+if(data118 < 0 || isNaN(data118)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -10046,23 +10085,23 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/outputU
 return false;
 }
 }
-var valid68 = _errs332 === errors;
+var valid68 = _errs338 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data111.cachedInputUsdPerMTok !== undefined){
-let data116 = data111.cachedInputUsdPerMTok;
-const _errs334 = errors;
-if(errors === _errs334){
-if(typeof data116 == "number"){
-if(data116 > 1000000 || isNaN(data116)){
+if(data114.cachedInputUsdPerMTok !== undefined){
+let data119 = data114.cachedInputUsdPerMTok;
+const _errs340 = errors;
+if(errors === _errs340){
+if(typeof data119 == "number"){
+if(data119 > 1000000 || isNaN(data119)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data116 < 0 || isNaN(data116)){
+if(data119 < 0 || isNaN(data119)){
 validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -10073,7 +10112,7 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/cachedI
 return false;
 }
 }
-var valid68 = _errs334 === errors;
+var valid68 = _errs340 === errors;
 }
 else {
 var valid68 = true;
@@ -10090,7 +10129,7 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23,schemaPat
 return false;
 }
 }
-var valid67 = _errs323 === errors;
+var valid67 = _errs329 === errors;
 if(!valid67){
 break;
 }
@@ -10102,43 +10141,43 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices",schemaPath:"#/pr
 return false;
 }
 }
-var valid65 = _errs321 === errors;
+var valid65 = _errs327 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data106.file !== undefined){
-let data117 = data106.file;
-const _errs336 = errors;
-if(errors === _errs336){
-if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+if(data109.file !== undefined){
+let data120 = data109.file;
+const _errs342 = errors;
+if(errors === _errs342){
+if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
 let missing23;
-if((data117.path === undefined) && (missing23 = "path")){
+if((data120.path === undefined) && (missing23 = "path")){
 validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"}];
 return false;
 }
 else {
-const _errs338 = errors;
-for(const key33 in data117){
+const _errs344 = errors;
+for(const key33 in data120){
 if(!(((key33 === "path") || (key33 === "maxBytes")) || (key33 === "keep"))){
 validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs338 === errors){
-if(data117.path !== undefined){
-let data118 = data117.path;
-const _errs339 = errors;
-if(errors === _errs339){
-if(typeof data118 === "string"){
-if(func1(data118) > 4096){
+if(_errs344 === errors){
+if(data120.path !== undefined){
+let data121 = data120.path;
+const _errs345 = errors;
+if(errors === _errs345){
+if(typeof data121 === "string"){
+if(func1(data121) > 4096){
 validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#/properties/usage/properties/file/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func1(data118) < 1){
+if(func1(data121) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#/properties/usage/properties/file/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -10149,61 +10188,61 @@ validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#
 return false;
 }
 }
-var valid69 = _errs339 === errors;
+var valid69 = _errs345 === errors;
 }
 else {
 var valid69 = true;
 }
 if(valid69){
-if(data117.maxBytes !== undefined){
-let data119 = data117.maxBytes;
-const _errs341 = errors;
-if(!((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119)))){
+if(data120.maxBytes !== undefined){
+let data122 = data120.maxBytes;
+const _errs347 = errors;
+if(!((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122)))){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs341){
-if(typeof data119 == "number"){
-if(data119 > 1073741824 || isNaN(data119)){
+if(errors === _errs347){
+if(typeof data122 == "number"){
+if(data122 > 1073741824 || isNaN(data122)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data119 < 4096 || isNaN(data119)){
+if(data122 < 4096 || isNaN(data122)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"}];
 return false;
 }
 }
 }
 }
-var valid69 = _errs341 === errors;
+var valid69 = _errs347 === errors;
 }
 else {
 var valid69 = true;
 }
 if(valid69){
-if(data117.keep !== undefined){
-let data120 = data117.keep;
-const _errs343 = errors;
-if(!((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120)))){
+if(data120.keep !== undefined){
+let data123 = data120.keep;
+const _errs349 = errors;
+if(!((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123)))){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs343){
-if(typeof data120 == "number"){
-if(data120 > 100 || isNaN(data120)){
+if(errors === _errs349){
+if(typeof data123 == "number"){
+if(data123 > 100 || isNaN(data123)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
-if(data120 < 1 || isNaN(data120)){
+if(data123 < 1 || isNaN(data123)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid69 = _errs343 === errors;
+var valid69 = _errs349 === errors;
 }
 else {
 var valid69 = true;
@@ -10218,43 +10257,43 @@ validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/prop
 return false;
 }
 }
-var valid65 = _errs336 === errors;
+var valid65 = _errs342 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data106.webhook !== undefined){
-let data121 = data106.webhook;
-const _errs345 = errors;
-if(errors === _errs345){
-if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
+if(data109.webhook !== undefined){
+let data124 = data109.webhook;
+const _errs351 = errors;
+if(errors === _errs351){
+if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
 let missing24;
-if((data121.url === undefined) && (missing24 = "url")){
+if((data124.url === undefined) && (missing24 = "url")){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"}];
 return false;
 }
 else {
-const _errs347 = errors;
-for(const key34 in data121){
+const _errs353 = errors;
+for(const key34 in data124){
 if(!((((((((key34 === "url") || (key34 === "tokenRef")) || (key34 === "maxAttempts")) || (key34 === "timeoutMs")) || (key34 === "retryIntervalMs")) || (key34 === "spoolDirectory")) || (key34 === "maxSpoolRecords")) || (key34 === "maxSpoolBytes"))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs347 === errors){
-if(data121.url !== undefined){
-let data122 = data121.url;
-const _errs348 = errors;
-if(errors === _errs348){
-if(typeof data122 === "string"){
-if(func1(data122) > 2048){
+if(_errs353 === errors){
+if(data124.url !== undefined){
+let data125 = data124.url;
+const _errs354 = errors;
+if(errors === _errs354){
+if(typeof data125 === "string"){
+if(func1(data125) > 2048){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:"#/properties/usage/properties/webhook/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(func1(data122) < 1){
+if(func1(data125) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:"#/properties/usage/properties/webhook/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -10265,22 +10304,22 @@ validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:
 return false;
 }
 }
-var valid70 = _errs348 === errors;
+var valid70 = _errs354 === errors;
 }
 else {
 var valid70 = true;
 }
 if(valid70){
-if(data121.tokenRef !== undefined){
-let data123 = data121.tokenRef;
-const _errs350 = errors;
-const _errs351 = errors;
+if(data124.tokenRef !== undefined){
+let data126 = data124.tokenRef;
+const _errs356 = errors;
+const _errs357 = errors;
 let valid71 = false;
-const _errs352 = errors;
-if(errors === _errs352){
-if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+const _errs358 = errors;
+if(errors === _errs358){
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
 let missing25;
-if((data123.env === undefined) && (missing25 = "env")){
+if((data126.env === undefined) && (missing25 = "env")){
 const err128 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
 if(vErrors === null){
 vErrors = [err128];
@@ -10291,8 +10330,8 @@ vErrors.push(err128);
 errors++;
 }
 else {
-const _errs354 = errors;
-for(const key35 in data123){
+const _errs360 = errors;
+for(const key35 in data126){
 if(!(key35 === "env")){
 const err129 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -10305,13 +10344,13 @@ errors++;
 break;
 }
 }
-if(_errs354 === errors){
-if(data123.env !== undefined){
-let data124 = data123.env;
-const _errs355 = errors;
-if(errors === _errs355){
-if(typeof data124 === "string"){
-if(!pattern7.test(data124)){
+if(_errs360 === errors){
+if(data126.env !== undefined){
+let data127 = data126.env;
+const _errs361 = errors;
+if(errors === _errs361){
+if(typeof data127 === "string"){
+if(!pattern7.test(data127)){
 const err130 = {instancePath:instancePath+"/usage/webhook/tokenRef/env",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err130];
@@ -10348,16 +10387,16 @@ vErrors.push(err132);
 errors++;
 }
 }
-var _valid12 = _errs352 === errors;
+var _valid12 = _errs358 === errors;
 valid71 = valid71 || _valid12;
 if(_valid12){
 var props12 = true;
 }
-const _errs357 = errors;
-if(errors === _errs357){
-if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+const _errs363 = errors;
+if(errors === _errs363){
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
 let missing26;
-if((data123.file === undefined) && (missing26 = "file")){
+if((data126.file === undefined) && (missing26 = "file")){
 const err133 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
 vErrors = [err133];
@@ -10368,8 +10407,8 @@ vErrors.push(err133);
 errors++;
 }
 else {
-const _errs359 = errors;
-for(const key36 in data123){
+const _errs365 = errors;
+for(const key36 in data126){
 if(!(key36 === "file")){
 const err134 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -10382,13 +10421,13 @@ errors++;
 break;
 }
 }
-if(_errs359 === errors){
-if(data123.file !== undefined){
-let data125 = data123.file;
-const _errs360 = errors;
-if(errors === _errs360){
-if(typeof data125 === "string"){
-if(func1(data125) > 4096){
+if(_errs365 === errors){
+if(data126.file !== undefined){
+let data128 = data126.file;
+const _errs366 = errors;
+if(errors === _errs366){
+if(typeof data128 === "string"){
+if(func1(data128) > 4096){
 const err135 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err135];
@@ -10399,7 +10438,7 @@ vErrors.push(err135);
 errors++;
 }
 else {
-if(func1(data125) < 1){
+if(func1(data128) < 1){
 const err136 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err136];
@@ -10437,7 +10476,7 @@ vErrors.push(err138);
 errors++;
 }
 }
-var _valid12 = _errs357 === errors;
+var _valid12 = _errs363 === errors;
 valid71 = valid71 || _valid12;
 if(_valid12){
 if(props12 !== true){
@@ -10457,122 +10496,41 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs351;
+errors = _errs357;
 if(vErrors !== null){
-if(_errs351){
-vErrors.length = _errs351;
+if(_errs357){
+vErrors.length = _errs357;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid70 = _errs350 === errors;
+var valid70 = _errs356 === errors;
 }
 else {
 var valid70 = true;
 }
 if(valid70){
-if(data121.maxAttempts !== undefined){
-let data126 = data121.maxAttempts;
-const _errs362 = errors;
-if(!((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126)))){
+if(data124.maxAttempts !== undefined){
+let data129 = data124.maxAttempts;
+const _errs368 = errors;
+if(!((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs362){
-if(typeof data126 == "number"){
-if(data126 > 10 || isNaN(data126)){
+if(errors === _errs368){
+if(typeof data129 == "number"){
+if(data129 > 10 || isNaN(data129)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
 return false;
 }
 else {
-if(data126 < 1 || isNaN(data126)){
+if(data129 < 1 || isNaN(data129)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
-}
-}
-var valid70 = _errs362 === errors;
-}
-else {
-var valid70 = true;
-}
-if(valid70){
-if(data121.timeoutMs !== undefined){
-let data127 = data121.timeoutMs;
-const _errs364 = errors;
-if(!((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127)))){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs364){
-if(typeof data127 == "number"){
-if(data127 > 60000 || isNaN(data127)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
-return false;
-}
-else {
-if(data127 < 100 || isNaN(data127)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
-return false;
-}
-}
-}
-}
-var valid70 = _errs364 === errors;
-}
-else {
-var valid70 = true;
-}
-if(valid70){
-if(data121.retryIntervalMs !== undefined){
-let data128 = data121.retryIntervalMs;
-const _errs366 = errors;
-if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs366){
-if(typeof data128 == "number"){
-if(data128 > 3600000 || isNaN(data128)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
-return false;
-}
-else {
-if(data128 < 50 || isNaN(data128)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 50},message:"must be >= 50"}];
-return false;
-}
-}
-}
-}
-var valid70 = _errs366 === errors;
-}
-else {
-var valid70 = true;
-}
-if(valid70){
-if(data121.spoolDirectory !== undefined){
-let data129 = data121.spoolDirectory;
-const _errs368 = errors;
-if(errors === _errs368){
-if(typeof data129 === "string"){
-if(func1(data129) > 4096){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
-return false;
-}
-else {
-if(func1(data129) < 1){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
 }
 }
 var valid70 = _errs368 === errors;
@@ -10581,22 +10539,22 @@ else {
 var valid70 = true;
 }
 if(valid70){
-if(data121.maxSpoolRecords !== undefined){
-let data130 = data121.maxSpoolRecords;
+if(data124.timeoutMs !== undefined){
+let data130 = data124.timeoutMs;
 const _errs370 = errors;
 if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs370){
 if(typeof data130 == "number"){
-if(data130 > 10000000 || isNaN(data130)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
+if(data130 > 60000 || isNaN(data130)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
 return false;
 }
 else {
-if(data130 < 1 || isNaN(data130)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data130 < 100 || isNaN(data130)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 }
@@ -10608,28 +10566,109 @@ else {
 var valid70 = true;
 }
 if(valid70){
-if(data121.maxSpoolBytes !== undefined){
-let data131 = data121.maxSpoolBytes;
+if(data124.retryIntervalMs !== undefined){
+let data131 = data124.retryIntervalMs;
 const _errs372 = errors;
 if(!((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131)))){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs372){
 if(typeof data131 == "number"){
-if(data131 > 68719476736 || isNaN(data131)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 68719476736},message:"must be <= 68719476736"}];
+if(data131 > 3600000 || isNaN(data131)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
 return false;
 }
 else {
-if(data131 < 65536 || isNaN(data131)){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"}];
+if(data131 < 50 || isNaN(data131)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 50},message:"must be >= 50"}];
 return false;
 }
 }
 }
 }
 var valid70 = _errs372 === errors;
+}
+else {
+var valid70 = true;
+}
+if(valid70){
+if(data124.spoolDirectory !== undefined){
+let data132 = data124.spoolDirectory;
+const _errs374 = errors;
+if(errors === _errs374){
+if(typeof data132 === "string"){
+if(func1(data132) > 4096){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+else {
+if(func1(data132) < 1){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid70 = _errs374 === errors;
+}
+else {
+var valid70 = true;
+}
+if(valid70){
+if(data124.maxSpoolRecords !== undefined){
+let data133 = data124.maxSpoolRecords;
+const _errs376 = errors;
+if(!((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133)))){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs376){
+if(typeof data133 == "number"){
+if(data133 > 10000000 || isNaN(data133)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
+return false;
+}
+else {
+if(data133 < 1 || isNaN(data133)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid70 = _errs376 === errors;
+}
+else {
+var valid70 = true;
+}
+if(valid70){
+if(data124.maxSpoolBytes !== undefined){
+let data134 = data124.maxSpoolBytes;
+const _errs378 = errors;
+if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs378){
+if(typeof data134 == "number"){
+if(data134 > 68719476736 || isNaN(data134)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 68719476736},message:"must be <= 68719476736"}];
+return false;
+}
+else {
+if(data134 < 65536 || isNaN(data134)){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"}];
+return false;
+}
+}
+}
+}
+var valid70 = _errs378 === errors;
 }
 else {
 var valid70 = true;
@@ -10649,7 +10688,7 @@ validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/p
 return false;
 }
 }
-var valid65 = _errs345 === errors;
+var valid65 = _errs351 === errors;
 }
 else {
 var valid65 = true;
@@ -10665,83 +10704,83 @@ validate61.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs312 === errors;
+var valid0 = _errs318 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.approvals !== undefined){
-let data132 = data.approvals;
-const _errs374 = errors;
-if(errors === _errs374){
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+let data135 = data.approvals;
+const _errs380 = errors;
+if(errors === _errs380){
+if(data135 && typeof data135 == "object" && !Array.isArray(data135)){
 let missing27;
-if((data132.interactive === undefined) && (missing27 = "interactive")){
+if((data135.interactive === undefined) && (missing27 = "interactive")){
 validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"}];
 return false;
 }
 else {
-const _errs376 = errors;
-for(const key37 in data132){
+const _errs382 = errors;
+for(const key37 in data135){
 if(!(((key37 === "interactive") || (key37 === "allowIdlePause")) || (key37 === "maxPending"))){
 validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs376 === errors){
-if(data132.interactive !== undefined){
-let data133 = data132.interactive;
-const _errs377 = errors;
-if(typeof data133 !== "boolean"){
+if(_errs382 === errors){
+if(data135.interactive !== undefined){
+let data136 = data135.interactive;
+const _errs383 = errors;
+if(typeof data136 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/approvals/interactive",schemaPath:"#/properties/approvals/properties/interactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data133){
+if(true !== data136){
 validate61.errors = [{instancePath:instancePath+"/approvals/interactive",schemaPath:"#/properties/approvals/properties/interactive/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid74 = _errs377 === errors;
+var valid74 = _errs383 === errors;
 }
 else {
 var valid74 = true;
 }
 if(valid74){
-if(data132.allowIdlePause !== undefined){
-const _errs379 = errors;
-if(typeof data132.allowIdlePause !== "boolean"){
+if(data135.allowIdlePause !== undefined){
+const _errs385 = errors;
+if(typeof data135.allowIdlePause !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/approvals/allowIdlePause",schemaPath:"#/properties/approvals/properties/allowIdlePause/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid74 = _errs379 === errors;
+var valid74 = _errs385 === errors;
 }
 else {
 var valid74 = true;
 }
 if(valid74){
-if(data132.maxPending !== undefined){
-let data135 = data132.maxPending;
-const _errs381 = errors;
-if(!((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135)))){
+if(data135.maxPending !== undefined){
+let data138 = data135.maxPending;
+const _errs387 = errors;
+if(!((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138)))){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs381){
-if(typeof data135 == "number"){
-if(data135 > 100000 || isNaN(data135)){
+if(errors === _errs387){
+if(typeof data138 == "number"){
+if(data138 > 100000 || isNaN(data138)){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data135 < 1 || isNaN(data135)){
+if(data138 < 1 || isNaN(data138)){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid74 = _errs381 === errors;
+var valid74 = _errs387 === errors;
 }
 else {
 var valid74 = true;
@@ -10756,83 +10795,83 @@ validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs374 === errors;
+var valid0 = _errs380 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.applicationTools !== undefined){
-let data136 = data.applicationTools;
-const _errs383 = errors;
-if(errors === _errs383){
-if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
+let data139 = data.applicationTools;
+const _errs389 = errors;
+if(errors === _errs389){
+if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
 let missing28;
-if((data136.enabled === undefined) && (missing28 = "enabled")){
+if((data139.enabled === undefined) && (missing28 = "enabled")){
 validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"}];
 return false;
 }
 else {
-const _errs385 = errors;
-for(const key38 in data136){
+const _errs391 = errors;
+for(const key38 in data139){
 if(!(((key38 === "enabled") || (key38 === "requireApproval")) || (key38 === "maxPending"))){
 validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs385 === errors){
-if(data136.enabled !== undefined){
-let data137 = data136.enabled;
-const _errs386 = errors;
-if(typeof data137 !== "boolean"){
+if(_errs391 === errors){
+if(data139.enabled !== undefined){
+let data140 = data139.enabled;
+const _errs392 = errors;
+if(typeof data140 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/enabled",schemaPath:"#/properties/applicationTools/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data137){
+if(true !== data140){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/enabled",schemaPath:"#/properties/applicationTools/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid75 = _errs386 === errors;
+var valid75 = _errs392 === errors;
 }
 else {
 var valid75 = true;
 }
 if(valid75){
-if(data136.requireApproval !== undefined){
-const _errs388 = errors;
-if(typeof data136.requireApproval !== "boolean"){
+if(data139.requireApproval !== undefined){
+const _errs394 = errors;
+if(typeof data139.requireApproval !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/requireApproval",schemaPath:"#/properties/applicationTools/properties/requireApproval/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid75 = _errs388 === errors;
+var valid75 = _errs394 === errors;
 }
 else {
 var valid75 = true;
 }
 if(valid75){
-if(data136.maxPending !== undefined){
-let data139 = data136.maxPending;
-const _errs390 = errors;
-if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
+if(data139.maxPending !== undefined){
+let data142 = data139.maxPending;
+const _errs396 = errors;
+if(!((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142)))){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs390){
-if(typeof data139 == "number"){
-if(data139 > 100000 || isNaN(data139)){
+if(errors === _errs396){
+if(typeof data142 == "number"){
+if(data142 > 100000 || isNaN(data142)){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data139 < 1 || isNaN(data139)){
+if(data142 < 1 || isNaN(data142)){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs390 === errors;
+var valid75 = _errs396 === errors;
 }
 else {
 var valid75 = true;
@@ -10847,75 +10886,75 @@ validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"
 return false;
 }
 }
-var valid0 = _errs383 === errors;
+var valid0 = _errs389 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.retrieval !== undefined){
-let data140 = data.retrieval;
-const _errs392 = errors;
-if(errors === _errs392){
-if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+let data143 = data.retrieval;
+const _errs398 = errors;
+if(errors === _errs398){
+if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
 let missing29;
-if((data140.corpora === undefined) && (missing29 = "corpora")){
+if((data143.corpora === undefined) && (missing29 = "corpora")){
 validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"}];
 return false;
 }
 else {
-const _errs394 = errors;
-for(const key39 in data140){
+const _errs400 = errors;
+for(const key39 in data143){
 if(!(((((key39 === "corpora") || (key39 === "chunkBytes")) || (key39 === "capacity")) || (key39 === "ingestion")) || (key39 === "pdf"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs394 === errors){
-if(data140.corpora !== undefined){
-let data141 = data140.corpora;
-const _errs395 = errors;
-if(errors === _errs395){
-if(Array.isArray(data141)){
-if(data141.length > 1000){
+if(_errs400 === errors){
+if(data143.corpora !== undefined){
+let data144 = data143.corpora;
+const _errs401 = errors;
+if(errors === _errs401){
+if(Array.isArray(data144)){
+if(data144.length > 1000){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:"#/properties/retrieval/properties/corpora/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
 return false;
 }
 else {
-if(data141.length < 1){
+if(data144.length < 1){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:"#/properties/retrieval/properties/corpora/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid77 = true;
-const len16 = data141.length;
+const len16 = data144.length;
 for(let i24=0; i24<len16; i24++){
-let data142 = data141[i24];
-const _errs397 = errors;
-if(errors === _errs397){
-if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
+let data145 = data144[i24];
+const _errs403 = errors;
+if(errors === _errs403){
+if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
 let missing30;
-if((data142.id === undefined) && (missing30 = "id")){
+if((data145.id === undefined) && (missing30 = "id")){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24,schemaPath:"#/properties/retrieval/properties/corpora/items/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"}];
 return false;
 }
 else {
-const _errs399 = errors;
-for(const key40 in data142){
+const _errs405 = errors;
+for(const key40 in data145){
 if(!((((key40 === "id") || (key40 === "namespace")) || (key40 === "embedding")) || (key40 === "capacity"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24,schemaPath:"#/properties/retrieval/properties/corpora/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs399 === errors){
-if(data142.id !== undefined){
-let data143 = data142.id;
-const _errs400 = errors;
-if(errors === _errs400){
-if(typeof data143 === "string"){
-if(!pattern47.test(data143)){
+if(_errs405 === errors){
+if(data145.id !== undefined){
+let data146 = data145.id;
+const _errs406 = errors;
+if(errors === _errs406){
+if(typeof data146 === "string"){
+if(!pattern47.test(data146)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""}];
 return false;
 }
@@ -10925,19 +10964,19 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/id
 return false;
 }
 }
-var valid78 = _errs400 === errors;
+var valid78 = _errs406 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data142.namespace !== undefined){
-let data144 = data142.namespace;
-const _errs402 = errors;
-const _errs403 = errors;
+if(data145.namespace !== undefined){
+let data147 = data145.namespace;
+const _errs408 = errors;
+const _errs409 = errors;
 let valid79 = false;
-const _errs404 = errors;
-if(typeof data144 !== "string"){
+const _errs410 = errors;
+if(typeof data147 !== "string"){
 const err140 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
@@ -10947,7 +10986,7 @@ vErrors.push(err140);
 }
 errors++;
 }
-if("shared" !== data144){
+if("shared" !== data147){
 const err141 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/const",keyword:"const",params:{allowedValue: "shared"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err141];
@@ -10957,10 +10996,10 @@ vErrors.push(err141);
 }
 errors++;
 }
-var _valid13 = _errs404 === errors;
+var _valid13 = _errs410 === errors;
 valid79 = valid79 || _valid13;
-const _errs406 = errors;
-if(typeof data144 !== "string"){
+const _errs412 = errors;
+if(typeof data147 !== "string"){
 const err142 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err142];
@@ -10970,7 +11009,7 @@ vErrors.push(err142);
 }
 errors++;
 }
-if("subject" !== data144){
+if("subject" !== data147){
 const err143 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/const",keyword:"const",params:{allowedValue: "subject"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err143];
@@ -10980,7 +11019,7 @@ vErrors.push(err143);
 }
 errors++;
 }
-var _valid13 = _errs406 === errors;
+var _valid13 = _errs412 === errors;
 valid79 = valid79 || _valid13;
 if(!valid79){
 const err144 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -10995,32 +11034,32 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs403;
+errors = _errs409;
 if(vErrors !== null){
-if(_errs403){
-vErrors.length = _errs403;
+if(_errs409){
+vErrors.length = _errs409;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid78 = _errs402 === errors;
+var valid78 = _errs408 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data142.embedding !== undefined){
-let data145 = data142.embedding;
-const _errs408 = errors;
-const _errs409 = errors;
+if(data145.embedding !== undefined){
+let data148 = data145.embedding;
+const _errs414 = errors;
+const _errs415 = errors;
 let valid80 = false;
-const _errs410 = errors;
-if(errors === _errs410){
-if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
+const _errs416 = errors;
+if(errors === _errs416){
+if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
 let missing31;
-if((((data145.kind === undefined) && (missing31 = "kind")) || ((data145.model === undefined) && (missing31 = "model"))) || ((data145.dimensions === undefined) && (missing31 = "dimensions"))){
+if((((data148.kind === undefined) && (missing31 = "kind")) || ((data148.model === undefined) && (missing31 = "model"))) || ((data148.dimensions === undefined) && (missing31 = "dimensions"))){
 const err145 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
 if(vErrors === null){
 vErrors = [err145];
@@ -11031,8 +11070,8 @@ vErrors.push(err145);
 errors++;
 }
 else {
-const _errs412 = errors;
-for(const key41 in data145){
+const _errs418 = errors;
+for(const key41 in data148){
 if(!((((((((key41 === "kind") || (key41 === "id")) || (key41 === "accountId")) || (key41 === "model")) || (key41 === "dimensions")) || (key41 === "baseUrl")) || (key41 === "apiKeyRef")) || (key41 === "sendDimensions"))){
 const err146 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -11045,14 +11084,14 @@ errors++;
 break;
 }
 }
-if(_errs412 === errors){
-if(data145.kind !== undefined){
-let data146 = data145.kind;
-const _errs413 = errors;
-const _errs414 = errors;
+if(_errs418 === errors){
+if(data148.kind !== undefined){
+let data149 = data148.kind;
+const _errs419 = errors;
+const _errs420 = errors;
 let valid82 = false;
-const _errs415 = errors;
-if(typeof data146 !== "string"){
+const _errs421 = errors;
+if(typeof data149 !== "string"){
 const err147 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err147];
@@ -11062,7 +11101,7 @@ vErrors.push(err147);
 }
 errors++;
 }
-if("openai-compatible" !== data146){
+if("openai-compatible" !== data149){
 const err148 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/const",keyword:"const",params:{allowedValue: "openai-compatible"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err148];
@@ -11072,10 +11111,10 @@ vErrors.push(err148);
 }
 errors++;
 }
-var _valid15 = _errs415 === errors;
+var _valid15 = _errs421 === errors;
 valid82 = valid82 || _valid15;
-const _errs417 = errors;
-if(typeof data146 !== "string"){
+const _errs423 = errors;
+if(typeof data149 !== "string"){
 const err149 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err149];
@@ -11085,7 +11124,7 @@ vErrors.push(err149);
 }
 errors++;
 }
-if("openai" !== data146){
+if("openai" !== data149){
 const err150 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/const",keyword:"const",params:{allowedValue: "openai"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err150];
@@ -11095,10 +11134,10 @@ vErrors.push(err150);
 }
 errors++;
 }
-var _valid15 = _errs417 === errors;
+var _valid15 = _errs423 === errors;
 valid82 = valid82 || _valid15;
-const _errs419 = errors;
-if(typeof data146 !== "string"){
+const _errs425 = errors;
+if(typeof data149 !== "string"){
 const err151 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err151];
@@ -11108,7 +11147,7 @@ vErrors.push(err151);
 }
 errors++;
 }
-if("gemini" !== data146){
+if("gemini" !== data149){
 const err152 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/const",keyword:"const",params:{allowedValue: "gemini"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err152];
@@ -11118,7 +11157,7 @@ vErrors.push(err152);
 }
 errors++;
 }
-var _valid15 = _errs419 === errors;
+var _valid15 = _errs425 === errors;
 valid82 = valid82 || _valid15;
 if(!valid82){
 const err153 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -11131,28 +11170,28 @@ vErrors.push(err153);
 errors++;
 }
 else {
-errors = _errs414;
+errors = _errs420;
 if(vErrors !== null){
-if(_errs414){
-vErrors.length = _errs414;
+if(_errs420){
+vErrors.length = _errs420;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid81 = _errs413 === errors;
+var valid81 = _errs419 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data145.id !== undefined){
-let data147 = data145.id;
-const _errs421 = errors;
-if(errors === _errs421){
-if(typeof data147 === "string"){
-if(!pattern58.test(data147)){
+if(data148.id !== undefined){
+let data150 = data148.id;
+const _errs427 = errors;
+if(errors === _errs427){
+if(typeof data150 === "string"){
+if(!pattern58.test(data150)){
 const err154 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err154];
@@ -11174,18 +11213,18 @@ vErrors.push(err155);
 errors++;
 }
 }
-var valid81 = _errs421 === errors;
+var valid81 = _errs427 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data145.accountId !== undefined){
-let data148 = data145.accountId;
-const _errs423 = errors;
-if(errors === _errs423){
-if(typeof data148 === "string"){
-if(!pattern47.test(data148)){
+if(data148.accountId !== undefined){
+let data151 = data148.accountId;
+const _errs429 = errors;
+if(errors === _errs429){
+if(typeof data151 === "string"){
+if(!pattern47.test(data151)){
 const err156 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err156];
@@ -11207,18 +11246,18 @@ vErrors.push(err157);
 errors++;
 }
 }
-var valid81 = _errs423 === errors;
+var valid81 = _errs429 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data145.model !== undefined){
-let data149 = data145.model;
-const _errs425 = errors;
-if(errors === _errs425){
-if(typeof data149 === "string"){
-if(!pattern60.test(data149)){
+if(data148.model !== undefined){
+let data152 = data148.model;
+const _errs431 = errors;
+if(errors === _errs431){
+if(typeof data152 === "string"){
+if(!pattern60.test(data152)){
 const err158 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
 if(vErrors === null){
 vErrors = [err158];
@@ -11240,16 +11279,16 @@ vErrors.push(err159);
 errors++;
 }
 }
-var valid81 = _errs425 === errors;
+var valid81 = _errs431 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data145.dimensions !== undefined){
-let data150 = data145.dimensions;
-const _errs427 = errors;
-if(!((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150)))){
+if(data148.dimensions !== undefined){
+let data153 = data148.dimensions;
+const _errs433 = errors;
+if(!((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153)))){
 const err160 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err160];
@@ -11259,9 +11298,9 @@ vErrors.push(err160);
 }
 errors++;
 }
-if(errors === _errs427){
-if(typeof data150 == "number"){
-if(data150 > 4096 || isNaN(data150)){
+if(errors === _errs433){
+if(typeof data153 == "number"){
+if(data153 > 4096 || isNaN(data153)){
 const err161 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
 if(vErrors === null){
 vErrors = [err161];
@@ -11272,7 +11311,7 @@ vErrors.push(err161);
 errors++;
 }
 else {
-if(data150 < 1 || isNaN(data150)){
+if(data153 < 1 || isNaN(data153)){
 const err162 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err162];
@@ -11285,18 +11324,18 @@ errors++;
 }
 }
 }
-var valid81 = _errs427 === errors;
+var valid81 = _errs433 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data145.baseUrl !== undefined){
-let data151 = data145.baseUrl;
-const _errs429 = errors;
-if(errors === _errs429){
-if(typeof data151 === "string"){
-if(func1(data151) > 2048){
+if(data148.baseUrl !== undefined){
+let data154 = data148.baseUrl;
+const _errs435 = errors;
+if(errors === _errs435){
+if(typeof data154 === "string"){
+if(func1(data154) > 2048){
 const err163 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err163];
@@ -11307,7 +11346,7 @@ vErrors.push(err163);
 errors++;
 }
 else {
-if(func1(data151) < 1){
+if(func1(data154) < 1){
 const err164 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err164];
@@ -11330,22 +11369,22 @@ vErrors.push(err165);
 errors++;
 }
 }
-var valid81 = _errs429 === errors;
+var valid81 = _errs435 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data145.apiKeyRef !== undefined){
-let data152 = data145.apiKeyRef;
-const _errs431 = errors;
-const _errs432 = errors;
+if(data148.apiKeyRef !== undefined){
+let data155 = data148.apiKeyRef;
+const _errs437 = errors;
+const _errs438 = errors;
 let valid83 = false;
-const _errs433 = errors;
-if(errors === _errs433){
-if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
+const _errs439 = errors;
+if(errors === _errs439){
+if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
 let missing32;
-if((data152.env === undefined) && (missing32 = "env")){
+if((data155.env === undefined) && (missing32 = "env")){
 const err166 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
 if(vErrors === null){
 vErrors = [err166];
@@ -11356,8 +11395,8 @@ vErrors.push(err166);
 errors++;
 }
 else {
-const _errs435 = errors;
-for(const key42 in data152){
+const _errs441 = errors;
+for(const key42 in data155){
 if(!(key42 === "env")){
 const err167 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -11370,13 +11409,13 @@ errors++;
 break;
 }
 }
-if(_errs435 === errors){
-if(data152.env !== undefined){
-let data153 = data152.env;
-const _errs436 = errors;
-if(errors === _errs436){
-if(typeof data153 === "string"){
-if(!pattern7.test(data153)){
+if(_errs441 === errors){
+if(data155.env !== undefined){
+let data156 = data155.env;
+const _errs442 = errors;
+if(errors === _errs442){
+if(typeof data156 === "string"){
+if(!pattern7.test(data156)){
 const err168 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/env",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err168];
@@ -11413,16 +11452,16 @@ vErrors.push(err170);
 errors++;
 }
 }
-var _valid16 = _errs433 === errors;
+var _valid16 = _errs439 === errors;
 valid83 = valid83 || _valid16;
 if(_valid16){
 var props13 = true;
 }
-const _errs438 = errors;
-if(errors === _errs438){
-if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
+const _errs444 = errors;
+if(errors === _errs444){
+if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
 let missing33;
-if((data152.file === undefined) && (missing33 = "file")){
+if((data155.file === undefined) && (missing33 = "file")){
 const err171 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
 if(vErrors === null){
 vErrors = [err171];
@@ -11433,8 +11472,8 @@ vErrors.push(err171);
 errors++;
 }
 else {
-const _errs440 = errors;
-for(const key43 in data152){
+const _errs446 = errors;
+for(const key43 in data155){
 if(!(key43 === "file")){
 const err172 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -11447,13 +11486,13 @@ errors++;
 break;
 }
 }
-if(_errs440 === errors){
-if(data152.file !== undefined){
-let data154 = data152.file;
-const _errs441 = errors;
-if(errors === _errs441){
-if(typeof data154 === "string"){
-if(func1(data154) > 4096){
+if(_errs446 === errors){
+if(data155.file !== undefined){
+let data157 = data155.file;
+const _errs447 = errors;
+if(errors === _errs447){
+if(typeof data157 === "string"){
+if(func1(data157) > 4096){
 const err173 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err173];
@@ -11464,7 +11503,7 @@ vErrors.push(err173);
 errors++;
 }
 else {
-if(func1(data154) < 1){
+if(func1(data157) < 1){
 const err174 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err174];
@@ -11502,7 +11541,7 @@ vErrors.push(err176);
 errors++;
 }
 }
-var _valid16 = _errs438 === errors;
+var _valid16 = _errs444 === errors;
 valid83 = valid83 || _valid16;
 if(_valid16){
 if(props13 !== true){
@@ -11520,25 +11559,25 @@ vErrors.push(err177);
 errors++;
 }
 else {
-errors = _errs432;
+errors = _errs438;
 if(vErrors !== null){
-if(_errs432){
-vErrors.length = _errs432;
+if(_errs438){
+vErrors.length = _errs438;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid81 = _errs431 === errors;
+var valid81 = _errs437 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data145.sendDimensions !== undefined){
-const _errs443 = errors;
-if(typeof data145.sendDimensions !== "boolean"){
+if(data148.sendDimensions !== undefined){
+const _errs449 = errors;
+if(typeof data148.sendDimensions !== "boolean"){
 const err178 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/sendDimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/sendDimensions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err178];
@@ -11548,7 +11587,7 @@ vErrors.push(err178);
 }
 errors++;
 }
-var valid81 = _errs443 === errors;
+var valid81 = _errs449 === errors;
 }
 else {
 var valid81 = true;
@@ -11574,16 +11613,16 @@ vErrors.push(err179);
 errors++;
 }
 }
-var _valid14 = _errs410 === errors;
+var _valid14 = _errs416 === errors;
 valid80 = valid80 || _valid14;
 if(_valid14){
 var props14 = true;
 }
-const _errs445 = errors;
-if(errors === _errs445){
-if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
+const _errs451 = errors;
+if(errors === _errs451){
+if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
 let missing34;
-if(((((data145.kind === undefined) && (missing34 = "kind")) || ((data145.model === undefined) && (missing34 = "model"))) || ((data145.dimensions === undefined) && (missing34 = "dimensions"))) || ((data145.path === undefined) && (missing34 = "path"))){
+if(((((data148.kind === undefined) && (missing34 = "kind")) || ((data148.model === undefined) && (missing34 = "model"))) || ((data148.dimensions === undefined) && (missing34 = "dimensions"))) || ((data148.path === undefined) && (missing34 = "path"))){
 const err180 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
 if(vErrors === null){
 vErrors = [err180];
@@ -11594,8 +11633,8 @@ vErrors.push(err180);
 errors++;
 }
 else {
-const _errs447 = errors;
-for(const key44 in data145){
+const _errs453 = errors;
+for(const key44 in data148){
 if(!(func38.call(schema28.properties.retrieval.properties.corpora.items.properties.embedding.anyOf[1].properties, key44))){
 const err181 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -11608,11 +11647,11 @@ errors++;
 break;
 }
 }
-if(_errs447 === errors){
-if(data145.kind !== undefined){
-let data156 = data145.kind;
-const _errs448 = errors;
-if(typeof data156 !== "string"){
+if(_errs453 === errors){
+if(data148.kind !== undefined){
+let data159 = data148.kind;
+const _errs454 = errors;
+if(typeof data159 !== "string"){
 const err182 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err182];
@@ -11622,7 +11661,7 @@ vErrors.push(err182);
 }
 errors++;
 }
-if("local" !== data156){
+if("local" !== data159){
 const err183 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "local"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err183];
@@ -11632,18 +11671,18 @@ vErrors.push(err183);
 }
 errors++;
 }
-var valid86 = _errs448 === errors;
+var valid86 = _errs454 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data145.id !== undefined){
-let data157 = data145.id;
-const _errs450 = errors;
-if(errors === _errs450){
-if(typeof data157 === "string"){
-if(!pattern58.test(data157)){
+if(data148.id !== undefined){
+let data160 = data148.id;
+const _errs456 = errors;
+if(errors === _errs456){
+if(typeof data160 === "string"){
+if(!pattern58.test(data160)){
 const err184 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err184];
@@ -11665,18 +11704,18 @@ vErrors.push(err185);
 errors++;
 }
 }
-var valid86 = _errs450 === errors;
+var valid86 = _errs456 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data145.accountId !== undefined){
-let data158 = data145.accountId;
-const _errs452 = errors;
-if(errors === _errs452){
-if(typeof data158 === "string"){
-if(!pattern47.test(data158)){
+if(data148.accountId !== undefined){
+let data161 = data148.accountId;
+const _errs458 = errors;
+if(errors === _errs458){
+if(typeof data161 === "string"){
+if(!pattern47.test(data161)){
 const err186 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err186];
@@ -11698,18 +11737,18 @@ vErrors.push(err187);
 errors++;
 }
 }
-var valid86 = _errs452 === errors;
+var valid86 = _errs458 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data145.model !== undefined){
-let data159 = data145.model;
-const _errs454 = errors;
-if(errors === _errs454){
-if(typeof data159 === "string"){
-if(!pattern60.test(data159)){
+if(data148.model !== undefined){
+let data162 = data148.model;
+const _errs460 = errors;
+if(errors === _errs460){
+if(typeof data162 === "string"){
+if(!pattern60.test(data162)){
 const err188 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
 if(vErrors === null){
 vErrors = [err188];
@@ -11731,16 +11770,16 @@ vErrors.push(err189);
 errors++;
 }
 }
-var valid86 = _errs454 === errors;
+var valid86 = _errs460 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data145.dimensions !== undefined){
-let data160 = data145.dimensions;
-const _errs456 = errors;
-if(!((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160)))){
+if(data148.dimensions !== undefined){
+let data163 = data148.dimensions;
+const _errs462 = errors;
+if(!((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163)))){
 const err190 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err190];
@@ -11750,9 +11789,9 @@ vErrors.push(err190);
 }
 errors++;
 }
-if(errors === _errs456){
-if(typeof data160 == "number"){
-if(data160 > 4096 || isNaN(data160)){
+if(errors === _errs462){
+if(typeof data163 == "number"){
+if(data163 > 4096 || isNaN(data163)){
 const err191 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
 if(vErrors === null){
 vErrors = [err191];
@@ -11763,7 +11802,7 @@ vErrors.push(err191);
 errors++;
 }
 else {
-if(data160 < 1 || isNaN(data160)){
+if(data163 < 1 || isNaN(data163)){
 const err192 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err192];
@@ -11776,18 +11815,18 @@ errors++;
 }
 }
 }
-var valid86 = _errs456 === errors;
+var valid86 = _errs462 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data145.path !== undefined){
-let data161 = data145.path;
-const _errs458 = errors;
-if(errors === _errs458){
-if(typeof data161 === "string"){
-if(func1(data161) > 4096){
+if(data148.path !== undefined){
+let data164 = data148.path;
+const _errs464 = errors;
+if(errors === _errs464){
+if(typeof data164 === "string"){
+if(func1(data164) > 4096){
 const err193 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err193];
@@ -11798,7 +11837,7 @@ vErrors.push(err193);
 errors++;
 }
 else {
-if(func1(data161) < 1){
+if(func1(data164) < 1){
 const err194 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err194];
@@ -11821,16 +11860,16 @@ vErrors.push(err195);
 errors++;
 }
 }
-var valid86 = _errs458 === errors;
+var valid86 = _errs464 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data145.maxTokens !== undefined){
-let data162 = data145.maxTokens;
-const _errs460 = errors;
-if(!((typeof data162 == "number") && (!(data162 % 1) && !isNaN(data162)))){
+if(data148.maxTokens !== undefined){
+let data165 = data148.maxTokens;
+const _errs466 = errors;
+if(!((typeof data165 == "number") && (!(data165 % 1) && !isNaN(data165)))){
 const err196 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err196];
@@ -11840,9 +11879,9 @@ vErrors.push(err196);
 }
 errors++;
 }
-if(errors === _errs460){
-if(typeof data162 == "number"){
-if(data162 > 8192 || isNaN(data162)){
+if(errors === _errs466){
+if(typeof data165 == "number"){
+if(data165 > 8192 || isNaN(data165)){
 const err197 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8192},message:"must be <= 8192"};
 if(vErrors === null){
 vErrors = [err197];
@@ -11853,7 +11892,7 @@ vErrors.push(err197);
 errors++;
 }
 else {
-if(data162 < 8 || isNaN(data162)){
+if(data165 < 8 || isNaN(data165)){
 const err198 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err198];
@@ -11866,19 +11905,19 @@ errors++;
 }
 }
 }
-var valid86 = _errs460 === errors;
+var valid86 = _errs466 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data145.pooling !== undefined){
-let data163 = data145.pooling;
-const _errs462 = errors;
-const _errs463 = errors;
+if(data148.pooling !== undefined){
+let data166 = data148.pooling;
+const _errs468 = errors;
+const _errs469 = errors;
 let valid87 = false;
-const _errs464 = errors;
-if(typeof data163 !== "string"){
+const _errs470 = errors;
+if(typeof data166 !== "string"){
 const err199 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err199];
@@ -11888,7 +11927,7 @@ vErrors.push(err199);
 }
 errors++;
 }
-if("mean" !== data163){
+if("mean" !== data166){
 const err200 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/const",keyword:"const",params:{allowedValue: "mean"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err200];
@@ -11898,10 +11937,10 @@ vErrors.push(err200);
 }
 errors++;
 }
-var _valid17 = _errs464 === errors;
+var _valid17 = _errs470 === errors;
 valid87 = valid87 || _valid17;
-const _errs466 = errors;
-if(typeof data163 !== "string"){
+const _errs472 = errors;
+if(typeof data166 !== "string"){
 const err201 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err201];
@@ -11911,7 +11950,7 @@ vErrors.push(err201);
 }
 errors++;
 }
-if("cls" !== data163){
+if("cls" !== data166){
 const err202 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/const",keyword:"const",params:{allowedValue: "cls"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err202];
@@ -11921,7 +11960,7 @@ vErrors.push(err202);
 }
 errors++;
 }
-var _valid17 = _errs466 === errors;
+var _valid17 = _errs472 === errors;
 valid87 = valid87 || _valid17;
 if(!valid87){
 const err203 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -11934,26 +11973,26 @@ vErrors.push(err203);
 errors++;
 }
 else {
-errors = _errs463;
+errors = _errs469;
 if(vErrors !== null){
-if(_errs463){
-vErrors.length = _errs463;
+if(_errs469){
+vErrors.length = _errs469;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid86 = _errs462 === errors;
+var valid86 = _errs468 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data145.threads !== undefined){
-let data164 = data145.threads;
-const _errs468 = errors;
-if(!((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164)))){
+if(data148.threads !== undefined){
+let data167 = data148.threads;
+const _errs474 = errors;
+if(!((typeof data167 == "number") && (!(data167 % 1) && !isNaN(data167)))){
 const err204 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err204];
@@ -11963,9 +12002,9 @@ vErrors.push(err204);
 }
 errors++;
 }
-if(errors === _errs468){
-if(typeof data164 == "number"){
-if(data164 > 64 || isNaN(data164)){
+if(errors === _errs474){
+if(typeof data167 == "number"){
+if(data167 > 64 || isNaN(data167)){
 const err205 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
 if(vErrors === null){
 vErrors = [err205];
@@ -11976,7 +12015,7 @@ vErrors.push(err205);
 errors++;
 }
 else {
-if(data164 < 1 || isNaN(data164)){
+if(data167 < 1 || isNaN(data167)){
 const err206 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err206];
@@ -11989,7 +12028,7 @@ errors++;
 }
 }
 }
-var valid86 = _errs468 === errors;
+var valid86 = _errs474 === errors;
 }
 else {
 var valid86 = true;
@@ -12016,7 +12055,7 @@ vErrors.push(err207);
 errors++;
 }
 }
-var _valid14 = _errs445 === errors;
+var _valid14 = _errs451 === errors;
 valid80 = valid80 || _valid14;
 if(_valid14){
 if(props14 !== true){
@@ -12036,91 +12075,91 @@ validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs409;
+errors = _errs415;
 if(vErrors !== null){
-if(_errs409){
-vErrors.length = _errs409;
+if(_errs415){
+vErrors.length = _errs415;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid78 = _errs408 === errors;
+var valid78 = _errs414 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data142.capacity !== undefined){
-let data165 = data142.capacity;
-const _errs470 = errors;
-if(errors === _errs470){
-if(data165 && typeof data165 == "object" && !Array.isArray(data165)){
+if(data145.capacity !== undefined){
+let data168 = data145.capacity;
+const _errs476 = errors;
+if(errors === _errs476){
+if(data168 && typeof data168 == "object" && !Array.isArray(data168)){
 let missing35;
-if(((data165.maxChunks === undefined) && (missing35 = "maxChunks")) || ((data165.maxBytes === undefined) && (missing35 = "maxBytes"))){
+if(((data168.maxChunks === undefined) && (missing35 = "maxChunks")) || ((data168.maxBytes === undefined) && (missing35 = "maxBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"}];
 return false;
 }
 else {
-const _errs472 = errors;
-for(const key45 in data165){
+const _errs478 = errors;
+for(const key45 in data168){
 if(!((key45 === "maxChunks") || (key45 === "maxBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs472 === errors){
-if(data165.maxChunks !== undefined){
-let data166 = data165.maxChunks;
-const _errs473 = errors;
-if(!((typeof data166 == "number") && (!(data166 % 1) && !isNaN(data166)))){
+if(_errs478 === errors){
+if(data168.maxChunks !== undefined){
+let data169 = data168.maxChunks;
+const _errs479 = errors;
+if(!((typeof data169 == "number") && (!(data169 % 1) && !isNaN(data169)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs473){
-if(typeof data166 == "number"){
-if(data166 > 1000000 || isNaN(data166)){
+if(errors === _errs479){
+if(typeof data169 == "number"){
+if(data169 > 1000000 || isNaN(data169)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data166 < 1 || isNaN(data166)){
+if(data169 < 1 || isNaN(data169)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid88 = _errs473 === errors;
+var valid88 = _errs479 === errors;
 }
 else {
 var valid88 = true;
 }
 if(valid88){
-if(data165.maxBytes !== undefined){
-let data167 = data165.maxBytes;
-const _errs475 = errors;
-if(!((typeof data167 == "number") && (!(data167 % 1) && !isNaN(data167)))){
+if(data168.maxBytes !== undefined){
+let data170 = data168.maxBytes;
+const _errs481 = errors;
+if(!((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs475){
-if(typeof data167 == "number"){
-if(data167 > 1073741824 || isNaN(data167)){
+if(errors === _errs481){
+if(typeof data170 == "number"){
+if(data170 > 1073741824 || isNaN(data170)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data167 < 1024 || isNaN(data167)){
+if(data170 < 1024 || isNaN(data170)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid88 = _errs475 === errors;
+var valid88 = _errs481 === errors;
 }
 else {
 var valid88 = true;
@@ -12134,7 +12173,7 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/ca
 return false;
 }
 }
-var valid78 = _errs470 === errors;
+var valid78 = _errs476 === errors;
 }
 else {
 var valid78 = true;
@@ -12150,7 +12189,7 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24,sche
 return false;
 }
 }
-var valid77 = _errs397 === errors;
+var valid77 = _errs403 === errors;
 if(!valid77){
 break;
 }
@@ -12163,182 +12202,182 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:
 return false;
 }
 }
-var valid76 = _errs395 === errors;
+var valid76 = _errs401 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data140.chunkBytes !== undefined){
-let data168 = data140.chunkBytes;
-const _errs477 = errors;
-if(!((typeof data168 == "number") && (!(data168 % 1) && !isNaN(data168)))){
+if(data143.chunkBytes !== undefined){
+let data171 = data143.chunkBytes;
+const _errs483 = errors;
+if(!((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs477){
-if(typeof data168 == "number"){
-if(data168 > 16384 || isNaN(data168)){
+if(errors === _errs483){
+if(typeof data171 == "number"){
+if(data171 > 16384 || isNaN(data171)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 16384},message:"must be <= 16384"}];
 return false;
 }
 else {
-if(data168 < 128 || isNaN(data168)){
+if(data171 < 128 || isNaN(data171)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 128},message:"must be >= 128"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs477 === errors;
+var valid76 = _errs483 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data140.capacity !== undefined){
-let data169 = data140.capacity;
-const _errs479 = errors;
-if(errors === _errs479){
-if(data169 && typeof data169 == "object" && !Array.isArray(data169)){
+if(data143.capacity !== undefined){
+let data172 = data143.capacity;
+const _errs485 = errors;
+if(errors === _errs485){
+if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
 let missing36;
-if(((data169.maxChunks === undefined) && (missing36 = "maxChunks")) || ((data169.maxBytes === undefined) && (missing36 = "maxBytes"))){
+if(((data172.maxChunks === undefined) && (missing36 = "maxChunks")) || ((data172.maxBytes === undefined) && (missing36 = "maxBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"}];
 return false;
 }
 else {
-const _errs481 = errors;
-for(const key46 in data169){
+const _errs487 = errors;
+for(const key46 in data172){
 if(!(((key46 === "maxChunks") || (key46 === "maxBytes")) || (key46 === "perSubject"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key46},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs481 === errors){
-if(data169.maxChunks !== undefined){
-let data170 = data169.maxChunks;
-const _errs482 = errors;
-if(!((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170)))){
+if(_errs487 === errors){
+if(data172.maxChunks !== undefined){
+let data173 = data172.maxChunks;
+const _errs488 = errors;
+if(!((typeof data173 == "number") && (!(data173 % 1) && !isNaN(data173)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs482){
-if(typeof data170 == "number"){
-if(data170 > 1000000 || isNaN(data170)){
+if(errors === _errs488){
+if(typeof data173 == "number"){
+if(data173 > 1000000 || isNaN(data173)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data170 < 1 || isNaN(data170)){
+if(data173 < 1 || isNaN(data173)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid89 = _errs482 === errors;
+var valid89 = _errs488 === errors;
 }
 else {
 var valid89 = true;
 }
 if(valid89){
-if(data169.maxBytes !== undefined){
-let data171 = data169.maxBytes;
-const _errs484 = errors;
-if(!((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171)))){
+if(data172.maxBytes !== undefined){
+let data174 = data172.maxBytes;
+const _errs490 = errors;
+if(!((typeof data174 == "number") && (!(data174 % 1) && !isNaN(data174)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs484){
-if(typeof data171 == "number"){
-if(data171 > 1073741824 || isNaN(data171)){
+if(errors === _errs490){
+if(typeof data174 == "number"){
+if(data174 > 1073741824 || isNaN(data174)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data171 < 1024 || isNaN(data171)){
+if(data174 < 1024 || isNaN(data174)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid89 = _errs484 === errors;
+var valid89 = _errs490 === errors;
 }
 else {
 var valid89 = true;
 }
 if(valid89){
-if(data169.perSubject !== undefined){
-let data172 = data169.perSubject;
-const _errs486 = errors;
-if(errors === _errs486){
-if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
+if(data172.perSubject !== undefined){
+let data175 = data172.perSubject;
+const _errs492 = errors;
+if(errors === _errs492){
+if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
 let missing37;
-if(((data172.maxChunks === undefined) && (missing37 = "maxChunks")) || ((data172.maxBytes === undefined) && (missing37 = "maxBytes"))){
+if(((data175.maxChunks === undefined) && (missing37 = "maxChunks")) || ((data175.maxBytes === undefined) && (missing37 = "maxBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"}];
 return false;
 }
 else {
-const _errs488 = errors;
-for(const key47 in data172){
+const _errs494 = errors;
+for(const key47 in data175){
 if(!((key47 === "maxChunks") || (key47 === "maxBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key47},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs488 === errors){
-if(data172.maxChunks !== undefined){
-let data173 = data172.maxChunks;
-const _errs489 = errors;
-if(!((typeof data173 == "number") && (!(data173 % 1) && !isNaN(data173)))){
+if(_errs494 === errors){
+if(data175.maxChunks !== undefined){
+let data176 = data175.maxChunks;
+const _errs495 = errors;
+if(!((typeof data176 == "number") && (!(data176 % 1) && !isNaN(data176)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs489){
-if(typeof data173 == "number"){
-if(data173 > 1000000 || isNaN(data173)){
+if(errors === _errs495){
+if(typeof data176 == "number"){
+if(data176 > 1000000 || isNaN(data176)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data173 < 1 || isNaN(data173)){
+if(data176 < 1 || isNaN(data176)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid90 = _errs489 === errors;
+var valid90 = _errs495 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data172.maxBytes !== undefined){
-let data174 = data172.maxBytes;
-const _errs491 = errors;
-if(!((typeof data174 == "number") && (!(data174 % 1) && !isNaN(data174)))){
+if(data175.maxBytes !== undefined){
+let data177 = data175.maxBytes;
+const _errs497 = errors;
+if(!((typeof data177 == "number") && (!(data177 % 1) && !isNaN(data177)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs491){
-if(typeof data174 == "number"){
-if(data174 > 1073741824 || isNaN(data174)){
+if(errors === _errs497){
+if(typeof data177 == "number"){
+if(data177 > 1073741824 || isNaN(data177)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data174 < 1024 || isNaN(data174)){
+if(data177 < 1024 || isNaN(data177)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid90 = _errs491 === errors;
+var valid90 = _errs497 === errors;
 }
 else {
 var valid90 = true;
@@ -12352,7 +12391,7 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject"
 return false;
 }
 }
-var valid89 = _errs486 === errors;
+var valid89 = _errs492 === errors;
 }
 else {
 var valid89 = true;
@@ -12367,75 +12406,75 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath
 return false;
 }
 }
-var valid76 = _errs479 === errors;
+var valid76 = _errs485 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data140.ingestion !== undefined){
-let data175 = data140.ingestion;
-const _errs493 = errors;
-if(errors === _errs493){
-if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
-const _errs495 = errors;
-for(const key48 in data175){
+if(data143.ingestion !== undefined){
+let data178 = data143.ingestion;
+const _errs499 = errors;
+if(errors === _errs499){
+if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
+const _errs501 = errors;
+for(const key48 in data178){
 if(!((key48 === "timeoutMs") || (key48 === "maxDecodedBytes"))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion",schemaPath:"#/properties/retrieval/properties/ingestion/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key48},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs495 === errors){
-if(data175.timeoutMs !== undefined){
-let data176 = data175.timeoutMs;
-const _errs496 = errors;
-if(!((typeof data176 == "number") && (!(data176 % 1) && !isNaN(data176)))){
+if(_errs501 === errors){
+if(data178.timeoutMs !== undefined){
+let data179 = data178.timeoutMs;
+const _errs502 = errors;
+if(!((typeof data179 == "number") && (!(data179 % 1) && !isNaN(data179)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs496){
-if(typeof data176 == "number"){
-if(data176 > 600000 || isNaN(data176)){
+if(errors === _errs502){
+if(typeof data179 == "number"){
+if(data179 > 600000 || isNaN(data179)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"}];
 return false;
 }
 else {
-if(data176 < 100 || isNaN(data176)){
+if(data179 < 100 || isNaN(data179)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 }
 }
 }
-var valid91 = _errs496 === errors;
+var valid91 = _errs502 === errors;
 }
 else {
 var valid91 = true;
 }
 if(valid91){
-if(data175.maxDecodedBytes !== undefined){
-let data177 = data175.maxDecodedBytes;
-const _errs498 = errors;
-if(!((typeof data177 == "number") && (!(data177 % 1) && !isNaN(data177)))){
+if(data178.maxDecodedBytes !== undefined){
+let data180 = data178.maxDecodedBytes;
+const _errs504 = errors;
+if(!((typeof data180 == "number") && (!(data180 % 1) && !isNaN(data180)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs498){
-if(typeof data177 == "number"){
-if(data177 > 1073741824 || isNaN(data177)){
+if(errors === _errs504){
+if(typeof data180 == "number"){
+if(data180 > 1073741824 || isNaN(data180)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data177 < 1048576 || isNaN(data177)){
+if(data180 < 1048576 || isNaN(data180)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1048576},message:"must be >= 1048576"}];
 return false;
 }
 }
 }
 }
-var valid91 = _errs498 === errors;
+var valid91 = _errs504 === errors;
 }
 else {
 var valid91 = true;
@@ -12448,19 +12487,19 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion",schemaPat
 return false;
 }
 }
-var valid76 = _errs493 === errors;
+var valid76 = _errs499 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data140.pdf !== undefined){
-const _errs500 = errors;
-if(typeof data140.pdf !== "boolean"){
+if(data143.pdf !== undefined){
+const _errs506 = errors;
+if(typeof data143.pdf !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/retrieval/pdf",schemaPath:"#/properties/retrieval/properties/pdf/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid76 = _errs500 === errors;
+var valid76 = _errs506 === errors;
 }
 else {
 var valid76 = true;
@@ -12477,75 +12516,75 @@ validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs392 === errors;
+var valid0 = _errs398 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.idempotency !== undefined){
-let data179 = data.idempotency;
-const _errs502 = errors;
-if(errors === _errs502){
-if(data179 && typeof data179 == "object" && !Array.isArray(data179)){
-const _errs504 = errors;
-for(const key49 in data179){
+let data182 = data.idempotency;
+const _errs508 = errors;
+if(errors === _errs508){
+if(data182 && typeof data182 == "object" && !Array.isArray(data182)){
+const _errs510 = errors;
+for(const key49 in data182){
 if(!((key49 === "maxRecordBytes") || (key49 === "retentionMs"))){
 validate61.errors = [{instancePath:instancePath+"/idempotency",schemaPath:"#/properties/idempotency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key49},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs504 === errors){
-if(data179.maxRecordBytes !== undefined){
-let data180 = data179.maxRecordBytes;
-const _errs505 = errors;
-if(!((typeof data180 == "number") && (!(data180 % 1) && !isNaN(data180)))){
+if(_errs510 === errors){
+if(data182.maxRecordBytes !== undefined){
+let data183 = data182.maxRecordBytes;
+const _errs511 = errors;
+if(!((typeof data183 == "number") && (!(data183 % 1) && !isNaN(data183)))){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs505){
-if(typeof data180 == "number"){
-if(data180 > 1000000000 || isNaN(data180)){
+if(errors === _errs511){
+if(typeof data183 == "number"){
+if(data183 > 1000000000 || isNaN(data183)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
 return false;
 }
 else {
-if(data180 < 1024 || isNaN(data180)){
+if(data183 < 1024 || isNaN(data183)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid92 = _errs505 === errors;
+var valid92 = _errs511 === errors;
 }
 else {
 var valid92 = true;
 }
 if(valid92){
-if(data179.retentionMs !== undefined){
-let data181 = data179.retentionMs;
-const _errs507 = errors;
-if(!((typeof data181 == "number") && (!(data181 % 1) && !isNaN(data181)))){
+if(data182.retentionMs !== undefined){
+let data184 = data182.retentionMs;
+const _errs513 = errors;
+if(!((typeof data184 == "number") && (!(data184 % 1) && !isNaN(data184)))){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs507){
-if(typeof data181 == "number"){
-if(data181 > 31536000000 || isNaN(data181)){
+if(errors === _errs513){
+if(typeof data184 == "number"){
+if(data184 > 31536000000 || isNaN(data184)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data181 < 1000 || isNaN(data181)){
+if(data184 < 1000 || isNaN(data184)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
 }
 }
-var valid92 = _errs507 === errors;
+var valid92 = _errs513 === errors;
 }
 else {
 var valid92 = true;
@@ -12558,108 +12597,108 @@ validate61.errors = [{instancePath:instancePath+"/idempotency",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs502 === errors;
+var valid0 = _errs508 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sessions !== undefined){
-let data182 = data.sessions;
-const _errs509 = errors;
-if(errors === _errs509){
-if(data182 && typeof data182 == "object" && !Array.isArray(data182)){
+let data185 = data.sessions;
+const _errs515 = errors;
+if(errors === _errs515){
+if(data185 && typeof data185 == "object" && !Array.isArray(data185)){
 let missing38;
-if((data182.retentionMs === undefined) && (missing38 = "retentionMs")){
+if((data185.retentionMs === undefined) && (missing38 = "retentionMs")){
 validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"}];
 return false;
 }
 else {
-const _errs511 = errors;
-for(const key50 in data182){
+const _errs517 = errors;
+for(const key50 in data185){
 if(!(((key50 === "retentionMs") || (key50 === "maxEntries")) || (key50 === "maxMessages"))){
 validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key50},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs511 === errors){
-if(data182.retentionMs !== undefined){
-let data183 = data182.retentionMs;
-const _errs512 = errors;
-if(!((typeof data183 == "number") && (!(data183 % 1) && !isNaN(data183)))){
+if(_errs517 === errors){
+if(data185.retentionMs !== undefined){
+let data186 = data185.retentionMs;
+const _errs518 = errors;
+if(!((typeof data186 == "number") && (!(data186 % 1) && !isNaN(data186)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs512){
-if(typeof data183 == "number"){
-if(data183 > 2147483647 || isNaN(data183)){
+if(errors === _errs518){
+if(typeof data186 == "number"){
+if(data186 > 2147483647 || isNaN(data186)){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data183 < 1000 || isNaN(data183)){
+if(data186 < 1000 || isNaN(data186)){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs512 === errors;
+var valid93 = _errs518 === errors;
 }
 else {
 var valid93 = true;
 }
 if(valid93){
-if(data182.maxEntries !== undefined){
-let data184 = data182.maxEntries;
-const _errs514 = errors;
-if(!((typeof data184 == "number") && (!(data184 % 1) && !isNaN(data184)))){
+if(data185.maxEntries !== undefined){
+let data187 = data185.maxEntries;
+const _errs520 = errors;
+if(!((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs514){
-if(typeof data184 == "number"){
-if(data184 > 100000 || isNaN(data184)){
+if(errors === _errs520){
+if(typeof data187 == "number"){
+if(data187 > 100000 || isNaN(data187)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data184 < 1 || isNaN(data184)){
+if(data187 < 1 || isNaN(data187)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs514 === errors;
+var valid93 = _errs520 === errors;
 }
 else {
 var valid93 = true;
 }
 if(valid93){
-if(data182.maxMessages !== undefined){
-let data185 = data182.maxMessages;
-const _errs516 = errors;
-if(!((typeof data185 == "number") && (!(data185 % 1) && !isNaN(data185)))){
+if(data185.maxMessages !== undefined){
+let data188 = data185.maxMessages;
+const _errs522 = errors;
+if(!((typeof data188 == "number") && (!(data188 % 1) && !isNaN(data188)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs516){
-if(typeof data185 == "number"){
-if(data185 > 100 || isNaN(data185)){
+if(errors === _errs522){
+if(typeof data188 == "number"){
+if(data188 > 100 || isNaN(data188)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
-if(data185 < 2 || isNaN(data185)){
+if(data188 < 2 || isNaN(data188)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs516 === errors;
+var valid93 = _errs522 === errors;
 }
 else {
 var valid93 = true;
@@ -12674,129 +12713,48 @@ validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs509 === errors;
+var valid0 = _errs515 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.jobs !== undefined){
-let data186 = data.jobs;
-const _errs518 = errors;
-if(errors === _errs518){
-if(data186 && typeof data186 == "object" && !Array.isArray(data186)){
+let data189 = data.jobs;
+const _errs524 = errors;
+if(errors === _errs524){
+if(data189 && typeof data189 == "object" && !Array.isArray(data189)){
 let missing39;
-if((data186.retentionMs === undefined) && (missing39 = "retentionMs")){
+if((data189.retentionMs === undefined) && (missing39 = "retentionMs")){
 validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/required",keyword:"required",params:{missingProperty: missing39},message:"must have required property '"+missing39+"'"}];
 return false;
 }
 else {
-const _errs520 = errors;
-for(const key51 in data186){
+const _errs526 = errors;
+for(const key51 in data189){
 if(!(((((((key51 === "retentionMs") || (key51 === "workers")) || (key51 === "maxJobs")) || (key51 === "maxJobsPerSubject")) || (key51 === "maxJobBytes")) || (key51 === "pollIntervalMs")) || (key51 === "interactive"))){
 validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key51},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs520 === errors){
-if(data186.retentionMs !== undefined){
-let data187 = data186.retentionMs;
-const _errs521 = errors;
-if(!((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs521){
-if(typeof data187 == "number"){
-if(data187 > 31536000000 || isNaN(data187)){
-validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
-return false;
-}
-else {
-if(data187 < 1000 || isNaN(data187)){
-validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
-return false;
-}
-}
-}
-}
-var valid94 = _errs521 === errors;
-}
-else {
-var valid94 = true;
-}
-if(valid94){
-if(data186.workers !== undefined){
-let data188 = data186.workers;
-const _errs523 = errors;
-if(!((typeof data188 == "number") && (!(data188 % 1) && !isNaN(data188)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs523){
-if(typeof data188 == "number"){
-if(data188 > 1000 || isNaN(data188)){
-validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
-return false;
-}
-else {
-if(data188 < 1 || isNaN(data188)){
-validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid94 = _errs523 === errors;
-}
-else {
-var valid94 = true;
-}
-if(valid94){
-if(data186.maxJobs !== undefined){
-let data189 = data186.maxJobs;
-const _errs525 = errors;
-if(!((typeof data189 == "number") && (!(data189 % 1) && !isNaN(data189)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs525){
-if(typeof data189 == "number"){
-if(data189 > 100000 || isNaN(data189)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
-return false;
-}
-else {
-if(data189 < 1 || isNaN(data189)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid94 = _errs525 === errors;
-}
-else {
-var valid94 = true;
-}
-if(valid94){
-if(data186.maxJobsPerSubject !== undefined){
-let data190 = data186.maxJobsPerSubject;
+if(_errs526 === errors){
+if(data189.retentionMs !== undefined){
+let data190 = data189.retentionMs;
 const _errs527 = errors;
 if(!((typeof data190 == "number") && (!(data190 % 1) && !isNaN(data190)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs527){
 if(typeof data190 == "number"){
-if(data190 > 100000 || isNaN(data190)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+if(data190 > 31536000000 || isNaN(data190)){
+validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data190 < 1 || isNaN(data190)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data190 < 1000 || isNaN(data190)){
+validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
@@ -12808,22 +12766,22 @@ else {
 var valid94 = true;
 }
 if(valid94){
-if(data186.maxJobBytes !== undefined){
-let data191 = data186.maxJobBytes;
+if(data189.workers !== undefined){
+let data191 = data189.workers;
 const _errs529 = errors;
 if(!((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs529){
 if(typeof data191 == "number"){
-if(data191 > 64000000 || isNaN(data191)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64000000},message:"must be <= 64000000"}];
+if(data191 > 1000 || isNaN(data191)){
+validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
 return false;
 }
 else {
-if(data191 < 16384 || isNaN(data191)){
-validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16384},message:"must be >= 16384"}];
+if(data191 < 1 || isNaN(data191)){
+validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -12835,22 +12793,22 @@ else {
 var valid94 = true;
 }
 if(valid94){
-if(data186.pollIntervalMs !== undefined){
-let data192 = data186.pollIntervalMs;
+if(data189.maxJobs !== undefined){
+let data192 = data189.maxJobs;
 const _errs531 = errors;
 if(!((typeof data192 == "number") && (!(data192 % 1) && !isNaN(data192)))){
-validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs531){
 if(typeof data192 == "number"){
-if(data192 > 60000 || isNaN(data192)){
-validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
+if(data192 > 100000 || isNaN(data192)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data192 < 10 || isNaN(data192)){
-validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"}];
+if(data192 < 1 || isNaN(data192)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -12862,13 +12820,94 @@ else {
 var valid94 = true;
 }
 if(valid94){
-if(data186.interactive !== undefined){
+if(data189.maxJobsPerSubject !== undefined){
+let data193 = data189.maxJobsPerSubject;
 const _errs533 = errors;
-if(typeof data186.interactive !== "boolean"){
+if(!((typeof data193 == "number") && (!(data193 % 1) && !isNaN(data193)))){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs533){
+if(typeof data193 == "number"){
+if(data193 > 100000 || isNaN(data193)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+return false;
+}
+else {
+if(data193 < 1 || isNaN(data193)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid94 = _errs533 === errors;
+}
+else {
+var valid94 = true;
+}
+if(valid94){
+if(data189.maxJobBytes !== undefined){
+let data194 = data189.maxJobBytes;
+const _errs535 = errors;
+if(!((typeof data194 == "number") && (!(data194 % 1) && !isNaN(data194)))){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs535){
+if(typeof data194 == "number"){
+if(data194 > 64000000 || isNaN(data194)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64000000},message:"must be <= 64000000"}];
+return false;
+}
+else {
+if(data194 < 16384 || isNaN(data194)){
+validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16384},message:"must be >= 16384"}];
+return false;
+}
+}
+}
+}
+var valid94 = _errs535 === errors;
+}
+else {
+var valid94 = true;
+}
+if(valid94){
+if(data189.pollIntervalMs !== undefined){
+let data195 = data189.pollIntervalMs;
+const _errs537 = errors;
+if(!((typeof data195 == "number") && (!(data195 % 1) && !isNaN(data195)))){
+validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs537){
+if(typeof data195 == "number"){
+if(data195 > 60000 || isNaN(data195)){
+validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
+return false;
+}
+else {
+if(data195 < 10 || isNaN(data195)){
+validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"}];
+return false;
+}
+}
+}
+}
+var valid94 = _errs537 === errors;
+}
+else {
+var valid94 = true;
+}
+if(valid94){
+if(data189.interactive !== undefined){
+const _errs539 = errors;
+if(typeof data189.interactive !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/jobs/interactive",schemaPath:"#/properties/jobs/properties/interactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid94 = _errs533 === errors;
+var valid94 = _errs539 === errors;
 }
 else {
 var valid94 = true;
@@ -12887,41 +12926,41 @@ validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties
 return false;
 }
 }
-var valid0 = _errs518 === errors;
+var valid0 = _errs524 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.runRecords !== undefined){
-let data194 = data.runRecords;
-const _errs535 = errors;
-if(errors === _errs535){
-if(data194 && typeof data194 == "object" && !Array.isArray(data194)){
-const _errs537 = errors;
-for(const key52 in data194){
+let data197 = data.runRecords;
+const _errs541 = errors;
+if(errors === _errs541){
+if(data197 && typeof data197 == "object" && !Array.isArray(data197)){
+const _errs543 = errors;
+for(const key52 in data197){
 if(!(key52 === "retentionMs")){
 validate61.errors = [{instancePath:instancePath+"/runRecords",schemaPath:"#/properties/runRecords/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key52},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs537 === errors){
-if(data194.retentionMs !== undefined){
-let data195 = data194.retentionMs;
-const _errs538 = errors;
-if(!((typeof data195 == "number") && (!(data195 % 1) && !isNaN(data195)))){
+if(_errs543 === errors){
+if(data197.retentionMs !== undefined){
+let data198 = data197.retentionMs;
+const _errs544 = errors;
+if(!((typeof data198 == "number") && (!(data198 % 1) && !isNaN(data198)))){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs538){
-if(typeof data195 == "number"){
-if(data195 > 31536000000 || isNaN(data195)){
+if(errors === _errs544){
+if(typeof data198 == "number"){
+if(data198 > 31536000000 || isNaN(data198)){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data195 < 1000 || isNaN(data195)){
+if(data198 < 1000 || isNaN(data198)){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
@@ -12936,54 +12975,297 @@ validate61.errors = [{instancePath:instancePath+"/runRecords",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs535 === errors;
+var valid0 = _errs541 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mcp !== undefined){
+let data199 = data.mcp;
+const _errs546 = errors;
+if(errors === _errs546){
+if(data199 && typeof data199 == "object" && !Array.isArray(data199)){
+const _errs548 = errors;
+for(const key53 in data199){
+if(!(key53 === "heartbeatMs")){
+validate61.errors = [{instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key53},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs548 === errors){
+if(data199.heartbeatMs !== undefined){
+let data200 = data199.heartbeatMs;
+const _errs549 = errors;
+if(!((typeof data200 == "number") && (!(data200 % 1) && !isNaN(data200)))){
+validate61.errors = [{instancePath:instancePath+"/mcp/heartbeatMs",schemaPath:"#/properties/mcp/properties/heartbeatMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs549){
+if(typeof data200 == "number"){
+if(data200 > 50000 || isNaN(data200)){
+validate61.errors = [{instancePath:instancePath+"/mcp/heartbeatMs",schemaPath:"#/properties/mcp/properties/heartbeatMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50000},message:"must be <= 50000"}];
+return false;
+}
+else {
+if(data200 < 100 || isNaN(data200)){
+validate61.errors = [{instancePath:instancePath+"/mcp/heartbeatMs",schemaPath:"#/properties/mcp/properties/heartbeatMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+return false;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs546 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agUi !== undefined){
+let data201 = data.agUi;
+const _errs551 = errors;
+if(errors === _errs551){
+if(data201 && typeof data201 == "object" && !Array.isArray(data201)){
+const _errs553 = errors;
+for(const key54 in data201){
+if(!((key54 === "provider") || (key54 === "model"))){
+validate61.errors = [{instancePath:instancePath+"/agUi",schemaPath:"#/properties/agUi/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key54},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs553 === errors){
+if(data201.provider !== undefined){
+let data202 = data201.provider;
+const _errs554 = errors;
+if(errors === _errs554){
+if(typeof data202 === "string"){
+if(!pattern3.test(data202)){
+validate61.errors = [{instancePath:instancePath+"/agUi/provider",schemaPath:"#/properties/agUi/properties/provider/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/agUi/provider",schemaPath:"#/properties/agUi/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid97 = _errs554 === errors;
+}
+else {
+var valid97 = true;
+}
+if(valid97){
+if(data201.model !== undefined){
+let data203 = data201.model;
+const _errs556 = errors;
+if(errors === _errs556){
+if(typeof data203 === "string"){
+if(!pattern4.test(data203)){
+validate61.errors = [{instancePath:instancePath+"/agUi/model",schemaPath:"#/properties/agUi/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/agUi/model",schemaPath:"#/properties/agUi/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid97 = _errs556 === errors;
+}
+else {
+var valid97 = true;
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/agUi",schemaPath:"#/properties/agUi/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs551 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.a2a !== undefined){
+let data204 = data.a2a;
+const _errs558 = errors;
+if(errors === _errs558){
+if(data204 && typeof data204 == "object" && !Array.isArray(data204)){
+const _errs560 = errors;
+for(const key55 in data204){
+if(!((((key55 === "name") || (key55 === "description")) || (key55 === "provider")) || (key55 === "model"))){
+validate61.errors = [{instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key55},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs560 === errors){
+if(data204.name !== undefined){
+let data205 = data204.name;
+const _errs561 = errors;
+if(errors === _errs561){
+if(typeof data205 === "string"){
+if(func1(data205) > 200){
+validate61.errors = [{instancePath:instancePath+"/a2a/name",schemaPath:"#/properties/a2a/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+return false;
+}
+else {
+if(func1(data205) < 1){
+validate61.errors = [{instancePath:instancePath+"/a2a/name",schemaPath:"#/properties/a2a/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/name",schemaPath:"#/properties/a2a/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid98 = _errs561 === errors;
+}
+else {
+var valid98 = true;
+}
+if(valid98){
+if(data204.description !== undefined){
+let data206 = data204.description;
+const _errs563 = errors;
+if(errors === _errs563){
+if(typeof data206 === "string"){
+if(func1(data206) > 2000){
+validate61.errors = [{instancePath:instancePath+"/a2a/description",schemaPath:"#/properties/a2a/properties/description/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"}];
+return false;
+}
+else {
+if(func1(data206) < 1){
+validate61.errors = [{instancePath:instancePath+"/a2a/description",schemaPath:"#/properties/a2a/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/description",schemaPath:"#/properties/a2a/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid98 = _errs563 === errors;
+}
+else {
+var valid98 = true;
+}
+if(valid98){
+if(data204.provider !== undefined){
+let data207 = data204.provider;
+const _errs565 = errors;
+if(errors === _errs565){
+if(typeof data207 === "string"){
+if(!pattern3.test(data207)){
+validate61.errors = [{instancePath:instancePath+"/a2a/provider",schemaPath:"#/properties/a2a/properties/provider/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/provider",schemaPath:"#/properties/a2a/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid98 = _errs565 === errors;
+}
+else {
+var valid98 = true;
+}
+if(valid98){
+if(data204.model !== undefined){
+let data208 = data204.model;
+const _errs567 = errors;
+if(errors === _errs567){
+if(typeof data208 === "string"){
+if(!pattern4.test(data208)){
+validate61.errors = [{instancePath:instancePath+"/a2a/model",schemaPath:"#/properties/a2a/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/model",schemaPath:"#/properties/a2a/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid98 = _errs567 === errors;
+}
+else {
+var valid98 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs558 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.console !== undefined){
-let data196 = data.console;
-const _errs540 = errors;
-if(errors === _errs540){
-if(data196 && typeof data196 == "object" && !Array.isArray(data196)){
+let data209 = data.console;
+const _errs569 = errors;
+if(errors === _errs569){
+if(data209 && typeof data209 == "object" && !Array.isArray(data209)){
 let missing40;
-if((data196.enabled === undefined) && (missing40 = "enabled")){
+if((data209.enabled === undefined) && (missing40 = "enabled")){
 validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/required",keyword:"required",params:{missingProperty: missing40},message:"must have required property '"+missing40+"'"}];
 return false;
 }
 else {
-const _errs542 = errors;
-for(const key53 in data196){
-if(!((key53 === "enabled") || (key53 === "allowRemote"))){
-validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key53},message:"must NOT have additional properties"}];
+const _errs571 = errors;
+for(const key56 in data209){
+if(!((key56 === "enabled") || (key56 === "allowRemote"))){
+validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key56},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs542 === errors){
-if(data196.enabled !== undefined){
-const _errs543 = errors;
-if(typeof data196.enabled !== "boolean"){
+if(_errs571 === errors){
+if(data209.enabled !== undefined){
+const _errs572 = errors;
+if(typeof data209.enabled !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/enabled",schemaPath:"#/properties/console/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid96 = _errs543 === errors;
+var valid99 = _errs572 === errors;
 }
 else {
-var valid96 = true;
+var valid99 = true;
 }
-if(valid96){
-if(data196.allowRemote !== undefined){
-const _errs545 = errors;
-if(typeof data196.allowRemote !== "boolean"){
+if(valid99){
+if(data209.allowRemote !== undefined){
+const _errs574 = errors;
+if(typeof data209.allowRemote !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/allowRemote",schemaPath:"#/properties/console/properties/allowRemote/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid96 = _errs545 === errors;
+var valid99 = _errs574 === errors;
 }
 else {
-var valid96 = true;
+var valid99 = true;
 }
 }
 }
@@ -12994,10 +13276,13 @@ validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs540 === errors;
+var valid0 = _errs569 === errors;
 }
 else {
 var valid0 = true;
+}
+}
+}
 }
 }
 }

@@ -7,11 +7,14 @@
  * Adding an extension is one folder and one line here (docs/architecture.md, "Adding an extension").
  */
 import type { Extension } from '../http/extension.js';
+import { a2aExtension } from './a2a/index.js';
+import { agUiExtension } from './ag-ui/index.js';
 import { applicationToolsExtension } from './application-tools/index.js';
 import { approvalsExtension } from './approvals/index.js';
 import { consoleExtension } from './console/index.js';
 import { idempotencyExtension } from './idempotency/index.js';
 import { jobsExtension } from './jobs/index.js';
+import { mcpExtension } from './mcp/index.js';
 import { metricsExtension } from './metrics/index.js';
 import { operatorExtension } from './operator/index.js';
 import { retrievalExtension } from './retrieval/index.js';
@@ -31,6 +34,9 @@ export const EXTENSIONS: readonly Extension[] = [
   sessionsExtension,
   jobsExtension,
   runRecordsExtension,
+  mcpExtension,
+  agUiExtension,
+  a2aExtension,
   operatorExtension,
   consoleExtension,
 ];

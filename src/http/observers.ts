@@ -15,8 +15,21 @@ export interface ObservedRun {
   jobId?: string;
 }
 
+/**
+ * What an observer does with one run's events: a call per event, no generator of its own (every
+ * tap of a run shares one pass over its events).
+ */
+export interface RunTap {
+  /** An event on its way out. A promise holds it, and the run's next events, until it settles. */
+  event(event: RunEvent): void | Promise<void>;
+  /** The events ended, after the terminal one or before it (`failure`: they threw). */
+  end?(failure?: { error: unknown }): void;
+}
+
 export interface HostObserver {
-  /** A run's events on their way to the caller or to its job's log; passes them through unchanged. */
+  /** Taps a run's events on their way to the caller or to its job's log (undefined: not this run). */
+  tap?(run: ObservedRun): RunTap | undefined;
+  /** A run's events on their way, wrapped: passes them through unchanged (a generator per run and event hop; `tap` costs less). */
   run?(events: AsyncGenerator<RunEvent>, run: ObservedRun): AsyncGenerator<RunEvent>;
   /** Every usage record, runs and embedding calls alike, as it is recorded. */
   usage?(record: UsageRecord): void;
@@ -33,15 +46,17 @@ export interface HostObserver {
 }
 
 /** Every observer, told in the order they were added. */
-export class Observers implements Required<HostObserver> {
+export class Observers implements Required<Omit<HostObserver, 'tap'>> {
   private readonly observers: HostObserver[] = [];
 
   add(observer: HostObserver): void {
     this.observers.push(observer);
   }
 
-  run(events: AsyncGenerator<RunEvent>, run: ObservedRun): AsyncGenerator<RunEvent> {
-    return this.observers.reduce((watched, observer) => (observer.run ? observer.run(watched, run) : watched), events);
+  /** `events` watched by every observer; `first` taps them before the observers do. */
+  run(events: AsyncGenerator<RunEvent>, run: ObservedRun, first?: RunTap): AsyncGenerator<RunEvent> {
+    const tapped = first || this.observers.some((observer) => observer.tap) ? tap(events, run, this.observers, first) : events;
+    return this.observers.reduce((watched, observer) => (observer.run ? observer.run(watched, run) : watched), tapped);
   }
 
   usage(record: UsageRecord): void {
@@ -69,5 +84,29 @@ export class Observers implements Required<HostObserver> {
 
   usageSinkFailed(failure: { sink: string; code: string }): void {
     for (const observer of this.observers) observer.usageSinkFailed?.(failure);
+  }
+}
+
+/** One pass over a run's events for every tap; the taps are made when the events start. */
+async function* tap(events: AsyncGenerator<RunEvent>, run: ObservedRun, observers: readonly HostObserver[], first: RunTap | undefined): AsyncGenerator<RunEvent> {
+  const taps: RunTap[] = first ? [first] : [];
+  for (const observer of observers) {
+    const made = observer.tap?.(run);
+    if (made) taps.push(made);
+  }
+  let failure: { error: unknown } | undefined;
+  try {
+    for await (const event of events) {
+      for (const each of taps) {
+        const held = each.event(event);
+        if (held) await held;
+      }
+      yield event;
+    }
+  } catch (error) {
+    failure = { error };
+    throw error;
+  } finally {
+    for (const each of taps) each.end?.(failure);
   }
 }

@@ -11,12 +11,11 @@ const COUNTED = { 'run.completed': 'completed', 'run.failed': 'failed', 'run.can
 /** An observer that counts each run's terminal event into `metrics`. */
 export function runCounter(metrics: HostMetrics): HostObserver {
   return {
-    async *run(events: AsyncGenerator<RunEvent>) {
-      for await (const event of events) {
+    tap: () => ({
+      event: (event: RunEvent) => {
         const outcome = COUNTED[event.type as keyof typeof COUNTED];
         if (outcome) metrics.runs[outcome] += 1;
-        yield event;
-      }
-    },
+      },
+    }),
   };
 }

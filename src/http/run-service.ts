@@ -18,7 +18,7 @@ import type { Admission } from './admission.js';
 import type { GovernedRun, Governor } from './limits/governor.js';
 import type { PreparedRun } from '../runtime/prepared-run.js';
 import type { HostServices } from './extension.js';
-import type { Observers } from './observers.js';
+import type { Observers, RunTap } from './observers.js';
 
 declare module './extension.js' {
   interface ExtensionDeps<C> {
@@ -111,8 +111,7 @@ export class RunService {
         }
       }
       const executed = driver.execute(prepared, slot.controller.signal, { runId, journal, continuation: turn?.continuation, steps: governed?.steps });
-      const events = releasedAtEnd(turn ? turn.run(executed) : executed, slot.release);
-      const observed = observers.run(events, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor, subject: principal.subject });
+      const observed = observers.run(turn ? turn.run(executed) : executed, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor, subject: principal.subject }, releasedAtEnd(slot.release));
       const held = governed;
       return {
         events: observed,
@@ -179,7 +178,7 @@ export class RunService {
           const claim = await operations.claim(caller.subject, key, request, operations.fingerprint(request));
           if ('replay' in claim) {
             this.ungovern(governed);
-            return releasedAtEnd((await this.replay(request, claim.replay, caller.subject)).events, run.release);
+            return releasedAtTerminal((await this.replay(request, claim.replay, caller.subject)).events, run.release);
           }
           held = claim;
         }
@@ -208,8 +207,11 @@ export class RunService {
         continuation: turn?.continuation,
         steps: governed?.steps,
       });
-      const events = releasedAtEnd(turn ? turn.run(executed) : executed, run.release);
-      const observed = observers.run(events, { request: turn ? turn.request : prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId: run.jobId });
+      const observed = observers.run(
+        turn ? turn.run(executed) : executed,
+        { request: turn ? turn.request : prepared.request, vendor: prepared.adapter.info.vendor, subject: prepared.subject, jobId: run.jobId },
+        releasedAtEnd(run.release),
+      );
       if (!held && !governed) return observed;
       return endingWith(observed, () => {
         held?.done();
@@ -304,9 +306,15 @@ async function* replayed(events: RunEvent[]): AsyncGenerator<RunEvent> {
 }
 
 /** Frees the run's admission slot at its terminal event: the metering written after it must not hold the slot once the caller has the outcome. */
-async function* releasedAtEnd(events: AsyncGenerator<RunEvent>, release: () => void): AsyncGenerator<RunEvent> {
+function releasedAtEnd(release: () => void): RunTap {
+  return { event: (event) => void (TERMINAL_EVENT_TYPES.has(event.type) && release()) };
+}
+
+/** `releasedAtEnd` for a replay, which no observer watches. */
+async function* releasedAtTerminal(events: AsyncGenerator<RunEvent>, release: () => void): AsyncGenerator<RunEvent> {
+  const tap = releasedAtEnd(release);
   for await (const event of events) {
-    if (TERMINAL_EVENT_TYPES.has(event.type)) release();
+    tap.event(event);
     yield event;
   }
 }

@@ -8,6 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { RunEvent } from '../protocol/schemas.js';
+import { eventJson } from '../shared/event-json.js';
 
 export const DEFAULT_WRITE_STALL_MS = 30_000;
 
@@ -22,7 +23,7 @@ export interface EventStreamOptions {
 }
 
 export function frameEvent(event: RunEvent): string {
-  return `id: ${event.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+  return `id: ${event.sequence}\nevent: ${event.type}\ndata: ${eventJson(event)}\n\n`;
 }
 
 /** An update of the operator's feed: no `id:` (the feed is not resumable; a new connection starts with a snapshot). */

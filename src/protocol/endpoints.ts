@@ -138,6 +138,9 @@ export const FEATURES = [
   'document-ingestion',
   'pdf-ingestion',
   'operator-endpoints',
+  'mcp-server',
+  'ag-ui',
+  'a2a',
   'limits',
 ] as const;
 export type Feature = (typeof FEATURES)[number];

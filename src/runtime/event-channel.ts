@@ -49,17 +49,21 @@ export class EventChannel {
     this.wake();
   }
 
-  async *drain(): AsyncGenerator<EventPayload> {
-    for (;;) {
-      const next = this.queue.shift();
-      if (next) {
-        if (next.type === 'text.delta') this.queuedTextBytes -= Buffer.byteLength(next.text);
-        yield next;
-        continue;
-      }
-      if (this.closed) return;
-      await new Promise<void>((resolve) => (this.waiter = resolve));
-    }
+  /** The next queued event; undefined when none is queued (then `ended` or `arrival`). */
+  take(): EventPayload | undefined {
+    const next = this.queue.shift();
+    if (next?.type === 'text.delta') this.queuedTextBytes -= Buffer.byteLength(next.text);
+    return next;
+  }
+
+  /** Nothing is queued and nothing more will be. */
+  get ended(): boolean {
+    return this.closed && this.queue.length === 0;
+  }
+
+  /** Resolves when an event is pushed or the channel closes (one waiter: the run's consumer). */
+  arrival(): Promise<void> {
+    return new Promise<void>((resolve) => (this.waiter = resolve));
   }
 
   private checkBounds(): void {

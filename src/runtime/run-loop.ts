@@ -42,7 +42,14 @@ export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSig
   let sequence = options.resume?.sequence ?? 0;
   let ended = false;
   try {
-    for await (const payload of channel.drain()) {
+    // The channel is read here directly: no generator of its own between the run and its consumer.
+    for (;;) {
+      const payload = channel.take();
+      if (payload === undefined) {
+        if (channel.ended) break;
+        await channel.arrival();
+        continue;
+      }
       sequence += 1;
       const { type, ...fields } = payload;
       const event = { type, runId, sequence, timestamp: isoTimestamp(prepared.services.clock), ...fields } as RunEvent;

@@ -147,6 +147,9 @@ describe('authorization matrix: every endpoint × every way in', () => {
       jobs: ['submit', 'read', 'cancel'],
       sessions: ['create', 'read', 'continue', 'delete'],
       retrieval: { search: ['notes'], index: ['notes'], delete: ['notes'] },
+      mcp: true,
+      agUi: true,
+      a2a: true,
     };
     host = await startTestHost(
       {
@@ -156,10 +159,13 @@ describe('authorization matrix: every endpoint × every way in', () => {
         ],
         approvals: { interactive: true },
         applicationTools: { enabled: true, requireApproval: false },
-        jobs: { retentionMs: 60_000 },
+        jobs: { retentionMs: 60_000, interactive: true },
         sessions: { retentionMs: 60_000 },
         retrieval: { corpora: [{ id: 'notes', namespace: 'subject' }] },
         metrics: { enabled: true, tokenRef: { env: 'AD_METRICS' } },
+        mcp: {},
+        agUi: { provider: 'mock', model: 'demo' },
+        a2a: { provider: 'mock', model: 'demo' },
         tokens: [
           { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
           // Same subject as the owner, no grant of any kind.
@@ -356,6 +362,121 @@ describe('authorization matrix: every endpoint × every way in', () => {
       });
     });
   }
+
+  // The agent-protocol endpoints (outside the wire table, docs/agent-protocols.md): the same
+  // tokens, their own grant, and the owner's resources out of a stranger's reach.
+  describe('POST /mcp (MCP server)', () => {
+    const mcp = (authorization: string | undefined, message: unknown) =>
+      fetch(`${host.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...(authorization === undefined ? {} : { authorization }) },
+        body: JSON.stringify(message),
+      });
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'matrix', version: '1' } } };
+    const refusal = async (response: Response) => ({ status: response.status, headers: response.headers, body: JSON.parse(await response.text()) });
+
+    it('answers 401 UNAUTHORIZED to a missing, malformed or wrong token, the metrics token included', async () => {
+      for (const [name, authorization] of [...MALFORMED, ['metrics token', `Bearer ${METRICS}`] as [string, string]]) {
+        assertAnswer(await refusal(await mcp(authorization, initialize)), { status: 401, code: 'UNAUTHORIZED' }, name);
+      }
+    });
+
+    it('answers 403 FORBIDDEN to a token without the mcp grant, and the owner', async () => {
+      assertAnswer(await refusal(await mcp(`Bearer ${NO_GRANT}`, initialize)), FORBIDDEN, 'no grant');
+      const owner = await mcp(`Bearer ${OWNER}`, initialize);
+      assert.equal(owner.status, 200);
+      assert.match(await owner.text(), /"serverInfo"/);
+    });
+
+    it("keeps the owner's approval and job from a stranger with every grant", async () => {
+      // An elicitation answer naming the owner's pending approval: decided as the stranger, so refused.
+      const answer = await mcp(`Bearer ${STRANGER}`, { jsonrpc: '2.0', id: `agenticdriver-approval:${String(approval.approvalId)}`, result: { action: 'accept', content: {} } });
+      assertAnswer(await refusal(answer), { status: 404, code: 'APPROVAL_NOT_FOUND' }, 'stranger answering the owner\'s elicitation');
+      for (const name of ['read_job', 'follow_job', 'cancel_job']) {
+        const called = await mcp(`Bearer ${STRANGER}`, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: { id: job.id } } });
+        assert.equal(called.status, 200);
+        const text = await called.text();
+        assert.match(text, /"isError":true/, name);
+        assert.match(text, /JOB_NOT_FOUND/, name);
+      }
+      // A token without the mcp grant never reaches the run tool, nor the model.
+      const run = await mcp(`Bearer ${NO_GRANT}`, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'run', arguments: { provider: 'vendor', model: 'm', input: 'hi' } } });
+      assert.equal(run.status, 403);
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+  });
+
+  describe('POST /ag-ui (AG-UI runs)', () => {
+    const agUi = (authorization: string | undefined, input: Record<string, unknown>) =>
+      fetch(`${host.url}/ag-ui`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(authorization === undefined ? {} : { authorization }) },
+        body: JSON.stringify({ threadId: 'matrix', runId: 'matrix-run', tools: [], context: [], messages: [{ id: 'm', role: 'user', content: 'hi' }], ...input }),
+      });
+    const refusal = async (response: Response) => ({ status: response.status, headers: response.headers, body: JSON.parse(await response.text()) });
+
+    it('answers 401 UNAUTHORIZED to a missing, malformed or wrong token, the metrics token included', async () => {
+      for (const [name, authorization] of [...MALFORMED, ['metrics token', `Bearer ${METRICS}`] as [string, string]]) {
+        assertAnswer(await refusal(await agUi(authorization, {})), { status: 401, code: 'UNAUTHORIZED' }, name);
+      }
+    });
+
+    it('answers 403 FORBIDDEN to a token without the agUi grant, before the model', async () => {
+      assertAnswer(await refusal(await agUi(`Bearer ${NO_GRANT}`, { forwardedProps: { provider: 'vendor', model: 'm' } })), FORBIDDEN, 'no grant');
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+
+    it("keeps the owner's paused run from a stranger with every grant", async () => {
+      // A tool answer and an interrupt decision naming the owner's job: the job is not the stranger's.
+      const pause = `agd:${String(job.id)}:1`;
+      const answer = await agUi(`Bearer ${STRANGER}`, { messages: [{ id: 'm', role: 'tool', toolCallId: pause, content: '{}' }] });
+      assertAnswer(await refusal(answer), { status: 404, code: 'JOB_NOT_FOUND' }, 'stranger answering the owner\'s tool call');
+      const resumed = await agUi(`Bearer ${STRANGER}`, { resume: [{ interruptId: pause, status: 'resolved', payload: { approved: true } }] });
+      assertAnswer(await refusal(resumed), { status: 404, code: 'JOB_NOT_FOUND' }, 'stranger resuming the owner\'s interrupt');
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+  });
+
+  describe('POST /a2a (A2A agent)', () => {
+    const a2a = (authorization: string | undefined, method: string, params: Record<string, unknown>) =>
+      fetch(`${host.url}/a2a`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+    const refusal = async (response: Response) => ({ status: response.status, headers: response.headers, body: JSON.parse(await response.text()) });
+
+    it('answers 401 UNAUTHORIZED to a missing, malformed or wrong token, the metrics token included', async () => {
+      for (const [name, authorization] of [...MALFORMED, ['metrics token', `Bearer ${METRICS}`] as [string, string]]) {
+        assertAnswer(await refusal(await a2a(authorization, 'GetTask', { id: job.id })), { status: 401, code: 'UNAUTHORIZED' }, name);
+      }
+    });
+
+    it('answers 403 FORBIDDEN to a token without the a2a grant, before the model', async () => {
+      const message = { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'hi' }], metadata: { provider: 'vendor', model: 'm' } };
+      assertAnswer(await refusal(await a2a(`Bearer ${NO_GRANT}`, 'SendMessage', { message })), FORBIDDEN, 'no grant');
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+
+    it('serves its public card to anyone, whatever the token, naming no provider', async () => {
+      for (const [name, authorization] of [...MALFORMED, ['owner', `Bearer ${OWNER}`] as [string, string]]) {
+        const card = await fetch(`${host.url}/.well-known/agent-card.json`, { headers: authorization === undefined ? {} : { authorization } });
+        assert.equal(card.status, 200, name);
+        assert.doesNotMatch(await card.text(), /"(vendor|mock)"/, name);
+      }
+    });
+
+    it("keeps the owner's task from a stranger with every grant", async () => {
+      for (const method of ['GetTask', 'CancelTask', 'SubscribeToTask']) {
+        const answer = await a2a(`Bearer ${STRANGER}`, method, { id: job.id });
+        assert.equal(answer.status, 200, method);
+        assert.match(await answer.text(), /No such job/, method);
+      }
+      const message = { messageId: 'm', taskId: String(job.id), role: 'ROLE_USER', parts: [{ text: 'approve' }] };
+      assert.match(await (await a2a(`Bearer ${STRANGER}`, 'SendMessage', { message })).text(), /No such job/);
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+  });
 
   it("left the owner's indexed note intact and visible to the owner only", async () => {
     const searched = await fetch(`${host.url}/v1/retrieval/search`, {

@@ -116,11 +116,15 @@ describe('secret grep: no secret in any captured output', () => {
         { kind: 'mock', id: 'mock', models: ['demo'] },
       ],
       tokens: [
-        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'], operator: true, retrieval: { search: ['hybrid'], index: ['hybrid'], delete: ['hybrid'] } },
+        { id: 'main', subject: 'operator', tokenRef: { file: 'credentials/main.token' }, providers: ['vendor-env', 'vendor-file', 'mock'], operator: true, mcp: true, agUi: true, a2a: true, jobs: ['submit', 'read', 'cancel'], retrieval: { search: ['hybrid'], index: ['hybrid'], delete: ['hybrid'] } },
         { id: 'env', subject: 'app', tokenRef: { env: 'AD_ENV_TOKEN' }, providers: ['mock'] },
       ],
       state: { directory: join(configDir, 'state') },
       metrics: { enabled: true, tokenRef: { file: 'secrets/metrics.token' } },
+      mcp: {},
+      agUi: {},
+      a2a: {},
+      jobs: { retentionMs: 60_000, interactive: true },
       // A corpus whose embedder needs a key (from a file); the vendor also gets a reply echoing it.
       retrieval: { corpora: [{ id: 'hybrid', embedding: { kind: 'openai', model: 'embed-small', dimensions: 8, baseUrl: embedder.url, apiKeyRef: { file: 'secrets/embedding.key' } } }] },
       // A webhook that is down (nothing listens on port 1): records wait in the spool, failures are logged.
@@ -172,6 +176,25 @@ describe('secret grep: no secret in any captured output', () => {
     vendorFile.push({ frames: [{ raw: `data: {"garbage": "${SECRETS.fileKey}"\n\n` }] });
     const broken = await request('vendor stream echoing the key', '/v1/runs', json(SECRETS.fileToken, { provider: 'vendor-file', model: 'm', input: 'hi' }, { accept: 'text/event-stream' }));
     assert.match(broken.body, /run\.failed/);
+    // The MCP server: initialize, a run whose vendor echoes the key, and a token without the mcp grant.
+    const mcp = (token: string, message: unknown) => ({ method: 'POST', headers: auth(token, { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }), body: JSON.stringify(message) });
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'grep', version: '1' } } };
+    assert.equal((await request('mcp initialize', '/mcp', mcp(SECRETS.fileToken, initialize))).status, 200);
+    vendorEnv.push({ error: { status: 401, message: `Incorrect API key provided: ${SECRETS.envKey}` } });
+    const mcpRun = await request('mcp run, vendor echoing the key', '/mcp', mcp(SECRETS.fileToken, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run', arguments: { provider: 'vendor-env', model: 'm', input: 'hi' }, _meta: { progressToken: 1 } } }));
+    assert.match(mcpRun.body, /"isError":true/);
+    assert.equal((await request('mcp without the grant', '/mcp', mcp(SECRETS.envToken, initialize))).status, 403);
+    // AG-UI: a run whose vendor echoes the key (its RUN_ERROR carries our message only), and a token without the grant.
+    const agUi = (token: string, provider: string) => ({ method: 'POST', headers: auth(token, { accept: 'text/event-stream' }), body: JSON.stringify({ threadId: 'grep', runId: `grep-${provider}`, messages: [{ id: 'm', role: 'user', content: 'hi' }], tools: [], context: [], forwardedProps: { provider, model: provider === 'mock' ? 'demo' : 'm' } }) });
+    vendorEnv.push({ error: { status: 401, message: `Incorrect API key provided: ${SECRETS.envKey}` } });
+    assert.match((await request('ag-ui run, vendor echoing the key', '/ag-ui', agUi(SECRETS.fileToken, 'vendor-env'))).body, /RUN_ERROR/);
+    assert.equal((await request('ag-ui without the grant', '/ag-ui', agUi(SECRETS.envToken, 'mock'))).status, 403);
+    // A2A: the public card, a task whose vendor echoes the key, and a token without the grant.
+    assert.equal((await request('a2a agent card', '/.well-known/agent-card.json')).status, 200);
+    const a2a = (token: string, provider: string) => ({ method: 'POST', headers: auth(token), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: `grep-${provider}`, role: 'ROLE_USER', parts: [{ text: 'hi' }], metadata: { provider, model: provider === 'mock' ? 'demo' : 'm' } } } }) });
+    vendorEnv.push({ error: { status: 401, message: `Incorrect API key provided: ${SECRETS.envKey}` } });
+    assert.match((await request('a2a task, vendor echoing the key', '/a2a', a2a(SECRETS.fileToken, 'vendor-env'))).body, /TASK_STATE_FAILED/);
+    assert.equal((await request('a2a without the grant', '/a2a', a2a(SECRETS.envToken, 'mock'))).status, 403);
 
     // Refusals: wrong, truncated and misplaced tokens; grants; bad bodies; unknown paths.
     for (const [what, headers] of [

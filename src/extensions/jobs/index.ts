@@ -8,6 +8,14 @@
 import { Type } from '@sinclair/typebox';
 import { defineExtension } from '../../http/extension.js';
 import { JobsConfig } from './config.js';
+import type { JobService } from './service.js';
+
+declare module '../../http/extension.js' {
+  interface HostServices {
+    /** Durable jobs: submit, read, cancel and page a background run (the agent-protocol adapters call it). */
+    jobs: JobService;
+  }
+}
 
 export const jobsExtension = defineExtension({
   id: 'jobs',

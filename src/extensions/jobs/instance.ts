@@ -16,6 +16,7 @@ export function create({ config, store, runs, principalOf, streams, services, cl
   }
   let expiry: { stop(): void } | undefined;
   return {
+    services: { jobs },
     features: config.interactive ? ['durable-jobs', 'job-event-stream', 'interactive-jobs'] : ['durable-jobs', 'job-event-stream'],
     routes: async (app) => {
       app.route<{ Body: JobSubmit }>({ ...routeOf('submitJob'), handler: async (request) => jobs.submit(request.body, request.principal) });

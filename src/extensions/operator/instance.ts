@@ -53,7 +53,7 @@ export function create({ store, services, streams, options, clock, logInternalEr
   };
   return {
     observe: {
-      run: (events, run) => monitor.track(events, { subject: run.subject, ...(run.jobId ? { jobId: run.jobId } : {}) }),
+      tap: (run) => monitor.tap({ subject: run.subject, ...(run.jobId ? { jobId: run.jobId } : {}) }),
       stored: (record) => feed.recorded(record),
     },
     routes: async (app) => {

@@ -7,6 +7,7 @@
  */
 import { DriverError } from '../../protocol/errors.js';
 import type { OperatorRun, OperatorRunDetail, RunEvent } from '../../protocol/schemas.js';
+import type { RunTap } from '../../http/observers.js';
 import { runReason } from './run-reasons.js';
 import { elapsed, RunTimeline } from './run-timeline.js';
 
@@ -44,16 +45,29 @@ export class RunMonitor {
 
   /** Passes a run's events through unchanged while recording them. */
   async *track(events: AsyncGenerator<RunEvent>, who: { subject: string; jobId?: string }): AsyncGenerator<RunEvent> {
-    let live: LiveRun | undefined;
+    const tap = this.tap(who);
     try {
       for await (const event of events) {
-        live ??= this.open(event, who);
-        this.record(live, event);
+        tap.event(event);
         yield event;
       }
     } finally {
-      if (live) this.close(live);
+      tap.end();
     }
+  }
+
+  /** Records a run's events on their way (never changing them). */
+  tap(who: { subject: string; jobId?: string }): RunTap & { end(): void } {
+    let live: LiveRun | undefined;
+    return {
+      event: (event) => {
+        live ??= this.open(event, who);
+        this.record(live, event);
+      },
+      end: () => {
+        if (live) this.close(live);
+      },
+    };
   }
 
   /** Active runs, oldest first. */

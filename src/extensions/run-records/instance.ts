@@ -15,7 +15,7 @@ export function create({ config, store, clock, streams, services, logInternalErr
   let expiry: { stop(): void } | undefined;
   return {
     observe: {
-      run: (events, run) => recordAttached(events, run, { store: store.runs, retentionMs, clock, onError: (error) => logInternalError(error, 'run record') }),
+      tap: (run) => recordAttached(run, { store: store.runs, retentionMs, clock, onError: (error) => logInternalError(error, 'run record') }),
     },
     routes: async (app) => {
       app.route<{ Body: RunReadRequest }>({ ...routeOf('readRun'), handler: async (request) => records.read(request.body.runId, request.principal) });

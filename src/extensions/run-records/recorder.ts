@@ -11,7 +11,7 @@ import type { RunEvent } from '../../protocol/schemas.js';
 import { TERMINAL_EVENT_TYPES } from '../../protocol/terminal-events.js';
 import { isoTimestamp, type Clock } from '../../shared/clock.js';
 import type { RunRecordStore } from '../../store/store.js';
-import type { ObservedRun } from '../../http/observers.js';
+import type { ObservedRun, RunTap } from '../../http/observers.js';
 
 export interface Recording {
   store: Pick<RunRecordStore, 'record'>;
@@ -32,8 +32,9 @@ async function bounded(work: Promise<void>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
-export async function* recordAttached(events: AsyncGenerator<RunEvent>, run: ObservedRun, recording: Recording): AsyncGenerator<RunEvent> {
-  if (run.jobId !== undefined || run.request.idempotencyKey !== undefined) return yield* events;
+/** The tap recording one attached run (undefined for a job's run or an idempotent one). */
+export function recordAttached(run: ObservedRun, recording: Recording): RunTap | undefined {
+  if (run.jobId !== undefined || run.request.idempotencyKey !== undefined) return undefined;
   const { provider, model } = run.request;
   let failed = false;
   const failure = (error?: unknown) => {
@@ -43,29 +44,21 @@ export async function* recordAttached(events: AsyncGenerator<RunEvent>, run: Obs
   };
   const record = (event: RunEvent, done = failure) => recording.store.record({ runId: event.runId, subject: run.subject, provider, model, event, retentionMs: recording.retentionMs }, done);
   let last: RunEvent | undefined;
-  // How the record ends when no terminal event came through: the client went away, unless the events failed.
-  let thrown: unknown;
-  try {
-    for await (const event of events) {
+  return {
+    event: (event) => {
       last = event;
-      if (TERMINAL_EVENT_TYPES.has(event.type)) {
-        // The outcome is readable on any replica once the caller has it.
-        await bounded(new Promise<void>((resolve) => record(event, (error) => resolve(failure(error)))), recording.commitWaitMs ?? COMMIT_WAIT_MS);
-      } else {
-        record(event);
-      }
-      yield event;
-    }
-  } catch (error) {
-    thrown = error;
-    throw error;
-  } finally {
-    if (last && !TERMINAL_EVENT_TYPES.has(last.type)) {
+      if (!TERMINAL_EVENT_TYPES.has(event.type)) return record(event);
+      // The outcome is readable on any replica once the caller has it.
+      return bounded(new Promise<void>((resolve) => record(event, (error) => resolve(failure(error)))), recording.commitWaitMs ?? COMMIT_WAIT_MS);
+    },
+    // No terminal event came through: the client went away, unless the events failed.
+    end: (thrown) => {
+      if (!last || TERMINAL_EVENT_TYPES.has(last.type)) return;
       const ending =
         thrown === undefined
           ? { type: 'run.cancelled', error: new DriverError('CANCELLED', 'The client went away before the run ended.').toJSON() }
-          : { type: 'run.failed', error: toDriverError(thrown).toJSON() };
+          : { type: 'run.failed', error: toDriverError(thrown.error).toJSON() };
       record({ ...ending, runId: last.runId, sequence: last.sequence + 1, timestamp: isoTimestamp(recording.clock) } as RunEvent);
-    }
-  }
+    },
+  };
 }

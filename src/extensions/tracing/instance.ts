@@ -6,7 +6,7 @@ import { HostTracing } from './tracer.js';
 export function create({ config, options }: ExtensionDeps<TracingConfig>): ExtensionInstance {
   const tracing = new HostTracing(config, options.spanExporter);
   return {
-    observe: { run: (events, run) => tracing.trace(events, run) },
+    observe: { tap: (run) => tracing.tap(run) },
     close: () => tracing.close(),
   };
 }

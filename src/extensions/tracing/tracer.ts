@@ -13,6 +13,7 @@ import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type Span
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { RunEvent, RunRequest } from '../../protocol/schemas.js';
+import type { RunTap } from '../../http/observers.js';
 import { DEFAULT_OTLP_TRACES, type TracingConfig } from './config.js';
 
 /** The host's tracer: its own provider (never the process-global one), flushed and shut down with the host. */
@@ -34,21 +35,19 @@ export class HostTracing {
 
   private readonly captureContent: boolean;
 
-  /** Passes the events through unchanged, building the run's spans on the way. */
-  async *trace(events: AsyncGenerator<RunEvent>, run: { request: RunRequest; vendor: string | undefined }): AsyncGenerator<RunEvent> {
+  /** Builds the run's spans from its events on their way (never changing them). */
+  tap(run: { request: RunRequest; vendor: string | undefined }): RunTap {
     const spans = new RunSpans(this.tracer, run.request, run.vendor, this.captureContent);
-    try {
-      for await (const event of events) {
+    return {
+      event: (event) => {
         try {
           spans.observe(event);
         } catch {
           // Tracing never changes a run.
         }
-        yield event;
-      }
-    } finally {
-      spans.endAll();
-    }
+      },
+      end: () => spans.endAll(),
+    };
   }
 
   async flush(): Promise<void> {

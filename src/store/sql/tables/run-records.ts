@@ -17,6 +17,7 @@
 import { DriverError } from '../../../protocol/errors.js';
 import type { RunEvent, RunRequest } from '../../../protocol/schemas.js';
 import { TERMINAL_EVENT_TYPES } from '../../../protocol/terminal-events.js';
+import { eventJson } from '../../../shared/event-json.js';
 import type { ActiveRunRow, RunRecordRow, RunRecordStore, RunRecordWrite } from '../../store.js';
 import type { SqlEngine } from '../engine.js';
 import { ORPHAN, rowLock } from '../ownership.js';
@@ -35,9 +36,6 @@ const RECORDED = "mode = 'attached' AND run_key IS NULL AND retention_ms IS NOT 
  * most this much later, and a run of many events costs one transaction per interval, not per event.
  */
 export const RECORD_FLUSH_MS = 5;
-
-/** Events per INSERT statement (well within either engine's bound on parameters). */
-const ROWS_PER_INSERT = 200;
 
 interface ActiveColumns {
   id: string;
@@ -133,17 +131,24 @@ export class RunRecordTable implements RunRecordStore, Reaped, GroupWriter {
   /**
    * Committed events after `after`, at most `limit`, stopping before `maxBytes` of JSON (at
    * least one). A journal entry (an idempotent run's) is stamped with the run id, its sequence
-   * and the time it was committed, as its replay is.
+   * and the time it was committed, as its replay is. A row of an attached run's record holds the
+   * events of one commit, one JSON text a line, keyed by the last one's sequence (the events of
+   * a row are consecutive); every other row holds one event.
    */
   async events(row: Pick<RunRecordRow, 'id' | 'runId'>, after: number, limit: number, maxBytes: number): Promise<RunEvent[]> {
     const rows = await this.context.engine.all<{ seq: number; at: string; event: string }>('SELECT seq, at, event FROM run_events WHERE id = ? AND seq > ? ORDER BY seq LIMIT ?', [row.id, after, limit]);
     const events: RunEvent[] = [];
     let bytes = 0;
     for (const found of rows) {
-      bytes += Buffer.byteLength(found.event);
-      if (events.length > 0 && bytes > maxBytes) break;
-      const event = JSON.parse(found.event) as Partial<RunEvent>;
-      events.push({ ...event, runId: row.runId, sequence: Number(found.seq), timestamp: event.timestamp ?? found.at } as RunEvent);
+      const lines = found.event.split('\n');
+      const last = Number(found.seq);
+      for (let index = Math.max(0, lines.length - (last - after)); index < lines.length; index += 1) {
+        const text = lines[index]!;
+        bytes += Buffer.byteLength(text);
+        if (events.length >= limit || (events.length > 0 && bytes > maxBytes)) return events;
+        const event = JSON.parse(text) as Partial<RunEvent>;
+        events.push({ ...event, runId: row.runId, sequence: last - (lines.length - 1 - index), timestamp: event.timestamp ?? found.at } as RunEvent);
+      }
     }
     return events;
   }
@@ -227,21 +232,16 @@ export class RunRecordTable implements RunRecordStore, Reaped, GroupWriter {
     }
     const last = writes.at(-1)!.event;
     const state = !TERMINAL_EVENT_TYPES.has(last.type) ? 'running' : last.type === 'run.completed' ? 'completed' : last.type === 'run.failed' ? 'failed' : 'cancelled';
-    const json = writes.map((write) => JSON.stringify(write.event));
-    const bytes = json.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+    const json = writes.map((write) => eventJson(write.event)).join('\n');
+    const bytes = Buffer.byteLength(json) - (writes.length - 1);
     const updated = await tx.run(
       `UPDATE runs SET cursor = ?, bytes = bytes + ?, updated_at = ?, state = ?, expires_at = CASE WHEN ? = 1 THEN ? + retention_ms ELSE NULL END
        WHERE id = ? AND ${RECORDED} AND owner = ? AND state = 'running' AND cursor < ?`,
       [last.sequence, bytes, now, state, state === 'running' ? 0 : 1, now, runId, owner, first.event.sequence],
     );
     if (updated.changes === 0) return false;
-    for (let start = 0; start < writes.length; start += ROWS_PER_INSERT) {
-      const part = writes.slice(start, start + ROWS_PER_INSERT);
-      await tx.run(
-        `INSERT INTO run_events (id, seq, at, event) VALUES ${part.map(() => '(?, ?, ?, ?)').join(', ')}`,
-        part.flatMap((write, index) => [runId, write.event.sequence, write.event.timestamp, json[start + index]!]),
-      );
-    }
+    // One row for the commit's events: the run's row is fenced on its cursor, so they follow the last committed one.
+    await tx.run('INSERT INTO run_events (id, seq, at, event) VALUES (?, ?, ?, ?)', [runId, last.sequence, first.event.timestamp, json]);
     await tx.publish(RUN_CHANGES, runId);
     return true;
   }

@@ -19,7 +19,8 @@
  *
  * `run_events.event` is a background run's event as it was sent, or, in an attached run's
  * journal, the event's payload (stamped with a run id and sequence when it is replayed); `at`
- * is when it was committed.
+ * is when it was committed. A recorded attached run without a key (`run-records.ts`) stores the
+ * events of one commit in one row: their JSON texts a line each, `seq` the last one's sequence.
  */
 import type { Migrations } from '../table.js';
 
