@@ -26,7 +26,10 @@ import { tempDir } from '../support/temp.js';
 
 const TOKEN = 'waiting-replica-token-0123456789abcdefgh';
 const LEASE_MS = 15_000;
-const REAPER_LEASE_MS = 300;
+// The reaper ticks a third of its lease: short, so the dead replica's work is reaped soon after its
+// lease lapses; long enough that the reaper itself keeps its lease on a loaded machine (300 ms
+// lapsed at a load average of 17, and the reaper's own runs were then interrupted).
+const REAPER_LEASE_MS = 1500;
 
 describe('a waiting background run outlives its replica (postgres)', () => {
   const dir = tempDir('agenticdriver-waiting-replicas-');

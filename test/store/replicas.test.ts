@@ -30,7 +30,10 @@ const TOKEN = 'replica-token-0123456789abcdefghijklmno';
 /** The default lease: no replica loses it to a loaded machine (renewed every 5 s, it lapses after 15 s without renewal). */
 const LEASE_MS = 15_000;
 /** The reaper's lease: the shortest allowed, so that it renews, and reaps, every 100 ms. */
-const REAPER_LEASE_MS = 300;
+// The reaper ticks a third of its lease: short, so the dead replica's work is reaped soon after its
+// lease lapses; long enough that the reaper itself keeps its lease on a loaded machine (300 ms
+// lapsed at a load average of 17, and the reaper's own runs were then interrupted).
+const REAPER_LEASE_MS = 1500;
 
 describe('replicas on one PostgreSQL database', () => {
   const dir = tempDir('agenticdriver-replicas-');
