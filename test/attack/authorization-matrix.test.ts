@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ENDPOINTS, type Endpoint } from '../../src/protocol/endpoints.js';
 import { OPERATOR_ENDPOINTS } from '../../src/extensions/metrics/prometheus.js';
-import { sseEvents, startTestHost, type TestHost } from '../support/host.js';
+import { guardedTool, sseEvents, startTestHost, type TestHost } from '../support/host.js';
 import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
 
 const OWNER = 'owner-token-0123456789abcdefghijklmnopqr';
@@ -98,16 +98,7 @@ const OWNED_NOTE = { corpus: 'notes', source: { id: 'owned-note', revision: '1' 
 
 const lookup = { name: 'lookup', description: 'Looks something up.', inputSchema: { type: 'object' } };
 const effects: unknown[] = [];
-const guarded = {
-  name: 'guarded',
-  description: 'An effect that needs a person to agree.',
-  inputSchema: { type: 'object' },
-  requiresApproval: true,
-  execute: (input: Record<string, unknown>) => {
-    effects.push(input);
-    return 'done';
-  },
-};
+const guarded = guardedTool(effects, 'done');
 
 describe('authorization matrix: every endpoint × every way in', () => {
   let host: TestHost;

@@ -10,19 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import { AgentCard, Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
-import { OTHER_TOKEN, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
+import { guardedTool, OTHER_TOKEN, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
 const effects: unknown[] = [];
-const guarded = {
-  name: 'guarded',
-  description: 'An effect that needs a person to agree.',
-  inputSchema: { type: 'object' },
-  requiresApproval: true,
-  execute: (input: Record<string, unknown>) => {
-    effects.push(input);
-    return { done: true };
-  },
-};
+const guarded = guardedTool(effects);
 
 const config = {
   a2a: { provider: 'mock', model: 'demo', name: 'Test agent' },

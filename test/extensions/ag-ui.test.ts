@@ -10,19 +10,10 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { HttpAgent } from '@ag-ui/client';
 import type { BaseEvent, Message } from '@ag-ui/core';
-import { OTHER_TOKEN, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
+import { guardedTool, OTHER_TOKEN, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
 const effects: unknown[] = [];
-const guarded = {
-  name: 'guarded',
-  description: 'An effect that needs a person to agree.',
-  inputSchema: { type: 'object' },
-  requiresApproval: true,
-  execute: (input: Record<string, unknown>) => {
-    effects.push(input);
-    return { done: true };
-  },
-};
+const guarded = guardedTool(effects);
 
 const config = {
   agUi: { provider: 'mock', model: 'demo' },

@@ -11,19 +11,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type ElicitResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { OTHER_TOKEN, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
+import { guardedTool, OTHER_TOKEN, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
 const effects: unknown[] = [];
-const guarded = {
-  name: 'guarded',
-  description: 'An effect that needs a person to agree.',
-  inputSchema: { type: 'object' },
-  requiresApproval: true,
-  execute: (input: Record<string, unknown>) => {
-    effects.push(input);
-    return { done: true };
-  },
-};
+const guarded = guardedTool(effects);
 
 const config = {
   mcp: {},

@@ -15,6 +15,20 @@ export const echoTool = {
   execute: (input: Record<string, unknown>) => input,
 };
 
+/** A host tool that needs a person's approval; each time it runs, its input is pushed to `effects`. */
+export function guardedTool(effects: unknown[], result: unknown = { done: true }) {
+  return {
+    name: 'guarded',
+    description: 'An effect that needs a person to agree.',
+    inputSchema: { type: 'object' },
+    requiresApproval: true,
+    execute: (input: Record<string, unknown>) => {
+      effects.push(input);
+      return result;
+    },
+  };
+}
+
 export interface TestHost extends RunningHost {
   dir: string;
   headers(extra?: Record<string, string>): Record<string, string>;
