@@ -14,12 +14,11 @@
  * Each prints one JSON line `{ url }` when listening.
  */
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseHostConfig } from '../src/host/config.js';
 import { startHost } from '../src/host/index.js';
+import { tempDir } from '../test/support/temp.js';
 import { encodeSse, renderChatCompletion, renderGenerateContent, renderMessages, renderResponses, type Frame, type Turn } from '../test/vendors/index.js';
 
 export const API_KINDS = ['openai-compatible', 'openai', 'anthropic', 'gemini'] as const;
@@ -92,7 +91,8 @@ function relay(upstreamUrl: string): Promise<number> {
 }
 
 async function host(upstreamUrl: string): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'ad-bench-provider-'));
+  // Removed on exit and on SIGTERM (test/support/temp.ts), which is how provider-path.ts stops it.
+  const dir = tempDir('ad-bench-provider-');
   const base = (kind: string) => new URL(kind === 'gemini' ? '/v1beta/' : '/v1/', upstreamUrl).href;
   const ids = ['mock', ...API_KINDS];
   const config = parseHostConfig(
@@ -123,7 +123,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const upstreamUrl = process.env.AD_BENCH_UPSTREAM ?? '';
   const port = role === 'upstream' ? await upstream() : role === 'relay' ? await relay(upstreamUrl) : role === 'host' ? await host(upstreamUrl) : undefined;
   if (port === undefined) throw new Error('usage: provider-servers.ts upstream|relay|host');
+  // SIGTERM ends the process through test/support/temp.ts's handler (process.exit, so `--cpu-prof` writes its profile).
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
-  // A clean exit on SIGTERM, so `--cpu-prof` (AD_BENCH_HOST_FLAGS) writes its profile.
-  process.on('SIGTERM', () => process.exit(0));
 }
