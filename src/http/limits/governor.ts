@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
-import type { RunRequest } from '../../protocol/schemas.js';
+import type { BudgetStatus, RunRequest } from '../../protocol/schemas.js';
 import type { Usage } from '../../runtime/types.js';
 import type { StepGate } from '../../runtime/services.js';
 import type { Clock } from '../../shared/clock.js';
@@ -93,7 +93,7 @@ interface BudgetCounter {
 }
 
 export class Governor {
-  private limits: GovernanceLimits;
+  private current: GovernanceLimits;
   private anyLimit: boolean;
   /** The minute whose older per-minute counters were last pruned (once a minute, by this clock: the one that wrote them). */
   private prunedMinute = 0;
@@ -104,8 +104,13 @@ export class Governor {
     limits: GovernanceLimits,
     private readonly refused: RefusalObserver = () => undefined,
   ) {
-    this.limits = limits;
+    this.current = limits;
     this.anyLimit = hasLimits(limits);
+  }
+
+  /** The limits in force. */
+  get limits(): GovernanceLimits {
+    return this.current;
   }
 
   /** Whether any limit is configured (feature `limits`). */
@@ -115,7 +120,7 @@ export class Governor {
 
   /** New limits for runs admitted and steps taken from now on; counters carry over. */
   setLimits(limits: GovernanceLimits): void {
-    this.limits = limits;
+    this.current = limits;
     this.anyLimit = hasLimits(limits);
   }
 
@@ -233,16 +238,6 @@ export class Governor {
     const usd = run.priceUsd({ inputTokens, outputTokens });
     return { tokens: inputTokens + outputTokens, usd: Math.ceil((usd ?? 0) * MICRO) };
   }
-}
-
-export interface BudgetStatus {
-  unit: 'usd' | 'tokens';
-  period: string;
-  limit: number;
-  used: number;
-  reserved: number;
-  remaining: number;
-  resetsAt: string;
 }
 
 /** One admitted run: its first step is reserved; each step settles and the next one reserves. */
