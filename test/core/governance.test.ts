@@ -3,7 +3,9 @@
  * clock: 60 requests a minute answer 429 RATE_LIMITED with a correct Retry-After and the next
  * minute goes through; a spent daily budget answers 429 BUDGET_EXCEEDED with its reset time in
  * the configured time zone and resets at that boundary; a run crossing its budget stops at the
- * next step boundary, after its tool completed; a refused job records why; the `limits` feature
+ * next step boundary, after its tool completed; a run whose steps reach its tokens-per-minute
+ * limit waits at the step boundary for the next minute, or ends RATE_LIMITED when that minute is
+ * full already; a refused job records why; the `limits` feature
  * is advertised only when limits are configured; a reload changes them, a bad config keeps them.
  */
 import assert from 'node:assert/strict';
@@ -82,6 +84,44 @@ describe('governance on a running host', () => {
     const failure = events.at(-1)!.error as { code: string; message: string };
     assert.equal(failure.code, 'BUDGET_EXCEEDED');
     assert.match(failure.message, /^This token's month token budget is spent; it resets at 2026-12-01T00:00:00\.000Z\.$/);
+  });
+
+  it('holds a running run that reached its tokens per minute at the step boundary until the next minute, never mid-tool', async () => {
+    const clock = new FakeClock();
+    const h = await host({ subjects: { '*': { tokensPerMinute: 1500 } } }, clock);
+    await clock.advance(15_000);
+    // Step one reports 2,000 tokens and calls a tool: the minute is spent once the step is settled.
+    const input = script([{ toolCall: { name: 'echo', arguments: { text: 'x' } } }, { usage: { inputTokens: 1000, outputTokens: 1000 } }], step('after the wait'));
+    const body = h.post('/v1/runs', { ...run(input), tools: ['echo'] }, { accept: 'text/event-stream' }).then((response) => response.text());
+    const nextMinute = Date.UTC(2026, 10, 30, 0, 1);
+    await clock.timerAt(nextMinute);
+    // Another run of the subject is refused meanwhile, with the seconds to the next minute.
+    const refused = await errorOf(await h.post('/v1/runs', run()));
+    assert.deepEqual({ status: refused.status, code: refused.code, retryAfter: refused.retryAfter }, { status: 429, code: 'RATE_LIMITED', retryAfter: '45' });
+    await clock.advance(45_000);
+    const events = parseSse(await body);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['run.started', 'step.started', 'usage.reported', 'tool.called', 'tool.completed', 'step.started', 'text.delta', 'usage.reported', 'run.completed'],
+    );
+    assert.equal(events.find((event) => event.type === 'tool.completed')!.timestamp, '2026-11-30T00:00:15.000Z');
+    assert.equal(events[5]!.timestamp, '2026-11-30T00:01:00.000Z', 'the second step began when the minute turned');
+  });
+
+  it('ends a waiting run RATE_LIMITED when the next minute is full too', async () => {
+    const clock = new FakeClock();
+    const h = await host({ subjects: { '*': { tokensPerMinute: 1500 } } }, clock);
+    const input = script([{ toolCall: { name: 'echo', arguments: { text: 'x' } } }, { usage: { inputTokens: 1000, outputTokens: 1000 } }], step('never'));
+    const body = h.post('/v1/runs', { ...run(input), tools: ['echo'] }, { accept: 'text/event-stream' }).then((response) => response.text());
+    const nextMinute = Date.UTC(2026, 10, 30, 0, 1);
+    await clock.timerAt(nextMinute);
+    // Another replica's runs spend the next minute's tokens before this one wakes.
+    await h.store.limits.settle('another-replica', [{ scope: 'subject:test-user', metric: 'tokens-minute', window: nextMinute, amount: 1500 }], []);
+    await clock.advance(60_000);
+    const events = parseSse(await body);
+    assert.deepEqual(events.map((event) => event.type), ['run.started', 'step.started', 'usage.reported', 'tool.called', 'tool.completed', 'run.failed']);
+    const error = events.at(-1)!.error as { code: string; message: string; retryable: boolean };
+    assert.deepEqual(error, { code: 'RATE_LIMITED', message: "This run would exceed this subject's limit of tokens per minute; try again in 60 s.", retryable: true });
   });
 
   it('fails a job refused by a budget with the refusal, before any model call', async () => {

@@ -69,7 +69,7 @@ for (const engine of ENGINES) {
 
       const { status, body } = await limitsOf(h);
       assert.equal(status, 200);
-      const byScope = new Map(body.limits.map((entry: { scope: string; name?: string }) => [`${entry.scope}:${entry.name ?? ''}`, entry]));
+      const byScope = new Map<string, any>(body.limits.map((entry: { scope: string; name?: string }) => [`${entry.scope}:${entry.name ?? ''}`, entry]));
       assert.deepEqual([...byScope.keys()], ['host:', 'subject:acme', 'subject:other-user', 'subject:test-user', 'token:main']);
       // The fake clock stands at 2026-11-30T01:00Z, a Monday: the month ends on Dec 1, the day at midnight UTC.
       assert.deepEqual(byScope.get('host:'), {

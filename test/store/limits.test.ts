@@ -163,6 +163,35 @@ for (const engine of ENGINES) {
       }
     });
 
+    it('holds a later step at a spent tokens-per-minute limit until the next minute, and lets the run end while it waits', async () => {
+      const store = await openTestStore(engine);
+      const clock = new FakeClock();
+      const governor = new Governor(store.limits, clock, { subjects: { '*': { tokensPerMinute: 1000 } } });
+      try {
+        const run = (await governor.admit(runInfo()))!;
+        await run.steps.before(1);
+        await run.steps.after({ inputTokens: 800, outputTokens: 400 });
+        let started = false;
+        const second = run.steps.before(2).then(() => (started = true));
+        await clock.timerAt(Date.UTC(2026, 10, 30, 0, 1));
+        assert.equal(started, false, 'the second step waits');
+        await clock.advance(60_000);
+        await second;
+        assert.equal(started, true);
+        await run.steps.after({ inputTokens: 800, outputTokens: 400 });
+        // The run ends (cancelled, timed out) while it waits: the wait ends with it, at once.
+        const cancel = new AbortController();
+        const third = run.steps.before(3, cancel.signal);
+        await clock.timerAt(Date.UTC(2026, 10, 30, 0, 2));
+        cancel.abort(new DriverError('CANCELLED', 'The run was cancelled.'));
+        await assert.rejects(third, (error: DriverError) => error.code === 'CANCELLED');
+        assert.equal(clock.pendingTimers, 0, 'the wait left no timer behind');
+        await run.end();
+      } finally {
+        await store.close();
+      }
+    });
+
     it('counts a subscription CLI run at its API-equivalent cost only when the config says so', async () => {
       const store = await openTestStore(engine);
       const budget = { subjects: { acme: { budgets: [{ period: 'week' as const, usd: 100 }] } } };

@@ -4,8 +4,10 @@
  * hold across replicas). A run is admitted, or refused with a typed 429, before its first model
  * step: its request is counted and an estimate of that step reserved. After each step the actual
  * usage is settled; before each later step an estimate is reserved again, and a spent budget
- * ends the run there (BUDGET_EXCEEDED), between steps, never while a tool runs. The run's
- * holds are released when it ends, or by the reaper when its replica died.
+ * ends the run there (BUDGET_EXCEEDED), between steps, never while a tool runs. A later step
+ * that finds its tokens-per-minute limit reached waits at the step boundary for the next minute
+ * (once: a minute already full again ends the run RATE_LIMITED). The run's holds are
+ * released when it ends, or by the reaper when its replica died.
  *
  * The overrun bound: a step is reserved at `max(estimate from the request, the run's largest
  * step so far)` and charged what it reports, so each run in flight can overrun a budget by at
@@ -16,6 +18,7 @@ import { DriverError } from '../../protocol/errors.js';
 import type { BudgetStatus, RunRequest } from '../../protocol/schemas.js';
 import type { Usage } from '../../runtime/types.js';
 import type { StepGate } from '../../runtime/services.js';
+import { sleep } from '../../shared/abort.js';
 import type { Clock } from '../../shared/clock.js';
 import type { LimitCharge, LimitRefusal, LimitStore, LimitUse } from '../../store/store.js';
 import { minuteWindow, periodKey, periodWindow, type BudgetPeriod } from './periods.js';
@@ -100,7 +103,7 @@ export class Governor {
 
   constructor(
     private readonly store: LimitStore,
-    readonly clock: Pick<Clock, 'now'>,
+    readonly clock: Clock,
     limits: GovernanceLimits,
     private readonly refused: RefusalObserver = () => undefined,
   ) {
@@ -139,9 +142,9 @@ export class Governor {
     const charges: LimitCharge[] = [];
     for (const { key, rule } of scopes) {
       if (rule.requestsPerMinute !== undefined && !run.resumed) charges.push({ scope: key, metric: 'requests', window: minute.window, limit: rule.requestsPerMinute, need: 1, use: 1, reserve: 0 });
-      if (rule.tokensPerMinute !== undefined) charges.push({ scope: key, metric: 'tokens-minute', window: minute.window, limit: rule.tokensPerMinute, need: 1, use: 0, reserve: 0 });
       if (rule.concurrentRuns !== undefined) charges.push({ scope: key, metric: 'runs', window: 0, limit: rule.concurrentRuns, need: 1, use: 0, reserve: 1 });
     }
+    charges.push(...tokenMinuteCharges(scopes, minute.window));
     const budgets = this.budgetsOf(scopes, now);
     charges.push(...budgets.map((budget) => reserveCharge(budget, estimate)));
     const holdId = randomUUID();
@@ -261,20 +264,34 @@ class RunGovernance {
 
   handle(): GovernedRun {
     return {
-      steps: { before: (step) => this.before(step), after: (usage) => this.after(usage) },
+      steps: { before: (step, signal) => this.before(step, signal), after: (usage) => this.after(usage) },
       end: () => this.end(),
     };
   }
 
-  private async before(step: number): Promise<void> {
+  /**
+   * Each later step reserves its estimate against every budget, in one transaction with the
+   * check that each tokens-per-minute limit has room this minute. A minute without room holds
+   * the run here, between steps, until the next minute (at most 60 s, cut short when the run
+   * ends); if that minute has no room either, the run ends RATE_LIMITED with its retry time.
+   */
+  private async before(step: number, signal: AbortSignal | undefined): Promise<void> {
     if (this.reservedFirst && step === 1) return;
     this.reservedFirst = false;
-    const now = this.governorNow();
-    const budgets = this.governor.budgetsOf(this.scopes, now);
-    if (budgets.length === 0) return;
-    const refusal = await this.store.take(this.holdId, budgets.map((budget) => reserveCharge(budget, this.estimate)));
-    if (refusal) throw this.governor.refusal(refusal, this.scopes, budgets, now);
-    this.holding = true;
+    for (let waited = false; ; waited = true) {
+      const now = this.governorNow();
+      const minute = minuteWindow(now);
+      const budgets = this.governor.budgetsOf(this.scopes, now);
+      const charges = [...tokenMinuteCharges(this.scopes, minute.window), ...budgets.map((budget) => reserveCharge(budget, this.estimate))];
+      if (charges.length === 0) return;
+      const refusal = await this.store.take(this.holdId, charges);
+      if (!refusal) {
+        if (budgets.length > 0) this.holding = true;
+        return;
+      }
+      if (waited || refusal.charge.metric !== 'tokens-minute') throw this.governor.refusal(refusal, this.scopes, budgets, now);
+      await sleep(minute.resetAt - now, signal, this.governor.clock);
+    }
   }
 
   private async after(usage: Usage | undefined): Promise<void> {
@@ -303,6 +320,11 @@ class RunGovernance {
   private governorNow(): number {
     return this.governor.clock.now();
   }
+}
+
+/** Room left this minute in each tokens-per-minute limit (the count is below the limit; nothing is taken). */
+function tokenMinuteCharges(scopes: readonly Scope[], window: number): LimitCharge[] {
+  return scopes.flatMap(({ key, rule }) => (rule.tokensPerMinute === undefined ? [] : [{ scope: key, metric: 'tokens-minute', window, limit: rule.tokensPerMinute, need: 1, use: 0, reserve: 0 }]));
 }
 
 function reserveCharge(budget: BudgetCounter, estimate: { tokens: number; usd: number }): LimitCharge {
