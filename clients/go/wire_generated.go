@@ -845,7 +845,7 @@ var budgetStatusRule = object(false,
 )
 
 var scopeLimitsRule = object(false,
-	req("scope", oneOf("host", "subject", "token")),
+	req("scope", oneOf("host", "subject", "token", "provider")),
 	opt("name", str(strOpts{min: 1})),
 	opt("requestsPerMinute", integer(0, 9007199254740991)),
 	opt("tokensPerMinute", integer(0, 9007199254740991)),

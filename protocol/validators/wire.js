@@ -20337,7 +20337,7 @@ return errors === 0;
 validate216.evaluated = {"props":{"unit":true,"period":true,"limit":true,"used":true,"reserved":true,"remaining":true,"resetsAt":true},"dynamicProps":false,"dynamicItems":false};
 
 export const ScopeLimits = validate217;
-const schema107 = {"$id":"ScopeLimits","type":"object","required":["scope","budgets"],"properties":{"scope":{"anyOf":[{"const":"host","type":"string"},{"const":"subject","type":"string"},{"const":"token","type":"string"}]},"name":{"minLength":1,"type":"string"},"requestsPerMinute":{"minimum":0,"maximum":9007199254740991,"type":"integer"},"tokensPerMinute":{"minimum":0,"maximum":9007199254740991,"type":"integer"},"concurrentRuns":{"minimum":0,"maximum":9007199254740991,"type":"integer"},"budgets":{"maxItems":16,"type":"array","items":{"$ref":"BudgetStatus"}}}};
+const schema107 = {"$id":"ScopeLimits","type":"object","required":["scope","budgets"],"properties":{"scope":{"anyOf":[{"const":"host","type":"string"},{"const":"subject","type":"string"},{"const":"token","type":"string"},{"const":"provider","type":"string"}]},"name":{"minLength":1,"type":"string"},"requestsPerMinute":{"minimum":0,"maximum":9007199254740991,"type":"integer"},"tokensPerMinute":{"minimum":0,"maximum":9007199254740991,"type":"integer"},"concurrentRuns":{"minimum":0,"maximum":9007199254740991,"type":"integer"},"budgets":{"maxItems":16,"type":"array","items":{"$ref":"BudgetStatus"}}}};
 
 function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ScopeLimits" */;
@@ -20432,13 +20432,36 @@ errors++;
 }
 var _valid0 = _errs7 === errors;
 valid1 = valid1 || _valid0;
-if(!valid1){
-const err6 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs9 = errors;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
 else {
 vErrors.push(err6);
+}
+errors++;
+}
+if("provider" !== data0){
+const err7 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf/3/const",keyword:"const",params:{allowedValue: "provider"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err8 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 validate217.errors = vErrors;
@@ -20463,8 +20486,8 @@ var valid0 = true;
 if(valid0){
 if(data.name !== undefined){
 let data1 = data.name;
-const _errs9 = errors;
-if(errors === _errs9){
+const _errs11 = errors;
+if(errors === _errs11){
 if(typeof data1 === "string"){
 if(func1(data1) < 1){
 validate217.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
@@ -20476,7 +20499,7 @@ validate217.errors = [{instancePath:instancePath+"/name",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs9 === errors;
+var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
@@ -20484,12 +20507,12 @@ var valid0 = true;
 if(valid0){
 if(data.requestsPerMinute !== undefined){
 let data2 = data.requestsPerMinute;
-const _errs11 = errors;
+const _errs13 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
 validate217.errors = [{instancePath:instancePath+"/requestsPerMinute",schemaPath:"#/properties/requestsPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs11){
+if(errors === _errs13){
 if(typeof data2 == "number"){
 if(data2 > 9007199254740991 || isNaN(data2)){
 validate217.errors = [{instancePath:instancePath+"/requestsPerMinute",schemaPath:"#/properties/requestsPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
@@ -20503,7 +20526,7 @@ return false;
 }
 }
 }
-var valid0 = _errs11 === errors;
+var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
@@ -20511,12 +20534,12 @@ var valid0 = true;
 if(valid0){
 if(data.tokensPerMinute !== undefined){
 let data3 = data.tokensPerMinute;
-const _errs13 = errors;
+const _errs15 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
 validate217.errors = [{instancePath:instancePath+"/tokensPerMinute",schemaPath:"#/properties/tokensPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs13){
+if(errors === _errs15){
 if(typeof data3 == "number"){
 if(data3 > 9007199254740991 || isNaN(data3)){
 validate217.errors = [{instancePath:instancePath+"/tokensPerMinute",schemaPath:"#/properties/tokensPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
@@ -20530,7 +20553,7 @@ return false;
 }
 }
 }
-var valid0 = _errs13 === errors;
+var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
@@ -20538,12 +20561,12 @@ var valid0 = true;
 if(valid0){
 if(data.concurrentRuns !== undefined){
 let data4 = data.concurrentRuns;
-const _errs15 = errors;
+const _errs17 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
 validate217.errors = [{instancePath:instancePath+"/concurrentRuns",schemaPath:"#/properties/concurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs15){
+if(errors === _errs17){
 if(typeof data4 == "number"){
 if(data4 > 9007199254740991 || isNaN(data4)){
 validate217.errors = [{instancePath:instancePath+"/concurrentRuns",schemaPath:"#/properties/concurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
@@ -20557,7 +20580,7 @@ return false;
 }
 }
 }
-var valid0 = _errs15 === errors;
+var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
@@ -20565,8 +20588,8 @@ var valid0 = true;
 if(valid0){
 if(data.budgets !== undefined){
 let data5 = data.budgets;
-const _errs17 = errors;
-if(errors === _errs17){
+const _errs19 = errors;
+if(errors === _errs19){
 if(Array.isArray(data5)){
 if(data5.length > 16){
 validate217.errors = [{instancePath:instancePath+"/budgets",schemaPath:"#/properties/budgets/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
@@ -20576,12 +20599,12 @@ else {
 var valid2 = true;
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-const _errs19 = errors;
+const _errs21 = errors;
 if(!(validate216(data5[i0], {instancePath:instancePath+"/budgets/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs19 === errors;
+var valid2 = _errs21 === errors;
 if(!valid2){
 break;
 }
@@ -20593,7 +20616,7 @@ validate217.errors = [{instancePath:instancePath+"/budgets",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs17 === errors;
+var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;

@@ -18,7 +18,7 @@ import { OTHER_TOKEN, parseSse, script, startTestHost, type TestHost } from '../
 /** $1 per million tokens in and out: a step reporting 1,000 + 1,000 tokens costs $0.002. */
 const PRICES = { prices: [{ vendor: 'mock', model: 'demo', inputUsdPerMTok: 1, outputUsdPerMTok: 1 }] };
 const TOKENS = [
-  { id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], tools: ['echo'], jobs: ['submit', 'read'] },
+  { id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock', 'second'], tools: ['echo'], jobs: ['submit', 'read'] },
   { id: 'other', subject: 'other-user', tokenRef: { env: 'AD_TEST_OTHER' }, providers: ['mock'] },
 ];
 const step = (text = 'ok') => [{ text }, { usage: { inputTokens: 1000, outputTokens: 1000 } }];
@@ -124,6 +124,18 @@ describe('governance on a running host', () => {
     assert.deepEqual(error, { code: 'RATE_LIMITED', message: "This run would exceed this subject's limit of tokens per minute; try again in 60 s.", retryable: true });
   });
 
+  it('caps a provider instance for every subject together; another instance goes on', async () => {
+    const h = await host({ providers: { mock: { requestsPerMinute: 2 } } });
+    const second = { ...run(), provider: 'second' };
+    const other = { authorization: `Bearer ${OTHER_TOKEN}` };
+    assert.equal((await h.post('/v1/runs', run())).status, 200);
+    assert.equal((await h.post('/v1/runs', run(), other)).status, 200);
+    const refused = await errorOf(await h.post('/v1/runs', run(), other));
+    assert.deepEqual({ status: refused.status, code: refused.code }, { status: 429, code: 'RATE_LIMITED' });
+    assert.match(refused.message, /^This run would exceed this provider's limit of requests per minute; try again in 60 s\.$/);
+    assert.equal((await h.post('/v1/runs', second)).status, 200);
+  });
+
   it('fails a job refused by a budget with the refusal, before any model call', async () => {
     const h = await host({ subjects: { '*': { budgets: [{ period: 'week', tokens: 1000 }] } } }, new FakeClock(), { jobs: { retentionMs: 60_000, pollIntervalMs: 20 } });
     assert.equal((await h.post('/v1/runs', run())).status, 200);
@@ -168,6 +180,7 @@ describe('governance on a running host', () => {
     // Bad limits never become a config: the reload does not happen, and the running limits stay.
     assert.throws(() => parseHostConfig(raw({ timeZone: 'Mars/Olympus' }), configPath), /limits\.timeZone "Mars\/Olympus" is not an IANA time zone/);
     assert.throws(() => parseHostConfig(raw({ tokens: { nobody: { requestsPerMinute: 1 } } }), configPath), /limits\.tokens names token nobody, which is not configured/);
+    assert.throws(() => parseHostConfig(raw({ providers: { elsewhere: { requestsPerMinute: 1 } } }), configPath), /limits\.providers names provider elsewhere, which is not configured/);
     assert.throws(() => parseHostConfig(raw({ host: { budgets: [{ period: 'day' }] } }), configPath), /A budget caps usd, tokens or both/);
     // A reload another part refuses changes no limit either.
     await assert.rejects(h.reload(parseHostConfig({ ...raw({}), limits: { maxBodyBytes: 4096 } }, configPath)), /maxBodyBytes takes effect only at a restart/);

@@ -1,6 +1,7 @@
 /**
  * `POST /v1/operator/limits` on both engines, over real HTTP on a fake clock: every configured
- * scope (the host, each named subject, each subject under `*` that has used the host, each token)
+ * scope (the host, each named subject, each subject under `*` that has used the host, each token,
+ * each provider instance)
  * with its rate limits and each budget's limit, used, reserved, remaining and reset time, as the
  * counters in the store hold them; one subject on its own; an empty list without limits.
  */
@@ -27,6 +28,7 @@ const LIMITS = {
     acme: { concurrentRuns: 3, budgets: [{ period: 'week', usd: 20 }] },
   },
   tokens: { main: { tokensPerMinute: 50_000, budgets: [{ period: { rollingMs: 3_600_000 }, tokens: 30_000 }] } },
+  providers: { mock: { concurrentRuns: 8, budgets: [{ period: 'day', tokens: 1_000_000 }] } },
 };
 const run = { provider: 'mock', model: 'demo', input: script([{ text: 'ok' }, { usage: { inputTokens: 1000, outputTokens: 1000 } }]) };
 
@@ -61,7 +63,7 @@ for (const engine of ENGINES) {
       assert.equal(empty.status, 200);
       assert.deepEqual(
         empty.body.limits.map((entry: { scope: string; name?: string }) => `${entry.scope}:${entry.name ?? ''}`),
-        ['host:', 'subject:acme', 'token:main'],
+        ['host:', 'subject:acme', 'token:main', 'provider:mock'],
       );
       await clock.advance(3_600_000);
       for (let index = 0; index < 2; index += 1) assert.equal((await h.post('/v1/runs', run)).status, 200);
@@ -70,7 +72,14 @@ for (const engine of ENGINES) {
       const { status, body } = await limitsOf(h);
       assert.equal(status, 200);
       const byScope = new Map<string, any>(body.limits.map((entry: { scope: string; name?: string }) => [`${entry.scope}:${entry.name ?? ''}`, entry]));
-      assert.deepEqual([...byScope.keys()], ['host:', 'subject:acme', 'subject:other-user', 'subject:test-user', 'token:main']);
+      assert.deepEqual([...byScope.keys()], ['host:', 'subject:acme', 'subject:other-user', 'subject:test-user', 'token:main', 'provider:mock']);
+      // Every subject's runs on the provider instance count together.
+      assert.deepEqual(byScope.get('provider:mock'), {
+        scope: 'provider',
+        name: 'mock',
+        concurrentRuns: 8,
+        budgets: [{ unit: 'tokens', period: 'day', limit: 1_000_000, used: 6000, reserved: 0, remaining: 994_000, resetsAt: '2026-12-01T00:00:00.000Z' }],
+      });
       // The fake clock stands at 2026-11-30T01:00Z, a Monday: the month ends on Dec 1, the day at midnight UTC.
       assert.deepEqual(byScope.get('host:'), {
         scope: 'host',

@@ -21,6 +21,7 @@ function runInfo(overrides: Partial<GovernedRunInfo> = {}): GovernedRunInfo {
   return {
     subject: 'acme',
     tokenId: 'main',
+    provider: 'mock',
     request: { provider: 'mock', model: 'demo', input: 'hello' } as GovernedRunInfo['request'],
     vendor: 'mock',
     model: 'demo',
@@ -187,6 +188,36 @@ for (const engine of ENGINES) {
         await assert.rejects(third, (error: DriverError) => error.code === 'CANCELLED');
         assert.equal(clock.pendingTimers, 0, 'the wait left no timer behind');
         await run.end();
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('governs a provider instance across subjects, in the same transaction as their own limits', async () => {
+      const store = await openTestStore(engine);
+      const governor = new Governor(store.limits, new FakeClock(), {
+        subjects: { '*': { budgets: [{ period: 'day', tokens: 10_000 }] } },
+        providers: { mock: { concurrentRuns: 2, budgets: [{ period: 'day', tokens: 4000 }] } },
+      });
+      try {
+        // Two subjects' runs on `mock` share its budget: 1,500 tokens each, reserved at ~1,000 first.
+        for (const subject of ['acme', 'globex']) {
+          const run = (await governor.admit(runInfo({ subject, maxOutputTokens: 1000 })))!;
+          await run.steps.before(1);
+          await run.steps.after({ inputTokens: 1000, outputTokens: 500 });
+          await run.end();
+        }
+        assert.deepEqual((await governor.budgetStatus('provider', 'mock')).map(({ used, reserved, remaining }) => ({ used, reserved, remaining })), [{ used: 3000, reserved: 0, remaining: 1000 }]);
+        // A third subject's run does not fit the provider's budget: refused, and none of its charges stay.
+        await assert.rejects(governor.admit(runInfo({ subject: 'initech', maxOutputTokens: 1000 })), (error: DriverError) => error.code === 'BUDGET_EXCEEDED' && /^This provider's day token budget is spent/.test(error.message));
+        assert.deepEqual((await governor.budgetStatus('subject', 'initech')).map(({ used, reserved }) => ({ used, reserved })), [{ used: 0, reserved: 0 }]);
+        assert.equal((await store.limits.read('provider:mock', 'runs', 0)).reserved, 0);
+        // Another provider instance is not governed by it.
+        assert.ok(await governor.admit(runInfo({ subject: 'initech', provider: 'second', maxOutputTokens: 1000 })));
+        // Its concurrency cap holds across subjects.
+        const held = [await governor.admit(runInfo({ subject: 'a', maxOutputTokens: 1 })), await governor.admit(runInfo({ subject: 'b', maxOutputTokens: 1 }))];
+        await assert.rejects(governor.admit(runInfo({ subject: 'c', maxOutputTokens: 1 })), (error: DriverError) => error.code === 'RATE_LIMITED' && /this provider's limit of concurrent runs/.test(error.message));
+        for (const run of held) await run!.end();
       } finally {
         await store.close();
       }

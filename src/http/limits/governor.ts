@@ -43,12 +43,15 @@ export interface GovernanceLimits {
   host?: LimitRule | undefined;
   subjects?: Record<string, LimitRule> | undefined;
   tokens?: Record<string, LimitRule> | undefined;
+  providers?: Record<string, LimitRule> | undefined;
 }
 
 /** The run about to start, as governance sees it. */
 export interface GovernedRunInfo {
   subject: string;
   tokenId: string | undefined;
+  /** The provider instance's id. */
+  provider: string;
   request: RunRequest;
   vendor: string;
   model: string;
@@ -74,7 +77,7 @@ export const DEFAULT_OUTPUT_ESTIMATE = 1024;
 const MICRO = 1_000_000;
 /** Per-minute counters are kept this long after their minute began. */
 const PER_MINUTE_KEPT_MS = 120_000;
-const SCOPE_NAMES = { host: "the host's", subject: "this subject's", token: "this token's" } as const;
+const SCOPE_NAMES = { host: "the host's", subject: "this subject's", token: "this token's", provider: "this provider's" } as const;
 
 type ScopeKind = keyof typeof SCOPE_NAMES;
 
@@ -155,7 +158,7 @@ export class Governor {
 
   /** The counters of one scope's budgets now (for `agenticdriver usage` and `/metrics`). */
   async budgetStatus(kind: ScopeKind, name: string | undefined): Promise<BudgetStatus[]> {
-    const rule = kind === 'host' ? this.limits.host : kind === 'subject' ? (this.limits.subjects?.[name!] ?? this.limits.subjects?.['*']) : this.limits.tokens?.[name!];
+    const rule = kind === 'host' ? this.limits.host : kind === 'subject' ? (this.limits.subjects?.[name!] ?? this.limits.subjects?.['*']) : this.limits[kind === 'token' ? 'tokens' : 'providers']?.[name!];
     if (!rule) return [];
     const scope: Scope = { kind, key: kind === 'host' ? 'host' : `${kind}:${name}`, rule };
     const statuses: BudgetStatus[] = [];
@@ -224,13 +227,15 @@ export class Governor {
   }
 
   private scopesOf(run: GovernedRunInfo): Scope[] {
-    const { host, subjects, tokens } = this.limits;
+    const { host, subjects, tokens, providers } = this.limits;
     const scopes: Scope[] = [];
     if (host) scopes.push({ kind: 'host', key: 'host', rule: host });
     const subjectRule = subjects?.[run.subject] ?? subjects?.['*'];
     if (subjectRule) scopes.push({ kind: 'subject', key: `subject:${run.subject}`, rule: subjectRule });
     const tokenRule = run.tokenId !== undefined ? tokens?.[run.tokenId] : undefined;
     if (tokenRule) scopes.push({ kind: 'token', key: `token:${run.tokenId}`, rule: tokenRule });
+    const providerRule = providers?.[run.provider];
+    if (providerRule) scopes.push({ kind: 'provider', key: `provider:${run.provider}`, rule: providerRule });
     return scopes;
   }
 
@@ -336,7 +341,7 @@ function reserveCharge(budget: BudgetCounter, estimate: { tokens: number; usd: n
 }
 
 function hasLimits(limits: GovernanceLimits): boolean {
-  const rules = [limits.host, ...Object.values(limits.subjects ?? {}), ...Object.values(limits.tokens ?? {})];
+  const rules = [limits.host, ...Object.values(limits.subjects ?? {}), ...Object.values(limits.tokens ?? {}), ...Object.values(limits.providers ?? {})];
   return rules.some((rule) => rule !== undefined && (rule.requestsPerMinute !== undefined || rule.tokensPerMinute !== undefined || rule.concurrentRuns !== undefined || (rule.budgets?.length ?? 0) > 0));
 }
 

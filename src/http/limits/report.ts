@@ -8,7 +8,7 @@ import type { Governor, LimitRule } from './governor.js';
 
 /**
  * Every configured scope's rate limits and budgets: the host, each subject named (and, under
- * `*`, each subject that has used the host), each token named. With `subject`, only that
+ * `*`, each subject that has used the host), each token named, each provider instance named. With `subject`, only that
  * subject's rule (its own, else the `*` default's, on its own counters). Empty when no limit
  * is configured.
  */
@@ -25,6 +25,7 @@ export async function limitsReport(store: Pick<StateStore, 'usage'>, governor: G
     if (limits.subjects?.['*']) for (const row of await store.usage.totals({ by: 'subject' })) if (row.key) subjects.add(row.key);
     for (const name of [...subjects].sort()) scopes.push(['subject', name, limits.subjects?.[name] ?? limits.subjects!['*']!]);
     for (const [name, rule] of Object.entries(limits.tokens ?? {})) scopes.push(['token', name, rule]);
+    for (const [name, rule] of Object.entries(limits.providers ?? {})) scopes.push(['provider', name, rule]);
   }
   const report: ScopeLimits[] = [];
   for (const [scope, name, rule] of scopes) {

@@ -245,11 +245,11 @@ export const BudgetStatus = Type.Object(
   { ...open, $id: 'BudgetStatus' },
 );
 
-/** One scope's limits: its rate limits as configured and its budgets now. */
+/** One scope's limits (the host, a subject, a token, a provider instance): its rate limits as configured and its budgets now. */
 export const ScopeLimits = Type.Object(
   {
-    scope: Type.Union([Type.Literal('host'), Type.Literal('subject'), Type.Literal('token')]),
-    /** The subject or token id; absent for the host. */
+    scope: Type.Union([Type.Literal('host'), Type.Literal('subject'), Type.Literal('token'), Type.Literal('provider')]),
+    /** The subject, token id or provider id; absent for the host. */
     name: Type.Optional(Type.String({ minLength: 1 })),
     requestsPerMinute: Type.Optional(Count),
     tokensPerMinute: Type.Optional(Count),

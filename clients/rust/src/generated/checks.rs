@@ -1403,7 +1403,7 @@ pub fn budget_status(v: &Value, p: &str) -> Checked<()> {
 
 pub fn scope_limits(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::open(v, p)?;
-    o.with("scope", |v, p| literal(v, p, &["host", "subject", "token"]).map(drop))?;
+    o.with("scope", |v, p| literal(v, p, &["host", "subject", "token", "provider"]).map(drop))?;
     o.opt_with("name", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
     o.opt_with("requestsPerMinute", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
     o.opt_with("tokensPerMinute", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;

@@ -1243,7 +1243,7 @@ budget_status: Check = obj(
 
 scope_limits: Check = obj(
     {
-        "scope": one_of("host", "subject", "token"),
+        "scope": one_of("host", "subject", "token", "provider"),
         "budgets": array(budget_status, max_items=16),
     },
     {

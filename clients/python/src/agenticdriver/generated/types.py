@@ -1000,7 +1000,7 @@ class BudgetStatus(TypedDict):
 
 
 class _ScopeLimitsRequired(TypedDict):
-    scope: Literal["host", "subject", "token"]
+    scope: Literal["host", "subject", "token", "provider"]
     budgets: List[BudgetStatus]
 
 
