@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { DriverError } from '../../src/protocol/errors.js';
 import { Governor, type GovernanceLimits, type GovernedRunInfo } from '../../src/http/limits/governor.js';
 import { periodWindow } from '../../src/http/limits/periods.js';
+import { limitsReport, MAX_DEFAULT_SUBJECTS } from '../../src/http/limits/report.js';
 import type { LimitCharge } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { ENGINES, openTestStore, sharedState } from '../support/stores.js';
@@ -218,6 +219,22 @@ for (const engine of ENGINES) {
         const held = [await governor.admit(runInfo({ subject: 'a', maxOutputTokens: 1 })), await governor.admit(runInfo({ subject: 'b', maxOutputTokens: 1 }))];
         await assert.rejects(governor.admit(runInfo({ subject: 'c', maxOutputTokens: 1 })), (error: DriverError) => error.code === 'RATE_LIMITED' && /this provider's limit of concurrent runs/.test(error.message));
         for (const run of held) await run!.end();
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('reports named subjects always, and at most the first 1,000 by name of those under *', async () => {
+      const store = await openTestStore(engine);
+      const governor = new Governor(store.limits, new FakeClock(), { subjects: { '*': { requestsPerMinute: 5 }, zed: { requestsPerMinute: 9 } } });
+      const seen = Array.from({ length: MAX_DEFAULT_SUBJECTS + 5 }, (_, index) => `s${String(index).padStart(5, '0')}`);
+      const usage = { totals: async () => [...seen, 'zed'].reverse().map((key) => ({ key })) } as unknown as Parameters<typeof limitsReport>[0]['usage'];
+      try {
+        const report = await limitsReport({ usage }, governor);
+        assert.equal(report.length, MAX_DEFAULT_SUBJECTS + 1);
+        assert.deepEqual([report[0]!.name, report.at(-2)!.name, report.at(-1)], [seen[0], seen[MAX_DEFAULT_SUBJECTS - 1], { scope: 'subject', name: 'zed', requestsPerMinute: 9, budgets: [] }]);
+        // One left out is there when asked for.
+        assert.deepEqual(await limitsReport({ usage }, governor, seen.at(-1)), [{ scope: 'subject', name: seen.at(-1), requestsPerMinute: 5, budgets: [] }]);
       } finally {
         await store.close();
       }

@@ -1,8 +1,9 @@
 /**
  * Spend against budget: every configured scope (the host, each subject, each token, each
  * provider instance) with its rate limits and, per budget, a bar of what was used and what runs
- * in flight reserve against the limit, the figures and when the period resets (`POST /v1/operator/limits`, the same
- * figures as `agenticdriver usage`). Reloaded when the live feed says runs started or finished.
+ * in flight reserve against the limit, the figures and when the period resets
+ * (`POST /v1/operator/limits`, the same figures as `agenticdriver usage`). Reloaded when the
+ * live feed says runs started or finished.
  */
 import type { BudgetStatus, ScopeLimits } from '../../../src/client/index.js';
 import { ErrorLine, Scroll } from '../components.js';

@@ -1,8 +1,9 @@
 /**
- * Usage: spend against budget per scope (budgets.tsx, when limits are configured); tokens over the last 24 hours (one bar per UTC hour) or 30 days (one bar per UTC
+ * Usage: tokens over the last 24 hours (one bar per UTC hour) or 30 days (one bar per UTC
  * day) — every bucket drawn, empty ones too, so one busy day is a day's shape rather than one
- * bar — the totals per provider and per model over the same range, and the approval audit
- * log, newest first, a page at a time.
+ * bar — the totals per provider and per model over the same range, spend against budget per
+ * scope (budgets.tsx, when limits are configured), and the approval audit log, newest first,
+ * a page at a time.
  */
 import { useState } from 'preact/hooks';
 import type { AuditEntry, UsageTotals } from '../../../src/client/index.js';

@@ -6,11 +6,14 @@ import type { ScopeLimits } from '../../protocol/schemas.js';
 import type { StateStore } from '../../store/store.js';
 import type { Governor, LimitRule } from './governor.js';
 
+/** Subjects under `*` listed at most (by name); any one of them can be asked for by `subject`. */
+export const MAX_DEFAULT_SUBJECTS = 1000;
+
 /**
  * Every configured scope's rate limits and budgets: the host, each subject named (and, under
- * `*`, each subject that has used the host), each token named, each provider instance named. With `subject`, only that
- * subject's rule (its own, else the `*` default's, on its own counters). Empty when no limit
- * is configured.
+ * `*`, each subject that has used the host, the first 1,000 by name), each token named, each
+ * provider instance named. With `subject`, only that subject's rule (its own, else the `*`
+ * default's, on its own counters). Empty when no limit is configured.
  */
 export async function limitsReport(store: Pick<StateStore, 'usage'>, governor: Governor, subject?: string): Promise<ScopeLimits[]> {
   const limits = governor.limits;
@@ -21,9 +24,10 @@ export async function limitsReport(store: Pick<StateStore, 'usage'>, governor: G
     if (rule) scopes.push(['subject', subject, rule]);
   } else {
     if (limits.host) scopes.push(['host', undefined, limits.host]);
-    const subjects = new Set(Object.keys(limits.subjects ?? {}).filter((name) => name !== '*'));
-    if (limits.subjects?.['*']) for (const row of await store.usage.totals({ by: 'subject' })) if (row.key) subjects.add(row.key);
-    for (const name of [...subjects].sort()) scopes.push(['subject', name, limits.subjects?.[name] ?? limits.subjects!['*']!]);
+    const named = Object.keys(limits.subjects ?? {}).filter((name) => name !== '*');
+    const defaulted = limits.subjects?.['*'] ? (await store.usage.totals({ by: 'subject' })).flatMap((row) => (row.key && !named.includes(row.key) ? [row.key] : [])) : [];
+    const subjects = [...named, ...defaulted.sort().slice(0, MAX_DEFAULT_SUBJECTS)].sort();
+    for (const name of subjects) scopes.push(['subject', name, limits.subjects?.[name] ?? limits.subjects!['*']!]);
     for (const [name, rule] of Object.entries(limits.tokens ?? {})) scopes.push(['token', name, rule]);
     for (const [name, rule] of Object.entries(limits.providers ?? {})) scopes.push(['provider', name, rule]);
   }
