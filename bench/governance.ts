@@ -38,6 +38,7 @@ const LIMITS: GovernanceLimits = {
 const RUN: GovernedRunInfo = {
   subject: 'acme',
   tokenId: 'app',
+  provider: 'mock',
   request: { provider: 'mock', model: 'demo', input: 'Summarize the meeting notes in three bullet points.' } as GovernedRunInfo['request'],
   vendor: 'mock',
   model: 'demo',

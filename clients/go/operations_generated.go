@@ -49,6 +49,7 @@ var (
 	opOperatorListJobs       = operation{id: "operatorListJobs", method: "POST", path: "v1/operator/jobs", request: operatorJobsRequestRule, response: operatorJobListRule, invalid: CodeInvalidOperatorRequest, answers: "json"}
 	opOperatorStreamJob      = operation{id: "operatorStreamJob", method: "GET", path: "v1/operator/jobs/{id}/stream", response: runEventRule, answers: "events"}
 	opOperatorUsage          = operation{id: "operatorUsage", method: "POST", path: "v1/operator/usage", request: operatorUsageRequestRule, response: operatorUsageRule, invalid: CodeInvalidOperatorRequest, answers: "json"}
+	opOperatorLimits         = operation{id: "operatorLimits", method: "POST", path: "v1/operator/limits", request: operatorLimitsRequestRule, response: operatorLimitsRule, invalid: CodeInvalidOperatorRequest, answers: "json"}
 	opOperatorAudit          = operation{id: "operatorAudit", method: "POST", path: "v1/operator/audit", request: operatorAuditRequestRule, response: operatorAuditPageRule, invalid: CodeInvalidOperatorRequest, answers: "json"}
 )
 

@@ -11,7 +11,7 @@ import (
 
 // OperatorClient calls the /v1/operator/... endpoints with a token that has the operator
 // grant: every subject's runs (one by one with their steps), the live update feed,
-// pending approvals, jobs, usage totals and the approval audit log. Any other token gets
+// pending approvals, jobs, usage totals, limits and the approval audit log. Any other token gets
 // FORBIDDEN. Requests are checked before sending, answers like every other answer
 // (INVALID_RESPONSE).
 type OperatorClient struct {
@@ -118,6 +118,12 @@ func (o *OperatorClient) Jobs(ctx context.Context, req OperatorJobsRequest) (*Op
 // Usage returns usage totals, optionally grouped (POST /v1/operator/usage).
 func (o *OperatorClient) Usage(ctx context.Context, req OperatorUsageRequest) (*OperatorUsage, error) {
 	return operatorCall[OperatorUsage](ctx, o.client, opOperatorUsage, req)
+}
+
+// Limits returns every configured scope's rate limits and budgets (limit, used, reserved,
+// remaining, reset time), or one subject's (POST /v1/operator/limits).
+func (o *OperatorClient) Limits(ctx context.Context, req OperatorLimitsRequest) (*OperatorLimits, error) {
+	return operatorCall[OperatorLimits](ctx, o.client, opOperatorLimits, req)
 }
 
 // Audit returns one page of the approval audit log, newest first (POST /v1/operator/audit);

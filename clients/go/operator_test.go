@@ -59,6 +59,16 @@ func TestOperatorCalls(t *testing.T) {
 				_, err := o.Usage(t.Context(), OperatorUsageRequest{By: "subject"})
 				return err
 			}},
+		{"limits", "/v1/operator/limits", `{"subject":"alice"}`,
+			`{"limits":[{"scope":"subject","name":"alice","requestsPerMinute":60,"budgets":[{"unit":"usd","period":"day","limit":5,"used":1.25,"reserved":0.5,"remaining":3.25,"resetsAt":"2026-09-21T12:00:00.000Z"}]}]}`,
+			`{"limits":[{"scope":"subject","budgets":[{"unit":"usd","period":"day","limit":5,"used":-1,"reserved":0,"remaining":5,"resetsAt":"2026-09-21T12:00:00.000Z"}]}]}`,
+			func(o *OperatorClient) error {
+				answer, err := o.Limits(t.Context(), OperatorLimitsRequest{Subject: "alice"})
+				if err == nil && (answer.Limits[0].RequestsPerMinute != 60 || answer.Limits[0].Budgets[0].Remaining != 3.25) {
+					return fmt.Errorf("limits read back: %+v", answer.Limits)
+				}
+				return err
+			}},
 		{"audit", "/v1/operator/audit", `{"limit":2}`, `{"records":[{"id":7,"kind":"approval.resolved","at":"2026-09-21T12:00:00.000Z","subject":"alice","operator":"ops"}],"nextBefore":7}`,
 			`{"records":[{"id":0,"kind":"approval.resolved","at":"2026-09-21T12:00:00.000Z","subject":"alice"}]}`,
 			func(o *OperatorClient) error {
@@ -87,12 +97,14 @@ func TestOperatorCalls(t *testing.T) {
 
 	o, seen := operatorRecorder(t, 200, `{"runs":[]}`)
 	tooMany := 101
+	longSubject := strings.Repeat("s", 257)
 	for name, err := range map[string]error{
 		"runs":      func() error { _, err := o.Runs(t.Context(), OperatorRunsRequest{Finished: &tooMany}); return err }(),
 		"run":       func() error { _, err := o.Run(t.Context(), "../runs"); return err }(),
 		"state":     func() error { _, err := o.Runs(t.Context(), OperatorRunsRequest{State: "asleep"}); return err }(),
 		"jobs":      func() error { _, err := o.Jobs(t.Context(), OperatorJobsRequest{State: "asleep"}); return err }(),
 		"usage":     func() error { _, err := o.Usage(t.Context(), OperatorUsageRequest{By: "week"}); return err }(),
+		"limits":    func() error { _, err := o.Limits(t.Context(), OperatorLimitsRequest{Subject: longSubject}); return err }(),
 		"approvals": func() error { _, err := o.Approvals(t.Context(), OperatorListRequest{Limit: 101}); return err }(),
 	} {
 		if !isCode(err, CodeInvalidOperatorRequest) {

@@ -614,6 +614,35 @@ type OperatorUsage struct {
 	Totals []UsageTotals `json:"totals"`
 }
 
+// OperatorLimitsRequest is the body of POST /v1/operator/limits; Subject "" means every configured scope.
+type OperatorLimitsRequest struct {
+	Subject string `json:"subject,omitzero"`
+}
+
+type BudgetStatus struct {
+	Unit      string  `json:"unit"`
+	Period    string  `json:"period"`
+	Limit     float64 `json:"limit"`
+	Used      float64 `json:"used"`
+	Reserved  float64 `json:"reserved"`
+	Remaining float64 `json:"remaining"`
+	ResetsAt  string  `json:"resetsAt"`
+}
+
+type ScopeLimits struct {
+	Scope             string         `json:"scope"`
+	Name              string         `json:"name,omitzero"`
+	RequestsPerMinute int            `json:"requestsPerMinute,omitzero"`
+	TokensPerMinute   int            `json:"tokensPerMinute,omitzero"`
+	ConcurrentRuns    int            `json:"concurrentRuns,omitzero"`
+	Budgets           []BudgetStatus `json:"budgets"`
+}
+
+// OperatorLimits is the answer of POST /v1/operator/limits: every configured scope's limits, each budget as it stands now.
+type OperatorLimits struct {
+	Limits []ScopeLimits `json:"limits"`
+}
+
 // OperatorAuditRequest is the body of POST /v1/operator/audit; Before 0 means the newest page.
 type OperatorAuditRequest struct {
 	Limit  int   `json:"limit,omitzero"`

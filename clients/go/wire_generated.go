@@ -830,6 +830,33 @@ var operatorUsageRule = object(false,
 	req("totals", arrayOf(usageTotalsRule, arrayOpts{max: 100000})),
 )
 
+var operatorLimitsRequestRule = object(true,
+	opt("subject", str(strOpts{min: 1, max: 256})),
+)
+
+var budgetStatusRule = object(false,
+	req("unit", oneOf("usd", "tokens")),
+	req("period", str(strOpts{min: 1, max: 64})),
+	req("limit", number(0, maxFloat)),
+	req("used", number(0, maxFloat)),
+	req("reserved", number(0, maxFloat)),
+	req("remaining", number(0, maxFloat)),
+	req("resetsAt", str(strOpts{pattern: regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`), format: isDateTime})),
+)
+
+var scopeLimitsRule = object(false,
+	req("scope", oneOf("host", "subject", "token", "provider")),
+	opt("name", str(strOpts{min: 1})),
+	opt("requestsPerMinute", integer(0, 9007199254740991)),
+	opt("tokensPerMinute", integer(0, 9007199254740991)),
+	opt("concurrentRuns", integer(0, 9007199254740991)),
+	req("budgets", arrayOf(budgetStatusRule, arrayOpts{max: 16})),
+)
+
+var operatorLimitsRule = object(false,
+	req("limits", arrayOf(scopeLimitsRule, arrayOpts{max: 100000})),
+)
+
 var operatorAuditRequestRule = object(true,
 	opt("limit", integer(1, 500)),
 	opt("before", integer(1, 9007199254740991)),

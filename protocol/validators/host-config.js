@@ -5487,13 +5487,13 @@ return errors === 0;
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const hostConfig = validate61;
-const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"mcp":{"type":"boolean"},"agUi":{"type":"boolean"},"a2a":{"type":"boolean"},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"},"timeZone":{"minLength":1,"maxLength":64,"type":"string"},"cliCost":{"anyOf":[{"const":"api-equivalent","type":"string"},{"const":"reported","type":"string"}]},"host":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}},"subjects":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"tokens":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"mcp":{"additionalProperties":false,"type":"object","properties":{"heartbeatMs":{"minimum":100,"maximum":50000,"type":"integer"}}},"agUi":{"additionalProperties":false,"type":"object","properties":{"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"a2a":{"additionalProperties":false,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"description":{"minLength":1,"maxLength":2000,"type":"string"},"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
+const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"mcp":{"type":"boolean"},"agUi":{"type":"boolean"},"a2a":{"type":"boolean"},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"},"timeZone":{"minLength":1,"maxLength":64,"type":"string"},"cliCost":{"anyOf":[{"const":"api-equivalent","type":"string"},{"const":"reported","type":"string"}]},"host":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}},"subjects":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"tokens":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"providers":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"mcp":{"additionalProperties":false,"type":"object","properties":{"heartbeatMs":{"minimum":100,"maximum":50000,"type":"integer"}}},"agUi":{"additionalProperties":false,"type":"object","properties":{"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"a2a":{"additionalProperties":false,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"description":{"minLength":1,"maxLength":2000,"type":"string"},"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
 const pattern44 = new RegExp("^[a-zA-Z_][a-zA-Z0-9_]{0,63}$", "u");
 const pattern47 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$", "u");
-const pattern54 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
-const pattern55 = new RegExp("^[a-zA-Z][a-zA-Z0-9._-]{0,63}$", "u");
-const pattern58 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
-const pattern60 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$", "u");
+const pattern55 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
+const pattern56 = new RegExp("^[a-zA-Z][a-zA-Z0-9._-]{0,63}$", "u");
+const pattern59 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
+const pattern61 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$", "u");
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8959,6 +8959,441 @@ var valid35 = _errs227 === errors;
 else {
 var valid35 = true;
 }
+if(valid35){
+if(data46.providers !== undefined){
+let data90 = data46.providers;
+const _errs260 = errors;
+if(errors === _errs260){
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+if(Object.keys(data90).length > 1000){
+validate61.errors = [{instancePath:instancePath+"/limits/providers",schemaPath:"#/properties/limits/properties/providers/maxProperties",keyword:"maxProperties",params:{limit: 1000},message:"must NOT have more than 1000 properties"}];
+return false;
+}
+else {
+var props8 = {};
+for(const key22 in data90){
+if(pattern8.test(key22)){
+let data91 = data90[key22];
+const _errs262 = errors;
+if(errors === _errs262){
+if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
+const _errs264 = errors;
+for(const key23 in data91){
+if(!((((key23 === "requestsPerMinute") || (key23 === "tokensPerMinute")) || (key23 === "concurrentRuns")) || (key23 === "budgets"))){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs264 === errors){
+if(data91.requestsPerMinute !== undefined){
+let data92 = data91.requestsPerMinute;
+const _errs265 = errors;
+if(!((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92)))){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/requestsPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs265){
+if(typeof data92 == "number"){
+if(data92 > 10000000 || isNaN(data92)){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/requestsPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
+return false;
+}
+else {
+if(data92 < 1 || isNaN(data92)){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/requestsPerMinute",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/requestsPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid55 = _errs265 === errors;
+}
+else {
+var valid55 = true;
+}
+if(valid55){
+if(data91.tokensPerMinute !== undefined){
+let data93 = data91.tokensPerMinute;
+const _errs267 = errors;
+if(!((typeof data93 == "number") && (!(data93 % 1) && !isNaN(data93)))){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/tokensPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs267){
+if(typeof data93 == "number"){
+if(data93 > 1000000000000 || isNaN(data93)){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/tokensPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
+return false;
+}
+else {
+if(data93 < 1 || isNaN(data93)){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tokensPerMinute",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/tokensPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid55 = _errs267 === errors;
+}
+else {
+var valid55 = true;
+}
+if(valid55){
+if(data91.concurrentRuns !== undefined){
+let data94 = data91.concurrentRuns;
+const _errs269 = errors;
+if(!((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94)))){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/concurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs269){
+if(typeof data94 == "number"){
+if(data94 > 100000 || isNaN(data94)){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/concurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+return false;
+}
+else {
+if(data94 < 1 || isNaN(data94)){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrentRuns",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/concurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid55 = _errs269 === errors;
+}
+else {
+var valid55 = true;
+}
+if(valid55){
+if(data91.budgets !== undefined){
+let data95 = data91.budgets;
+const _errs271 = errors;
+if(errors === _errs271){
+if(Array.isArray(data95)){
+if(data95.length > 8){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"}];
+return false;
+}
+else {
+var valid56 = true;
+const len15 = data95.length;
+for(let i23=0; i23<len15; i23++){
+let data96 = data95[i23];
+const _errs273 = errors;
+if(errors === _errs273){
+if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
+let missing15;
+if((data96.period === undefined) && (missing15 = "period")){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23,schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"}];
+return false;
+}
+else {
+const _errs275 = errors;
+for(const key24 in data96){
+if(!(((key24 === "period") || (key24 === "usd")) || (key24 === "tokens"))){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23,schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs275 === errors){
+if(data96.period !== undefined){
+let data97 = data96.period;
+const _errs276 = errors;
+const _errs277 = errors;
+let valid58 = false;
+const _errs278 = errors;
+if(typeof data97 !== "string"){
+const err85 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+if("day" !== data97){
+const err86 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/0/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+var _valid9 = _errs278 === errors;
+valid58 = valid58 || _valid9;
+const _errs280 = errors;
+if(typeof data97 !== "string"){
+const err87 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+if("week" !== data97){
+const err88 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/1/const",keyword:"const",params:{allowedValue: "week"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+var _valid9 = _errs280 === errors;
+valid58 = valid58 || _valid9;
+const _errs282 = errors;
+if(typeof data97 !== "string"){
+const err89 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+if("month" !== data97){
+const err90 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/2/const",keyword:"const",params:{allowedValue: "month"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+var _valid9 = _errs282 === errors;
+valid58 = valid58 || _valid9;
+const _errs284 = errors;
+if(errors === _errs284){
+if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
+let missing16;
+if((data97.rollingMs === undefined) && (missing16 = "rollingMs")){
+const err91 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+else {
+const _errs286 = errors;
+for(const key25 in data97){
+if(!(key25 === "rollingMs")){
+const err92 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+break;
+}
+}
+if(_errs286 === errors){
+if(data97.rollingMs !== undefined){
+let data98 = data97.rollingMs;
+const _errs287 = errors;
+if(!((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98)))){
+const err93 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period/rollingMs",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+if(errors === _errs287){
+if(typeof data98 == "number"){
+if(data98 > 31622400000 || isNaN(data98)){
+const err94 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period/rollingMs",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31622400000},message:"must be <= 31622400000"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+else {
+if(data98 < 60000 || isNaN(data98)){
+const err95 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period/rollingMs",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/properties/rollingMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60000},message:"must be >= 60000"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err96 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+var _valid9 = _errs284 === errors;
+valid58 = valid58 || _valid9;
+if(!valid58){
+const err97 = {instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/period",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/period/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+validate61.errors = vErrors;
+return false;
+}
+else {
+errors = _errs277;
+if(vErrors !== null){
+if(_errs277){
+vErrors.length = _errs277;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid57 = _errs276 === errors;
+}
+else {
+var valid57 = true;
+}
+if(valid57){
+if(data96.usd !== undefined){
+let data99 = data96.usd;
+const _errs289 = errors;
+if(errors === _errs289){
+if(typeof data99 == "number"){
+if(data99 > 1000000000 || isNaN(data99)){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/usd",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
+return false;
+}
+else {
+if(data99 <= 0 || isNaN(data99)){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/usd",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/usd",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid57 = _errs289 === errors;
+}
+else {
+var valid57 = true;
+}
+if(valid57){
+if(data96.tokens !== undefined){
+let data100 = data96.tokens;
+const _errs291 = errors;
+if(!((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100)))){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/tokens",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs291){
+if(typeof data100 == "number"){
+if(data100 > 1000000000000 || isNaN(data100)){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/tokens",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000000},message:"must be <= 1000000000000"}];
+return false;
+}
+else {
+if(data100 < 1 || isNaN(data100)){
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23+"/tokens",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid57 = _errs291 === errors;
+}
+else {
+var valid57 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets/" + i23,schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid56 = _errs273 === errors;
+if(!valid56){
+break;
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/budgets",schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/properties/budgets/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid55 = _errs271 === errors;
+}
+else {
+var valid55 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/providers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/limits/properties/providers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+props8[key22] = true;
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/limits/providers",schemaPath:"#/properties/limits/properties/providers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid35 = _errs260 === errors;
+}
+else {
+var valid35 = true;
+}
+}
 }
 }
 }
@@ -8986,211 +9421,17 @@ var valid0 = true;
 }
 if(valid0){
 if(data.state !== undefined){
-let data90 = data.state;
-const _errs260 = errors;
-const _errs261 = errors;
-let valid54 = false;
-const _errs262 = errors;
-if(errors === _errs262){
-if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
-const _errs264 = errors;
-for(const key22 in data90){
-if(!(((key22 === "engine") || (key22 === "directory")) || (key22 === "leaseMs"))){
-const err85 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err85];
-}
-else {
-vErrors.push(err85);
-}
-errors++;
-break;
-}
-}
-if(_errs264 === errors){
-if(data90.engine !== undefined){
-let data91 = data90.engine;
-const _errs265 = errors;
-if(typeof data91 !== "string"){
-const err86 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err86];
-}
-else {
-vErrors.push(err86);
-}
-errors++;
-}
-if("sqlite" !== data91){
-const err87 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err87];
-}
-else {
-vErrors.push(err87);
-}
-errors++;
-}
-var valid55 = _errs265 === errors;
-}
-else {
-var valid55 = true;
-}
-if(valid55){
-if(data90.directory !== undefined){
-let data92 = data90.directory;
-const _errs267 = errors;
-if(errors === _errs267){
-if(typeof data92 === "string"){
-if(func1(data92) > 4096){
-const err88 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
-if(vErrors === null){
-vErrors = [err88];
-}
-else {
-vErrors.push(err88);
-}
-errors++;
-}
-else {
-if(func1(data92) < 1){
-const err89 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err89];
-}
-else {
-vErrors.push(err89);
-}
-errors++;
-}
-}
-}
-else {
-const err90 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err90];
-}
-else {
-vErrors.push(err90);
-}
-errors++;
-}
-}
-var valid55 = _errs267 === errors;
-}
-else {
-var valid55 = true;
-}
-if(valid55){
-if(data90.leaseMs !== undefined){
-let data93 = data90.leaseMs;
-const _errs269 = errors;
-if(!((typeof data93 == "number") && (!(data93 % 1) && !isNaN(data93)))){
-const err91 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
-}
-errors++;
-}
-if(errors === _errs269){
-if(typeof data93 == "number"){
-if(data93 > 3600000 || isNaN(data93)){
-const err92 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
-if(vErrors === null){
-vErrors = [err92];
-}
-else {
-vErrors.push(err92);
-}
-errors++;
-}
-else {
-if(data93 < 300 || isNaN(data93)){
-const err93 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
-if(vErrors === null){
-vErrors = [err93];
-}
-else {
-vErrors.push(err93);
-}
-errors++;
-}
-}
-}
-}
-var valid55 = _errs269 === errors;
-}
-else {
-var valid55 = true;
-}
-}
-}
-}
-}
-else {
-const err94 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err94];
-}
-else {
-vErrors.push(err94);
-}
-errors++;
-}
-}
-var _valid9 = _errs262 === errors;
-valid54 = valid54 || _valid9;
-if(_valid9){
-var props8 = true;
-}
-const _errs271 = errors;
-if(errors === _errs271){
-if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
-let missing15;
-if(((data90.engine === undefined) && (missing15 = "engine")) || ((data90.urlRef === undefined) && (missing15 = "urlRef"))){
-const err95 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
-if(vErrors === null){
-vErrors = [err95];
-}
-else {
-vErrors.push(err95);
-}
-errors++;
-}
-else {
-const _errs273 = errors;
-for(const key23 in data90){
-if(!(((key23 === "engine") || (key23 === "urlRef")) || (key23 === "leaseMs"))){
-const err96 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err96];
-}
-else {
-vErrors.push(err96);
-}
-errors++;
-break;
-}
-}
-if(_errs273 === errors){
-if(data90.engine !== undefined){
-let data94 = data90.engine;
-const _errs274 = errors;
-if(typeof data94 !== "string"){
-const err97 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err97];
-}
-else {
-vErrors.push(err97);
-}
-errors++;
-}
-if("postgres" !== data94){
-const err98 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant"};
+let data101 = data.state;
+const _errs293 = errors;
+const _errs294 = errors;
+let valid60 = false;
+const _errs295 = errors;
+if(errors === _errs295){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+const _errs297 = errors;
+for(const key26 in data101){
+if(!(((key26 === "engine") || (key26 === "directory")) || (key26 === "leaseMs"))){
+const err98 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -9198,24 +9439,15 @@ else {
 vErrors.push(err98);
 }
 errors++;
+break;
 }
-var valid56 = _errs274 === errors;
 }
-else {
-var valid56 = true;
-}
-if(valid56){
-if(data90.urlRef !== undefined){
-let data95 = data90.urlRef;
-const _errs276 = errors;
-const _errs277 = errors;
-let valid57 = false;
-const _errs278 = errors;
-if(errors === _errs278){
-if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
-let missing16;
-if((data95.env === undefined) && (missing16 = "env")){
-const err99 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
+if(_errs297 === errors){
+if(data101.engine !== undefined){
+let data102 = data101.engine;
+const _errs298 = errors;
+if(typeof data102 !== "string"){
+const err99 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -9224,11 +9456,8 @@ vErrors.push(err99);
 }
 errors++;
 }
-else {
-const _errs280 = errors;
-for(const key24 in data95){
-if(!(key24 === "env")){
-const err100 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if("sqlite" !== data102){
+const err100 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/0/properties/engine/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -9236,17 +9465,20 @@ else {
 vErrors.push(err100);
 }
 errors++;
-break;
 }
+var valid61 = _errs298 === errors;
 }
-if(_errs280 === errors){
-if(data95.env !== undefined){
-let data96 = data95.env;
-const _errs281 = errors;
-if(errors === _errs281){
-if(typeof data96 === "string"){
-if(!pattern7.test(data96)){
-const err101 = {instancePath:instancePath+"/state/urlRef/env",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
+else {
+var valid61 = true;
+}
+if(valid61){
+if(data101.directory !== undefined){
+let data103 = data101.directory;
+const _errs300 = errors;
+if(errors === _errs300){
+if(typeof data103 === "string"){
+if(func1(data103) > 4096){
+const err101 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -9255,9 +9487,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
 else {
-const err102 = {instancePath:instancePath+"/state/urlRef/env",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data103) < 1){
+const err102 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -9268,11 +9500,8 @@ errors++;
 }
 }
 }
-}
-}
-}
 else {
-const err103 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err103 = {instancePath:instancePath+"/state/directory",schemaPath:"#/properties/state/anyOf/0/properties/directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -9282,17 +9511,17 @@ vErrors.push(err103);
 errors++;
 }
 }
-var _valid10 = _errs278 === errors;
-valid57 = valid57 || _valid10;
-if(_valid10){
-var props9 = true;
+var valid61 = _errs300 === errors;
 }
-const _errs283 = errors;
-if(errors === _errs283){
-if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
-let missing17;
-if((data95.file === undefined) && (missing17 = "file")){
-const err104 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
+else {
+var valid61 = true;
+}
+if(valid61){
+if(data101.leaseMs !== undefined){
+let data104 = data101.leaseMs;
+const _errs302 = errors;
+if(!((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104)))){
+const err104 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -9301,11 +9530,10 @@ vErrors.push(err104);
 }
 errors++;
 }
-else {
-const _errs285 = errors;
-for(const key25 in data95){
-if(!(key25 === "file")){
-const err105 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+if(errors === _errs302){
+if(typeof data104 == "number"){
+if(data104 > 3600000 || isNaN(data104)){
+const err105 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -9313,17 +9541,10 @@ else {
 vErrors.push(err105);
 }
 errors++;
-break;
 }
-}
-if(_errs285 === errors){
-if(data95.file !== undefined){
-let data97 = data95.file;
-const _errs286 = errors;
-if(errors === _errs286){
-if(typeof data97 === "string"){
-if(func1(data97) > 4096){
-const err106 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+else {
+if(data104 < 300 || isNaN(data104)){
+const err106 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/0/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -9332,9 +9553,20 @@ vErrors.push(err106);
 }
 errors++;
 }
+}
+}
+}
+var valid61 = _errs302 === errors;
+}
 else {
-if(func1(data97) < 1){
-const err107 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid61 = true;
+}
+}
+}
+}
+}
+else {
+const err107 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -9344,9 +9576,17 @@ vErrors.push(err107);
 errors++;
 }
 }
+var _valid10 = _errs295 === errors;
+valid60 = valid60 || _valid10;
+if(_valid10){
+var props10 = true;
 }
-else {
-const err108 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs304 = errors;
+if(errors === _errs304){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+let missing17;
+if(((data101.engine === undefined) && (missing17 = "engine")) || ((data101.urlRef === undefined) && (missing17 = "urlRef"))){
+const err108 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -9355,13 +9595,11 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-}
-}
-}
-}
 else {
-const err109 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs306 = errors;
+for(const key27 in data101){
+if(!(((key27 === "engine") || (key27 === "urlRef")) || (key27 === "leaseMs"))){
+const err109 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -9369,17 +9607,15 @@ else {
 vErrors.push(err109);
 }
 errors++;
+break;
 }
 }
-var _valid10 = _errs283 === errors;
-valid57 = valid57 || _valid10;
-if(_valid10){
-if(props9 !== true){
-props9 = true;
-}
-}
-if(!valid57){
-const err110 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(_errs306 === errors){
+if(data101.engine !== undefined){
+let data105 = data101.engine;
+const _errs307 = errors;
+if(typeof data105 !== "string"){
+const err110 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -9388,28 +9624,8 @@ vErrors.push(err110);
 }
 errors++;
 }
-else {
-errors = _errs277;
-if(vErrors !== null){
-if(_errs277){
-vErrors.length = _errs277;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid56 = _errs276 === errors;
-}
-else {
-var valid56 = true;
-}
-if(valid56){
-if(data90.leaseMs !== undefined){
-let data98 = data90.leaseMs;
-const _errs288 = errors;
-if(!((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98)))){
-const err111 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if("postgres" !== data105){
+const err111 = {instancePath:instancePath+"/state/engine",schemaPath:"#/properties/state/anyOf/1/properties/engine/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -9418,10 +9634,23 @@ vErrors.push(err111);
 }
 errors++;
 }
-if(errors === _errs288){
-if(typeof data98 == "number"){
-if(data98 > 3600000 || isNaN(data98)){
-const err112 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+var valid62 = _errs307 === errors;
+}
+else {
+var valid62 = true;
+}
+if(valid62){
+if(data101.urlRef !== undefined){
+let data106 = data101.urlRef;
+const _errs309 = errors;
+const _errs310 = errors;
+let valid63 = false;
+const _errs311 = errors;
+if(errors === _errs311){
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+let missing18;
+if((data106.env === undefined) && (missing18 = "env")){
+const err112 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -9431,8 +9660,10 @@ vErrors.push(err112);
 errors++;
 }
 else {
-if(data98 < 300 || isNaN(data98)){
-const err113 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
+const _errs313 = errors;
+for(const key28 in data106){
+if(!(key28 === "env")){
+const err113 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -9440,22 +9671,17 @@ else {
 vErrors.push(err113);
 }
 errors++;
+break;
 }
 }
-}
-}
-var valid56 = _errs288 === errors;
-}
-else {
-var valid56 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err114 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs313 === errors){
+if(data106.env !== undefined){
+let data107 = data106.env;
+const _errs314 = errors;
+if(errors === _errs314){
+if(typeof data107 === "string"){
+if(!pattern7.test(data107)){
+const err114 = {instancePath:instancePath+"/state/urlRef/env",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -9465,15 +9691,8 @@ vErrors.push(err114);
 errors++;
 }
 }
-var _valid9 = _errs271 === errors;
-valid54 = valid54 || _valid9;
-if(_valid9){
-if(props8 !== true){
-props8 = true;
-}
-}
-if(!valid54){
-const err115 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err115 = {instancePath:instancePath+"/state/urlRef/env",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -9481,74 +9700,14 @@ else {
 vErrors.push(err115);
 }
 errors++;
-validate61.errors = vErrors;
-return false;
+}
+}
+}
+}
+}
 }
 else {
-errors = _errs261;
-if(vErrors !== null){
-if(_errs261){
-vErrors.length = _errs261;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid0 = _errs260 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.metrics !== undefined){
-let data99 = data.metrics;
-const _errs290 = errors;
-if(errors === _errs290){
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-let missing18;
-if((data99.enabled === undefined) && (missing18 = "enabled")){
-validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"}];
-return false;
-}
-else {
-const _errs292 = errors;
-for(const key26 in data99){
-if(!((key26 === "enabled") || (key26 === "tokenRef"))){
-validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs292 === errors){
-if(data99.enabled !== undefined){
-let data100 = data99.enabled;
-const _errs293 = errors;
-if(typeof data100 !== "boolean"){
-validate61.errors = [{instancePath:instancePath+"/metrics/enabled",schemaPath:"#/properties/metrics/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-if(true !== data100){
-validate61.errors = [{instancePath:instancePath+"/metrics/enabled",schemaPath:"#/properties/metrics/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
-return false;
-}
-var valid60 = _errs293 === errors;
-}
-else {
-var valid60 = true;
-}
-if(valid60){
-if(data99.tokenRef !== undefined){
-let data101 = data99.tokenRef;
-const _errs295 = errors;
-const _errs296 = errors;
-let valid61 = false;
-const _errs297 = errors;
-if(errors === _errs297){
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
-let missing19;
-if((data101.env === undefined) && (missing19 = "env")){
-const err116 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
+const err116 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -9557,11 +9716,18 @@ vErrors.push(err116);
 }
 errors++;
 }
-else {
-const _errs299 = errors;
-for(const key27 in data101){
-if(!(key27 === "env")){
-const err117 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
+}
+var _valid11 = _errs311 === errors;
+valid63 = valid63 || _valid11;
+if(_valid11){
+var props11 = true;
+}
+const _errs316 = errors;
+if(errors === _errs316){
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+let missing19;
+if((data106.file === undefined) && (missing19 = "file")){
+const err117 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -9569,17 +9735,12 @@ else {
 vErrors.push(err117);
 }
 errors++;
-break;
 }
-}
-if(_errs299 === errors){
-if(data101.env !== undefined){
-let data102 = data101.env;
-const _errs300 = errors;
-if(errors === _errs300){
-if(typeof data102 === "string"){
-if(!pattern7.test(data102)){
-const err118 = {instancePath:instancePath+"/metrics/tokenRef/env",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
+else {
+const _errs318 = errors;
+for(const key29 in data106){
+if(!(key29 === "file")){
+const err118 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -9587,10 +9748,17 @@ else {
 vErrors.push(err118);
 }
 errors++;
+break;
 }
 }
-else {
-const err119 = {instancePath:instancePath+"/metrics/tokenRef/env",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs318 === errors){
+if(data106.file !== undefined){
+let data108 = data106.file;
+const _errs319 = errors;
+if(errors === _errs319){
+if(typeof data108 === "string"){
+if(func1(data108) > 4096){
+const err119 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -9599,13 +9767,9 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
-}
-}
-}
-}
 else {
-const err120 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data108) < 1){
+const err120 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -9615,17 +9779,9 @@ vErrors.push(err120);
 errors++;
 }
 }
-var _valid11 = _errs297 === errors;
-valid61 = valid61 || _valid11;
-if(_valid11){
-var props10 = true;
 }
-const _errs302 = errors;
-if(errors === _errs302){
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
-let missing20;
-if((data101.file === undefined) && (missing20 = "file")){
-const err121 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
+else {
+const err121 = {instancePath:instancePath+"/state/urlRef/file",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -9634,11 +9790,13 @@ vErrors.push(err121);
 }
 errors++;
 }
+}
+}
+}
+}
+}
 else {
-const _errs304 = errors;
-for(const key28 in data101){
-if(!(key28 === "file")){
-const err122 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+const err122 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -9646,17 +9804,17 @@ else {
 vErrors.push(err122);
 }
 errors++;
-break;
 }
 }
-if(_errs304 === errors){
-if(data101.file !== undefined){
-let data103 = data101.file;
-const _errs305 = errors;
-if(errors === _errs305){
-if(typeof data103 === "string"){
-if(func1(data103) > 4096){
-const err123 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+var _valid11 = _errs316 === errors;
+valid63 = valid63 || _valid11;
+if(_valid11){
+if(props11 !== true){
+props11 = true;
+}
+}
+if(!valid63){
+const err123 = {instancePath:instancePath+"/state/urlRef",schemaPath:"#/properties/state/anyOf/1/properties/urlRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -9666,8 +9824,27 @@ vErrors.push(err123);
 errors++;
 }
 else {
-if(func1(data103) < 1){
-const err124 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+errors = _errs310;
+if(vErrors !== null){
+if(_errs310){
+vErrors.length = _errs310;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid62 = _errs309 === errors;
+}
+else {
+var valid62 = true;
+}
+if(valid62){
+if(data101.leaseMs !== undefined){
+let data109 = data101.leaseMs;
+const _errs321 = errors;
+if(!((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109)))){
+const err124 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -9676,10 +9853,10 @@ vErrors.push(err124);
 }
 errors++;
 }
-}
-}
-else {
-const err125 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs321){
+if(typeof data109 == "number"){
+if(data109 > 3600000 || isNaN(data109)){
+const err125 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -9688,13 +9865,9 @@ vErrors.push(err125);
 }
 errors++;
 }
-}
-}
-}
-}
-}
 else {
-const err126 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data109 < 300 || isNaN(data109)){
+const err126 = {instancePath:instancePath+"/state/leaseMs",schemaPath:"#/properties/state/anyOf/1/properties/leaseMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -9704,15 +9877,20 @@ vErrors.push(err126);
 errors++;
 }
 }
-var _valid11 = _errs302 === errors;
-valid61 = valid61 || _valid11;
-if(_valid11){
-if(props10 !== true){
-props10 = true;
 }
 }
-if(!valid61){
-const err127 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var valid62 = _errs321 === errors;
+}
+else {
+var valid62 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err127 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -9720,24 +9898,281 @@ else {
 vErrors.push(err127);
 }
 errors++;
+}
+}
+var _valid10 = _errs304 === errors;
+valid60 = valid60 || _valid10;
+if(_valid10){
+if(props10 !== true){
+props10 = true;
+}
+}
+if(!valid60){
+const err128 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
 validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs296;
+errors = _errs294;
 if(vErrors !== null){
-if(_errs296){
-vErrors.length = _errs296;
+if(_errs294){
+vErrors.length = _errs294;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid60 = _errs295 === errors;
+var valid0 = _errs293 === errors;
 }
 else {
-var valid60 = true;
+var valid0 = true;
+}
+if(valid0){
+if(data.metrics !== undefined){
+let data110 = data.metrics;
+const _errs323 = errors;
+if(errors === _errs323){
+if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
+let missing20;
+if((data110.enabled === undefined) && (missing20 = "enabled")){
+validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"}];
+return false;
+}
+else {
+const _errs325 = errors;
+for(const key30 in data110){
+if(!((key30 === "enabled") || (key30 === "tokenRef"))){
+validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/properties/metrics/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs325 === errors){
+if(data110.enabled !== undefined){
+let data111 = data110.enabled;
+const _errs326 = errors;
+if(typeof data111 !== "boolean"){
+validate61.errors = [{instancePath:instancePath+"/metrics/enabled",schemaPath:"#/properties/metrics/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+if(true !== data111){
+validate61.errors = [{instancePath:instancePath+"/metrics/enabled",schemaPath:"#/properties/metrics/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
+}
+var valid66 = _errs326 === errors;
+}
+else {
+var valid66 = true;
+}
+if(valid66){
+if(data110.tokenRef !== undefined){
+let data112 = data110.tokenRef;
+const _errs328 = errors;
+const _errs329 = errors;
+let valid67 = false;
+const _errs330 = errors;
+if(errors === _errs330){
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+let missing21;
+if((data112.env === undefined) && (missing21 = "env")){
+const err129 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+else {
+const _errs332 = errors;
+for(const key31 in data112){
+if(!(key31 === "env")){
+const err130 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+break;
+}
+}
+if(_errs332 === errors){
+if(data112.env !== undefined){
+let data113 = data112.env;
+const _errs333 = errors;
+if(errors === _errs333){
+if(typeof data113 === "string"){
+if(!pattern7.test(data113)){
+const err131 = {instancePath:instancePath+"/metrics/tokenRef/env",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/metrics/tokenRef/env",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err133 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+}
+var _valid12 = _errs330 === errors;
+valid67 = valid67 || _valid12;
+if(_valid12){
+var props12 = true;
+}
+const _errs335 = errors;
+if(errors === _errs335){
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+let missing22;
+if((data112.file === undefined) && (missing22 = "file")){
+const err134 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+else {
+const _errs337 = errors;
+for(const key32 in data112){
+if(!(key32 === "file")){
+const err135 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+break;
+}
+}
+if(_errs337 === errors){
+if(data112.file !== undefined){
+let data114 = data112.file;
+const _errs338 = errors;
+if(errors === _errs338){
+if(typeof data114 === "string"){
+if(func1(data114) > 4096){
+const err136 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+else {
+if(func1(data114) < 1){
+const err137 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+}
+else {
+const err138 = {instancePath:instancePath+"/metrics/tokenRef/file",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err139 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+}
+var _valid12 = _errs335 === errors;
+valid67 = valid67 || _valid12;
+if(_valid12){
+if(props12 !== true){
+props12 = true;
+}
+}
+if(!valid67){
+const err140 = {instancePath:instancePath+"/metrics/tokenRef",schemaPath:"#/properties/metrics/properties/tokenRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+validate61.errors = vErrors;
+return false;
+}
+else {
+errors = _errs329;
+if(vErrors !== null){
+if(_errs329){
+vErrors.length = _errs329;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid66 = _errs328 === errors;
+}
+else {
+var valid66 = true;
 }
 }
 }
@@ -9748,60 +10183,60 @@ validate61.errors = [{instancePath:instancePath+"/metrics",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs290 === errors;
+var valid0 = _errs323 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.tracing !== undefined){
-let data104 = data.tracing;
-const _errs307 = errors;
-if(errors === _errs307){
-if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
-let missing21;
-if((data104.enabled === undefined) && (missing21 = "enabled")){
-validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"}];
+let data115 = data.tracing;
+const _errs340 = errors;
+if(errors === _errs340){
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+let missing23;
+if((data115.enabled === undefined) && (missing23 = "enabled")){
+validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"}];
 return false;
 }
 else {
-const _errs309 = errors;
-for(const key29 in data104){
-if(!((((key29 === "enabled") || (key29 === "endpoint")) || (key29 === "serviceName")) || (key29 === "captureContent"))){
-validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
+const _errs342 = errors;
+for(const key33 in data115){
+if(!((((key33 === "enabled") || (key33 === "endpoint")) || (key33 === "serviceName")) || (key33 === "captureContent"))){
+validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/properties/tracing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs309 === errors){
-if(data104.enabled !== undefined){
-let data105 = data104.enabled;
-const _errs310 = errors;
-if(typeof data105 !== "boolean"){
+if(_errs342 === errors){
+if(data115.enabled !== undefined){
+let data116 = data115.enabled;
+const _errs343 = errors;
+if(typeof data116 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/tracing/enabled",schemaPath:"#/properties/tracing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data105){
+if(true !== data116){
 validate61.errors = [{instancePath:instancePath+"/tracing/enabled",schemaPath:"#/properties/tracing/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid64 = _errs310 === errors;
+var valid70 = _errs343 === errors;
 }
 else {
-var valid64 = true;
+var valid70 = true;
 }
-if(valid64){
-if(data104.endpoint !== undefined){
-let data106 = data104.endpoint;
-const _errs312 = errors;
-if(errors === _errs312){
-if(typeof data106 === "string"){
-if(func1(data106) > 2048){
+if(valid70){
+if(data115.endpoint !== undefined){
+let data117 = data115.endpoint;
+const _errs345 = errors;
+if(errors === _errs345){
+if(typeof data117 === "string"){
+if(func1(data117) > 2048){
 validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"#/properties/tracing/properties/endpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(func1(data106) < 1){
+if(func1(data117) < 1){
 validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"#/properties/tracing/properties/endpoint/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -9812,23 +10247,23 @@ validate61.errors = [{instancePath:instancePath+"/tracing/endpoint",schemaPath:"
 return false;
 }
 }
-var valid64 = _errs312 === errors;
+var valid70 = _errs345 === errors;
 }
 else {
-var valid64 = true;
+var valid70 = true;
 }
-if(valid64){
-if(data104.serviceName !== undefined){
-let data107 = data104.serviceName;
-const _errs314 = errors;
-if(errors === _errs314){
-if(typeof data107 === "string"){
-if(func1(data107) > 128){
+if(valid70){
+if(data115.serviceName !== undefined){
+let data118 = data115.serviceName;
+const _errs347 = errors;
+if(errors === _errs347){
+if(typeof data118 === "string"){
+if(func1(data118) > 128){
 validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPath:"#/properties/tracing/properties/serviceName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func1(data107) < 1){
+if(func1(data118) < 1){
 validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPath:"#/properties/tracing/properties/serviceName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -9839,22 +10274,22 @@ validate61.errors = [{instancePath:instancePath+"/tracing/serviceName",schemaPat
 return false;
 }
 }
-var valid64 = _errs314 === errors;
+var valid70 = _errs347 === errors;
 }
 else {
-var valid64 = true;
+var valid70 = true;
 }
-if(valid64){
-if(data104.captureContent !== undefined){
-const _errs316 = errors;
-if(typeof data104.captureContent !== "boolean"){
+if(valid70){
+if(data115.captureContent !== undefined){
+const _errs349 = errors;
+if(typeof data115.captureContent !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/tracing/captureContent",schemaPath:"#/properties/tracing/properties/captureContent/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid64 = _errs316 === errors;
+var valid70 = _errs349 === errors;
 }
 else {
-var valid64 = true;
+var valid70 = true;
 }
 }
 }
@@ -9867,32 +10302,32 @@ validate61.errors = [{instancePath:instancePath+"/tracing",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs307 === errors;
+var valid0 = _errs340 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.usage !== undefined){
-let data109 = data.usage;
-const _errs318 = errors;
-if(errors === _errs318){
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-const _errs320 = errors;
-for(const key30 in data109){
-if(!(((((key30 === "hostId") || (key30 === "labels")) || (key30 === "prices")) || (key30 === "file")) || (key30 === "webhook"))){
-validate61.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
+let data120 = data.usage;
+const _errs351 = errors;
+if(errors === _errs351){
+if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
+const _errs353 = errors;
+for(const key34 in data120){
+if(!(((((key34 === "hostId") || (key34 === "labels")) || (key34 === "prices")) || (key34 === "file")) || (key34 === "webhook"))){
+validate61.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs320 === errors){
-if(data109.hostId !== undefined){
-let data110 = data109.hostId;
-const _errs321 = errors;
-if(errors === _errs321){
-if(typeof data110 === "string"){
-if(!pattern54.test(data110)){
+if(_errs353 === errors){
+if(data120.hostId !== undefined){
+let data121 = data120.hostId;
+const _errs354 = errors;
+if(errors === _errs354){
+if(typeof data121 === "string"){
+if(!pattern55.test(data121)){
 validate61.errors = [{instancePath:instancePath+"/usage/hostId",schemaPath:"#/properties/usage/properties/hostId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"+"\""}];
 return false;
 }
@@ -9902,40 +10337,40 @@ validate61.errors = [{instancePath:instancePath+"/usage/hostId",schemaPath:"#/pr
 return false;
 }
 }
-var valid65 = _errs321 === errors;
+var valid71 = _errs354 === errors;
 }
 else {
-var valid65 = true;
+var valid71 = true;
 }
-if(valid65){
-if(data109.labels !== undefined){
-let data111 = data109.labels;
-const _errs323 = errors;
-if(errors === _errs323){
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
-if(Object.keys(data111).length > 32){
+if(valid71){
+if(data120.labels !== undefined){
+let data122 = data120.labels;
+const _errs356 = errors;
+if(errors === _errs356){
+if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
+if(Object.keys(data122).length > 32){
 validate61.errors = [{instancePath:instancePath+"/usage/labels",schemaPath:"#/properties/usage/properties/labels/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties"}];
 return false;
 }
 else {
-var props11 = {};
-for(const key31 in data111){
-if(pattern55.test(key31)){
-let data112 = data111[key31];
-const _errs325 = errors;
-if(errors === _errs325){
-if(typeof data112 === "string"){
-if(func1(data112) > 128){
-validate61.errors = [{instancePath:instancePath+"/usage/labels/" + key31.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/usage/properties/labels/patternProperties/%5E%5Ba-zA-Z%5D%5Ba-zA-Z0-9._-%5D%7B0%2C63%7D%24/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+var props13 = {};
+for(const key35 in data122){
+if(pattern56.test(key35)){
+let data123 = data122[key35];
+const _errs358 = errors;
+if(errors === _errs358){
+if(typeof data123 === "string"){
+if(func1(data123) > 128){
+validate61.errors = [{instancePath:instancePath+"/usage/labels/" + key35.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/usage/properties/labels/patternProperties/%5E%5Ba-zA-Z%5D%5Ba-zA-Z0-9._-%5D%7B0%2C63%7D%24/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/usage/labels/" + key31.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/usage/properties/labels/patternProperties/%5E%5Ba-zA-Z%5D%5Ba-zA-Z0-9._-%5D%7B0%2C63%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate61.errors = [{instancePath:instancePath+"/usage/labels/" + key35.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/usage/properties/labels/patternProperties/%5E%5Ba-zA-Z%5D%5Ba-zA-Z0-9._-%5D%7B0%2C63%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-props11[key31] = true;
+props13[key35] = true;
 }
 }
 }
@@ -9945,192 +10380,192 @@ validate61.errors = [{instancePath:instancePath+"/usage/labels",schemaPath:"#/pr
 return false;
 }
 }
-var valid65 = _errs323 === errors;
+var valid71 = _errs356 === errors;
 }
 else {
-var valid65 = true;
+var valid71 = true;
 }
-if(valid65){
-if(data109.prices !== undefined){
-let data113 = data109.prices;
-const _errs327 = errors;
-if(errors === _errs327){
-if(Array.isArray(data113)){
-if(data113.length > 1000){
+if(valid71){
+if(data120.prices !== undefined){
+let data124 = data120.prices;
+const _errs360 = errors;
+if(errors === _errs360){
+if(Array.isArray(data124)){
+if(data124.length > 1000){
 validate61.errors = [{instancePath:instancePath+"/usage/prices",schemaPath:"#/properties/usage/properties/prices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
 return false;
 }
 else {
-var valid67 = true;
-const len15 = data113.length;
-for(let i23=0; i23<len15; i23++){
-let data114 = data113[i23];
-const _errs329 = errors;
-if(errors === _errs329){
-if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
-let missing22;
-if(((((data114.vendor === undefined) && (missing22 = "vendor")) || ((data114.model === undefined) && (missing22 = "model"))) || ((data114.inputUsdPerMTok === undefined) && (missing22 = "inputUsdPerMTok"))) || ((data114.outputUsdPerMTok === undefined) && (missing22 = "outputUsdPerMTok"))){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23,schemaPath:"#/properties/usage/properties/prices/items/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"}];
+var valid73 = true;
+const len16 = data124.length;
+for(let i24=0; i24<len16; i24++){
+let data125 = data124[i24];
+const _errs362 = errors;
+if(errors === _errs362){
+if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+let missing24;
+if(((((data125.vendor === undefined) && (missing24 = "vendor")) || ((data125.model === undefined) && (missing24 = "model"))) || ((data125.inputUsdPerMTok === undefined) && (missing24 = "inputUsdPerMTok"))) || ((data125.outputUsdPerMTok === undefined) && (missing24 = "outputUsdPerMTok"))){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24,schemaPath:"#/properties/usage/properties/prices/items/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"}];
 return false;
 }
 else {
-const _errs331 = errors;
-for(const key32 in data114){
-if(!(((((key32 === "vendor") || (key32 === "model")) || (key32 === "inputUsdPerMTok")) || (key32 === "outputUsdPerMTok")) || (key32 === "cachedInputUsdPerMTok"))){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23,schemaPath:"#/properties/usage/properties/prices/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
+const _errs364 = errors;
+for(const key36 in data125){
+if(!(((((key36 === "vendor") || (key36 === "model")) || (key36 === "inputUsdPerMTok")) || (key36 === "outputUsdPerMTok")) || (key36 === "cachedInputUsdPerMTok"))){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24,schemaPath:"#/properties/usage/properties/prices/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs331 === errors){
-if(data114.vendor !== undefined){
-let data115 = data114.vendor;
-const _errs332 = errors;
-if(errors === _errs332){
-if(typeof data115 === "string"){
-if(func1(data115) > 64){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+if(_errs364 === errors){
+if(data125.vendor !== undefined){
+let data126 = data125.vendor;
+const _errs365 = errors;
+if(errors === _errs365){
+if(typeof data126 === "string"){
+if(func1(data126) > 64){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-if(func1(data115) < 1){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid68 = _errs332 === errors;
-}
-else {
-var valid68 = true;
-}
-if(valid68){
-if(data114.model !== undefined){
-let data116 = data114.model;
-const _errs334 = errors;
-if(errors === _errs334){
-if(typeof data116 === "string"){
-if(func1(data116) > 256){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-else {
-if(func1(data116) < 1){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(func1(data126) < 1){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/vendor",schemaPath:"#/properties/usage/properties/prices/items/properties/vendor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid68 = _errs334 === errors;
+var valid74 = _errs365 === errors;
 }
 else {
-var valid68 = true;
+var valid74 = true;
 }
-if(valid68){
-if(data114.inputUsdPerMTok !== undefined){
-let data117 = data114.inputUsdPerMTok;
-const _errs336 = errors;
-if(errors === _errs336){
-if(typeof data117 == "number"){
-if(data117 > 1000000 || isNaN(data117)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+if(valid74){
+if(data125.model !== undefined){
+let data127 = data125.model;
+const _errs367 = errors;
+if(errors === _errs367){
+if(typeof data127 === "string"){
+if(func1(data127) > 256){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(data117 < 0 || isNaN(data117)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid68 = _errs336 === errors;
-}
-else {
-var valid68 = true;
-}
-if(valid68){
-if(data114.outputUsdPerMTok !== undefined){
-let data118 = data114.outputUsdPerMTok;
-const _errs338 = errors;
-if(errors === _errs338){
-if(typeof data118 == "number"){
-if(data118 > 1000000 || isNaN(data118)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
-return false;
-}
-else {
-if(data118 < 0 || isNaN(data118)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(func1(data127) < 1){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/model",schemaPath:"#/properties/usage/properties/prices/items/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid68 = _errs338 === errors;
+var valid74 = _errs367 === errors;
 }
 else {
-var valid68 = true;
+var valid74 = true;
 }
-if(valid68){
-if(data114.cachedInputUsdPerMTok !== undefined){
-let data119 = data114.cachedInputUsdPerMTok;
-const _errs340 = errors;
-if(errors === _errs340){
-if(typeof data119 == "number"){
-if(data119 > 1000000 || isNaN(data119)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+if(valid74){
+if(data125.inputUsdPerMTok !== undefined){
+let data128 = data125.inputUsdPerMTok;
+const _errs369 = errors;
+if(errors === _errs369){
+if(typeof data128 == "number"){
+if(data128 > 1000000 || isNaN(data128)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data119 < 0 || isNaN(data119)){
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(data128 < 0 || isNaN(data128)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
-}
-}
-}
-else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid68 = _errs340 === errors;
-}
-else {
-var valid68 = true;
-}
-}
-}
-}
-}
 }
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i23,schemaPath:"#/properties/usage/properties/prices/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/inputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/inputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
-var valid67 = _errs329 === errors;
-if(!valid67){
+var valid74 = _errs369 === errors;
+}
+else {
+var valid74 = true;
+}
+if(valid74){
+if(data125.outputUsdPerMTok !== undefined){
+let data129 = data125.outputUsdPerMTok;
+const _errs371 = errors;
+if(errors === _errs371){
+if(typeof data129 == "number"){
+if(data129 > 1000000 || isNaN(data129)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+return false;
+}
+else {
+if(data129 < 0 || isNaN(data129)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/outputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/outputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid74 = _errs371 === errors;
+}
+else {
+var valid74 = true;
+}
+if(valid74){
+if(data125.cachedInputUsdPerMTok !== undefined){
+let data130 = data125.cachedInputUsdPerMTok;
+const _errs373 = errors;
+if(errors === _errs373){
+if(typeof data130 == "number"){
+if(data130 > 1000000 || isNaN(data130)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+return false;
+}
+else {
+if(data130 < 0 || isNaN(data130)){
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24+"/cachedInputUsdPerMTok",schemaPath:"#/properties/usage/properties/prices/items/properties/cachedInputUsdPerMTok/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid74 = _errs373 === errors;
+}
+else {
+var valid74 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/usage/prices/" + i24,schemaPath:"#/properties/usage/properties/prices/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid73 = _errs362 === errors;
+if(!valid73){
 break;
 }
 }
@@ -10141,43 +10576,43 @@ validate61.errors = [{instancePath:instancePath+"/usage/prices",schemaPath:"#/pr
 return false;
 }
 }
-var valid65 = _errs327 === errors;
+var valid71 = _errs360 === errors;
 }
 else {
-var valid65 = true;
+var valid71 = true;
 }
-if(valid65){
-if(data109.file !== undefined){
-let data120 = data109.file;
-const _errs342 = errors;
-if(errors === _errs342){
-if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
-let missing23;
-if((data120.path === undefined) && (missing23 = "path")){
-validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"}];
+if(valid71){
+if(data120.file !== undefined){
+let data131 = data120.file;
+const _errs375 = errors;
+if(errors === _errs375){
+if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+let missing25;
+if((data131.path === undefined) && (missing25 = "path")){
+validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"}];
 return false;
 }
 else {
-const _errs344 = errors;
-for(const key33 in data120){
-if(!(((key33 === "path") || (key33 === "maxBytes")) || (key33 === "keep"))){
-validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
+const _errs377 = errors;
+for(const key37 in data131){
+if(!(((key37 === "path") || (key37 === "maxBytes")) || (key37 === "keep"))){
+validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/properties/usage/properties/file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs344 === errors){
-if(data120.path !== undefined){
-let data121 = data120.path;
-const _errs345 = errors;
-if(errors === _errs345){
-if(typeof data121 === "string"){
-if(func1(data121) > 4096){
+if(_errs377 === errors){
+if(data131.path !== undefined){
+let data132 = data131.path;
+const _errs378 = errors;
+if(errors === _errs378){
+if(typeof data132 === "string"){
+if(func1(data132) > 4096){
 validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#/properties/usage/properties/file/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func1(data121) < 1){
+if(func1(data132) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#/properties/usage/properties/file/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -10188,64 +10623,64 @@ validate61.errors = [{instancePath:instancePath+"/usage/file/path",schemaPath:"#
 return false;
 }
 }
-var valid69 = _errs345 === errors;
+var valid75 = _errs378 === errors;
 }
 else {
-var valid69 = true;
+var valid75 = true;
 }
-if(valid69){
-if(data120.maxBytes !== undefined){
-let data122 = data120.maxBytes;
-const _errs347 = errors;
-if(!((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122)))){
+if(valid75){
+if(data131.maxBytes !== undefined){
+let data133 = data131.maxBytes;
+const _errs380 = errors;
+if(!((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133)))){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs347){
-if(typeof data122 == "number"){
-if(data122 > 1073741824 || isNaN(data122)){
+if(errors === _errs380){
+if(typeof data133 == "number"){
+if(data133 > 1073741824 || isNaN(data133)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data122 < 4096 || isNaN(data122)){
+if(data133 < 4096 || isNaN(data133)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/maxBytes",schemaPath:"#/properties/usage/properties/file/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096},message:"must be >= 4096"}];
 return false;
 }
 }
 }
 }
-var valid69 = _errs347 === errors;
+var valid75 = _errs380 === errors;
 }
 else {
-var valid69 = true;
+var valid75 = true;
 }
-if(valid69){
-if(data120.keep !== undefined){
-let data123 = data120.keep;
-const _errs349 = errors;
-if(!((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123)))){
+if(valid75){
+if(data131.keep !== undefined){
+let data134 = data131.keep;
+const _errs382 = errors;
+if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs349){
-if(typeof data123 == "number"){
-if(data123 > 100 || isNaN(data123)){
+if(errors === _errs382){
+if(typeof data134 == "number"){
+if(data134 > 100 || isNaN(data134)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
-if(data123 < 1 || isNaN(data123)){
+if(data134 < 1 || isNaN(data134)){
 validate61.errors = [{instancePath:instancePath+"/usage/file/keep",schemaPath:"#/properties/usage/properties/file/properties/keep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid69 = _errs349 === errors;
+var valid75 = _errs382 === errors;
 }
 else {
-var valid69 = true;
+var valid75 = true;
 }
 }
 }
@@ -10257,43 +10692,43 @@ validate61.errors = [{instancePath:instancePath+"/usage/file",schemaPath:"#/prop
 return false;
 }
 }
-var valid65 = _errs342 === errors;
+var valid71 = _errs375 === errors;
 }
 else {
-var valid65 = true;
+var valid71 = true;
 }
-if(valid65){
-if(data109.webhook !== undefined){
-let data124 = data109.webhook;
-const _errs351 = errors;
-if(errors === _errs351){
-if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
-let missing24;
-if((data124.url === undefined) && (missing24 = "url")){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"}];
+if(valid71){
+if(data120.webhook !== undefined){
+let data135 = data120.webhook;
+const _errs384 = errors;
+if(errors === _errs384){
+if(data135 && typeof data135 == "object" && !Array.isArray(data135)){
+let missing26;
+if((data135.url === undefined) && (missing26 = "url")){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"}];
 return false;
 }
 else {
-const _errs353 = errors;
-for(const key34 in data124){
-if(!((((((((key34 === "url") || (key34 === "tokenRef")) || (key34 === "maxAttempts")) || (key34 === "timeoutMs")) || (key34 === "retryIntervalMs")) || (key34 === "spoolDirectory")) || (key34 === "maxSpoolRecords")) || (key34 === "maxSpoolBytes"))){
-validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
+const _errs386 = errors;
+for(const key38 in data135){
+if(!((((((((key38 === "url") || (key38 === "tokenRef")) || (key38 === "maxAttempts")) || (key38 === "timeoutMs")) || (key38 === "retryIntervalMs")) || (key38 === "spoolDirectory")) || (key38 === "maxSpoolRecords")) || (key38 === "maxSpoolBytes"))){
+validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/properties/usage/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs353 === errors){
-if(data124.url !== undefined){
-let data125 = data124.url;
-const _errs354 = errors;
-if(errors === _errs354){
-if(typeof data125 === "string"){
-if(func1(data125) > 2048){
+if(_errs386 === errors){
+if(data135.url !== undefined){
+let data136 = data135.url;
+const _errs387 = errors;
+if(errors === _errs387){
+if(typeof data136 === "string"){
+if(func1(data136) > 2048){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:"#/properties/usage/properties/webhook/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(func1(data125) < 1){
+if(func1(data136) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:"#/properties/usage/properties/webhook/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -10304,159 +10739,70 @@ validate61.errors = [{instancePath:instancePath+"/usage/webhook/url",schemaPath:
 return false;
 }
 }
-var valid70 = _errs354 === errors;
+var valid76 = _errs387 === errors;
 }
 else {
-var valid70 = true;
+var valid76 = true;
 }
-if(valid70){
-if(data124.tokenRef !== undefined){
-let data126 = data124.tokenRef;
-const _errs356 = errors;
-const _errs357 = errors;
-let valid71 = false;
-const _errs358 = errors;
-if(errors === _errs358){
-if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
-let missing25;
-if((data126.env === undefined) && (missing25 = "env")){
-const err128 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
+if(valid76){
+if(data135.tokenRef !== undefined){
+let data137 = data135.tokenRef;
+const _errs389 = errors;
+const _errs390 = errors;
+let valid77 = false;
+const _errs391 = errors;
+if(errors === _errs391){
+if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
+let missing27;
+if((data137.env === undefined) && (missing27 = "env")){
+const err141 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
 if(vErrors === null){
-vErrors = [err128];
+vErrors = [err141];
 }
 else {
-vErrors.push(err128);
+vErrors.push(err141);
 }
 errors++;
 }
 else {
-const _errs360 = errors;
-for(const key35 in data126){
-if(!(key35 === "env")){
-const err129 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"};
+const _errs393 = errors;
+for(const key39 in data137){
+if(!(key39 === "env")){
+const err142 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err129];
+vErrors = [err142];
 }
 else {
-vErrors.push(err129);
-}
-errors++;
-break;
-}
-}
-if(_errs360 === errors){
-if(data126.env !== undefined){
-let data127 = data126.env;
-const _errs361 = errors;
-if(errors === _errs361){
-if(typeof data127 === "string"){
-if(!pattern7.test(data127)){
-const err130 = {instancePath:instancePath+"/usage/webhook/tokenRef/env",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
-if(vErrors === null){
-vErrors = [err130];
-}
-else {
-vErrors.push(err130);
-}
-errors++;
-}
-}
-else {
-const err131 = {instancePath:instancePath+"/usage/webhook/tokenRef/env",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err131];
-}
-else {
-vErrors.push(err131);
-}
-errors++;
-}
-}
-}
-}
-}
-}
-else {
-const err132 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err132];
-}
-else {
-vErrors.push(err132);
-}
-errors++;
-}
-}
-var _valid12 = _errs358 === errors;
-valid71 = valid71 || _valid12;
-if(_valid12){
-var props12 = true;
-}
-const _errs363 = errors;
-if(errors === _errs363){
-if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
-let missing26;
-if((data126.file === undefined) && (missing26 = "file")){
-const err133 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
-if(vErrors === null){
-vErrors = [err133];
-}
-else {
-vErrors.push(err133);
-}
-errors++;
-}
-else {
-const _errs365 = errors;
-for(const key36 in data126){
-if(!(key36 === "file")){
-const err134 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err134];
-}
-else {
-vErrors.push(err134);
+vErrors.push(err142);
 }
 errors++;
 break;
 }
 }
-if(_errs365 === errors){
-if(data126.file !== undefined){
-let data128 = data126.file;
-const _errs366 = errors;
-if(errors === _errs366){
-if(typeof data128 === "string"){
-if(func1(data128) > 4096){
-const err135 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(_errs393 === errors){
+if(data137.env !== undefined){
+let data138 = data137.env;
+const _errs394 = errors;
+if(errors === _errs394){
+if(typeof data138 === "string"){
+if(!pattern7.test(data138)){
+const err143 = {instancePath:instancePath+"/usage/webhook/tokenRef/env",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
-vErrors = [err135];
+vErrors = [err143];
 }
 else {
-vErrors.push(err135);
-}
-errors++;
-}
-else {
-if(func1(data128) < 1){
-const err136 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err136];
-}
-else {
-vErrors.push(err136);
+vErrors.push(err143);
 }
 errors++;
 }
 }
-}
 else {
-const err137 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err144 = {instancePath:instancePath+"/usage/webhook/tokenRef/env",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err137];
+vErrors = [err144];
 }
 else {
-vErrors.push(err137);
+vErrors.push(err144);
 }
 errors++;
 }
@@ -10466,144 +10812,233 @@ errors++;
 }
 }
 else {
-const err138 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err145 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err138];
+vErrors = [err145];
 }
 else {
-vErrors.push(err138);
+vErrors.push(err145);
 }
 errors++;
 }
 }
-var _valid12 = _errs363 === errors;
-valid71 = valid71 || _valid12;
-if(_valid12){
-if(props12 !== true){
-props12 = true;
+var _valid13 = _errs391 === errors;
+valid77 = valid77 || _valid13;
+if(_valid13){
+var props14 = true;
 }
-}
-if(!valid71){
-const err139 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs396 = errors;
+if(errors === _errs396){
+if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
+let missing28;
+if((data137.file === undefined) && (missing28 = "file")){
+const err146 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
 if(vErrors === null){
-vErrors = [err139];
+vErrors = [err146];
 }
 else {
-vErrors.push(err139);
+vErrors.push(err146);
+}
+errors++;
+}
+else {
+const _errs398 = errors;
+for(const key40 in data137){
+if(!(key40 === "file")){
+const err147 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+break;
+}
+}
+if(_errs398 === errors){
+if(data137.file !== undefined){
+let data139 = data137.file;
+const _errs399 = errors;
+if(errors === _errs399){
+if(typeof data139 === "string"){
+if(func1(data139) > 4096){
+const err148 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+else {
+if(func1(data139) < 1){
+const err149 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+}
+else {
+const err150 = {instancePath:instancePath+"/usage/webhook/tokenRef/file",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err151 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+}
+var _valid13 = _errs396 === errors;
+valid77 = valid77 || _valid13;
+if(_valid13){
+if(props14 !== true){
+props14 = true;
+}
+}
+if(!valid77){
+const err152 = {instancePath:instancePath+"/usage/webhook/tokenRef",schemaPath:"#/properties/usage/properties/webhook/properties/tokenRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
 }
 errors++;
 validate61.errors = vErrors;
 return false;
 }
 else {
-errors = _errs357;
+errors = _errs390;
 if(vErrors !== null){
-if(_errs357){
-vErrors.length = _errs357;
+if(_errs390){
+vErrors.length = _errs390;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid70 = _errs356 === errors;
+var valid76 = _errs389 === errors;
 }
 else {
-var valid70 = true;
+var valid76 = true;
 }
-if(valid70){
-if(data124.maxAttempts !== undefined){
-let data129 = data124.maxAttempts;
-const _errs368 = errors;
-if(!((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129)))){
+if(valid76){
+if(data135.maxAttempts !== undefined){
+let data140 = data135.maxAttempts;
+const _errs401 = errors;
+if(!((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs368){
-if(typeof data129 == "number"){
-if(data129 > 10 || isNaN(data129)){
+if(errors === _errs401){
+if(typeof data140 == "number"){
+if(data140 > 10 || isNaN(data140)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
 return false;
 }
 else {
-if(data129 < 1 || isNaN(data129)){
+if(data140 < 1 || isNaN(data140)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxAttempts",schemaPath:"#/properties/usage/properties/webhook/properties/maxAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid70 = _errs368 === errors;
+var valid76 = _errs401 === errors;
 }
 else {
-var valid70 = true;
+var valid76 = true;
 }
-if(valid70){
-if(data124.timeoutMs !== undefined){
-let data130 = data124.timeoutMs;
-const _errs370 = errors;
-if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
+if(valid76){
+if(data135.timeoutMs !== undefined){
+let data141 = data135.timeoutMs;
+const _errs403 = errors;
+if(!((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs370){
-if(typeof data130 == "number"){
-if(data130 > 60000 || isNaN(data130)){
+if(errors === _errs403){
+if(typeof data141 == "number"){
+if(data141 > 60000 || isNaN(data141)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
 return false;
 }
 else {
-if(data130 < 100 || isNaN(data130)){
+if(data141 < 100 || isNaN(data141)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/timeoutMs",schemaPath:"#/properties/usage/properties/webhook/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 }
 }
 }
-var valid70 = _errs370 === errors;
+var valid76 = _errs403 === errors;
 }
 else {
-var valid70 = true;
+var valid76 = true;
 }
-if(valid70){
-if(data124.retryIntervalMs !== undefined){
-let data131 = data124.retryIntervalMs;
-const _errs372 = errors;
-if(!((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131)))){
+if(valid76){
+if(data135.retryIntervalMs !== undefined){
+let data142 = data135.retryIntervalMs;
+const _errs405 = errors;
+if(!((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs372){
-if(typeof data131 == "number"){
-if(data131 > 3600000 || isNaN(data131)){
+if(errors === _errs405){
+if(typeof data142 == "number"){
+if(data142 > 3600000 || isNaN(data142)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"}];
 return false;
 }
 else {
-if(data131 < 50 || isNaN(data131)){
+if(data142 < 50 || isNaN(data142)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/retryIntervalMs",schemaPath:"#/properties/usage/properties/webhook/properties/retryIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 50},message:"must be >= 50"}];
 return false;
 }
 }
 }
 }
-var valid70 = _errs372 === errors;
+var valid76 = _errs405 === errors;
 }
 else {
-var valid70 = true;
+var valid76 = true;
 }
-if(valid70){
-if(data124.spoolDirectory !== undefined){
-let data132 = data124.spoolDirectory;
-const _errs374 = errors;
-if(errors === _errs374){
-if(typeof data132 === "string"){
-if(func1(data132) > 4096){
+if(valid76){
+if(data135.spoolDirectory !== undefined){
+let data143 = data135.spoolDirectory;
+const _errs407 = errors;
+if(errors === _errs407){
+if(typeof data143 === "string"){
+if(func1(data143) > 4096){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func1(data132) < 1){
+if(func1(data143) < 1){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",schemaPath:"#/properties/usage/properties/webhook/properties/spoolDirectory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -10614,64 +11049,64 @@ validate61.errors = [{instancePath:instancePath+"/usage/webhook/spoolDirectory",
 return false;
 }
 }
-var valid70 = _errs374 === errors;
+var valid76 = _errs407 === errors;
 }
 else {
-var valid70 = true;
+var valid76 = true;
 }
-if(valid70){
-if(data124.maxSpoolRecords !== undefined){
-let data133 = data124.maxSpoolRecords;
-const _errs376 = errors;
-if(!((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133)))){
+if(valid76){
+if(data135.maxSpoolRecords !== undefined){
+let data144 = data135.maxSpoolRecords;
+const _errs409 = errors;
+if(!((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs376){
-if(typeof data133 == "number"){
-if(data133 > 10000000 || isNaN(data133)){
+if(errors === _errs409){
+if(typeof data144 == "number"){
+if(data144 > 10000000 || isNaN(data144)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
 return false;
 }
 else {
-if(data133 < 1 || isNaN(data133)){
+if(data144 < 1 || isNaN(data144)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolRecords",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolRecords/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid70 = _errs376 === errors;
+var valid76 = _errs409 === errors;
 }
 else {
-var valid70 = true;
+var valid76 = true;
 }
-if(valid70){
-if(data124.maxSpoolBytes !== undefined){
-let data134 = data124.maxSpoolBytes;
-const _errs378 = errors;
-if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
+if(valid76){
+if(data135.maxSpoolBytes !== undefined){
+let data145 = data135.maxSpoolBytes;
+const _errs411 = errors;
+if(!((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145)))){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs378){
-if(typeof data134 == "number"){
-if(data134 > 68719476736 || isNaN(data134)){
+if(errors === _errs411){
+if(typeof data145 == "number"){
+if(data145 > 68719476736 || isNaN(data145)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 68719476736},message:"must be <= 68719476736"}];
 return false;
 }
 else {
-if(data134 < 65536 || isNaN(data134)){
+if(data145 < 65536 || isNaN(data145)){
 validate61.errors = [{instancePath:instancePath+"/usage/webhook/maxSpoolBytes",schemaPath:"#/properties/usage/properties/webhook/properties/maxSpoolBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"}];
 return false;
 }
 }
 }
 }
-var valid70 = _errs378 === errors;
+var valid76 = _errs411 === errors;
 }
 else {
-var valid70 = true;
+var valid76 = true;
 }
 }
 }
@@ -10688,10 +11123,10 @@ validate61.errors = [{instancePath:instancePath+"/usage/webhook",schemaPath:"#/p
 return false;
 }
 }
-var valid65 = _errs351 === errors;
+var valid71 = _errs384 === errors;
 }
 else {
-var valid65 = true;
+var valid71 = true;
 }
 }
 }
@@ -10704,86 +11139,86 @@ validate61.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs318 === errors;
+var valid0 = _errs351 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.approvals !== undefined){
-let data135 = data.approvals;
-const _errs380 = errors;
-if(errors === _errs380){
-if(data135 && typeof data135 == "object" && !Array.isArray(data135)){
-let missing27;
-if((data135.interactive === undefined) && (missing27 = "interactive")){
-validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"}];
+let data146 = data.approvals;
+const _errs413 = errors;
+if(errors === _errs413){
+if(data146 && typeof data146 == "object" && !Array.isArray(data146)){
+let missing29;
+if((data146.interactive === undefined) && (missing29 = "interactive")){
+validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"}];
 return false;
 }
 else {
-const _errs382 = errors;
-for(const key37 in data135){
-if(!(((key37 === "interactive") || (key37 === "allowIdlePause")) || (key37 === "maxPending"))){
-validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
+const _errs415 = errors;
+for(const key41 in data146){
+if(!(((key41 === "interactive") || (key41 === "allowIdlePause")) || (key41 === "maxPending"))){
+validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/properties/approvals/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs382 === errors){
-if(data135.interactive !== undefined){
-let data136 = data135.interactive;
-const _errs383 = errors;
-if(typeof data136 !== "boolean"){
+if(_errs415 === errors){
+if(data146.interactive !== undefined){
+let data147 = data146.interactive;
+const _errs416 = errors;
+if(typeof data147 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/approvals/interactive",schemaPath:"#/properties/approvals/properties/interactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data136){
+if(true !== data147){
 validate61.errors = [{instancePath:instancePath+"/approvals/interactive",schemaPath:"#/properties/approvals/properties/interactive/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid74 = _errs383 === errors;
+var valid80 = _errs416 === errors;
 }
 else {
-var valid74 = true;
+var valid80 = true;
 }
-if(valid74){
-if(data135.allowIdlePause !== undefined){
-const _errs385 = errors;
-if(typeof data135.allowIdlePause !== "boolean"){
+if(valid80){
+if(data146.allowIdlePause !== undefined){
+const _errs418 = errors;
+if(typeof data146.allowIdlePause !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/approvals/allowIdlePause",schemaPath:"#/properties/approvals/properties/allowIdlePause/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid74 = _errs385 === errors;
+var valid80 = _errs418 === errors;
 }
 else {
-var valid74 = true;
+var valid80 = true;
 }
-if(valid74){
-if(data135.maxPending !== undefined){
-let data138 = data135.maxPending;
-const _errs387 = errors;
-if(!((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138)))){
+if(valid80){
+if(data146.maxPending !== undefined){
+let data149 = data146.maxPending;
+const _errs420 = errors;
+if(!((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149)))){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs387){
-if(typeof data138 == "number"){
-if(data138 > 100000 || isNaN(data138)){
+if(errors === _errs420){
+if(typeof data149 == "number"){
+if(data149 > 100000 || isNaN(data149)){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data138 < 1 || isNaN(data138)){
+if(data149 < 1 || isNaN(data149)){
 validate61.errors = [{instancePath:instancePath+"/approvals/maxPending",schemaPath:"#/properties/approvals/properties/maxPending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid74 = _errs387 === errors;
+var valid80 = _errs420 === errors;
 }
 else {
-var valid74 = true;
+var valid80 = true;
 }
 }
 }
@@ -10795,86 +11230,86 @@ validate61.errors = [{instancePath:instancePath+"/approvals",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs380 === errors;
+var valid0 = _errs413 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.applicationTools !== undefined){
-let data139 = data.applicationTools;
-const _errs389 = errors;
-if(errors === _errs389){
-if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
-let missing28;
-if((data139.enabled === undefined) && (missing28 = "enabled")){
-validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"}];
+let data150 = data.applicationTools;
+const _errs422 = errors;
+if(errors === _errs422){
+if(data150 && typeof data150 == "object" && !Array.isArray(data150)){
+let missing30;
+if((data150.enabled === undefined) && (missing30 = "enabled")){
+validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"}];
 return false;
 }
 else {
-const _errs391 = errors;
-for(const key38 in data139){
-if(!(((key38 === "enabled") || (key38 === "requireApproval")) || (key38 === "maxPending"))){
-validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
+const _errs424 = errors;
+for(const key42 in data150){
+if(!(((key42 === "enabled") || (key42 === "requireApproval")) || (key42 === "maxPending"))){
+validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"#/properties/applicationTools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs391 === errors){
-if(data139.enabled !== undefined){
-let data140 = data139.enabled;
-const _errs392 = errors;
-if(typeof data140 !== "boolean"){
+if(_errs424 === errors){
+if(data150.enabled !== undefined){
+let data151 = data150.enabled;
+const _errs425 = errors;
+if(typeof data151 !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/enabled",schemaPath:"#/properties/applicationTools/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(true !== data140){
+if(true !== data151){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/enabled",schemaPath:"#/properties/applicationTools/properties/enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
-var valid75 = _errs392 === errors;
+var valid81 = _errs425 === errors;
 }
 else {
-var valid75 = true;
+var valid81 = true;
 }
-if(valid75){
-if(data139.requireApproval !== undefined){
-const _errs394 = errors;
-if(typeof data139.requireApproval !== "boolean"){
+if(valid81){
+if(data150.requireApproval !== undefined){
+const _errs427 = errors;
+if(typeof data150.requireApproval !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/requireApproval",schemaPath:"#/properties/applicationTools/properties/requireApproval/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid75 = _errs394 === errors;
+var valid81 = _errs427 === errors;
 }
 else {
-var valid75 = true;
+var valid81 = true;
 }
-if(valid75){
-if(data139.maxPending !== undefined){
-let data142 = data139.maxPending;
-const _errs396 = errors;
-if(!((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142)))){
+if(valid81){
+if(data150.maxPending !== undefined){
+let data153 = data150.maxPending;
+const _errs429 = errors;
+if(!((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153)))){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs396){
-if(typeof data142 == "number"){
-if(data142 > 100000 || isNaN(data142)){
+if(errors === _errs429){
+if(typeof data153 == "number"){
+if(data153 > 100000 || isNaN(data153)){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data142 < 1 || isNaN(data142)){
+if(data153 < 1 || isNaN(data153)){
 validate61.errors = [{instancePath:instancePath+"/applicationTools/maxPending",schemaPath:"#/properties/applicationTools/properties/maxPending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs396 === errors;
+var valid81 = _errs429 === errors;
 }
 else {
-var valid75 = true;
+var valid81 = true;
 }
 }
 }
@@ -10886,281 +11321,98 @@ validate61.errors = [{instancePath:instancePath+"/applicationTools",schemaPath:"
 return false;
 }
 }
-var valid0 = _errs389 === errors;
+var valid0 = _errs422 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.retrieval !== undefined){
-let data143 = data.retrieval;
-const _errs398 = errors;
-if(errors === _errs398){
-if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
-let missing29;
-if((data143.corpora === undefined) && (missing29 = "corpora")){
-validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"}];
+let data154 = data.retrieval;
+const _errs431 = errors;
+if(errors === _errs431){
+if(data154 && typeof data154 == "object" && !Array.isArray(data154)){
+let missing31;
+if((data154.corpora === undefined) && (missing31 = "corpora")){
+validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"}];
 return false;
 }
 else {
-const _errs400 = errors;
-for(const key39 in data143){
-if(!(((((key39 === "corpora") || (key39 === "chunkBytes")) || (key39 === "capacity")) || (key39 === "ingestion")) || (key39 === "pdf"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
+const _errs433 = errors;
+for(const key43 in data154){
+if(!(((((key43 === "corpora") || (key43 === "chunkBytes")) || (key43 === "capacity")) || (key43 === "ingestion")) || (key43 === "pdf"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/properties/retrieval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs400 === errors){
-if(data143.corpora !== undefined){
-let data144 = data143.corpora;
-const _errs401 = errors;
-if(errors === _errs401){
-if(Array.isArray(data144)){
-if(data144.length > 1000){
+if(_errs433 === errors){
+if(data154.corpora !== undefined){
+let data155 = data154.corpora;
+const _errs434 = errors;
+if(errors === _errs434){
+if(Array.isArray(data155)){
+if(data155.length > 1000){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:"#/properties/retrieval/properties/corpora/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
 return false;
 }
 else {
-if(data144.length < 1){
+if(data155.length < 1){
 validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:"#/properties/retrieval/properties/corpora/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
-var valid77 = true;
-const len16 = data144.length;
-for(let i24=0; i24<len16; i24++){
-let data145 = data144[i24];
-const _errs403 = errors;
-if(errors === _errs403){
-if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
-let missing30;
-if((data145.id === undefined) && (missing30 = "id")){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24,schemaPath:"#/properties/retrieval/properties/corpora/items/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"}];
+var valid83 = true;
+const len17 = data155.length;
+for(let i25=0; i25<len17; i25++){
+let data156 = data155[i25];
+const _errs436 = errors;
+if(errors === _errs436){
+if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
+let missing32;
+if((data156.id === undefined) && (missing32 = "id")){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25,schemaPath:"#/properties/retrieval/properties/corpora/items/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"}];
 return false;
 }
 else {
-const _errs405 = errors;
-for(const key40 in data145){
-if(!((((key40 === "id") || (key40 === "namespace")) || (key40 === "embedding")) || (key40 === "capacity"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24,schemaPath:"#/properties/retrieval/properties/corpora/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
+const _errs438 = errors;
+for(const key44 in data156){
+if(!((((key44 === "id") || (key44 === "namespace")) || (key44 === "embedding")) || (key44 === "capacity"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25,schemaPath:"#/properties/retrieval/properties/corpora/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs405 === errors){
-if(data145.id !== undefined){
-let data146 = data145.id;
-const _errs406 = errors;
-if(errors === _errs406){
-if(typeof data146 === "string"){
-if(!pattern47.test(data146)){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""}];
+if(_errs438 === errors){
+if(data156.id !== undefined){
+let data157 = data156.id;
+const _errs439 = errors;
+if(errors === _errs439){
+if(typeof data157 === "string"){
+if(!pattern47.test(data157)){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid78 = _errs406 === errors;
+var valid84 = _errs439 === errors;
 }
 else {
-var valid78 = true;
+var valid84 = true;
 }
-if(valid78){
-if(data145.namespace !== undefined){
-let data147 = data145.namespace;
-const _errs408 = errors;
-const _errs409 = errors;
-let valid79 = false;
-const _errs410 = errors;
-if(typeof data147 !== "string"){
-const err140 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err140];
-}
-else {
-vErrors.push(err140);
-}
-errors++;
-}
-if("shared" !== data147){
-const err141 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/const",keyword:"const",params:{allowedValue: "shared"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err141];
-}
-else {
-vErrors.push(err141);
-}
-errors++;
-}
-var _valid13 = _errs410 === errors;
-valid79 = valid79 || _valid13;
-const _errs412 = errors;
-if(typeof data147 !== "string"){
-const err142 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err142];
-}
-else {
-vErrors.push(err142);
-}
-errors++;
-}
-if("subject" !== data147){
-const err143 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/const",keyword:"const",params:{allowedValue: "subject"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err143];
-}
-else {
-vErrors.push(err143);
-}
-errors++;
-}
-var _valid13 = _errs412 === errors;
-valid79 = valid79 || _valid13;
-if(!valid79){
-const err144 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err144];
-}
-else {
-vErrors.push(err144);
-}
-errors++;
-validate61.errors = vErrors;
-return false;
-}
-else {
-errors = _errs409;
-if(vErrors !== null){
-if(_errs409){
-vErrors.length = _errs409;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid78 = _errs408 === errors;
-}
-else {
-var valid78 = true;
-}
-if(valid78){
-if(data145.embedding !== undefined){
-let data148 = data145.embedding;
-const _errs414 = errors;
-const _errs415 = errors;
-let valid80 = false;
-const _errs416 = errors;
-if(errors === _errs416){
-if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
-let missing31;
-if((((data148.kind === undefined) && (missing31 = "kind")) || ((data148.model === undefined) && (missing31 = "model"))) || ((data148.dimensions === undefined) && (missing31 = "dimensions"))){
-const err145 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
-if(vErrors === null){
-vErrors = [err145];
-}
-else {
-vErrors.push(err145);
-}
-errors++;
-}
-else {
-const _errs418 = errors;
-for(const key41 in data148){
-if(!((((((((key41 === "kind") || (key41 === "id")) || (key41 === "accountId")) || (key41 === "model")) || (key41 === "dimensions")) || (key41 === "baseUrl")) || (key41 === "apiKeyRef")) || (key41 === "sendDimensions"))){
-const err146 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err146];
-}
-else {
-vErrors.push(err146);
-}
-errors++;
-break;
-}
-}
-if(_errs418 === errors){
-if(data148.kind !== undefined){
-let data149 = data148.kind;
-const _errs419 = errors;
-const _errs420 = errors;
-let valid82 = false;
-const _errs421 = errors;
-if(typeof data149 !== "string"){
-const err147 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err147];
-}
-else {
-vErrors.push(err147);
-}
-errors++;
-}
-if("openai-compatible" !== data149){
-const err148 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/const",keyword:"const",params:{allowedValue: "openai-compatible"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err148];
-}
-else {
-vErrors.push(err148);
-}
-errors++;
-}
-var _valid15 = _errs421 === errors;
-valid82 = valid82 || _valid15;
-const _errs423 = errors;
-if(typeof data149 !== "string"){
-const err149 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err149];
-}
-else {
-vErrors.push(err149);
-}
-errors++;
-}
-if("openai" !== data149){
-const err150 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/const",keyword:"const",params:{allowedValue: "openai"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err150];
-}
-else {
-vErrors.push(err150);
-}
-errors++;
-}
-var _valid15 = _errs423 === errors;
-valid82 = valid82 || _valid15;
-const _errs425 = errors;
-if(typeof data149 !== "string"){
-const err151 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err151];
-}
-else {
-vErrors.push(err151);
-}
-errors++;
-}
-if("gemini" !== data149){
-const err152 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/const",keyword:"const",params:{allowedValue: "gemini"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err152];
-}
-else {
-vErrors.push(err152);
-}
-errors++;
-}
-var _valid15 = _errs425 === errors;
-valid82 = valid82 || _valid15;
-if(!valid82){
-const err153 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid84){
+if(data156.namespace !== undefined){
+let data158 = data156.namespace;
+const _errs441 = errors;
+const _errs442 = errors;
+let valid85 = false;
+const _errs443 = errors;
+if(typeof data158 !== "string"){
+const err153 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -11169,30 +11421,8 @@ vErrors.push(err153);
 }
 errors++;
 }
-else {
-errors = _errs420;
-if(vErrors !== null){
-if(_errs420){
-vErrors.length = _errs420;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid81 = _errs419 === errors;
-}
-else {
-var valid81 = true;
-}
-if(valid81){
-if(data148.id !== undefined){
-let data150 = data148.id;
-const _errs427 = errors;
-if(errors === _errs427){
-if(typeof data150 === "string"){
-if(!pattern58.test(data150)){
-const err154 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
+if("shared" !== data158){
+const err154 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/0/const",keyword:"const",params:{allowedValue: "shared"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -11201,9 +11431,11 @@ vErrors.push(err154);
 }
 errors++;
 }
-}
-else {
-const err155 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid14 = _errs443 === errors;
+valid85 = valid85 || _valid14;
+const _errs445 = errors;
+if(typeof data158 !== "string"){
+const err155 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -11212,20 +11444,8 @@ vErrors.push(err155);
 }
 errors++;
 }
-}
-var valid81 = _errs427 === errors;
-}
-else {
-var valid81 = true;
-}
-if(valid81){
-if(data148.accountId !== undefined){
-let data151 = data148.accountId;
-const _errs429 = errors;
-if(errors === _errs429){
-if(typeof data151 === "string"){
-if(!pattern47.test(data151)){
-const err156 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
+if("subject" !== data158){
+const err156 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf/1/const",keyword:"const",params:{allowedValue: "subject"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -11234,9 +11454,10 @@ vErrors.push(err156);
 }
 errors++;
 }
-}
-else {
-const err157 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid14 = _errs445 === errors;
+valid85 = valid85 || _valid14;
+if(!valid85){
+const err157 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/namespace",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/namespace/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -11244,21 +11465,37 @@ else {
 vErrors.push(err157);
 }
 errors++;
-}
-}
-var valid81 = _errs429 === errors;
+validate61.errors = vErrors;
+return false;
 }
 else {
-var valid81 = true;
+errors = _errs442;
+if(vErrors !== null){
+if(_errs442){
+vErrors.length = _errs442;
 }
-if(valid81){
-if(data148.model !== undefined){
-let data152 = data148.model;
-const _errs431 = errors;
-if(errors === _errs431){
-if(typeof data152 === "string"){
-if(!pattern60.test(data152)){
-const err158 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
+else {
+vErrors = null;
+}
+}
+}
+var valid84 = _errs441 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data156.embedding !== undefined){
+let data159 = data156.embedding;
+const _errs447 = errors;
+const _errs448 = errors;
+let valid86 = false;
+const _errs449 = errors;
+if(errors === _errs449){
+if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
+let missing33;
+if((((data159.kind === undefined) && (missing33 = "kind")) || ((data159.model === undefined) && (missing33 = "model"))) || ((data159.dimensions === undefined) && (missing33 = "dimensions"))){
+const err158 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -11267,9 +11504,11 @@ vErrors.push(err158);
 }
 errors++;
 }
-}
 else {
-const err159 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs451 = errors;
+for(const key45 in data159){
+if(!((((((((key45 === "kind") || (key45 === "id")) || (key45 === "accountId")) || (key45 === "model")) || (key45 === "dimensions")) || (key45 === "baseUrl")) || (key45 === "apiKeyRef")) || (key45 === "sendDimensions"))){
+const err159 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -11277,19 +11516,18 @@ else {
 vErrors.push(err159);
 }
 errors++;
+break;
 }
 }
-var valid81 = _errs431 === errors;
-}
-else {
-var valid81 = true;
-}
-if(valid81){
-if(data148.dimensions !== undefined){
-let data153 = data148.dimensions;
-const _errs433 = errors;
-if(!((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153)))){
-const err160 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(_errs451 === errors){
+if(data159.kind !== undefined){
+let data160 = data159.kind;
+const _errs452 = errors;
+const _errs453 = errors;
+let valid88 = false;
+const _errs454 = errors;
+if(typeof data160 !== "string"){
+const err160 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -11298,10 +11536,8 @@ vErrors.push(err160);
 }
 errors++;
 }
-if(errors === _errs433){
-if(typeof data153 == "number"){
-if(data153 > 4096 || isNaN(data153)){
-const err161 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
+if("openai-compatible" !== data160){
+const err161 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/0/const",keyword:"const",params:{allowedValue: "openai-compatible"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -11310,9 +11546,11 @@ vErrors.push(err161);
 }
 errors++;
 }
-else {
-if(data153 < 1 || isNaN(data153)){
-const err162 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var _valid16 = _errs454 === errors;
+valid88 = valid88 || _valid16;
+const _errs456 = errors;
+if(typeof data160 !== "string"){
+const err162 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -11321,22 +11559,8 @@ vErrors.push(err162);
 }
 errors++;
 }
-}
-}
-}
-var valid81 = _errs433 === errors;
-}
-else {
-var valid81 = true;
-}
-if(valid81){
-if(data148.baseUrl !== undefined){
-let data154 = data148.baseUrl;
-const _errs435 = errors;
-if(errors === _errs435){
-if(typeof data154 === "string"){
-if(func1(data154) > 2048){
-const err163 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if("openai" !== data160){
+const err163 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/1/const",keyword:"const",params:{allowedValue: "openai"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -11345,9 +11569,11 @@ vErrors.push(err163);
 }
 errors++;
 }
-else {
-if(func1(data154) < 1){
-const err164 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid16 = _errs456 === errors;
+valid88 = valid88 || _valid16;
+const _errs458 = errors;
+if(typeof data160 !== "string"){
+const err164 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -11356,10 +11582,8 @@ vErrors.push(err164);
 }
 errors++;
 }
-}
-}
-else {
-const err165 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("gemini" !== data160){
+const err165 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf/2/const",keyword:"const",params:{allowedValue: "gemini"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -11368,24 +11592,10 @@ vErrors.push(err165);
 }
 errors++;
 }
-}
-var valid81 = _errs435 === errors;
-}
-else {
-var valid81 = true;
-}
-if(valid81){
-if(data148.apiKeyRef !== undefined){
-let data155 = data148.apiKeyRef;
-const _errs437 = errors;
-const _errs438 = errors;
-let valid83 = false;
-const _errs439 = errors;
-if(errors === _errs439){
-if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
-let missing32;
-if((data155.env === undefined) && (missing32 = "env")){
-const err166 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
+var _valid16 = _errs458 === errors;
+valid88 = valid88 || _valid16;
+if(!valid88){
+const err166 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/kind/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -11395,10 +11605,29 @@ vErrors.push(err166);
 errors++;
 }
 else {
-const _errs441 = errors;
-for(const key42 in data155){
-if(!(key42 === "env")){
-const err167 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"};
+errors = _errs453;
+if(vErrors !== null){
+if(_errs453){
+vErrors.length = _errs453;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid87 = _errs452 === errors;
+}
+else {
+var valid87 = true;
+}
+if(valid87){
+if(data159.id !== undefined){
+let data161 = data159.id;
+const _errs460 = errors;
+if(errors === _errs460){
+if(typeof data161 === "string"){
+if(!pattern59.test(data161)){
+const err167 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -11406,17 +11635,10 @@ else {
 vErrors.push(err167);
 }
 errors++;
-break;
 }
 }
-if(_errs441 === errors){
-if(data155.env !== undefined){
-let data156 = data155.env;
-const _errs442 = errors;
-if(errors === _errs442){
-if(typeof data156 === "string"){
-if(!pattern7.test(data156)){
-const err168 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/env",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
+else {
+const err168 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -11426,8 +11648,19 @@ vErrors.push(err168);
 errors++;
 }
 }
+var valid87 = _errs460 === errors;
+}
 else {
-const err169 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/env",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid87 = true;
+}
+if(valid87){
+if(data159.accountId !== undefined){
+let data162 = data159.accountId;
+const _errs462 = errors;
+if(errors === _errs462){
+if(typeof data162 === "string"){
+if(!pattern47.test(data162)){
+const err169 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -11437,12 +11670,8 @@ vErrors.push(err169);
 errors++;
 }
 }
-}
-}
-}
-}
 else {
-const err170 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err170 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -11452,17 +11681,19 @@ vErrors.push(err170);
 errors++;
 }
 }
-var _valid16 = _errs439 === errors;
-valid83 = valid83 || _valid16;
-if(_valid16){
-var props13 = true;
+var valid87 = _errs462 === errors;
 }
-const _errs444 = errors;
-if(errors === _errs444){
-if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
-let missing33;
-if((data155.file === undefined) && (missing33 = "file")){
-const err171 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
+else {
+var valid87 = true;
+}
+if(valid87){
+if(data159.model !== undefined){
+let data163 = data159.model;
+const _errs464 = errors;
+if(errors === _errs464){
+if(typeof data163 === "string"){
+if(!pattern61.test(data163)){
+const err171 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -11471,11 +11702,9 @@ vErrors.push(err171);
 }
 errors++;
 }
+}
 else {
-const _errs446 = errors;
-for(const key43 in data155){
-if(!(key43 === "file")){
-const err172 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"};
+const err172 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -11483,17 +11712,19 @@ else {
 vErrors.push(err172);
 }
 errors++;
-break;
 }
 }
-if(_errs446 === errors){
-if(data155.file !== undefined){
-let data157 = data155.file;
-const _errs447 = errors;
-if(errors === _errs447){
-if(typeof data157 === "string"){
-if(func1(data157) > 4096){
-const err173 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+var valid87 = _errs464 === errors;
+}
+else {
+var valid87 = true;
+}
+if(valid87){
+if(data159.dimensions !== undefined){
+let data164 = data159.dimensions;
+const _errs466 = errors;
+if(!((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164)))){
+const err173 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -11502,9 +11733,10 @@ vErrors.push(err173);
 }
 errors++;
 }
-else {
-if(func1(data157) < 1){
-const err174 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(errors === _errs466){
+if(typeof data164 == "number"){
+if(data164 > 4096 || isNaN(data164)){
+const err174 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -11513,10 +11745,9 @@ vErrors.push(err174);
 }
 errors++;
 }
-}
-}
 else {
-const err175 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data164 < 1 || isNaN(data164)){
+const err175 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -11528,10 +11759,19 @@ errors++;
 }
 }
 }
-}
+var valid87 = _errs466 === errors;
 }
 else {
-const err176 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid87 = true;
+}
+if(valid87){
+if(data159.baseUrl !== undefined){
+let data165 = data159.baseUrl;
+const _errs468 = errors;
+if(errors === _errs468){
+if(typeof data165 === "string"){
+if(func1(data165) > 2048){
+const err176 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -11540,16 +11780,9 @@ vErrors.push(err176);
 }
 errors++;
 }
-}
-var _valid16 = _errs444 === errors;
-valid83 = valid83 || _valid16;
-if(_valid16){
-if(props13 !== true){
-props13 = true;
-}
-}
-if(!valid83){
-const err177 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+if(func1(data165) < 1){
+const err177 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -11558,27 +11791,10 @@ vErrors.push(err177);
 }
 errors++;
 }
-else {
-errors = _errs438;
-if(vErrors !== null){
-if(_errs438){
-vErrors.length = _errs438;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-var valid81 = _errs437 === errors;
-}
-else {
-var valid81 = true;
-}
-if(valid81){
-if(data148.sendDimensions !== undefined){
-const _errs449 = errors;
-if(typeof data148.sendDimensions !== "boolean"){
-const err178 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/sendDimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/sendDimensions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err178 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/baseUrl",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/baseUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -11587,23 +11803,24 @@ vErrors.push(err178);
 }
 errors++;
 }
-var valid81 = _errs449 === errors;
+}
+var valid87 = _errs468 === errors;
 }
 else {
-var valid81 = true;
+var valid87 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err179 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid87){
+if(data159.apiKeyRef !== undefined){
+let data166 = data159.apiKeyRef;
+const _errs470 = errors;
+const _errs471 = errors;
+let valid89 = false;
+const _errs472 = errors;
+if(errors === _errs472){
+if(data166 && typeof data166 == "object" && !Array.isArray(data166)){
+let missing34;
+if((data166.env === undefined) && (missing34 = "env")){
+const err179 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -11612,18 +11829,11 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-var _valid14 = _errs416 === errors;
-valid80 = valid80 || _valid14;
-if(_valid14){
-var props14 = true;
-}
-const _errs451 = errors;
-if(errors === _errs451){
-if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
-let missing34;
-if(((((data148.kind === undefined) && (missing34 = "kind")) || ((data148.model === undefined) && (missing34 = "model"))) || ((data148.dimensions === undefined) && (missing34 = "dimensions"))) || ((data148.path === undefined) && (missing34 = "path"))){
-const err180 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
+else {
+const _errs474 = errors;
+for(const key46 in data166){
+if(!(key46 === "env")){
+const err180 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key46},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -11631,12 +11841,17 @@ else {
 vErrors.push(err180);
 }
 errors++;
+break;
 }
-else {
-const _errs453 = errors;
-for(const key44 in data148){
-if(!(func38.call(schema28.properties.retrieval.properties.corpora.items.properties.embedding.anyOf[1].properties, key44))){
-const err181 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"};
+}
+if(_errs474 === errors){
+if(data166.env !== undefined){
+let data167 = data166.env;
+const _errs475 = errors;
+if(errors === _errs475){
+if(typeof data167 === "string"){
+if(!pattern7.test(data167)){
+const err181 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef/env",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/properties/env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -11644,15 +11859,10 @@ else {
 vErrors.push(err181);
 }
 errors++;
-break;
 }
 }
-if(_errs453 === errors){
-if(data148.kind !== undefined){
-let data159 = data148.kind;
-const _errs454 = errors;
-if(typeof data159 !== "string"){
-const err182 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err182 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef/env",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/properties/env/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -11661,8 +11871,13 @@ vErrors.push(err182);
 }
 errors++;
 }
-if("local" !== data159){
-const err183 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "local"},message:"must be equal to constant"};
+}
+}
+}
+}
+}
+else {
+const err183 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -11671,19 +11886,18 @@ vErrors.push(err183);
 }
 errors++;
 }
-var valid86 = _errs454 === errors;
 }
-else {
-var valid86 = true;
+var _valid17 = _errs472 === errors;
+valid89 = valid89 || _valid17;
+if(_valid17){
+var props15 = true;
 }
-if(valid86){
-if(data148.id !== undefined){
-let data160 = data148.id;
-const _errs456 = errors;
-if(errors === _errs456){
-if(typeof data160 === "string"){
-if(!pattern58.test(data160)){
-const err184 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
+const _errs477 = errors;
+if(errors === _errs477){
+if(data166 && typeof data166 == "object" && !Array.isArray(data166)){
+let missing35;
+if((data166.file === undefined) && (missing35 = "file")){
+const err184 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -11692,9 +11906,11 @@ vErrors.push(err184);
 }
 errors++;
 }
-}
 else {
-const err185 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs479 = errors;
+for(const key47 in data166){
+if(!(key47 === "file")){
+const err185 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key47},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -11702,21 +11918,17 @@ else {
 vErrors.push(err185);
 }
 errors++;
+break;
 }
 }
-var valid86 = _errs456 === errors;
-}
-else {
-var valid86 = true;
-}
-if(valid86){
-if(data148.accountId !== undefined){
-let data161 = data148.accountId;
-const _errs458 = errors;
-if(errors === _errs458){
-if(typeof data161 === "string"){
-if(!pattern47.test(data161)){
-const err186 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
+if(_errs479 === errors){
+if(data166.file !== undefined){
+let data168 = data166.file;
+const _errs480 = errors;
+if(errors === _errs480){
+if(typeof data168 === "string"){
+if(func1(data168) > 4096){
+const err186 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -11725,9 +11937,9 @@ vErrors.push(err186);
 }
 errors++;
 }
-}
 else {
-const err187 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data168) < 1){
+const err187 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -11737,19 +11949,9 @@ vErrors.push(err187);
 errors++;
 }
 }
-var valid86 = _errs458 === errors;
 }
 else {
-var valid86 = true;
-}
-if(valid86){
-if(data148.model !== undefined){
-let data162 = data148.model;
-const _errs460 = errors;
-if(errors === _errs460){
-if(typeof data162 === "string"){
-if(!pattern60.test(data162)){
-const err188 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
+const err188 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef/file",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -11759,8 +11961,12 @@ vErrors.push(err188);
 errors++;
 }
 }
+}
+}
+}
+}
 else {
-const err189 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err189 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -11770,17 +11976,15 @@ vErrors.push(err189);
 errors++;
 }
 }
-var valid86 = _errs460 === errors;
+var _valid17 = _errs477 === errors;
+valid89 = valid89 || _valid17;
+if(_valid17){
+if(props15 !== true){
+props15 = true;
 }
-else {
-var valid86 = true;
 }
-if(valid86){
-if(data148.dimensions !== undefined){
-let data163 = data148.dimensions;
-const _errs462 = errors;
-if(!((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163)))){
-const err190 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!valid89){
+const err190 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/apiKeyRef",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/apiKeyRef/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -11789,10 +11993,27 @@ vErrors.push(err190);
 }
 errors++;
 }
-if(errors === _errs462){
-if(typeof data163 == "number"){
-if(data163 > 4096 || isNaN(data163)){
-const err191 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
+else {
+errors = _errs471;
+if(vErrors !== null){
+if(_errs471){
+vErrors.length = _errs471;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid87 = _errs470 === errors;
+}
+else {
+var valid87 = true;
+}
+if(valid87){
+if(data159.sendDimensions !== undefined){
+const _errs482 = errors;
+if(typeof data159.sendDimensions !== "boolean"){
+const err191 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/sendDimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/properties/sendDimensions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -11801,9 +12022,23 @@ vErrors.push(err191);
 }
 errors++;
 }
+var valid87 = _errs482 === errors;
+}
 else {
-if(data163 < 1 || isNaN(data163)){
-const err192 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var valid87 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err192 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -11813,21 +12048,17 @@ vErrors.push(err192);
 errors++;
 }
 }
+var _valid15 = _errs449 === errors;
+valid86 = valid86 || _valid15;
+if(_valid15){
+var props16 = true;
 }
-}
-var valid86 = _errs462 === errors;
-}
-else {
-var valid86 = true;
-}
-if(valid86){
-if(data148.path !== undefined){
-let data164 = data148.path;
-const _errs464 = errors;
-if(errors === _errs464){
-if(typeof data164 === "string"){
-if(func1(data164) > 4096){
-const err193 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+const _errs484 = errors;
+if(errors === _errs484){
+if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
+let missing36;
+if(((((data159.kind === undefined) && (missing36 = "kind")) || ((data159.model === undefined) && (missing36 = "model"))) || ((data159.dimensions === undefined) && (missing36 = "dimensions"))) || ((data159.path === undefined) && (missing36 = "path"))){
+const err193 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -11837,8 +12068,10 @@ vErrors.push(err193);
 errors++;
 }
 else {
-if(func1(data164) < 1){
-const err194 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const _errs486 = errors;
+for(const key48 in data159){
+if(!(func38.call(schema28.properties.retrieval.properties.corpora.items.properties.embedding.anyOf[1].properties, key48))){
+const err194 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key48},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -11846,11 +12079,15 @@ else {
 vErrors.push(err194);
 }
 errors++;
+break;
 }
 }
-}
-else {
-const err195 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs486 === errors){
+if(data159.kind !== undefined){
+let data170 = data159.kind;
+const _errs487 = errors;
+if(typeof data170 !== "string"){
+const err195 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -11859,18 +12096,8 @@ vErrors.push(err195);
 }
 errors++;
 }
-}
-var valid86 = _errs464 === errors;
-}
-else {
-var valid86 = true;
-}
-if(valid86){
-if(data148.maxTokens !== undefined){
-let data165 = data148.maxTokens;
-const _errs466 = errors;
-if(!((typeof data165 == "number") && (!(data165 % 1) && !isNaN(data165)))){
-const err196 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if("local" !== data170){
+const err196 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/kind",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "local"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -11879,10 +12106,19 @@ vErrors.push(err196);
 }
 errors++;
 }
-if(errors === _errs466){
-if(typeof data165 == "number"){
-if(data165 > 8192 || isNaN(data165)){
-const err197 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8192},message:"must be <= 8192"};
+var valid92 = _errs487 === errors;
+}
+else {
+var valid92 = true;
+}
+if(valid92){
+if(data159.id !== undefined){
+let data171 = data159.id;
+const _errs489 = errors;
+if(errors === _errs489){
+if(typeof data171 === "string"){
+if(!pattern59.test(data171)){
+const err197 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -11891,9 +12127,9 @@ vErrors.push(err197);
 }
 errors++;
 }
+}
 else {
-if(data165 < 8 || isNaN(data165)){
-const err198 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
+const err198 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/id",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -11903,22 +12139,19 @@ vErrors.push(err198);
 errors++;
 }
 }
-}
-}
-var valid86 = _errs466 === errors;
+var valid92 = _errs489 === errors;
 }
 else {
-var valid86 = true;
+var valid92 = true;
 }
-if(valid86){
-if(data148.pooling !== undefined){
-let data166 = data148.pooling;
-const _errs468 = errors;
-const _errs469 = errors;
-let valid87 = false;
-const _errs470 = errors;
-if(typeof data166 !== "string"){
-const err199 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid92){
+if(data159.accountId !== undefined){
+let data172 = data159.accountId;
+const _errs491 = errors;
+if(errors === _errs491){
+if(typeof data172 === "string"){
+if(!pattern47.test(data172)){
+const err199 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/accountId/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -11927,8 +12160,9 @@ vErrors.push(err199);
 }
 errors++;
 }
-if("mean" !== data166){
-const err200 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/const",keyword:"const",params:{allowedValue: "mean"},message:"must be equal to constant"};
+}
+else {
+const err200 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/accountId",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -11937,11 +12171,20 @@ vErrors.push(err200);
 }
 errors++;
 }
-var _valid17 = _errs470 === errors;
-valid87 = valid87 || _valid17;
-const _errs472 = errors;
-if(typeof data166 !== "string"){
-const err201 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+var valid92 = _errs491 === errors;
+}
+else {
+var valid92 = true;
+}
+if(valid92){
+if(data159.model !== undefined){
+let data173 = data159.model;
+const _errs493 = errors;
+if(errors === _errs493){
+if(typeof data173 === "string"){
+if(!pattern61.test(data173)){
+const err201 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$"+"\""};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -11950,8 +12193,9 @@ vErrors.push(err201);
 }
 errors++;
 }
-if("cls" !== data166){
-const err202 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/const",keyword:"const",params:{allowedValue: "cls"},message:"must be equal to constant"};
+}
+else {
+const err202 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/model",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -11960,10 +12204,18 @@ vErrors.push(err202);
 }
 errors++;
 }
-var _valid17 = _errs472 === errors;
-valid87 = valid87 || _valid17;
-if(!valid87){
-const err203 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+var valid92 = _errs493 === errors;
+}
+else {
+var valid92 = true;
+}
+if(valid92){
+if(data159.dimensions !== undefined){
+let data174 = data159.dimensions;
+const _errs495 = errors;
+if(!((typeof data174 == "number") && (!(data174 % 1) && !isNaN(data174)))){
+const err203 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -11972,28 +12224,10 @@ vErrors.push(err203);
 }
 errors++;
 }
-else {
-errors = _errs469;
-if(vErrors !== null){
-if(_errs469){
-vErrors.length = _errs469;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid86 = _errs468 === errors;
-}
-else {
-var valid86 = true;
-}
-if(valid86){
-if(data148.threads !== undefined){
-let data167 = data148.threads;
-const _errs474 = errors;
-if(!((typeof data167 == "number") && (!(data167 % 1) && !isNaN(data167)))){
-const err204 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(errors === _errs495){
+if(typeof data174 == "number"){
+if(data174 > 4096 || isNaN(data174)){
+const err204 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -12002,10 +12236,9 @@ vErrors.push(err204);
 }
 errors++;
 }
-if(errors === _errs474){
-if(typeof data167 == "number"){
-if(data167 > 64 || isNaN(data167)){
-const err205 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
+else {
+if(data174 < 1 || isNaN(data174)){
+const err205 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/dimensions",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/dimensions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -12014,9 +12247,22 @@ vErrors.push(err205);
 }
 errors++;
 }
+}
+}
+}
+var valid92 = _errs495 === errors;
+}
 else {
-if(data167 < 1 || isNaN(data167)){
-const err206 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var valid92 = true;
+}
+if(valid92){
+if(data159.path !== undefined){
+let data175 = data159.path;
+const _errs497 = errors;
+if(errors === _errs497){
+if(typeof data175 === "string"){
+if(func1(data175) > 4096){
+const err206 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -12025,27 +12271,9 @@ vErrors.push(err206);
 }
 errors++;
 }
-}
-}
-}
-var valid86 = _errs474 === errors;
-}
 else {
-var valid86 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err207 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data175) < 1){
+const err207 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -12055,15 +12283,9 @@ vErrors.push(err207);
 errors++;
 }
 }
-var _valid14 = _errs451 === errors;
-valid80 = valid80 || _valid14;
-if(_valid14){
-if(props14 !== true){
-props14 = true;
 }
-}
-if(!valid80){
-const err208 = {instancePath:instancePath+"/retrieval/corpora/" + i24+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err208 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/path",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -12071,126 +12293,339 @@ else {
 vErrors.push(err208);
 }
 errors++;
-validate61.errors = vErrors;
-return false;
+}
+}
+var valid92 = _errs497 === errors;
 }
 else {
-errors = _errs415;
+var valid92 = true;
+}
+if(valid92){
+if(data159.maxTokens !== undefined){
+let data176 = data159.maxTokens;
+const _errs499 = errors;
+if(!((typeof data176 == "number") && (!(data176 % 1) && !isNaN(data176)))){
+const err209 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
+}
+errors++;
+}
+if(errors === _errs499){
+if(typeof data176 == "number"){
+if(data176 > 8192 || isNaN(data176)){
+const err210 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8192},message:"must be <= 8192"};
+if(vErrors === null){
+vErrors = [err210];
+}
+else {
+vErrors.push(err210);
+}
+errors++;
+}
+else {
+if(data176 < 8 || isNaN(data176)){
+const err211 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/maxTokens",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
+if(vErrors === null){
+vErrors = [err211];
+}
+else {
+vErrors.push(err211);
+}
+errors++;
+}
+}
+}
+}
+var valid92 = _errs499 === errors;
+}
+else {
+var valid92 = true;
+}
+if(valid92){
+if(data159.pooling !== undefined){
+let data177 = data159.pooling;
+const _errs501 = errors;
+const _errs502 = errors;
+let valid93 = false;
+const _errs503 = errors;
+if(typeof data177 !== "string"){
+const err212 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err212];
+}
+else {
+vErrors.push(err212);
+}
+errors++;
+}
+if("mean" !== data177){
+const err213 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/0/const",keyword:"const",params:{allowedValue: "mean"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err213];
+}
+else {
+vErrors.push(err213);
+}
+errors++;
+}
+var _valid18 = _errs503 === errors;
+valid93 = valid93 || _valid18;
+const _errs505 = errors;
+if(typeof data177 !== "string"){
+const err214 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err214];
+}
+else {
+vErrors.push(err214);
+}
+errors++;
+}
+if("cls" !== data177){
+const err215 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf/1/const",keyword:"const",params:{allowedValue: "cls"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err215];
+}
+else {
+vErrors.push(err215);
+}
+errors++;
+}
+var _valid18 = _errs505 === errors;
+valid93 = valid93 || _valid18;
+if(!valid93){
+const err216 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/pooling",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/pooling/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err216];
+}
+else {
+vErrors.push(err216);
+}
+errors++;
+}
+else {
+errors = _errs502;
 if(vErrors !== null){
-if(_errs415){
-vErrors.length = _errs415;
+if(_errs502){
+vErrors.length = _errs502;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid78 = _errs414 === errors;
+var valid92 = _errs501 === errors;
 }
 else {
-var valid78 = true;
+var valid92 = true;
 }
-if(valid78){
-if(data145.capacity !== undefined){
-let data168 = data145.capacity;
-const _errs476 = errors;
-if(errors === _errs476){
-if(data168 && typeof data168 == "object" && !Array.isArray(data168)){
-let missing35;
-if(((data168.maxChunks === undefined) && (missing35 = "maxChunks")) || ((data168.maxBytes === undefined) && (missing35 = "maxBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"}];
+if(valid92){
+if(data159.threads !== undefined){
+let data178 = data159.threads;
+const _errs507 = errors;
+if(!((typeof data178 == "number") && (!(data178 % 1) && !isNaN(data178)))){
+const err217 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err217];
+}
+else {
+vErrors.push(err217);
+}
+errors++;
+}
+if(errors === _errs507){
+if(typeof data178 == "number"){
+if(data178 > 64 || isNaN(data178)){
+const err218 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+else {
+if(data178 < 1 || isNaN(data178)){
+const err219 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding/threads",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/properties/threads/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
+}
+errors++;
+}
+}
+}
+}
+var valid92 = _errs507 === errors;
+}
+else {
+var valid92 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err220 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+}
+var _valid15 = _errs484 === errors;
+valid86 = valid86 || _valid15;
+if(_valid15){
+if(props16 !== true){
+props16 = true;
+}
+}
+if(!valid86){
+const err221 = {instancePath:instancePath+"/retrieval/corpora/" + i25+"/embedding",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/embedding/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err221];
+}
+else {
+vErrors.push(err221);
+}
+errors++;
+validate61.errors = vErrors;
 return false;
 }
 else {
-const _errs478 = errors;
-for(const key45 in data168){
-if(!((key45 === "maxChunks") || (key45 === "maxBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"}];
+errors = _errs448;
+if(vErrors !== null){
+if(_errs448){
+vErrors.length = _errs448;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid84 = _errs447 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data156.capacity !== undefined){
+let data179 = data156.capacity;
+const _errs509 = errors;
+if(errors === _errs509){
+if(data179 && typeof data179 == "object" && !Array.isArray(data179)){
+let missing37;
+if(((data179.maxChunks === undefined) && (missing37 = "maxChunks")) || ((data179.maxBytes === undefined) && (missing37 = "maxBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"}];
+return false;
+}
+else {
+const _errs511 = errors;
+for(const key49 in data179){
+if(!((key49 === "maxChunks") || (key49 === "maxBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key49},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs478 === errors){
-if(data168.maxChunks !== undefined){
-let data169 = data168.maxChunks;
-const _errs479 = errors;
-if(!((typeof data169 == "number") && (!(data169 % 1) && !isNaN(data169)))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(_errs511 === errors){
+if(data179.maxChunks !== undefined){
+let data180 = data179.maxChunks;
+const _errs512 = errors;
+if(!((typeof data180 == "number") && (!(data180 % 1) && !isNaN(data180)))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs479){
-if(typeof data169 == "number"){
-if(data169 > 1000000 || isNaN(data169)){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
-return false;
-}
-else {
-if(data169 < 1 || isNaN(data169)){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid88 = _errs479 === errors;
-}
-else {
-var valid88 = true;
-}
-if(valid88){
-if(data168.maxBytes !== undefined){
-let data170 = data168.maxBytes;
-const _errs481 = errors;
-if(!((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170)))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs481){
-if(typeof data170 == "number"){
-if(data170 > 1073741824 || isNaN(data170)){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
+if(errors === _errs512){
+if(typeof data180 == "number"){
+if(data180 > 1000000 || isNaN(data180)){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data170 < 1024 || isNaN(data170)){
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
+if(data180 < 1 || isNaN(data180)){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid88 = _errs481 === errors;
+var valid94 = _errs512 === errors;
 }
 else {
-var valid88 = true;
+var valid94 = true;
 }
+if(valid94){
+if(data179.maxBytes !== undefined){
+let data181 = data179.maxBytes;
+const _errs514 = errors;
+if(!((typeof data181 == "number") && (!(data181 % 1) && !isNaN(data181)))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
 }
-}
-}
+if(errors === _errs514){
+if(typeof data181 == "number"){
+if(data181 > 1073741824 || isNaN(data181)){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
+return false;
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(data181 < 1024 || isNaN(data181)){
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
-var valid78 = _errs476 === errors;
+}
+}
+var valid94 = _errs514 === errors;
 }
 else {
-var valid78 = true;
-}
-}
+var valid94 = true;
 }
 }
 }
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i24,schemaPath:"#/properties/retrieval/properties/corpora/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25+"/capacity",schemaPath:"#/properties/retrieval/properties/corpora/items/properties/capacity/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid77 = _errs403 === errors;
-if(!valid77){
+var valid84 = _errs509 === errors;
+}
+else {
+var valid84 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/retrieval/corpora/" + i25,schemaPath:"#/properties/retrieval/properties/corpora/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid83 = _errs436 === errors;
+if(!valid83){
 break;
 }
 }
@@ -12202,185 +12637,185 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/corpora",schemaPath:
 return false;
 }
 }
-var valid76 = _errs401 === errors;
+var valid82 = _errs434 === errors;
 }
 else {
-var valid76 = true;
+var valid82 = true;
 }
-if(valid76){
-if(data143.chunkBytes !== undefined){
-let data171 = data143.chunkBytes;
-const _errs483 = errors;
-if(!((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171)))){
+if(valid82){
+if(data154.chunkBytes !== undefined){
+let data182 = data154.chunkBytes;
+const _errs516 = errors;
+if(!((typeof data182 == "number") && (!(data182 % 1) && !isNaN(data182)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs483){
-if(typeof data171 == "number"){
-if(data171 > 16384 || isNaN(data171)){
+if(errors === _errs516){
+if(typeof data182 == "number"){
+if(data182 > 16384 || isNaN(data182)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 16384},message:"must be <= 16384"}];
 return false;
 }
 else {
-if(data171 < 128 || isNaN(data171)){
+if(data182 < 128 || isNaN(data182)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/chunkBytes",schemaPath:"#/properties/retrieval/properties/chunkBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 128},message:"must be >= 128"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs483 === errors;
+var valid82 = _errs516 === errors;
 }
 else {
-var valid76 = true;
+var valid82 = true;
 }
-if(valid76){
-if(data143.capacity !== undefined){
-let data172 = data143.capacity;
-const _errs485 = errors;
-if(errors === _errs485){
-if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
-let missing36;
-if(((data172.maxChunks === undefined) && (missing36 = "maxChunks")) || ((data172.maxBytes === undefined) && (missing36 = "maxBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"}];
+if(valid82){
+if(data154.capacity !== undefined){
+let data183 = data154.capacity;
+const _errs518 = errors;
+if(errors === _errs518){
+if(data183 && typeof data183 == "object" && !Array.isArray(data183)){
+let missing38;
+if(((data183.maxChunks === undefined) && (missing38 = "maxChunks")) || ((data183.maxBytes === undefined) && (missing38 = "maxBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"}];
 return false;
 }
 else {
-const _errs487 = errors;
-for(const key46 in data172){
-if(!(((key46 === "maxChunks") || (key46 === "maxBytes")) || (key46 === "perSubject"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key46},message:"must NOT have additional properties"}];
+const _errs520 = errors;
+for(const key50 in data183){
+if(!(((key50 === "maxChunks") || (key50 === "maxBytes")) || (key50 === "perSubject"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath:"#/properties/retrieval/properties/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key50},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs487 === errors){
-if(data172.maxChunks !== undefined){
-let data173 = data172.maxChunks;
-const _errs488 = errors;
-if(!((typeof data173 == "number") && (!(data173 % 1) && !isNaN(data173)))){
+if(_errs520 === errors){
+if(data183.maxChunks !== undefined){
+let data184 = data183.maxChunks;
+const _errs521 = errors;
+if(!((typeof data184 == "number") && (!(data184 % 1) && !isNaN(data184)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs488){
-if(typeof data173 == "number"){
-if(data173 > 1000000 || isNaN(data173)){
+if(errors === _errs521){
+if(typeof data184 == "number"){
+if(data184 > 1000000 || isNaN(data184)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data173 < 1 || isNaN(data173)){
+if(data184 < 1 || isNaN(data184)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid89 = _errs488 === errors;
+var valid95 = _errs521 === errors;
 }
 else {
-var valid89 = true;
+var valid95 = true;
 }
-if(valid89){
-if(data172.maxBytes !== undefined){
-let data174 = data172.maxBytes;
-const _errs490 = errors;
-if(!((typeof data174 == "number") && (!(data174 % 1) && !isNaN(data174)))){
+if(valid95){
+if(data183.maxBytes !== undefined){
+let data185 = data183.maxBytes;
+const _errs523 = errors;
+if(!((typeof data185 == "number") && (!(data185 % 1) && !isNaN(data185)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs490){
-if(typeof data174 == "number"){
-if(data174 > 1073741824 || isNaN(data174)){
+if(errors === _errs523){
+if(typeof data185 == "number"){
+if(data185 > 1073741824 || isNaN(data185)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data174 < 1024 || isNaN(data174)){
+if(data185 < 1024 || isNaN(data185)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid89 = _errs490 === errors;
+var valid95 = _errs523 === errors;
 }
 else {
-var valid89 = true;
+var valid95 = true;
 }
-if(valid89){
-if(data172.perSubject !== undefined){
-let data175 = data172.perSubject;
-const _errs492 = errors;
-if(errors === _errs492){
-if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
-let missing37;
-if(((data175.maxChunks === undefined) && (missing37 = "maxChunks")) || ((data175.maxBytes === undefined) && (missing37 = "maxBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"}];
+if(valid95){
+if(data183.perSubject !== undefined){
+let data186 = data183.perSubject;
+const _errs525 = errors;
+if(errors === _errs525){
+if(data186 && typeof data186 == "object" && !Array.isArray(data186)){
+let missing39;
+if(((data186.maxChunks === undefined) && (missing39 = "maxChunks")) || ((data186.maxBytes === undefined) && (missing39 = "maxBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/required",keyword:"required",params:{missingProperty: missing39},message:"must have required property '"+missing39+"'"}];
 return false;
 }
 else {
-const _errs494 = errors;
-for(const key47 in data175){
-if(!((key47 === "maxChunks") || (key47 === "maxBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key47},message:"must NOT have additional properties"}];
+const _errs527 = errors;
+for(const key51 in data186){
+if(!((key51 === "maxChunks") || (key51 === "maxBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key51},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs494 === errors){
-if(data175.maxChunks !== undefined){
-let data176 = data175.maxChunks;
-const _errs495 = errors;
-if(!((typeof data176 == "number") && (!(data176 % 1) && !isNaN(data176)))){
+if(_errs527 === errors){
+if(data186.maxChunks !== undefined){
+let data187 = data186.maxChunks;
+const _errs528 = errors;
+if(!((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs495){
-if(typeof data176 == "number"){
-if(data176 > 1000000 || isNaN(data176)){
+if(errors === _errs528){
+if(typeof data187 == "number"){
+if(data187 > 1000000 || isNaN(data187)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
-if(data176 < 1 || isNaN(data176)){
+if(data187 < 1 || isNaN(data187)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxChunks",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxChunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid90 = _errs495 === errors;
+var valid96 = _errs528 === errors;
 }
 else {
-var valid90 = true;
+var valid96 = true;
 }
-if(valid90){
-if(data175.maxBytes !== undefined){
-let data177 = data175.maxBytes;
-const _errs497 = errors;
-if(!((typeof data177 == "number") && (!(data177 % 1) && !isNaN(data177)))){
+if(valid96){
+if(data186.maxBytes !== undefined){
+let data188 = data186.maxBytes;
+const _errs530 = errors;
+if(!((typeof data188 == "number") && (!(data188 % 1) && !isNaN(data188)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs497){
-if(typeof data177 == "number"){
-if(data177 > 1073741824 || isNaN(data177)){
+if(errors === _errs530){
+if(typeof data188 == "number"){
+if(data188 > 1073741824 || isNaN(data188)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data177 < 1024 || isNaN(data177)){
+if(data188 < 1024 || isNaN(data188)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject/maxBytes",schemaPath:"#/properties/retrieval/properties/capacity/properties/perSubject/properties/maxBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid90 = _errs497 === errors;
+var valid96 = _errs530 === errors;
 }
 else {
-var valid90 = true;
+var valid96 = true;
 }
 }
 }
@@ -12391,10 +12826,10 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/capacity/perSubject"
 return false;
 }
 }
-var valid89 = _errs492 === errors;
+var valid95 = _errs525 === errors;
 }
 else {
-var valid89 = true;
+var valid95 = true;
 }
 }
 }
@@ -12406,78 +12841,78 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/capacity",schemaPath
 return false;
 }
 }
-var valid76 = _errs485 === errors;
+var valid82 = _errs518 === errors;
 }
 else {
-var valid76 = true;
+var valid82 = true;
 }
-if(valid76){
-if(data143.ingestion !== undefined){
-let data178 = data143.ingestion;
-const _errs499 = errors;
-if(errors === _errs499){
-if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
-const _errs501 = errors;
-for(const key48 in data178){
-if(!((key48 === "timeoutMs") || (key48 === "maxDecodedBytes"))){
-validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion",schemaPath:"#/properties/retrieval/properties/ingestion/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key48},message:"must NOT have additional properties"}];
+if(valid82){
+if(data154.ingestion !== undefined){
+let data189 = data154.ingestion;
+const _errs532 = errors;
+if(errors === _errs532){
+if(data189 && typeof data189 == "object" && !Array.isArray(data189)){
+const _errs534 = errors;
+for(const key52 in data189){
+if(!((key52 === "timeoutMs") || (key52 === "maxDecodedBytes"))){
+validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion",schemaPath:"#/properties/retrieval/properties/ingestion/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key52},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs501 === errors){
-if(data178.timeoutMs !== undefined){
-let data179 = data178.timeoutMs;
-const _errs502 = errors;
-if(!((typeof data179 == "number") && (!(data179 % 1) && !isNaN(data179)))){
+if(_errs534 === errors){
+if(data189.timeoutMs !== undefined){
+let data190 = data189.timeoutMs;
+const _errs535 = errors;
+if(!((typeof data190 == "number") && (!(data190 % 1) && !isNaN(data190)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs502){
-if(typeof data179 == "number"){
-if(data179 > 600000 || isNaN(data179)){
+if(errors === _errs535){
+if(typeof data190 == "number"){
+if(data190 > 600000 || isNaN(data190)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"}];
 return false;
 }
 else {
-if(data179 < 100 || isNaN(data179)){
+if(data190 < 100 || isNaN(data190)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/timeoutMs",schemaPath:"#/properties/retrieval/properties/ingestion/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 }
 }
 }
-var valid91 = _errs502 === errors;
+var valid97 = _errs535 === errors;
 }
 else {
-var valid91 = true;
+var valid97 = true;
 }
-if(valid91){
-if(data178.maxDecodedBytes !== undefined){
-let data180 = data178.maxDecodedBytes;
-const _errs504 = errors;
-if(!((typeof data180 == "number") && (!(data180 % 1) && !isNaN(data180)))){
+if(valid97){
+if(data189.maxDecodedBytes !== undefined){
+let data191 = data189.maxDecodedBytes;
+const _errs537 = errors;
+if(!((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191)))){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs504){
-if(typeof data180 == "number"){
-if(data180 > 1073741824 || isNaN(data180)){
+if(errors === _errs537){
+if(typeof data191 == "number"){
+if(data191 > 1073741824 || isNaN(data191)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824},message:"must be <= 1073741824"}];
 return false;
 }
 else {
-if(data180 < 1048576 || isNaN(data180)){
+if(data191 < 1048576 || isNaN(data191)){
 validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion/maxDecodedBytes",schemaPath:"#/properties/retrieval/properties/ingestion/properties/maxDecodedBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1048576},message:"must be >= 1048576"}];
 return false;
 }
 }
 }
 }
-var valid91 = _errs504 === errors;
+var valid97 = _errs537 === errors;
 }
 else {
-var valid91 = true;
+var valid97 = true;
 }
 }
 }
@@ -12487,22 +12922,22 @@ validate61.errors = [{instancePath:instancePath+"/retrieval/ingestion",schemaPat
 return false;
 }
 }
-var valid76 = _errs499 === errors;
+var valid82 = _errs532 === errors;
 }
 else {
-var valid76 = true;
+var valid82 = true;
 }
-if(valid76){
-if(data143.pdf !== undefined){
-const _errs506 = errors;
-if(typeof data143.pdf !== "boolean"){
+if(valid82){
+if(data154.pdf !== undefined){
+const _errs539 = errors;
+if(typeof data154.pdf !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/retrieval/pdf",schemaPath:"#/properties/retrieval/properties/pdf/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid76 = _errs506 === errors;
+var valid82 = _errs539 === errors;
 }
 else {
-var valid76 = true;
+var valid82 = true;
 }
 }
 }
@@ -12516,78 +12951,78 @@ validate61.errors = [{instancePath:instancePath+"/retrieval",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs398 === errors;
+var valid0 = _errs431 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.idempotency !== undefined){
-let data182 = data.idempotency;
-const _errs508 = errors;
-if(errors === _errs508){
-if(data182 && typeof data182 == "object" && !Array.isArray(data182)){
-const _errs510 = errors;
-for(const key49 in data182){
-if(!((key49 === "maxRecordBytes") || (key49 === "retentionMs"))){
-validate61.errors = [{instancePath:instancePath+"/idempotency",schemaPath:"#/properties/idempotency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key49},message:"must NOT have additional properties"}];
+let data193 = data.idempotency;
+const _errs541 = errors;
+if(errors === _errs541){
+if(data193 && typeof data193 == "object" && !Array.isArray(data193)){
+const _errs543 = errors;
+for(const key53 in data193){
+if(!((key53 === "maxRecordBytes") || (key53 === "retentionMs"))){
+validate61.errors = [{instancePath:instancePath+"/idempotency",schemaPath:"#/properties/idempotency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key53},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs510 === errors){
-if(data182.maxRecordBytes !== undefined){
-let data183 = data182.maxRecordBytes;
-const _errs511 = errors;
-if(!((typeof data183 == "number") && (!(data183 % 1) && !isNaN(data183)))){
+if(_errs543 === errors){
+if(data193.maxRecordBytes !== undefined){
+let data194 = data193.maxRecordBytes;
+const _errs544 = errors;
+if(!((typeof data194 == "number") && (!(data194 % 1) && !isNaN(data194)))){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs511){
-if(typeof data183 == "number"){
-if(data183 > 1000000000 || isNaN(data183)){
+if(errors === _errs544){
+if(typeof data194 == "number"){
+if(data194 > 1000000000 || isNaN(data194)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"}];
 return false;
 }
 else {
-if(data183 < 1024 || isNaN(data183)){
+if(data194 < 1024 || isNaN(data194)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/maxRecordBytes",schemaPath:"#/properties/idempotency/properties/maxRecordBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
 }
 }
 }
-var valid92 = _errs511 === errors;
+var valid98 = _errs544 === errors;
 }
 else {
-var valid92 = true;
+var valid98 = true;
 }
-if(valid92){
-if(data182.retentionMs !== undefined){
-let data184 = data182.retentionMs;
-const _errs513 = errors;
-if(!((typeof data184 == "number") && (!(data184 % 1) && !isNaN(data184)))){
+if(valid98){
+if(data193.retentionMs !== undefined){
+let data195 = data193.retentionMs;
+const _errs546 = errors;
+if(!((typeof data195 == "number") && (!(data195 % 1) && !isNaN(data195)))){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs513){
-if(typeof data184 == "number"){
-if(data184 > 31536000000 || isNaN(data184)){
+if(errors === _errs546){
+if(typeof data195 == "number"){
+if(data195 > 31536000000 || isNaN(data195)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data184 < 1000 || isNaN(data184)){
+if(data195 < 1000 || isNaN(data195)){
 validate61.errors = [{instancePath:instancePath+"/idempotency/retentionMs",schemaPath:"#/properties/idempotency/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
 }
 }
-var valid92 = _errs513 === errors;
+var valid98 = _errs546 === errors;
 }
 else {
-var valid92 = true;
+var valid98 = true;
 }
 }
 }
@@ -12597,111 +13032,111 @@ validate61.errors = [{instancePath:instancePath+"/idempotency",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs508 === errors;
+var valid0 = _errs541 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sessions !== undefined){
-let data185 = data.sessions;
-const _errs515 = errors;
-if(errors === _errs515){
-if(data185 && typeof data185 == "object" && !Array.isArray(data185)){
-let missing38;
-if((data185.retentionMs === undefined) && (missing38 = "retentionMs")){
-validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"}];
+let data196 = data.sessions;
+const _errs548 = errors;
+if(errors === _errs548){
+if(data196 && typeof data196 == "object" && !Array.isArray(data196)){
+let missing40;
+if((data196.retentionMs === undefined) && (missing40 = "retentionMs")){
+validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/required",keyword:"required",params:{missingProperty: missing40},message:"must have required property '"+missing40+"'"}];
 return false;
 }
 else {
-const _errs517 = errors;
-for(const key50 in data185){
-if(!(((key50 === "retentionMs") || (key50 === "maxEntries")) || (key50 === "maxMessages"))){
-validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key50},message:"must NOT have additional properties"}];
+const _errs550 = errors;
+for(const key54 in data196){
+if(!(((key54 === "retentionMs") || (key54 === "maxEntries")) || (key54 === "maxMessages"))){
+validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key54},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs517 === errors){
-if(data185.retentionMs !== undefined){
-let data186 = data185.retentionMs;
-const _errs518 = errors;
-if(!((typeof data186 == "number") && (!(data186 % 1) && !isNaN(data186)))){
+if(_errs550 === errors){
+if(data196.retentionMs !== undefined){
+let data197 = data196.retentionMs;
+const _errs551 = errors;
+if(!((typeof data197 == "number") && (!(data197 % 1) && !isNaN(data197)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs518){
-if(typeof data186 == "number"){
-if(data186 > 2147483647 || isNaN(data186)){
+if(errors === _errs551){
+if(typeof data197 == "number"){
+if(data197 > 2147483647 || isNaN(data197)){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data186 < 1000 || isNaN(data186)){
+if(data197 < 1000 || isNaN(data197)){
 validate61.errors = [{instancePath:instancePath+"/sessions/retentionMs",schemaPath:"#/properties/sessions/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs518 === errors;
+var valid99 = _errs551 === errors;
 }
 else {
-var valid93 = true;
+var valid99 = true;
 }
-if(valid93){
-if(data185.maxEntries !== undefined){
-let data187 = data185.maxEntries;
-const _errs520 = errors;
-if(!((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187)))){
+if(valid99){
+if(data196.maxEntries !== undefined){
+let data198 = data196.maxEntries;
+const _errs553 = errors;
+if(!((typeof data198 == "number") && (!(data198 % 1) && !isNaN(data198)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs520){
-if(typeof data187 == "number"){
-if(data187 > 100000 || isNaN(data187)){
+if(errors === _errs553){
+if(typeof data198 == "number"){
+if(data198 > 100000 || isNaN(data198)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data187 < 1 || isNaN(data187)){
+if(data198 < 1 || isNaN(data198)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxEntries",schemaPath:"#/properties/sessions/properties/maxEntries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs520 === errors;
+var valid99 = _errs553 === errors;
 }
 else {
-var valid93 = true;
+var valid99 = true;
 }
-if(valid93){
-if(data185.maxMessages !== undefined){
-let data188 = data185.maxMessages;
-const _errs522 = errors;
-if(!((typeof data188 == "number") && (!(data188 % 1) && !isNaN(data188)))){
+if(valid99){
+if(data196.maxMessages !== undefined){
+let data199 = data196.maxMessages;
+const _errs555 = errors;
+if(!((typeof data199 == "number") && (!(data199 % 1) && !isNaN(data199)))){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs522){
-if(typeof data188 == "number"){
-if(data188 > 100 || isNaN(data188)){
+if(errors === _errs555){
+if(typeof data199 == "number"){
+if(data199 > 100 || isNaN(data199)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
-if(data188 < 2 || isNaN(data188)){
+if(data199 < 2 || isNaN(data199)){
 validate61.errors = [{instancePath:instancePath+"/sessions/maxMessages",schemaPath:"#/properties/sessions/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs522 === errors;
+var valid99 = _errs555 === errors;
 }
 else {
-var valid93 = true;
+var valid99 = true;
 }
 }
 }
@@ -12713,204 +13148,204 @@ validate61.errors = [{instancePath:instancePath+"/sessions",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs515 === errors;
+var valid0 = _errs548 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.jobs !== undefined){
-let data189 = data.jobs;
-const _errs524 = errors;
-if(errors === _errs524){
-if(data189 && typeof data189 == "object" && !Array.isArray(data189)){
-let missing39;
-if((data189.retentionMs === undefined) && (missing39 = "retentionMs")){
-validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/required",keyword:"required",params:{missingProperty: missing39},message:"must have required property '"+missing39+"'"}];
+let data200 = data.jobs;
+const _errs557 = errors;
+if(errors === _errs557){
+if(data200 && typeof data200 == "object" && !Array.isArray(data200)){
+let missing41;
+if((data200.retentionMs === undefined) && (missing41 = "retentionMs")){
+validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/required",keyword:"required",params:{missingProperty: missing41},message:"must have required property '"+missing41+"'"}];
 return false;
 }
 else {
-const _errs526 = errors;
-for(const key51 in data189){
-if(!(((((((key51 === "retentionMs") || (key51 === "workers")) || (key51 === "maxJobs")) || (key51 === "maxJobsPerSubject")) || (key51 === "maxJobBytes")) || (key51 === "pollIntervalMs")) || (key51 === "interactive"))){
-validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key51},message:"must NOT have additional properties"}];
+const _errs559 = errors;
+for(const key55 in data200){
+if(!(((((((key55 === "retentionMs") || (key55 === "workers")) || (key55 === "maxJobs")) || (key55 === "maxJobsPerSubject")) || (key55 === "maxJobBytes")) || (key55 === "pollIntervalMs")) || (key55 === "interactive"))){
+validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key55},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs526 === errors){
-if(data189.retentionMs !== undefined){
-let data190 = data189.retentionMs;
-const _errs527 = errors;
-if(!((typeof data190 == "number") && (!(data190 % 1) && !isNaN(data190)))){
+if(_errs559 === errors){
+if(data200.retentionMs !== undefined){
+let data201 = data200.retentionMs;
+const _errs560 = errors;
+if(!((typeof data201 == "number") && (!(data201 % 1) && !isNaN(data201)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs527){
-if(typeof data190 == "number"){
-if(data190 > 31536000000 || isNaN(data190)){
+if(errors === _errs560){
+if(typeof data201 == "number"){
+if(data201 > 31536000000 || isNaN(data201)){
 validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data190 < 1000 || isNaN(data190)){
+if(data201 < 1000 || isNaN(data201)){
 validate61.errors = [{instancePath:instancePath+"/jobs/retentionMs",schemaPath:"#/properties/jobs/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
 }
 }
 }
-var valid94 = _errs527 === errors;
+var valid100 = _errs560 === errors;
 }
 else {
-var valid94 = true;
+var valid100 = true;
 }
-if(valid94){
-if(data189.workers !== undefined){
-let data191 = data189.workers;
-const _errs529 = errors;
-if(!((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191)))){
+if(valid100){
+if(data200.workers !== undefined){
+let data202 = data200.workers;
+const _errs562 = errors;
+if(!((typeof data202 == "number") && (!(data202 % 1) && !isNaN(data202)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs529){
-if(typeof data191 == "number"){
-if(data191 > 1000 || isNaN(data191)){
+if(errors === _errs562){
+if(typeof data202 == "number"){
+if(data202 > 1000 || isNaN(data202)){
 validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
 return false;
 }
 else {
-if(data191 < 1 || isNaN(data191)){
+if(data202 < 1 || isNaN(data202)){
 validate61.errors = [{instancePath:instancePath+"/jobs/workers",schemaPath:"#/properties/jobs/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid94 = _errs529 === errors;
+var valid100 = _errs562 === errors;
 }
 else {
-var valid94 = true;
+var valid100 = true;
 }
-if(valid94){
-if(data189.maxJobs !== undefined){
-let data192 = data189.maxJobs;
-const _errs531 = errors;
-if(!((typeof data192 == "number") && (!(data192 % 1) && !isNaN(data192)))){
+if(valid100){
+if(data200.maxJobs !== undefined){
+let data203 = data200.maxJobs;
+const _errs564 = errors;
+if(!((typeof data203 == "number") && (!(data203 % 1) && !isNaN(data203)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs531){
-if(typeof data192 == "number"){
-if(data192 > 100000 || isNaN(data192)){
+if(errors === _errs564){
+if(typeof data203 == "number"){
+if(data203 > 100000 || isNaN(data203)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data192 < 1 || isNaN(data192)){
+if(data203 < 1 || isNaN(data203)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobs",schemaPath:"#/properties/jobs/properties/maxJobs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid94 = _errs531 === errors;
+var valid100 = _errs564 === errors;
 }
 else {
-var valid94 = true;
+var valid100 = true;
 }
-if(valid94){
-if(data189.maxJobsPerSubject !== undefined){
-let data193 = data189.maxJobsPerSubject;
-const _errs533 = errors;
-if(!((typeof data193 == "number") && (!(data193 % 1) && !isNaN(data193)))){
+if(valid100){
+if(data200.maxJobsPerSubject !== undefined){
+let data204 = data200.maxJobsPerSubject;
+const _errs566 = errors;
+if(!((typeof data204 == "number") && (!(data204 % 1) && !isNaN(data204)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs533){
-if(typeof data193 == "number"){
-if(data193 > 100000 || isNaN(data193)){
+if(errors === _errs566){
+if(typeof data204 == "number"){
+if(data204 > 100000 || isNaN(data204)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
-if(data193 < 1 || isNaN(data193)){
+if(data204 < 1 || isNaN(data204)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobsPerSubject",schemaPath:"#/properties/jobs/properties/maxJobsPerSubject/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid94 = _errs533 === errors;
+var valid100 = _errs566 === errors;
 }
 else {
-var valid94 = true;
+var valid100 = true;
 }
-if(valid94){
-if(data189.maxJobBytes !== undefined){
-let data194 = data189.maxJobBytes;
-const _errs535 = errors;
-if(!((typeof data194 == "number") && (!(data194 % 1) && !isNaN(data194)))){
+if(valid100){
+if(data200.maxJobBytes !== undefined){
+let data205 = data200.maxJobBytes;
+const _errs568 = errors;
+if(!((typeof data205 == "number") && (!(data205 % 1) && !isNaN(data205)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs535){
-if(typeof data194 == "number"){
-if(data194 > 64000000 || isNaN(data194)){
+if(errors === _errs568){
+if(typeof data205 == "number"){
+if(data205 > 64000000 || isNaN(data205)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64000000},message:"must be <= 64000000"}];
 return false;
 }
 else {
-if(data194 < 16384 || isNaN(data194)){
+if(data205 < 16384 || isNaN(data205)){
 validate61.errors = [{instancePath:instancePath+"/jobs/maxJobBytes",schemaPath:"#/properties/jobs/properties/maxJobBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16384},message:"must be >= 16384"}];
 return false;
 }
 }
 }
 }
-var valid94 = _errs535 === errors;
+var valid100 = _errs568 === errors;
 }
 else {
-var valid94 = true;
+var valid100 = true;
 }
-if(valid94){
-if(data189.pollIntervalMs !== undefined){
-let data195 = data189.pollIntervalMs;
-const _errs537 = errors;
-if(!((typeof data195 == "number") && (!(data195 % 1) && !isNaN(data195)))){
+if(valid100){
+if(data200.pollIntervalMs !== undefined){
+let data206 = data200.pollIntervalMs;
+const _errs570 = errors;
+if(!((typeof data206 == "number") && (!(data206 % 1) && !isNaN(data206)))){
 validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs537){
-if(typeof data195 == "number"){
-if(data195 > 60000 || isNaN(data195)){
+if(errors === _errs570){
+if(typeof data206 == "number"){
+if(data206 > 60000 || isNaN(data206)){
 validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
 return false;
 }
 else {
-if(data195 < 10 || isNaN(data195)){
+if(data206 < 10 || isNaN(data206)){
 validate61.errors = [{instancePath:instancePath+"/jobs/pollIntervalMs",schemaPath:"#/properties/jobs/properties/pollIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"}];
 return false;
 }
 }
 }
 }
-var valid94 = _errs537 === errors;
+var valid100 = _errs570 === errors;
 }
 else {
-var valid94 = true;
+var valid100 = true;
 }
-if(valid94){
-if(data189.interactive !== undefined){
-const _errs539 = errors;
-if(typeof data189.interactive !== "boolean"){
+if(valid100){
+if(data200.interactive !== undefined){
+const _errs572 = errors;
+if(typeof data200.interactive !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/jobs/interactive",schemaPath:"#/properties/jobs/properties/interactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid94 = _errs539 === errors;
+var valid100 = _errs572 === errors;
 }
 else {
-var valid94 = true;
+var valid100 = true;
 }
 }
 }
@@ -12926,41 +13361,41 @@ validate61.errors = [{instancePath:instancePath+"/jobs",schemaPath:"#/properties
 return false;
 }
 }
-var valid0 = _errs524 === errors;
+var valid0 = _errs557 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.runRecords !== undefined){
-let data197 = data.runRecords;
-const _errs541 = errors;
-if(errors === _errs541){
-if(data197 && typeof data197 == "object" && !Array.isArray(data197)){
-const _errs543 = errors;
-for(const key52 in data197){
-if(!(key52 === "retentionMs")){
-validate61.errors = [{instancePath:instancePath+"/runRecords",schemaPath:"#/properties/runRecords/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key52},message:"must NOT have additional properties"}];
+let data208 = data.runRecords;
+const _errs574 = errors;
+if(errors === _errs574){
+if(data208 && typeof data208 == "object" && !Array.isArray(data208)){
+const _errs576 = errors;
+for(const key56 in data208){
+if(!(key56 === "retentionMs")){
+validate61.errors = [{instancePath:instancePath+"/runRecords",schemaPath:"#/properties/runRecords/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key56},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs543 === errors){
-if(data197.retentionMs !== undefined){
-let data198 = data197.retentionMs;
-const _errs544 = errors;
-if(!((typeof data198 == "number") && (!(data198 % 1) && !isNaN(data198)))){
+if(_errs576 === errors){
+if(data208.retentionMs !== undefined){
+let data209 = data208.retentionMs;
+const _errs577 = errors;
+if(!((typeof data209 == "number") && (!(data209 % 1) && !isNaN(data209)))){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs544){
-if(typeof data198 == "number"){
-if(data198 > 31536000000 || isNaN(data198)){
+if(errors === _errs577){
+if(typeof data209 == "number"){
+if(data209 > 31536000000 || isNaN(data209)){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000000},message:"must be <= 31536000000"}];
 return false;
 }
 else {
-if(data198 < 1000 || isNaN(data198)){
+if(data209 < 1000 || isNaN(data209)){
 validate61.errors = [{instancePath:instancePath+"/runRecords/retentionMs",schemaPath:"#/properties/runRecords/properties/retentionMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"}];
 return false;
 }
@@ -12975,41 +13410,41 @@ validate61.errors = [{instancePath:instancePath+"/runRecords",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs541 === errors;
+var valid0 = _errs574 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp !== undefined){
-let data199 = data.mcp;
-const _errs546 = errors;
-if(errors === _errs546){
-if(data199 && typeof data199 == "object" && !Array.isArray(data199)){
-const _errs548 = errors;
-for(const key53 in data199){
-if(!(key53 === "heartbeatMs")){
-validate61.errors = [{instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key53},message:"must NOT have additional properties"}];
+let data210 = data.mcp;
+const _errs579 = errors;
+if(errors === _errs579){
+if(data210 && typeof data210 == "object" && !Array.isArray(data210)){
+const _errs581 = errors;
+for(const key57 in data210){
+if(!(key57 === "heartbeatMs")){
+validate61.errors = [{instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key57},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs548 === errors){
-if(data199.heartbeatMs !== undefined){
-let data200 = data199.heartbeatMs;
-const _errs549 = errors;
-if(!((typeof data200 == "number") && (!(data200 % 1) && !isNaN(data200)))){
+if(_errs581 === errors){
+if(data210.heartbeatMs !== undefined){
+let data211 = data210.heartbeatMs;
+const _errs582 = errors;
+if(!((typeof data211 == "number") && (!(data211 % 1) && !isNaN(data211)))){
 validate61.errors = [{instancePath:instancePath+"/mcp/heartbeatMs",schemaPath:"#/properties/mcp/properties/heartbeatMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs549){
-if(typeof data200 == "number"){
-if(data200 > 50000 || isNaN(data200)){
+if(errors === _errs582){
+if(typeof data211 == "number"){
+if(data211 > 50000 || isNaN(data211)){
 validate61.errors = [{instancePath:instancePath+"/mcp/heartbeatMs",schemaPath:"#/properties/mcp/properties/heartbeatMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50000},message:"must be <= 50000"}];
 return false;
 }
 else {
-if(data200 < 100 || isNaN(data200)){
+if(data211 < 100 || isNaN(data211)){
 validate61.errors = [{instancePath:instancePath+"/mcp/heartbeatMs",schemaPath:"#/properties/mcp/properties/heartbeatMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
@@ -13024,32 +13459,32 @@ validate61.errors = [{instancePath:instancePath+"/mcp",schemaPath:"#/properties/
 return false;
 }
 }
-var valid0 = _errs546 === errors;
+var valid0 = _errs579 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agUi !== undefined){
-let data201 = data.agUi;
-const _errs551 = errors;
-if(errors === _errs551){
-if(data201 && typeof data201 == "object" && !Array.isArray(data201)){
-const _errs553 = errors;
-for(const key54 in data201){
-if(!((key54 === "provider") || (key54 === "model"))){
-validate61.errors = [{instancePath:instancePath+"/agUi",schemaPath:"#/properties/agUi/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key54},message:"must NOT have additional properties"}];
+let data212 = data.agUi;
+const _errs584 = errors;
+if(errors === _errs584){
+if(data212 && typeof data212 == "object" && !Array.isArray(data212)){
+const _errs586 = errors;
+for(const key58 in data212){
+if(!((key58 === "provider") || (key58 === "model"))){
+validate61.errors = [{instancePath:instancePath+"/agUi",schemaPath:"#/properties/agUi/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key58},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs553 === errors){
-if(data201.provider !== undefined){
-let data202 = data201.provider;
-const _errs554 = errors;
-if(errors === _errs554){
-if(typeof data202 === "string"){
-if(!pattern3.test(data202)){
+if(_errs586 === errors){
+if(data212.provider !== undefined){
+let data213 = data212.provider;
+const _errs587 = errors;
+if(errors === _errs587){
+if(typeof data213 === "string"){
+if(!pattern3.test(data213)){
 validate61.errors = [{instancePath:instancePath+"/agUi/provider",schemaPath:"#/properties/agUi/properties/provider/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"+"\""}];
 return false;
 }
@@ -13059,18 +13494,18 @@ validate61.errors = [{instancePath:instancePath+"/agUi/provider",schemaPath:"#/p
 return false;
 }
 }
-var valid97 = _errs554 === errors;
+var valid103 = _errs587 === errors;
 }
 else {
-var valid97 = true;
+var valid103 = true;
 }
-if(valid97){
-if(data201.model !== undefined){
-let data203 = data201.model;
-const _errs556 = errors;
-if(errors === _errs556){
-if(typeof data203 === "string"){
-if(!pattern4.test(data203)){
+if(valid103){
+if(data212.model !== undefined){
+let data214 = data212.model;
+const _errs589 = errors;
+if(errors === _errs589){
+if(typeof data214 === "string"){
+if(!pattern4.test(data214)){
 validate61.errors = [{instancePath:instancePath+"/agUi/model",schemaPath:"#/properties/agUi/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"+"\""}];
 return false;
 }
@@ -13080,10 +13515,10 @@ validate61.errors = [{instancePath:instancePath+"/agUi/model",schemaPath:"#/prop
 return false;
 }
 }
-var valid97 = _errs556 === errors;
+var valid103 = _errs589 === errors;
 }
 else {
-var valid97 = true;
+var valid103 = true;
 }
 }
 }
@@ -13093,37 +13528,37 @@ validate61.errors = [{instancePath:instancePath+"/agUi",schemaPath:"#/properties
 return false;
 }
 }
-var valid0 = _errs551 === errors;
+var valid0 = _errs584 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.a2a !== undefined){
-let data204 = data.a2a;
-const _errs558 = errors;
-if(errors === _errs558){
-if(data204 && typeof data204 == "object" && !Array.isArray(data204)){
-const _errs560 = errors;
-for(const key55 in data204){
-if(!((((key55 === "name") || (key55 === "description")) || (key55 === "provider")) || (key55 === "model"))){
-validate61.errors = [{instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key55},message:"must NOT have additional properties"}];
+let data215 = data.a2a;
+const _errs591 = errors;
+if(errors === _errs591){
+if(data215 && typeof data215 == "object" && !Array.isArray(data215)){
+const _errs593 = errors;
+for(const key59 in data215){
+if(!((((key59 === "name") || (key59 === "description")) || (key59 === "provider")) || (key59 === "model"))){
+validate61.errors = [{instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key59},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs560 === errors){
-if(data204.name !== undefined){
-let data205 = data204.name;
-const _errs561 = errors;
-if(errors === _errs561){
-if(typeof data205 === "string"){
-if(func1(data205) > 200){
+if(_errs593 === errors){
+if(data215.name !== undefined){
+let data216 = data215.name;
+const _errs594 = errors;
+if(errors === _errs594){
+if(typeof data216 === "string"){
+if(func1(data216) > 200){
 validate61.errors = [{instancePath:instancePath+"/a2a/name",schemaPath:"#/properties/a2a/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
-if(func1(data205) < 1){
+if(func1(data216) < 1){
 validate61.errors = [{instancePath:instancePath+"/a2a/name",schemaPath:"#/properties/a2a/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -13134,23 +13569,23 @@ validate61.errors = [{instancePath:instancePath+"/a2a/name",schemaPath:"#/proper
 return false;
 }
 }
-var valid98 = _errs561 === errors;
+var valid104 = _errs594 === errors;
 }
 else {
-var valid98 = true;
+var valid104 = true;
 }
-if(valid98){
-if(data204.description !== undefined){
-let data206 = data204.description;
-const _errs563 = errors;
-if(errors === _errs563){
-if(typeof data206 === "string"){
-if(func1(data206) > 2000){
+if(valid104){
+if(data215.description !== undefined){
+let data217 = data215.description;
+const _errs596 = errors;
+if(errors === _errs596){
+if(typeof data217 === "string"){
+if(func1(data217) > 2000){
 validate61.errors = [{instancePath:instancePath+"/a2a/description",schemaPath:"#/properties/a2a/properties/description/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"}];
 return false;
 }
 else {
-if(func1(data206) < 1){
+if(func1(data217) < 1){
 validate61.errors = [{instancePath:instancePath+"/a2a/description",schemaPath:"#/properties/a2a/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -13161,18 +13596,18 @@ validate61.errors = [{instancePath:instancePath+"/a2a/description",schemaPath:"#
 return false;
 }
 }
-var valid98 = _errs563 === errors;
+var valid104 = _errs596 === errors;
 }
 else {
-var valid98 = true;
+var valid104 = true;
 }
-if(valid98){
-if(data204.provider !== undefined){
-let data207 = data204.provider;
-const _errs565 = errors;
-if(errors === _errs565){
-if(typeof data207 === "string"){
-if(!pattern3.test(data207)){
+if(valid104){
+if(data215.provider !== undefined){
+let data218 = data215.provider;
+const _errs598 = errors;
+if(errors === _errs598){
+if(typeof data218 === "string"){
+if(!pattern3.test(data218)){
 validate61.errors = [{instancePath:instancePath+"/a2a/provider",schemaPath:"#/properties/a2a/properties/provider/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$"+"\""}];
 return false;
 }
@@ -13182,18 +13617,18 @@ validate61.errors = [{instancePath:instancePath+"/a2a/provider",schemaPath:"#/pr
 return false;
 }
 }
-var valid98 = _errs565 === errors;
+var valid104 = _errs598 === errors;
 }
 else {
-var valid98 = true;
+var valid104 = true;
 }
-if(valid98){
-if(data204.model !== undefined){
-let data208 = data204.model;
-const _errs567 = errors;
-if(errors === _errs567){
-if(typeof data208 === "string"){
-if(!pattern4.test(data208)){
+if(valid104){
+if(data215.model !== undefined){
+let data219 = data215.model;
+const _errs600 = errors;
+if(errors === _errs600){
+if(typeof data219 === "string"){
+if(!pattern4.test(data219)){
 validate61.errors = [{instancePath:instancePath+"/a2a/model",schemaPath:"#/properties/a2a/properties/model/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"},message:"must match pattern \""+"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$"+"\""}];
 return false;
 }
@@ -13203,10 +13638,10 @@ validate61.errors = [{instancePath:instancePath+"/a2a/model",schemaPath:"#/prope
 return false;
 }
 }
-var valid98 = _errs567 === errors;
+var valid104 = _errs600 === errors;
 }
 else {
-var valid98 = true;
+var valid104 = true;
 }
 }
 }
@@ -13218,54 +13653,54 @@ validate61.errors = [{instancePath:instancePath+"/a2a",schemaPath:"#/properties/
 return false;
 }
 }
-var valid0 = _errs558 === errors;
+var valid0 = _errs591 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.console !== undefined){
-let data209 = data.console;
-const _errs569 = errors;
-if(errors === _errs569){
-if(data209 && typeof data209 == "object" && !Array.isArray(data209)){
-let missing40;
-if((data209.enabled === undefined) && (missing40 = "enabled")){
-validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/required",keyword:"required",params:{missingProperty: missing40},message:"must have required property '"+missing40+"'"}];
+let data220 = data.console;
+const _errs602 = errors;
+if(errors === _errs602){
+if(data220 && typeof data220 == "object" && !Array.isArray(data220)){
+let missing42;
+if((data220.enabled === undefined) && (missing42 = "enabled")){
+validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/required",keyword:"required",params:{missingProperty: missing42},message:"must have required property '"+missing42+"'"}];
 return false;
 }
 else {
-const _errs571 = errors;
-for(const key56 in data209){
-if(!((key56 === "enabled") || (key56 === "allowRemote"))){
-validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key56},message:"must NOT have additional properties"}];
+const _errs604 = errors;
+for(const key60 in data220){
+if(!((key60 === "enabled") || (key60 === "allowRemote"))){
+validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key60},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs571 === errors){
-if(data209.enabled !== undefined){
-const _errs572 = errors;
-if(typeof data209.enabled !== "boolean"){
+if(_errs604 === errors){
+if(data220.enabled !== undefined){
+const _errs605 = errors;
+if(typeof data220.enabled !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/enabled",schemaPath:"#/properties/console/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid99 = _errs572 === errors;
+var valid105 = _errs605 === errors;
 }
 else {
-var valid99 = true;
+var valid105 = true;
 }
-if(valid99){
-if(data209.allowRemote !== undefined){
-const _errs574 = errors;
-if(typeof data209.allowRemote !== "boolean"){
+if(valid105){
+if(data220.allowRemote !== undefined){
+const _errs607 = errors;
+if(typeof data220.allowRemote !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/allowRemote",schemaPath:"#/properties/console/properties/allowRemote/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid99 = _errs574 === errors;
+var valid105 = _errs607 === errors;
 }
 else {
-var valid99 = true;
+var valid105 = true;
 }
 }
 }
@@ -13276,7 +13711,7 @@ validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs569 === errors;
+var valid0 = _errs602 === errors;
 }
 else {
 var valid0 = true;

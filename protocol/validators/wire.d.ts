@@ -91,6 +91,10 @@ export declare const BY_ID: {
   readonly OperatorUsageRequest: CompiledValidator;
   readonly UsageTotals: CompiledValidator;
   readonly OperatorUsage: CompiledValidator;
+  readonly OperatorLimitsRequest: CompiledValidator;
+  readonly BudgetStatus: CompiledValidator;
+  readonly ScopeLimits: CompiledValidator;
+  readonly OperatorLimits: CompiledValidator;
   readonly OperatorAuditRequest: CompiledValidator;
   readonly AuditEntry: CompiledValidator;
   readonly OperatorAuditPage: CompiledValidator;

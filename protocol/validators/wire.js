@@ -20018,11 +20018,11 @@ return errors === 0;
 }
 validate213.evaluated = {"props":{"totals":true},"dynamicProps":false,"dynamicItems":false};
 
-export const OperatorAuditRequest = validate215;
-const schema105 = {"additionalProperties":false,"$id":"OperatorAuditRequest","type":"object","properties":{"limit":{"minimum":1,"maximum":500,"type":"integer"},"before":{"minimum":1,"maximum":9007199254740991,"type":"integer"}}};
+export const OperatorLimitsRequest = validate215;
+const schema105 = {"additionalProperties":false,"$id":"OperatorLimitsRequest","type":"object","properties":{"subject":{"minLength":1,"maxLength":256,"type":"string"}}};
 
 function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="OperatorAuditRequest" */;
+/*# sourceURL="OperatorLimitsRequest" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate215.evaluated;
@@ -20036,8 +20036,693 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "limit") || (key0 === "before"))){
+if(!(key0 === "subject")){
 validate215.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.subject !== undefined){
+let data0 = data.subject;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func1(data0) > 256){
+validate215.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data0) < 1){
+validate215.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate215.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate215.errors = vErrors;
+return errors === 0;
+}
+validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const BudgetStatus = validate216;
+const schema106 = {"$id":"BudgetStatus","type":"object","required":["unit","period","limit","used","reserved","remaining","resetsAt"],"properties":{"unit":{"anyOf":[{"const":"usd","type":"string"},{"const":"tokens","type":"string"}]},"period":{"minLength":1,"maxLength":64,"type":"string"},"limit":{"minimum":0,"type":"number"},"used":{"minimum":0,"type":"number"},"reserved":{"minimum":0,"type":"number"},"remaining":{"minimum":0,"type":"number"},"resetsAt":{"format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$","type":"string"}}};
+
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="BudgetStatus" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate216.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.unit === undefined) && (missing0 = "unit")) || ((data.period === undefined) && (missing0 = "period"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.used === undefined) && (missing0 = "used"))) || ((data.reserved === undefined) && (missing0 = "reserved"))) || ((data.remaining === undefined) && (missing0 = "remaining"))) || ((data.resetsAt === undefined) && (missing0 = "resetsAt"))){
+validate216.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.unit !== undefined){
+let data0 = data.unit;
+const _errs1 = errors;
+const _errs2 = errors;
+let valid1 = false;
+const _errs3 = errors;
+if(typeof data0 !== "string"){
+const err0 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if("usd" !== data0){
+const err1 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/anyOf/0/const",keyword:"const",params:{allowedValue: "usd"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+var _valid0 = _errs3 === errors;
+valid1 = valid1 || _valid0;
+const _errs5 = errors;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if("tokens" !== data0){
+const err3 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/anyOf/1/const",keyword:"const",params:{allowedValue: "tokens"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err4 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate216.errors = vErrors;
+return false;
+}
+else {
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.period !== undefined){
+let data1 = data.period;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+validate216.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data1) < 1){
+validate216.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate216.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data2 = data.limit;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data2 == "number"){
+if(data2 < 0 || isNaN(data2)){
+validate216.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate216.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.used !== undefined){
+let data3 = data.used;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 == "number"){
+if(data3 < 0 || isNaN(data3)){
+validate216.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate216.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reserved !== undefined){
+let data4 = data.reserved;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 == "number"){
+if(data4 < 0 || isNaN(data4)){
+validate216.errors = [{instancePath:instancePath+"/reserved",schemaPath:"#/properties/reserved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate216.errors = [{instancePath:instancePath+"/reserved",schemaPath:"#/properties/reserved/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.remaining !== undefined){
+let data5 = data.remaining;
+const _errs15 = errors;
+if(errors === _errs15){
+if(typeof data5 == "number"){
+if(data5 < 0 || isNaN(data5)){
+validate216.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate216.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resetsAt !== undefined){
+let data6 = data.resetsAt;
+const _errs17 = errors;
+if(errors === _errs17){
+if(errors === _errs17){
+if(typeof data6 === "string"){
+if(!pattern63.test(data6)){
+validate216.errors = [{instancePath:instancePath+"/resetsAt",schemaPath:"#/properties/resetsAt/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""}];
+return false;
+}
+else {
+if(!(formats0.validate(data6))){
+validate216.errors = [{instancePath:instancePath+"/resetsAt",schemaPath:"#/properties/resetsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+}
+else {
+validate216.errors = [{instancePath:instancePath+"/resetsAt",schemaPath:"#/properties/resetsAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate216.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate216.errors = vErrors;
+return errors === 0;
+}
+validate216.evaluated = {"props":{"unit":true,"period":true,"limit":true,"used":true,"reserved":true,"remaining":true,"resetsAt":true},"dynamicProps":false,"dynamicItems":false};
+
+export const ScopeLimits = validate217;
+const schema107 = {"$id":"ScopeLimits","type":"object","required":["scope","budgets"],"properties":{"scope":{"anyOf":[{"const":"host","type":"string"},{"const":"subject","type":"string"},{"const":"token","type":"string"},{"const":"provider","type":"string"}]},"name":{"minLength":1,"type":"string"},"requestsPerMinute":{"minimum":0,"maximum":9007199254740991,"type":"integer"},"tokensPerMinute":{"minimum":0,"maximum":9007199254740991,"type":"integer"},"concurrentRuns":{"minimum":0,"maximum":9007199254740991,"type":"integer"},"budgets":{"maxItems":16,"type":"array","items":{"$ref":"BudgetStatus"}}}};
+
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ScopeLimits" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate217.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.scope === undefined) && (missing0 = "scope")) || ((data.budgets === undefined) && (missing0 = "budgets"))){
+validate217.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.scope !== undefined){
+let data0 = data.scope;
+const _errs1 = errors;
+const _errs2 = errors;
+let valid1 = false;
+const _errs3 = errors;
+if(typeof data0 !== "string"){
+const err0 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if("host" !== data0){
+const err1 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf/0/const",keyword:"const",params:{allowedValue: "host"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+var _valid0 = _errs3 === errors;
+valid1 = valid1 || _valid0;
+const _errs5 = errors;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if("subject" !== data0){
+const err3 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf/1/const",keyword:"const",params:{allowedValue: "subject"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+const _errs7 = errors;
+if(typeof data0 !== "string"){
+const err4 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if("token" !== data0){
+const err5 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf/2/const",keyword:"const",params:{allowedValue: "token"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+const _errs9 = errors;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if("provider" !== data0){
+const err7 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf/3/const",keyword:"const",params:{allowedValue: "provider"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err8 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+validate217.errors = vErrors;
+return false;
+}
+else {
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+let data1 = data.name;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data1 === "string"){
+if(func1(data1) < 1){
+validate217.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate217.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.requestsPerMinute !== undefined){
+let data2 = data.requestsPerMinute;
+const _errs13 = errors;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+validate217.errors = [{instancePath:instancePath+"/requestsPerMinute",schemaPath:"#/properties/requestsPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs13){
+if(typeof data2 == "number"){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate217.errors = [{instancePath:instancePath+"/requestsPerMinute",schemaPath:"#/properties/requestsPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate217.errors = [{instancePath:instancePath+"/requestsPerMinute",schemaPath:"#/properties/requestsPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tokensPerMinute !== undefined){
+let data3 = data.tokensPerMinute;
+const _errs15 = errors;
+if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+validate217.errors = [{instancePath:instancePath+"/tokensPerMinute",schemaPath:"#/properties/tokensPerMinute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs15){
+if(typeof data3 == "number"){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate217.errors = [{instancePath:instancePath+"/tokensPerMinute",schemaPath:"#/properties/tokensPerMinute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate217.errors = [{instancePath:instancePath+"/tokensPerMinute",schemaPath:"#/properties/tokensPerMinute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.concurrentRuns !== undefined){
+let data4 = data.concurrentRuns;
+const _errs17 = errors;
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+validate217.errors = [{instancePath:instancePath+"/concurrentRuns",schemaPath:"#/properties/concurrentRuns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs17){
+if(typeof data4 == "number"){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate217.errors = [{instancePath:instancePath+"/concurrentRuns",schemaPath:"#/properties/concurrentRuns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate217.errors = [{instancePath:instancePath+"/concurrentRuns",schemaPath:"#/properties/concurrentRuns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.budgets !== undefined){
+let data5 = data.budgets;
+const _errs19 = errors;
+if(errors === _errs19){
+if(Array.isArray(data5)){
+if(data5.length > 16){
+validate217.errors = [{instancePath:instancePath+"/budgets",schemaPath:"#/properties/budgets/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
+return false;
+}
+else {
+var valid2 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs21 = errors;
+if(!(validate216(data5[i0], {instancePath:instancePath+"/budgets/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
+errors = vErrors.length;
+}
+var valid2 = _errs21 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+else {
+validate217.errors = [{instancePath:instancePath+"/budgets",schemaPath:"#/properties/budgets/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate217.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate217.errors = vErrors;
+return errors === 0;
+}
+validate217.evaluated = {"props":{"scope":true,"name":true,"requestsPerMinute":true,"tokensPerMinute":true,"concurrentRuns":true,"budgets":true},"dynamicProps":false,"dynamicItems":false};
+
+export const OperatorLimits = validate219;
+const schema108 = {"$id":"OperatorLimits","type":"object","required":["limits"],"properties":{"limits":{"maxItems":100000,"type":"array","items":{"$ref":"ScopeLimits"}}}};
+
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="OperatorLimits" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate219.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.limits === undefined) && (missing0 = "limits")){
+validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.limits !== undefined){
+let data0 = data.limits;
+const _errs1 = errors;
+if(errors === _errs1){
+if(Array.isArray(data0)){
+if(data0.length > 100000){
+validate219.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items"}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs3 = errors;
+if(!(validate217(data0[i0], {instancePath:instancePath+"/limits/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate217.errors : vErrors.concat(validate217.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate219.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate219.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate219.errors = vErrors;
+return errors === 0;
+}
+validate219.evaluated = {"props":{"limits":true},"dynamicProps":false,"dynamicItems":false};
+
+export const OperatorAuditRequest = validate221;
+const schema109 = {"additionalProperties":false,"$id":"OperatorAuditRequest","type":"object","properties":{"limit":{"minimum":1,"maximum":500,"type":"integer"},"before":{"minimum":1,"maximum":9007199254740991,"type":"integer"}}};
+
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="OperatorAuditRequest" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate221.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "limit") || (key0 === "before"))){
+validate221.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -20047,18 +20732,18 @@ if(data.limit !== undefined){
 let data0 = data.limit;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate215.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate221.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 > 500 || isNaN(data0)){
-validate215.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
+validate221.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
 return false;
 }
 else {
 if(data0 < 1 || isNaN(data0)){
-validate215.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate221.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -20074,18 +20759,18 @@ if(data.before !== undefined){
 let data1 = data.before;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate215.errors = [{instancePath:instancePath+"/before",schemaPath:"#/properties/before/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate221.errors = [{instancePath:instancePath+"/before",schemaPath:"#/properties/before/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 > 9007199254740991 || isNaN(data1)){
-validate215.errors = [{instancePath:instancePath+"/before",schemaPath:"#/properties/before/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate221.errors = [{instancePath:instancePath+"/before",schemaPath:"#/properties/before/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data1 < 1 || isNaN(data1)){
-validate215.errors = [{instancePath:instancePath+"/before",schemaPath:"#/properties/before/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate221.errors = [{instancePath:instancePath+"/before",schemaPath:"#/properties/before/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -20100,23 +20785,23 @@ var valid0 = true;
 }
 }
 else {
-validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate221.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate215.errors = vErrors;
+validate221.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AuditEntry = validate216;
-const schema106 = {"$id":"AuditEntry","type":"object","required":["id","kind","at","subject"],"properties":{"id":{"minimum":1,"maximum":9007199254740991,"type":"integer"},"kind":{"anyOf":[{"const":"approval.requested","type":"string"},{"const":"approval.resolved","type":"string"},{"const":"approval.rejected","type":"string"}]},"at":{"format":"date-time","type":"string"},"subject":{"minLength":1,"type":"string"},"tokenId":{"minLength":1,"type":"string"},"operator":{"minLength":1,"type":"string"},"approvalId":{"minLength":1,"type":"string"},"runId":{"minLength":1,"type":"string"},"provider":{"minLength":1,"type":"string"},"tool":{"minLength":1,"type":"string"},"outcome":{"minLength":1,"type":"string"},"code":{"minLength":1,"type":"string"}}};
+export const AuditEntry = validate222;
+const schema110 = {"$id":"AuditEntry","type":"object","required":["id","kind","at","subject"],"properties":{"id":{"minimum":1,"maximum":9007199254740991,"type":"integer"},"kind":{"anyOf":[{"const":"approval.requested","type":"string"},{"const":"approval.resolved","type":"string"},{"const":"approval.rejected","type":"string"}]},"at":{"format":"date-time","type":"string"},"subject":{"minLength":1,"type":"string"},"tokenId":{"minLength":1,"type":"string"},"operator":{"minLength":1,"type":"string"},"approvalId":{"minLength":1,"type":"string"},"runId":{"minLength":1,"type":"string"},"provider":{"minLength":1,"type":"string"},"tool":{"minLength":1,"type":"string"},"outcome":{"minLength":1,"type":"string"},"code":{"minLength":1,"type":"string"}}};
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="AuditEntry" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate216.evaluated;
+const evaluated0 = validate222.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20127,7 +20812,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.id === undefined) && (missing0 = "id")) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.at === undefined) && (missing0 = "at"))) || ((data.subject === undefined) && (missing0 = "subject"))){
-validate216.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate222.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -20135,18 +20820,18 @@ if(data.id !== undefined){
 let data0 = data.id;
 const _errs1 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate216.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate222.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs1){
 if(typeof data0 == "number"){
 if(data0 > 9007199254740991 || isNaN(data0)){
-validate216.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate222.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data0 < 1 || isNaN(data0)){
-validate216.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate222.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -20241,7 +20926,7 @@ else {
 vErrors.push(err6);
 }
 errors++;
-validate216.errors = vErrors;
+validate222.errors = vErrors;
 return false;
 }
 else {
@@ -20268,12 +20953,12 @@ if(errors === _errs11){
 if(errors === _errs11){
 if(typeof data2 === "string"){
 if(!(formats0.validate(data2))){
-validate216.errors = [{instancePath:instancePath+"/at",schemaPath:"#/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate222.errors = [{instancePath:instancePath+"/at",schemaPath:"#/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate216.errors = [{instancePath:instancePath+"/at",schemaPath:"#/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate222.errors = [{instancePath:instancePath+"/at",schemaPath:"#/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -20290,12 +20975,12 @@ const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data3 === "string"){
 if(func1(data3) < 1){
-validate216.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate222.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate216.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate222.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -20311,12 +20996,12 @@ const _errs15 = errors;
 if(errors === _errs15){
 if(typeof data4 === "string"){
 if(func1(data4) < 1){
-validate216.errors = [{instancePath:instancePath+"/tokenId",schemaPath:"#/properties/tokenId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate222.errors = [{instancePath:instancePath+"/tokenId",schemaPath:"#/properties/tokenId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate216.errors = [{instancePath:instancePath+"/tokenId",schemaPath:"#/properties/tokenId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate222.errors = [{instancePath:instancePath+"/tokenId",schemaPath:"#/properties/tokenId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -20332,12 +21017,12 @@ const _errs17 = errors;
 if(errors === _errs17){
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-validate216.errors = [{instancePath:instancePath+"/operator",schemaPath:"#/properties/operator/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate222.errors = [{instancePath:instancePath+"/operator",schemaPath:"#/properties/operator/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate216.errors = [{instancePath:instancePath+"/operator",schemaPath:"#/properties/operator/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate222.errors = [{instancePath:instancePath+"/operator",schemaPath:"#/properties/operator/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -20353,12 +21038,12 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data6 === "string"){
 if(func1(data6) < 1){
-validate216.errors = [{instancePath:instancePath+"/approvalId",schemaPath:"#/properties/approvalId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate222.errors = [{instancePath:instancePath+"/approvalId",schemaPath:"#/properties/approvalId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate216.errors = [{instancePath:instancePath+"/approvalId",schemaPath:"#/properties/approvalId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate222.errors = [{instancePath:instancePath+"/approvalId",schemaPath:"#/properties/approvalId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -20374,12 +21059,12 @@ const _errs21 = errors;
 if(errors === _errs21){
 if(typeof data7 === "string"){
 if(func1(data7) < 1){
-validate216.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/properties/runId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate222.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/properties/runId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate216.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate222.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -20395,12 +21080,12 @@ const _errs23 = errors;
 if(errors === _errs23){
 if(typeof data8 === "string"){
 if(func1(data8) < 1){
-validate216.errors = [{instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate222.errors = [{instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate216.errors = [{instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate222.errors = [{instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -20416,12 +21101,12 @@ const _errs25 = errors;
 if(errors === _errs25){
 if(typeof data9 === "string"){
 if(func1(data9) < 1){
-validate216.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate222.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate216.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate222.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -20437,12 +21122,12 @@ const _errs27 = errors;
 if(errors === _errs27){
 if(typeof data10 === "string"){
 if(func1(data10) < 1){
-validate216.errors = [{instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate222.errors = [{instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate216.errors = [{instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate222.errors = [{instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -20458,12 +21143,12 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data11 === "string"){
 if(func1(data11) < 1){
-validate216.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate222.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate216.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate222.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -20486,23 +21171,23 @@ var valid0 = true;
 }
 }
 else {
-validate216.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate222.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate216.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":{"id":true,"kind":true,"at":true,"subject":true,"tokenId":true,"operator":true,"approvalId":true,"runId":true,"provider":true,"tool":true,"outcome":true,"code":true},"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"props":{"id":true,"kind":true,"at":true,"subject":true,"tokenId":true,"operator":true,"approvalId":true,"runId":true,"provider":true,"tool":true,"outcome":true,"code":true},"dynamicProps":false,"dynamicItems":false};
 
-export const OperatorAuditPage = validate217;
-const schema107 = {"$id":"OperatorAuditPage","type":"object","required":["records"],"properties":{"records":{"maxItems":500,"type":"array","items":{"$ref":"AuditEntry"}},"nextBefore":{"minimum":1,"maximum":9007199254740991,"type":"integer"}}};
+export const OperatorAuditPage = validate223;
+const schema111 = {"$id":"OperatorAuditPage","type":"object","required":["records"],"properties":{"records":{"maxItems":500,"type":"array","items":{"$ref":"AuditEntry"}},"nextBefore":{"minimum":1,"maximum":9007199254740991,"type":"integer"}}};
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="OperatorAuditPage" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate217.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20513,7 +21198,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.records === undefined) && (missing0 = "records")){
-validate217.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate223.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -20523,7 +21208,7 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(Array.isArray(data0)){
 if(data0.length > 500){
-validate217.errors = [{instancePath:instancePath+"/records",schemaPath:"#/properties/records/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items"}];
+validate223.errors = [{instancePath:instancePath+"/records",schemaPath:"#/properties/records/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items"}];
 return false;
 }
 else {
@@ -20531,8 +21216,8 @@ var valid1 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 const _errs3 = errors;
-if(!(validate216(data0[i0], {instancePath:instancePath+"/records/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
+if(!(validate222(data0[i0], {instancePath:instancePath+"/records/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs3 === errors;
@@ -20543,7 +21228,7 @@ break;
 }
 }
 else {
-validate217.errors = [{instancePath:instancePath+"/records",schemaPath:"#/properties/records/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate223.errors = [{instancePath:instancePath+"/records",schemaPath:"#/properties/records/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -20557,18 +21242,18 @@ if(data.nextBefore !== undefined){
 let data2 = data.nextBefore;
 const _errs4 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate217.errors = [{instancePath:instancePath+"/nextBefore",schemaPath:"#/properties/nextBefore/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate223.errors = [{instancePath:instancePath+"/nextBefore",schemaPath:"#/properties/nextBefore/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if(typeof data2 == "number"){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate217.errors = [{instancePath:instancePath+"/nextBefore",schemaPath:"#/properties/nextBefore/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate223.errors = [{instancePath:instancePath+"/nextBefore",schemaPath:"#/properties/nextBefore/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate217.errors = [{instancePath:instancePath+"/nextBefore",schemaPath:"#/properties/nextBefore/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate223.errors = [{instancePath:instancePath+"/nextBefore",schemaPath:"#/properties/nextBefore/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -20583,14 +21268,14 @@ var valid0 = true;
 }
 }
 else {
-validate217.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate223.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate217.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate217.evaluated = {"props":{"records":true,"nextBefore":true},"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":{"records":true,"nextBefore":true},"dynamicProps":false,"dynamicItems":false};
 
 /** Every validator by schema id. */
 export const BY_ID = {
@@ -20680,6 +21365,10 @@ export const BY_ID = {
   OperatorUsageRequest,
   UsageTotals,
   OperatorUsage,
+  OperatorLimitsRequest,
+  BudgetStatus,
+  ScopeLimits,
+  OperatorLimits,
   OperatorAuditRequest,
   AuditEntry,
   OperatorAuditPage,

@@ -73,6 +73,10 @@ const STRUCTS: Record<string, string> = {
   OperatorUsageRequest: 'OperatorUsageRequest',
   UsageTotals: 'UsageTotals',
   OperatorUsage: 'OperatorUsage',
+  OperatorLimitsRequest: 'OperatorLimitsRequest',
+  BudgetStatus: 'BudgetStatus',
+  ScopeLimits: 'ScopeLimits',
+  OperatorLimits: 'OperatorLimits',
   OperatorAuditRequest: 'OperatorAuditRequest',
   AuditEntry: 'AuditEntry',
   OperatorAuditPage: 'OperatorAuditPage',
@@ -166,6 +170,8 @@ const DOCS: Record<string, string> = {
   OperatorListRequest: 'OperatorListRequest is the body of POST /v1/operator/approvals; Limit 0 means the default.',
   OperatorJobsRequest: 'OperatorJobsRequest is the body of POST /v1/operator/jobs.',
   OperatorUsageRequest: 'OperatorUsageRequest is the body of POST /v1/operator/usage.',
+  OperatorLimitsRequest: 'OperatorLimitsRequest is the body of POST /v1/operator/limits; Subject "" means every configured scope.',
+  OperatorLimits: 'OperatorLimits is the answer of POST /v1/operator/limits: every configured scope\'s limits, each budget as it stands now.',
   OperatorAuditRequest: 'OperatorAuditRequest is the body of POST /v1/operator/audit; Before 0 means the newest page.',
 };
 

@@ -85,6 +85,10 @@ const STRUCTS: Record<string, string> = {
   OperatorUsageRequest: 'OperatorUsageRequest',
   UsageTotals: 'UsageTotals',
   OperatorUsage: 'OperatorUsage',
+  OperatorLimitsRequest: 'OperatorLimitsRequest',
+  BudgetStatus: 'BudgetStatus',
+  ScopeLimits: 'ScopeLimits',
+  OperatorLimits: 'OperatorLimits',
   OperatorAuditRequest: 'OperatorAuditRequest',
   AuditEntry: 'AuditEntry',
   OperatorAuditPage: 'OperatorAuditPage',
@@ -118,6 +122,7 @@ const REQUESTS = [
   'OperatorListRequest',
   'OperatorJobsRequest',
   'OperatorUsageRequest',
+  'OperatorLimitsRequest',
   'OperatorAuditRequest',
 ];
 
@@ -174,7 +179,7 @@ const FIELD_TYPES: Record<string, string> = {
 /** Derives beyond `Debug, Clone, PartialEq, Serialize, Deserialize`. */
 const DEFAULT = new Set([
   'RunRequest', 'ContextSource', 'SourceLocation', 'RetrievalOptions', 'Usage', 'RetrievalSearch', 'JobListRequest', 'SessionListRequest',
-  'OperatorRunsRequest', 'OperatorListRequest', 'OperatorJobsRequest', 'OperatorUsageRequest', 'OperatorAuditRequest',
+  'OperatorRunsRequest', 'OperatorListRequest', 'OperatorJobsRequest', 'OperatorUsageRequest', 'OperatorLimitsRequest', 'OperatorAuditRequest',
 ]);
 const EQ = new Set([
   'HistoryMessage', 'SessionBinding', 'ApprovalOptions', 'SessionInfo', 'DraftArtifact', 'RetrievalIndex', 'IngestionManifest',
@@ -232,6 +237,8 @@ const DOCS: Record<string, string> = {
   OperatorListRequest: '`POST /v1/operator/approvals` body.',
   OperatorJobsRequest: '`POST /v1/operator/jobs` body.',
   OperatorUsageRequest: '`POST /v1/operator/usage` body.',
+  OperatorLimitsRequest: '`POST /v1/operator/limits` body; `subject` absent = every configured scope.',
+  OperatorLimits: 'The answer of `POST /v1/operator/limits`: every configured scope\'s limits, each budget as it stands now.',
   OperatorAuditRequest: '`POST /v1/operator/audit` body; `before` is the previous page\'s `next_before`.',
 };
 

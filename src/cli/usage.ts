@@ -1,8 +1,7 @@
 /** `agenticdriver usage`: token, run and cost totals from the host's state store, as a table or JSON. */
 import { DriverError } from '../protocol/errors.js';
 import { wantsJson } from './output.js';
-import type { GovernanceLimits, LimitRule, BudgetStatus } from '../http/limits/governor.js';
-import type { StateStore } from '../store/store.js';
+import type { ScopeLimits } from '../protocol/schemas.js';
 import type { UsageGrouping, UsageTotalsRow } from '../store/usage-totals.js';
 
 export const GROUPINGS: readonly UsageGrouping[] = ['subject', 'provider', 'model', 'day'];
@@ -13,16 +12,6 @@ export interface UsageReport {
   rows: UsageTotalsRow[];
   /** The configured limits (config `limits`), with what each budget has left this period; absent when none are configured. */
   limits?: ScopeLimits[];
-}
-
-/** One scope's limits: its rate limits as configured and its budgets as they stand now. */
-export interface ScopeLimits {
-  scope: 'host' | 'subject' | 'token';
-  name?: string;
-  requestsPerMinute?: number;
-  tokensPerMinute?: number;
-  concurrentRuns?: number;
-  budgets: BudgetStatus[];
 }
 
 /** `--since`: an ISO date or time, or a duration back from now (`90m`, `24h`, `7d`). */
@@ -50,37 +39,13 @@ export async function usageReport(explicitPath: string | undefined, options: { s
   const store = await openStore(config.state, config.configDir, process.env);
   try {
     const rows = await store.usage.totals({ ...(options.since ? { since: options.since } : {}), ...(options.by ? { by: options.by } : {}) });
-    const limits = await limitsReport(store, config.limits);
+    const [{ Governor }, { limitsReport }, { systemClock }] = await Promise.all([import('../http/limits/governor.js'), import('../http/limits/report.js'), import('../shared/clock.js')]);
+    const governor = new Governor(store.limits, systemClock, config.limits);
+    const limits = governor.configured ? await limitsReport(store, governor) : undefined;
     return { ...(options.since ? { since: options.since } : {}), ...(options.by ? { by: options.by } : {}), rows, ...(limits ? { limits } : {}) };
   } finally {
     await store.close();
   }
-}
-
-/**
- * Every configured scope's limits and budgets now: the host, each subject named (and, under `*`,
- * each subject that has used the host), each token named.
- */
-async function limitsReport(store: StateStore, limits: GovernanceLimits): Promise<ScopeLimits[] | undefined> {
-  const { Governor } = await import('../http/limits/governor.js');
-  const { systemClock } = await import('../shared/clock.js');
-  const governor = new Governor(store.limits, systemClock, limits);
-  if (!governor.configured) return undefined;
-  const scopes: [ScopeLimits['scope'], string | undefined, LimitRule][] = [];
-  if (limits.host) scopes.push(['host', undefined, limits.host]);
-  const subjects = new Set(Object.keys(limits.subjects ?? {}).filter((name) => name !== '*'));
-  if (limits.subjects?.['*']) for (const row of await store.usage.totals({ by: 'subject' })) if (row.key) subjects.add(row.key);
-  for (const name of [...subjects].sort()) scopes.push(['subject', name, limits.subjects?.[name] ?? limits.subjects!['*']!]);
-  for (const [name, rule] of Object.entries(limits.tokens ?? {})) scopes.push(['token', name, rule]);
-  const report: ScopeLimits[] = [];
-  for (const [scope, name, rule] of scopes) {
-    const entry: ScopeLimits = { scope, ...(name !== undefined ? { name } : {}), budgets: await governor.budgetStatus(scope, name) };
-    if (rule.requestsPerMinute !== undefined) entry.requestsPerMinute = rule.requestsPerMinute;
-    if (rule.tokensPerMinute !== undefined) entry.tokensPerMinute = rule.tokensPerMinute;
-    if (rule.concurrentRuns !== undefined) entry.concurrentRuns = rule.concurrentRuns;
-    report.push(entry);
-  }
-  return report;
 }
 
 /** The limits as lines: one per scope, then one per budget. */

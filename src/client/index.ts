@@ -61,6 +61,8 @@ export type {
   OperatorJob,
   OperatorJobList,
   OperatorJobsRequest,
+  OperatorLimits,
+  OperatorLimitsRequest,
   OperatorListRequest,
   OperatorRun,
   OperatorRunDetail,
@@ -72,6 +74,8 @@ export type {
   OperatorUsage,
   OperatorUsageRequest,
   OperatorWaiting,
+  BudgetStatus,
+  ScopeLimits,
   UsageTotals,
 } from './operator.js';
 export type { ApplicationToolFunctions, ToolContext, ToolFunction, ToolFunctions } from './interactive.js';

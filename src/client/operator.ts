@@ -1,7 +1,7 @@
 /**
  * OperatorClient: the operator endpoints (`/v1/operator/...`) for a token with the operator
  * grant — every subject's runs (filtered and paged, one by one with their steps), the live
- * update feed, pending approvals, jobs, usage totals and the audit log, a live tap of an
+ * update feed, pending approvals, jobs, usage totals, limits and the audit log, a live tap of an
  * active run and any job's stream. Answers are validated like AgenticClient's.
  */
 import { DriverError } from '../protocol/errors.js';
@@ -13,6 +13,8 @@ import type {
   OperatorAuditRequest,
   OperatorJobList,
   OperatorJobsRequest,
+  OperatorLimits,
+  OperatorLimitsRequest,
   OperatorListRequest,
   OperatorRunDetail,
   OperatorRunList,
@@ -33,6 +35,7 @@ import { openTransport, type Transport, type TransportOptions } from './transpor
 
 export type {
   AuditEntry,
+  BudgetStatus,
   OperatorApproval,
   OperatorApprovalList,
   OperatorAuditPage,
@@ -40,6 +43,8 @@ export type {
   OperatorJob,
   OperatorJobList,
   OperatorJobsRequest,
+  OperatorLimits,
+  OperatorLimitsRequest,
   OperatorListRequest,
   OperatorRun,
   OperatorRunDetail,
@@ -51,6 +56,7 @@ export type {
   OperatorUsage,
   OperatorUsageRequest,
   OperatorWaiting,
+  ScopeLimits,
   UsageTotals,
 } from '../protocol/schemas.js';
 
@@ -65,6 +71,7 @@ const ops = {
   jobs: operation<OperatorJobsRequest, OperatorJobList>('operatorListJobs'),
   tailJob: operation('operatorStreamJob'),
   usage: operation<OperatorUsageRequest, OperatorUsage>('operatorUsage'),
+  limits: operation<OperatorLimitsRequest, OperatorLimits>('operatorLimits'),
   audit: operation<OperatorAuditRequest, OperatorAuditPage>('operatorAudit'),
 };
 const validEvent = validatorFor<RunEvent>('RunEvent');
@@ -152,6 +159,11 @@ export class OperatorClient {
   /** POST v1/operator/usage: usage totals, optionally grouped. */
   usage(request: OperatorUsageRequest = {}, signal?: AbortSignal): Promise<OperatorUsage> {
     return this.post(ops.usage, request, signal);
+  }
+
+  /** POST v1/operator/limits: every configured scope's rate limits and budgets (limit, used, reserved, remaining, reset time), or one subject's. */
+  limits(request: OperatorLimitsRequest = {}, signal?: AbortSignal): Promise<OperatorLimits> {
+    return this.post(ops.limits, request, signal);
   }
 
   /** POST v1/operator/audit: one page of the approval audit log, newest first. */

@@ -214,7 +214,7 @@ export function parseConfig(raw: unknown, path: string, validate: Validator, ext
       }
     }
   });
-  checkLimits(input.limits, tokenIds);
+  checkLimits(input.limits, tokenIds, providerIds);
   const allowedOrigins = (input.allowedOrigins ?? []).map((entry, index) => {
     const origin = normalizeOrigin(entry);
     if (!origin) throw new ConfigProblem(`allowedOrigins[${index}] is not an origin (scheme://host[:port]).`, `/allowedOrigins/${index}`);
@@ -249,8 +249,8 @@ export function parseConfig(raw: unknown, path: string, validate: Validator, ext
   };
 }
 
-/** What the schema cannot say of `limits`: a real time zone, budgets that cap something, tokens that exist. */
-function checkLimits(limits: HostLimits | undefined, tokenIds: ReadonlySet<string>): void {
+/** What the schema cannot say of `limits`: a real time zone, budgets that cap something, tokens and providers that exist. */
+function checkLimits(limits: HostLimits | undefined, tokenIds: ReadonlySet<string>, providerIds: ReadonlySet<string>): void {
   if (!limits) return;
   if (limits.timeZone !== undefined) {
     try {
@@ -262,10 +262,14 @@ function checkLimits(limits: HostLimits | undefined, tokenIds: ReadonlySet<strin
   for (const id of Object.keys(limits.tokens ?? {})) {
     if (!tokenIds.has(id)) throw new ConfigProblem(`limits.tokens names token ${id}, which is not configured.`, `/limits/tokens/${id}`);
   }
+  for (const id of Object.keys(limits.providers ?? {})) {
+    if (!providerIds.has(id)) throw new ConfigProblem(`limits.providers names provider ${id}, which is not configured.`, `/limits/providers/${id}`);
+  }
   const rules = [
     ...(limits.host ? [['/limits/host', limits.host] as const] : []),
     ...Object.entries(limits.subjects ?? {}).map(([name, rule]) => [`/limits/subjects/${name}`, rule] as const),
     ...Object.entries(limits.tokens ?? {}).map(([name, rule]) => [`/limits/tokens/${name}`, rule] as const),
+    ...Object.entries(limits.providers ?? {}).map(([name, rule]) => [`/limits/providers/${name}`, rule] as const),
   ];
   for (const [pointer, rule] of rules) {
     rule.budgets?.forEach((budget, index) => {

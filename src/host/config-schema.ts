@@ -85,6 +85,8 @@ export const Limits = Type.Object(
     subjects: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), LimitRule, { maxProperties: 1000 })),
     /** Limits per token, by token id. */
     tokens: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), LimitRule, { maxProperties: 1000 })),
+    /** Limits per provider instance, by provider id (every subject's runs on it together). */
+    providers: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), LimitRule, { maxProperties: 1000 })),
   },
   strict,
 );

@@ -232,6 +232,7 @@ export class RunService {
     return governor.admit({
       subject: prepared.subject,
       tokenId: prepared.tokenId,
+      provider: adapter.info.id,
       request,
       vendor: adapter.info.vendor,
       model: request.model,

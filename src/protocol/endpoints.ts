@@ -54,6 +54,8 @@ import {
   OperatorJobList,
   OperatorUsageRequest,
   OperatorUsage,
+  OperatorLimitsRequest,
+  OperatorLimits,
   OperatorAuditRequest,
   OperatorAuditPage,
 } from './schemas.js';
@@ -514,6 +516,17 @@ export const ENDPOINTS: Endpoint[] = [
     invalidBody: INVALID_OPERATOR,
     grant: { name: 'operator' },
     response: OperatorUsage,
+  },
+  {
+    method: 'POST',
+    path: '/v1/operator/limits',
+    operationId: 'operatorLimits',
+    summary: 'Operator: the configured budgets and rate limits per scope (host, subject, token), each budget with its limit, used, reserved, remaining and reset time.',
+    feature: 'operator-endpoints',
+    request: OperatorLimitsRequest,
+    invalidBody: INVALID_OPERATOR,
+    grant: { name: 'operator' },
+    response: OperatorLimits,
   },
   {
     method: 'POST',

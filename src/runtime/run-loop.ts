@@ -149,7 +149,7 @@ class RunBody {
       for (let step = first; ; step += 1) {
         this.signal.throwIfAborted();
         if (step > 1) await this.revalidate();
-        await this.stepGate?.before(step);
+        await this.stepGate?.before(step, this.signal);
         await this.commit({ type: 'step.started', step });
         this.steps = step;
         const outcome = await this.modelStep(messages, step);

@@ -117,8 +117,8 @@ export interface RunParking {
  * starts — between steps, never while a tool runs — and each step's usage is settled after it.
  */
 export interface StepGate {
-  /** Before model step `step`; throws a typed error (BUDGET_EXCEEDED) to end the run there. */
-  before(step: number): Promise<void>;
+  /** Before model step `step` (it may wait, until `signal` aborts); throws a typed error (BUDGET_EXCEEDED, RATE_LIMITED) to end the run there. */
+  before(step: number, signal?: AbortSignal): Promise<void>;
   /** After a model step, with the usage it reported. */
   after(usage: Usage | undefined): Promise<void>;
 }

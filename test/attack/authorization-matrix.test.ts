@@ -91,6 +91,7 @@ const MATRIX: Record<string, Row> = {
   operatorUpdates: { noGrant: FORBIDDEN, operator: { status: 200, check: (first) => assert.equal(first.type, 'snapshot') } },
   operatorReadRun: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.equal(body.run.waiting.kind, 'approval') } },
   operatorUsage: { noGrant: FORBIDDEN, operator: { status: 200 } },
+  operatorLimits: { noGrant: FORBIDDEN, operator: { status: 200, check: (body) => assert.deepEqual(body.limits, []) } },
   operatorAudit: { noGrant: FORBIDDEN, operator: { status: 200 } },
 };
 
@@ -252,6 +253,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
       case 'operatorListApprovals':
       case 'operatorListJobs':
       case 'operatorUsage':
+      case 'operatorLimits':
       case 'operatorAudit':
         return {};
       case 'operatorDecideApproval':

@@ -88,6 +88,8 @@ async function main(): Promise<number> {
       jobs: { retentionMs: 60_000 },
       sessions: { retentionMs: 60_000 },
       retrieval: { corpora: [{ id: 'default' }, { id: 'mine', namespace: 'subject' }] },
+      // A budget that never refuses: the operator limits view answers with counters to check.
+      limits: { host: { budgets: [{ period: 'day', usd: 1_000_000 }] } },
       tokens: [
         {
           id: 'main',

@@ -125,6 +125,8 @@ describe('secret grep: no secret in any captured output', () => {
       agUi: {},
       a2a: {},
       jobs: { retentionMs: 60_000, interactive: true },
+      // Budgets large enough never to refuse: the operator limits view answers with real counters.
+      limits: { subjects: { '*': { budgets: [{ period: 'day', usd: 1000 }] } }, tokens: { main: { budgets: [{ period: 'month', tokens: 1_000_000_000 }] } } },
       // A corpus whose embedder needs a key (from a file); the vendor also gets a reply echoing it.
       retrieval: { corpora: [{ id: 'hybrid', embedding: { kind: 'openai', model: 'embed-small', dimensions: 8, baseUrl: embedder.url, apiKeyRef: { file: 'secrets/embedding.key' } } }] },
       // A webhook that is down (nothing listens on port 1): records wait in the spool, failures are logged.
@@ -226,11 +228,13 @@ describe('secret grep: no secret in any captured output', () => {
     assert.equal((await request('metrics with a host token', '/metrics', { headers: auth(SECRETS.fileToken) })).status, 401);
     assert.equal((await request('wrong content type', '/v1/runs', { method: 'POST', headers: auth(SECRETS.fileToken, { 'content-type': 'text/plain' }), body: 'hi' })).status, 400);
     // The operator endpoints: answers with every subject's runs, usage and audit, and refusals.
-    for (const path of ['runs', 'approvals', 'jobs', 'usage', 'audit']) {
+    for (const path of ['runs', 'approvals', 'jobs', 'usage', 'limits', 'audit']) {
       assert.equal((await request(`operator ${path}`, `/v1/operator/${path}`, json(SECRETS.fileToken, {}))).status, 200);
       assert.equal((await request(`operator ${path} with an application token`, `/v1/operator/${path}`, json(SECRETS.envToken, {}))).status, 403);
     }
     assert.equal((await request('operator usage by subject', '/v1/operator/usage', json(SECRETS.fileToken, { by: 'subject' }))).status, 200);
+    const limits = await request('operator limits of a subject', '/v1/operator/limits', json(SECRETS.fileToken, { subject: 'operator' }));
+    assert.equal((JSON.parse(limits.body) as { limits: { budgets: unknown[] }[] }).limits[0]!.budgets.length, 1, limits.body);
     // The failed runs (the planted prompt is one's error message) and each one's page: reasons come from codes, never messages.
     const failedRuns = await request('operator failed runs', '/v1/operator/runs', json(SECRETS.fileToken, { state: 'failed', finished: 100 }));
     const failedIds = (JSON.parse(failedRuns.body) as { finished: { runId: string }[] }).finished.map((run) => run.runId);

@@ -11,7 +11,8 @@
  *   whole), its steps, tools, approval, tokens and timing; approving and denying in the page;
  * - filters, search and paging of finished runs; a full run id copied to the clipboard;
  * - a job followed to completion, the event log following the newest events until the
- *   operator scrolls up; providers; usage per hour and per day; the audit log;
+ *   operator scrolls up; providers; usage per hour and per day; spend against budget per
+ *   subject, refreshed by the live feed when a run finishes; the audit log;
  * - at phone width (420 px) no view overflows sideways;
  * - the CSP blocks an injected inline script and a `<script>` argument renders as text.
  *
@@ -25,7 +26,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildConsole } from '../../scripts/build-console.js';
-import { AgenticClient, type RunEvent } from '../../src/client/index.js';
+import { AgenticClient, type RunEvent, type ScopeLimits } from '../../src/client/index.js';
 import { interruptedRecord, USAGE_RECORD_SCHEMA } from '../../src/runtime/usage-record.js';
 import { OTHER_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { tempDir } from '../support/temp.js';
@@ -92,6 +93,9 @@ describe('operator console in a real browser', () => {
         approvals: { interactive: true },
         jobs: { retentionMs: 60_000, pollIntervalMs: 20 },
         console: { enabled: true },
+        // Budgets that never refuse, priced runs: the Usage view shows spend against budget.
+        usage: { prices: [{ vendor: 'mock', model: 'demo', inputUsdPerMTok: 3, outputUsdPerMTok: 15 }] },
+        limits: { host: { budgets: [{ period: 'month', usd: 100 }] }, subjects: { '*': { requestsPerMinute: 600, budgets: [{ period: 'day', usd: 5, tokens: 1_000_000 }] } } },
         tokens: [
           { id: 'app', subject: 'billing-app', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock', 'second'], tools: ['guarded'], jobs: ['submit', 'read'] },
           { id: 'ops', subject: 'ada', tokenRef: { env: 'AD_TEST_OTHER' }, providers: ['mock', 'second'], operator: true },
@@ -382,7 +386,21 @@ describe('operator console in a real browser', () => {
     const audit = page.locator('[data-testid="audit"] tbody tr', { hasText: 'approval.resolved' });
     await audit.first().waitFor(WAIT);
     assert.match(await page.locator('[data-testid="audit"]').innerText(), /ada \(operator, token ops\)[\s\S]*denied/);
+    // Spend against budget: the host's and the subject's budgets as the host counts them, and a run that finishes shows up.
+    const limits = async () => ((await (await fetch(`${host.url}/v1/operator/limits`, { method: 'POST', headers: { authorization: `Bearer ${OTHER_TOKEN}`, 'content-type': 'application/json' }, body: '{}' })).json()) as { limits: ScopeLimits[] }).limits;
+    const dayUsd = (scopes: ScopeLimits[]) => scopes.find((scope) => scope.name === 'billing-app')!.budgets.find((budget) => budget.unit === 'usd')!;
+    const spent = dayUsd(await limits());
+    assert.ok(spent.used > 0, JSON.stringify(spent));
+    const row = page.locator('[data-testid="budgets"] tr[data-scope="subject billing-app"][data-budget="usd:day"]');
+    await row.getByText(`$${spent.used.toFixed(4)} / `).waitFor(WAIT);
+    assert.match(await row.innerText(), /600 requests\/min[\s\S]*\$5\.0000 per day/);
+    assert.equal(await row.locator('svg.spend').getAttribute('data-used'), Math.min(100, (spent.used / 5) * 100).toFixed(2));
+    await page.locator('[data-testid="budgets"] tr[data-scope="host"][data-budget="usd:month"]').waitFor(WAIT);
     await screenshot('usage');
+    await client.run({ provider: 'mock', model: 'demo', input: script([{ usage: { inputTokens: 20_000, outputTokens: 4_000 } }, { text: 'Budgeted.' }]) });
+    const after = dayUsd(await limits());
+    assert.ok(after.used >= spent.used + 0.12, `the run's $0.12 was counted: ${JSON.stringify(after)}`);
+    await row.getByText(`$${after.used.toFixed(4)} / `).waitFor(WAIT);
     await page.click('button[data-range="days"]');
     await page.waitForFunction(() => document.querySelector('[data-testid="usage-chart"]')?.getAttribute('data-buckets') === '30');
   });

@@ -3,7 +3,9 @@
  * clock: 60 requests a minute answer 429 RATE_LIMITED with a correct Retry-After and the next
  * minute goes through; a spent daily budget answers 429 BUDGET_EXCEEDED with its reset time in
  * the configured time zone and resets at that boundary; a run crossing its budget stops at the
- * next step boundary, after its tool completed; a refused job records why; the `limits` feature
+ * next step boundary, after its tool completed; a run whose steps reach its tokens-per-minute
+ * limit waits at the step boundary for the next minute, or ends RATE_LIMITED when that minute is
+ * full already; a refused job records why; the `limits` feature
  * is advertised only when limits are configured; a reload changes them, a bad config keeps them.
  */
 import assert from 'node:assert/strict';
@@ -16,7 +18,7 @@ import { OTHER_TOKEN, parseSse, script, startTestHost, type TestHost } from '../
 /** $1 per million tokens in and out: a step reporting 1,000 + 1,000 tokens costs $0.002. */
 const PRICES = { prices: [{ vendor: 'mock', model: 'demo', inputUsdPerMTok: 1, outputUsdPerMTok: 1 }] };
 const TOKENS = [
-  { id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], tools: ['echo'], jobs: ['submit', 'read'] },
+  { id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock', 'second'], tools: ['echo'], jobs: ['submit', 'read'] },
   { id: 'other', subject: 'other-user', tokenRef: { env: 'AD_TEST_OTHER' }, providers: ['mock'] },
 ];
 const step = (text = 'ok') => [{ text }, { usage: { inputTokens: 1000, outputTokens: 1000 } }];
@@ -84,6 +86,56 @@ describe('governance on a running host', () => {
     assert.match(failure.message, /^This token's month token budget is spent; it resets at 2026-12-01T00:00:00\.000Z\.$/);
   });
 
+  it('holds a running run that reached its tokens per minute at the step boundary until the next minute, never mid-tool', async () => {
+    const clock = new FakeClock();
+    const h = await host({ subjects: { '*': { tokensPerMinute: 1500 } } }, clock);
+    await clock.advance(15_000);
+    // Step one reports 2,000 tokens and calls a tool: the minute is spent once the step is settled.
+    const input = script([{ toolCall: { name: 'echo', arguments: { text: 'x' } } }, { usage: { inputTokens: 1000, outputTokens: 1000 } }], step('after the wait'));
+    const body = h.post('/v1/runs', { ...run(input), tools: ['echo'] }, { accept: 'text/event-stream' }).then((response) => response.text());
+    const nextMinute = Date.UTC(2026, 10, 30, 0, 1);
+    await clock.timerAt(nextMinute);
+    // Another run of the subject is refused meanwhile, with the seconds to the next minute.
+    const refused = await errorOf(await h.post('/v1/runs', run()));
+    assert.deepEqual({ status: refused.status, code: refused.code, retryAfter: refused.retryAfter }, { status: 429, code: 'RATE_LIMITED', retryAfter: '45' });
+    await clock.advance(45_000);
+    const events = parseSse(await body);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['run.started', 'step.started', 'usage.reported', 'tool.called', 'tool.completed', 'step.started', 'text.delta', 'usage.reported', 'run.completed'],
+    );
+    assert.equal(events.find((event) => event.type === 'tool.completed')!.timestamp, '2026-11-30T00:00:15.000Z');
+    assert.equal(events[5]!.timestamp, '2026-11-30T00:01:00.000Z', 'the second step began when the minute turned');
+  });
+
+  it('ends a waiting run RATE_LIMITED when the next minute is full too', async () => {
+    const clock = new FakeClock();
+    const h = await host({ subjects: { '*': { tokensPerMinute: 1500 } } }, clock);
+    const input = script([{ toolCall: { name: 'echo', arguments: { text: 'x' } } }, { usage: { inputTokens: 1000, outputTokens: 1000 } }], step('never'));
+    const body = h.post('/v1/runs', { ...run(input), tools: ['echo'] }, { accept: 'text/event-stream' }).then((response) => response.text());
+    const nextMinute = Date.UTC(2026, 10, 30, 0, 1);
+    await clock.timerAt(nextMinute);
+    // Another replica's runs spend the next minute's tokens before this one wakes.
+    await h.store.limits.settle('another-replica', [{ scope: 'subject:test-user', metric: 'tokens-minute', window: nextMinute, amount: 1500 }], []);
+    await clock.advance(60_000);
+    const events = parseSse(await body);
+    assert.deepEqual(events.map((event) => event.type), ['run.started', 'step.started', 'usage.reported', 'tool.called', 'tool.completed', 'run.failed']);
+    const error = events.at(-1)!.error as { code: string; message: string; retryable: boolean };
+    assert.deepEqual(error, { code: 'RATE_LIMITED', message: "This run would exceed this subject's limit of tokens per minute; try again in 60 s.", retryable: true });
+  });
+
+  it('caps a provider instance for every subject together; another instance goes on', async () => {
+    const h = await host({ providers: { mock: { requestsPerMinute: 2 } } });
+    const second = { ...run(), provider: 'second' };
+    const other = { authorization: `Bearer ${OTHER_TOKEN}` };
+    assert.equal((await h.post('/v1/runs', run())).status, 200);
+    assert.equal((await h.post('/v1/runs', run(), other)).status, 200);
+    const refused = await errorOf(await h.post('/v1/runs', run(), other));
+    assert.deepEqual({ status: refused.status, code: refused.code }, { status: 429, code: 'RATE_LIMITED' });
+    assert.match(refused.message, /^This run would exceed this provider's limit of requests per minute; try again in 60 s\.$/);
+    assert.equal((await h.post('/v1/runs', second)).status, 200);
+  });
+
   it('fails a job refused by a budget with the refusal, before any model call', async () => {
     const h = await host({ subjects: { '*': { budgets: [{ period: 'week', tokens: 1000 }] } } }, new FakeClock(), { jobs: { retentionMs: 60_000, pollIntervalMs: 20 } });
     assert.equal((await h.post('/v1/runs', run())).status, 200);
@@ -128,6 +180,7 @@ describe('governance on a running host', () => {
     // Bad limits never become a config: the reload does not happen, and the running limits stay.
     assert.throws(() => parseHostConfig(raw({ timeZone: 'Mars/Olympus' }), configPath), /limits\.timeZone "Mars\/Olympus" is not an IANA time zone/);
     assert.throws(() => parseHostConfig(raw({ tokens: { nobody: { requestsPerMinute: 1 } } }), configPath), /limits\.tokens names token nobody, which is not configured/);
+    assert.throws(() => parseHostConfig(raw({ providers: { elsewhere: { requestsPerMinute: 1 } } }), configPath), /limits\.providers names provider elsewhere, which is not configured/);
     assert.throws(() => parseHostConfig(raw({ host: { budgets: [{ period: 'day' }] } }), configPath), /A budget caps usd, tokens or both/);
     // A reload another part refuses changes no limit either.
     await assert.rejects(h.reload(parseHostConfig({ ...raw({}), limits: { maxBodyBytes: 4096 } }, configPath)), /maxBodyBytes takes effect only at a restart/);

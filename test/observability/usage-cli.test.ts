@@ -109,12 +109,12 @@ describe('agenticdriver usage', () => {
     assert.equal(parseSince('2d', Date.parse('2026-01-03T00:00:00Z')), '2026-01-01T00:00:00.000Z');
   });
 
-  it('prints each subject\'s and token\'s limits and what their budgets have left', async () => {
+  it('prints each subject\'s, token\'s and provider\'s limits and what their budgets have left', async () => {
     // The same state, now with limits; one more run of alice's is governed by them.
     const limited = join(dir, 'limited.json');
     const rolling = { rollingMs: 30 * 86_400_000 };
     const raw = JSON.parse(readFileSync(config, 'utf8')) as Record<string, unknown>;
-    raw.limits = { subjects: { '*': { requestsPerMinute: 60, budgets: [{ period: rolling, usd: 1 }] } }, tokens: { a: { concurrentRuns: 2, budgets: [{ period: rolling, tokens: 100_000 }] } } };
+    raw.limits = { subjects: { '*': { requestsPerMinute: 60, budgets: [{ period: rolling, usd: 1 }] } }, tokens: { a: { concurrentRuns: 2, budgets: [{ period: rolling, tokens: 100_000 }] } }, providers: { mock: { tokensPerMinute: 50_000, budgets: [{ period: rolling, tokens: 200_000 }] } } };
     writeFileSync(limited, JSON.stringify(raw));
     const host = await startHost({ config: await readHostConfig(limited), env: { ...process.env, AD_USAGE_A: TOKEN_A, AD_USAGE_B: TOKEN_B } });
     try {
@@ -135,11 +135,13 @@ describe('agenticdriver usage', () => {
         ['subject', 'alice', 60, undefined, [{ unit: 'usd', limit: 1, used: 0.0012, reserved: 0, remaining: 0.9988 }]],
         ['subject', 'bob', 60, undefined, [{ unit: 'usd', limit: 1, used: 0, reserved: 0, remaining: 1 }]],
         ['token', 'a', undefined, 2, [{ unit: 'tokens', limit: 100_000, used: 1100, reserved: 0, remaining: 98_900 }]],
+        ['provider', 'mock', undefined, undefined, [{ unit: 'tokens', limit: 200_000, used: 1100, reserved: 0, remaining: 198_900 }]],
       ],
     );
     assertFreshBuild();
     const table = terminalCli(['usage', '--config', limited]);
     assert.match(table.output, /\nsubject alice: 60 requests\/min\n +rolling-2592000000 budget \$1\.0000: used \$0\.0012, reserved \$0\.0000, remaining \$0\.9988, resets /);
     assert.match(table.output, /\ntoken a: 2 concurrent runs\n +rolling-2592000000 budget 100,000 tokens: used 1,100 tokens/);
+    assert.match(table.output, /\nprovider mock: 50,000 tokens\/min\n +rolling-2592000000 budget 200,000 tokens: used 1,100 tokens/);
   });
 });

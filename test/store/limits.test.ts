@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { DriverError } from '../../src/protocol/errors.js';
 import { Governor, type GovernanceLimits, type GovernedRunInfo } from '../../src/http/limits/governor.js';
 import { periodWindow } from '../../src/http/limits/periods.js';
+import { limitsReport, MAX_DEFAULT_SUBJECTS } from '../../src/http/limits/report.js';
 import type { LimitCharge } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { ENGINES, openTestStore, sharedState } from '../support/stores.js';
@@ -21,6 +22,7 @@ function runInfo(overrides: Partial<GovernedRunInfo> = {}): GovernedRunInfo {
   return {
     subject: 'acme',
     tokenId: 'main',
+    provider: 'mock',
     request: { provider: 'mock', model: 'demo', input: 'hello' } as GovernedRunInfo['request'],
     vendor: 'mock',
     model: 'demo',
@@ -158,6 +160,81 @@ for (const engine of ENGINES) {
         await assert.rejects(run.steps.before(2), (error: DriverError) => error.code === 'BUDGET_EXCEEDED' && /This token's month token budget is spent/.test(error.message));
         await run.end();
         assert.deepEqual((await governor.budgetStatus('token', 'main')).map(({ used, reserved }) => ({ used, reserved })), [{ used: 3000, reserved: 0 }]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('holds a later step at a spent tokens-per-minute limit until the next minute, and lets the run end while it waits', async () => {
+      const store = await openTestStore(engine);
+      const clock = new FakeClock();
+      const governor = new Governor(store.limits, clock, { subjects: { '*': { tokensPerMinute: 1000 } } });
+      try {
+        const run = (await governor.admit(runInfo()))!;
+        await run.steps.before(1);
+        await run.steps.after({ inputTokens: 800, outputTokens: 400 });
+        let started = false;
+        const second = run.steps.before(2).then(() => (started = true));
+        await clock.timerAt(Date.UTC(2026, 10, 30, 0, 1));
+        assert.equal(started, false, 'the second step waits');
+        await clock.advance(60_000);
+        await second;
+        assert.equal(started, true);
+        await run.steps.after({ inputTokens: 800, outputTokens: 400 });
+        // The run ends (cancelled, timed out) while it waits: the wait ends with it, at once.
+        const cancel = new AbortController();
+        const third = run.steps.before(3, cancel.signal);
+        await clock.timerAt(Date.UTC(2026, 10, 30, 0, 2));
+        cancel.abort(new DriverError('CANCELLED', 'The run was cancelled.'));
+        await assert.rejects(third, (error: DriverError) => error.code === 'CANCELLED');
+        assert.equal(clock.pendingTimers, 0, 'the wait left no timer behind');
+        await run.end();
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('governs a provider instance across subjects, in the same transaction as their own limits', async () => {
+      const store = await openTestStore(engine);
+      const governor = new Governor(store.limits, new FakeClock(), {
+        subjects: { '*': { budgets: [{ period: 'day', tokens: 10_000 }] } },
+        providers: { mock: { concurrentRuns: 2, budgets: [{ period: 'day', tokens: 4000 }] } },
+      });
+      try {
+        // Two subjects' runs on `mock` share its budget: 1,500 tokens each, reserved at ~1,000 first.
+        for (const subject of ['acme', 'globex']) {
+          const run = (await governor.admit(runInfo({ subject, maxOutputTokens: 1000 })))!;
+          await run.steps.before(1);
+          await run.steps.after({ inputTokens: 1000, outputTokens: 500 });
+          await run.end();
+        }
+        assert.deepEqual((await governor.budgetStatus('provider', 'mock')).map(({ used, reserved, remaining }) => ({ used, reserved, remaining })), [{ used: 3000, reserved: 0, remaining: 1000 }]);
+        // A third subject's run does not fit the provider's budget: refused, and none of its charges stay.
+        await assert.rejects(governor.admit(runInfo({ subject: 'initech', maxOutputTokens: 1000 })), (error: DriverError) => error.code === 'BUDGET_EXCEEDED' && /^This provider's day token budget is spent/.test(error.message));
+        assert.deepEqual((await governor.budgetStatus('subject', 'initech')).map(({ used, reserved }) => ({ used, reserved })), [{ used: 0, reserved: 0 }]);
+        assert.equal((await store.limits.read('provider:mock', 'runs', 0)).reserved, 0);
+        // Another provider instance is not governed by it.
+        assert.ok(await governor.admit(runInfo({ subject: 'initech', provider: 'second', maxOutputTokens: 1000 })));
+        // Its concurrency cap holds across subjects.
+        const held = [await governor.admit(runInfo({ subject: 'a', maxOutputTokens: 1 })), await governor.admit(runInfo({ subject: 'b', maxOutputTokens: 1 }))];
+        await assert.rejects(governor.admit(runInfo({ subject: 'c', maxOutputTokens: 1 })), (error: DriverError) => error.code === 'RATE_LIMITED' && /this provider's limit of concurrent runs/.test(error.message));
+        for (const run of held) await run!.end();
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('reports named subjects always, and at most the first 1,000 by name of those under *', async () => {
+      const store = await openTestStore(engine);
+      const governor = new Governor(store.limits, new FakeClock(), { subjects: { '*': { requestsPerMinute: 5 }, zed: { requestsPerMinute: 9 } } });
+      const seen = Array.from({ length: MAX_DEFAULT_SUBJECTS + 5 }, (_, index) => `s${String(index).padStart(5, '0')}`);
+      const usage = { totals: async () => [...seen, 'zed'].reverse().map((key) => ({ key })) } as unknown as Parameters<typeof limitsReport>[0]['usage'];
+      try {
+        const report = await limitsReport({ usage }, governor);
+        assert.equal(report.length, MAX_DEFAULT_SUBJECTS + 1);
+        assert.deepEqual([report[0]!.name, report.at(-2)!.name, report.at(-1)], [seen[0], seen[MAX_DEFAULT_SUBJECTS - 1], { scope: 'subject', name: 'zed', requestsPerMinute: 9, budgets: [] }]);
+        // One left out is there when asked for.
+        assert.deepEqual(await limitsReport({ usage }, governor, seen.at(-1)), [{ scope: 'subject', name: seen.at(-1), requestsPerMinute: 5, budgets: [] }]);
       } finally {
         await store.close();
       }

@@ -29,6 +29,15 @@ export class FakeClock implements Clock {
     return this.timers.size;
   }
 
+  /** Resolves once some timer is due at `at` (a fence: what sets it has reached that point), or rejects after `timeoutMs` of real time. */
+  async timerAt(at: number, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (![...this.timers.values()].some((timer) => timer.at === at)) {
+      if (Date.now() > deadline) throw new Error(`no timer was set for ${new Date(at).toISOString()}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
   /** Moves time forward, firing due timers in order and letting promises settle between them. */
   async advance(ms: number): Promise<void> {
     const target = this.current + ms;

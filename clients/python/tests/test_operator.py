@@ -56,6 +56,10 @@ LISTS = [
     ("approvals", "operator/approvals", {"limit": 10}, {"approvals": []}, {"approvals": [{"subject": "alice"}]}),
     ("jobs", "operator/jobs", {"limit": 10, "state": "running"}, {"jobs": []}, {"jobs": {}}),
     ("usage", "operator/usage", {"by": "subject"}, {"totals": [{**TOTALS, "key": "alice"}]}, {"totals": [{**TOTALS, "runs": -1}]}),
+    ("limits", "operator/limits", {"subject": "alice"},
+     {"limits": [{"scope": "subject", "name": "alice", "requestsPerMinute": 60,
+                  "budgets": [{"unit": "usd", "period": "day", "limit": 5, "used": 1.25, "reserved": 0.5, "remaining": 3.25, "resetsAt": T0}]}]},
+     {"limits": [{"scope": "subject", "budgets": [{"unit": "usd", "period": "day", "limit": 5, "used": -1, "reserved": 0, "remaining": 5, "resetsAt": T0}]}]}),
     ("audit", "operator/audit", {"limit": 2}, {"records": [{"id": 7, "kind": "approval.resolved", "at": T0, "subject": "alice", "operator": "ops"}], "nextBefore": 7},
      {"records": [{"id": 0, "kind": "approval.resolved", "at": T0, "subject": "alice"}]}),
 ]
@@ -76,7 +80,7 @@ def test_operator_lists_send_the_bearer_and_validate_the_answer(host: ScriptedHo
 
 @CALLS
 def test_malformed_operator_requests_are_refused_before_sending(host: ScriptedHost, call: Any) -> None:
-    for method, request_ in (("runs", {"finished": 101}), ("runs", {"search": ""}), ("approvals", {"limit": 0}), ("jobs", {"state": "asleep"}), ("usage", {"by": "week"}), ("audit", {"before": 0})):
+    for method, request_ in (("runs", {"finished": 101}), ("runs", {"search": ""}), ("approvals", {"limit": 0}), ("jobs", {"state": "asleep"}), ("usage", {"by": "week"}), ("limits", {"subject": ""}), ("audit", {"before": 0})):
         assert code_of(lambda: call(host.url, method, request_)) == "INVALID_OPERATOR_REQUEST", method
     assert host.requests == []
 

@@ -286,6 +286,10 @@ impl OperatorClient {
         self.runtime.block_on(self.inner.usage(request))
     }
 
+    pub fn limits(&self, request: &OperatorLimitsRequest) -> Result<OperatorLimits, Error> {
+        self.runtime.block_on(self.inner.limits(request))
+    }
+
     pub fn audit(&self, request: &OperatorAuditRequest) -> Result<OperatorAuditPage, Error> {
         self.runtime.block_on(self.inner.audit(request))
     }

@@ -1,6 +1,6 @@
 //! The operator client: the `/v1/operator/...` endpoints, open only to a token with the
 //! `operator` grant (every subject's runs, one run with its steps, the live update feed,
-//! pending approvals, jobs, usage totals and the approval audit log); any other token gets
+//! pending approvals, jobs, usage totals, limits and the approval audit log); any other token gets
 //! `FORBIDDEN`. Requests are checked before they are sent (`INVALID_OPERATOR_REQUEST`,
 //! `INVALID_APPROVAL`), answers like every other answer (`INVALID_RESPONSE`).
 use crate::builder::{sealed, Build, ClientBuilder};
@@ -97,6 +97,12 @@ impl AsyncOperatorClient {
     /// `POST v1/operator/usage`: usage totals, optionally grouped.
     pub async fn usage(&self, request: &OperatorUsageRequest) -> Result<OperatorUsage, Error> {
         self.call(&ops::OPERATOR_USAGE, request).await
+    }
+
+    /// `POST v1/operator/limits`: every configured scope's rate limits and budgets (limit,
+    /// used, reserved, remaining, reset time), or one subject's.
+    pub async fn limits(&self, request: &OperatorLimitsRequest) -> Result<OperatorLimits, Error> {
+        self.call(&ops::OPERATOR_LIMITS, request).await
     }
 
     /// `POST v1/operator/audit`: one page of the approval audit log, newest first; pass

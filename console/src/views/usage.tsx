@@ -1,8 +1,9 @@
 /**
  * Usage: tokens over the last 24 hours (one bar per UTC hour) or 30 days (one bar per UTC
  * day) — every bucket drawn, empty ones too, so one busy day is a day's shape rather than one
- * bar — the totals per provider and per model over the same range, and the approval audit
- * log, newest first, a page at a time.
+ * bar — the totals per provider and per model over the same range, spend against budget per
+ * scope (budgets.tsx, when limits are configured), and the approval audit log, newest first,
+ * a page at a time.
  */
 import { useState } from 'preact/hooks';
 import type { AuditEntry, UsageTotals } from '../../../src/client/index.js';
@@ -10,6 +11,7 @@ import { CopyId, ErrorLine, Scroll } from '../components.js';
 import { describeFailure, time } from '../format.js';
 import { useLive } from '../live.js';
 import { useLoad } from '../load.js';
+import { Budgets } from './budgets.js';
 import type { ViewProps } from './shell.js';
 
 const HOUR = 3_600_000;
@@ -68,6 +70,7 @@ export function Usage({ session, live, fail }: ViewProps) {
         <TotalsTable title="Per provider" rows={totals.data?.provider ?? []} />
         <TotalsTable title="Per model" rows={totals.data?.model ?? []} />
       </div>
+      <Budgets session={session} live={live} fail={fail} />
       <Audit session={session} fail={fail} />
     </section>
   );

@@ -9,6 +9,8 @@ import type {
   OperatorAuditRequest,
   OperatorJobList,
   OperatorJobsRequest,
+  OperatorLimits,
+  OperatorLimitsRequest,
   OperatorListRequest,
   OperatorRunDetail,
   OperatorRunList,
@@ -18,6 +20,7 @@ import type {
 } from '../../protocol/schemas.js';
 import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
 import { routeOf } from '../../http/endpoints.js';
+import { limitsReport } from '../../http/limits/report.js';
 import { frameUpdate } from '../../http/sse.js';
 import { lastEventId, untilClosed } from '../../http/follow.js';
 import { checkCursor, follow } from '../jobs/stream.js';
@@ -35,7 +38,7 @@ export const MAX_ACTIVE = 1000;
 /** Row states of a run in flight or waiting checkpointed (`store.runs`). */
 const ACTIVE_STATES: ReadonlySet<string> = new Set(['running', 'waiting']);
 
-export function create({ store, services, streams, options, clock, logInternalError }: ExtensionDeps<undefined>): ExtensionInstance {
+export function create({ store, services, streams, options, clock, governor, logInternalError }: ExtensionDeps<undefined>): ExtensionInstance {
   const monitor = new RunMonitor();
   const feed = new OperatorFeed(store, monitor, {
     clock,
@@ -160,6 +163,11 @@ export function create({ store, services, streams, options, clock, logInternalEr
         handler: async (request): Promise<OperatorUsage> => ({
           totals: await store.usage.totals({ ...(request.body.by ? { by: request.body.by } : {}), ...(request.body.since ? { since: request.body.since } : {}) }),
         }),
+      });
+
+      app.route<{ Body: OperatorLimitsRequest }>({
+        ...routeOf('operatorLimits'),
+        handler: async (request): Promise<OperatorLimits> => ({ limits: await limitsReport(store, governor, request.body.subject) }),
       });
 
       app.route<{ Body: OperatorAuditRequest }>({

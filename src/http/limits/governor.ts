@@ -4,8 +4,10 @@
  * hold across replicas). A run is admitted, or refused with a typed 429, before its first model
  * step: its request is counted and an estimate of that step reserved. After each step the actual
  * usage is settled; before each later step an estimate is reserved again, and a spent budget
- * ends the run there (BUDGET_EXCEEDED), between steps, never while a tool runs. The run's
- * holds are released when it ends, or by the reaper when its replica died.
+ * ends the run there (BUDGET_EXCEEDED), between steps, never while a tool runs. A later step
+ * that finds its tokens-per-minute limit reached waits at the step boundary for the next minute
+ * (once: a minute already full again ends the run RATE_LIMITED). The run's holds are
+ * released when it ends, or by the reaper when its replica died.
  *
  * The overrun bound: a step is reserved at `max(estimate from the request, the run's largest
  * step so far)` and charged what it reports, so each run in flight can overrun a budget by at
@@ -13,9 +15,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DriverError } from '../../protocol/errors.js';
-import type { RunRequest } from '../../protocol/schemas.js';
+import type { BudgetStatus, RunRequest } from '../../protocol/schemas.js';
 import type { Usage } from '../../runtime/types.js';
 import type { StepGate } from '../../runtime/services.js';
+import { sleep } from '../../shared/abort.js';
 import type { Clock } from '../../shared/clock.js';
 import type { LimitCharge, LimitRefusal, LimitStore, LimitUse } from '../../store/store.js';
 import { minuteWindow, periodKey, periodWindow, type BudgetPeriod } from './periods.js';
@@ -40,12 +43,15 @@ export interface GovernanceLimits {
   host?: LimitRule | undefined;
   subjects?: Record<string, LimitRule> | undefined;
   tokens?: Record<string, LimitRule> | undefined;
+  providers?: Record<string, LimitRule> | undefined;
 }
 
 /** The run about to start, as governance sees it. */
 export interface GovernedRunInfo {
   subject: string;
   tokenId: string | undefined;
+  /** The provider instance's id. */
+  provider: string;
   request: RunRequest;
   vendor: string;
   model: string;
@@ -71,7 +77,7 @@ export const DEFAULT_OUTPUT_ESTIMATE = 1024;
 const MICRO = 1_000_000;
 /** Per-minute counters are kept this long after their minute began. */
 const PER_MINUTE_KEPT_MS = 120_000;
-const SCOPE_NAMES = { host: "the host's", subject: "this subject's", token: "this token's" } as const;
+const SCOPE_NAMES = { host: "the host's", subject: "this subject's", token: "this token's", provider: "this provider's" } as const;
 
 type ScopeKind = keyof typeof SCOPE_NAMES;
 
@@ -93,19 +99,24 @@ interface BudgetCounter {
 }
 
 export class Governor {
-  private limits: GovernanceLimits;
+  private current: GovernanceLimits;
   private anyLimit: boolean;
   /** The minute whose older per-minute counters were last pruned (once a minute, by this clock: the one that wrote them). */
   private prunedMinute = 0;
 
   constructor(
     private readonly store: LimitStore,
-    readonly clock: Pick<Clock, 'now'>,
+    readonly clock: Clock,
     limits: GovernanceLimits,
     private readonly refused: RefusalObserver = () => undefined,
   ) {
-    this.limits = limits;
+    this.current = limits;
     this.anyLimit = hasLimits(limits);
+  }
+
+  /** The limits in force. */
+  get limits(): GovernanceLimits {
+    return this.current;
   }
 
   /** Whether any limit is configured (feature `limits`). */
@@ -115,7 +126,7 @@ export class Governor {
 
   /** New limits for runs admitted and steps taken from now on; counters carry over. */
   setLimits(limits: GovernanceLimits): void {
-    this.limits = limits;
+    this.current = limits;
     this.anyLimit = hasLimits(limits);
   }
 
@@ -134,9 +145,9 @@ export class Governor {
     const charges: LimitCharge[] = [];
     for (const { key, rule } of scopes) {
       if (rule.requestsPerMinute !== undefined && !run.resumed) charges.push({ scope: key, metric: 'requests', window: minute.window, limit: rule.requestsPerMinute, need: 1, use: 1, reserve: 0 });
-      if (rule.tokensPerMinute !== undefined) charges.push({ scope: key, metric: 'tokens-minute', window: minute.window, limit: rule.tokensPerMinute, need: 1, use: 0, reserve: 0 });
       if (rule.concurrentRuns !== undefined) charges.push({ scope: key, metric: 'runs', window: 0, limit: rule.concurrentRuns, need: 1, use: 0, reserve: 1 });
     }
+    charges.push(...tokenMinuteCharges(scopes, minute.window));
     const budgets = this.budgetsOf(scopes, now);
     charges.push(...budgets.map((budget) => reserveCharge(budget, estimate)));
     const holdId = randomUUID();
@@ -147,7 +158,7 @@ export class Governor {
 
   /** The counters of one scope's budgets now (for `agenticdriver usage` and `/metrics`). */
   async budgetStatus(kind: ScopeKind, name: string | undefined): Promise<BudgetStatus[]> {
-    const rule = kind === 'host' ? this.limits.host : kind === 'subject' ? (this.limits.subjects?.[name!] ?? this.limits.subjects?.['*']) : this.limits.tokens?.[name!];
+    const rule = kind === 'host' ? this.limits.host : kind === 'subject' ? (this.limits.subjects?.[name!] ?? this.limits.subjects?.['*']) : this.limits[kind === 'token' ? 'tokens' : 'providers']?.[name!];
     if (!rule) return [];
     const scope: Scope = { kind, key: kind === 'host' ? 'host' : `${kind}:${name}`, rule };
     const statuses: BudgetStatus[] = [];
@@ -216,13 +227,15 @@ export class Governor {
   }
 
   private scopesOf(run: GovernedRunInfo): Scope[] {
-    const { host, subjects, tokens } = this.limits;
+    const { host, subjects, tokens, providers } = this.limits;
     const scopes: Scope[] = [];
     if (host) scopes.push({ kind: 'host', key: 'host', rule: host });
     const subjectRule = subjects?.[run.subject] ?? subjects?.['*'];
     if (subjectRule) scopes.push({ kind: 'subject', key: `subject:${run.subject}`, rule: subjectRule });
     const tokenRule = run.tokenId !== undefined ? tokens?.[run.tokenId] : undefined;
     if (tokenRule) scopes.push({ kind: 'token', key: `token:${run.tokenId}`, rule: tokenRule });
+    const providerRule = providers?.[run.provider];
+    if (providerRule) scopes.push({ kind: 'provider', key: `provider:${run.provider}`, rule: providerRule });
     return scopes;
   }
 
@@ -233,16 +246,6 @@ export class Governor {
     const usd = run.priceUsd({ inputTokens, outputTokens });
     return { tokens: inputTokens + outputTokens, usd: Math.ceil((usd ?? 0) * MICRO) };
   }
-}
-
-export interface BudgetStatus {
-  unit: 'usd' | 'tokens';
-  period: string;
-  limit: number;
-  used: number;
-  reserved: number;
-  remaining: number;
-  resetsAt: string;
 }
 
 /** One admitted run: its first step is reserved; each step settles and the next one reserves. */
@@ -266,20 +269,34 @@ class RunGovernance {
 
   handle(): GovernedRun {
     return {
-      steps: { before: (step) => this.before(step), after: (usage) => this.after(usage) },
+      steps: { before: (step, signal) => this.before(step, signal), after: (usage) => this.after(usage) },
       end: () => this.end(),
     };
   }
 
-  private async before(step: number): Promise<void> {
+  /**
+   * Each later step reserves its estimate against every budget, in one transaction with the
+   * check that each tokens-per-minute limit has room this minute. A minute without room holds
+   * the run here, between steps, until the next minute (at most 60 s, cut short when the run
+   * ends); if that minute has no room either, the run ends RATE_LIMITED with its retry time.
+   */
+  private async before(step: number, signal: AbortSignal | undefined): Promise<void> {
     if (this.reservedFirst && step === 1) return;
     this.reservedFirst = false;
-    const now = this.governorNow();
-    const budgets = this.governor.budgetsOf(this.scopes, now);
-    if (budgets.length === 0) return;
-    const refusal = await this.store.take(this.holdId, budgets.map((budget) => reserveCharge(budget, this.estimate)));
-    if (refusal) throw this.governor.refusal(refusal, this.scopes, budgets, now);
-    this.holding = true;
+    for (let waited = false; ; waited = true) {
+      const now = this.governorNow();
+      const minute = minuteWindow(now);
+      const budgets = this.governor.budgetsOf(this.scopes, now);
+      const charges = [...tokenMinuteCharges(this.scopes, minute.window), ...budgets.map((budget) => reserveCharge(budget, this.estimate))];
+      if (charges.length === 0) return;
+      const refusal = await this.store.take(this.holdId, charges);
+      if (!refusal) {
+        if (budgets.length > 0) this.holding = true;
+        return;
+      }
+      if (waited || refusal.charge.metric !== 'tokens-minute') throw this.governor.refusal(refusal, this.scopes, budgets, now);
+      await sleep(minute.resetAt - now, signal, this.governor.clock);
+    }
   }
 
   private async after(usage: Usage | undefined): Promise<void> {
@@ -310,6 +327,11 @@ class RunGovernance {
   }
 }
 
+/** Room left this minute in each tokens-per-minute limit (the count is below the limit; nothing is taken). */
+function tokenMinuteCharges(scopes: readonly Scope[], window: number): LimitCharge[] {
+  return scopes.flatMap(({ key, rule }) => (rule.tokensPerMinute === undefined ? [] : [{ scope: key, metric: 'tokens-minute', window, limit: rule.tokensPerMinute, need: 1, use: 0, reserve: 0 }]));
+}
+
 function reserveCharge(budget: BudgetCounter, estimate: { tokens: number; usd: number }): LimitCharge {
   // At least one unit, so that a spent budget refuses even a step whose price is unknown.
   const amount = Math.max(1, budget.unit === 'usd' ? estimate.usd : estimate.tokens);
@@ -319,7 +341,7 @@ function reserveCharge(budget: BudgetCounter, estimate: { tokens: number; usd: n
 }
 
 function hasLimits(limits: GovernanceLimits): boolean {
-  const rules = [limits.host, ...Object.values(limits.subjects ?? {}), ...Object.values(limits.tokens ?? {})];
+  const rules = [limits.host, ...Object.values(limits.subjects ?? {}), ...Object.values(limits.tokens ?? {}), ...Object.values(limits.providers ?? {})];
   return rules.some((rule) => rule !== undefined && (rule.requestsPerMinute !== undefined || rule.tokensPerMinute !== undefined || rule.concurrentRuns !== undefined || (rule.budgets?.length ?? 0) > 0));
 }
 

@@ -219,6 +219,49 @@ export const UsageTotals = Type.Object(
 
 export const OperatorUsage = Type.Object({ totals: Type.Array(Type.Ref(UsageTotals), { maxItems: 100_000 }) }, { ...open, $id: 'OperatorUsage' });
 
+export const OperatorLimitsRequest = Type.Object(
+  {
+    /** Only this subject's limits (its own rule, else the `*` default's, with its own counters); absent: every configured scope. */
+    subject: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  },
+  { ...strict, $id: 'OperatorLimitsRequest' },
+);
+
+/** One budget of a scope as it stands now (the same figures `agenticdriver usage` prints). */
+export const BudgetStatus = Type.Object(
+  {
+    /** `usd` (amounts in US dollars) or `tokens` (input + output). */
+    unit: Type.Union([Type.Literal('usd'), Type.Literal('tokens')]),
+    /** `day`, `week`, `month` or `rolling-<ms>`. */
+    period: Type.String({ minLength: 1, maxLength: 64 }),
+    limit: Type.Number({ minimum: 0 }),
+    used: Type.Number({ minimum: 0 }),
+    /** Held by runs in flight for their next step. */
+    reserved: Type.Number({ minimum: 0 }),
+    remaining: Type.Number({ minimum: 0 }),
+    /** When the period resets (rolling: when its oldest counted bucket stops counting). */
+    resetsAt: HostTimestamp,
+  },
+  { ...open, $id: 'BudgetStatus' },
+);
+
+/** One scope's limits (the host, a subject, a token, a provider instance): its rate limits as configured and its budgets now. */
+export const ScopeLimits = Type.Object(
+  {
+    scope: Type.Union([Type.Literal('host'), Type.Literal('subject'), Type.Literal('token'), Type.Literal('provider')]),
+    /** The subject, token id or provider id; absent for the host. */
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    requestsPerMinute: Type.Optional(Count),
+    tokensPerMinute: Type.Optional(Count),
+    concurrentRuns: Type.Optional(Count),
+    budgets: Type.Array(Type.Ref(BudgetStatus), { maxItems: 16 }),
+  },
+  { ...open, $id: 'ScopeLimits' },
+);
+
+/** The host's configured limits (config `limits`) and where each budget stands; empty when none are configured. */
+export const OperatorLimits = Type.Object({ limits: Type.Array(Type.Ref(ScopeLimits), { maxItems: 100_000 }) }, { ...open, $id: 'OperatorLimits' });
+
 export const OperatorAuditRequest = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
@@ -274,6 +317,10 @@ export type OperatorJobList = Static<typeof OperatorJobList>;
 export type OperatorUsageRequest = Static<typeof OperatorUsageRequest>;
 export type UsageTotals = Static<typeof UsageTotals>;
 export type OperatorUsage = Static<typeof OperatorUsage>;
+export type OperatorLimitsRequest = Static<typeof OperatorLimitsRequest>;
+export type BudgetStatus = Static<typeof BudgetStatus>;
+export type ScopeLimits = Static<typeof ScopeLimits>;
+export type OperatorLimits = Static<typeof OperatorLimits>;
 export type OperatorAuditRequest = Static<typeof OperatorAuditRequest>;
 export type AuditEntry = Static<typeof AuditEntry>;
 export type OperatorAuditPage = Static<typeof OperatorAuditPage>;

@@ -1,6 +1,6 @@
 """Operator clients: the ``/v1/operator/...`` endpoints, for a token with the ``operator``
 grant (every subject's runs, one run with its steps, the live update feed, pending approvals,
-jobs, usage totals and the approval audit log). Requests are checked before sending
+jobs, usage totals, limits and the approval audit log). Requests are checked before sending
 (``INVALID_OPERATOR_REQUEST``, ``INVALID_APPROVAL``); answers are validated like every other
 answer (``INVALID_RESPONSE``).
 """
@@ -29,6 +29,8 @@ from .types import (
     OperatorAuditRequest,
     OperatorJobList,
     OperatorJobsRequest,
+    OperatorLimits,
+    OperatorLimitsRequest,
     OperatorListRequest,
     OperatorRunDetail,
     OperatorRunList,
@@ -187,6 +189,11 @@ class OperatorClient:
         """Usage totals, optionally grouped (``POST v1/operator/usage``)."""
         return cast(OperatorUsage, self._call(ops.OPERATOR_USAGE, request))
 
+    def limits(self, request: Optional[OperatorLimitsRequest] = None) -> OperatorLimits:
+        """Every configured scope's rate limits and budgets (limit, used, reserved, remaining,
+        reset time), or one subject's (``POST v1/operator/limits``)."""
+        return cast(OperatorLimits, self._call(ops.OPERATOR_LIMITS, request))
+
     def audit(self, request: Optional[OperatorAuditRequest] = None) -> OperatorAuditPage:
         """One page of the approval audit log, newest first (``POST v1/operator/audit``)."""
         return cast(OperatorAuditPage, self._call(ops.OPERATOR_AUDIT, request))
@@ -271,6 +278,9 @@ class AsyncOperatorClient:
 
     async def usage(self, request: Optional[OperatorUsageRequest] = None) -> OperatorUsage:
         return cast(OperatorUsage, await self._call(ops.OPERATOR_USAGE, request))
+
+    async def limits(self, request: Optional[OperatorLimitsRequest] = None) -> OperatorLimits:
+        return cast(OperatorLimits, await self._call(ops.OPERATOR_LIMITS, request))
 
     async def audit(self, request: Optional[OperatorAuditRequest] = None) -> OperatorAuditPage:
         return cast(OperatorAuditPage, await self._call(ops.OPERATOR_AUDIT, request))

@@ -1379,6 +1379,53 @@ pub fn operator_usage(v: &Value, p: &str) -> Checked<()> {
     Ok(())
 }
 
+pub fn operator_limits_request(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::strict(v, p, &["subject"])?;
+    o.opt_with("subject", |v, p| string(v, p, 1, 256).map(drop))?;
+    Ok(())
+}
+
+pub fn budget_status(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("unit", |v, p| literal(v, p, &["usd", "tokens"]).map(drop))?;
+    o.with("period", |v, p| string(v, p, 1, 64).map(drop))?;
+    o.with("limit", |v, p| number(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.with("used", |v, p| number(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.with("reserved", |v, p| number(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.with("remaining", |v, p| number(v, p, 0.0, f64::INFINITY).map(drop))?;
+    o.with("resetsAt", |v, p| {
+        matching(v, p, is_host_timestamp, "a host timestamp (UTC, milliseconds)")?;
+        matching(v, p, is_date_time, "an RFC 3339 date-time")?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn scope_limits(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("scope", |v, p| literal(v, p, &["host", "subject", "token", "provider"]).map(drop))?;
+    o.opt_with("name", |v, p| string(v, p, 1, usize::MAX).map(drop))?;
+    o.opt_with("requestsPerMinute", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.opt_with("tokensPerMinute", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.opt_with("concurrentRuns", |v, p| integer(v, p, 0.0, 9007199254740991.0).map(drop))?;
+    o.with("budgets", |v, p| {
+        let items = array(v, p, 0, 16)?;
+        each(items, p, budget_status)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub fn operator_limits(v: &Value, p: &str) -> Checked<()> {
+    let o = Obj::open(v, p)?;
+    o.with("limits", |v, p| {
+        let items = array(v, p, 0, 100000)?;
+        each(items, p, scope_limits)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
 pub fn operator_audit_request(v: &Value, p: &str) -> Checked<()> {
     let o = Obj::strict(v, p, &["limit", "before"])?;
     o.opt_with("limit", |v, p| integer(v, p, 1.0, 500.0).map(drop))?;

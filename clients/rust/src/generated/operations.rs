@@ -383,6 +383,17 @@ pub const OPERATOR_USAGE: Operation = Operation {
     answer_rules: None,
     answers: Answers::Json,
 };
+pub const OPERATOR_LIMITS: Operation = Operation {
+    id: "operatorLimits",
+    method: "POST",
+    path: "v1/operator/limits",
+    request: Some(checks::operator_limits_request),
+    response: checks::operator_limits,
+    invalid_code: Some(codes::INVALID_OPERATOR_REQUEST),
+    request_rules: None,
+    answer_rules: None,
+    answers: Answers::Json,
+};
 pub const OPERATOR_AUDIT: Operation = Operation {
     id: "operatorAudit",
     method: "POST",
@@ -429,5 +440,6 @@ pub const OPERATIONS: &[Operation] = &[
     OPERATOR_LIST_JOBS,
     OPERATOR_STREAM_JOB,
     OPERATOR_USAGE,
+    OPERATOR_LIMITS,
     OPERATOR_AUDIT,
 ];

@@ -1073,6 +1073,47 @@ pub struct OperatorUsage {
     pub totals: Vec<UsageTotals>,
 }
 
+/// `POST /v1/operator/limits` body; `subject` absent = every configured scope.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorLimitsRequest {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetStatus {
+    pub unit: String,
+    pub period: String,
+    pub limit: f64,
+    pub used: f64,
+    pub reserved: f64,
+    pub remaining: f64,
+    pub resets_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopeLimits {
+    pub scope: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_minute: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_minute: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrent_runs: Option<u64>,
+    pub budgets: Vec<BudgetStatus>,
+}
+
+/// The answer of `POST /v1/operator/limits`: every configured scope's limits, each budget as it stands now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OperatorLimits {
+    pub limits: Vec<ScopeLimits>,
+}
+
 /// `POST /v1/operator/audit` body; `before` is the previous page's `next_before`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -47,6 +47,10 @@ async fn call(client: &AsyncOperatorClient, name: &str) -> Result<(), Error> {
         "approvals" => client.approvals(&OperatorListRequest { limit: Some(10) }).await.map(drop),
         "jobs" => client.jobs(&OperatorJobsRequest { state: Some("running".into()), ..Default::default() }).await.map(drop),
         "usage" => client.usage(&OperatorUsageRequest { by: Some("subject".into()), ..Default::default() }).await.map(drop),
+        "limits" => client.limits(&OperatorLimitsRequest { subject: Some("alice".into()) }).await.map(|answer| {
+            assert_eq!(answer.limits[0].requests_per_minute, Some(60));
+            assert_eq!(answer.limits[0].budgets[0].remaining, 3.25);
+        }),
         _ => client.audit(&OperatorAuditRequest { limit: Some(2), ..Default::default() }).await.map(drop),
     }
 }
@@ -64,6 +68,13 @@ async fn operator_lists_send_the_bearer_and_validate_the_answer() {
         ("approvals", json!({"limit": 10}), json!({"approvals": []}), json!({"approvals": [{"subject": "alice"}]})),
         ("jobs", json!({"state": "running"}), json!({"jobs": []}), json!({"jobs": {}})),
         ("usage", json!({"by": "subject"}), json!({"totals": [totals()]}), json!({"totals": [{"runs": -1}]})),
+        (
+            "limits",
+            json!({"subject": "alice"}),
+            json!({"limits": [{"scope": "subject", "name": "alice", "requestsPerMinute": 60,
+                   "budgets": [{"unit": "usd", "period": "day", "limit": 5, "used": 1.25, "reserved": 0.5, "remaining": 3.25, "resetsAt": T0}]}]}),
+            json!({"limits": [{"scope": "subject", "budgets": [{"unit": "usd", "period": "day", "limit": 5, "used": -1, "reserved": 0, "remaining": 5, "resetsAt": T0}]}]}),
+        ),
         (
             "audit",
             json!({"limit": 2}),
@@ -102,6 +113,7 @@ async fn malformed_operator_requests_are_refused_before_sending() {
         code(client.usage(&OperatorUsageRequest { by: Some("week".into()), ..Default::default() }).await),
         codes::INVALID_OPERATOR_REQUEST
     );
+    assert_eq!(code(client.limits(&OperatorLimitsRequest { subject: Some(String::new()) }).await), codes::INVALID_OPERATOR_REQUEST);
     assert_eq!(code(client.audit(&OperatorAuditRequest { before: Some(0), ..Default::default() }).await), codes::INVALID_OPERATOR_REQUEST);
     assert!(peer.requests.try_recv().is_err());
 }

@@ -1221,6 +1221,45 @@ operator_usage: Check = obj(
     },
 )
 
+operator_limits_request: Check = obj(
+    {},
+    {
+        "subject": string(min_length=1, max_length=256),
+    },
+    strict=True,
+)
+
+budget_status: Check = obj(
+    {
+        "unit": one_of("usd", "tokens"),
+        "period": string(min_length=1, max_length=64),
+        "limit": number(0, None),
+        "used": number(0, None),
+        "reserved": number(0, None),
+        "remaining": number(0, None),
+        "resetsAt": string(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z", fmt=is_date_time),
+    },
+)
+
+scope_limits: Check = obj(
+    {
+        "scope": one_of("host", "subject", "token", "provider"),
+        "budgets": array(budget_status, max_items=16),
+    },
+    {
+        "name": string(min_length=1),
+        "requestsPerMinute": integer(0, 9007199254740991),
+        "tokensPerMinute": integer(0, 9007199254740991),
+        "concurrentRuns": integer(0, 9007199254740991),
+    },
+)
+
+operator_limits: Check = obj(
+    {
+        "limits": array(scope_limits, max_items=100000),
+    },
+)
+
 operator_audit_request: Check = obj(
     {},
     {

@@ -985,6 +985,36 @@ class OperatorUsage(TypedDict):
     totals: List[UsageTotals]
 
 
+class OperatorLimitsRequest(TypedDict, total=False):
+    subject: str
+
+
+class BudgetStatus(TypedDict):
+    unit: Literal["usd", "tokens"]
+    period: str
+    limit: float
+    used: float
+    reserved: float
+    remaining: float
+    resetsAt: str
+
+
+class _ScopeLimitsRequired(TypedDict):
+    scope: Literal["host", "subject", "token", "provider"]
+    budgets: List[BudgetStatus]
+
+
+class ScopeLimits(_ScopeLimitsRequired, total=False):
+    name: str
+    requestsPerMinute: int
+    tokensPerMinute: int
+    concurrentRuns: int
+
+
+class OperatorLimits(TypedDict):
+    limits: List[ScopeLimits]
+
+
 class OperatorAuditRequest(TypedDict, total=False):
     limit: int
     before: int
