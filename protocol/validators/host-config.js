@@ -5487,7 +5487,7 @@ return errors === 0;
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const hostConfig = validate61;
-const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"mcp":{"type":"boolean"},"agUi":{"type":"boolean"},"a2a":{"type":"boolean"},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"},"timeZone":{"minLength":1,"maxLength":64,"type":"string"},"cliCost":{"anyOf":[{"const":"api-equivalent","type":"string"},{"const":"reported","type":"string"}]},"host":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}},"subjects":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"tokens":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"mcp":{"additionalProperties":false,"type":"object","properties":{"heartbeatMs":{"minimum":100,"maximum":50000,"type":"integer"}}},"agUi":{"additionalProperties":false,"type":"object","properties":{"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"a2a":{"additionalProperties":false,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"description":{"minLength":1,"maxLength":2000,"type":"string"},"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
+const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"mcp":{"type":"boolean"},"agUi":{"type":"boolean"},"a2a":{"type":"boolean"},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"},"timeZone":{"minLength":1,"maxLength":64,"type":"string"},"cliCost":{"anyOf":[{"const":"api-equivalent","type":"string"},{"const":"reported","type":"string"}]},"host":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}},"subjects":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"tokens":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"mcp":{"additionalProperties":false,"type":"object","properties":{"heartbeatMs":{"minimum":100,"maximum":50000,"type":"integer"}}},"agUi":{"additionalProperties":false,"type":"object","properties":{"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"a2a":{"additionalProperties":false,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"description":{"minLength":1,"maxLength":2000,"type":"string"},"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"},"pushNotifications":{"additionalProperties":false,"type":"object","properties":{"caFile":{"minLength":1,"maxLength":4096,"type":"string"},"maxAttempts":{"minimum":1,"maximum":100,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"}}}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
 const pattern44 = new RegExp("^[a-zA-Z_][a-zA-Z0-9_]{0,63}$", "u");
 const pattern47 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$", "u");
 const pattern54 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
@@ -13106,7 +13106,7 @@ if(errors === _errs558){
 if(data204 && typeof data204 == "object" && !Array.isArray(data204)){
 const _errs560 = errors;
 for(const key55 in data204){
-if(!((((key55 === "name") || (key55 === "description")) || (key55 === "provider")) || (key55 === "model"))){
+if(!(((((key55 === "name") || (key55 === "description")) || (key55 === "provider")) || (key55 === "model")) || (key55 === "pushNotifications"))){
 validate61.errors = [{instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key55},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -13208,6 +13208,116 @@ var valid98 = _errs567 === errors;
 else {
 var valid98 = true;
 }
+if(valid98){
+if(data204.pushNotifications !== undefined){
+let data209 = data204.pushNotifications;
+const _errs569 = errors;
+if(errors === _errs569){
+if(data209 && typeof data209 == "object" && !Array.isArray(data209)){
+const _errs571 = errors;
+for(const key56 in data209){
+if(!(((key56 === "caFile") || (key56 === "maxAttempts")) || (key56 === "timeoutMs"))){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications",schemaPath:"#/properties/a2a/properties/pushNotifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key56},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs571 === errors){
+if(data209.caFile !== undefined){
+let data210 = data209.caFile;
+const _errs572 = errors;
+if(errors === _errs572){
+if(typeof data210 === "string"){
+if(func1(data210) > 4096){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/caFile",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/caFile/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+else {
+if(func1(data210) < 1){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/caFile",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/caFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/caFile",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/caFile/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid99 = _errs572 === errors;
+}
+else {
+var valid99 = true;
+}
+if(valid99){
+if(data209.maxAttempts !== undefined){
+let data211 = data209.maxAttempts;
+const _errs574 = errors;
+if(!((typeof data211 == "number") && (!(data211 % 1) && !isNaN(data211)))){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/maxAttempts",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/maxAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs574){
+if(typeof data211 == "number"){
+if(data211 > 100 || isNaN(data211)){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/maxAttempts",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/maxAttempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+return false;
+}
+else {
+if(data211 < 1 || isNaN(data211)){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/maxAttempts",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/maxAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid99 = _errs574 === errors;
+}
+else {
+var valid99 = true;
+}
+if(valid99){
+if(data209.timeoutMs !== undefined){
+let data212 = data209.timeoutMs;
+const _errs576 = errors;
+if(!((typeof data212 == "number") && (!(data212 % 1) && !isNaN(data212)))){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/timeoutMs",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs576){
+if(typeof data212 == "number"){
+if(data212 > 60000 || isNaN(data212)){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/timeoutMs",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
+return false;
+}
+else {
+if(data212 < 100 || isNaN(data212)){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/timeoutMs",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+return false;
+}
+}
+}
+}
+var valid99 = _errs576 === errors;
+}
+else {
+var valid99 = true;
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications",schemaPath:"#/properties/a2a/properties/pushNotifications/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid98 = _errs569 === errors;
+}
+else {
+var valid98 = true;
+}
+}
 }
 }
 }
@@ -13225,47 +13335,47 @@ var valid0 = true;
 }
 if(valid0){
 if(data.console !== undefined){
-let data209 = data.console;
-const _errs569 = errors;
-if(errors === _errs569){
-if(data209 && typeof data209 == "object" && !Array.isArray(data209)){
+let data213 = data.console;
+const _errs578 = errors;
+if(errors === _errs578){
+if(data213 && typeof data213 == "object" && !Array.isArray(data213)){
 let missing40;
-if((data209.enabled === undefined) && (missing40 = "enabled")){
+if((data213.enabled === undefined) && (missing40 = "enabled")){
 validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/required",keyword:"required",params:{missingProperty: missing40},message:"must have required property '"+missing40+"'"}];
 return false;
 }
 else {
-const _errs571 = errors;
-for(const key56 in data209){
-if(!((key56 === "enabled") || (key56 === "allowRemote"))){
-validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key56},message:"must NOT have additional properties"}];
+const _errs580 = errors;
+for(const key57 in data213){
+if(!((key57 === "enabled") || (key57 === "allowRemote"))){
+validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key57},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs571 === errors){
-if(data209.enabled !== undefined){
-const _errs572 = errors;
-if(typeof data209.enabled !== "boolean"){
+if(_errs580 === errors){
+if(data213.enabled !== undefined){
+const _errs581 = errors;
+if(typeof data213.enabled !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/enabled",schemaPath:"#/properties/console/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid99 = _errs572 === errors;
+var valid100 = _errs581 === errors;
 }
 else {
-var valid99 = true;
+var valid100 = true;
 }
-if(valid99){
-if(data209.allowRemote !== undefined){
-const _errs574 = errors;
-if(typeof data209.allowRemote !== "boolean"){
+if(valid100){
+if(data213.allowRemote !== undefined){
+const _errs583 = errors;
+if(typeof data213.allowRemote !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/allowRemote",schemaPath:"#/properties/console/properties/allowRemote/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid99 = _errs574 === errors;
+var valid100 = _errs583 === errors;
 }
 else {
-var valid99 = true;
+var valid100 = true;
 }
 }
 }
@@ -13276,7 +13386,7 @@ validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs569 === errors;
+var valid0 = _errs578 === errors;
 }
 else {
 var valid0 = true;
