@@ -334,8 +334,8 @@ export interface SessionStore {
 
 /** Told to the replica that owns a run: something for it was decided elsewhere. */
 export interface StoreSignal {
-  /** `session`: the session whose turn runs here was deleted. */
-  kind: 'approval' | 'ticket' | 'progress' | 'session';
+  /** `session`: the session whose turn runs here was deleted. `mcp-cancel` (broadcast): an MCP client cancelled the call with this key. */
+  kind: 'approval' | 'ticket' | 'progress' | 'session' | 'mcp-cancel';
   id: string;
 }
 
@@ -418,6 +418,8 @@ export interface ReplicaStore {
   readonly id: string;
   /** Tells a replica something for a run it owns (e.g. that the session of its turn was deleted). */
   signal(owner: string, signal: StoreSignal): Promise<void>;
+  /** Tells every replica (this one too), for what no row says the owner of. */
+  broadcast(signal: StoreSignal): Promise<void>;
   /** Called for every signal addressed to this replica. */
   onSignal(handler: (signal: StoreSignal) => void): void;
 }

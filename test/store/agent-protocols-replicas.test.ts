@@ -1,7 +1,8 @@
 /**
  * The agent protocols behind two replicas of one PostgreSQL store (issue 33): each step of a
  * conversation may reach either replica, as behind a load balancer, and the run goes on. MCP:
- * the elicitation is answered to the other replica. AG-UI: the frontend tool's answer (the next
+ * the elicitation is answered to the other replica, and a call is cancelled by a
+ * `notifications/cancelled` sent to the other replica. AG-UI: the frontend tool's answer (the next
  * AG-UI run) goes to the other replica. A2A: a task made input-required on one replica is
  * answered on the other, and a dropped stream is resubscribed there; a push-notification config
  * taken by a replica that then stops is delivered by another when the task ends there. Official
@@ -24,6 +25,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseHostConfig } from '../../src/host/config.js';
 import { startHost, type RunningHost } from '../../src/host/index.js';
 import type { HostTool } from '../../src/runtime/tools.js';
+import type { UsageRecord } from '../../src/runtime/usage-record.js';
 import { script } from '../support/host.js';
 import { makeThrowawayPki } from '../support/pki.js';
 import { freshDatabase } from '../support/postgres.js';
@@ -38,6 +40,7 @@ describe('agent protocols across two replicas (postgres)', () => {
   let b: RunningHost;
   let replica: () => Promise<RunningHost>;
   const pki = makeThrowawayPki();
+  const usage: UsageRecord[] = [];
   const effects: string[] = [];
   const guarded: HostTool = { name: 'guarded', description: 'Needs review.', inputSchema: { type: 'object' }, requiresApproval: true, execute: (input) => effects.push(String(input.to)) };
 
@@ -72,7 +75,7 @@ describe('agent protocols across two replicas (postgres)', () => {
       state: { engine: 'postgres', urlRef: { env: 'AD_PROTOCOLS_DB' } },
     };
     writeFileSync(join(dir, 'config.json'), JSON.stringify(raw), { mode: 0o600 });
-    replica = () => startHost({ config: parseHostConfig(raw, join(dir, 'config.json')), env, tools: [guarded], logger: false });
+    replica = () => startHost({ config: parseHostConfig(raw, join(dir, 'config.json')), env, tools: [guarded], logger: false, onUsage: (record) => void usage.push(record) });
     a = await replica();
     b = await replica();
   });
@@ -105,6 +108,44 @@ describe('agent protocols across two replicas (postgres)', () => {
       assert.deepEqual(answeredOn, [b.url]);
       assert.deepEqual(effects, ['mcp']);
     } finally {
+      await client.close();
+    }
+  });
+
+  it('MCP: a call running on one replica is cancelled by a notification sent to the other', async () => {
+    usage.length = 0;
+    let call: { id: number | string; session: string } | undefined;
+    // Records the tool call's request id and the session id the client sends with it.
+    const recording: typeof fetch = (input, init) => {
+      const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string; id?: number | string }) : undefined;
+      if (body?.method === 'tools/call') call = { id: body.id!, session: new Headers(init?.headers).get('mcp-session-id')! };
+      return fetch(input, init);
+    };
+    const client = new Client({ name: 'replicas', version: '1.0.0' }, { capabilities: {} });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${a.url}/mcp`), { fetch: recording, requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+    const stopped = new AbortController();
+    try {
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const pending = client.callTool({ name: 'run', arguments: { provider: 'mock', model: 'demo', input: script([{ hang: true }]) } }, undefined, {
+        signal: stopped.signal,
+        resetTimeoutOnProgress: true,
+        onprogress: (update) => void (update.message === 'step.started' && started()),
+      });
+      pending.catch(() => undefined);
+      await running;
+      assert.ok(call?.session, 'the client sent its session id');
+      // The notification reaches replica B, as a load balancer may route it; the client has not let go.
+      const notified = await fetch(`${b.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': call.session, 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: call.id, reason: 'no longer needed' } }),
+      });
+      assert.equal(notified.status, 202);
+      while (!usage.some((record) => record.status === 'cancelled')) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(usage.length, 1);
+    } finally {
+      stopped.abort();
       await client.close();
     }
   });
