@@ -125,6 +125,8 @@ export function create({ config, store, runs, services, clock, logInternalError 
   }
 
   return {
+    // A browser MCP client on an allowed origin (`allowedOrigins`) sends and reads the transport's headers.
+    cors: { allowHeaders: ['Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID'], allowMethods: ['DELETE'], exposeHeaders: ['Mcp-Session-Id'] },
     routes: async (app) => {
       app.addHook('onRequest', async (request) => requireGrant(request.principal, { name: 'mcp' }));
       app.post('/mcp', serve);
