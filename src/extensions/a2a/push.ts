@@ -16,6 +16,7 @@ import { V1PushNotificationSerializer } from '@a2a-js/sdk/server';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { transportTrustingCa } from '../../client/node-ca.js';
 import { DriverError } from '../../protocol/errors.js';
+import { TERMINAL_EVENT_TYPES } from '../../protocol/terminal-events.js';
 import { isLoopbackHost } from '../../shared/addresses.js';
 import type { HostLogger } from '../../http/logging.js';
 import type { PushDue, StateStore } from '../../store/store.js';
@@ -131,8 +132,11 @@ export class PushDelivery {
     const { pushConfigs, jobs } = this.deps.store;
     const job = await jobs.read(due.taskId);
     if (!job) return pushConfigs.delivered(due);
-    const last = job.info.cursor === 0 ? undefined : (await jobs.events(due.taskId, job.info.cursor - 1, 1, Number.MAX_SAFE_INTEGER))[0];
-    const task = taskOf(job.info, last, contextOf(job));
+    // The task at the point claimed, whatever happened since (a later point is told on its own).
+    const cursor = Number.parseInt(due.point, 10);
+    const event = cursor === 0 ? undefined : (await jobs.events(due.taskId, cursor - 1, 1, Number.MAX_SAFE_INTEGER))[0];
+    const ended = due.point.endsWith(':end');
+    const task = taskOf(job.info, ended && event && !TERMINAL_EVENT_TYPES.has(event.type) ? undefined : event, contextOf(job));
     const serializer = due.wire === '0.3' ? new V03PushNotificationSerializer() : new V1PushNotificationSerializer();
     const { body, contentType } = serializer.serialize({ payload: { $case: 'task', value: task } } satisfies StreamResponse, task);
     const outcome = await this.send(due, body, contentType);

@@ -140,11 +140,13 @@ export function taskHandler(deps: TaskDeps, principal: Principal, signal: AbortS
   function checkPush(config: TaskPushNotificationConfig): void {
     if (!deps.config.pushNotifications) throw new PushNotificationNotSupportedError('Push notifications are not turned on on this host.');
     guardedSync(() => checkPushUrl(config.url));
-    if (config.id.length > 200 || config.token.length > 1000 || config.url.length > 2048 || (config.authentication && (config.authentication.scheme.length > 100 || config.authentication.credentials.length > 4096))) {
+    const authentication = authenticationOf(config);
+    if (config.id.length > 200 || config.token.length > 1000 || config.url.length > 2048 || (authentication && (authentication.scheme.length > 100 || authentication.credentials.length > 4096))) {
       throw new RequestMalformedError('INVALID_REQUEST: A push notification config field is too long (id 200, token 1000, url 2048, scheme 100, credentials 4096 characters).');
     }
-    if (config.authentication && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(config.authentication.scheme)) throw new RequestMalformedError('INVALID_REQUEST: The authentication scheme is not an HTTP token.');
-    if (/[\r\n]/.test(config.token + (config.authentication?.credentials ?? ''))) throw new RequestMalformedError('INVALID_REQUEST: A push notification token or credential holds a line break.');
+    // Both go into request headers of the notification.
+    if (authentication && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(authentication.scheme)) throw new RequestMalformedError('INVALID_REQUEST: The authentication scheme is not an HTTP token.');
+    if (!/^[\t\x20-\x7e]*$/.test(config.token + (authentication?.credentials ?? ''))) throw new RequestMalformedError('INVALID_REQUEST: A push notification token or credential holds a character a header cannot carry.');
   }
 
   async function setPush(taskId: string, config: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
@@ -153,7 +155,7 @@ export function taskHandler(deps: TaskDeps, principal: Principal, signal: AbortS
       configId: config.id === '' ? randomUUID() : config.id,
       subject: principal.subject,
       wire: deps.wire,
-      config: { url: config.url, token: config.token, authentication: config.authentication?.scheme ? { scheme: config.authentication.scheme, credentials: config.authentication.credentials } : undefined },
+      config: { url: config.url, token: config.token, authentication: authenticationOf(config) },
     };
     if (!(await deps.store.pushConfigs.put(row, MAX_PUSH_CONFIGS))) throw new RequestMalformedError(`INVALID_REQUEST: A task has at most ${MAX_PUSH_CONFIGS} push notification configs.`);
     return pushConfigOf(row);
@@ -221,6 +223,11 @@ export function taskHandler(deps: TaskDeps, principal: Principal, signal: AbortS
     getAgentCard: () => Promise.resolve(deps.card),
     getAuthenticatedExtendedAgentCard: () => Promise.reject(new ExtendedAgentCardNotConfiguredError('This agent has no extended card.')),
   };
+}
+
+/** The config's authentication, when it names a scheme. */
+function authenticationOf(config: TaskPushNotificationConfig): { scheme: string; credentials: string } | undefined {
+  return config.authentication?.scheme ? { scheme: config.authentication.scheme, credentials: config.authentication.credentials } : undefined;
 }
 
 const UUID = /^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$/;
