@@ -22,7 +22,7 @@ import { taskHandler } from './tasks.js';
 const A2A_0_3 = '0.3';
 
 export function create({ config, host, options, clock, store, services, streams, logInternalError }: ExtensionDeps<A2aConfig>): ExtensionInstance {
-  const { jobs, approvals, sessions } = services;
+  const { jobs, approvals, sessions, toolExecutions } = services;
   if (!jobs?.policy.interactive) throw new DriverError('INVALID_CONFIG', 'a2a needs background runs that wait for people: jobs with interactive: true.');
   const push = config.pushNotifications && new PushDelivery({ store, config: config.pushNotifications, configDir: host.configDir, now: () => clock.now(), log: options.log, logInternalError });
 
@@ -47,7 +47,7 @@ export function create({ config, host, options, clock, store, services, streams,
         {
           id: 'run',
           name: 'Run an agent',
-          description: 'Runs an agent on a provider and model (message metadata `provider`, `model`, host `tools`) and answers with its text; a tool that needs a person makes the task input-required.',
+          description: 'Runs an agent on a provider and model (message metadata `provider`, `model`, host `tools`, and `applicationTools` your application runs) and answers with its text; a tool that needs a person, or a call of an application tool, makes the task input-required.',
           tags: ['agent'],
           examples: [],
           inputModes: ['text/plain'],
@@ -67,7 +67,7 @@ export function create({ config, host, options, clock, store, services, streams,
     // A2A 0.3 names its methods `message/send`, `tasks/get`, …; 1.0 `SendMessage`, `GetTask`, …
     const legacy = typeof body.method === 'string' && body.method.includes('/');
     const wire = legacy ? A2A_0_3 : A2A_PROTOCOL_VERSION;
-    const tasks = taskHandler({ jobs: jobs!, approvals, sessions, store, config, wire, card: card(request) }, request.principal, stopped.signal);
+    const tasks = taskHandler({ jobs: jobs!, approvals, toolExecutions, sessions, store, config, wire, card: card(request) }, request.principal, stopped.signal);
     const answer = await (legacy ? new LegacyJsonRpcTransportHandler(tasks) : new JsonRpcTransportHandler(tasks)).handle(body, new ServerCallContext());
     if (!(Symbol.asyncIterator in answer)) return reply.type('application/json; charset=utf-8').send(answer);
     // The SDK's stream does not catch: a refusal before the first response is a JSON-RPC error

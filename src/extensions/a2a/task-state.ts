@@ -3,6 +3,9 @@ import { Role, TaskState, type Artifact, type Message, type Part, type StreamRes
 import type { JobInfo, RunEvent } from '../../protocol/schemas.js';
 import type { JobRow } from '../../store/store.js';
 
+/** The events after which a task waits for input: an approval, or an application tool's result (one call at a time). */
+export const ASKS_FOR_INPUT: ReadonlySet<string> = new Set(['approval.requested', 'tool.execution.requested']);
+
 /** A task's context: the session its job is a turn of, else the task itself. */
 export function contextOf(row: Pick<JobRow, 'info' | 'request'>): string {
   return row.request?.session?.id.toLowerCase() ?? row.info.id;
@@ -20,6 +23,10 @@ export function taskOf(info: JobInfo, last: RunEvent | undefined, contextId: str
     const { approval } = last;
     const asked = `The run asks to call ${approval.call.name} with ${JSON.stringify(approval.call.arguments)}. Answer "approve" (or a data part {"approved": true}) to allow it; anything else denies it.`;
     task.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: agentMessage(info.id, contextId, asked, { approval }), timestamp: last.timestamp };
+  } else if (last?.type === 'tool.execution.requested') {
+    const { execution } = last;
+    const asked = `The run asks your application to run ${execution.call.name} with ${JSON.stringify(execution.call.arguments)}. Answer with a data part {"output": <its result>}, or {"error": "<why>"} when it failed.`;
+    task.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: agentMessage(info.id, contextId, asked, { execution }), timestamp: last.timestamp };
   } else if (info.state === 'interrupted') {
     // Reaped when the replica running it died: it ended with no event of its own.
     task.status = { state: TaskState.TASK_STATE_FAILED, message: agentMessage(info.id, contextId, 'INTERRUPTED: The host replica running the task stopped.', {}), timestamp: info.updatedAt };

@@ -1,9 +1,12 @@
 /**
  * A2A tasks as background runs: the SDK's `A2ARequestHandler` over the job service, for one
- * caller. A task is a job (task id = job id, its context id too), so its state and events are
- * in the store and every replica answers for it. Its state comes from the job and its last
- * committed event: a pending approval is `input-required`, answered by the next message to the
- * task (a data part `{ "approved": true }` or the text `approve`, anything else denies).
+ * caller. A task is a job (task id = job id), its context a session (where the token may keep
+ * sessions; else the job too), so its state and events are in the store and every replica
+ * answers for it. Its state comes from the job and its last committed event: a pending approval
+ * or application tool call is `input-required`, answered by the next message to the task (an
+ * approval: a data part `{ "approved": true }` or the text `approve`, anything else denies; a
+ * tool call: a data part `{ "output": … }` or `{ "error": … }`). Push-notification configs are
+ * rows in the store (push.ts delivers them).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { TaskState, type AgentCard, type Message, type StreamResponse, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
@@ -18,7 +21,7 @@ import type { PushConfigRow, StateStore } from '../../store/store.js';
 import { follow } from '../jobs/stream.js';
 import type { A2aConfig } from './config.js';
 import { checkPushUrl } from './push.js';
-import { contextOf, status, taskOf, textArtifact } from './task-state.js';
+import { ASKS_FOR_INPUT, contextOf, status, taskOf, textArtifact } from './task-state.js';
 
 /** Push-notification configs one task may have. */
 export const MAX_PUSH_CONFIGS = 10;
@@ -26,6 +29,8 @@ export const MAX_PUSH_CONFIGS = 10;
 export interface TaskDeps {
   jobs: HostServices['jobs'];
   approvals: HostServices['approvals'] | undefined;
+  /** Present, a message may declare application tools (metadata `applicationTools`), whose calls the peer answers. */
+  toolExecutions: HostServices['toolExecutions'] | undefined;
   /** Present, a task's context is a session of ours (for a token with the sessions grants `create` and `continue`). */
   sessions: HostServices['sessions'] | undefined;
   store: Pick<StateStore, 'jobs' | 'pushConfigs'>;
@@ -59,7 +64,7 @@ export function taskHandler(deps: TaskDeps, principal: Principal, signal: AbortS
   }
 
   async function submit(message: Message, metadata: Record<string, unknown>): Promise<{ task: Loaded; after: number }> {
-    const request = runRequestOf(message, metadata, deps.config, deps.approvals !== undefined);
+    const request = runRequestOf(message, metadata, deps.config, deps.approvals !== undefined, deps.toolExecutions !== undefined);
     const session = await sessionOf(message.contextId, request, metadata);
     const key = `a2a:${createHash('sha256').update(`${message.messageId}`).digest('hex').slice(0, 48)}`;
     const info = await guarded(() => jobs.submit({ key, request: session ? { ...request, session } : request }, principal));
@@ -87,14 +92,25 @@ export function taskHandler(deps: TaskDeps, principal: Principal, signal: AbortS
     return { id: session.id, revision: session.revision };
   }
 
-  /** A message to a task waiting for input: decides its approval; the task goes on after it. */
+  /** A message to a task waiting for input: decides its approval, or gives its application tool's result; the task goes on after it. */
   async function answer(message: Message): Promise<{ task: Loaded; after: number }> {
     const task = await load(message.taskId);
     const last = await lastEvent(task.info);
-    if (last?.type !== 'approval.requested' || !deps.approvals) throw new UnsupportedOperationError(`Task ${message.taskId} is not waiting for input.`);
-    const { approvalId, runId, call } = last.approval;
-    const approve = message.parts.some((part) => (part.content?.$case === 'data' && part.content.value?.approved === true) || (part.content?.$case === 'text' && part.content.value.trim().toLowerCase() === 'approve'));
-    await guarded(() => deps.approvals!.decide({ approvalId, runId, call, decision: approve ? 'approve' : 'deny' }, principal));
+    if (last?.type === 'approval.requested' && deps.approvals) {
+      const { approvalId, runId, call } = last.approval;
+      const approve = message.parts.some((part) => (part.content?.$case === 'data' && part.content.value?.approved === true) || (part.content?.$case === 'text' && part.content.value.trim().toLowerCase() === 'approve'));
+      await guarded(() => deps.approvals!.decide({ approvalId, runId, call, decision: approve ? 'approve' : 'deny' }, principal));
+    } else if (last?.type === 'tool.execution.requested' && deps.toolExecutions) {
+      const { executionId, runId, call } = last.execution;
+      const data = message.parts.flatMap((part) => (part.content?.$case === 'data' && part.content.value ? [part.content.value] : []));
+      const answered = data.find((value) => 'output' in value || 'error' in value);
+      if (!answered) throw new RequestMalformedError(`INVALID_REQUEST: Task ${message.taskId} waits for the result of ${call.name}: answer with a data part {"output": ...} or {"error": "..."}.`);
+      const identity = { executionId, runId, callId: call.id };
+      const result = 'output' in answered ? { ...identity, output: answered.output as unknown } : { ...identity, error: 'APPLICATION_TOOL_FAILED' as const };
+      await guarded(() => deps.toolExecutions!.complete(result, principal));
+    } else {
+      throw new UnsupportedOperationError(`Task ${message.taskId} is not waiting for input.`);
+    }
     return { task, after: last.sequence };
   }
 
@@ -123,7 +139,7 @@ export function taskHandler(deps: TaskDeps, principal: Principal, signal: AbortS
         text.push(event.text);
       } else if (event.type === 'step.started') {
         yield status(info.id, contextId, TaskState.TASK_STATE_WORKING, event.timestamp);
-      } else if (event.type === 'approval.requested' || TERMINAL_EVENT_TYPES.has(event.type)) {
+      } else if (ASKS_FOR_INPUT.has(event.type) || TERMINAL_EVENT_TYPES.has(event.type)) {
         const task = taskOf(info, event, contextId);
         yield { payload: { $case: 'statusUpdate', value: { taskId: info.id, contextId, status: task.status, metadata: undefined } } };
         return;
@@ -259,20 +275,39 @@ async function guarded<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-function runRequestOf(message: Message, metadata: Record<string, unknown>, config: A2aConfig, approvals: boolean): RunRequest {
+function runRequestOf(message: Message, metadata: Record<string, unknown>, config: A2aConfig, approvals: boolean, applicationToolsOn: boolean): RunRequest {
   const input = message.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
   if (input === '') throw new RequestMalformedError('The message needs a text part.');
   const provider = typeof metadata.provider === 'string' ? metadata.provider : config.provider;
   const model = typeof metadata.model === 'string' ? metadata.model : config.model;
   if (provider === undefined || model === undefined) throw new RequestMalformedError('Name the provider and model in the message metadata (or configure a2a.provider and a2a.model).');
-  const tools = Array.isArray(metadata.tools) ? (metadata.tools as string[]) : [];
+  const hostTools = Array.isArray(metadata.tools) ? (metadata.tools as string[]) : [];
+  const applicationTools = applicationToolsOf(metadata.applicationTools, applicationToolsOn);
+  const tools = [...hostTools, ...applicationTools.map((tool) => tool.name)];
   return {
     provider,
     model,
     input,
     ...(tools.length > 0 ? { tools } : {}),
+    ...(applicationTools.length > 0 ? { applicationTools } : {}),
     ...(tools.length > 0 && approvals ? { approvals: { mode: 'interactive', idlePolicy: 'pause' } } : {}),
   } as RunRequest;
+}
+
+/**
+ * The tools the peer's application runs (metadata `applicationTools`: `name`, and optionally
+ * `description`, `inputSchema`, `outputSchema`); the run path checks them against the token's
+ * `applicationTools` grant. Anything else in an entry is passed on for the run path to refuse.
+ */
+function applicationToolsOf(declared: unknown, on: boolean): Record<string, unknown>[] {
+  if (declared === undefined) return [];
+  if (!on) throw new RequestMalformedError('INVALID_REQUEST: This host runs no application tools.');
+  if (!Array.isArray(declared)) throw new RequestMalformedError('INVALID_REQUEST: metadata.applicationTools must be a list of tools.');
+  return declared.map((tool: unknown) => {
+    if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) throw new RequestMalformedError('INVALID_REQUEST: Each application tool is an object with a name.');
+    const entry = tool as Record<string, unknown>;
+    return { description: typeof entry.name === 'string' ? entry.name : 'tool', inputSchema: { type: 'object', properties: {} }, ...entry };
+  });
 }
 
 function isFinal(state: TaskState | undefined): boolean {

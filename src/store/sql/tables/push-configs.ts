@@ -1,6 +1,6 @@
 /**
  * A2A push-notification configs: where to tell a client that its task (a background run) ended
- * or waits for input. They live in the store beside the run, so any replica may take a
+ * or waits for input (its last event asks for an approval or an application tool's result). They live in the store beside the run, so any replica may take a
  * delivery: what is due is read from the run's row and its last event, not from a process. A
  * delivery is claimed under a lease (the same column holds off a retry until its backoff
  * passed); a replica that dies mid-delivery leaves a lease that lapses, and another replica
@@ -68,7 +68,7 @@ export class PushConfigTable implements PushConfigStore {
     return (await this.engine.run('DELETE FROM a2a_push_configs WHERE task_id = ? AND config_id = ?', [taskId, configId])).changes === 1;
   }
 
-  /** Deliveries due now: the run ended or its last event asks for an approval, and the config was not told of that point; none under a lease. */
+  /** Deliveries due now: the run ended or its last event asks for input (an approval, an application tool's result), and the config was not told of that point; none under a lease. */
   async due(limit: number): Promise<PushDue[]> {
     const type = this.engine.dialect === 'postgres' ? "(e.event::jsonb ->> 'type')" : "json_extract(e.event, '$.type')";
     const rows = await this.engine.all<PushColumns & { point: string; attempts: number }>(
@@ -76,7 +76,7 @@ export class PushConfigTable implements PushConfigStore {
          JOIN runs r ON r.id = p.task_id AND r.mode = 'background'
          LEFT JOIN run_events e ON e.id = r.id AND e.seq = r.cursor
        WHERE p.settled = 0 AND (p.lease_until IS NULL OR p.lease_until <= ?)
-         AND (${ENDED} OR ${type} = 'approval.requested')
+         AND (${ENDED} OR ${type} IN ('approval.requested', 'tool.execution.requested'))
          AND (p.delivered IS NULL OR p.delivered <> ${POINT})
        ORDER BY p.created_at LIMIT ?`,
       [this.context.now(), limit],
