@@ -67,15 +67,21 @@ export function taskHandler(deps: TaskDeps, principal: Principal, signal: AbortS
     const request = runRequestOf(message, metadata, deps.config, deps.approvals !== undefined, deps.toolExecutions !== undefined);
     const session = await sessionOf(message.contextId, request, metadata);
     const key = `a2a:${createHash('sha256').update(`${message.messageId}`).digest('hex').slice(0, 48)}`;
-    const info = await guarded(() => jobs.submit({ key, request: session ? { ...request, session } : request }, principal));
-    return { task: { info, contextId: session?.id ?? info.id }, after: 0 };
+    try {
+      const info = await guarded(() => jobs.submit({ key, request: session ? { ...request, session: { id: session.id, revision: session.revision } } : request }, principal));
+      return { task: { info, contextId: session?.id ?? info.id }, after: 0 };
+    } catch (error) {
+      // A context made for a task that was refused is no one's conversation.
+      if (session?.created) await deps.sessions!.delete(session.id, principal).catch(() => undefined);
+      throw error;
+    }
   }
 
   /**
    * The session a new task is a turn of: the context's (its provider and model unless the
    * metadata names others), or a new one. Undefined where contexts are not sessions.
    */
-  async function sessionOf(contextId: string, request: RunRequest, metadata: Record<string, unknown>): Promise<{ id: string; revision: number } | undefined> {
+  async function sessionOf(contextId: string, request: RunRequest, metadata: Record<string, unknown>): Promise<{ id: string; revision: number; created: boolean } | undefined> {
     if (!contexts) {
       if (contextId !== '') throw new RequestMalformedError('INVALID_REQUEST: This host keeps no A2A contexts for this token (a context is a session: it needs the sessions extension and the sessions grants create and continue); send the message without a contextId.');
       return undefined;
@@ -83,13 +89,13 @@ export function taskHandler(deps: TaskDeps, principal: Principal, signal: AbortS
     const sessions = deps.sessions!;
     if (contextId === '') {
       const { session } = await guarded(() => sessions.create({ provider: request.provider, model: request.model, mode: 'history' }, principal));
-      return { id: session.id, revision: session.revision };
+      return { id: session.id, revision: session.revision, created: true };
     }
     if (!UUID.test(contextId)) throw new RequestMalformedError('SESSION_NOT_FOUND: No such context.');
     const { session } = await guarded(() => sessions.read(contextId, principal));
     if (typeof metadata.provider !== 'string') request.provider = session.provider;
     if (typeof metadata.model !== 'string') request.model = session.model;
-    return { id: session.id, revision: session.revision };
+    return { id: session.id, revision: session.revision, created: false };
   }
 
   /** A message to a task waiting for input: decides its approval, or gives its application tool's result; the task goes on after it. */
