@@ -178,6 +178,13 @@ describe('A2A push notifications (the official A2A JS SDK client, an HTTPS recei
     await assert.rejects(stranger.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' }), TaskNotFoundError);
   });
 
+  it('refuses to start with a CA file it cannot read', async () => {
+    await assert.rejects(
+      startTestHost({ a2a: { pushNotifications: { caFile: 'missing-ca.pem' } }, jobs: { retentionMs: 60_000, interactive: true } }),
+      (error: { code?: string; message?: string }) => error.code === 'INVALID_CONFIG' && /caFile/.test(error.message ?? ''),
+    );
+  });
+
   it('refuses push configs on a host that does not turn them on', async () => {
     const plain = await startTestHost({
       a2a: { provider: 'mock', model: 'demo' },

@@ -57,6 +57,14 @@ export interface PushDeliveryDeps {
   logInternalError(error: unknown, where: string): void;
 }
 
+function readCa(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    throw new DriverError('INVALID_CONFIG', `a2a.pushNotifications.caFile ${path} cannot be read.`);
+  }
+}
+
 export class PushDelivery {
   private readonly transport: { fetch: typeof fetch; close(): Promise<void> } | undefined;
   private readonly stopped = new AbortController();
@@ -68,7 +76,7 @@ export class PushDelivery {
 
   constructor(private readonly deps: PushDeliveryDeps) {
     const { caFile } = deps.config;
-    this.transport = caFile === undefined ? undefined : transportTrustingCa(readFileSync(resolve(deps.configDir, caFile), 'utf8'));
+    this.transport = caFile === undefined ? undefined : transportTrustingCa(readCa(resolve(deps.configDir, caFile)));
   }
 
   start(): void {
@@ -97,7 +105,10 @@ export class PushDelivery {
     }
     this.round = this.deliverDue()
       .catch((error: unknown) => {
-        if (!this.stopped.signal.aborted) this.deps.logInternalError(error, 'A2A push notifications');
+        if (this.stopped.signal.aborted) return;
+        // The store unavailable (a typed error): the next round tries again.
+        if (error instanceof DriverError) this.deps.log?.warn({ code: error.code }, 'A2A push notifications wait for the state store.');
+        else this.deps.logInternalError(error, 'A2A push notifications');
       })
       .finally(() => {
         this.round = undefined;
@@ -108,7 +119,7 @@ export class PushDelivery {
       });
   }
 
-  /** Delivers everything due now; resolves when the round ended (tests wait on it). */
+  /** Delivers everything due now, a batch at a time. */
   private async deliverDue(): Promise<void> {
     const { pushConfigs } = this.deps.store;
     if (this.deps.now() - this.lastPrune >= PRUNE_MS) {
