@@ -3,7 +3,8 @@
  * against a real host (mock provider, SQLite), delivered to a receiver on HTTPS signed by a
  * throwaway CA the host is told to trust (`a2a.pushNotifications.caFile`): the config set with a
  * message and by the push-config methods (set, get, list, delete), the task POSTed when it ends
- * and when it needs input, with the config's token and authentication, retried after a 503.
+ * and when it needs input (an approval, an application tool's result), with the config's token
+ * and authentication, retried after a 503.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -80,9 +81,10 @@ describe('A2A push notifications (the official A2A JS SDK client, an HTTPS recei
       {
         a2a: { provider: 'mock', model: 'demo', pushNotifications: { caFile: pki.trusted.caFile } },
         approvals: { interactive: true },
+        applicationTools: { enabled: true, requireApproval: false },
         jobs: { retentionMs: 60_000, pollIntervalMs: 50, interactive: true },
         tokens: [
-          { id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], tools: ['guarded'], approveTools: ['guarded'], jobs: ['submit', 'read', 'cancel'], a2a: true },
+          { id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], tools: ['guarded'], approveTools: ['guarded'], applicationTools: [{ name: 'weather', requiresApproval: false }], jobs: ['submit', 'read', 'cancel'], a2a: true },
           { id: 'other', subject: 'other-user', tokenRef: { env: 'AD_TEST_OTHER' }, providers: ['mock'], jobs: ['submit', 'read', 'cancel'], a2a: true },
         ],
       },
@@ -150,6 +152,19 @@ describe('A2A push notifications (the official A2A JS SDK client, an HTTPS recei
     const ended = await receiver.until('/waits', (task) => task.id === started.id && task.status?.state === TaskState.TASK_STATE_COMPLETED);
     assert.equal(textOf(ended.task), 'approved');
     assert.equal(receiver.deliveries.filter((entry) => entry.path === '/spare').length, 0, 'a deleted config is not told');
+  });
+
+  it("notifies when the task waits for an application tool's result", async () => {
+    const client = await connect();
+    const weather = { name: 'weather', description: 'The weather where the peer is.', inputSchema: { type: 'object' } };
+    const asked = message(script([{ toolCall: { name: 'weather', arguments: { city: 'Oslo' } } }], [{ echoToolResults: true }]), { metadata: { applicationTools: [weather] } });
+    const started = (await client.sendMessage({ tenant: '', message: asked, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: pushConfig('/tool'), returnImmediately: true }, metadata: undefined })) as Task;
+    const { task } = await receiver.until('/tool', (pushed) => pushed.id === started.id && pushed.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal((task.status?.message?.metadata?.execution as { call: { name: string } }).call.name, 'weather');
+    const result = message('', { taskId: started.id, parts: [{ content: { $case: 'data', value: { output: 'sunny' } }, metadata: undefined, filename: '', mediaType: 'application/json' }] });
+    await client.sendMessage({ tenant: '', message: result, configuration: undefined, metadata: undefined });
+    const ended = await receiver.until('/tool', (pushed) => pushed.id === started.id && pushed.status?.state === TaskState.TASK_STATE_COMPLETED);
+    assert.deepEqual(JSON.parse(textOf(ended.task)), ['sunny']);
   });
 
   it('notifies a 0.3 client in the 0.3 form (the task itself)', async () => {
