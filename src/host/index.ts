@@ -118,6 +118,7 @@ async function serveOn(options: HostOptions, parts: StartParts): Promise<Running
     admission,
     allowedOrigins: config.allowedOrigins,
     ownsOrigin: (origin, hostHeader) => instances.some((instance) => instance.ownsOrigin?.(origin, hostHeader) === true),
+    cors: instances.flatMap((instance) => instance.cors ?? []),
     features: new Set(features),
     routes: [discoveryRoutes(driver, new ProviderDiscovery(driver.clock), features), runRoutes(runs, observers, streams), ...pluginsOf((instance) => instance.routes)],
     publicRoutes: pluginsOf((instance) => instance.publicRoutes),

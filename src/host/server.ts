@@ -14,6 +14,7 @@ import { DriverError, statusForCode, toDriverError } from '../protocol/errors.js
 import { ENDPOINTS } from '../protocol/endpoints.js';
 import { OPTIONAL_EVENTS_HEADER, selectRequestVersion, VERSION_HEADER, WIRE_VERSION } from '../protocol/version.js';
 import type { Principal, TokenAuthenticator } from '../http/access.js';
+import type { CorsAdditions } from '../http/extension.js';
 import type { Admission } from '../http/admission.js';
 import { guardFromTable, QUERY_TARGETS, routeOf, routePath, serves, tableValidatorCompiler } from '../http/endpoints.js';
 import type { RequestLine } from '../http/logging.js';
@@ -36,6 +37,8 @@ export interface ServerOptions {
   allowedOrigins: readonly string[];
   /** An `Origin` the host itself serves a page for (the console), let through like an allowed one. */
   ownsOrigin(origin: string, hostHeader: string | undefined): boolean;
+  /** The extensions' additions to the CORS answers (the MCP server's headers). */
+  cors: readonly CorsAdditions[];
   /** The features the host advertises: it serves exactly their endpoints. */
   features: ReadonlySet<string>;
   /** The authenticated routes, one context each: the host's own, then the extensions'. */
@@ -67,11 +70,23 @@ export const logToStderr: InternalErrorLog = (error, where) => {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'internal error', where, error: detail })}\n`);
 };
 
-const ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', VERSION_HEADER, OPTIONAL_EVENTS_HEADER].join(', ');
+const ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', VERSION_HEADER, OPTIONAL_EVENTS_HEADER];
+const ALLOW_METHODS = ['GET', 'POST', 'OPTIONS'];
+
+/** The host's own CORS lists with the extensions' additions, each name once. */
+function corsLists(additions: readonly CorsAdditions[]): { allowHeaders: string; allowMethods: string; exposeHeaders: string } {
+  const join = (base: readonly string[], pick: (addition: CorsAdditions) => readonly string[] | undefined) => [...new Set([...base, ...additions.flatMap((addition) => pick(addition) ?? [])])].join(', ');
+  return {
+    allowHeaders: join(ALLOW_HEADERS, (addition) => addition.allowHeaders),
+    allowMethods: join(ALLOW_METHODS, (addition) => addition.allowMethods),
+    exposeHeaders: join([VERSION_HEADER], (addition) => addition.exposeHeaders),
+  };
+}
 
 export function buildServer(options: ServerOptions): FastifyInstance {
   const { authenticator } = options;
   const allowedOrigins = new Set(options.allowedOrigins);
+  const cors = corsLists(options.cors);
   const tls = options.tls !== undefined;
   const logInternalError = options.logInternalError ?? logToStderr;
   const app = Fastify({
@@ -128,10 +143,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       // only allowed origins get past this point.
       reply.header('Access-Control-Allow-Origin', origin);
       reply.header('Vary', 'Origin');
-      reply.header('Access-Control-Expose-Headers', VERSION_HEADER);
+      reply.header('Access-Control-Expose-Headers', cors.exposeHeaders);
       if (request.method === 'OPTIONS') {
-        reply.header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
-        reply.header('Access-Control-Allow-Headers', ALLOW_HEADERS);
+        reply.header('Access-Control-Allow-Methods', cors.allowMethods);
+        reply.header('Access-Control-Allow-Headers', cors.allowHeaders);
         return reply.code(204).send();
       }
       if (!allowedOrigins.has(origin) && !options.ownsOrigin(origin, request.headers.host)) throw new DriverError('ORIGIN_DENIED', 'This origin is not allowed to use the host.');

@@ -85,6 +85,13 @@ export interface ExtensionDeps<C> {
   logInternalError(error: unknown, where: string): void;
 }
 
+/** An extension's additions to the host's CORS answers. */
+export interface CorsAdditions {
+  allowHeaders?: readonly string[];
+  allowMethods?: readonly string[];
+  exposeHeaders?: readonly string[];
+}
+
 /** An extension, once started. */
 export interface ExtensionInstance {
   /** What it offers the extensions after it and the host (see `HostServices`). */
@@ -101,6 +108,8 @@ export interface ExtensionInstance {
   publicRoutes?: FastifyPluginAsync;
   /** Whether an `Origin` is its own (the console page calling its host), which the CORS check then lets through. */
   ownsOrigin?(origin: string, hostHeader: string | undefined): boolean;
+  /** What a browser on an allowed origin needs for its endpoints beyond the host's own (CORS): request headers and methods it may use, response headers it may read. */
+  cors?: CorsAdditions;
   /**
    * Once the host listens and the store has reaped what dead replicas left, in list order; the
    * host answers 503 HOST_STARTING until every one has finished (the usage sinks reconcile, the

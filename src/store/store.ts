@@ -334,8 +334,8 @@ export interface SessionStore {
 
 /** Told to the replica that owns a run: something for it was decided elsewhere. */
 export interface StoreSignal {
-  /** `session`: the session whose turn runs here was deleted. */
-  kind: 'approval' | 'ticket' | 'progress' | 'session';
+  /** `session`: the session whose turn runs here was deleted. `mcp-cancel` (broadcast): an MCP client cancelled the call with this key. */
+  kind: 'approval' | 'ticket' | 'progress' | 'session' | 'mcp-cancel';
   id: string;
 }
 
@@ -418,6 +418,8 @@ export interface ReplicaStore {
   readonly id: string;
   /** Tells a replica something for a run it owns (e.g. that the session of its turn was deleted). */
   signal(owner: string, signal: StoreSignal): Promise<void>;
+  /** Tells every replica (this one too), for what no row says the owner of. */
+  broadcast(signal: StoreSignal): Promise<void>;
   /** Called for every signal addressed to this replica. */
   onSignal(handler: (signal: StoreSignal) => void): void;
 }
@@ -541,6 +543,45 @@ export interface LimitStore {
   prune(before: number): Promise<void>;
 }
 
+/** Where and how to notify an A2A client of its task (the A2A config, minus its ids). */
+export interface PushTarget {
+  url: string;
+  /** Sent back in the notification-token header, for the client to check. */
+  token: string;
+  /** Sent as `Authorization: <scheme> <credentials>`. */
+  authentication: { scheme: string; credentials: string } | undefined;
+}
+
+/** An A2A push-notification config of a task (a background run). */
+export interface PushConfigRow {
+  taskId: string;
+  configId: string;
+  subject: string;
+  /** The A2A version the config was set with: notifications are sent in its form. */
+  wire: string;
+  config: PushTarget;
+}
+
+/** A delivery that is due: the config, and the point of the run to tell it of. */
+export interface PushDue extends PushConfigRow {
+  point: string;
+  /** Failed attempts at this point so far. */
+  attempts: number;
+}
+
+/** A2A push-notification configs and their deliveries, claimed by any replica (`sql/tables/push-configs.ts`). */
+export interface PushConfigStore {
+  put(row: PushConfigRow, max: number): Promise<boolean>;
+  read(taskId: string, configId: string): Promise<PushConfigRow | undefined>;
+  list(taskId: string): Promise<PushConfigRow[]>;
+  delete(taskId: string, configId: string): Promise<boolean>;
+  due(limit: number): Promise<PushDue[]>;
+  claim(due: PushDue, leaseMs: number): Promise<boolean>;
+  delivered(due: PushDue): Promise<void>;
+  failed(due: PushDue, retryAt: number): Promise<void>;
+  prune(): Promise<number>;
+}
+
 export interface StateStore {
   readonly kind: 'sqlite' | 'postgres';
   /** Governance counters (config `limits`). */
@@ -555,6 +596,8 @@ export interface StateStore {
   readonly checkpoints: CheckpointStore;
   readonly runs: RunRecordStore;
   readonly sessions: SessionStore;
+  /** A2A push-notification configs. */
+  readonly pushConfigs: PushConfigStore;
   /** Indexed sources and chunks for scoped retrieval, searched with the engine's own full-text search. */
   readonly retrieval: RetrievalIndexStore;
   /**

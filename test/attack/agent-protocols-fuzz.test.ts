@@ -23,11 +23,12 @@ describe('agent-protocol endpoints under arbitrary input', () => {
       {
         mcp: {},
         agUi: { provider: 'mock', model: 'demo' },
-        a2a: { provider: 'mock', model: 'demo' },
+        a2a: { provider: 'mock', model: 'demo', pushNotifications: {} },
+        sessions: { retentionMs: 60_000 },
         approvals: { interactive: true },
         applicationTools: { enabled: true, requireApproval: false },
         jobs: { retentionMs: 60_000, interactive: true, pollIntervalMs: 50 },
-        tokens: [{ id: 'main', subject: 'fuzz', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], jobs: ['submit', 'read', 'cancel'], mcp: true, agUi: true, a2a: true }],
+        tokens: [{ id: 'main', subject: 'fuzz', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], jobs: ['submit', 'read', 'cancel'], sessions: ['create', 'read', 'continue'], mcp: true, agUi: true, a2a: true }],
       },
       { logInternalError: (error, where) => internal.push(`${where}: ${String(error)}`) },
     );
@@ -49,7 +50,8 @@ describe('agent-protocol endpoints under arbitrary input', () => {
     const message = fc.record({ jsonrpc: fc.constant('2.0'), id: fc.oneof(fc.integer(), fc.string({ maxLength: 60 }), fc.constant('agenticdriver-approval:x')), method: fc.constantFrom('initialize', 'tools/list', 'tools/call', 'tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/list', 'ping', 'nope'), params: json });
     const call = fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: fc.constant('tools/call'), params: fc.record({ name: fc.constantFrom('run', 'submit_job', 'read_job', 'follow_job', 'cancel_job'), arguments: fc.dictionary(fc.constantFrom('provider', 'model', 'input', 'id', 'key', 'tools', 'approvals', 'after', 'x'), fc.oneof(json, text)) }) });
     const answer = fc.record({ jsonrpc: fc.constant('2.0'), id: fc.string({ maxLength: 80 }).map((rest) => `agenticdriver-approval:${rest}`), result: json });
-    await fc.assert(fc.asyncProperty(fc.oneof(json, message, call, answer), (body) => post('/mcp', body, 'application/json, text/event-stream')), { numRuns: RUNS, examples: NOT_OBJECTS });
+    const cancelled = fc.record({ jsonrpc: fc.constant('2.0'), method: fc.constant('notifications/cancelled'), params: fc.oneof(json, fc.record({ requestId: fc.oneof(fc.integer(), fc.string(), json), reason: fc.string() }, { requiredKeys: [] })) });
+    await fc.assert(fc.asyncProperty(fc.oneof(json, message, call, answer, cancelled), (body) => post('/mcp', body, 'application/json, text/event-stream')), { numRuns: RUNS, examples: NOT_OBJECTS });
   });
 
   it('/ag-ui: any JSON, and run inputs with any messages, tools and answers', async () => {
@@ -67,9 +69,16 @@ describe('agent-protocol endpoints under arbitrary input', () => {
   });
 
   it('/a2a: any JSON, and JSON-RPC messages of both bindings with any params', async () => {
-    const methods = ['SendMessage', 'SendStreamingMessage', 'GetTask', 'CancelTask', 'SubscribeToTask', 'ListTasks', 'message/send', 'message/stream', 'tasks/get', 'tasks/cancel', 'tasks/resubscribe', 'nope'];
-    const message = fc.record({ messageId: fc.string(), taskId: fc.oneof(fc.string(), fc.uuid()), role: fc.constantFrom('ROLE_USER', 'user', 'x'), parts: fc.array(fc.oneof(fc.record({ text }), fc.record({ data: json }), json), { maxLength: 3 }), metadata: json }, { requiredKeys: [] });
-    const request = fc.record({ jsonrpc: fc.constant('2.0'), id: fc.oneof(fc.integer(), fc.string()), method: fc.constantFrom(...methods), params: fc.oneof(json, fc.record({ message, id: fc.oneof(fc.string(), fc.uuid()) }, { requiredKeys: [] })) });
+    const methods = [
+      ...['SendMessage', 'SendStreamingMessage', 'GetTask', 'CancelTask', 'SubscribeToTask', 'ListTasks', 'message/send', 'message/stream', 'tasks/get', 'tasks/cancel', 'tasks/resubscribe', 'nope'],
+      ...['CreateTaskPushNotificationConfig', 'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs', 'DeleteTaskPushNotificationConfig'],
+      ...['tasks/pushNotificationConfig/set', 'tasks/pushNotificationConfig/get', 'tasks/pushNotificationConfig/list', 'tasks/pushNotificationConfig/delete'],
+    ];
+    const url = fc.oneof(fc.string(), fc.webUrl(), fc.constantFrom('http://127.0.0.1:9/hook', 'https://user:pw@example.com/', 'http://10.0.0.1/'));
+    const pushConfig = fc.record({ id: fc.string(), taskId: fc.oneof(fc.string(), fc.uuid()), url, token: fc.string(), authentication: fc.oneof(json, fc.record({ scheme: fc.string(), credentials: fc.string() })) }, { requiredKeys: [] });
+    const message = fc.record({ messageId: fc.string(), taskId: fc.oneof(fc.string(), fc.uuid()), contextId: fc.oneof(fc.string(), fc.uuid()), role: fc.constantFrom('ROLE_USER', 'user', 'x'), parts: fc.array(fc.oneof(fc.record({ text }), fc.record({ data: json }), json), { maxLength: 3 }), metadata: json }, { requiredKeys: [] });
+    const params = fc.record({ message, id: fc.oneof(fc.string(), fc.uuid()), taskId: fc.oneof(fc.string(), fc.uuid()), url, pushNotificationConfig: pushConfig, configuration: fc.record({ taskPushNotificationConfig: pushConfig, pushNotificationConfig: pushConfig, returnImmediately: fc.boolean() }, { requiredKeys: [] }) }, { requiredKeys: [] });
+    const request = fc.record({ jsonrpc: fc.constant('2.0'), id: fc.oneof(fc.integer(), fc.string()), method: fc.constantFrom(...methods), params: fc.oneof(json, params, pushConfig) });
     await fc.assert(fc.asyncProperty(fc.oneof(json, request), (body) => post('/a2a', body, 'application/json')), { numRuns: RUNS, examples: NOT_OBJECTS });
   });
 });

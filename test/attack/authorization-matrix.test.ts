@@ -157,7 +157,7 @@ describe('authorization matrix: every endpoint × every way in', () => {
         metrics: { enabled: true, tokenRef: { env: 'AD_METRICS' } },
         mcp: {},
         agUi: { provider: 'mock', model: 'demo' },
-        a2a: { provider: 'mock', model: 'demo' },
+        a2a: { provider: 'mock', model: 'demo', pushNotifications: {} },
         tokens: [
           { id: 'owner', subject: 'owner', tokenRef: { env: 'AD_OWNER' }, ...grants },
           // Same subject as the owner, no grant of any kind.
@@ -467,6 +467,25 @@ describe('authorization matrix: every endpoint × every way in', () => {
       }
       const message = { messageId: 'm', taskId: String(job.id), role: 'ROLE_USER', parts: [{ text: 'approve' }] };
       assert.match(await (await a2a(`Bearer ${STRANGER}`, 'SendMessage', { message })).text(), /No such job/);
+      assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
+    });
+
+    it("keeps the owner's push-notification configs and context (session) from a stranger with every grant", async () => {
+      const config = { taskId: job.id, id: 'hook', url: 'https://127.0.0.1:9/hook', token: 't' };
+      for (const [method, params] of [
+        ['CreateTaskPushNotificationConfig', config],
+        ['GetTaskPushNotificationConfig', { taskId: job.id, id: 'hook' }],
+        ['ListTaskPushNotificationConfigs', { taskId: job.id }],
+        ['DeleteTaskPushNotificationConfig', { taskId: job.id, id: 'hook' }],
+        ['tasks/pushNotificationConfig/set', { taskId: job.id, pushNotificationConfig: config }],
+        ['tasks/pushNotificationConfig/list', { id: job.id }],
+      ] as [string, Record<string, unknown>][]) {
+        const answer = await a2a(`Bearer ${STRANGER}`, method, params);
+        assert.equal(answer.status, 200, method);
+        assert.match(await answer.text(), /No such job/, method);
+      }
+      const message = { messageId: 'context', contextId: String(session.id), role: 'ROLE_USER', parts: [{ text: 'whose?' }], metadata: { provider: 'vendor', model: 'm' } };
+      assert.match(await (await a2a(`Bearer ${STRANGER}`, 'SendMessage', { message })).text(), /SESSION_NOT_FOUND/);
       assert.equal(vendor.requests.length, 2, 'a refused request reached the provider');
     });
   });

@@ -1,7 +1,8 @@
 /**
  * The A2A agent, driven only by the official A2A JS SDK client (JSON-RPC transport) over loopback
  * against a real host (mock provider, SQLite): the public card, a message answered, a streamed
- * task, an input-required round trip (an approval answered by the next message), a cancel, and a
+ * task, an input-required round trip (an approval answered by the next message), an application
+ * tool the peer runs (its call input-required, its result a data part), a cancel, and a
  * resubscription after the first stream was dropped.
  */
 import assert from 'node:assert/strict';
@@ -18,9 +19,10 @@ const guarded = guardedTool(effects);
 const config = {
   a2a: { provider: 'mock', model: 'demo', name: 'Test agent' },
   approvals: { interactive: true },
+  applicationTools: { enabled: true, requireApproval: false },
   jobs: { retentionMs: 60_000, pollIntervalMs: 50, interactive: true },
   tokens: [
-    { id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], tools: ['guarded'], approveTools: ['guarded'], jobs: ['submit', 'read', 'cancel'], a2a: true },
+    { id: 'main', subject: 'test-user', tokenRef: { env: 'AD_TEST_TOKEN' }, providers: ['mock'], tools: ['guarded'], approveTools: ['guarded'], applicationTools: [{ name: 'weather', requiresApproval: false }], jobs: ['submit', 'read', 'cancel'], a2a: true },
     { id: 'restricted', subject: 'restricted-user', tokenRef: { env: 'AD_TEST_RESTRICTED' }, providers: ['mock'], jobs: ['submit', 'read', 'cancel'] },
     { id: 'other', subject: 'other-user', tokenRef: { env: 'AD_TEST_OTHER' }, providers: ['mock'], jobs: ['submit', 'read', 'cancel'], a2a: true },
   ],
@@ -99,6 +101,24 @@ describe('A2A agent (the official A2A JS SDK client)', () => {
     assert.equal(done.status?.state, TaskState.TASK_STATE_COMPLETED);
     assert.equal(textOf(done), 'sent');
     assert.deepEqual(effects, [{ to: 'ada@example.com' }]);
+  });
+
+  it("runs an application tool on the peer's side: its call makes the task input-required, a data part answers it", async () => {
+    const client = await connect();
+    const weather = { name: 'weather', description: 'The weather where the peer is.', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } };
+    const asked = message(script([{ toolCall: { name: 'weather', arguments: { city: 'Oslo' } } }], [{ echoToolResults: true }]), { metadata: { applicationTools: [weather] } });
+    const waiting = (await client.sendMessage(send(asked))) as Task;
+    assert.equal(waiting.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    const execution = waiting.status?.message?.metadata?.execution as { call: { name: string; arguments: unknown } };
+    assert.deepEqual([execution.call.name, execution.call.arguments], ['weather', { city: 'Oslo' }]);
+    await assert.rejects(client.sendMessage(send(message('rain', { taskId: waiting.id }))), (error: Error) => /INVALID_REQUEST.*data part/.test(error.message));
+    const result = message('', { taskId: waiting.id, parts: [{ content: { $case: 'data', value: { output: { forecast: 'rain' } } }, metadata: undefined, filename: '', mediaType: 'application/json' }] });
+    const done = (await client.sendMessage(send(result))) as Task;
+    assert.equal(done.status?.state, TaskState.TASK_STATE_COMPLETED);
+    assert.deepEqual(JSON.parse(textOf(done)), [{ forecast: 'rain' }]);
+    // A tool the token's applicationTools grant does not name is refused before anything runs.
+    const ungranted = message(script([{ text: 'never' }]), { metadata: { applicationTools: [{ ...weather, name: 'calendar' }] } });
+    await assert.rejects(client.sendMessage(send(ungranted)), (error: Error) => /FORBIDDEN/.test(error.message));
   });
 
   it('cancels a task', async () => {

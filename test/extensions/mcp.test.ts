@@ -3,13 +3,15 @@
  * loopback, against a real host (mock provider, SQLite): tools listed per token, a run answered,
  * progress notifications (per event and while a run is silent), an approval elicited and
  * answered both ways, an approval left pending for the API when the client cannot elicit, and a
- * background run submitted, followed, read and cancelled.
+ * background run submitted, followed, read and cancelled, and a call cancelled by the client
+ * (`notifications/cancelled`, from the SDK's abort signal) cancelling its run.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type ElicitResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { UsageRecord } from '../../src/runtime/usage-record.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { guardedTool, OTHER_TOKEN, RESTRICTED_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
@@ -40,8 +42,9 @@ type ToolResult = { isError?: boolean; content: { type: string; text?: string }[
 describe('MCP server over Streamable HTTP (the official SDK client)', () => {
   let host: TestHost;
   const clients: Client[] = [];
+  const usage: UsageRecord[] = [];
   before(async () => {
-    host = await startTestHost(config, { tools: [guarded] });
+    host = await startTestHost(config, { tools: [guarded], onUsage: (record) => void usage.push(record) });
   });
   after(async () => {
     await Promise.all(clients.map((client) => client.close()));
@@ -262,5 +265,45 @@ describe('MCP server over Streamable HTTP (the official SDK client)', () => {
     assert.equal(followed.isError, true);
     assert.equal(followed.structuredContent?.error.code, 'CANCELLED');
     assert.equal((await call(client, 'read_job', { id })).structuredContent?.job.state, 'cancelled');
+  });
+
+  it('cancels a run when the client cancels its call (notifications/cancelled), and a followed job goes on', async () => {
+    const client = await connect();
+    usage.length = 0;
+    const controller = new AbortController();
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const sent: string[] = [];
+    const pending = client.callTool({ name: 'run', arguments: { provider: 'mock', model: 'demo', input: script([{ hang: true }]) } }, undefined, {
+      signal: controller.signal,
+      resetTimeoutOnProgress: true,
+      onprogress: (update) => void (update.message === 'step.started' && started()),
+    });
+    await running;
+    const transport = (client as unknown as { _transport: { send(message: unknown): Promise<void> } })._transport;
+    const send = transport.send.bind(transport);
+    transport.send = async (message) => {
+      sent.push(String((message as { method?: string }).method));
+      return send(message);
+    };
+    controller.abort('changed my mind');
+    await assert.rejects(pending);
+    while (!usage.some((record) => record.status === 'cancelled')) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(sent, ['notifications/cancelled'], 'the SDK told the server');
+    assert.equal(usage.length, 1);
+
+    // A followed job: the follow ends, the job does not.
+    const submitted = await call(client, 'submit_job', { provider: 'mock', model: 'demo', input: script([{ hang: true }]) });
+    const id = submitted.structuredContent!.job.id as string;
+    const following = new AbortController();
+    let followed!: () => void;
+    const followedOnce = new Promise<void>((resolve) => (followed = resolve));
+    const follow = client.callTool({ name: 'follow_job', arguments: { id } }, undefined, { signal: following.signal, resetTimeoutOnProgress: true, onprogress: () => followed() });
+    await followedOnce;
+    following.abort('enough');
+    await assert.rejects(follow);
+    const read = await call(client, 'read_job', { id });
+    assert.equal(read.structuredContent!.job.state, 'running');
+    await call(client, 'cancel_job', { id });
   });
 });

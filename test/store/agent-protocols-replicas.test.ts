@@ -1,18 +1,22 @@
 /**
  * The agent protocols behind two replicas of one PostgreSQL store (issue 33): each step of a
  * conversation may reach either replica, as behind a load balancer, and the run goes on. MCP:
- * the elicitation is answered to the other replica. AG-UI: the frontend tool's answer (the next
+ * the elicitation is answered to the other replica, and a call is cancelled by a
+ * `notifications/cancelled` sent to the other replica. AG-UI: the frontend tool's answer (the next
  * AG-UI run) goes to the other replica. A2A: a task made input-required on one replica is
- * answered on the other, and a dropped stream is resubscribed there. Official clients only.
+ * answered on the other, and a dropped stream is resubscribed there; a push-notification config
+ * taken by a replica that then stops is delivered by another when the task ends there. Official
+ * clients only.
  *
  *   node scripts/postgres.mjs --run node --import tsx --test test/store/agent-protocols-replicas.test.ts
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Role, StreamResponse, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { HttpAgent } from '@ag-ui/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,7 +25,9 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseHostConfig } from '../../src/host/config.js';
 import { startHost, type RunningHost } from '../../src/host/index.js';
 import type { HostTool } from '../../src/runtime/tools.js';
+import type { UsageRecord } from '../../src/runtime/usage-record.js';
 import { script } from '../support/host.js';
+import { makeThrowawayPki } from '../support/pki.js';
 import { freshDatabase } from '../support/postgres.js';
 import { tempDir } from '../support/temp.js';
 
@@ -32,6 +38,9 @@ describe('agent protocols across two replicas (postgres)', () => {
   let database: Awaited<ReturnType<typeof freshDatabase>>;
   let a: RunningHost;
   let b: RunningHost;
+  let replica: () => Promise<RunningHost>;
+  const pki = makeThrowawayPki();
+  const usage: UsageRecord[] = [];
   const effects: string[] = [];
   const guarded: HostTool = { name: 'guarded', description: 'Needs review.', inputSchema: { type: 'object' }, requiresApproval: true, execute: (input) => effects.push(String(input.to)) };
 
@@ -62,11 +71,11 @@ describe('agent protocols across two replicas (postgres)', () => {
       jobs: { retentionMs: 600_000, interactive: true, pollIntervalMs: 50 },
       mcp: {},
       agUi: { provider: 'mock', model: 'demo' },
-      a2a: { provider: 'mock', model: 'demo' },
+      a2a: { provider: 'mock', model: 'demo', pushNotifications: { caFile: pki.trusted.caFile } },
       state: { engine: 'postgres', urlRef: { env: 'AD_PROTOCOLS_DB' } },
     };
     writeFileSync(join(dir, 'config.json'), JSON.stringify(raw), { mode: 0o600 });
-    const replica = () => startHost({ config: parseHostConfig(raw, join(dir, 'config.json')), env, tools: [guarded], logger: false });
+    replica = () => startHost({ config: parseHostConfig(raw, join(dir, 'config.json')), env, tools: [guarded], logger: false, onUsage: (record) => void usage.push(record) });
     a = await replica();
     b = await replica();
   });
@@ -75,6 +84,7 @@ describe('agent protocols across two replicas (postgres)', () => {
     await b?.close().catch(() => undefined);
     await database.drop();
     rmSync(dir, { recursive: true, force: true });
+    pki.remove();
   });
 
   it('MCP: an elicitation raised on one replica is answered on the other', async () => {
@@ -98,6 +108,44 @@ describe('agent protocols across two replicas (postgres)', () => {
       assert.deepEqual(answeredOn, [b.url]);
       assert.deepEqual(effects, ['mcp']);
     } finally {
+      await client.close();
+    }
+  });
+
+  it('MCP: a call running on one replica is cancelled by a notification sent to the other', async () => {
+    usage.length = 0;
+    let call: { id: number | string; session: string } | undefined;
+    // Records the tool call's request id and the session id the client sends with it.
+    const recording: typeof fetch = (input, init) => {
+      const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string; id?: number | string }) : undefined;
+      if (body?.method === 'tools/call') call = { id: body.id!, session: new Headers(init?.headers).get('mcp-session-id')! };
+      return fetch(input, init);
+    };
+    const client = new Client({ name: 'replicas', version: '1.0.0' }, { capabilities: {} });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${a.url}/mcp`), { fetch: recording, requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+    const stopped = new AbortController();
+    try {
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const pending = client.callTool({ name: 'run', arguments: { provider: 'mock', model: 'demo', input: script([{ hang: true }]) } }, undefined, {
+        signal: stopped.signal,
+        resetTimeoutOnProgress: true,
+        onprogress: (update) => void (update.message === 'step.started' && started()),
+      });
+      pending.catch(() => undefined);
+      await running;
+      assert.ok(call?.session, 'the client sent its session id');
+      // The notification reaches replica B, as a load balancer may route it; the client has not let go.
+      const notified = await fetch(`${b.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': call.session, 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: call.id, reason: 'no longer needed' } }),
+      });
+      assert.equal(notified.status, 202);
+      while (!usage.some((record) => record.status === 'cancelled')) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(usage.length, 1);
+    } finally {
+      stopped.abort();
       await client.close();
     }
   });
@@ -143,5 +191,45 @@ describe('agent protocols across two replicas (postgres)', () => {
     assert.equal(last?.$case === 'statusUpdate' && last.value.status?.state, TaskState.TASK_STATE_COMPLETED);
     assert.deepEqual(effects, ['a2a']);
     assert.equal((await onA.getTask({ tenant: '', id: taskId })).status?.state, TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('A2A: a push config taken by a replica that then stopped is delivered by the replica the task ended on', async () => {
+    effects.length = 0;
+    const received: { token: string | undefined; task: Task }[] = [];
+    const receiver = createServer({ cert: pki.trusted.cert, key: pki.trusted.key }, (request, response) => {
+      let body = '';
+      request.setEncoding('utf8');
+      request.on('data', (chunk: string) => (body += chunk));
+      request.on('end', () => {
+        received.push({ token: request.headers['x-a2a-notification-token'] as string | undefined, task: StreamResponse.fromJSON(JSON.parse(body)).payload!.value as Task });
+        response.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const c = await replica();
+    try {
+      const connect = (url: string) => {
+        const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), authorization: `Bearer ${TOKEN}` } });
+        return new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] })).createFromUrl(url);
+      };
+      const message = (text: string, extra: Partial<Message> = {}): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }], metadata: undefined, extensions: [], referenceTaskIds: [], ...extra });
+      const [onB, onC] = [await connect(b.url), await connect(c.url)];
+      const url = `https://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+      const input = script([{ toolCall: { name: 'guarded', arguments: { to: 'push' } } }], [{ text: 'ended elsewhere' }]);
+      const started = (await onC.sendMessage({ tenant: '', message: message(input, { metadata: { tools: ['guarded'] } }), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: { tenant: '', id: 'hook', taskId: '', url, token: 'replicas', authentication: undefined }, returnImmediately: false }, metadata: undefined })) as Task;
+      assert.equal(started.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+      // The replica that took the config stops; the task waits in the store, and ends on B.
+      await c.close();
+      const done = (await onB.sendMessage({ tenant: '', message: message('approve', { taskId: started.id }), configuration: undefined, metadata: undefined })) as Task;
+      assert.equal(done.status?.state, TaskState.TASK_STATE_COMPLETED);
+      while (!received.some(({ task }) => task.status?.state === TaskState.TASK_STATE_COMPLETED)) await new Promise((resolve) => setTimeout(resolve, 50));
+      const ended = received.find(({ task }) => task.status?.state === TaskState.TASK_STATE_COMPLETED)!;
+      assert.equal(ended.task.id, started.id);
+      assert.equal(ended.token, 'replicas');
+      assert.deepEqual(effects, ['push']);
+    } finally {
+      await c.close().catch(() => undefined);
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   });
 });

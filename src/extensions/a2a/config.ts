@@ -10,6 +10,23 @@ export const A2aConfig = Type.Object(
     /** The provider and model of a task whose message's metadata names none. */
     provider: Type.Optional(ProviderId),
     model: Type.Optional(ModelId),
+    /**
+     * Present, the agent takes push-notification configs (its card says `pushNotifications: true`)
+     * and POSTs a task to its config's URL when it ends or needs input.
+     */
+    pushNotifications: Type.Optional(
+      Type.Object(
+        {
+          /** A PEM file of extra CAs to trust for receivers on a private PKI (besides the system roots); relative to the config file. */
+          caFile: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+          /** Attempts per notification before it is given up (default 10; backoff 0.5 s doubling to 60 s). */
+          maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+          /** One attempt's bound (default 5 s). */
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

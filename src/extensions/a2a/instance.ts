@@ -15,14 +15,16 @@ import { WIRE_VERSION } from '../../protocol/version.js';
 import { requireGrant } from '../../http/access.js';
 import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
 import type { A2aConfig } from './config.js';
+import { PushDelivery } from './push.js';
 import { taskHandler } from './tasks.js';
 
 /** The earlier binding still served (the SDK's compatibility layer). */
 const A2A_0_3 = '0.3';
 
-export function create({ config, store, services, streams, logInternalError }: ExtensionDeps<A2aConfig>): ExtensionInstance {
-  const { jobs, approvals } = services;
+export function create({ config, host, options, clock, store, services, streams, logInternalError }: ExtensionDeps<A2aConfig>): ExtensionInstance {
+  const { jobs, approvals, sessions, toolExecutions } = services;
   if (!jobs?.policy.interactive) throw new DriverError('INVALID_CONFIG', 'a2a needs background runs that wait for people: jobs with interactive: true.');
+  const push = config.pushNotifications && new PushDelivery({ store, config: config.pushNotifications, configDir: host.configDir, now: () => clock.now(), log: options.log, logInternalError });
 
   /** The card, naming this host's `/a2a` as the caller reached it. */
   function card(request: FastifyRequest): AgentCard {
@@ -36,7 +38,7 @@ export function create({ config, store, services, streams, logInternalError }: E
       ],
       provider: undefined,
       version: WIRE_VERSION,
-      capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+      capabilities: { streaming: true, pushNotifications: push !== undefined, extensions: [], extendedAgentCard: false },
       securitySchemes: { bearer: { scheme: { $case: 'httpAuthSecurityScheme', value: { description: 'An AgenticDriver bearer token with the a2a grant.', scheme: 'Bearer', bearerFormat: '' } } } },
       securityRequirements: [{ schemes: { bearer: { list: [] } } }],
       defaultInputModes: ['text/plain'],
@@ -45,7 +47,7 @@ export function create({ config, store, services, streams, logInternalError }: E
         {
           id: 'run',
           name: 'Run an agent',
-          description: 'Runs an agent on a provider and model (message metadata `provider`, `model`, host `tools`) and answers with its text; a tool that needs a person makes the task input-required.',
+          description: 'Runs an agent on a provider and model (message metadata `provider`, `model`, host `tools`, and `applicationTools` your application runs) and answers with its text; a tool that needs a person, or a call of an application tool, makes the task input-required.',
           tags: ['agent'],
           examples: [],
           inputModes: ['text/plain'],
@@ -60,11 +62,12 @@ export function create({ config, store, services, streams, logInternalError }: E
   async function serve(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const stopped = new AbortController();
     reply.raw.once('close', () => stopped.abort());
-    const tasks = taskHandler({ jobs: jobs!, approvals, store, config, card: card(request) }, request.principal, stopped.signal);
     // Any JSON reaches here; the transport handlers refuse what is not a JSON-RPC request.
     const body = (typeof request.body === 'object' && request.body !== null ? request.body : { value: request.body }) as Record<string, unknown>;
     // A2A 0.3 names its methods `message/send`, `tasks/get`, …; 1.0 `SendMessage`, `GetTask`, …
     const legacy = typeof body.method === 'string' && body.method.includes('/');
+    const wire = legacy ? A2A_0_3 : A2A_PROTOCOL_VERSION;
+    const tasks = taskHandler({ jobs: jobs!, approvals, toolExecutions, sessions, store, config, wire, card: card(request) }, request.principal, stopped.signal);
     const answer = await (legacy ? new LegacyJsonRpcTransportHandler(tasks) : new JsonRpcTransportHandler(tasks)).handle(body, new ServerCallContext());
     if (!(Symbol.asyncIterator in answer)) return reply.type('application/json; charset=utf-8').send(answer);
     // The SDK's stream does not catch: a refusal before the first response is a JSON-RPC error
@@ -94,6 +97,7 @@ export function create({ config, store, services, streams, logInternalError }: E
   }
 
   return {
+    ...(push ? { start: () => push.start(), stop: () => push.stop() } : {}),
     publicRoutes: async (app) => {
       app.get(`/${AGENT_CARD_PATH}`, async (request) => AgentCard.toJSON(card(request)));
     },

@@ -14,6 +14,7 @@ import { toDriverError } from '../../protocol/errors.js';
 import { requireGrant } from '../../http/access.js';
 import type { ExtensionDeps, ExtensionInstance } from '../../http/extension.js';
 import { WIRE_VERSION } from '../../protocol/version.js';
+import { callKey, cancelledRequest, McpCancellations } from './cancellation.js';
 import { DEFAULT_HEARTBEAT_MS, type McpConfig } from './config.js';
 import { decideAnswer, elicitationAnswer } from './elicitation.js';
 import { heartbeatProgress } from './progress.js';
@@ -28,21 +29,30 @@ export function create({ config, store, runs, services, clock, logInternalError 
   let tools: McpTools | undefined;
   // The run path is built with the runtime, after every extension was created.
   const toolsOf = () => (tools ??= new McpTools({ runs: runs(), jobs: services.jobs, store, logInternalError }));
+  const cancellations = new McpCancellations(store.replica);
 
   async function serve(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const sessionId = typeof request.headers['mcp-session-id'] === 'string' ? request.headers['mcp-session-id'] : undefined;
+    const cancelled = cancelledRequest(request.body);
+    if (cancelled !== undefined) {
+      // Without a session id, a request id names no one call of this client's.
+      if (sessionId) await cancellations.cancel(callKey(request.principal.subject, sessionId, cancelled));
+      return reply.code(202).send();
+    }
     const answer = elicitationAnswer(request.body);
     if (answer) {
       if (approvals) await decideAnswer(answer, request.principal, store, approvals);
       return reply.code(202).send();
     }
     const principal = request.principal;
-    const elicits = sessionElicits(request.headers['mcp-session-id']);
+    const elicits = sessionElicits(sessionId);
     // MCP tasks are background runs: offered when the host runs jobs.
     const tasks = services.jobs ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {};
     const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false }, ...tasks } });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: false });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolsOf().list(principal) }));
     server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+      const cancellable = trackCancel(extra);
       const progress = heartbeatProgress({
         token: call.params._meta?.progressToken,
         send: (notification) => extra.sendNotification(notification),
@@ -51,16 +61,39 @@ export function create({ config, store, runs, services, clock, logInternalError 
       });
       try {
         if (call.params.task) return await toolsOf().createTask(call.params.name, call.params.arguments ?? {}, principal);
-        return await toolsOf().call(call.params.name, call.params.arguments ?? {}, toolCall(extra, (message) => progress.send(message)));
+        return await toolsOf().call(call.params.name, call.params.arguments ?? {}, toolCall(cancellable, (message) => progress.send(message)));
       } finally {
         progress.stop();
+        cancellable.untrack();
       }
     });
     if (services.jobs) {
       server.setRequestHandler(GetTaskRequestSchema, async (request) => toolsOf().getTask(request.params.taskId, principal));
-      server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => toolsOf().taskResult(request.params.taskId, toolCall(extra, async () => undefined)));
+      server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
+        const cancellable = trackCancel(extra);
+        try {
+          return await toolsOf().taskResult(request.params.taskId, toolCall(cancellable, async () => undefined));
+        } finally {
+          cancellable.untrack();
+        }
+      });
       server.setRequestHandler(CancelTaskRequestSchema, async (request) => toolsOf().cancelTask(request.params.taskId, principal));
       server.setRequestHandler(ListTasksRequestSchema, async () => ({ tasks: await toolsOf().listTasks(principal) }));
+    }
+
+    /**
+     * A call the client may cancel (`notifications/cancelled`, on any replica): cancelling ends its
+     * response stream, as the client closing it would, and its signal.
+     */
+    function trackCancel(extra: { signal: AbortSignal; requestId: RequestId }): { signal: AbortSignal; requestId: RequestId; untrack(): void } {
+      const ended = new AbortController();
+      const untrack = sessionId
+        ? cancellations.track(callKey(principal.subject, sessionId, extra.requestId), () => {
+            ended.abort();
+            reply.raw.destroy();
+          })
+        : () => undefined;
+      return { signal: AbortSignal.any([extra.signal, ended.signal]), requestId: extra.requestId, untrack };
     }
 
     /** How a handler reaches its client: on the stream of the request it answers. */
@@ -92,6 +125,8 @@ export function create({ config, store, runs, services, clock, logInternalError 
   }
 
   return {
+    // A browser MCP client on an allowed origin (`allowedOrigins`) sends and reads the transport's headers.
+    cors: { allowHeaders: ['Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID'], allowMethods: ['DELETE'], exposeHeaders: ['Mcp-Session-Id'] },
     routes: async (app) => {
       app.addHook('onRequest', async (request) => requireGrant(request.principal, { name: 'mcp' }));
       app.post('/mcp', serve);

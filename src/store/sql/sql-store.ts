@@ -18,6 +18,7 @@ import { AuditTable } from './tables/audit.js';
 import { JobTable } from './tables/jobs.js';
 import { LimitTable } from './tables/limits.js';
 import { OperationTable } from './tables/operations.js';
+import { PushConfigTable } from './tables/push-configs.js';
 import { CheckpointTable } from './tables/run-checkpoints.js';
 import { ReplicaTable } from './tables/replicas.js';
 import { RetrievalTable } from './tables/retrieval.js';
@@ -46,6 +47,7 @@ export const TABLES: readonly TableModule[] = [
   { name: 'retrieval', migrations: RetrievalTable.migrations },
   { name: 'run_checkpoints', migrations: CheckpointTable.migrations },
   { name: 'limits', migrations: LimitTable.migrations },
+  { name: 'a2a_push_configs', migrations: PushConfigTable.migrations },
 ];
 
 export interface SqlStoreOptions {
@@ -66,6 +68,7 @@ export class SqlStateStore implements StateStore {
   readonly sessions: SessionTable;
   readonly retrieval: RetrievalTable;
   readonly limits: LimitTable;
+  readonly pushConfigs: PushConfigTable;
   /** One transaction for the writes tables queue off the request path (usage and start records, run records' events). */
   private readonly group: GroupCommit;
   /** What reaping closes, by the report's name for it. */
@@ -96,6 +99,7 @@ export class SqlStateStore implements StateStore {
     this.sessions = new SessionTable(engine, context.owner, now);
     this.retrieval = new RetrievalTable(engine, options.retrievalCapacity);
     this.limits = new LimitTable(context);
+    this.pushConfigs = new PushConfigTable(context);
     this.reaped = [
       ['runs', this.usage],
       ['approvals', this.approvals],

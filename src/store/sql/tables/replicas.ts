@@ -9,7 +9,9 @@ import type { SqlEngine } from '../engine.js';
 import type { Migrations, TableContext } from '../table.js';
 
 const SIGNALS = 'agenticdriver_signals';
-const KINDS: ReadonlySet<unknown> = new Set<StoreSignal['kind']>(['approval', 'ticket', 'progress', 'session']);
+const KINDS: ReadonlySet<unknown> = new Set<StoreSignal['kind']>(['approval', 'ticket', 'progress', 'session', 'mcp-cancel']);
+/** The address of a signal to every replica. */
+const EVERYONE = '*';
 const REPLICAS = 'CREATE TABLE replicas (id TEXT PRIMARY KEY, started_at BIGINT NOT NULL, lease_expires_at BIGINT NOT NULL)';
 
 export class ReplicaTable implements ReplicaStore {
@@ -64,6 +66,10 @@ export class ReplicaTable implements ReplicaStore {
     return this.publish(this.context.engine, owner, signal);
   }
 
+  broadcast(signal: StoreSignal): Promise<void> {
+    return this.publish(this.context.engine, EVERYONE, signal);
+  }
+
   /** Publishes through `tx`: inside a transaction the signal leaves at its commit, and not at all after a rollback. */
   async publish(tx: SqlEngine, to: string, signal: StoreSignal): Promise<void> {
     await tx.publish(SIGNALS, JSON.stringify({ to, ...signal }));
@@ -80,7 +86,7 @@ export class ReplicaTable implements ReplicaStore {
     } catch {
       return;
     }
-    if (message.to !== this.current || typeof message.id !== 'string' || !KINDS.has(message.kind)) return;
+    if ((message.to !== this.current && message.to !== EVERYONE) || typeof message.id !== 'string' || !KINDS.has(message.kind)) return;
     for (const handler of this.handlers) handler({ kind: message.kind as StoreSignal['kind'], id: message.id });
   }
 }
