@@ -5487,7 +5487,7 @@ return errors === 0;
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const hostConfig = validate61;
-const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"mcp":{"type":"boolean"},"agUi":{"type":"boolean"},"a2a":{"type":"boolean"},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"},"timeZone":{"minLength":1,"maxLength":64,"type":"string"},"cliCost":{"anyOf":[{"const":"api-equivalent","type":"string"},{"const":"reported","type":"string"}]},"host":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}},"subjects":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"tokens":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"providers":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"mcp":{"additionalProperties":false,"type":"object","properties":{"heartbeatMs":{"minimum":100,"maximum":50000,"type":"integer"}}},"agUi":{"additionalProperties":false,"type":"object","properties":{"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"a2a":{"additionalProperties":false,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"description":{"minLength":1,"maxLength":2000,"type":"string"},"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"},"pushNotifications":{"additionalProperties":false,"type":"object","properties":{"caFile":{"minLength":1,"maxLength":4096,"type":"string"},"maxAttempts":{"minimum":1,"maximum":100,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"}}}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
+const schema28 = {"additionalProperties":false,"title":"agenticdriver host configuration","type":"object","required":["version","providers","tokens"],"properties":{"$schema":{"type":"string"},"version":{"const":1,"type":"number"},"listen":{"additionalProperties":false,"type":"object","required":["host","port"],"properties":{"host":{"minLength":1,"maxLength":255,"type":"string"},"port":{"minimum":0,"maximum":65535,"type":"integer"},"tls":{"additionalProperties":false,"type":"object","required":["certFile","keyRef"],"properties":{"certFile":{"minLength":1,"maxLength":4096,"type":"string"},"keyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}}}},"providers":{"minItems":1,"maxItems":32,"type":"array","items":{"anyOf":[{"$ref":"config:providerEntry0"},{"$ref":"config:providerEntry1"},{"$ref":"config:providerEntry2"},{"$ref":"config:providerEntry3"},{"$ref":"config:providerEntry4"},{"$ref":"config:providerEntry5"},{"$ref":"config:providerEntry6"},{"$ref":"config:providerEntry7"},{"$ref":"config:providerEntry8"}]}},"tokens":{"minItems":1,"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","subject","tokenRef","providers"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"subject":{"minLength":1,"maxLength":128,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"providers":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"}},"tools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"approveTools":{"maxItems":32,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"}},"applicationTools":{"maxItems":32,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[a-zA-Z_][a-zA-Z0-9_]{0,63}$","type":"string"},"requiresApproval":{"type":"boolean"}}}},"retrieval":{"additionalProperties":false,"type":"object","properties":{"search":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"index":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}},"delete":{"maxItems":1000,"uniqueItems":true,"type":"array","items":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"}}}},"sessions":{"maxItems":4,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"create","type":"string"},{"const":"read","type":"string"},{"const":"continue","type":"string"},{"const":"delete","type":"string"}]}},"jobs":{"maxItems":3,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"submit","type":"string"},{"const":"read","type":"string"},{"const":"cancel","type":"string"}]}},"mcp":{"type":"boolean"},"agUi":{"type":"boolean"},"a2a":{"type":"boolean"},"operator":{"type":"boolean"}}}},"allowedOrigins":{"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"limits":{"additionalProperties":false,"type":"object","properties":{"maxSteps":{"minimum":1,"maximum":64,"type":"integer"},"maxOutputTokens":{"minimum":1,"maximum":65536,"type":"integer"},"idleTimeoutMs":{"minimum":0,"maximum":2147483647,"type":"integer"},"maxAttempts":{"minimum":1,"maximum":5,"type":"integer"},"maxBodyBytes":{"minimum":1024,"maximum":67108864,"type":"integer"},"maxConcurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"maxConcurrentRunsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"writeStallTimeoutMs":{"minimum":10,"maximum":3600000,"type":"integer"},"shutdownGraceMs":{"minimum":0,"maximum":3600000,"type":"integer"},"timeZone":{"minLength":1,"maxLength":64,"type":"string"},"cliCost":{"anyOf":[{"const":"api-equivalent","type":"string"},{"const":"reported","type":"string"}]},"host":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}},"subjects":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"tokens":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}},"providers":{"maxProperties":1000,"type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"type":"object","properties":{"requestsPerMinute":{"minimum":1,"maximum":10000000,"type":"integer"},"tokensPerMinute":{"minimum":1,"maximum":1000000000000,"type":"integer"},"concurrentRuns":{"minimum":1,"maximum":100000,"type":"integer"},"budgets":{"maxItems":8,"type":"array","items":{"additionalProperties":false,"type":"object","required":["period"],"properties":{"period":{"anyOf":[{"const":"day","type":"string"},{"const":"week","type":"string"},{"const":"month","type":"string"},{"additionalProperties":false,"type":"object","required":["rollingMs"],"properties":{"rollingMs":{"minimum":60000,"maximum":31622400000,"type":"integer"}}}]},"usd":{"exclusiveMinimum":0,"maximum":1000000000,"type":"number"},"tokens":{"minimum":1,"maximum":1000000000000,"type":"integer"}}}}}}}}}},"state":{"anyOf":[{"additionalProperties":false,"type":"object","properties":{"engine":{"const":"sqlite","type":"string"},"directory":{"minLength":1,"maxLength":4096,"type":"string"},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}},{"additionalProperties":false,"type":"object","required":["engine","urlRef"],"properties":{"engine":{"const":"postgres","type":"string"},"urlRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"leaseMs":{"minimum":300,"maximum":3600000,"type":"integer"}}}]},"metrics":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]}}},"tracing":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"endpoint":{"minLength":1,"maxLength":2048,"type":"string"},"serviceName":{"minLength":1,"maxLength":128,"type":"string"},"captureContent":{"type":"boolean"}}},"usage":{"additionalProperties":false,"type":"object","properties":{"hostId":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$","type":"string"},"labels":{"maxProperties":32,"type":"object","patternProperties":{"^[a-zA-Z][a-zA-Z0-9._-]{0,63}$":{"maxLength":128,"type":"string"}}},"prices":{"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["vendor","model","inputUsdPerMTok","outputUsdPerMTok"],"properties":{"vendor":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":256,"type":"string"},"inputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"outputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"},"cachedInputUsdPerMTok":{"minimum":0,"maximum":1000000,"type":"number"}}}},"file":{"additionalProperties":false,"type":"object","required":["path"],"properties":{"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxBytes":{"minimum":4096,"maximum":1073741824,"type":"integer"},"keep":{"minimum":1,"maximum":100,"type":"integer"}}},"webhook":{"additionalProperties":false,"type":"object","required":["url"],"properties":{"url":{"minLength":1,"maxLength":2048,"type":"string"},"tokenRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"maxAttempts":{"minimum":1,"maximum":10,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"},"retryIntervalMs":{"minimum":50,"maximum":3600000,"type":"integer"},"spoolDirectory":{"minLength":1,"maxLength":4096,"type":"string"},"maxSpoolRecords":{"minimum":1,"maximum":10000000,"type":"integer"},"maxSpoolBytes":{"minimum":65536,"maximum":68719476736,"type":"integer"}}}}},"approvals":{"additionalProperties":false,"type":"object","required":["interactive"],"properties":{"interactive":{"const":true,"type":"boolean"},"allowIdlePause":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"applicationTools":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"const":true,"type":"boolean"},"requireApproval":{"type":"boolean"},"maxPending":{"minimum":1,"maximum":100000,"type":"integer"}}},"retrieval":{"additionalProperties":false,"type":"object","required":["corpora"],"properties":{"corpora":{"minItems":1,"maxItems":1000,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"namespace":{"anyOf":[{"const":"shared","type":"string"},{"const":"subject","type":"string"}]},"embedding":{"$id":"EmbeddingConfig","anyOf":[{"additionalProperties":false,"type":"object","required":["kind","model","dimensions"],"properties":{"kind":{"anyOf":[{"const":"openai-compatible","type":"string"},{"const":"openai","type":"string"},{"const":"gemini","type":"string"}]},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"baseUrl":{"minLength":1,"maxLength":2048,"type":"string"},"apiKeyRef":{"anyOf":[{"additionalProperties":false,"type":"object","required":["env"],"properties":{"env":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["file"],"properties":{"file":{"minLength":1,"maxLength":4096,"type":"string"}}}]},"sendDimensions":{"type":"boolean"}}},{"additionalProperties":false,"type":"object","required":["kind","model","dimensions","path"],"properties":{"kind":{"const":"local","type":"string"},"id":{"pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","type":"string"},"accountId":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/-]{0,199}$","type":"string"},"dimensions":{"minimum":1,"maximum":4096,"type":"integer"},"path":{"minLength":1,"maxLength":4096,"type":"string"},"maxTokens":{"minimum":8,"maximum":8192,"type":"integer"},"pooling":{"anyOf":[{"const":"mean","type":"string"},{"const":"cls","type":"string"}]},"threads":{"minimum":1,"maximum":64,"type":"integer"}}}]},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}}},"chunkBytes":{"minimum":128,"maximum":16384,"type":"integer"},"capacity":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"},"perSubject":{"additionalProperties":false,"type":"object","required":["maxChunks","maxBytes"],"properties":{"maxChunks":{"minimum":1,"maximum":1000000,"type":"integer"},"maxBytes":{"minimum":1024,"maximum":1073741824,"type":"integer"}}}}},"ingestion":{"additionalProperties":false,"type":"object","properties":{"timeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxDecodedBytes":{"minimum":1048576,"maximum":1073741824,"type":"integer"}}},"pdf":{"type":"boolean"}}},"idempotency":{"additionalProperties":false,"type":"object","properties":{"maxRecordBytes":{"minimum":1024,"maximum":1000000000,"type":"integer"},"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"sessions":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":2147483647,"type":"integer"},"maxEntries":{"minimum":1,"maximum":100000,"type":"integer"},"maxMessages":{"minimum":2,"maximum":100,"type":"integer"}}},"jobs":{"additionalProperties":false,"type":"object","required":["retentionMs"],"properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"},"workers":{"minimum":1,"maximum":1000,"type":"integer"},"maxJobs":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobsPerSubject":{"minimum":1,"maximum":100000,"type":"integer"},"maxJobBytes":{"minimum":16384,"maximum":64000000,"type":"integer"},"pollIntervalMs":{"minimum":10,"maximum":60000,"type":"integer"},"interactive":{"type":"boolean"}}},"runRecords":{"additionalProperties":false,"type":"object","properties":{"retentionMs":{"minimum":1000,"maximum":31536000000,"type":"integer"}}},"mcp":{"additionalProperties":false,"type":"object","properties":{"heartbeatMs":{"minimum":100,"maximum":50000,"type":"integer"}}},"agUi":{"additionalProperties":false,"type":"object","properties":{"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"}}},"a2a":{"additionalProperties":false,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"description":{"minLength":1,"maxLength":2000,"type":"string"},"provider":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,79}$","type":"string"},"model":{"pattern":"^[a-zA-Z0-9][a-zA-Z0-9._:/\\[\\]-]{0,199}$","type":"string"},"pushNotifications":{"additionalProperties":false,"type":"object","properties":{"allowedUrls":{"minItems":1,"maxItems":100,"type":"array","items":{"minLength":1,"maxLength":2048,"type":"string"}},"caFile":{"minLength":1,"maxLength":4096,"type":"string"},"maxAttempts":{"minimum":1,"maximum":100,"type":"integer"},"timeoutMs":{"minimum":100,"maximum":60000,"type":"integer"}}}}},"console":{"additionalProperties":false,"type":"object","required":["enabled"],"properties":{"enabled":{"type":"boolean"},"allowRemote":{"type":"boolean"}}}}};
 const pattern44 = new RegExp("^[a-zA-Z_][a-zA-Z0-9_]{0,63}$", "u");
 const pattern47 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._:-]{0,127}$", "u");
 const pattern55 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "u");
@@ -13651,24 +13651,81 @@ if(errors === _errs602){
 if(data220 && typeof data220 == "object" && !Array.isArray(data220)){
 const _errs604 = errors;
 for(const key60 in data220){
-if(!(((key60 === "caFile") || (key60 === "maxAttempts")) || (key60 === "timeoutMs"))){
+if(!((((key60 === "allowedUrls") || (key60 === "caFile")) || (key60 === "maxAttempts")) || (key60 === "timeoutMs"))){
 validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications",schemaPath:"#/properties/a2a/properties/pushNotifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key60},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs604 === errors){
-if(data220.caFile !== undefined){
-let data221 = data220.caFile;
+if(data220.allowedUrls !== undefined){
+let data221 = data220.allowedUrls;
 const _errs605 = errors;
 if(errors === _errs605){
-if(typeof data221 === "string"){
-if(func1(data221) > 4096){
+if(Array.isArray(data221)){
+if(data221.length > 100){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/allowedUrls",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/allowedUrls/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+return false;
+}
+else {
+if(data221.length < 1){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/allowedUrls",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/allowedUrls/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid106 = true;
+const len18 = data221.length;
+for(let i26=0; i26<len18; i26++){
+let data222 = data221[i26];
+const _errs607 = errors;
+if(errors === _errs607){
+if(typeof data222 === "string"){
+if(func1(data222) > 2048){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/allowedUrls/" + i26,schemaPath:"#/properties/a2a/properties/pushNotifications/properties/allowedUrls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+return false;
+}
+else {
+if(func1(data222) < 1){
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/allowedUrls/" + i26,schemaPath:"#/properties/a2a/properties/pushNotifications/properties/allowedUrls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/allowedUrls/" + i26,schemaPath:"#/properties/a2a/properties/pushNotifications/properties/allowedUrls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid106 = _errs607 === errors;
+if(!valid106){
+break;
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/allowedUrls",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/allowedUrls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid105 = _errs605 === errors;
+}
+else {
+var valid105 = true;
+}
+if(valid105){
+if(data220.caFile !== undefined){
+let data223 = data220.caFile;
+const _errs609 = errors;
+if(errors === _errs609){
+if(typeof data223 === "string"){
+if(func1(data223) > 4096){
 validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/caFile",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/caFile/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(func1(data221) < 1){
+if(func1(data223) < 1){
 validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/caFile",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/caFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -13679,64 +13736,65 @@ validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/caFile",
 return false;
 }
 }
-var valid105 = _errs605 === errors;
+var valid105 = _errs609 === errors;
 }
 else {
 var valid105 = true;
 }
 if(valid105){
 if(data220.maxAttempts !== undefined){
-let data222 = data220.maxAttempts;
-const _errs607 = errors;
-if(!((typeof data222 == "number") && (!(data222 % 1) && !isNaN(data222)))){
+let data224 = data220.maxAttempts;
+const _errs611 = errors;
+if(!((typeof data224 == "number") && (!(data224 % 1) && !isNaN(data224)))){
 validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/maxAttempts",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/maxAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs607){
-if(typeof data222 == "number"){
-if(data222 > 100 || isNaN(data222)){
+if(errors === _errs611){
+if(typeof data224 == "number"){
+if(data224 > 100 || isNaN(data224)){
 validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/maxAttempts",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/maxAttempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
-if(data222 < 1 || isNaN(data222)){
+if(data224 < 1 || isNaN(data224)){
 validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/maxAttempts",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/maxAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid105 = _errs607 === errors;
+var valid105 = _errs611 === errors;
 }
 else {
 var valid105 = true;
 }
 if(valid105){
 if(data220.timeoutMs !== undefined){
-let data223 = data220.timeoutMs;
-const _errs609 = errors;
-if(!((typeof data223 == "number") && (!(data223 % 1) && !isNaN(data223)))){
+let data225 = data220.timeoutMs;
+const _errs613 = errors;
+if(!((typeof data225 == "number") && (!(data225 % 1) && !isNaN(data225)))){
 validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/timeoutMs",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs609){
-if(typeof data223 == "number"){
-if(data223 > 60000 || isNaN(data223)){
+if(errors === _errs613){
+if(typeof data225 == "number"){
+if(data225 > 60000 || isNaN(data225)){
 validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/timeoutMs",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
 return false;
 }
 else {
-if(data223 < 100 || isNaN(data223)){
+if(data225 < 100 || isNaN(data225)){
 validate61.errors = [{instancePath:instancePath+"/a2a/pushNotifications/timeoutMs",schemaPath:"#/properties/a2a/properties/pushNotifications/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 }
 }
 }
-var valid105 = _errs609 === errors;
+var valid105 = _errs613 === errors;
 }
 else {
 var valid105 = true;
+}
 }
 }
 }
@@ -13770,47 +13828,47 @@ var valid0 = true;
 }
 if(valid0){
 if(data.console !== undefined){
-let data224 = data.console;
-const _errs611 = errors;
-if(errors === _errs611){
-if(data224 && typeof data224 == "object" && !Array.isArray(data224)){
+let data226 = data.console;
+const _errs615 = errors;
+if(errors === _errs615){
+if(data226 && typeof data226 == "object" && !Array.isArray(data226)){
 let missing42;
-if((data224.enabled === undefined) && (missing42 = "enabled")){
+if((data226.enabled === undefined) && (missing42 = "enabled")){
 validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/required",keyword:"required",params:{missingProperty: missing42},message:"must have required property '"+missing42+"'"}];
 return false;
 }
 else {
-const _errs613 = errors;
-for(const key61 in data224){
+const _errs617 = errors;
+for(const key61 in data226){
 if(!((key61 === "enabled") || (key61 === "allowRemote"))){
 validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/properties/console/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key61},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs613 === errors){
-if(data224.enabled !== undefined){
-const _errs614 = errors;
-if(typeof data224.enabled !== "boolean"){
+if(_errs617 === errors){
+if(data226.enabled !== undefined){
+const _errs618 = errors;
+if(typeof data226.enabled !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/enabled",schemaPath:"#/properties/console/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid106 = _errs614 === errors;
+var valid107 = _errs618 === errors;
 }
 else {
-var valid106 = true;
+var valid107 = true;
 }
-if(valid106){
-if(data224.allowRemote !== undefined){
-const _errs616 = errors;
-if(typeof data224.allowRemote !== "boolean"){
+if(valid107){
+if(data226.allowRemote !== undefined){
+const _errs620 = errors;
+if(typeof data226.allowRemote !== "boolean"){
 validate61.errors = [{instancePath:instancePath+"/console/allowRemote",schemaPath:"#/properties/console/properties/allowRemote/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid106 = _errs616 === errors;
+var valid107 = _errs620 === errors;
 }
 else {
-var valid106 = true;
+var valid107 = true;
 }
 }
 }
@@ -13821,7 +13879,7 @@ validate61.errors = [{instancePath:instancePath+"/console",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs611 === errors;
+var valid0 = _errs615 === errors;
 }
 else {
 var valid0 = true;

@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { Role, StreamResponse, TaskState, type Message, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { checkPushUrl } from '../../src/extensions/a2a/push.js';
 import { makeThrowawayPki, type ThrowawayPki } from '../support/pki.js';
 import { guardedTool, OTHER_TOKEN, script, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 
@@ -79,7 +80,7 @@ describe('A2A push notifications (the official A2A JS SDK client, an HTTPS recei
     receiver = await startReceiver(pki);
     host = await startTestHost(
       {
-        a2a: { provider: 'mock', model: 'demo', pushNotifications: { caFile: pki.trusted.caFile } },
+        a2a: { provider: 'mock', model: 'demo', pushNotifications: { caFile: pki.trusted.caFile, allowedUrls: [receiver.url('/'), 'https://hooks.example.com/a2a'] } },
         approvals: { interactive: true },
         applicationTools: { enabled: true, requireApproval: false },
         jobs: { retentionMs: 60_000, pollIntervalMs: 50, interactive: true },
@@ -181,7 +182,9 @@ describe('A2A push notifications (the official A2A JS SDK client, an HTTPS recei
   it('refuses receivers that are not HTTPS or loopback, credentials in the URL, and another subject’s task', async () => {
     const client = await connect();
     const task = (await client.sendMessage({ tenant: '', message: message(script([{ text: 'x' }])), configuration: undefined, metadata: undefined })) as Task;
-    for (const url of ['http://example.com/hook', 'https://user:secret@example.com/hook', 'ftp://127.0.0.1/hook', 'not a url']) {
+    // The last three pass the URL rule but are not under the config's allowedUrls.
+    const port = new URL(receiver.url('/')).port;
+    for (const url of ['http://example.com/hook', 'https://user:secret@example.com/hook', 'ftp://127.0.0.1/hook', 'not a url', 'https://example.com/hook', `https://localhost:${port}/hook`, 'https://hooks.example.com/a2a-other']) {
       await assert.rejects(client.createTaskPushNotificationConfig({ ...pushConfig('/refused'), taskId: task.id, url }), (error: Error) => /INVALID_REQUEST/.test(error.message), url);
     }
     await assert.rejects(
@@ -191,6 +194,21 @@ describe('A2A push notifications (the official A2A JS SDK client, an HTTPS recei
     const stranger = await connect(OTHER_TOKEN);
     await assert.rejects(stranger.createTaskPushNotificationConfig({ ...pushConfig('/stranger'), taskId: task.id }), TaskNotFoundError);
     await assert.rejects(stranger.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' }), TaskNotFoundError);
+  });
+
+  it('allows a receiver only under an allowedUrls prefix: same scheme, host and port, the path at or below it', () => {
+    const allowed = ['https://hooks.example.com/a2a', 'http://127.0.0.1:8080/'];
+    for (const url of ['https://hooks.example.com/a2a', 'https://hooks.example.com/a2a/t/1', 'http://127.0.0.1:8080/any']) assert.doesNotThrow(() => checkPushUrl(url, allowed), url);
+    for (const url of ['https://hooks.example.com/a2ab', 'https://hooks.example.com:444/a2a', 'http://hooks.example.com/a2a', 'https://hooks.example.com.evil.test/a2a', 'http://127.0.0.1:8081/', 'https://HOOKS.example.com/b']) {
+      assert.throws(() => checkPushUrl(url, allowed), (error: { code?: string }) => error.code === 'INVALID_REQUEST', url);
+    }
+  });
+
+  it('refuses to start with an allowedUrls entry the URL rule refuses', async () => {
+    await assert.rejects(
+      startTestHost({ a2a: { pushNotifications: { allowedUrls: ['http://hooks.example.com/'] } }, jobs: { retentionMs: 60_000, interactive: true } }),
+      (error: { code?: string; message?: string }) => error.code === 'INVALID_CONFIG' && /allowedUrls/.test(error.message ?? ''),
+    );
   });
 
   it('refuses to start with a CA file it cannot read', async () => {

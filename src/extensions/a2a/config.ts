@@ -17,6 +17,11 @@ export const A2aConfig = Type.Object(
     pushNotifications: Type.Optional(
       Type.Object(
         {
+          /**
+           * The receivers a config may name, as URL prefixes (scheme, host, port and a path prefix):
+           * a push URL must start with one of them. Absent: any receiver the URL rule allows.
+           */
+          allowedUrls: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 100 })),
           /** A PEM file of extra CAs to trust for receivers on a private PKI (besides the system roots); relative to the config file. */
           caFile: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
           /** Attempts per notification before it is given up (default 10; backoff 0.5 s doubling to 60 s). */

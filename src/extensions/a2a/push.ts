@@ -32,18 +32,56 @@ const SWEEP_MS = 1_000;
 const PRUNE_MS = 60_000;
 const BATCH = 20;
 
-/** A receiver the host may call: HTTPS, or HTTP to a loopback address; no credentials in the URL. The usage webhook's rule. */
-export function checkPushUrl(raw: string): void {
+/**
+ * A receiver the host may call: HTTPS, or HTTP to a loopback address; no credentials in the URL
+ * (the usage webhook's rule); and, with `allowed`, under one of those URL prefixes.
+ */
+export function checkPushUrl(raw: string, allowed?: readonly string[]): void {
+  const url = pushUrl(raw, 'The push notification url');
+  if (allowed && !allowed.some((prefix) => isUnder(url, new URL(prefix)))) {
+    throw new DriverError('INVALID_REQUEST', 'The push notification url is not under one of the receivers this host allows (a2a.pushNotifications.allowedUrls).');
+  }
+}
+
+function allows(config: { allowedUrls?: string[] | undefined }, url: string): boolean {
+  try {
+    checkPushUrl(url, config.allowedUrls);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Checks the config's `allowedUrls` when the host starts: each one a URL the rule allows. */
+export function checkAllowedUrls(allowed: readonly string[] | undefined): void {
+  for (const prefix of allowed ?? []) {
+    try {
+      pushUrl(prefix, `a2a.pushNotifications.allowedUrls entry ${JSON.stringify(prefix)}`);
+    } catch (error) {
+      throw new DriverError('INVALID_CONFIG', (error as Error).message);
+    }
+  }
+}
+
+function pushUrl(raw: string, what: string): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new DriverError('INVALID_REQUEST', 'The push notification url is not a URL.');
+    throw new DriverError('INVALID_REQUEST', `${what} is not a URL.`);
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-    throw new DriverError('INVALID_REQUEST', 'The push notification url must be https, or http to a loopback address.');
+    throw new DriverError('INVALID_REQUEST', `${what} must be https, or http to a loopback address.`);
   }
-  if (url.username || url.password) throw new DriverError('INVALID_REQUEST', 'The push notification url must not carry credentials; use its authentication.');
+  if (url.username || url.password) throw new DriverError('INVALID_REQUEST', `${what} must not carry credentials; use its authentication.`);
+  return url;
+}
+
+/** Same scheme, host and port, and the path at or below the prefix's (`/hooks` covers `/hooks/a`, not `/hooksx`). */
+function isUnder(url: URL, prefix: URL): boolean {
+  if (url.origin !== prefix.origin) return false;
+  const base = prefix.pathname.endsWith('/') ? prefix.pathname : `${prefix.pathname}/`;
+  return url.pathname === prefix.pathname || url.pathname.startsWith(base);
 }
 
 type PushOptions = NonNullable<A2aConfig['pushNotifications']>;
@@ -76,6 +114,7 @@ export class PushDelivery {
 
   constructor(private readonly deps: PushDeliveryDeps) {
     const { caFile } = deps.config;
+    checkAllowedUrls(deps.config.allowedUrls);
     this.transport = caFile === undefined ? undefined : transportTrustingCa(readCa(resolve(deps.configDir, caFile)));
   }
 
@@ -143,6 +182,11 @@ export class PushDelivery {
     const { pushConfigs, jobs } = this.deps.store;
     const job = await jobs.read(due.taskId);
     if (!job) return pushConfigs.delivered(due);
+    // A config taken before a restart with narrower allowedUrls is not sent.
+    if (!allows(this.deps.config, due.config.url)) {
+      this.deps.log?.warn({ taskId: due.taskId, configId: due.configId }, 'An A2A push notification was given up: its receiver is no longer allowed.');
+      return pushConfigs.delivered(due);
+    }
     // The task at the point claimed, whatever happened since (a later point is told on its own).
     const cursor = Number.parseInt(due.point, 10);
     const event = cursor === 0 ? undefined : (await jobs.events(due.taskId, cursor - 1, 1, Number.MAX_SAFE_INTEGER))[0];

@@ -161,7 +161,7 @@ export function taskHandler(deps: TaskDeps, principal: Principal, signal: AbortS
 
   function checkPush(config: TaskPushNotificationConfig): void {
     if (!deps.config.pushNotifications) throw new PushNotificationNotSupportedError('Push notifications are not turned on on this host.');
-    guardedSync(() => checkPushUrl(config.url));
+    guardedSync(() => checkPushUrl(config.url, deps.config.pushNotifications?.allowedUrls));
     const authentication = authenticationOf(config);
     if (config.id.length > 200 || config.token.length > 1000 || config.url.length > 2048 || (authentication && (authentication.scheme.length > 100 || authentication.credentials.length > 4096))) {
       throw new RequestMalformedError('INVALID_REQUEST: A push notification config field is too long (id 200, token 1000, url 2048, scheme 100, credentials 4096 characters).');
