@@ -23,7 +23,7 @@ describe('client parity with the operation table', () => {
   it('fails on a client that lacks an operation or names it differently (fixture: Go DeleteSource named RemoveSource)', () => {
     const fixture = goMethods(join(root, 'test/protocol/fixtures/parity-go'));
     assert.ok(fixture.Client?.includes('RemoveSource'));
-    const problems = parityProblems(document, { ...methods, go: { agent: { Client: fixture.Client ?? [] }, operator: { OperatorClient: fixture.OperatorClient ?? [] } } });
+    const problems = parityProblems(document, { ...methods, go: { ...methods.go, agent: { Client: fixture.Client ?? [] } } });
     assert.deepEqual(problems, ['go: Client lacks DeleteSource (operation deleteSource)']);
   });
 
