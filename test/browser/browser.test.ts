@@ -7,49 +7,25 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { build } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { launchChromium } from './launch.js';
+import { bundleForBrowser, serveModulePage, type ModulePage } from './page.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
-const PAGE = `<!doctype html><meta charset="utf-8"><title>agenticdriver client</title>
-<script type="module">import * as client from '/client.js'; window.agentic = client; document.title = 'ready';</script>`;
-
-async function bundleClient(): Promise<string> {
-  const result = await build({
-    entryPoints: [`${root}src/client/index.ts`],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    write: false,
-    logLevel: 'silent',
-  });
-  return result.outputFiles[0]!.text;
-}
-
-async function servePage(bundle: string): Promise<{ origin: string; server: Server }> {
-  const server = createServer((request, response) => {
-    if (request.url === '/client.js') return void response.writeHead(200, { 'Content-Type': 'text/javascript' }).end(bundle);
-    response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(PAGE);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
 
 describe('client in a real browser', () => {
   let bundle: string;
-  let allowed: { origin: string; server: Server };
-  let denied: { origin: string; server: Server };
+  let allowed: ModulePage;
+  let denied: ModulePage;
   let host: TestHost;
   let browser: Browser;
 
   before(async () => {
-    bundle = await bundleClient();
-    allowed = await servePage(bundle);
-    denied = await servePage(bundle);
+    bundle = await bundleForBrowser({ entryPoints: [`${root}src/client/index.ts`] });
+    allowed = await serveModulePage(bundle, 'agentic');
+    denied = await serveModulePage(bundle, 'agentic');
     host = await startTestHost({ allowedOrigins: [allowed.origin] });
     browser = await launchChromium();
   });

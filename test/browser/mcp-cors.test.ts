@@ -6,57 +6,28 @@
  * lists the tools and calls `run`; a page on another origin is refused (`ORIGIN_DENIED`).
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { build } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { launchChromium } from './launch.js';
+import { bundleForBrowser, serveModulePage, type ModulePage } from './page.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
-const PAGE = `<!doctype html><meta charset="utf-8"><title>mcp client</title>
-<script type="module">import * as mcp from '/mcp.js'; window.mcp = mcp; document.title = 'ready';</script>`;
-
-async function bundleMcpClient(): Promise<string> {
-  const result = await build({
-    stdin: {
-      contents: "export { Client } from '@modelcontextprotocol/sdk/client/index.js'; export { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';",
-      resolveDir: root,
-      loader: 'js',
-    },
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    write: false,
-    logLevel: 'silent',
-  });
-  return result.outputFiles[0]!.text;
-}
-
-async function servePage(bundle: string): Promise<{ origin: string; server: Server }> {
-  const server = createServer((request, response) => {
-    if (request.url === '/mcp.js') return void response.writeHead(200, { 'Content-Type': 'text/javascript' }).end(bundle);
-    response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(PAGE);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
 
 type McpModule = typeof import('@modelcontextprotocol/sdk/client/index.js') & typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js');
 
 describe('a browser MCP client on another origin (CORS)', () => {
-  let allowed: { origin: string; server: Server };
-  let denied: { origin: string; server: Server };
+  let allowed: ModulePage;
+  let denied: ModulePage;
   let host: TestHost;
   let browser: Browser;
 
   before(async () => {
-    const bundle = await bundleMcpClient();
-    allowed = await servePage(bundle);
-    denied = await servePage(bundle);
+    const contents = "export { Client } from '@modelcontextprotocol/sdk/client/index.js'; export { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';";
+    const bundle = await bundleForBrowser({ stdin: { contents, resolveDir: root, loader: 'js' } });
+    allowed = await serveModulePage(bundle, 'mcp');
+    denied = await serveModulePage(bundle, 'mcp');
     host = await startTestHost({
       allowedOrigins: [allowed.origin],
       mcp: {},
