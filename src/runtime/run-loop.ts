@@ -29,7 +29,7 @@ const FAILING_ABORTS: ReadonlySet<string> = new Set(['OUTPUT_BUFFER_LIMIT']);
 export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSignal, options: ExecuteOptions = {}): AsyncGenerator<RunEvent> {
   const runId = options.runId ?? randomUUID();
   const journal = options.journal;
-  const abort = new AbortController();
+  const abort = options.controller ?? new AbortController();
   const onCallerAbort = () => abort.abort(callerSignal?.reason);
   if (callerSignal?.aborted) onCallerAbort();
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
