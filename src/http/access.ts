@@ -1,8 +1,8 @@
 /**
  * Who is asking, and what they may do: the principal a bearer token stands for, its grants,
  * and the checks on them. Static bearer tokens: only SHA-256 digests are kept; a lookup finds the
- * digest in a map and confirms it in constant time (docs/architecture.md, decisions: Bearer scheme). The subject always
- * comes from the token, never the body.
+ * digest in a map and confirms it in constant time (docs/architecture.md, decisions: Bearer
+ * scheme). The subject always comes from the token, never the body.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
@@ -103,13 +103,13 @@ export function requireResources(run: RunRequest, principal: Pick<Principal, 'pr
   }
 }
 
-export const MIN_TOKEN_LENGTH = 32;
-export const MAX_TOKEN_LENGTH = 4096;
-
 interface StoredToken {
   digest: Buffer;
   principal: Principal;
 }
+
+export const MIN_TOKEN_LENGTH = 32;
+export const MAX_TOKEN_LENGTH = 4096;
 
 const digestOf = (token: string) => createHash('sha256').update(token).digest();
 
