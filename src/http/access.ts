@@ -1,8 +1,8 @@
 /**
  * Who is asking, and what they may do: the principal a bearer token stands for, its grants,
- * and the checks on them. Static bearer tokens: only SHA-256 digests are kept; lookups compare
- * digests in constant time (docs/architecture.md, decisions: Bearer scheme). The subject always
- * comes from the token, never the body.
+ * and the checks on them. Static bearer tokens: only SHA-256 digests are kept; a lookup finds the
+ * digest in a map and confirms it in constant time (docs/architecture.md, decisions: Bearer
+ * scheme). The subject always comes from the token, never the body.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
@@ -114,33 +114,38 @@ export const MAX_TOKEN_LENGTH = 4096;
 const digestOf = (token: string) => createHash('sha256').update(token).digest();
 
 export class TokenAuthenticator {
-  private constructor(private tokens: StoredToken[]) {}
+  /**
+   * Tokens by their SHA-256 (base64): a request's lookup is one map read however many tokens are
+   * configured — what its timing could tell is about a digest, which gives no token away — and
+   * the match is confirmed by a constant-time compare of the digests.
+   */
+  private constructor(private byDigest: ReadonlyMap<string, StoredToken>) {}
 
   /** Takes the tokens of `other` (a config reload): requests authenticated from now on see them. */
   adopt(other: TokenAuthenticator): void {
-    this.tokens = other.tokens;
+    this.byDigest = other.byDigest;
   }
 
   /** Resolves every token reference once, at start-up; `grants` are the extensions' token fields. */
   static async load(entries: readonly TokenEntry[], configDir: string, grants: Readonly<Record<string, GrantField>>, env: NodeJS.ProcessEnv = process.env): Promise<TokenAuthenticator> {
-    const stored: StoredToken[] = [];
+    const byDigest = new Map<string, StoredToken>();
     for (const entry of entries) {
       const value = await readSecret(entry.tokenRef, configDir, env);
       if (value.length < MIN_TOKEN_LENGTH || value.length > MAX_TOKEN_LENGTH || /[\s\0]/.test(value)) {
         throw new DriverError('AUTH_REQUIRED', `Token ${entry.id} must resolve to one line of ${MIN_TOKEN_LENGTH}-${MAX_TOKEN_LENGTH} characters without whitespace.`);
       }
       const digest = digestOf(value);
-      if (stored.some((other) => timingSafeEqual(other.digest, digest))) {
-        throw new DriverError('INVALID_CONFIG', `Token ${entry.id} has the same value as another token.`);
-      }
-      stored.push({ digest, principal: principalOf(entry, grants) });
+      const key = digest.toString('base64');
+      if (byDigest.has(key)) throw new DriverError('INVALID_CONFIG', `Token ${entry.id} has the same value as another token.`);
+      byDigest.set(key, { digest, principal: principalOf(entry, grants) });
     }
-    return new TokenAuthenticator(stored);
+    return new TokenAuthenticator(byDigest);
   }
 
   /** The principal of a configured token entry, by its id (a job's submitter at dispatch). */
   principalOf(tokenId: string): Principal | undefined {
-    return this.tokens.find((token) => token.principal.tokenId === tokenId)?.principal;
+    for (const { principal } of this.byDigest.values()) if (principal.tokenId === tokenId) return principal;
+    return undefined;
   }
 
   /** The principal for an `Authorization` header value, or undefined. */
@@ -148,12 +153,8 @@ export class TokenAuthenticator {
     const token = bearerToken(header);
     if (token === undefined) return undefined;
     const digest = digestOf(token);
-    let found: Principal | undefined;
-    // Compare against every token so timing does not reveal which one matched.
-    for (const candidate of this.tokens) {
-      if (timingSafeEqual(candidate.digest, digest)) found = candidate.principal;
-    }
-    return found;
+    const found = this.byDigest.get(digest.toString('base64'));
+    return found && timingSafeEqual(found.digest, digest) ? found.principal : undefined;
   }
 }
 

@@ -29,8 +29,6 @@ export interface RunTap {
 export interface HostObserver {
   /** Taps a run's events on their way to the caller or to its job's log (undefined: not this run). */
   tap?(run: ObservedRun): RunTap | undefined;
-  /** A run's events on their way, wrapped: passes them through unchanged (a generator per run and event hop; `tap` costs less). */
-  run?(events: AsyncGenerator<RunEvent>, run: ObservedRun): AsyncGenerator<RunEvent>;
   /** Every usage record, runs and embedding calls alike, as it is recorded. */
   usage?(record: UsageRecord): void;
   /** Every usage record once the store has it (a reader of the store now finds it). */
@@ -55,8 +53,7 @@ export class Observers implements Required<Omit<HostObserver, 'tap'>> {
 
   /** `events` watched by every observer; `first` taps them before the observers do. */
   run(events: AsyncGenerator<RunEvent>, run: ObservedRun, first?: RunTap): AsyncGenerator<RunEvent> {
-    const tapped = first || this.observers.some((observer) => observer.tap) ? tap(events, run, this.observers, first) : events;
-    return this.observers.reduce((watched, observer) => (observer.run ? observer.run(watched, run) : watched), tapped);
+    return first || this.observers.some((observer) => observer.tap) ? tap(events, run, this.observers, first) : events;
   }
 
   usage(record: UsageRecord): void {

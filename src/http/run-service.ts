@@ -110,7 +110,8 @@ export class RunService {
           throw error;
         }
       }
-      const executed = driver.execute(prepared, slot.controller.signal, { runId, journal, continuation: turn?.continuation, steps: governed?.steps });
+      // The slot's controller is the run's own: one per run, aborted by a disconnect, a shutdown or the run's end.
+      const executed = driver.execute(prepared, undefined, { runId, journal, continuation: turn?.continuation, steps: governed?.steps, controller: slot.controller });
       const observed = observers.run(turn ? turn.run(executed) : executed, { request: turn ? turn.request : run, vendor: prepared.adapter.info.vendor, subject: principal.subject }, releasedAtEnd(slot.release));
       const held = governed;
       return {

@@ -119,6 +119,17 @@ export class MockProvider implements ProviderAdapter {
     this.clock = options.clock ?? systemClock;
   }
 
+  /** An echo's parts in one batch; a script's one at a time (its actions may wait between them). */
+  async *streamBatches(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart[]> {
+    signal.throwIfAborted();
+    const { input } = currentTurn(request.messages);
+    if (!parseMockScript(input)) {
+      yield echoed(request, input);
+      return;
+    }
+    for await (const part of this.stream(request, signal)) yield [part];
+  }
+
   async inspect(): Promise<ProviderInspection> {
     return {
       health: { status: 'ready', code: 'READY', message: 'The mock provider is always ready.', checkedAt: isoTimestamp(this.clock) },
@@ -131,11 +142,7 @@ export class MockProvider implements ProviderAdapter {
     const { input, turn } = currentTurn(request.messages);
     const script = parseMockScript(input);
     if (!script) {
-      const inputTokens = tokens(request.messages.map((m) => m.content).join('\n') + (request.instructions ?? ''));
-      const answer = input + groundedNotes(request.messages);
-      yield { type: 'text-delta', text: answer };
-      yield { type: 'usage', usage: { inputTokens, outputTokens: tokens(answer) } };
-      yield { type: 'finish', finishReason: 'stop' };
+      yield* echoed(request, input);
       return;
     }
     const step = script.steps[turn];
@@ -212,3 +219,14 @@ export const mockKind = defineProviderKind({
   configSchema: MockProviderConfig,
   create: (entry) => new MockProvider({ id: entry.id, models: entry.models, ...(entry.name ? { name: entry.name } : {}) }),
 });
+
+/** Without a script, the mock answers with the input (and the passages it was given). */
+function echoed(request: ProviderRequest, input: string): ProviderPart[] {
+  const inputTokens = tokens(request.messages.map((m) => m.content).join('\n') + (request.instructions ?? ''));
+  const answer = input + groundedNotes(request.messages);
+  return [
+    { type: 'text-delta', text: answer },
+    { type: 'usage', usage: { inputTokens, outputTokens: tokens(answer) } },
+    { type: 'finish', finishReason: 'stop' },
+  ];
+}

@@ -29,7 +29,7 @@ const FAILING_ABORTS: ReadonlySet<string> = new Set(['OUTPUT_BUFFER_LIMIT']);
 export async function* executeRun(prepared: PreparedRun, callerSignal?: AbortSignal, options: ExecuteOptions = {}): AsyncGenerator<RunEvent> {
   const runId = options.runId ?? randomUUID();
   const journal = options.journal;
-  const abort = new AbortController();
+  const abort = options.controller ?? new AbortController();
   const onCallerAbort = () => abort.abort(callerSignal?.reason);
   if (callerSignal?.aborted) onCallerAbort();
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
@@ -332,40 +332,46 @@ class RunBody {
     const progress = this.progressReporter('model');
     const outcome: StepOutcome = { text: '', toolCalls: [], usage: undefined, finishReason: 'stop', native: undefined };
     let finished = false;
-    const iterator = adapter.stream(providerRequest, this.signal)[Symbol.asyncIterator]();
+    const take = (part: ProviderPart) => {
+      if (finished) throw new DriverError('INVALID_PROVIDER_RESPONSE', 'The provider sent output after finishing the step.');
+      switch (part.type) {
+        case 'text-delta':
+          if (part.text === '') break;
+          outcome.text += part.text;
+          this.idle.touch();
+          this.channel.push({ type: 'text.delta', text: part.text });
+          break;
+        case 'progress':
+          progress();
+          break;
+        case 'tool-call':
+          this.idle.touch();
+          outcome.toolCalls.push(part.call);
+          break;
+        case 'usage':
+          outcome.usage = normalizeUsage(part.usage);
+          break;
+        case 'advisory':
+          if (this.prepared.acceptOptionalEvents) this.channel.push({ ...part.event, optional: true } as unknown as EventPayload);
+          break;
+        case 'finish':
+          finished = true;
+          outcome.finishReason = part.finishReason;
+          outcome.native = part.native;
+          break;
+      }
+    };
+    // Batches when the adapter hands them over (an upstream read's parts at once), else one part at a time.
+    const parts = adapter.streamBatches ? adapter.streamBatches(providerRequest, this.signal) : adapter.stream(providerRequest, this.signal);
+    const iterator: AsyncIterator<ProviderPart | readonly ProviderPart[]> = parts[Symbol.asyncIterator]();
     const race = new AbortRace(this.signal);
     try {
       for (;;) {
         const next = await race.next(iterator);
         if (next.done) break;
-        const part: ProviderPart = next.value;
-        if (finished) throw new DriverError('INVALID_PROVIDER_RESPONSE', 'The provider sent output after finishing the step.');
-        switch (part.type) {
-          case 'text-delta':
-            if (part.text === '') break;
-            outcome.text += part.text;
-            this.idle.touch();
-            this.channel.push({ type: 'text.delta', text: part.text });
-            break;
-          case 'progress':
-            progress();
-            break;
-          case 'tool-call':
-            this.idle.touch();
-            outcome.toolCalls.push(part.call);
-            break;
-          case 'usage':
-            outcome.usage = normalizeUsage(part.usage);
-            break;
-          case 'advisory':
-            if (this.prepared.acceptOptionalEvents) this.channel.push({ ...part.event, optional: true } as unknown as EventPayload);
-            break;
-          case 'finish':
-            finished = true;
-            outcome.finishReason = part.finishReason;
-            outcome.native = part.native;
-            break;
-        }
+        const value = next.value;
+        if (isBatch(value)) for (const part of value) take(part);
+        else take(value);
       }
     } catch (error) {
       // A code the provider chose is bounded before it reaches events, records, logs and labels.
@@ -473,6 +479,10 @@ class RunBody {
     const record = this.services.metering.finish(this.startRecord(), end);
     await boundedSink(() => sink(record));
   }
+}
+
+function isBatch(value: ProviderPart | readonly ProviderPart[]): value is readonly ProviderPart[] {
+  return Array.isArray(value);
 }
 
 /** Awaits a metering sink at most USAGE_SINK_BOUND_MS; its failures never change a run's outcome. */

@@ -135,6 +135,11 @@ export interface ExecuteOptions {
   runId?: string | undefined;
   /** A native-mode session turn: handed to the run's first model step. */
   continuation?: ProviderContinuation | undefined;
+  /**
+   * The run's own controller, made by the caller for this run alone, instead of a signal the run
+   * follows with a controller of its own: aborting it cancels the run, and the run aborts it when it ends.
+   */
+  controller?: AbortController | undefined;
 }
 
 /** What the journal keeps: everything but streamed text, progress and optional vendor events. */

@@ -274,3 +274,49 @@ describe('provider retry policy', () => {
     assert.deepEqual(provider.calls[0]!.retry, { maxAttempts: 2, baseDelayMs: 10 });
   });
 });
+
+describe('batched provider parts', () => {
+  /** An adapter handing over its parts in batches, each released by the test (an explicit fence between them). */
+  function batchingProvider(batches: ProviderPart[][]) {
+    const fences: (() => void)[] = [];
+    const released = batches.map((_, index) => (index === 0 ? Promise.resolve() : new Promise<void>((resolve) => fences.push(resolve))));
+    const adapter: ProviderAdapter = {
+      info: { ...new MockProvider().info, id: 'batches' },
+      async *stream() {
+        throw new Error('the runtime prefers streamBatches');
+      },
+      async *streamBatches() {
+        for (const [index, batch] of batches.entries()) {
+          await released[index];
+          yield batch;
+        }
+      },
+    };
+    return { adapter, release: () => fences.shift()?.() };
+  }
+
+  it('takes a batch whole: its adjacent text deltas leave as one event, later batches as their own', async () => {
+    const { adapter, release } = batchingProvider([
+      [{ type: 'text-delta', text: 'Hel' }, { type: 'text-delta', text: 'lo' }, { type: 'text-delta', text: ' ' }],
+      [{ type: 'text-delta', text: 'wörld' }, { type: 'usage', usage: { inputTokens: 3, outputTokens: 2 } }, { type: 'finish', finishReason: 'stop' }],
+    ]);
+    const driver = new AgenticDriver({ providers: [adapter] });
+    const events: RunEvent[] = [];
+    for await (const event of driver.stream({ provider: 'batches', model: 'demo', input: 'Hi' })) {
+      events.push(event);
+      if (event.type === 'text.delta') release();
+    }
+    assert.deepEqual(events.filter((e) => e.type === 'text.delta').map((e) => (e as { text: string }).text), ['Hello ', 'wörld']);
+    const last = events.at(-1)!;
+    assert.equal(last.type, 'run.completed');
+    assert.equal((last as { result: { text: string } }).result.text, 'Hello wörld');
+    assert.deepEqual(events.map((e) => e.sequence), events.map((_, index) => index + 1));
+  });
+
+  it('fails a batch that goes on after its finish part', async () => {
+    const { adapter } = batchingProvider([[{ type: 'text-delta', text: 'a' }, { type: 'finish', finishReason: 'stop' }, { type: 'text-delta', text: 'late' }]]);
+    const driver = new AgenticDriver({ providers: [adapter] });
+    const error = await failure(driver.run({ provider: 'batches', model: 'demo', input: 'Hi' }));
+    assert.equal(error.code, 'INVALID_PROVIDER_RESPONSE');
+  });
+});

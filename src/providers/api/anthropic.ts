@@ -9,7 +9,7 @@ import { defineProviderKind } from '../registry.js';
 import { ApiProvider, type ApiDialect } from './api-provider.js';
 import { apiProviderConfig } from './config.js';
 import { count, finishStep, isObject, toolArguments, userContent, usageOf } from './shared.js';
-import { incomplete, invalid, parseJson, type SseEvent } from './transport.js';
+import { incomplete, invalid, parseJson, type StreamParser } from './transport.js';
 
 export const AnthropicProviderConfig = apiProviderConfig('anthropic', 'AnthropicProviderConfig', false);
 
@@ -63,7 +63,7 @@ interface OpenBlock {
 }
 
 /** Rebuilds the message from Messages SSE events, enforcing the event order. */
-export async function* parseMessages(events: AsyncIterable<SseEvent>): AsyncGenerator<ProviderPart> {
+export function parseMessages(): StreamParser {
   const blocks: Record<string, any>[] = [];
   let open: OpenBlock | undefined;
   let started = false;
@@ -71,66 +71,73 @@ export async function* parseMessages(events: AsyncIterable<SseEvent>): AsyncGene
   let usage: Record<string, unknown> = {};
   // Streamed tool input by block index, parsed once the stop reason is known (a cut one is truncation, not garbage).
   const toolJson = new Map<number, string>();
-  for await (const { data } of events) {
-    const payload = parseJson(data);
-    if (!isObject(payload) || typeof payload.type !== 'string') throw invalid('Anthropic sent an event without a type.');
-    switch (payload.type) {
-      case 'ping':
-        break;
-      case 'error':
-        throw new DriverError('PROVIDER_FAILED', 'Anthropic reported a failure while generating the message.');
-      case 'message_start':
-        if (started || !isObject(payload.message)) throw invalid('Anthropic sent an unexpected message_start.');
-        started = true;
-        usage = { ...payload.message.usage };
-        break;
-      case 'content_block_start': {
-        if (!started || open || payload.index !== blocks.length || !isObject(payload.content_block)) throw invalid('Anthropic opened a content block out of order.');
-        const block = structuredClone(payload.content_block);
-        open = { block, json: '' };
-        if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') yield { type: 'text-delta', text: block.text };
-        break;
+  return {
+    read(events, parts) {
+      for (const { data } of events) {
+        const payload = parseJson(data);
+        if (!isObject(payload) || typeof payload.type !== 'string') throw invalid('Anthropic sent an event without a type.');
+        switch (payload.type) {
+          case 'ping':
+            break;
+          case 'error':
+            throw new DriverError('PROVIDER_FAILED', 'Anthropic reported a failure while generating the message.');
+          case 'message_start':
+            if (started || !isObject(payload.message)) throw invalid('Anthropic sent an unexpected message_start.');
+            started = true;
+            usage = { ...payload.message.usage };
+            break;
+          case 'content_block_start': {
+            if (!started || open || payload.index !== blocks.length || !isObject(payload.content_block)) throw invalid('Anthropic opened a content block out of order.');
+            const block = structuredClone(payload.content_block);
+            open = { block, json: '' };
+            if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') parts.push({ type: 'text-delta', text: block.text });
+            break;
+          }
+          case 'content_block_delta': {
+            if (!open || payload.index !== blocks.length || !isObject(payload.delta)) throw invalid('Anthropic sent a delta for a block that is not open.');
+            const { delta } = payload;
+            const { block } = open;
+            if (delta.type === 'text_delta' && typeof delta.text === 'string') {
+              block.text = (block.text ?? '') + delta.text;
+              parts.push({ type: 'text-delta', text: delta.text });
+            } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
+              open.json += delta.partial_json;
+              parts.push({ type: 'progress' });
+            } else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') {
+              block.thinking = (block.thinking ?? '') + delta.thinking;
+              parts.push({ type: 'progress' });
+            } else if (delta.type === 'signature_delta' && typeof delta.signature === 'string') {
+              block.signature = (block.signature ?? '') + delta.signature;
+            } else if (delta.type === 'citations_delta') {
+              block.citations = [...(block.citations ?? []), delta.citation];
+            } else throw invalid('Anthropic sent an unknown content delta.');
+            break;
+          }
+          case 'content_block_stop':
+            if (!open || payload.index !== blocks.length) throw invalid('Anthropic closed a block that is not open.');
+            if (open.block.type === 'tool_use' && open.json !== '') toolJson.set(blocks.length, open.json);
+            blocks.push(open.block);
+            open = undefined;
+            break;
+          case 'message_delta':
+            if (!started || open) throw invalid('Anthropic sent message_delta with a block still open.');
+            if (typeof payload.delta?.stop_reason === 'string') stopReason = payload.delta.stop_reason;
+            usage = { ...usage, ...Object.fromEntries(Object.entries(payload.usage ?? {}).filter(([, v]) => v !== null)) };
+            break;
+          case 'message_stop':
+            if (!started || open || stopReason === undefined) throw incomplete('Anthropic stopped the message without a stop reason.');
+            parts.push(...finalize(blocks, toolJson, stopReason, usage));
+            return true;
+          default:
+            break;
+        }
       }
-      case 'content_block_delta': {
-        if (!open || payload.index !== blocks.length || !isObject(payload.delta)) throw invalid('Anthropic sent a delta for a block that is not open.');
-        const { delta } = payload;
-        const { block } = open;
-        if (delta.type === 'text_delta' && typeof delta.text === 'string') {
-          block.text = (block.text ?? '') + delta.text;
-          yield { type: 'text-delta', text: delta.text };
-        } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
-          open.json += delta.partial_json;
-          yield { type: 'progress' };
-        } else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') {
-          block.thinking = (block.thinking ?? '') + delta.thinking;
-          yield { type: 'progress' };
-        } else if (delta.type === 'signature_delta' && typeof delta.signature === 'string') {
-          block.signature = (block.signature ?? '') + delta.signature;
-        } else if (delta.type === 'citations_delta') {
-          block.citations = [...(block.citations ?? []), delta.citation];
-        } else throw invalid('Anthropic sent an unknown content delta.');
-        break;
-      }
-      case 'content_block_stop':
-        if (!open || payload.index !== blocks.length) throw invalid('Anthropic closed a block that is not open.');
-        if (open.block.type === 'tool_use' && open.json !== '') toolJson.set(blocks.length, open.json);
-        blocks.push(open.block);
-        open = undefined;
-        break;
-      case 'message_delta':
-        if (!started || open) throw invalid('Anthropic sent message_delta with a block still open.');
-        if (typeof payload.delta?.stop_reason === 'string') stopReason = payload.delta.stop_reason;
-        usage = { ...usage, ...Object.fromEntries(Object.entries(payload.usage ?? {}).filter(([, v]) => v !== null)) };
-        break;
-      case 'message_stop':
-        if (!started || open || stopReason === undefined) throw incomplete('Anthropic stopped the message without a stop reason.');
-        yield* finalize(blocks, toolJson, stopReason, usage);
-        return;
-      default:
-        break;
-    }
-  }
-  throw incomplete('The Anthropic stream ended before message_stop.');
+      return false;
+    },
+    end() {
+      throw incomplete('The Anthropic stream ended before message_stop.');
+    },
+  };
 }
 
 function* finalize(blocks: Record<string, any>[], toolJson: Map<number, string>, stopReason: string, usage: Record<string, unknown>): Generator<ProviderPart> {
@@ -175,7 +182,7 @@ export const anthropicDialect: ApiDialect = {
   capabilities: { nativeContinuation: false },
   authHeaders: (key) => ({ 'x-api-key': key, 'anthropic-version': '2023-06-01' }),
   generation: (request, base) => ({ url: new URL('messages', base), body: messagesBody(request) }),
-  parse: (events) => parseMessages(events),
+  parser: parseMessages,
   modelsPage: (base, cursor) => {
     const url = new URL('models', base);
     url.searchParams.set('limit', '100');

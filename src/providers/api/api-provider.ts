@@ -10,7 +10,7 @@ import type { MediaType, ProviderAdapter, ProviderInfo, ProviderInspection, Prov
 import type { ProviderEnvironment } from '../registry.js';
 import type { ApiProviderEntry } from './config.js';
 import { openWithRetry } from './retry.js';
-import { invalid, isEventStream, MAX_JSON_BYTES, parseJson, readSse, readText, release, secureBaseUrl, statusError, Upstream, type SseEvent, type TransportOptions } from './transport.js';
+import { invalid, isEventStream, MAX_JSON_BYTES, parseJson, partBatches, readSse, readText, release, secureBaseUrl, statusError, Upstream, type StreamParser, type TransportOptions } from './transport.js';
 
 export interface ModelPage {
   ids: string[];
@@ -28,7 +28,8 @@ export interface ApiDialect {
   capabilities?: Record<string, boolean>;
   authHeaders(key: string): Record<string, string>;
   generation(request: ProviderRequest, base: URL): { url: URL; body: unknown };
-  parse(events: AsyncIterable<SseEvent>, request: ProviderRequest): AsyncGenerator<ProviderPart>;
+  /** A reading of one generation stream (a new one per step). */
+  parser(): StreamParser;
   modelsPage(base: URL, cursor: string | undefined): URL;
   readModels(body: any): ModelPage;
 }
@@ -80,6 +81,11 @@ export class ApiProvider implements ProviderAdapter {
   }
 
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart> {
+    for await (const parts of this.streamBatches(request, signal)) yield* parts;
+  }
+
+  /** The step's parts a whole upstream read at a time. */
+  async *streamBatches(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderPart[]> {
     const key = await this.apiKey();
     const { url, body } = this.dialect.generation(request, this.base);
     const payload = JSON.stringify(body);
@@ -90,7 +96,7 @@ export class ApiProvider implements ProviderAdapter {
       const status = response.statusCode;
       if (status < 200 || status >= 300) throw statusError(response, this.info.name);
       if (!isEventStream(response)) throw invalid(`${this.info.name} did not answer with an event stream.`);
-      yield* this.dialect.parse(readSse(response, signal), request);
+      yield* partBatches(readSse(response, signal), this.dialect.parser());
       finished = true;
     } finally {
       release(response, finished);

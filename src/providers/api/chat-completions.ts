@@ -10,7 +10,7 @@ import { ApiProvider, type ApiDialect } from './api-provider.js';
 import { apiProviderConfig } from './config.js';
 import { bearer, readOpenAIModels } from './openai.js';
 import { count, finishStep, isObject, toolArguments, userContent, usageOf } from './shared.js';
-import { incomplete, invalid, parseJson, type SseEvent } from './transport.js';
+import { incomplete, invalid, parseJson, type StreamParser } from './transport.js';
 
 const MAX_TOOL_CALLS = 32;
 
@@ -63,48 +63,56 @@ interface PendingCall {
   arguments: string;
 }
 
-export async function* parseChatCompletion(events: AsyncIterable<SseEvent>): AsyncGenerator<ProviderPart> {
+/** Folds Chat Completions chunks: text deltas stream out; tool calls and usage are assembled for the finish. */
+export function parseChatCompletion(): StreamParser {
   let text = '';
   let refusal = '';
   let finishReason: string | undefined;
   let usage: Record<string, any> | undefined;
   const calls: PendingCall[] = [];
-  for await (const { data } of events) {
-    if (data === '[DONE]') {
-      if (finishReason === undefined) throw incomplete('The stream ended with [DONE] but no finish reason.');
-      yield* finalize(text, refusal, finishReason, calls, usage);
-      return;
-    }
-    const chunk = parseJson(data);
-    if (!isObject(chunk)) throw invalid('The provider sent a chunk that is not an object.');
-    if (chunk.error !== undefined) throw new DriverError('PROVIDER_FAILED', 'The provider reported a failure while generating the response.');
-    if (isObject(chunk.usage)) usage = chunk.usage;
-    const choices = chunk.choices ?? [];
-    if (!Array.isArray(choices) || choices.length > 1) throw invalid('The provider sent more than one choice.');
-    const choice = choices[0];
-    if (choice === undefined) continue;
-    if (!isObject(choice)) throw invalid('The provider sent a malformed choice.');
-    const delta = isObject(choice.delta) ? choice.delta : {};
-    if (typeof delta.content === 'string' && delta.content !== '') {
-      text += delta.content;
-      yield { type: 'text-delta', text: delta.content };
-    }
-    for (const field of ['reasoning_content', 'reasoning'] as const) {
-      if (typeof delta[field] === 'string' && delta[field] !== '') yield { type: 'progress' };
-    }
-    if (typeof delta.refusal === 'string') refusal += delta.refusal;
-    for (const fragment of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
-      const index = fragment?.index;
-      if (!Number.isInteger(index) || index < 0 || index > calls.length || index >= MAX_TOOL_CALLS) throw invalid('The provider sent a tool-call fragment with a bad index.');
-      const call = (calls[index] ??= { id: '', name: '', arguments: '' });
-      if (typeof fragment.id === 'string') call.id += fragment.id;
-      if (typeof fragment.function?.name === 'string') call.name += fragment.function.name;
-      if (typeof fragment.function?.arguments === 'string') call.arguments += fragment.function.arguments;
-      yield { type: 'progress' };
-    }
-    if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
-  }
-  throw incomplete('The stream ended without [DONE].');
+  return {
+    read(events, parts) {
+      for (const { data } of events) {
+        if (data === '[DONE]') {
+          if (finishReason === undefined) throw incomplete('The stream ended with [DONE] but no finish reason.');
+          parts.push(...finalize(text, refusal, finishReason, calls, usage));
+          return true;
+        }
+        const chunk = parseJson(data);
+        if (!isObject(chunk)) throw invalid('The provider sent a chunk that is not an object.');
+        if (chunk.error !== undefined) throw new DriverError('PROVIDER_FAILED', 'The provider reported a failure while generating the response.');
+        if (isObject(chunk.usage)) usage = chunk.usage;
+        const choices = chunk.choices ?? [];
+        if (!Array.isArray(choices) || choices.length > 1) throw invalid('The provider sent more than one choice.');
+        const choice = choices[0];
+        if (choice === undefined) continue;
+        if (!isObject(choice)) throw invalid('The provider sent a malformed choice.');
+        const delta = isObject(choice.delta) ? choice.delta : {};
+        if (typeof delta.content === 'string' && delta.content !== '') {
+          text += delta.content;
+          parts.push({ type: 'text-delta', text: delta.content });
+        }
+        for (const field of ['reasoning_content', 'reasoning'] as const) {
+          if (typeof delta[field] === 'string' && delta[field] !== '') parts.push({ type: 'progress' });
+        }
+        if (typeof delta.refusal === 'string') refusal += delta.refusal;
+        for (const fragment of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+          const index = fragment?.index;
+          if (!Number.isInteger(index) || index < 0 || index > calls.length || index >= MAX_TOOL_CALLS) throw invalid('The provider sent a tool-call fragment with a bad index.');
+          const call = (calls[index] ??= { id: '', name: '', arguments: '' });
+          if (typeof fragment.id === 'string') call.id += fragment.id;
+          if (typeof fragment.function?.name === 'string') call.name += fragment.function.name;
+          if (typeof fragment.function?.arguments === 'string') call.arguments += fragment.function.arguments;
+          parts.push({ type: 'progress' });
+        }
+        if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
+      }
+      return false;
+    },
+    end() {
+      throw incomplete('The stream ended without [DONE].');
+    },
+  };
 }
 
 function* finalize(text: string, refusal: string, finishReason: string, pending: PendingCall[], usage: Record<string, any> | undefined): Generator<ProviderPart> {
@@ -143,7 +151,7 @@ const chatDialect = (vendor: string, defaultName: string, defaultBaseUrl: string
   capabilities: { nativeContinuation: false },
   authHeaders: bearer,
   generation: (request, base) => ({ url: new URL('chat/completions', base), body: chatBody(request) }),
-  parse: (events) => parseChatCompletion(events),
+  parser: parseChatCompletion,
   modelsPage: (base) => new URL('models', base),
   readModels: readOpenAIModels,
 });

@@ -10,7 +10,7 @@ import { defineProviderKind } from '../registry.js';
 import { ApiProvider, type ApiDialect } from './api-provider.js';
 import { apiProviderConfig } from './config.js';
 import { count, finishStep, isObject, toolArguments, userContent, usageOf } from './shared.js';
-import { incomplete, invalid, parseJson, type SseEvent } from './transport.js';
+import { incomplete, invalid, parseJson, type StreamParser } from './transport.js';
 
 export const GeminiProviderConfig = apiProviderConfig('gemini', 'GeminiProviderConfig', false);
 
@@ -64,63 +64,73 @@ export function generateContentBody(request: ProviderRequest): Record<string, un
   };
 }
 
-export async function* parseGenerateContent(events: AsyncIterable<SseEvent>): AsyncGenerator<ProviderPart> {
+/** Folds generateContent chunks: text streams out; the finish reason, calls and usage are read once the stream ends. */
+export function parseGenerateContent(): StreamParser {
   const parts: Record<string, any>[] = [];
   let finishReason: string | undefined;
   let usage: Record<string, unknown> = {};
-  for await (const { data } of events) {
-    const chunk = parseJson(data);
-    if (!isObject(chunk)) throw invalid('Gemini sent a chunk that is not an object.');
-    if (chunk.error !== undefined) throw new DriverError('PROVIDER_FAILED', 'Gemini reported a failure while generating the response.');
-    if (chunk.promptFeedback?.blockReason) throw new DriverError('PROVIDER_REFUSAL', 'Gemini blocked the prompt.');
-    if (isObject(chunk.usageMetadata)) usage = { ...usage, ...chunk.usageMetadata };
-    const candidates = chunk.candidates ?? [];
-    if (!Array.isArray(candidates) || candidates.length > 1) throw invalid('Gemini sent more than one candidate.');
-    const candidate = candidates[0];
-    if (candidate === undefined) continue;
-    if (!isObject(candidate)) throw invalid('Gemini sent a malformed candidate.');
-    for (const part of candidate.content?.parts ?? []) {
-      if (!isObject(part)) throw invalid('Gemini sent a malformed part.');
-      parts.push(part);
-      if (typeof part.text === 'string' && part.thought !== true) {
-        if (part.text !== '') yield { type: 'text-delta', text: part.text };
-      } else yield { type: 'progress' };
-    }
-    if (typeof candidate.finishReason === 'string') finishReason = candidate.finishReason;
-  }
-  if (finishReason === undefined) throw incomplete('The Gemini stream ended without a finish reason.');
-  if (['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII'].includes(finishReason)) {
-    throw new DriverError('PROVIDER_REFUSAL', `Gemini declined to answer (${finishReason}).`);
-  }
-  if (finishReason !== 'STOP' && finishReason !== 'MAX_TOKENS') throw new DriverError('PROVIDER_FAILED', `Gemini stopped with ${finishReason}.`);
-  const lengthHit = finishReason === 'MAX_TOKENS';
-  const calls: ToolCall[] = parts
-    .filter((part) => isObject(part.functionCall))
-    .map(({ functionCall }) => {
-      if (typeof functionCall.name !== 'string') throw invalid('Gemini sent a function call without a name.');
-      const id = typeof functionCall.id === 'string' && functionCall.id !== '' ? functionCall.id : `call_${randomUUID()}`;
-      // Keep the id we hand out, so the functionResponse of the next step matches it.
-      functionCall.id = id;
-      return { id, name: functionCall.name, arguments: lengthHit ? {} : toolArguments(functionCall.args ?? {}, functionCall.name) };
-    });
-  const prompt = count(usage.promptTokenCount);
-  const candidatesTokens = count(usage.candidatesTokenCount);
-  const thoughts = count(usage.thoughtsTokenCount);
-  const total = count(usage.totalTokenCount);
-  const output =
-    candidatesTokens !== undefined && thoughts !== undefined
-      ? candidatesTokens + thoughts
-      : candidatesTokens !== undefined && usage.thoughtsTokenCount === undefined
-        ? candidatesTokens
-        : total !== undefined && prompt !== undefined && total >= prompt
-          ? total - prompt
-          : undefined;
-  yield* finishStep(
-    calls,
-    lengthHit,
-    usageOf({ inputTokens: prompt, outputTokens: output, cachedInputTokens: count(usage.cachedContentTokenCount), reasoningTokens: thoughts }),
-    parts.filter((part) => !(part.text === '' && Object.keys(part).length === 1)),
-  );
+  return {
+    read(events, out) {
+      for (const { data } of events) {
+        const chunk = parseJson(data);
+        if (!isObject(chunk)) throw invalid('Gemini sent a chunk that is not an object.');
+        if (chunk.error !== undefined) throw new DriverError('PROVIDER_FAILED', 'Gemini reported a failure while generating the response.');
+        if (chunk.promptFeedback?.blockReason) throw new DriverError('PROVIDER_REFUSAL', 'Gemini blocked the prompt.');
+        if (isObject(chunk.usageMetadata)) usage = { ...usage, ...chunk.usageMetadata };
+        const candidates = chunk.candidates ?? [];
+        if (!Array.isArray(candidates) || candidates.length > 1) throw invalid('Gemini sent more than one candidate.');
+        const candidate = candidates[0];
+        if (candidate === undefined) continue;
+        if (!isObject(candidate)) throw invalid('Gemini sent a malformed candidate.');
+        for (const part of candidate.content?.parts ?? []) {
+          if (!isObject(part)) throw invalid('Gemini sent a malformed part.');
+          parts.push(part);
+          if (typeof part.text === 'string' && part.thought !== true) {
+            if (part.text !== '') out.push({ type: 'text-delta', text: part.text });
+          } else out.push({ type: 'progress' });
+        }
+        if (typeof candidate.finishReason === 'string') finishReason = candidate.finishReason;
+      }
+      return false;
+    },
+    end(out) {
+      if (finishReason === undefined) throw incomplete('The Gemini stream ended without a finish reason.');
+      if (['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII'].includes(finishReason)) {
+        throw new DriverError('PROVIDER_REFUSAL', `Gemini declined to answer (${finishReason}).`);
+      }
+      if (finishReason !== 'STOP' && finishReason !== 'MAX_TOKENS') throw new DriverError('PROVIDER_FAILED', `Gemini stopped with ${finishReason}.`);
+      const lengthHit = finishReason === 'MAX_TOKENS';
+      const calls: ToolCall[] = parts
+        .filter((part) => isObject(part.functionCall))
+        .map(({ functionCall }) => {
+          if (typeof functionCall.name !== 'string') throw invalid('Gemini sent a function call without a name.');
+          const id = typeof functionCall.id === 'string' && functionCall.id !== '' ? functionCall.id : `call_${randomUUID()}`;
+          // Keep the id we hand out, so the functionResponse of the next step matches it.
+          functionCall.id = id;
+          return { id, name: functionCall.name, arguments: lengthHit ? {} : toolArguments(functionCall.args ?? {}, functionCall.name) };
+        });
+      const prompt = count(usage.promptTokenCount);
+      const candidatesTokens = count(usage.candidatesTokenCount);
+      const thoughts = count(usage.thoughtsTokenCount);
+      const total = count(usage.totalTokenCount);
+      const output =
+        candidatesTokens !== undefined && thoughts !== undefined
+          ? candidatesTokens + thoughts
+          : candidatesTokens !== undefined && usage.thoughtsTokenCount === undefined
+            ? candidatesTokens
+            : total !== undefined && prompt !== undefined && total >= prompt
+              ? total - prompt
+              : undefined;
+      out.push(
+        ...finishStep(
+          calls,
+          lengthHit,
+          usageOf({ inputTokens: prompt, outputTokens: output, cachedInputTokens: count(usage.cachedContentTokenCount), reasoningTokens: thoughts }),
+          parts.filter((part) => !(part.text === '' && Object.keys(part).length === 1)),
+        ),
+      );
+    },
+  };
 }
 
 export const geminiDialect: ApiDialect = {
@@ -136,7 +146,7 @@ export const geminiDialect: ApiDialect = {
     url.searchParams.set('alt', 'sse');
     return { url, body: generateContentBody(request) };
   },
-  parse: (events) => parseGenerateContent(events),
+  parser: parseGenerateContent,
   modelsPage: (base, cursor) => {
     const url = new URL('models', base);
     url.searchParams.set('pageSize', '100');

@@ -9,7 +9,7 @@ import { defineProviderKind } from '../registry.js';
 import { ApiProvider, type ApiDialect } from './api-provider.js';
 import { apiProviderConfig } from './config.js';
 import { count, finishStep, isObject, toolArguments, userContent, usageOf } from './shared.js';
-import { incomplete, invalid, parseJson, type SseEvent } from './transport.js';
+import { incomplete, invalid, parseJson, type StreamParser } from './transport.js';
 
 export const OpenAIProviderConfig = apiProviderConfig('openai', 'OpenAIProviderConfig', false);
 
@@ -56,25 +56,32 @@ export function responsesBody(request: ProviderRequest): Record<string, unknown>
 }
 
 /** Folds Responses SSE events: text deltas stream out; the final `response` object decides the rest. */
-export async function* parseResponses(events: AsyncIterable<SseEvent>): AsyncGenerator<ProviderPart> {
-  for await (const { event, data } of events) {
-    if (data === '[DONE]') continue;
-    const payload = parseJson(data);
-    const type = isObject(payload) && typeof payload.type === 'string' ? payload.type : event;
-    if (type === 'error' || type === 'response.failed') {
-      throw new DriverError('PROVIDER_FAILED', 'OpenAI reported a failure while generating the response.');
-    }
-    if (type === 'response.output_text.delta') {
-      if (typeof payload.delta !== 'string') throw invalid('OpenAI sent a text delta without text.');
-      yield { type: 'text-delta', text: payload.delta };
-    } else if (type === 'response.completed' || type === 'response.incomplete') {
-      yield* finalize(payload.response);
-      return;
-    } else if (typeof type === 'string' && (type.endsWith('.delta') || type.startsWith('response.output_item.') || type.startsWith('response.content_part.'))) {
-      yield { type: 'progress' };
-    }
-  }
-  throw incomplete('The OpenAI stream ended before response.completed.');
+export function parseResponses(): StreamParser {
+  return {
+    read(events, parts) {
+      for (const { event, data } of events) {
+        if (data === '[DONE]') continue;
+        const payload = parseJson(data);
+        const type = isObject(payload) && typeof payload.type === 'string' ? payload.type : event;
+        if (type === 'error' || type === 'response.failed') {
+          throw new DriverError('PROVIDER_FAILED', 'OpenAI reported a failure while generating the response.');
+        }
+        if (type === 'response.output_text.delta') {
+          if (typeof payload.delta !== 'string') throw invalid('OpenAI sent a text delta without text.');
+          parts.push({ type: 'text-delta', text: payload.delta });
+        } else if (type === 'response.completed' || type === 'response.incomplete') {
+          parts.push(...finalize(payload.response));
+          return true;
+        } else if (typeof type === 'string' && (type.endsWith('.delta') || type.startsWith('response.output_item.') || type.startsWith('response.content_part.'))) {
+          parts.push({ type: 'progress' });
+        }
+      }
+      return false;
+    },
+    end() {
+      throw incomplete('The OpenAI stream ended before response.completed.');
+    },
+  };
 }
 
 function* finalize(response: unknown): Generator<ProviderPart> {
@@ -120,7 +127,7 @@ export const openaiDialect: ApiDialect = {
   capabilities: { nativeContinuation: false },
   authHeaders: bearer,
   generation: (request, base) => ({ url: new URL('responses', base), body: responsesBody(request) }),
-  parse: (events) => parseResponses(events),
+  parser: parseResponses,
   modelsPage: (base) => new URL('models', base),
   readModels: readOpenAIModels,
 };

@@ -11,6 +11,7 @@
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { DriverError } from '../../protocol/errors.js';
+import type { ProviderPart } from '../contract/v1.js';
 import { isLoopbackHost } from '../../shared/addresses.js';
 
 export const MAX_STREAM_BYTES = 10_000_000;
@@ -238,12 +239,41 @@ export interface SseEvent {
   data: string;
 }
 
+/** A dialect's reading of one stream, fed each read's events in turn (a function call per read, no hand-off per part). */
+export interface StreamParser {
+  /** Pushes the parts a read's events complete; true once the step finished (the rest of the stream is not read). */
+  read(events: readonly SseEvent[], parts: ProviderPart[]): boolean;
+  /** The stream ended before the step finished: pushes the last parts, or throws why the stream is incomplete. */
+  end(parts: ProviderPart[]): void;
+}
+
+/** A stream's parts, one batch per upstream read (never an empty one). */
+export async function* partBatches(reads: AsyncIterable<SseEvent[]>, parser: StreamParser): AsyncGenerator<ProviderPart[]> {
+  for await (const events of reads) {
+    const parts: ProviderPart[] = [];
+    let finished: boolean;
+    try {
+      finished = parser.read(events, parts);
+    } catch (error) {
+      // What the read held before the bad event goes out first, as it did one part at a time.
+      if (parts.length > 0) yield parts;
+      throw error;
+    }
+    if (parts.length > 0) yield parts;
+    if (finished) return;
+  }
+  const parts: ProviderPart[] = [];
+  parser.end(parts);
+  if (parts.length > 0) yield parts;
+}
+
 /**
- * Parses a `text/event-stream` body into events. Strict UTF-8, at most `maxBytes` in
+ * Parses a `text/event-stream` body into events, every event a read completes at once (one
+ * hand-off per read, not per event; never an empty batch). Strict UTF-8, at most `maxBytes` in
  * total; a connection that dies mid-stream is `INCOMPLETE_STREAM`. Stopping early leaves
  * the body open: the caller decides with `release` whether to drain or abort it.
  */
-export async function* readSse(response: UpstreamResponse, signal: AbortSignal, maxBytes = MAX_STREAM_BYTES): AsyncGenerator<SseEvent> {
+export async function* readSse(response: UpstreamResponse, signal: AbortSignal, maxBytes = MAX_STREAM_BYTES): AsyncGenerator<SseEvent[]> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const parser = new SseLineParser();
   let total = 0;
@@ -252,7 +282,7 @@ export async function* readSse(response: UpstreamResponse, signal: AbortSignal, 
       total += chunk.length;
       if (total > maxBytes) throw new DriverError('RESPONSE_TOO_LARGE', `The provider stream exceeded ${maxBytes} bytes.`);
       const events = parser.push(decoder.decode(chunk, { stream: true }));
-      for (let i = 0; i < events.length; i += 1) yield events[i]!;
+      if (events.length > 0) yield events;
     }
     decoder.decode();
   } catch (error) {

@@ -134,6 +134,11 @@ export interface ProviderAdapter {
   readonly info: ProviderInfo;
   /** Run one model step. Must stop promptly and throw when `signal` aborts. */
   stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderPart>;
+  /**
+   * Optional: the same parts as `stream`, in the same order, handed over as they arrive together
+   * (an upstream read's worth at once). The runtime prefers it: one hand-off per batch, not per part.
+   */
+  streamBatches?(request: ProviderRequest, signal: AbortSignal): AsyncIterable<readonly ProviderPart[]>;
   /** Optional read-only probe for discovery (health, model catalog). */
   inspect?(signal: AbortSignal): Promise<ProviderInspection>;
   /** Optional release of resources (warm processes, sockets) when the driver closes. */

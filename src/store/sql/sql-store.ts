@@ -94,8 +94,10 @@ export class SqlStateStore implements StateStore {
     this.jobs = new JobTable(engine, context.owner, now);
     this.checkpoints = new CheckpointTable(context);
     this.runs = new RunRecordTable(context, this.group);
-    this.group.add(this.usage);
+    // Events first: a run's first events join the row its start record made, so that its usage
+    // record in the same commit finds a run record (not a bare marker to delete and make again).
     this.group.add(this.runs);
+    this.group.add(this.usage);
     this.sessions = new SessionTable(engine, context.owner, now);
     this.retrieval = new RetrievalTable(engine, options.retrievalCapacity);
     this.limits = new LimitTable(context);

@@ -41,22 +41,22 @@ export class SqliteEngine implements SqlEngine {
         subscribe: (channel: string, handler: (payload: string) => void) => this.subscribe(channel, handler),
         close: () => Promise.reject(new Error('A transaction cannot close its engine.')),
       };
-      this.db.exec('BEGIN IMMEDIATE');
+      this.prepared('BEGIN IMMEDIATE').run();
       let result: T;
       try {
         result = await body(tx);
-        this.db.exec('COMMIT');
+        this.prepared('COMMIT').run();
       } catch (error) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw error;
       }
-      for (const [channel, payload] of published) this.emit(channel, payload);
+      if (published.length > 0) this.emitAll(published);
       return result;
     });
   }
 
   async publish(channel: string, payload: string): Promise<void> {
-    this.emit(channel, payload);
+    this.emitAll([[channel, payload]]);
   }
 
   async subscribe(channel: string, handler: (payload: string) => void): Promise<void> {
@@ -72,8 +72,10 @@ export class SqliteEngine implements SqlEngine {
   }
 
   /** Handlers run after the current turn, as they would for a signal from another replica. */
-  private emit(channel: string, payload: string): void {
-    setImmediate(() => this.signals.emit(channel, payload));
+  private emitAll(signals: [channel: string, payload: string][]): void {
+    setImmediate(() => {
+      for (const [channel, payload] of signals) this.signals.emit(channel, payload);
+    });
   }
 
   private serialized<T>(work: () => T | Promise<T>): Promise<T> {

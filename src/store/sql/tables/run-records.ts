@@ -222,23 +222,26 @@ export class RunRecordTable implements RunRecordStore, Reaped, GroupWriter {
     const now = this.context.now();
     const owner = this.context.owner();
     const first = writes[0]!;
-    if (first.event.sequence === 1) {
-      // The usage start record may have made the row already (same id): it joins it.
-      await tx.run(
-        `INSERT INTO runs (id, mode, subject, token_id, run_id, provider, model, state, cursor, cancel_requested, owner, created_at, updated_at, retention_ms, bytes)
-         VALUES (?, 'attached', ?, ?, ?, ?, ?, 'running', 0, 0, ?, ?, ?, ?, 0) ON CONFLICT (run_id) DO UPDATE SET retention_ms = excluded.retention_ms`,
-        [runId, first.subject, first.tokenId ?? null, runId, first.provider, first.model, owner, now, now, first.retentionMs],
-      );
-    }
     const last = writes.at(-1)!.event;
     const state = !TERMINAL_EVENT_TYPES.has(last.type) ? 'running' : last.type === 'run.completed' ? 'completed' : last.type === 'run.failed' ? 'failed' : 'cancelled';
     const json = writes.map((write) => eventJson(write.event)).join('\n');
     const bytes = Buffer.byteLength(json) - (writes.length - 1);
-    const updated = await tx.run(
-      `UPDATE runs SET cursor = ?, bytes = bytes + ?, updated_at = ?, state = ?, expires_at = CASE WHEN ? = 1 THEN ? + retention_ms ELSE NULL END
-       WHERE id = ? AND ${RECORDED} AND owner = ? AND state = 'running' AND cursor < ?`,
-      [last.sequence, bytes, now, state, state === 'running' ? 0 : 1, now, runId, owner, first.event.sequence],
-    );
+    const updated =
+      first.event.sequence === 1
+        ? // The row is made with the first events, or the usage start record made it already (same id) and they join it, fenced as below.
+          await tx.run(
+            `INSERT INTO runs (id, mode, subject, token_id, run_id, provider, model, state, cursor, cancel_requested, owner, created_at, updated_at, retention_ms, bytes, expires_at)
+             VALUES (?, 'attached', ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (run_id) DO UPDATE SET retention_ms = excluded.retention_ms, cursor = excluded.cursor, bytes = runs.bytes + excluded.bytes,
+               updated_at = excluded.updated_at, state = excluded.state, expires_at = excluded.expires_at
+             WHERE runs.mode = 'attached' AND runs.run_key IS NULL AND runs.owner = excluded.owner AND runs.state = 'running' AND runs.cursor = 0`,
+            [runId, first.subject, first.tokenId ?? null, runId, first.provider, first.model, state, last.sequence, owner, now, now, first.retentionMs, bytes, state === 'running' ? null : now + first.retentionMs],
+          )
+        : await tx.run(
+            `UPDATE runs SET cursor = ?, bytes = bytes + ?, updated_at = ?, state = ?, expires_at = CASE WHEN ? = 1 THEN ? + retention_ms ELSE NULL END
+             WHERE id = ? AND ${RECORDED} AND owner = ? AND state = 'running' AND cursor < ?`,
+            [last.sequence, bytes, now, state, state === 'running' ? 0 : 1, now, runId, owner, first.event.sequence],
+          );
     if (updated.changes === 0) return false;
     // One row for the commit's events: the run's row is fenced on its cursor, so they follow the last committed one.
     await tx.run('INSERT INTO run_events (id, seq, at, event) VALUES (?, ?, ?, ?)', [runId, last.sequence, first.event.timestamp, json]);

@@ -189,8 +189,9 @@ export class UsageTable implements UsageStore, Reaped, GroupWriter {
       record.finishedAt,
       JSON.stringify(record),
     ]);
-    await tx.run(`DELETE FROM runs WHERE run_id = ? AND ${MARKER}`, [record.runId]);
-    await tx.run('UPDATE runs SET start_record = NULL WHERE run_id = ? AND start_record IS NOT NULL', [record.runId]);
+    // The run is no longer in flight; a row that only marked it so goes (rows with a start record are the only markers).
+    const [started] = await tx.all<{ marker: number | boolean }>(`UPDATE runs SET start_record = NULL WHERE run_id = ? AND start_record IS NOT NULL RETURNING (${MARKER}) AS marker`, [record.runId]);
+    if (started?.marker) await tx.run(`DELETE FROM runs WHERE run_id = ? AND ${MARKER}`, [record.runId]);
   }
 
   /** A run's start record joins its row (an operation's or a job's, made before it starts), or makes the row of a run without a key. */
