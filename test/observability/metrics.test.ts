@@ -33,14 +33,19 @@ function value(samples: Sample[], name: string, labels: Record<string, string> =
 }
 
 describe('GET /metrics', () => {
-  it('counts refusals by the host\'s limits by code, and shows what the host\'s budgets have left', async () => {
+  it('counts refusals by the host\'s limits by code, and shows what the host\'s and each provider instance\'s budgets have left', async () => {
     process.env.AD_TEST_METRICS = METRICS_TOKEN;
     const clock = new FakeClock();
     const host = await startTestHost(
       {
         metrics: { enabled: true, tokenRef: { env: 'AD_TEST_METRICS' } },
         usage: { prices: [{ vendor: 'mock', model: 'demo', inputUsdPerMTok: 1, outputUsdPerMTok: 1 }] },
-        limits: { maxOutputTokens: 10, host: { budgets: [{ period: { rollingMs: 86_400_000 }, usd: 1, tokens: 3000 }] }, subjects: { 'test-user': { requestsPerMinute: 2 } } },
+        limits: {
+          maxOutputTokens: 10,
+          host: { budgets: [{ period: { rollingMs: 86_400_000 }, usd: 1, tokens: 3000 }] },
+          subjects: { 'test-user': { requestsPerMinute: 2 } },
+          providers: { mock: { budgets: [{ period: 'day', tokens: 10_000 }] } },
+        },
       },
       { clock },
     );
@@ -62,6 +67,8 @@ describe('GET /metrics', () => {
       const period = 'rolling-86400000';
       assert.equal(value(samples, 'agenticdriver_host_budget_remaining', { unit: 'tokens', period }), 0);
       assert.equal(value(samples, 'agenticdriver_host_budget_remaining', { unit: 'usd', period }), 0.995998);
+      // The three runs that were admitted: 2,000 + 2 + 2,000 tokens.
+      assert.equal(value(samples, 'agenticdriver_provider_budget_remaining', { provider: 'mock', unit: 'tokens', period: 'day' }), 10_000 - 4_002);
     } finally {
       await host.close();
     }

@@ -12,6 +12,7 @@ export async function create({ config, host, env, activeCalls, governor }: Exten
   }
   const prometheus = new PrometheusMetrics({ token, activeRuns: activeCalls });
   prometheus.watchHostBudgets(() => governor.budgetStatus('host', undefined));
+  prometheus.watchProviderBudgets(() => Promise.all(Object.keys(governor.limits.providers ?? {}).map(async (provider) => ({ provider, budgets: await governor.budgetStatus('provider', provider) }))));
   return {
     services: { metrics: prometheus },
     observe: {

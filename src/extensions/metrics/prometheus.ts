@@ -150,6 +150,20 @@ export class PrometheusMetrics {
     });
   }
 
+  /** Each provider instance's budgets' remaining amounts (provider ids are configured, so a bounded label). */
+  watchProviderBudgets(read: () => Promise<{ provider: string; budgets: { unit: string; period: string; remaining: number }[] }[]>): void {
+    new Gauge({
+      name: 'agenticdriver_provider_budget_remaining',
+      help: 'What each provider instance\'s budgets (limits.providers.<id>.budgets) have left this period, by provider, unit (usd, tokens) and period.',
+      labelNames: ['provider', 'unit', 'period'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const { provider, budgets } of await read()) for (const budget of budgets) this.set({ provider, unit: budget.unit, period: budget.period }, budget.remaining);
+      },
+    });
+  }
+
   limitRefused(code: string): void {
     this.limitRefusals.inc({ code: isKnownErrorCode(code) ? code : 'INTERNAL_ERROR' });
   }
