@@ -17,6 +17,8 @@ import type {
   JobList,
   JobListRequest,
   JobSubmit,
+  ProtocolInfo,
+  Provider,
   RetrievalDeleteRequest,
   RetrievalDeleteResult,
   RetrievalIndexReceipt,
@@ -29,6 +31,7 @@ import type {
   RunEventsRequest,
   RunInfo,
   RunReadRequest,
+  RunRequest,
   RunResult,
   SessionCreate,
   SessionDeleteResult,
@@ -52,52 +55,6 @@ import { PendingApproval, PendingExecution, runApplicationTools, type Interactiv
 import { JobStreamChecker, RunEventChecker, RunRecordChecker, type LogStreamChecker } from './run-events.js';
 import { SseFrameReader } from './sse.js';
 
-export type { RunEvent, RunResult } from '../protocol/schemas.js';
-export type RunRequestBody = import('../protocol/schemas.js').RunRequest;
-export type ProtocolInfo = import('../protocol/schemas.js').ProtocolInfo;
-export type Provider = import('../protocol/schemas.js').Provider;
-/** @deprecated Renamed to ProtocolInfo, the name every client uses (removed in 0.2). */
-export type ProtocolDescription = ProtocolInfo;
-/** @deprecated Renamed to Provider, the name every client uses (removed in 0.2). */
-export type ProviderDescription = Provider;
-export type {
-  ApprovalDecision,
-  ApprovalRequest,
-  ApprovalResolution,
-  ToolExecution,
-  ToolExecutionIdentity,
-  ToolExecutionReceipt,
-  ToolExecutionResult,
-  SessionCreate,
-  SessionDeleteResult,
-  SessionIdentity,
-  SessionInfo,
-  SessionListRequest,
-  SessionSnapshot,
-  JobEventPage,
-  JobEventsRequest,
-  JobIdentity,
-  JobInfo,
-  JobListRequest,
-  JobState,
-  JobSubmit,
-  RunEventPage,
-  RunEventsRequest,
-  RunInfo,
-  RunMode,
-  RunReadRequest,
-  RunState,
-  IngestDocument,
-  IngestionManifest,
-  IngestRequest,
-  IngestResult,
-  RetrievalDeleteRequest,
-  RetrievalDeleteResult,
-  RetrievalIndexReceipt,
-  RetrievalIndexRequest,
-  RetrievalResult,
-  RetrievalSearch,
-} from '../protocol/schemas.js';
 
 export interface ClientOptions extends TransportOptions {
   /** Host base URL; https, or http on loopback. A path prefix is kept. */
@@ -128,7 +85,7 @@ export const DISCOVERY_TIMEOUT_MS = 10_000;
 const ops = {
   protocol: operation<never, ProtocolInfo>('getProtocol'),
   providers: operation<never, { providers: Provider[] }>('listProviders'),
-  run: operation<RunRequestBody, RunResult>('run'),
+  run: operation<RunRequest, RunResult>('run'),
   decideApproval: operation<ApprovalDecision, ApprovalResolution>('decideApproval'),
   reportToolProgress: operation<ToolExecutionIdentity, ToolExecutionReceipt>('reportToolProgress'),
   completeTool: operation<ToolExecutionResult, ToolExecutionReceipt>('completeTool'),
@@ -198,7 +155,7 @@ export class AgenticClient implements InteractiveCalls {
   }
 
   /** Runs to completion; resolves the validated result or throws the run's DriverError. */
-  async run(request: RunRequestBody, options: RequestOptions = {}): Promise<RunResult> {
+  async run(request: RunRequest, options: RequestOptions = {}): Promise<RunResult> {
     if (request.applicationTools?.length) throw new DriverError('TOOL_STREAM_REQUIRED', 'Application tools need stream(), which can deliver execution requests.');
     if (request.approvals) throw new DriverError('APPROVAL_STREAM_REQUIRED', 'Interactive approvals need stream(), which can deliver approval requests.');
     for await (const event of this.stream(request, options)) {
@@ -214,7 +171,7 @@ export class AgenticClient implements InteractiveCalls {
    * Streams the run's validated events, ending with its terminal event. Leaving the loop
    * early or aborting the signal closes the connection, which cancels the run on the host.
    */
-  async *stream(request: RunRequestBody, options: RequestOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+  async *stream(request: RunRequest, options: RequestOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
     ops.run.check(request);
     const closer = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, closer.signal]) : closer.signal;
@@ -251,7 +208,7 @@ export class AgenticClient implements InteractiveCalls {
    * has a function in `functions`, runs it and delivers its output (a throw delivers a
    * failure). Executions of tools without a function are left to the caller.
    */
-  streamWithTools(request: RunRequestBody, functions: ToolFunctions, options: RequestOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+  streamWithTools(request: RunRequest, functions: ToolFunctions, options: RequestOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
     return runApplicationTools(this, request, functions, (signal) => this.stream(request, { signal }), options);
   }
 

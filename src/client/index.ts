@@ -1,14 +1,10 @@
 /** `agenticdriver/client`: the browser-safe TypeScript client of AgenticDriver wire protocol 1.0. */
 export { AgenticClient, DISCOVERY_TIMEOUT_MS } from './client.js';
+export type { ClientOptions, RequestOptions, TailOptions } from './client.js';
 export type {
-  ClientOptions,
-  RequestOptions,
-  TailOptions,
-  RunRequestBody as RunRequest,
+  RunRequest,
   ProtocolInfo,
   Provider,
-  ProtocolDescription,
-  ProviderDescription,
   RunEvent,
   RunResult,
   ApprovalDecision,
@@ -47,12 +43,6 @@ export type {
   RetrievalIndexRequest,
   RetrievalResult,
   RetrievalSearch,
-} from './client.js';
-export { checkCitations, type SourceManifest } from './citations.js';
-export { PendingApproval, PendingExecution } from './interactive.js';
-export { OperatorClient } from './operator.js';
-export type {
-  OperatorClientOptions,
   AuditEntry,
   OperatorApproval,
   OperatorApprovalList,
@@ -77,7 +67,15 @@ export type {
   BudgetStatus,
   ScopeLimits,
   UsageTotals,
-} from './operator.js';
+} from '../protocol/schemas.js';
+/** @deprecated Renamed to ProtocolInfo, the name every client uses (removed in 0.2). */
+export type ProtocolDescription = import('../protocol/schemas.js').ProtocolInfo;
+/** @deprecated Renamed to Provider, the name every client uses (removed in 0.2). */
+export type ProviderDescription = import('../protocol/schemas.js').Provider;
+export { checkCitations, type SourceManifest } from './citations.js';
+export { PendingApproval, PendingExecution } from './interactive.js';
+export { OperatorClient } from './operator.js';
+export type { OperatorClientOptions } from './operator.js';
 export type { ApplicationToolFunctions, ToolContext, ToolFunction, ToolFunctions } from './interactive.js';
 export { DriverError } from '../protocol/errors.js';
 export { WIRE_VERSION } from '../protocol/version.js';

@@ -33,32 +33,6 @@ import { operation, pathOf, type Operation } from './operations.js';
 import { SseFrameReader } from './sse.js';
 import { openTransport, type Transport, type TransportOptions } from './transport.js';
 
-export type {
-  AuditEntry,
-  BudgetStatus,
-  OperatorApproval,
-  OperatorApprovalList,
-  OperatorAuditPage,
-  OperatorAuditRequest,
-  OperatorJob,
-  OperatorJobList,
-  OperatorJobsRequest,
-  OperatorLimits,
-  OperatorLimitsRequest,
-  OperatorListRequest,
-  OperatorRun,
-  OperatorRunDetail,
-  OperatorRunList,
-  OperatorRunsRequest,
-  OperatorStep,
-  OperatorToolCall,
-  OperatorUpdate,
-  OperatorUsage,
-  OperatorUsageRequest,
-  OperatorWaiting,
-  ScopeLimits,
-  UsageTotals,
-} from '../protocol/schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ops = {
