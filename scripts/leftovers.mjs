@@ -3,7 +3,7 @@
 // that is found there is theirs. The shared places (the system temp dir's top level and
 // ~/.cache/agenticdriver) are compared before and after; there, run directories of processes
 // still alive (another host or test run on the machine) are not leftovers.
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -65,6 +65,19 @@ export function privateRunBase(privateTmp) {
     }
   }
   return undefined;
+}
+
+/**
+ * Folders the real agent CLIs make at fixed paths in the system temp dir, whatever TMPDIR they
+ * are given: Codex's sandbox helper (`codex-linux-sandbox`, used by the native-tool runs) makes
+ * `/tmp/codex-daemon-<uid>` for itself. Made during the run, they are the run's: removed at its
+ * end, when no CLI of the run is left.
+ */
+export function removeCliFolders(before, systemTmp) {
+  const uid = process.getuid?.() ?? 0;
+  for (const path of [join(systemTmp, `codex-daemon-${uid}`)]) {
+    if (!before.has(path)) rmSync(path, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { leftovers, privateRunBase, snapshot } from './leftovers.mjs';
+import { leftovers, privateRunBase, removeCliFolders, snapshot } from './leftovers.mjs';
 import { prepareLtsNode } from './lts-node.mjs';
 import { MARKER, OrphanWatch } from './orphans.mjs';
 import { startPostgres } from './postgres.mjs';
@@ -177,6 +177,7 @@ for (const entry of stages) {
 
 await postgres?.stop().catch((error) => console.error(`the test PostgreSQL server did not stop cleanly: ${error.message}`));
 orphans.sweep();
+removeCliFolders(before, systemTmp);
 const found = leftovers(before, sharedDirs, { tmp: privateTmp, runBase });
 const leftRunning = orphans.killed;
 if (runBase) rmSync(runBase, { recursive: true, force: true });

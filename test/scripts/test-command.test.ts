@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
@@ -22,6 +22,7 @@ interface OrphansModule {
 interface LeftoversModule {
   snapshot(dirs: string[]): Set<string>;
   leftovers(before: Set<string>, sharedDirs: string[], own: { tmp: string; runBase: string | undefined }): { ours: string[]; shared: string[] };
+  removeCliFolders(before: Set<string>, systemTmp: string): void;
 }
 
 /** The environment of a nested `node --test` (without this run's test-runner context). */
@@ -109,6 +110,23 @@ describe('the leftover check (scripts/leftovers.mjs)', () => {
     } finally {
       other.kill('SIGKILL');
     }
+  });
+
+  it("removes the Codex sandbox helper's fixed folder in the system temp dir when the run made it, and keeps one that was there before", async () => {
+    const { removeCliFolders, snapshot } = (await import(pathToFileURL(join(ROOT, 'scripts', 'leftovers.mjs')).href)) as LeftoversModule;
+    const codexFolder = `codex-daemon-${process.getuid?.() ?? 0}`;
+    const made = join(tempDir('agenticdriver-leftovers-'), 'tmp');
+    mkdirSync(made);
+    const before = snapshot([made]);
+    mkdirSync(join(made, codexFolder));
+    mkdirSync(join(made, 'someone-else'));
+    removeCliFolders(before, made);
+    assert.deepEqual(readdirSync(made), ['someone-else']);
+
+    const kept = join(tempDir('agenticdriver-leftovers-'), 'tmp');
+    mkdirSync(join(kept, codexFolder), { recursive: true });
+    removeCliFolders(snapshot([kept]), kept);
+    assert.deepEqual(readdirSync(kept), [codexFolder]);
   });
 });
 
