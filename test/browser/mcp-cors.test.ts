@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { launchChromium } from './launch.js';
-import { bundleForBrowser, serveModulePage, type ModulePage } from './page.js';
+import { bundleForBrowser, closeModulePages, serveModulePage, type ModulePage } from './page.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -39,8 +39,7 @@ describe('a browser MCP client on another origin (CORS)', () => {
   after(async () => {
     await browser?.close();
     await host?.close();
-    for (const page of [allowed, denied]) page?.server.closeAllConnections();
-    await Promise.all([allowed, denied].map((page) => page && new Promise((resolve) => page.server.close(resolve))));
+    await closeModulePages(allowed, denied);
   });
 
   /** Connects from the page, lists the tools and calls `run`; what happened, or the error. */

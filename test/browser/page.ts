@@ -28,3 +28,9 @@ export async function serveModulePage(bundle: string, global: string): Promise<M
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
+
+/** Closes the pages' servers, their kept-alive connections first (a browser holds them open). */
+export async function closeModulePages(...pages: (ModulePage | undefined)[]): Promise<void> {
+  for (const page of pages) page?.server.closeAllConnections();
+  await Promise.all(pages.map((page) => page && new Promise((resolve) => page.server.close(resolve))));
+}
