@@ -115,13 +115,14 @@ for (const entry of [...stages].reverse()) if (wanted.has(entry.name)) entry.nee
 
 // Every stage gets a private temp dir inside the system one and a private XDG_RUNTIME_DIR
 // (where CLI runs make their directories), so that what the tests leave there is theirs
-// alone; tsx's compile cache (not made by our tests) is switched off.
+// alone. tsx's compile cache lives there too (tsx-<uid>): the many processes of a run compile
+// each source once, and it goes with the folder.
 const systemTmp = tmpdir();
 const privateTmp = mkdtempSync(join(systemTmp, 'agenticdriver-test-'));
 const runBase = privateRunBase(privateTmp);
 process.env.TMPDIR = process.env.TMP = process.env.TEMP = privateTmp;
 if (runBase) process.env.XDG_RUNTIME_DIR = runBase;
-process.env.TSX_DISABLE_CACHE = '1';
+delete process.env.TSX_DISABLE_CACHE;
 // Every process of the run carries this marker, so that one it left running is found (scripts/orphans.mjs).
 process.env[MARKER] = randomUUID();
 const orphans = new OrphanWatch(process.env[MARKER]);
@@ -175,6 +176,7 @@ for (const entry of stages) {
 
 // --- the end: the server, what was left behind, the table ------------------------------------
 
+rmSync(join(privateTmp, `tsx-${process.geteuid?.() ?? userInfo().username}`), { recursive: true, force: true });
 await postgres?.stop().catch((error) => console.error(`the test PostgreSQL server did not stop cleanly: ${error.message}`));
 orphans.sweep();
 removeCliFolders(before, systemTmp);

@@ -12,9 +12,9 @@ import { after, before, describe, it } from 'node:test';
 import { freshDatabase, postgresUrl, superuserQuery } from '../support/postgres.js';
 import { encodedForms } from '../support/secrets.js';
 import { tempDir } from '../support/temp.js';
+import { cliCommand } from '../support/processes.js';
 
 const root = join(import.meta.dirname, '..', '..');
-const main = join(root, 'src', 'cli', 'main.ts');
 const TOKEN = 'pg-secret-token-0123456789abcdefghijklm';
 const PASSWORD = 'pg/pass+0123456789=abcdef~ghijklmnop';
 const ROLE = `agenticdriver_secret_${process.pid}`;
@@ -58,7 +58,7 @@ describe('secret grep: the PostgreSQL URL', () => {
   }
   async function cli(what: string, args: string[], url: string, untilListening = false) {
     const env = { ...process.env, HOME: dir, AGENTICDRIVER_CONFIG: '', AD_PG_SECRET_TOKEN: TOKEN, AD_PG_SECRET_URL: url };
-    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, cliCommand(args), { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));

@@ -19,10 +19,10 @@ import { after, before, describe, it } from 'node:test';
 import { encodedForms } from '../support/secrets.js';
 import { startChatCompletionsServer, type VendorServer } from '../vendors/index.js';
 import { startEmbeddingServer, type EmbeddingServer } from '../vendors/embeddings.js';
+import { cliCommand } from '../support/processes.js';
 
-// tsx resolves from the working directory: the CLI runs from the repository root.
+// The CLI runs from the repository root.
 const root = join(import.meta.dirname, '..', '..');
-const main = join(root, 'src', 'cli', 'main.ts');
 
 // Characters that URL- and base64-encoding change, so each encoded form is distinct.
 const SECRETS = {
@@ -77,7 +77,7 @@ describe('secret grep: no secret in any captured output', () => {
   }
   /** Runs the CLI without blocking: the loopback vendors answer from this process. */
   async function cli(what: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, cliCommand(args), { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -135,7 +135,7 @@ describe('secret grep: no secret in any captured output', () => {
         webhook: { url: 'http://127.0.0.1:1/usage', tokenRef: { env: 'AD_WEBHOOK_TOKEN' }, maxAttempts: 2, retryIntervalMs: 1000 },
       },
     });
-    server = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', config, '--json'], { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn(process.execPath, cliCommand(['serve', '--config', config, '--json']), { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stderr!.on('data', (chunk: Buffer) => (serverOutput.stderr += chunk.toString('utf8')));
     const lines = createInterface({ input: server.stdout! });
     lines.on('line', (line) => (serverOutput.stdout += `${line}\n`));

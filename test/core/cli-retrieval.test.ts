@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { cli, killAll, ROOT, spawnHost } from '../support/processes.js';
+import { CLI_MAIN, cli, killAll, ROOT, spawnHost } from '../support/processes.js';
 import { tempDir } from '../support/temp.js';
 
 async function pdf(pages: string[]): Promise<Uint8Array> {
@@ -44,7 +44,7 @@ describe('agenticdriver ingest and run --retrieval against a live serve', () => 
     writeFileSync(join(docs, 'guide.pdf'), await pdf(['The printer lives on the second floor.', '', 'Toner is in the supply cabinet.']));
     writeFileSync(join(docs, 'ignored.png'), 'not ingested: not an ingestible extension');
     writeFileSync(join(dir, 'strange.csv'), 'a,b\n');
-    const host = await spawnHost([join(ROOT, 'src', 'cli', 'main.ts'), 'serve', '--config', config, '--port', '0', '--json'], process.env, children);
+    const host = await spawnHost([CLI_MAIN, 'serve', '--config', config, '--port', '0', '--json'], process.env, children);
     url = host.url;
   });
 
@@ -91,7 +91,7 @@ describe("the README's walk-through: agenticdriver ingest ./docs, then a questio
   before(async () => {
     config = join(tempDir('agenticdriver-cli-docs-'), 'config', 'config.json');
     assert.equal(cli(['init', '--config', config, '--json']).status, 0);
-    const host = await spawnHost([join(ROOT, 'src', 'cli', 'main.ts'), 'serve', '--config', config, '--port', '0', '--json'], process.env, children);
+    const host = await spawnHost([CLI_MAIN, 'serve', '--config', config, '--port', '0', '--json'], process.env, children);
     url = host.url;
   });
 

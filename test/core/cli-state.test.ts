@@ -21,7 +21,7 @@ describe('agenticdriver CLI: keys, jobs and sessions', () => {
   before(async () => {
     const init = cli(['init', '--config', config, '--json']);
     assert.equal(init.status, 0, init.stderr);
-    server = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', config, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    server = spawn(process.execPath, [main, 'serve', '--config', config, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const line = await new Promise<string>((resolve) => createInterface({ input: server.stdout! }).once('line', resolve));
     url = (JSON.parse(line) as { url: string }).url;
   });

@@ -11,7 +11,7 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { assertFreshBuild, BUILT_CLI, builtCli, errorOf, stopChild, terminalCli } from '../support/processes.js';
+import { CLI_MAIN, cli, errorOf, stopChild, terminalCli } from '../support/processes.js';
 import { tempDir } from '../support/temp.js';
 
 const json = (stdout: string) => JSON.parse(stdout) as any;
@@ -45,10 +45,9 @@ describe('the built CLI at a terminal and in a pipe', () => {
   const original = () => json(readFileSync(config, 'utf8'));
 
   before(async () => {
-    assertFreshBuild();
-    const init = builtCli(['init', '--config', config]);
+    const init = cli(['init', '--config', config]);
     assert.equal(init.status, 0, init.stderr);
-    host = spawn(process.execPath, [BUILT_CLI, 'serve', '--config', config, '--port', '0', '--json'], { env: { ...process.env, AGENTICDRIVER_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    host = spawn(process.execPath, [CLI_MAIN, 'serve', '--config', config, '--port', '0', '--json'], { env: { ...process.env, AGENTICDRIVER_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
     createInterface({ input: host.stderr! }).on('line', (line) => {
       if (!line.startsWith('{')) return;
       hostLog.push(line);
@@ -64,7 +63,7 @@ describe('the built CLI at a terminal and in a pipe', () => {
   describe('output', () => {
     it('bare agenticdriver and bare command groups print their help and exit 0', () => {
       for (const args of [[], ['jobs'], ['sessions'], ['providers'], ['tokens']]) {
-        const result = builtCli(args);
+        const result = cli(args);
         assert.equal(result.status, 0, `${args.join(' ')}: ${result.stderr}`);
         assert.match(result.stdout, /^Usage: agenticdriver/, args.join(' '));
         assert.equal(result.stderr, '', args.join(' '));
@@ -75,7 +74,7 @@ describe('the built CLI at a terminal and in a pipe', () => {
       const terminal = terminalCli(['statu']);
       assert.equal(terminal.status, 1);
       assert.match(terminal.output, /^error: unknown command 'statu'\n\(Did you mean status\?\)\n  \(INVALID_ARGUMENT\)\n$/);
-      const piped = builtCli(['statu']);
+      const piped = cli(['statu']);
       assert.equal(piped.status, 1);
       assert.equal(piped.stderr.trim().split('\n').length, 1);
       assert.equal(errorOf(piped.stderr).message, "unknown command 'statu' (Did you mean status?)");
@@ -90,7 +89,7 @@ describe('the built CLI at a terminal and in a pipe', () => {
       assert.match(terminal.output, /^mock +mock +ready +demo$/m);
       assert.ok(!terminal.output.includes('{'), 'no JSON at a terminal');
       for (const args of [['status', ...client()], ['status', ...client(), '--json']]) {
-        const piped = builtCli(args);
+        const piped = cli(args);
         assert.equal(piped.status, 0, piped.stderr);
         assert.deepEqual(json(piped.stdout).providers.map((provider: { id: string }) => provider.id), ['mock']);
       }
@@ -102,26 +101,26 @@ describe('the built CLI at a terminal and in a pipe', () => {
       assert.equal(doctor.status, 0, doctor.output);
       assert.match(doctor.output, /^PROVIDER +KIND +HEALTH +VERSION +MODELS$/m);
       assert.match(doctor.output, /^Every check passed\.$/m);
-      assert.equal(json(builtCli(['doctor', '--config', config]).stdout).ok, true);
+      assert.equal(json(cli(['doctor', '--config', config]).stdout).ok, true);
       const audit = terminalCli(['audit', '--config', config]);
       assert.equal(audit.status, 0, audit.output);
       assert.match(audit.output, /^No approval has been requested yet\.$/m);
-      assert.equal(builtCli(['audit', '--config', config]).stdout, '', 'no records: no JSON lines');
+      assert.equal(cli(['audit', '--config', config]).stdout, '', 'no records: no JSON lines');
     });
   });
 
   describe('sessions and jobs', () => {
     it('run --session prints the revision to continue from; sessions list shows it', () => {
-      const created = builtCli(['sessions', 'create', ...client(), '--provider', 'mock', '--model', 'demo']);
+      const created = cli(['sessions', 'create', ...client(), '--provider', 'mock', '--model', 'demo']);
       assert.equal(created.status, 0, created.stderr);
       const id = json(created.stdout).session.id as string;
-      const first = builtCli(['run', ...client(), '--provider', 'mock', '--model', 'demo', '--session', `${id}:0`, '--input', 'one']);
+      const first = cli(['run', ...client(), '--provider', 'mock', '--model', 'demo', '--session', `${id}:0`, '--input', 'one']);
       assert.equal(first.status, 0, first.stderr);
       assert.equal(first.stdout, 'one\n', 'stdout keeps only the answer');
       assert.match(first.stderr, new RegExp(`continue with --session ${id}:1`));
-      const second = builtCli(['run', ...client(), '--provider', 'mock', '--model', 'demo', '--session', `${id}:1`, '--input', 'two']);
+      const second = cli(['run', ...client(), '--provider', 'mock', '--model', 'demo', '--session', `${id}:1`, '--input', 'two']);
       assert.match(second.stderr, new RegExp(`--session ${id}:2`));
-      const listed = builtCli(['sessions', 'list', ...client()]);
+      const listed = cli(['sessions', 'list', ...client()]);
       assert.equal(listed.status, 0, listed.stderr);
       assert.deepEqual(json(listed.stdout).sessions.map((session: { id: string; revision: number }) => [session.id, session.revision]), [[id, 2]]);
       const table = terminalCli(['sessions', 'list', ...client()]);
@@ -131,27 +130,27 @@ describe('the built CLI at a terminal and in a pipe', () => {
 
     it('jobs list shows the subject\'s jobs, newest first, and filters by state', () => {
       const ids = ['job-a', 'job-b'].map((key) => {
-        const submitted = builtCli(['jobs', 'submit', ...client(), '--key', key, '--provider', 'mock', '--model', 'demo', '--input', key, '--tail']);
+        const submitted = cli(['jobs', 'submit', ...client(), '--key', key, '--provider', 'mock', '--model', 'demo', '--input', key, '--tail']);
         assert.equal(submitted.status, 0, submitted.stderr);
         return /^job (\S+)$/m.exec(submitted.stderr)![1]!;
       });
-      const listed = json(builtCli(['jobs', 'list', ...client()]).stdout).jobs as { id: string; state: string }[];
+      const listed = json(cli(['jobs', 'list', ...client()]).stdout).jobs as { id: string; state: string }[];
       assert.deepEqual(listed.map((job) => [job.id, job.state]), [[ids[1], 'completed'], [ids[0], 'completed']]);
-      assert.deepEqual(json(builtCli(['jobs', 'list', ...client(), '--state', 'queued']).stdout).jobs, []);
-      assert.deepEqual(json(builtCli(['jobs', 'list', ...client(), '--limit', '1']).stdout).jobs.length, 1);
+      assert.deepEqual(json(cli(['jobs', 'list', ...client(), '--state', 'queued']).stdout).jobs, []);
+      assert.deepEqual(json(cli(['jobs', 'list', ...client(), '--limit', '1']).stdout).jobs.length, 1);
       assert.match(terminalCli(['jobs', 'list', ...client()]).output, /^ID +STATE +PROVIDER +MODEL +EVENTS +UPDATED$/m);
     });
   });
 
   describe('messages', () => {
     it('an unknown provider is "not configured, or not granted", still one answer either way', () => {
-      const result = builtCli(['run', ...client(), '--provider', 'openai', '--model', 'gpt', '--input', 'hi']);
+      const result = cli(['run', ...client(), '--provider', 'openai', '--model', 'gpt', '--input', 'hi']);
       assert.equal(result.status, 1);
       assert.deepEqual(errorOf(result.stderr), { code: 'FORBIDDEN', message: 'Provider openai is not configured on this host, or not granted to this token.', retryable: false });
     });
 
     it('a host URL without a scheme is a URL error, not a transport one', () => {
-      const result = builtCli(['status', '--config', config, '--url', url.replace('http://', '')]);
+      const result = cli(['status', '--config', config, '--url', url.replace('http://', '')]);
       assert.equal(result.status, 1);
       assert.equal(errorOf(result.stderr).code, 'INVALID_URL');
     });
@@ -167,20 +166,20 @@ describe('the built CLI at a terminal and in a pipe', () => {
       const value = original();
       value.providers.push({ kind: 'openai', id: 'openai', models: ['gpt'] });
       const path = configWith('no-key.json', JSON.stringify(value, null, 2));
-      const error = errorOf(builtCli(['doctor', '--config', path]).stderr);
+      const error = errorOf(cli(['doctor', '--config', path]).stderr);
       assert.equal(error.code, 'INVALID_CONFIG');
       assert.match(error.message, /\/providers\/1 must have required property 'apiKeyRef' \(a provider of kind openai\)/);
       assert.ok(!error.message.includes('must be equal to constant'), error.message);
       const line = readFileSync(path, 'utf8').split('\n').findIndex((text) => text.includes('"kind": "openai"'));
       assert.match(error.message, new RegExp(`line ${line}, column 5\\)\\.$`), 'the line of the entry (its opening brace)');
       value.providers[1] = { kind: 'opnai', id: 'openai', models: ['gpt'] };
-      const unknown = errorOf(builtCli(['serve', '--config', configWith('bad-kind.json', JSON.stringify(value, null, 2))]).stderr);
+      const unknown = errorOf(cli(['serve', '--config', configWith('bad-kind.json', JSON.stringify(value, null, 2))]).stderr);
       assert.match(unknown.message, /\/providers\/1\/kind "opnai" is not a provider kind; use one of mock, openai, /);
     });
 
     it('give the line and column of a JSON syntax error', () => {
       const path = configWith('trailing-comma.json', '{\n  "version": 1,\n  "providers": [],\n}\n');
-      const error = errorOf(builtCli(['serve', '--config', path]).stderr);
+      const error = errorOf(cli(['serve', '--config', path]).stderr);
       assert.equal(error.code, 'INVALID_CONFIG');
       assert.match(error.message, /is not valid JSON: line 4, column 1: a property name in double quotes was expected \(a trailing comma\?\)\.$/);
     });
@@ -189,7 +188,7 @@ describe('the built CLI at a terminal and in a pipe', () => {
   describe('config edits and SIGHUP', () => {
     it('init says what to run next: the --config it needs and the key variable', () => {
       const path = join(tempDir('ad-init-next-'), 'config.json');
-      const piped = json(builtCli(['init', '--config', path, '--provider', 'openai', '--model', 'gpt-test']).stdout);
+      const piped = json(cli(['init', '--config', path, '--provider', 'openai', '--model', 'gpt-test']).stdout);
       assert.equal(piped.next, `agenticdriver serve --config ${path}`);
       assert.deepEqual(piped.environment, ['OPENAI_API_KEY']);
       const schema = new URL(json(readFileSync(path, 'utf8')).$schema as string);
@@ -204,59 +203,59 @@ describe('the built CLI at a terminal and in a pipe', () => {
     it('providers add and remove edit the config atomically, keep its mode, print no secret, and a SIGHUP applies them', async () => {
       chmodSync(config, 0o640);
       writeFileSync(join(dir, 'vendor.key'), 'sk-planted-provider-key-77\n', { mode: 0o600 });
-      const added = builtCli(['providers', 'add', 'openai-compatible', '--config', config, '--id', 'local-llm', '--model', 'qwen', '--base-url', 'http://127.0.0.1:9/v1', '--api-key-file', 'vendor.key', '--grant', 'local']);
+      const added = cli(['providers', 'add', 'openai-compatible', '--config', config, '--id', 'local-llm', '--model', 'qwen', '--base-url', 'http://127.0.0.1:9/v1', '--api-key-file', 'vendor.key', '--grant', 'local']);
       assert.equal(added.status, 0, added.stderr);
       assert.deepEqual(json(added.stdout).grantedTo, ['local']);
       assert.equal(statSync(config).mode & 0o777, 0o640, 'the file keeps its mode');
       const entry = original().providers.find((provider: { id: string }) => provider.id === 'local-llm');
       assert.deepEqual(entry, { kind: 'openai-compatible', id: 'local-llm', models: ['qwen'], apiKeyRef: { file: 'vendor.key' }, baseUrl: 'http://127.0.0.1:9/v1' });
-      const listed = builtCli(['providers', 'list', '--config', config]);
+      const listed = cli(['providers', 'list', '--config', config]);
       assert.deepEqual(json(listed.stdout).providers.map((provider: { id: string; grantedTo: string[] }) => [provider.id, provider.grantedTo]), [['mock', ['local', 'operator']], ['local-llm', ['local']]]);
       for (const output of [added.stdout, added.stderr, listed.stdout, terminalCli(['providers', 'list', '--config', config]).output]) assert.ok(!output.includes('sk-planted'), output);
 
       const verdict = await reload();
       assert.equal(verdict.msg, 'config reloaded');
       assert.deepEqual(verdict.changed, ['tokens', 'providers'], 'the grant changed token local too');
-      assert.deepEqual(json(builtCli(['status', ...client()]).stdout).providers.map((provider: { id: string }) => provider.id), ['mock', 'local-llm']);
+      assert.deepEqual(json(cli(['status', ...client()]).stdout).providers.map((provider: { id: string }) => provider.id), ['mock', 'local-llm']);
 
-      const removed = builtCli(['providers', 'remove', 'local-llm', '--config', config]);
+      const removed = cli(['providers', 'remove', 'local-llm', '--config', config]);
       assert.equal(removed.status, 0, removed.stderr);
       assert.deepEqual(json(removed.stdout).revokedFrom, ['local']);
       assert.equal((await reload()).msg, 'config reloaded');
-      assert.deepEqual(json(builtCli(['status', ...client()]).stdout).providers.map((provider: { id: string }) => provider.id), ['mock']);
+      assert.deepEqual(json(cli(['status', ...client()]).stdout).providers.map((provider: { id: string }) => provider.id), ['mock']);
     });
 
     it('refuses an edit that would leave the config invalid, and writes nothing', () => {
       const before = readFileSync(config, 'utf8');
-      const last = builtCli(['providers', 'remove', 'mock', '--config', config]);
+      const last = cli(['providers', 'remove', 'mock', '--config', config]);
       assert.equal(last.status, 1);
       assert.match(errorOf(last.stderr).message, /^Nothing was written: the change would leave the config invalid\. .*\/providers must NOT have fewer than 1 items/);
-      assert.equal(errorOf(builtCli(['providers', 'add', 'mock', '--config', config]).stderr).message, 'A provider with id mock is already configured; pick another with --id.');
-      assert.equal(errorOf(builtCli(['providers', 'add', 'openai-compatible', '--config', config, '--model', 'x']).stderr).message, '--base-url is required for openai-compatible.');
-      assert.equal(errorOf(builtCli(['tokens', 'grant', 'local', '--config', config, '--provider', 'nope']).stderr).code, 'INVALID_ARGUMENT');
+      assert.equal(errorOf(cli(['providers', 'add', 'mock', '--config', config]).stderr).message, 'A provider with id mock is already configured; pick another with --id.');
+      assert.equal(errorOf(cli(['providers', 'add', 'openai-compatible', '--config', config, '--model', 'x']).stderr).message, '--base-url is required for openai-compatible.');
+      assert.equal(errorOf(cli(['tokens', 'grant', 'local', '--config', config, '--provider', 'nope']).stderr).code, 'INVALID_ARGUMENT');
       assert.equal(readFileSync(config, 'utf8'), before, 'the file is byte for byte the same');
     });
 
     it('tokens add writes a private token file and prints only its path; the host accepts the token after SIGHUP', async () => {
-      const added = builtCli(['tokens', 'add', 'app', '--config', config, '--provider', 'mock', '--sessions', 'read']);
+      const added = cli(['tokens', 'add', 'app', '--config', config, '--provider', 'mock', '--sessions', 'read']);
       assert.equal(added.status, 0, added.stderr);
       const tokenFile = json(added.stdout).tokenFile as string;
       const token = readFileSync(tokenFile, 'utf8').trim();
       assert.ok(token.length >= 32);
       assert.equal(statSync(tokenFile).mode & 0o777, 0o600);
-      for (const output of [added.stdout, added.stderr, builtCli(['tokens', 'list', '--config', config]).stdout, terminalCli(['tokens', 'list', '--config', config]).output]) assert.ok(!output.includes(token));
-      const unknown = builtCli(['sessions', 'list', ...client(), '--token-id', 'app']);
+      for (const output of [added.stdout, added.stderr, cli(['tokens', 'list', '--config', config]).stdout, terminalCli(['tokens', 'list', '--config', config]).output]) assert.ok(!output.includes(token));
+      const unknown = cli(['sessions', 'list', ...client(), '--token-id', 'app']);
       assert.equal(errorOf(unknown.stderr).code, 'UNAUTHORIZED', 'not before the reload');
       assert.deepEqual((await reload()).changed, ['tokens']);
-      assert.deepEqual(json(builtCli(['sessions', 'list', ...client(), '--token-id', 'app']).stdout).sessions, [], 'another subject sees none of local\'s sessions');
+      assert.deepEqual(json(cli(['sessions', 'list', ...client(), '--token-id', 'app']).stdout).sessions, [], 'another subject sees none of local\'s sessions');
 
-      const granted = builtCli(['tokens', 'grant', 'app', '--config', config, '--jobs', 'read', 'submit']);
+      const granted = cli(['tokens', 'grant', 'app', '--config', config, '--jobs', 'read', 'submit']);
       assert.deepEqual(json(granted.stdout).token.jobs, ['read', 'submit']);
-      const revoked = builtCli(['tokens', 'revoke', 'app', '--config', config, '--sessions', 'read']);
+      const revoked = cli(['tokens', 'revoke', 'app', '--config', config, '--sessions', 'read']);
       assert.deepEqual(json(revoked.stdout).token.sessions, []);
       await reload();
-      assert.equal(errorOf(builtCli(['sessions', 'list', ...client(), '--token-id', 'app']).stderr).code, 'FORBIDDEN');
-      assert.equal(builtCli(['tokens', 'remove', 'app', '--config', config]).status, 0);
+      assert.equal(errorOf(cli(['sessions', 'list', ...client(), '--token-id', 'app']).stderr).code, 'FORBIDDEN');
+      assert.equal(cli(['tokens', 'remove', 'app', '--config', config]).status, 0);
       await reload();
       const after = await fetch(`${url}/v1/protocol`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(after.status, 401, 'a removed token is refused once the host reloaded');
@@ -279,7 +278,7 @@ describe('the built CLI at a terminal and in a pipe', () => {
       } finally {
         writeFileSync(config, good);
       }
-      assert.equal(builtCli(['status', ...client()]).status, 0, 'the host kept serving');
+      assert.equal(cli(['status', ...client()]).status, 0, 'the host kept serving');
     });
   });
 });

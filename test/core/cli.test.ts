@@ -17,7 +17,7 @@ describe('agenticdriver CLI', () => {
   before(async () => {
     const init = cli(['init', '--config', config, '--json']);
     assert.equal(init.status, 0, init.stderr);
-    server = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--config', config, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    server = spawn(process.execPath, [main, 'serve', '--config', config, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const line = await new Promise<string>((resolve) => createInterface({ input: server.stdout! }).once('line', resolve));
     const listening = JSON.parse(line) as { event: string; url: string; consoleUrl?: string; configPath: string };
     assert.equal(listening.event, 'listening');
@@ -36,15 +36,15 @@ describe('agenticdriver CLI', () => {
     const loadedBy = (args: string[]) => {
       const record = join(dir, `loaded-${args[0]}.txt`);
       writeFileSync(record, '');
-      const result = spawnSync(process.execPath, ['--import', 'tsx', '--import', register, main, ...args], { encoding: 'utf8', env: { ...process.env, AGENTICDRIVER_CONFIG: '', AD_LOADED: record } });
+      const result = spawnSync(process.execPath, ['--import', register, main, ...args], { encoding: 'utf8', env: { ...process.env, AGENTICDRIVER_CONFIG: '', AD_LOADED: record } });
       assert.equal(result.status, 0, result.stderr);
-      return readFileSync(record, 'utf8').split('\n').filter((line) => line.includes('/src/'));
+      return readFileSync(record, 'utf8').split('\n').filter((line) => line.includes('/dist/'));
     };
     const status = loadedBy(['status', '--config', config, '--url', url, '--json']);
-    assert.ok(status.some((url) => url.endsWith('/src/host/config-file.ts')), 'the config was read');
-    assert.deepEqual(status.filter((url) => /\/src\/extensions\/(index\.ts|[^/]+\/(index|instance)\.ts)$/.test(url)), [], 'no extension declaration or implementation');
+    assert.ok(status.some((url) => url.endsWith('/dist/host/config-file.js')), 'the config was read');
+    assert.deepEqual(status.filter((url) => /\/dist\/extensions\/(index\.js|[^/]+\/(index|instance)\.js)$/.test(url)), [], 'no extension declaration or implementation');
     const providers = loadedBy(['providers', 'list', '--config', config, '--json']);
-    assert.deepEqual(providers.filter((url) => url.includes('/src/extensions/')), []);
+    assert.deepEqual(providers.filter((url) => url.includes('/dist/extensions/')), []);
   });
 
   it('init writes a valid config and a private token file, never printing the token', () => {
@@ -95,7 +95,7 @@ describe('agenticdriver CLI', () => {
     const text = cli(['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--input', 'Hello CLI']);
     assert.equal(text.status, 0, text.stderr);
     assert.equal(text.stdout, 'Hello CLI\n');
-    const events = cli(['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--json'], 'from stdin');
+    const events = cli(['run', '--config', config, '--url', url, '--provider', 'mock', '--model', 'demo', '--json'], { input: 'from stdin' });
     assert.equal(events.status, 0, events.stderr);
     const types = events.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type);
     assert.equal(types[0], 'run.started');

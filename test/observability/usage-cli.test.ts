@@ -8,17 +8,11 @@ import { readHostConfig } from '../../src/host/config.js';
 import { startHost } from '../../src/host/index.js';
 import type { UsageReport } from '../../src/cli/usage.js';
 import { parseSince } from '../../src/cli/usage.js';
-import { assertFreshBuild, terminalCli } from '../support/processes.js';
+import { cli, terminalCli } from '../support/processes.js';
 import { tempDir } from '../support/temp.js';
 
-const main = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
 const TOKEN_A = 'usage-cli-token-a-0123456789abcdefghijkl';
 const TOKEN_B = 'usage-cli-token-b-0123456789abcdefghijkl';
-
-function cli(args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { encoding: 'utf8', env: { ...process.env, AGENTICDRIVER_CONFIG: '' } });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
 
 function script(...steps: unknown[][]): string {
   return JSON.stringify({ mockScript: { steps: steps.map((actions) => ({ actions })) } });
@@ -80,7 +74,6 @@ describe('agenticdriver usage', () => {
   });
 
   it('prints totals as a table at a terminal (JSON in a pipe), by provider and by day', () => {
-    assertFreshBuild();
     const total = terminalCli(['usage', '--config', config]);
     assert.equal(total.status, 0, total.output);
     assert.match(total.output, /^Usage\n/);
@@ -138,7 +131,6 @@ describe('agenticdriver usage', () => {
         ['provider', 'mock', undefined, undefined, [{ unit: 'tokens', limit: 200_000, used: 1100, reserved: 0, remaining: 198_900 }]],
       ],
     );
-    assertFreshBuild();
     const table = terminalCli(['usage', '--config', limited]);
     assert.match(table.output, /\nsubject alice: 60 requests\/min\n +rolling-2592000000 budget \$1\.0000: used \$0\.0012, reserved \$0\.0000, remaining \$0\.9988, resets /);
     assert.match(table.output, /\ntoken a: 2 concurrent runs\n +rolling-2592000000 budget 100,000 tokens: used 1,100 tokens/);

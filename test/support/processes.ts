@@ -1,6 +1,7 @@
 /**
- * Real processes for tests: the `agenticdriver` CLI run from the sources, and host processes
- * (`serve --json`, or a launcher printing the same first line) started and awaited until they listen.
+ * Real processes for tests: the `agenticdriver` CLI as a user runs it (the build: the test
+ * command builds before the suites), and host processes (`serve --json`, or a launcher printing
+ * the same first line) started and awaited until they listen.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -9,17 +10,50 @@ import { createInterface } from 'node:readline';
 
 // tsx resolves from the working directory: processes run from the repository root.
 export const ROOT = join(import.meta.dirname, '..', '..');
-export const CLI_MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+/** The built CLI (`npm run build`). */
+export const CLI_MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 
-/** Runs the CLI to completion (no config from the environment). */
-export function cli(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { encoding: 'utf8', input: input ?? '', env: { ...process.env, AGENTICDRIVER_CONFIG: '' } });
+/** What scripts/build.mjs writes at the end of every build (tsc leaves an unchanged output's time alone). */
+const BUILD_STAMP = join(ROOT, 'dist', '.build-inputs.json');
+let buildChecked = false;
+
+/** Refuses to test a missing or stale build: every file under src/ must be older than the last build. */
+export function assertFreshBuild(): void {
+  if (buildChecked) return;
+  if (!existsSync(CLI_MAIN) || !existsSync(BUILD_STAMP)) throw new Error(`${CLI_MAIN} is missing: run \`npm run build\` first.`);
+  const built = statSync(BUILD_STAMP).mtimeMs;
+  const newest = (dir: string): number =>
+    Math.max(...readdirSync(dir, { withFileTypes: true }).map((entry) => (entry.isDirectory() ? newest(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs)));
+  if (newest(join(ROOT, 'src')) > built) throw new Error(`${CLI_MAIN} is older than src/: run \`npm run build\` first.`);
+  buildChecked = true;
+}
+
+/** The arguments of `node` running the CLI with `args` (for a test that spawns it its own way). */
+export function cliCommand(args: readonly string[]): string[] {
+  return nodeArgs(CLI_MAIN, args);
+}
+
+/** How node runs `script`: a TypeScript one (a test's own launcher) through tsx, the build as it is. */
+function nodeArgs(script: string, rest: readonly string[]): string[] {
+  if (script === CLI_MAIN) assertFreshBuild();
+  return script.endsWith('.ts') ? ['--import', 'tsx', script, ...rest] : [script, ...rest];
+}
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to completion with stdout and stderr piped (no config from the environment). */
+export function cli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): CliResult {
+  const result = spawnSync(process.execPath, cliCommand(args), { encoding: 'utf8', input: options.input ?? '', env: { ...process.env, AGENTICDRIVER_CONFIG: '', ...options.env } });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 /** Runs the CLI to completion without blocking the test's event loop (streams it holds open keep being read). */
-export function cliAsync(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { cwd: ROOT, env: { ...env, AGENTICDRIVER_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function cliAsync(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
+  const child = spawn(process.execPath, cliCommand(args), { cwd: ROOT, env: { ...env, AGENTICDRIVER_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -30,39 +64,12 @@ export function cliAsync(args: string[], env: NodeJS.ProcessEnv = process.env): 
   });
 }
 
-/** The CLI as a user runs it: the build (`npm run build`; the test command builds before the suites). */
-export const BUILT_CLI = join(ROOT, 'dist', 'cli', 'main.js');
-
-/** What scripts/build.mjs writes at the end of every build (tsc leaves an unchanged output's time alone). */
-const BUILD_STAMP = join(ROOT, 'dist', '.build-inputs.json');
-
-/** Refuses to test a missing or stale build: every file under src/ must be older than the last build. */
-export function assertFreshBuild(): void {
-  if (!existsSync(BUILT_CLI) || !existsSync(BUILD_STAMP)) throw new Error(`${BUILT_CLI} is missing: run \`npm run build\` first.`);
-  const built = statSync(BUILD_STAMP).mtimeMs;
-  const newest = (dir: string): number =>
-    Math.max(...readdirSync(dir, { withFileTypes: true }).map((entry) => (entry.isDirectory() ? newest(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs)));
-  if (newest(join(ROOT, 'src')) > built) throw new Error(`${BUILT_CLI} is older than src/: run \`npm run build\` first.`);
-}
-
-export interface CliResult {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built CLI to completion with stdout and stderr piped (no config from the environment). */
-export function builtCli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): CliResult {
-  const result = spawnSync(process.execPath, [BUILT_CLI, ...args], { encoding: 'utf8', input: options.input ?? '', env: { ...process.env, AGENTICDRIVER_CONFIG: '', ...options.env } });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
 // A pseudo-terminal from Python's standard library (the test command needs Python anyway).
 const PTY = 'import os, pty, sys\nstatus = pty.spawn(sys.argv[1:])\nsys.exit(os.waitstatus_to_exitcode(status))';
 
 /** Runs the built CLI at a terminal: stdout and stderr are one pseudo-terminal, returned as `output` (line ends normalized). */
 export function terminalCli(args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null; output: string } {
-  const result = spawnSync('python3', ['-c', PTY, process.execPath, BUILT_CLI, ...args], { encoding: 'utf8', env: { ...process.env, AGENTICDRIVER_CONFIG: '', ...env } });
+  const result = spawnSync('python3', ['-c', PTY, process.execPath, ...cliCommand(args)], { encoding: 'utf8', env: { ...process.env, AGENTICDRIVER_CONFIG: '', ...env } });
   return { status: result.status, output: result.stdout.replaceAll('\r\n', '\n') };
 }
 
@@ -80,12 +87,12 @@ export interface HostProcess {
 }
 
 /**
- * Starts `node --import tsx <args>` (e.g. the CLI's `serve --json`) and resolves once its first
+ * Starts `node <script> <args>` (e.g. the CLI's `serve --json`) and resolves once its first
  * stdout line, `{"url": …}`, says it listens. Recorded in `children` so the suite can kill it.
  * Its stderr goes to the test's, or to `onStderr`.
  */
-export async function spawnHost(args: string[], env: NodeJS.ProcessEnv, children: ChildProcess[], options: { onStderr?: (text: string) => void } = {}): Promise<HostProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', options.onStderr ? 'pipe' : 'inherit'] });
+export async function spawnHost([script, ...args]: [string, ...string[]], env: NodeJS.ProcessEnv, children: ChildProcess[], options: { onStderr?: (text: string) => void } = {}): Promise<HostProcess> {
+  const child = spawn(process.execPath, nodeArgs(script, args), { env, cwd: ROOT, stdio: ['ignore', 'pipe', options.onStderr ? 'pipe' : 'inherit'] });
   if (options.onStderr) child.stderr!.setEncoding('utf8').on('data', options.onStderr);
   children.push(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
