@@ -35,22 +35,25 @@ function findTests(dir) {
 
 /**
  * One row of the final table: a group (what `npm test -- <group>` selects), a name, what it
- * needs to have passed, and run(), which resolves to { ok, detail } (or throws: failed).
+ * needs to have passed, and run(io), which resolves to { ok, detail, cpu? } (or throws: failed).
+ * `alongside`: a stage that keeps about one core busy, run two at a time with the stages next to
+ * it that are so too (a 2-core machine is then busy on both); its output is held and printed
+ * whole when it ends (io.held).
  */
 const stages = [];
-function stage(group, name, run, needs = []) {
-  stages.push({ group, name, run, needs, result: 'not selected', detail: '', seconds: undefined, cpu: undefined });
+function stage(group, name, run, needs = [], { alongside = false } = {}) {
+  stages.push({ group, name, run, needs, alongside, result: 'not selected', detail: '', seconds: undefined, cpu: undefined });
 }
 /** A stage that runs one command and passes when it exits 0. */
-const command = (file, args, options) => () => runCommand(file, args, options);
+const command = (file, args, options) => (io) => runCommand(file, args, { ...options, ...io });
 /**
  * node --test over `files`, with the reporter that holds a file's output back unless one of
  * its tests fails. --test-force-exit: a file whose tests are done exits even if a failed test
  * left a handle open (Node 22+ no longer stops such a file at --test-timeout; it would keep
  * the stage waiting for ever).
  */
-const nodeTests = (files, { node = process.execPath, concurrency, timeoutMs, env }) =>
-  runCommand(node, ['--import', 'tsx', '--test', '--test-force-exit', `--test-reporter=${reporter}`, `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files], { env });
+const nodeTests = (files, { node = process.execPath, concurrency, timeoutMs, env }, io) =>
+  runCommand(node, ['--import', 'tsx', '--test', '--test-force-exit', `--test-reporter=${reporter}`, `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files], { env, ...io });
 
 const attackDir = join(root, 'test', 'attack');
 // The official Python clients of the agent protocols: a venv from PyPI on first use, so a stage of its own with a longer bound.
@@ -73,30 +76,34 @@ stage('unit', 'postgres', async () => {
 });
 // The CLI provider tests drive the pinned real CLIs; install them (idempotent) first.
 stage('unit', 'cli tools', command(process.execPath, ['test/cli-tools/setup.mjs']));
-stage('unit', 'unit', () => nodeTests(unitTests, { concurrency: 2, timeoutMs: 120_000 }), ['build', 'postgres', 'cli tools']);
+stage('unit', 'unit', (io) => nodeTests(unitTests, { concurrency: 2, timeoutMs: 120_000 }, io), ['build', 'postgres', 'cli tools']);
 // The same suite on the current LTS line: the system's Node when it is one, else Node from
 // npm's registry, with its own build of the one native addon (scripts/lts-node.mjs).
 stage('lts', 'lts node', async () => {
   lts = await prepareLtsNode();
   return { ok: true, detail: lts.description };
 });
-stage('lts', 'unit on lts node', () => nodeTests(unitTests, { node: lts.node, concurrency: 2, timeoutMs: 120_000, env: lts.env }), ['build', 'postgres', 'cli tools', 'lts node']);
-// Keep attacking (issue 13): authorization matrix, secret grep, SSE soak, then schemathesis
-// against a live host (bounded; AGENTICDRIVER_FUZZ=long for the long campaign).
-stage('attack', 'attack', () => nodeTests(findTests(attackDir).sort(), { concurrency: 1, timeoutMs: 300_000 }), ['build', 'postgres']);
-stage('attack', 'schemathesis', command(process.execPath, ['--import', 'tsx', 'test/attack/schemathesis.ts']));
+stage('lts', 'unit on lts node', (io) => nodeTests(unitTests, { node: lts.node, concurrency: 2, timeoutMs: 120_000, env: lts.env }, io), ['build', 'postgres', 'cli tools', 'lts node']);
+// The stages that keep about one core busy, two at a time (each with its own venv, none
+// building what another builds). Keep attacking (issue 13): authorization matrix, secret grep,
+// SSE soak, then schemathesis against a live host (bounded; AGENTICDRIVER_FUZZ=long for the
+// long campaign).
+const alongside = { alongside: true };
+stage('attack', 'attack', (io) => nodeTests(findTests(attackDir).sort(), { concurrency: 1, timeoutMs: 300_000 }, io), ['build', 'postgres'], alongside);
+stage('attack', 'schemathesis', command(process.execPath, ['--import', 'tsx', 'test/attack/schemathesis.ts']), [], alongside);
 // MCP and A2A driven by their official Python SDKs against a live host (docs/agent-protocols.md).
-stage('interop', 'python agent-protocol clients', () => nodeTests(findTests(interopDir).sort(), { concurrency: 1, timeoutMs: 600_000 }), ['build']);
+stage('interop', 'python agent-protocol clients', (io) => nodeTests(findTests(interopDir).sort(), { concurrency: 1, timeoutMs: 600_000 }, io), ['build'], alongside);
 // Each language client's own suite (lint, type checks, unit tests, its package); each step
-// names itself when it fails.
-stage('python', 'python', command('bash', ['clients/python/scripts/test.sh']));
-stage('rust', 'rust', command('sh', ['clients/rust/scripts/check.sh']));
-stage('go', 'go', command('sh', ['clients/go/scripts/check.sh']));
+// names itself when it fails. The compilers of Rust and Go keep both cores busy on their own.
+stage('python', 'python', command('bash', ['clients/python/scripts/test.sh']), [], alongside);
 // The packages as an application installs them (scripts/packages.mjs; the Python wheel is
 // built, checked and installed by the Python suite).
-stage('packages', 'npm package', command(process.execPath, ['scripts/packages.mjs', 'npm']), ['build']);
+stage('packages', 'npm package', command(process.execPath, ['scripts/packages.mjs', 'npm']), ['build'], alongside);
+stage('packages', 'go module', command(process.execPath, ['scripts/packages.mjs', 'go']), [], alongside);
+stage('rust', 'rust', command('sh', ['clients/rust/scripts/check.sh']));
+stage('go', 'go', command('sh', ['clients/go/scripts/check.sh']));
 stage('packages', 'rust crate', command(process.execPath, ['scripts/packages.mjs', 'rust']));
-stage('packages', 'go module', command(process.execPath, ['scripts/packages.mjs', 'go']));
+// Every client against the shared vectors (after their own suites: it reuses their venv and builds).
 stage('conformance', 'conformance', command(process.execPath, ['--import', 'tsx', 'conformance/run.ts']));
 // The published 0.1.0 Rust crate (crates.io) against our host, every call, HTTP and HTTPS (compat/README.md).
 stage('compat', 'compat', command(process.execPath, ['--import', 'tsx', 'compat/run.ts']));
@@ -130,49 +137,86 @@ const sharedDirs = [systemTmp, ...new Set([homedir(), userInfo().homedir].map((h
 const before = snapshot(sharedDirs);
 if (!runBase) console.warn('No folder qualifies for a private XDG_RUNTIME_DIR (see scripts/leftovers.mjs): CLI runs use the shared ~/.cache/agenticdriver/cli-runs.');
 
-let current;
+/** The stages' processes running now (two when stages run alongside each other). */
+const running = new Set();
 let interrupted = false;
 
-function runCommand(file, args, { env } = {}) {
+/**
+ * Runs one command to its end. `held`: its output is kept and returned, and it runs under
+ * scripts/with-cpu.mjs, which reports its CPU on file descriptor 3.
+ */
+function runCommand(file, args, { env, held = false } = {}) {
   return new Promise((resolveRun) => {
-    current = spawn(file, args, { cwd: root, stdio: 'inherit', env: env ? { ...process.env, ...env } : process.env });
-    current.once('error', (error) => resolveRun({ ok: false, detail: `could not start ${file}: ${error.message}` }));
-    current.once('exit', (code, signal) => resolveRun(code === 0 ? { ok: true } : { ok: false, detail: `exit ${code ?? signal}` }));
-  }).finally(() => {
-    current = undefined;
+    const environment = env ? { ...process.env, ...env } : process.env;
+    const child = held
+      ? spawn(process.execPath, [join(root, 'scripts', 'with-cpu.mjs'), file, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: environment })
+      : spawn(file, args, { cwd: root, stdio: 'inherit', env: environment });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
+    const output = [];
+    let cpu = '';
+    if (held) {
+      child.stdout.on('data', (chunk) => output.push(chunk));
+      child.stderr.on('data', (chunk) => output.push(chunk));
+      child.stdio[3].setEncoding('utf8').on('data', (text) => (cpu += text));
+    }
+    const outcome = (result) => ({ ...result, ...(held ? { output: Buffer.concat(output).toString('utf8'), cpu: cpu === '' ? undefined : Number(cpu) } : {}) });
+    child.once('error', (error) => {
+      running.delete(child);
+      resolveRun(outcome({ ok: false, detail: `could not start ${file}: ${error.message}` }));
+    });
+    // 'close': a held command's output has all been read.
+    child.once(held ? 'close' : 'exit', (code, signal) => resolveRun(outcome(code === 0 ? { ok: true } : { ok: false, detail: `exit ${code ?? signal}` })));
   });
 }
 
-// Stopped from outside: the running stage ends, the rest are not run, and the table still prints.
+// Stopped from outside: the running stages end, the rest are not run, and the table still prints.
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
     interrupted = signal;
-    current?.kill(signal);
+    for (const child of running) child.kill(signal);
     setTimeout(() => orphans.sweep(), 2000).unref();
   });
 }
 
-for (const entry of stages) {
-  if (!wanted.has(entry.name)) continue;
+async function runStage(entry, held) {
   const missing = entry.needs.filter((name) => stages.find((other) => other.name === name).result !== 'passed');
   if (interrupted || missing.length > 0) {
     entry.result = 'not run';
     entry.detail = interrupted ? `${interrupted}` : `needs ${missing.join(', ')}`;
-    continue;
+    return;
   }
-  console.log(`\n=== ${entry.name}`);
+  console.log(held ? `\n=== ${entry.name}: started alongside another stage; its output follows when it ends` : `\n=== ${entry.name}`);
   const started = Date.now();
   const cpuBefore = childrenCpu();
-  orphans.start();
-  const outcome = await entry.run().catch((error) => ({ ok: false, detail: error.message }));
-  orphans.stop();
+  const outcome = await entry.run({ held }).catch((error) => ({ ok: false, detail: error.message }));
   orphans.sweep();
   entry.seconds = (Date.now() - started) / 1000;
-  entry.cpu = childrenCpu() - cpuBefore;
+  entry.cpu = held ? outcome.cpu : childrenCpu() - cpuBefore;
   entry.result = outcome.ok ? 'passed' : 'failed';
   entry.detail = outcome.detail ?? '';
+  if (held) process.stdout.write(`\n=== ${entry.name} (ran alongside other stages; its whole output)\n${outcome.output ?? ''}`);
   if (!outcome.ok) console.error(`\n=== ${entry.name} failed: ${entry.detail}`);
 }
+
+const chosen = stages.filter((entry) => wanted.has(entry.name));
+const runStarted = Date.now();
+orphans.start();
+for (let index = 0; index < chosen.length; ) {
+  if (!chosen[index].alongside) {
+    await runStage(chosen[index], false);
+    index += 1;
+    continue;
+  }
+  // The run of stages that go alongside each other: two at a time, in order.
+  const batch = [];
+  while (index < chosen.length && chosen[index].alongside) batch.push(chosen[index++]);
+  const next = async () => {
+    for (let entry = batch.shift(); entry; entry = batch.shift()) await runStage(entry, true);
+  };
+  await Promise.all([next(), next()]);
+}
+orphans.stop();
 
 // --- the end: the server, what was left behind, the table ------------------------------------
 
@@ -209,8 +253,8 @@ console.log('\n=== summary');
 for (const row of [header, ...cells]) {
   console.log(`${row[0].padEnd(widths[0])}  ${row[1].padEnd(widths[1])}  ${row[2].padStart(widths[2])}  ${row[3].padStart(widths[3])}  ${row[4]}`.trimEnd());
 }
-const total = (key) => rows.reduce((sum, entry) => sum + (Number.isFinite(entry[key]) ? entry[key] : 0), 0);
-console.log(`total ${formatSeconds(total('seconds'))}, cpu ${formatSeconds(total('cpu'))}`);
+const cpu = rows.reduce((sum, entry) => sum + (Number.isFinite(entry.cpu) ? entry.cpu : 0), 0);
+console.log(`total ${formatSeconds((Date.now() - runStarted) / 1000)}, cpu ${formatSeconds(cpu)}`);
 const count = (result) => rows.filter((entry) => entry.result === result).length;
 console.log(`${count('passed')} passed, ${count('failed')} failed, ${count('not run')} not run`);
 process.exit(interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : count('failed') + count('not run') > 0 ? 1 : 0);
