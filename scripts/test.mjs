@@ -36,9 +36,9 @@ function findTests(dir) {
 /**
  * One row of the final table: a group (what `npm test -- <group>` selects), a name, what it
  * needs to have passed, and run(io), which resolves to { ok, detail, cpu? } (or throws: failed).
- * `alongside`: a stage that keeps about one core busy, run two at a time with the stages next to
- * it that are so too (a 2-core machine is then busy on both); its output is held and printed
- * whole when it ends (io.held).
+ * `alongside`: run two at a time with the stages next to it marked so too (most keep about one
+ * core busy: a 2-core machine is then busy on both); its output is held and printed whole when
+ * it ends (io.held).
  */
 const stages = [];
 function stage(group, name, run, needs = [], { alongside = false } = {}) {
@@ -59,6 +59,11 @@ const attackDir = join(root, 'test', 'attack');
 // The official Python clients of the agent protocols: a venv from PyPI on first use, so a stage of its own with a longer bound.
 const interopDir = join(root, 'test', 'interop');
 const unitTests = findTests(join(root, 'test')).filter((path) => !path.startsWith(attackDir) && !path.startsWith(interopDir)).sort();
+// The suites of the real agent CLIs (a third of the unit suite's time) run on the LTS lines users
+// run; on an end-of-life Node (20) the unit stage leaves them to the LTS stage.
+const realCliDir = join(root, 'test', 'providers', 'cli');
+const endOfLifeNode = Number(process.versions.node.split('.')[0]) < 22;
+const systemNodeTests = endOfLifeNode ? unitTests.filter((path) => !path.startsWith(realCliDir)) : unitTests;
 let postgres;
 let lts;
 
@@ -76,7 +81,10 @@ stage('unit', 'postgres', async () => {
 });
 // The CLI provider tests drive the pinned real CLIs; install them (idempotent) first.
 stage('unit', 'cli tools', command(process.execPath, ['test/cli-tools/setup.mjs']));
-stage('unit', 'unit', (io) => nodeTests(unitTests, { concurrency: 2, timeoutMs: 120_000 }, io), ['build', 'postgres', 'cli tools']);
+stage('unit', 'unit', async (io) => ({
+  ...(await nodeTests(systemNodeTests, { concurrency: 2, timeoutMs: 120_000 }, io)),
+  ...(endOfLifeNode ? { note: `Node ${process.versions.node} is end-of-life: test/providers/cli/ runs in the LTS stage only` } : {}),
+}), ['build', 'postgres', 'cli tools']);
 // The same suite on the current LTS line: the system's Node when it is one, else Node from
 // npm's registry, with its own build of the one native addon (scripts/lts-node.mjs).
 stage('lts', 'lts node', async () => {
@@ -84,8 +92,8 @@ stage('lts', 'lts node', async () => {
   return { ok: true, detail: lts.description };
 });
 stage('lts', 'unit on lts node', (io) => nodeTests(unitTests, { node: lts.node, concurrency: 2, timeoutMs: 120_000, env: lts.env }, io), ['build', 'postgres', 'cli tools', 'lts node']);
-// The stages that keep about one core busy, two at a time (each with its own venv, none
-// building what another builds). Keep attacking (issue 13): authorization matrix, secret grep,
+// The stages after the unit suites, two at a time (each with its own venv, none building what
+// another builds). Keep attacking (issue 13): authorization matrix, secret grep,
 // SSE soak, then schemathesis against a live host (bounded; AGENTICDRIVER_FUZZ=long for the
 // long campaign).
 const alongside = { alongside: true };
@@ -94,14 +102,14 @@ stage('attack', 'schemathesis', command(process.execPath, ['--import', 'tsx', 't
 // MCP and A2A driven by their official Python SDKs against a live host (docs/agent-protocols.md).
 stage('interop', 'python agent-protocol clients', (io) => nodeTests(findTests(interopDir).sort(), { concurrency: 1, timeoutMs: 600_000 }, io), ['build'], alongside);
 // Each language client's own suite (lint, type checks, unit tests, its package); each step
-// names itself when it fails. The compilers of Rust and Go keep both cores busy on their own.
+// names itself when it fails.
 stage('python', 'python', command('bash', ['clients/python/scripts/test.sh']), [], alongside);
 // The packages as an application installs them (scripts/packages.mjs; the Python wheel is
 // built, checked and installed by the Python suite).
 stage('packages', 'npm package', command(process.execPath, ['scripts/packages.mjs', 'npm']), ['build'], alongside);
 stage('packages', 'go module', command(process.execPath, ['scripts/packages.mjs', 'go']), [], alongside);
-stage('rust', 'rust', command('sh', ['clients/rust/scripts/check.sh']));
-stage('go', 'go', command('sh', ['clients/go/scripts/check.sh']));
+stage('rust', 'rust', command('sh', ['clients/rust/scripts/check.sh']), [], alongside);
+stage('go', 'go', command('sh', ['clients/go/scripts/check.sh']), [], alongside);
 stage('packages', 'rust crate', command(process.execPath, ['scripts/packages.mjs', 'rust']));
 // Every client against the shared vectors (after their own suites: it reuses their venv and builds).
 stage('conformance', 'conformance', command(process.execPath, ['--import', 'tsx', 'conformance/run.ts']));
@@ -130,6 +138,8 @@ const runBase = privateRunBase(privateTmp);
 process.env.TMPDIR = process.env.TMP = process.env.TEMP = privateTmp;
 if (runBase) process.env.XDG_RUNTIME_DIR = runBase;
 delete process.env.TSX_DISABLE_CACHE;
+// Node 22.1+ keeps the code it compiles there too (the agent CLIs' bundles, the dependencies); older lines ignore it.
+process.env.NODE_COMPILE_CACHE = join(privateTmp, 'node-compile-cache');
 // Every process of the run carries this marker, so that one it left running is found (scripts/orphans.mjs).
 process.env[MARKER] = randomUUID();
 const orphans = new OrphanWatch(process.env[MARKER]);
@@ -194,7 +204,7 @@ async function runStage(entry, held) {
   entry.seconds = (Date.now() - started) / 1000;
   entry.cpu = held ? outcome.cpu : childrenCpu() - cpuBefore;
   entry.result = outcome.ok ? 'passed' : 'failed';
-  entry.detail = outcome.detail ?? '';
+  entry.detail = [outcome.detail, outcome.note].filter(Boolean).join('; ');
   if (held) process.stdout.write(`\n=== ${entry.name} (ran alongside other stages; its whole output)\n${outcome.output ?? ''}`);
   if (!outcome.ok) console.error(`\n=== ${entry.name} failed: ${entry.detail}`);
 }
@@ -220,7 +230,8 @@ orphans.stop();
 
 // --- the end: the server, what was left behind, the table ------------------------------------
 
-rmSync(join(privateTmp, `tsx-${process.geteuid?.() ?? userInfo().username}`), { recursive: true, force: true });
+// The compile caches are the run's own, not something a test left.
+for (const cache of [`tsx-${process.geteuid?.() ?? userInfo().username}`, 'node-compile-cache']) rmSync(join(privateTmp, cache), { recursive: true, force: true });
 await postgres?.stop().catch((error) => console.error(`the test PostgreSQL server did not stop cleanly: ${error.message}`));
 orphans.sweep();
 removeCliFolders(before, systemTmp);

@@ -2,23 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AuditRecord } from '../../src/store/audit-record.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { OTHER_TOKEN, script, sseEvents, startTestHost, TOKEN, type TestHost } from '../support/host.js';
+import { guardedTool, OTHER_TOKEN, script, sseEvents, startTestHost, TOKEN, type TestHost } from '../support/host.js';
 import { join } from 'node:path';
 import { tempDir } from '../support/temp.js';
 
 type Event = Record<string, unknown> & { type: string };
 
-const guarded = {
-  name: 'guarded',
-  description: 'An effect that needs a person to agree.',
-  inputSchema: { type: 'object' },
-  requiresApproval: true,
-  execute: (input: Record<string, unknown>) => {
-    effects.push(input);
-    return { approved: true, arguments: input };
-  },
-};
 const effects: unknown[] = [];
+const guarded = guardedTool(effects, (input: Record<string, unknown>) => ({ approved: true, arguments: input }));
 
 const approvalsConfig = {
   approvals: { interactive: true, maxPending: 2 },

@@ -15,8 +15,8 @@ export const echoTool = {
   execute: (input: Record<string, unknown>) => input,
 };
 
-/** A host tool that needs a person's approval; each time it runs, its input is pushed to `effects`. */
-export function guardedTool(effects: unknown[], result: unknown = { done: true }) {
+/** A host tool that needs a person's approval; each time it runs, its input is pushed to `effects` and it returns `result` (or `result(input)`). */
+export function guardedTool(effects: unknown[], result: unknown | ((input: Record<string, unknown>) => unknown) = { done: true }) {
   return {
     name: 'guarded',
     description: 'An effect that needs a person to agree.',
@@ -24,7 +24,7 @@ export function guardedTool(effects: unknown[], result: unknown = { done: true }
     requiresApproval: true,
     execute: (input: Record<string, unknown>) => {
       effects.push(input);
-      return result;
+      return typeof result === 'function' ? (result as (input: Record<string, unknown>) => unknown)(input) : result;
     },
   };
 }
