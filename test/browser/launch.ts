@@ -51,5 +51,7 @@ export async function launchChromium(): Promise<Browser> {
   }
   const executablePath = await unpackPackagedChromium();
   const args = Chromium.args.filter((flag) => !DROPPED_FLAGS.has(flag));
-  return chromium.launch({ executablePath, args });
+  // This build (made for AWS Lambda) has crashed while starting on a loaded machine (SIGSEGV
+  // before any page; once in a CI run): a browser that never started is started once more.
+  return chromium.launch({ executablePath, args }).catch(() => chromium.launch({ executablePath, args }));
 }
