@@ -14,6 +14,7 @@ export class EventChannel {
   private queuedTextBytes = 0;
   private waiter: (() => void) | undefined;
   private closed = false;
+  private held = false;
 
   constructor(private readonly onOverflow: (error: DriverError) => void) {}
 
@@ -49,8 +50,22 @@ export class EventChannel {
     this.wake();
   }
 
-  /** The next queued event; undefined when none is queued (then `ended` or `arrival`). */
+  /**
+   * Keeps every event from the consumer until `gate` settles; they queue (and count against the
+   * bounds) meanwhile. A run's start record commits this way while its provider is already asked.
+   */
+  holdUntil(gate: Promise<unknown>): void {
+    this.held = true;
+    const release = () => {
+      this.held = false;
+      this.wake();
+    };
+    gate.then(release, release);
+  }
+
+  /** The next queued event; undefined when none is queued or they are held (then `ended` or `arrival`). */
   take(): EventPayload | undefined {
+    if (this.held) return undefined;
     const next = this.queue.shift();
     if (next?.type === 'text.delta') this.queuedTextBytes -= Buffer.byteLength(next.text);
     return next;

@@ -92,6 +92,8 @@ class RunBody {
   private readonly resume: RunCheckpoint | undefined;
   /** Set once the run handed its checkpoint over: it ends here without a terminal event, to go on elsewhere. */
   private parked = false;
+  /** Settles once the run's start record is written (or its bounded wait ended); a resumed run has one already. */
+  private started: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly prepared: PreparedRun,
@@ -139,7 +141,11 @@ class RunBody {
         if (await this.runCalls(messages, this.gate.resumed(this.resume.calls), this.resume.waiting)) return;
         first = this.resume.step + 1;
       } else {
-        await this.recordStart();
+        // The start record is written while the provider is asked, and nothing reaches the caller before
+        // it is durable. It is queued a turn later, so that its commit — which holds the event loop while
+        // the log is flushed — comes after the provider's request has left, while the provider works.
+        this.started = nextTurn().then(() => this.recordStart());
+        this.channel.holdUntil(this.started);
         await this.commit({ type: 'run.started', provider: request.provider, model: request.model });
         this.signal.throwIfAborted();
         this.idle.start();
@@ -176,7 +182,11 @@ class RunBody {
       // Stops anything still attached to the run's signal; the run already has its terminal event (or its checkpoint).
       if (!this.signal.aborted) this.abort.abort(RUN_ENDED);
       if (this.parked) this.channel.close();
-      else await this.recordUsage(status, errorCode);
+      else {
+        // The usage record replaces the start record: it must not be queued before it.
+        await this.started;
+        await this.recordUsage(status, errorCode);
+      }
     }
   }
 
@@ -186,6 +196,8 @@ class RunBody {
    * `waiting`: the first call was already started, and waits for this.
    */
   private async runCalls(messages: ProviderMessage[], batch: { call: ToolCall; tool: RunTool }[], waiting?: RunCheckpoint['waiting']): Promise<boolean> {
+    // Nothing a tool or an approval does outside the run's events comes before its start record.
+    await this.started;
     for (const [index, { call, tool }] of batch.entries()) {
       const answer = await this.gate.execute(call, tool, { parkable: this.parking !== undefined, ...(index === 0 && waiting ? { waiting } : {}) });
       if ('parked' in answer) {
@@ -220,6 +232,7 @@ class RunBody {
       ...(idleDeadline !== undefined ? { idleDeadline } : {}),
       ...(deadlines.length > 0 ? { wakeAt: Math.min(...deadlines) } : {}),
     };
+    await this.started;
     await this.parking!.park(checkpoint);
     this.parked = true;
   }
@@ -317,8 +330,15 @@ class RunBody {
     const instructions = this.instructions();
     if (instructions !== undefined) providerRequest.instructions = instructions;
     if (request.outputSchema) providerRequest.outputSchema = request.outputSchema;
-    if (tools.length > 0) providerRequest.callTool = this.gate.midStepCaller();
+    if (tools.length > 0) {
+      const callTool = this.gate.midStepCaller();
+      providerRequest.callTool = async (...args) => {
+        await this.started;
+        return callTool(...args);
+      };
+    }
     if (request.approvals) providerRequest.requestApproval = async (call) => {
+      await this.started;
       await this.gate.review(call);
     };
     // Only the first step continues the session's native state; later steps carry their own messages.
@@ -479,6 +499,10 @@ class RunBody {
     const record = this.services.metering.finish(this.startRecord(), end);
     await boundedSink(() => sink(record));
   }
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function isBatch(value: ProviderPart | readonly ProviderPart[]): value is readonly ProviderPart[] {

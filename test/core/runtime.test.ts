@@ -256,6 +256,32 @@ describe('idle timer and cancellation on a fake clock', () => {
     assert.deepEqual(usage, ['cancelled']);
   });
 
+  it('asks the provider while its start record commits, and lets no event out before that commit', async () => {
+    let commit!: () => void;
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    const starts: string[] = [];
+    const { driver, provider } = driverWith({ onRunStarted: (record) => (starts.push(record.runId), committed) });
+    const iterator = driver.stream(base)[Symbol.asyncIterator]();
+    let arrived = false;
+    const first = iterator.next().then((next) => ((arrived = true), next));
+    await settle();
+    assert.equal(starts.length, 1);
+    assert.equal(provider.calls.length, 1, 'the provider is asked meanwhile');
+    assert.equal(arrived, false, 'no event before the start record is committed');
+    commit();
+    const events = [(await first).value as RunEvent];
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) events.push(next.value);
+    assert.deepEqual(events.map((e) => e.type), ['run.started', 'step.started', 'text.delta', 'usage.reported', 'run.completed']);
+  });
+
+  it('hands its usage record over only after its start record, even when it ends before that is queued', async () => {
+    const calls: string[] = [];
+    const { driver } = driverWith({ onRunStarted: () => void calls.push('start'), onUsage: (record) => void calls.push(`usage ${record.status}`) });
+    const events = await collect(driver.stream(base));
+    assert.equal(events.at(-1)!.type, 'run.completed');
+    assert.deepEqual(calls, ['start', 'usage completed']);
+  });
+
   it('a pre-aborted signal yields run.started then run.cancelled without a model call', async () => {
     const { driver, provider } = driverWith();
     const events = await collect(driver.stream(base, { signal: AbortSignal.abort() }));

@@ -138,17 +138,19 @@ describe('A2A push notifications (the official A2A JS SDK client, an HTTPS recei
     effects.length = 0;
     const client = await connect();
     const reviewed = message(script([{ toolCall: { name: 'guarded', arguments: { to: 'push' } } }], [{ text: 'approved' }]), { metadata: { tools: ['guarded'] } });
-    const started = (await client.sendMessage({ tenant: '', message: reviewed, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined })) as Task;
-    const set = await client.createTaskPushNotificationConfig({ ...pushConfig('/waits'), taskId: started.id, id: 'mine' });
-    assert.equal(set.id, 'mine');
-    const spare = await client.createTaskPushNotificationConfig({ ...pushConfig('/spare'), taskId: started.id, id: 'spare' });
-    assert.deepEqual((await client.getTaskPushNotificationConfig({ tenant: '', taskId: started.id, id: 'mine' })).url, receiver.url('/waits'));
-    assert.deepEqual((await client.listTaskPushNotificationConfig({ tenant: '', taskId: started.id, pageSize: 10, pageToken: '' })).configs.map((entry) => entry.id).sort(), ['mine', 'spare']);
-    await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: started.id, id: spare.id });
-    assert.deepEqual((await client.listTaskPushNotificationConfig({ tenant: '', taskId: started.id, pageSize: 10, pageToken: '' })).configs.map((entry) => entry.id), ['mine']);
+    // The message's own config is set with the task; the spare one once the task waits, so that no run outpaces the test.
+    const started = (await client.sendMessage({ tenant: '', message: reviewed, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: pushConfig('/waits'), returnImmediately: true }, metadata: undefined })) as Task;
     const waiting = await receiver.until('/waits', (task) => task.id === started.id && task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED);
     assert.match(String(waiting.task.status?.message?.parts[0]?.content?.value), /guarded/);
     assert.deepEqual(effects, []);
+    const [mine] = (await client.listTaskPushNotificationConfig({ tenant: '', taskId: started.id, pageSize: 10, pageToken: '' })).configs;
+    assert.equal(mine?.url, receiver.url('/waits'));
+    const spare = await client.createTaskPushNotificationConfig({ ...pushConfig('/spare'), taskId: started.id, id: 'spare' });
+    assert.equal(spare.id, 'spare');
+    assert.deepEqual((await client.getTaskPushNotificationConfig({ tenant: '', taskId: started.id, id: 'spare' })).url, receiver.url('/spare'));
+    assert.deepEqual((await client.listTaskPushNotificationConfig({ tenant: '', taskId: started.id, pageSize: 10, pageToken: '' })).configs.map((entry) => entry.id).sort(), [mine!.id, 'spare'].sort());
+    await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: started.id, id: spare.id });
+    assert.deepEqual((await client.listTaskPushNotificationConfig({ tenant: '', taskId: started.id, pageSize: 10, pageToken: '' })).configs.map((entry) => entry.id), [mine!.id]);
     await client.sendMessage({ tenant: '', message: message('approve', { taskId: started.id }), configuration: undefined, metadata: undefined });
     const ended = await receiver.until('/waits', (task) => task.id === started.id && task.status?.state === TaskState.TASK_STATE_COMPLETED);
     assert.equal(textOf(ended.task), 'approved');
