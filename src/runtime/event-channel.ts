@@ -88,6 +88,7 @@ export class EventChannel {
   }
 
   private wake(): void {
+    if (this.held) return;
     const waiter = this.waiter;
     this.waiter = undefined;
     waiter?.();
