@@ -274,6 +274,23 @@ describe('idle timer and cancellation on a fake clock', () => {
     assert.deepEqual(events.map((e) => e.type), ['run.started', 'step.started', 'text.delta', 'usage.reported', 'run.completed']);
   });
 
+  it('runs no tool before its start record is committed', async () => {
+    let commit!: () => void;
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    const ran: unknown[] = [];
+    const { driver, provider } = driverWith({
+      onRunStarted: () => committed,
+      tools: [{ name: 'echo', description: 'echo', inputSchema: { type: 'object' }, execute: (input) => (ran.push(input), input) }],
+    });
+    const events = collect(driver.stream({ ...base, input: script([{ toolCall: { name: 'echo', arguments: { n: 1 } } }], [{ text: 'done' }]), tools: ['echo'] }));
+    await settle();
+    assert.equal(provider.calls.length, 1, 'the first step asked the provider meanwhile');
+    assert.deepEqual(ran, [], 'the tool waits for the start record');
+    commit();
+    assert.equal((await events).at(-1)!.type, 'run.completed');
+    assert.deepEqual(ran, [{ n: 1 }]);
+  });
+
   it('hands its usage record over only after its start record, even when it ends before that is queued', async () => {
     const calls: string[] = [];
     const { driver } = driverWith({ onRunStarted: () => void calls.push('start'), onUsage: (record) => void calls.push(`usage ${record.status}`) });
