@@ -232,7 +232,6 @@ class RunBody {
       ...(idleDeadline !== undefined ? { idleDeadline } : {}),
       ...(deadlines.length > 0 ? { wakeAt: Math.min(...deadlines) } : {}),
     };
-    await this.started;
     await this.parking!.park(checkpoint);
     this.parked = true;
   }
