@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readHostConfig, startHost } from '../../src/host/index.js';
+import { openStore } from '../../src/store/open.js';
 import { script, sseEvents } from '../support/host.js';
 import { CLI_MAIN, killAll, spawnHost } from '../support/processes.js';
 
@@ -124,5 +125,67 @@ describe('shutdown and crash (defects 4 and 5)', () => {
     const interrupted = lines.filter((line) => line.status === 'interrupted');
     assert.equal(interrupted.length, 4, 'each interrupted run reached the file sink');
     assert.equal(new Set(lines.map((line) => line.runId)).size, lines.length, 'one record per run');
+  });
+});
+
+describe('a close right after a run was answered', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agenticdriver-close-'));
+  const env = { ...process.env, HOME: dir, AGENTICDRIVER_CONFIG: '', AD_SHUTDOWN_TOKEN: TOKEN };
+  const config = join(dir, 'config.json');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('waits for the usage record the run writes after its answer before the store closes: the next start reaps nothing', async () => {
+    writeFileSync(
+      config,
+      JSON.stringify({
+        version: 1,
+        listen: { host: '127.0.0.1', port: 0 },
+        providers: [{ kind: 'mock', id: 'mock', models: ['demo'] }],
+        tokens: [{ id: 'main', subject: 'ops', tokenRef: { env: 'AD_SHUTDOWN_TOKEN' }, providers: ['mock'] }],
+        state: { directory: join(dir, 'state') },
+        usage: { file: { path: 'usage.jsonl' } },
+      }),
+      { mode: 0o600 },
+    );
+    const parsed = await readHostConfig(config);
+    // The real store, its usage write held a while (a slow disk): the store must not close under it.
+    const store = await openStore(parsed.state, parsed.configDir, env);
+    const record = store.usage.record.bind(store.usage);
+    const close = store.close.bind(store);
+    let pending = 0;
+    let closedWhilePending = false;
+    store.usage.record = async (usage) => {
+      pending += 1;
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return await record(usage);
+      } finally {
+        pending -= 1;
+      }
+    };
+    store.close = async () => {
+      closedWhilePending ||= pending > 0;
+      await close();
+    };
+    const host = await startHost({ config: parsed, env, logger: false, store });
+    // A JSON run is answered at its terminal event; its usage record is written after that.
+    const response = await fetch(`${host.url}/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'mock', model: 'demo', input: 'hello' }),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    await host.close();
+    assert.equal(closedWhilePending, false, 'the store closed while a usage record was on its way');
+
+    const restarted = await startHost({ config: parsed, env, logger: false });
+    try {
+      const summary = await restarted.store.usage.summary();
+      assert.deepEqual([summary.completed, summary.interrupted], [1, 0], JSON.stringify(summary));
+    } finally {
+      await restarted.close();
+    }
+    const statuses = readFileSync(join(dir, 'usage.jsonl'), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { status: string }).status);
+    assert.deepEqual(statuses, ['completed']);
   });
 });

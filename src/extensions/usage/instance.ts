@@ -26,16 +26,24 @@ export async function create({ config, host, options, env, clock, store, observe
   });
   const spool = pipeline.spool();
   if (spool) services.metrics?.watchSpool(() => pipeline.spool()!);
+  // Records on their way to the store: the host's close waits for them before the store closes
+  // (a run answered just before a shutdown keeps its record; it is not reaped as interrupted).
+  const recording = new Set<Promise<void>>();
   // One path for every usage record, runs and embedding calls alike: observers, sinks, store.
-  const record = async (usage: UsageRecord) => {
-    observers.usage(usage);
-    try {
-      await pipeline.finished(usage).catch(() => undefined);
-      await store.usage.record(usage);
-      observers.stored(usage);
-    } finally {
-      pipeline.deliverLater(usage);
-    }
+  const record = (usage: UsageRecord): Promise<void> => {
+    const stored = (async () => {
+      observers.usage(usage);
+      try {
+        await pipeline.finished(usage).catch(() => undefined);
+        await store.usage.record(usage);
+        observers.stored(usage);
+      } finally {
+        pipeline.deliverLater(usage);
+      }
+    })();
+    recording.add(stored);
+    void stored.catch(() => undefined).finally(() => recording.delete(stored));
+    return stored;
   };
   // Runs and embedding calls carry the same host id.
   const hostId = config.hostId ?? randomUUID();
@@ -54,6 +62,9 @@ export async function create({ config, host, options, env, clock, store, observe
       await pipeline.start(at);
       await local.adoptOrphans((directory, slot) => pipeline.adopt(directory, slot, at));
     },
-    close: () => pipeline.close(),
+    close: async () => {
+      await Promise.allSettled([...recording]);
+      await pipeline.close();
+    },
   };
 }
