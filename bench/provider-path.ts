@@ -2,7 +2,9 @@
  * The provider path (issue 17): the real host running `openai-compatible`, `openai`,
  * `anthropic` and `gemini` instances (and `mock`) against a lean loopback upstream that
  * answers instantly in each vendor's format, next to a bare node:http relay to the same
- * upstream as the baseline — all in one run, rounds interleaved, medians printed.
+ * upstream as the baseline — all in one run, rounds interleaved, medians printed. Beside
+ * them, the floor (bench/floor-server.ts): the least a server doing the host's job does, lean
+ * and with its durable records, so that each target can be read against what no host can beat.
  *
  * Rows: JSON and SSE runs at c = 1 and c = 32 (runs/s, p50, p99, server CPU per run, ratio
  * to the relay); first text event over the upstream's own first byte (c = 1); text events
@@ -194,28 +196,35 @@ function printTargets(rows: Record<string, any>[]): void {
   };
   cpuGoal('mock', 0.1);
   cpuGoal('openai-compatible', 0.2);
+  // The floor against the same goal: where it misses too, no design of the host can meet it.
+  cpuGoal('floor', 0.2);
+  cpuGoal('floor+durable', 0.2);
   for (const [mode, goal] of [['json', 0.4], ['sse', 0.6]] as const) {
-    const row = load(mode, 32, 'openai-compatible');
-    const relay = load(mode, 32, 'relay');
-    if (!row || !relay) continue;
-    const ratioOf = (target: string) => load(mode, 32, target)?.ratioToRelay.toFixed(2).concat('×');
-    lines.push([`runs/s openai-compatible ${mode} c=32`, row.rps.toFixed(0), `relay ${relay.rps.toFixed(0)}`, `${row.ratioToRelay.toFixed(2)}×`, `≥ ${goal.toFixed(2)}× (long-term 0.80×)`, verdict(row.ratioToRelay >= goal), before('openai-compatible', ratioOf)]);
+    for (const name of ['openai-compatible', 'floor', 'floor+durable']) {
+      const row = load(mode, 32, name);
+      const relay = load(mode, 32, 'relay');
+      if (!row || !relay) continue;
+      const ratioOf = (target: string) => load(mode, 32, target)?.ratioToRelay.toFixed(2).concat('×');
+      lines.push([`runs/s ${name} ${mode} c=32`, row.rps.toFixed(0), `relay ${relay.rps.toFixed(0)}`, `${row.ratioToRelay.toFixed(2)}×`, `≥ ${goal.toFixed(2)}× (long-term 0.80×)`, verdict(row.ratioToRelay >= goal), before(name, ratioOf)]);
+    }
   }
-  const firstRow = first('openai-compatible');
   const firstRelay = first('relay');
-  if (firstRow && firstRelay) {
-    const over = firstRow.value - firstRelay.value;
-    const overOf = (target: string) => {
-      const found = first(target);
-      return found ? `+${(found.value - firstRelay.value).toFixed(2)} ms` : undefined;
-    };
-    lines.push(['first text event openai-compatible c=1', `+${firstRow.value.toFixed(2)} ms`, `relay +${firstRelay.value.toFixed(2)} ms`, `+${over.toFixed(2)} ms`, '≤ relay + 0.30 ms', verdict(over <= 0.3), before('openai-compatible', overOf)]);
-  }
-  const p50 = load('json', 1, 'openai-compatible');
   const p50Relay = load('json', 1, 'relay');
-  if (p50 && p50Relay) {
-    const p50Of = (target: string) => load('json', 1, target)?.p50OverRelay.toFixed(2).concat('×');
-    lines.push(['JSON p50 openai-compatible c=1', `${p50.p50.toFixed(2)} ms`, `relay ${p50Relay.p50.toFixed(2)} ms`, `${p50.p50OverRelay.toFixed(2)}×`, '≤ 1.50×', verdict(p50.p50OverRelay <= 1.5), before('openai-compatible', p50Of)]);
+  for (const name of ['openai-compatible', 'floor', 'floor+durable']) {
+    const firstRow = first(name);
+    if (firstRow && firstRelay) {
+      const over = firstRow.value - firstRelay.value;
+      const overOf = (target: string) => {
+        const found = first(target);
+        return found ? `+${(found.value - firstRelay.value).toFixed(2)} ms` : undefined;
+      };
+      lines.push([`first text event ${name} c=1`, `+${firstRow.value.toFixed(2)} ms`, `relay +${firstRelay.value.toFixed(2)} ms`, `+${over.toFixed(2)} ms`, '≤ relay + 0.30 ms', verdict(over <= 0.3), before(name, overOf)]);
+    }
+    const p50 = load('json', 1, name);
+    if (p50 && p50Relay) {
+      const p50Of = (target: string) => load('json', 1, target)?.p50OverRelay.toFixed(2).concat('×');
+      lines.push([`JSON p50 ${name} c=1`, `${p50.p50.toFixed(2)} ms`, `relay ${p50Relay.p50.toFixed(2)} ms`, `${p50.p50OverRelay.toFixed(2)}×`, '≤ 1.50×', verdict(p50.p50OverRelay <= 1.5), before(name, p50Of)]);
+    }
   }
   for (const mode of MODES) {
     const reference = load(mode, 32, 'openai-compatible');
@@ -237,7 +246,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 const upstream = await start('upstream');
 const env = { AD_BENCH_UPSTREAM: upstream.url };
-const [relay, host] = await Promise.all([start('relay', env), start('host', env)]);
+const [relay, host, floorLean, floorDurable] = await Promise.all([start('relay', env), start('host', env), start('floor', env), start('floor-durable', env)]);
 // --compare DIR: a second host built from another checkout (e.g. the commit before this
 // work, with this bench's two files copied in), measured in the same run as `KIND@before`.
 const compareTree = option('compare', '');
@@ -245,13 +254,16 @@ const before = compareTree ? await start('host', env, compareTree) : undefined;
 const runBody = (provider: string, model = 'demo') => JSON.stringify({ provider, model, input: 'Hello' });
 const targets: Target[] = [
   { name: 'relay', proc: relay, path: '/v1/runs', body: '{}' },
+  // The least a server doing the host's job does (bench/floor-server.ts): what no design of the host can go below.
+  { name: 'floor', proc: floorLean, path: '/v1/runs', body: runBody('openai-compatible') },
+  { name: 'floor+durable', proc: floorDurable, path: '/v1/runs', body: runBody('openai-compatible') },
   { name: 'mock', proc: host, path: '/v1/runs', body: JSON.stringify({ provider: 'mock', model: 'demo', input: 'tok0 tok17' }) },
   ...API_KINDS.map((kind) => ({ name: kind, proc: host, path: '/v1/runs', body: runBody(kind) })),
   ...(before ? [{ name: 'mock@before', proc: before, path: '/v1/runs', body: JSON.stringify({ provider: 'mock', model: 'demo', input: 'tok0 tok17' }) }] : []),
   ...(before ? API_KINDS.map((kind) => ({ name: `${kind}@before`, proc: before, path: '/v1/runs', body: runBody(kind) })) : []),
 ];
 const only = option('only', '');
-if (only) targets.splice(0, targets.length, ...targets.filter((t) => t.name === 'relay' || only.split(',').includes(t.name.split('@')[0]!)));
+if (only) targets.splice(0, targets.length, ...targets.filter((t) => ['relay', 'floor', 'floor+durable'].includes(t.name) || only.split(',').includes(t.name.split('@')[0]!)));
 const direct: Target = { name: 'upstream', proc: upstream, path: '/v1/chat/completions', body: JSON.stringify({ model: 'demo', stream: true, stream_options: { include_usage: true }, messages: [] }) };
 
 try {
@@ -322,5 +334,5 @@ try {
   writeFileSync(JSON_OUT, `${JSON.stringify({ node: process.version, requests: REQUESTS, rounds: ROUNDS, at: new Date().toISOString(), rows }, null, 2)}\n`);
   console.log(`\nwrote ${JSON_OUT}`);
 } finally {
-  for (const proc of [upstream, relay, host, ...(before ? [before] : [])]) proc.child.kill('SIGTERM');
+  for (const proc of [upstream, relay, host, floorLean, floorDurable, ...(before ? [before] : [])]) proc.child.kill('SIGTERM');
 }

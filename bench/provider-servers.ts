@@ -10,6 +10,7 @@
  *   over a keep-alive agent and streams the bytes back (SSE) or answers a fixed JSON body
  *   once the upstream stream ended (JSON), doing none of the host's work.
  * - `host`: the real host with the mock provider and the four API kinds pointed at the upstream.
+ * - `floor`, `floor-durable`: the least a server doing the host's job does (bench/floor-server.ts).
  *
  * Each prints one JSON line `{ url }` when listening.
  */
@@ -17,6 +18,7 @@ import { Agent, createServer, request, type IncomingMessage, type ServerResponse
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseHostConfig } from '../src/host/config.js';
+import { floor } from './floor-server.js';
 import { startHost } from '../src/host/index.js';
 import { tempDir } from '../test/support/temp.js';
 import { encodeSse, renderChatCompletion, renderGenerateContent, renderMessages, renderResponses, type Frame, type Turn } from '../test/vendors/index.js';
@@ -121,8 +123,15 @@ function listen(server: ReturnType<typeof createServer>): Promise<number> {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const role = process.argv[2];
   const upstreamUrl = process.env.AD_BENCH_UPSTREAM ?? '';
-  const port = role === 'upstream' ? await upstream() : role === 'relay' ? await relay(upstreamUrl) : role === 'host' ? await host(upstreamUrl) : undefined;
-  if (port === undefined) throw new Error('usage: provider-servers.ts upstream|relay|host');
+  const roles: Record<string, () => Promise<number>> = {
+    upstream,
+    relay: () => relay(upstreamUrl),
+    host: () => host(upstreamUrl),
+    floor: () => listen(floor(upstreamUrl, false)),
+    'floor-durable': () => listen(floor(upstreamUrl, true)),
+  };
+  const port = await roles[role ?? '']?.();
+  if (port === undefined) throw new Error(`usage: provider-servers.ts ${Object.keys(roles).join('|')}`);
   // SIGTERM ends the process through test/support/temp.ts's handler (process.exit, so `--cpu-prof` writes its profile).
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
 }
