@@ -10,7 +10,7 @@
  * to the relay); first text event over the upstream's own first byte (c = 1); text events
  * relayed per second on one long stream.
  *
- *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--only KIND] [--modes json,sse] [--concurrency 1,32] [--load-only] [--compare DIR] [--json FILE]
+ *   npx tsx bench/provider-path.ts [--requests N] [--rounds R] [--only KIND] [--modes json,sse] [--concurrency 1,32] [--load-only] [--dist] [--compare DIR] [--json FILE]
  *   AD_BENCH_HOST_FLAGS='--cpu-prof --cpu-prof-dir=DIR' npx tsx bench/provider-path.ts --only openai-compatible   # profile the host
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -35,6 +35,8 @@ const CONCURRENCIES = option('concurrency', '1,32').split(',').map(Number);
 const MODES = option('modes', 'json,sse').split(',');
 /** --load-only: just the load rows (e.g. for a CPU profile of one mode and concurrency). */
 const LOAD_ONLY = args.includes('--load-only');
+/** --dist: the built host (`npm run build` first; with --compare, in that tree too), as `npm start` runs it. */
+const DIST = args.includes('--dist');
 
 interface Proc {
   url: string;
@@ -47,7 +49,7 @@ async function start(role: string, env: Record<string, string> = {}, tree?: stri
   const child = spawn(process.execPath, [...flags, '--import', 'tsx', script, role], {
     ...(tree ? { cwd: tree } : {}),
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, AD_BENCH_TOKEN: TOKEN, AD_BENCH_VENDOR_KEY: 'sk-bench', AD_BENCH_LONG_EVENTS: String(LONG_EVENTS), ...env },
+    env: { ...process.env, AD_BENCH_DIST: DIST ? '1' : '0', AD_BENCH_TOKEN: TOKEN, AD_BENCH_VENDOR_KEY: 'sk-bench', AD_BENCH_LONG_EVENTS: String(LONG_EVENTS), ...env },
   });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
@@ -267,7 +269,7 @@ if (only) targets.splice(0, targets.length, ...targets.filter((t) => ['relay', '
 const direct: Target = { name: 'upstream', proc: upstream, path: '/v1/chat/completions', body: JSON.stringify({ model: 'demo', stream: true, stream_options: { include_usage: true }, messages: [] }) };
 
 try {
-  console.log(`provider path: ${REQUESTS} runs per row at c=32 (${Math.max(200, REQUESTS / 10)} at c=1), ${ROUNDS} interleaved rounds, medians; node ${process.version}`);
+  console.log(`provider path: ${REQUESTS} runs per row at c=32 (${Math.max(200, REQUESTS / 10)} at c=1), ${ROUNDS} interleaved rounds, medians; node ${process.version}; host ${DIST ? 'built (dist/)' : 'from sources (tsx)'}`);
   const samples = new Map<string, LoadRow[]>();
   const firstSamples = new Map<string, number[]>();
   const longSamples = new Map<string, number[]>();

@@ -9,7 +9,9 @@
  * - `relay`: the baseline, a bare node:http server that relays each run to the upstream
  *   over a keep-alive agent and streams the bytes back (SSE) or answers a fixed JSON body
  *   once the upstream stream ended (JSON), doing none of the host's work.
- * - `host`: the real host with the mock provider and the four API kinds pointed at the upstream.
+ * - `host`: the real host with the mock provider and the four API kinds pointed at the upstream;
+ *   with `AD_BENCH_DIST=1` the built one (`dist/`, what `npm start` runs), else the sources
+ *   through tsx.
  * - `floor`, `floor-durable`: the least a server doing the host's job does (bench/floor-server.ts).
  *
  * Each prints one JSON line `{ url }` when listening.
@@ -17,9 +19,7 @@
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseHostConfig } from '../src/host/config.js';
 import { floor } from './floor-server.js';
-import { startHost } from '../src/host/index.js';
 import { tempDir } from '../test/support/temp.js';
 import { encodeSse, renderChatCompletion, renderGenerateContent, renderMessages, renderResponses, type Frame, type Turn } from '../test/vendors/index.js';
 
@@ -93,6 +93,9 @@ function relay(upstreamUrl: string): Promise<number> {
 }
 
 async function host(upstreamUrl: string): Promise<number> {
+  const root = process.env.AD_BENCH_DIST === '1' ? '../dist' : '../src';
+  const { parseHostConfig } = (await import(`${root}/host/config.js`)) as typeof import('../src/host/config.js');
+  const { startHost } = (await import(`${root}/host/index.js`)) as typeof import('../src/host/index.js');
   // Removed on exit and on SIGTERM (test/support/temp.ts), which is how provider-path.ts stops it.
   const dir = tempDir('ad-bench-provider-');
   const base = (kind: string) => new URL(kind === 'gemini' ? '/v1beta/' : '/v1/', upstreamUrl).href;
