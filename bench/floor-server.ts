@@ -63,12 +63,11 @@ export function floor(upstreamUrl: string, durable: boolean): ReturnType<typeof 
   return createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      void serve(req, res, JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model?: string; input?: string }).catch(() => res.destroy());
-    });
+    req.on('end', () => void serve(req, res, Buffer.concat(chunks)).catch(() => res.destroy()));
   });
 
-  async function serve(req: IncomingMessage, res: ServerResponse, run: { model?: string; input?: string }): Promise<void> {
+  async function serve(req: IncomingMessage, res: ServerResponse, bytes: Buffer): Promise<void> {
+    const run = JSON.parse(bytes.toString('utf8')) as { model?: string; input?: string };
     const id = `run_${(runs += 1)}`;
     const started = store?.write('start', id, new Date().toISOString());
     const streaming = (req.headers.accept ?? '').includes('text/event-stream');

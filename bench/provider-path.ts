@@ -35,6 +35,8 @@ const CONCURRENCIES = option('concurrency', '1,32').split(',').map(Number);
 const MODES = option('modes', 'json,sse').split(',');
 /** --load-only: just the load rows (e.g. for a CPU profile of one mode and concurrency). */
 const LOAD_ONLY = args.includes('--load-only');
+/** The floor of the job beside the relay (bench/floor-server.ts), in every run whatever --only says. */
+const FLOORS = ['floor', 'floor+durable'];
 /** --dist: the built host (`npm run build` first; with --compare, in that tree too), as `npm start` runs it. */
 const DIST = args.includes('--dist');
 
@@ -199,10 +201,9 @@ function printTargets(rows: Record<string, any>[]): void {
   cpuGoal('mock', 0.1);
   cpuGoal('openai-compatible', 0.2);
   // The floor against the same goal: where it misses too, no design of the host can meet it.
-  cpuGoal('floor', 0.2);
-  cpuGoal('floor+durable', 0.2);
+  for (const name of FLOORS) cpuGoal(name, 0.2);
   for (const [mode, goal] of [['json', 0.4], ['sse', 0.6]] as const) {
-    for (const name of ['openai-compatible', 'floor', 'floor+durable']) {
+    for (const name of ['openai-compatible', ...FLOORS]) {
       const row = load(mode, 32, name);
       const relay = load(mode, 32, 'relay');
       if (!row || !relay) continue;
@@ -212,7 +213,7 @@ function printTargets(rows: Record<string, any>[]): void {
   }
   const firstRelay = first('relay');
   const p50Relay = load('json', 1, 'relay');
-  for (const name of ['openai-compatible', 'floor', 'floor+durable']) {
+  for (const name of ['openai-compatible', ...FLOORS]) {
     const firstRow = first(name);
     if (firstRow && firstRelay) {
       const over = firstRow.value - firstRelay.value;
@@ -250,7 +251,7 @@ const upstream = await start('upstream');
 const env = { AD_BENCH_UPSTREAM: upstream.url };
 const [relay, host, floorLean, floorDurable] = await Promise.all([start('relay', env), start('host', env), start('floor', env), start('floor-durable', env)]);
 // --compare DIR: a second host built from another checkout (e.g. the commit before this
-// work, with this bench's two files copied in), measured in the same run as `KIND@before`.
+// work, with this bench's provider-servers.ts and floor-server.ts copied in), measured in the same run as `KIND@before`.
 const compareTree = option('compare', '');
 const before = compareTree ? await start('host', env, compareTree) : undefined;
 const runBody = (provider: string, model = 'demo') => JSON.stringify({ provider, model, input: 'Hello' });
@@ -265,7 +266,7 @@ const targets: Target[] = [
   ...(before ? API_KINDS.map((kind) => ({ name: `${kind}@before`, proc: before, path: '/v1/runs', body: runBody(kind) })) : []),
 ];
 const only = option('only', '');
-if (only) targets.splice(0, targets.length, ...targets.filter((t) => ['relay', 'floor', 'floor+durable'].includes(t.name) || only.split(',').includes(t.name.split('@')[0]!)));
+if (only) targets.splice(0, targets.length, ...targets.filter((t) => ['relay', ...FLOORS].includes(t.name) || only.split(',').includes(t.name.split('@')[0]!)));
 const direct: Target = { name: 'upstream', proc: upstream, path: '/v1/chat/completions', body: JSON.stringify({ model: 'demo', stream: true, stream_options: { include_usage: true }, messages: [] }) };
 
 try {
