@@ -22,7 +22,7 @@ import { Pool } from 'undici';
 import { tempDir } from '../test/support/temp.js';
 
 interface Store {
-  write(sql: 'start' | 'end', id: string, value: string): Promise<void>;
+  write(kind: 'start' | 'end', id: string, value: string): Promise<void>;
 }
 
 /** One transaction per turn for every record queued in it, as the host's store commits. */
@@ -35,23 +35,23 @@ function groupCommitted(): Store {
   const end = db.prepare('UPDATE runs SET ended = ? WHERE id = ?');
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');
-  let queued: { sql: 'start' | 'end'; id: string; value: string; done: () => void }[] = [];
+  let queued: { kind: 'start' | 'end'; id: string; value: string; done: () => void }[] = [];
   const flush = () => {
     const batch = queued;
     queued = [];
     begin.run();
     for (const item of batch) {
-      if (item.sql === 'start') start.run(item.id, item.value);
+      if (item.kind === 'start') start.run(item.id, item.value);
       else end.run(item.value, item.id);
     }
     commit.run();
     for (const item of batch) item.done();
   };
   return {
-    write: (sql, id, value) =>
+    write: (kind, id, value) =>
       new Promise((resolve) => {
         if (queued.length === 0) setImmediate(flush);
-        queued.push({ sql, id, value, done: resolve });
+        queued.push({ kind, id, value, done: resolve });
       }),
   };
 }
